@@ -1,0 +1,134 @@
+import Fastify, { type FastifyError, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import swagger from '@fastify/swagger';
+import type { Config } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { isDatabaseReachable } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import { AppError, tooManyRequests } from './errors.js';
+import { validatorCompiler } from './validation.js';
+import { registerDeprecationHeaders } from './plugins/deprecation.js';
+import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
+import { registerDocs } from './plugins/docs.js';
+import { registerApiRoutes, registerAdminRoutes } from './routes.js';
+import type { Services } from './services.js';
+import type { AppInstance } from './types.js';
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  services: Services;
+  clock: Clock;
+  rateLimitStore?: RateLimitStore;
+  /** A per-process secret that lets the operator CLI drive admin commands through a running server. */
+  controlToken?: string | null;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const API_PREFIX = '/api/v1';
+
+export async function buildApp(deps: AppDeps): Promise<AppInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : newId();
+    },
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as AppInstance;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorateRequest('auth', null as never);
+
+  // An empty body with a JSON content type means "no body" (a bare POST .../stop), not a parse error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AppError(400, 'invalid_json', 'request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  app.setErrorHandler((error: FastifyError | AppError, req, reply) => {
+    if (error instanceof AppError) {
+      for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+      const body: Record<string, unknown> = { ...error.body, error: error.code };
+      if (error.message && error.message !== error.code) body.message = error.message;
+      return reply.status(error.statusCode).send(body);
+    }
+    const fe = error as FastifyError;
+    if (fe.validation) {
+      return reply.status(400).send({ error: 'invalid_request', message: fe.message });
+    }
+    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(400).send({ error: 'unsupported_content_type', message: 'request body must be application/json' });
+    }
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send({ error: 'body_too_large', message: fe.message });
+    }
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+      return reply.status(fe.statusCode === 415 ? 400 : fe.statusCode).send({ error: 'invalid_request', message: fe.message });
+    }
+    req.log.error({ err: { type: fe.name, message: fe.message, stack: fe.stack } }, 'request failed');
+    return reply.status(500).send({ error: 'internal_error', requestId: req.id });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send({ error: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` });
+  });
+
+  registerDeprecationHeaders(app, () => deps.clock.now());
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Workspace Outreach Service',
+        version: '1.0.0',
+        description:
+          'A workspace-scoped JSON API to read and control outreach (LinkedIn, email and X sequences, review candidates, leads, replies, funnel, signed webhooks).',
+      },
+      components: { securitySchemes: { workspaceKey: { type: 'http', scheme: 'bearer', description: 'Workspace API key' } } },
+      security: [{ workspaceKey: [] }],
+    },
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    const ok = await isDatabaseReachable(deps.db);
+    return reply.status(ok ? 200 : 503).send({ ok, database: ok ? 'reachable' : 'unreachable' });
+  });
+
+  const rateLimitStore = deps.rateLimitStore ?? createMemoryRateLimitStore();
+  const limit = deps.config.rateLimitPerMinute;
+
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', async (req, reply) => {
+        if (req.routeOptions.config?.public) return;
+        const key = await deps.services.workspaces.authenticate(req.headers.authorization);
+        const { count, resetAt } = await rateLimitStore.hit(`key:${key.keyId}`, 60_000);
+        reply.header('x-ratelimit-limit', String(limit));
+        reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)));
+        if (count > limit) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
+        req.auth = await deps.services.workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
+      });
+      await registerApiRoutes(api as AppInstance, deps);
+    },
+    { prefix: API_PREFIX },
+  );
+
+  await app.register(async (admin) => registerAdminRoutes(admin as AppInstance, deps), { prefix: '/admin/v1' });
+  registerDocs(app, API_PREFIX);
+  return app;
+}

@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+
+export interface RateLimitStore {
+  /** Counts one hit in the current window and says how many hits it holds and when it resets. */
+  hit(key: string, windowMs: number): Promise<{ count: number; resetAt: number }>;
+  close?(): Promise<void>;
+}
+
+export function createMemoryRateLimitStore(now: () => number = Date.now): RateLimitStore {
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  let lastSweep = now();
+  return {
+    async hit(key, windowMs) {
+      const t = now();
+      if (t - lastSweep > windowMs) {
+        for (const [k, w] of windows) if (w.resetAt <= t) windows.delete(k);
+        lastSweep = t;
+      }
+      let w = windows.get(key);
+      if (!w || w.resetAt <= t) {
+        w = { count: 0, resetAt: t + windowMs };
+        windows.set(key, w);
+      }
+      w.count += 1;
+      return { count: w.count, resetAt: w.resetAt };
+    },
+  };
+}
+
+// Several API processes share one fixed window per key through Redis, so they agree on the limit.
+export function createRedisRateLimitStore(redis: Redis, prefix = 'outreach:rl:'): RateLimitStore {
+  return {
+    async hit(key, windowMs) {
+      const k = prefix + key;
+      const result = await redis.multi().incr(k).pttl(k).exec();
+      const count = Number(result?.[0]?.[1] ?? 1);
+      let ttl = Number(result?.[1]?.[1] ?? -1);
+      if (ttl < 0) {
+        await redis.pexpire(k, windowMs);
+        ttl = windowMs;
+      }
+      return { count, resetAt: Date.now() + ttl };
+    },
+    async close() {
+      await redis.quit();
+    },
+  };
+}

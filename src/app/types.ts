@@ -1,0 +1,28 @@
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AuthContext } from '../modules/workspaces/workspaces.service.js';
+
+export type AppInstance = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression<RawServerDefault>,
+  RawReplyDefaultExpression<RawServerDefault>,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface Deprecation {
+  /** The removal date: at least 90 days after the route is marked. */
+  sunset: string;
+  link?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext;
+  }
+  interface FastifyContextConfig {
+    deprecation?: Deprecation;
+    /** Public routes answer without a key. */
+    public?: boolean;
+  }
+}

@@ -1,0 +1,295 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json<T = unknown> = ColumnType<T, string, string>;
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  x_channel_enabled: Generated<boolean>;
+  booking_link: string | null;
+  follow_up_sequence_id: string | null;
+  billing_plan: Generated<string>;
+  billing_status: Generated<'active' | 'trialing' | 'past_due' | 'canceled'>;
+  energy_balance: Generated<number>;
+  energy_daily_refill: Generated<number>;
+  energy_refilled_at: CreatedAt;
+  created_at: CreatedAt;
+}
+
+export interface TeamLinksTable {
+  owner_workspace_id: string;
+  client_workspace_id: string;
+  role: 'owner' | 'admin' | 'member';
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  key_hash: string;
+  prefix: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface XAccountsTable {
+  workspace_id: string;
+  user_id: string;
+  handle: string;
+  created_at: CreatedAt;
+}
+
+export interface MessagingAccountsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  mode: Generated<string>;
+  stored_status: Generated<string>;
+  time_zone: Generated<string>;
+  connected_at: Timestamp | null;
+  warmup_started_at: Timestamp | null;
+  account_score: number | null;
+  relations_count: number | null;
+  created_at: CreatedAt;
+}
+
+export interface SequenceStepRow {
+  index: number;
+  kind: 'connect' | 'message' | 'engage' | 'email' | 'x_dm' | 'x_engage' | 'instagram_dm';
+  delayDays: number;
+  subject: string | null;
+  message: string | null;
+  actions: { type: string; count: number | null; reaction: string | null }[];
+  variants: { key: string; weight: number; messageTmpl: string }[] | null;
+  tool: string | null;
+}
+
+export interface SequencesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  status: 'draft' | 'active' | 'paused' | 'archived';
+  revision: Generated<number>;
+  approved_revision: number | null;
+  approved_at: Timestamp | null;
+  channels: ColumnType<string[], string[] | undefined, string[]>;
+  steps: Json<SequenceStepRow[]>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface PlaysTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  kind: Generated<string>;
+  status: 'active' | 'paused' | 'archived';
+  revision: Generated<number>;
+  sequence_id: string | null;
+  account_user_id: string | null;
+  review_api_enabled: Generated<boolean>;
+  autopilot: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface CandidateBatchesTable {
+  id: string;
+  workspace_id: string;
+  play_id: string;
+  source: 'discovery' | 'import' | 'seed';
+  request_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface ImportRequestsTable {
+  workspace_id: string;
+  play_id: string;
+  request_id: string;
+  payload_hash: string;
+  batch_id: string;
+  response: Json;
+  created_at: CreatedAt;
+}
+
+export interface CandidatesTable {
+  id: string;
+  workspace_id: string;
+  play_id: string;
+  batch_id: string | null;
+  x_user_id: string;
+  username: string | null;
+  name: string | null;
+  status: 'proposed' | 'approved' | 'imported' | 'rejected';
+  review_decision: 'good_fit' | 'not_a_good_fit' | null;
+  reviewed_at: Timestamp | null;
+  reviewed_by: string | null;
+  sandbox: Json | null;
+  created_at: CreatedAt;
+}
+
+export type LeadStage = 'queued' | 'resolving' | 'invited' | 'accepted' | 'messaged' | 'followed_up' | 'replied' | 'failed' | 'skipped';
+
+export interface LeadsTable {
+  id: string;
+  workspace_id: string;
+  person: string | null;
+  company: string | null;
+  title: string | null;
+  email: string | null;
+  linkedin_url: string | null;
+  x_user_id: string | null;
+  username: string | null;
+  account_id: string | null;
+  account_user_id: string | null;
+  sequence_id: string | null;
+  play_id: string | null;
+  candidate_id: string | null;
+  strategy_id: string | null;
+  strategy_run_id: string | null;
+  invite_priority: Generated<number>;
+  stage: Generated<LeadStage>;
+  current_step: Generated<number>;
+  next_action_at: Timestamp | null;
+  automation_stopped: Generated<boolean>;
+  variant_key: string | null;
+  invited_at: Timestamp | null;
+  connected_at: Timestamp | null;
+  messaged_at: Timestamp | null;
+  replied_at: Timestamp | null;
+  followed_at: Timestamp | null;
+  followed_back_at: Timestamp | null;
+  meeting_booked_at: Timestamp | null;
+  meeting_outcome: string | null;
+  snoozed_until: Timestamp | null;
+  opted_out_at: Timestamp | null;
+  reply_sentiment: string | null;
+  last_error: string | null;
+  last_activity_at: Timestamp | null;
+  sandbox: Json | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface ActivityTable {
+  id: string;
+  workspace_id: string;
+  created_at: CreatedAt;
+  action: string;
+  outcome: 'ok' | 'skipped' | 'failed';
+  units: Generated<number>;
+  detail: Generated<string>;
+  account_id: string | null;
+  lead_id: string | null;
+}
+
+export interface RepliesTable {
+  id: string;
+  workspace_id: string;
+  lead_id: string;
+  channel: Generated<string>;
+  classification: Generated<string>;
+  their_message: string | null;
+  draft: string | null;
+  replied_at: Timestamp;
+  state: Generated<'pending' | 'snoozed' | 'decided'>;
+  decision: string | null;
+  decided_at: Timestamp | null;
+  decided_by: string | null;
+  snoozed_until: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: ColumnType<string[], string[], string[]>;
+  secret: string;
+  enabled: Generated<boolean>;
+  created_at: CreatedAt;
+  disabled_at: Timestamp | null;
+}
+
+export interface OutboxEventsTable {
+  id: string;
+  workspace_id: string;
+  event: string;
+  data: Json;
+  webhook_id: string | null;
+  created_at: CreatedAt;
+  dispatched_at: Timestamp | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  workspace_id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  state: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: CreatedAt;
+  lease_expires_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  started_at: Timestamp;
+  duration_ms: number | null;
+  status: number | null;
+  error: string | null;
+}
+
+export interface IdempotencyRecordsTable {
+  workspace_id: string;
+  scope: string;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  response: Json;
+  created_at: CreatedAt;
+}
+
+export interface PublicdataUsersTable {
+  x_user_id: string;
+  username: string;
+  name: string | null;
+}
+export interface PublicdataFollowsTable {
+  follower: string;
+  followed: string;
+}
+export interface PublicdataUnavailableTable {
+  handle: string;
+}
+
+export interface DB {
+  workspaces: WorkspacesTable;
+  team_links: TeamLinksTable;
+  api_keys: ApiKeysTable;
+  x_accounts: XAccountsTable;
+  messaging_accounts: MessagingAccountsTable;
+  sequences: SequencesTable;
+  plays: PlaysTable;
+  candidate_batches: CandidateBatchesTable;
+  import_requests: ImportRequestsTable;
+  candidates: CandidatesTable;
+  leads: LeadsTable;
+  activity: ActivityTable;
+  replies: RepliesTable;
+  webhooks: WebhooksTable;
+  outbox_events: OutboxEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  idempotency_records: IdempotencyRecordsTable;
+  publicdata_users: PublicdataUsersTable;
+  publicdata_follows: PublicdataFollowsTable;
+  publicdata_unavailable: PublicdataUnavailableTable;
+}

@@ -1,0 +1,68 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Type } from 'typebox';
+import { AppError, unauthorized } from '../../app/errors.js';
+import { Uuid } from '../../app/schemas.js';
+import type { Services } from '../../app/services.js';
+import type { AppInstance } from '../../app/types.js';
+
+const sameSecret = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/**
+ * Operator routes. They exist for outside callers only when OUTREACH_ADMIN_TOKEN is set (404 otherwise).
+ * The per-process control token lets `npx outreach` reach a running server on the embedded database,
+ * which a second process cannot open.
+ */
+export async function adminRoutes(app: AppInstance, opts: { services: Services; adminToken: string | null; controlToken: string | null }) {
+  const { services } = opts;
+  app.addHook('onRequest', async (req) => {
+    const header = req.headers.authorization ?? '';
+    const presented = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (opts.controlToken && presented && sameSecret(presented, opts.controlToken)) return;
+    if (!opts.adminToken) throw new AppError(404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`);
+    if (!presented || !sameSecret(presented, opts.adminToken)) throw unauthorized();
+  });
+
+  app.post('/seed', { bodyLimit: 64 * 1024 * 1024, schema: { hide: true } }, async (req) => services.world.seed(req.body));
+
+  app.post(
+    '/workspaces',
+    { schema: { hide: true, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }) } },
+    async (req, reply) => reply.status(201).send(await services.workspaces.createWorkspace(req.body)),
+  );
+
+  app.post(
+    '/keys',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object({ workspaceId: Uuid(), expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])) }, { additionalProperties: false }),
+      },
+    },
+    async (req, reply) =>
+      reply.status(201).send(
+        await services.workspaces.createApiKey({ workspaceId: req.body.workspaceId, expiresAt: req.body.expiresAt ? new Date(req.body.expiresAt) : null }),
+      ),
+  );
+
+  app.post('/keys/:id/revoke', { schema: { hide: true, params: Type.Object({ id: Type.String() }) } }, async (req) =>
+    services.workspaces.revokeApiKey(req.params.id),
+  );
+
+  app.post(
+    '/team-links',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          { ownerWorkspaceId: Uuid(), clientWorkspaceId: Uuid(), role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req, reply) => reply.status(201).send(await services.workspaces.addTeamLink(req.body)),
+  );
+}

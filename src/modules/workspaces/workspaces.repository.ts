@@ -1,0 +1,73 @@
+import type { Database } from '../../db/database.js';
+
+export async function findApiKeyByHash(db: Database, keyHash: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'workspace_id', 'expires_at', 'revoked_at'])
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
+}
+
+export async function findTeamLink(db: Database, ownerWorkspaceId: string, clientWorkspaceId: string) {
+  return db
+    .selectFrom('team_links')
+    .select(['role'])
+    .where('owner_workspace_id', '=', ownerWorkspaceId)
+    .where('client_workspace_id', '=', clientWorkspaceId)
+    .executeTakeFirst();
+}
+
+export async function findWorkspace(db: Database, workspaceId: string) {
+  return db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
+}
+
+export async function listHomeAndClientWorkspaces(db: Database, homeWorkspaceId: string) {
+  const home = db
+    .selectFrom('workspaces')
+    .select(['id', 'name', 'created_at'])
+    .select((eb) => eb.val<string>('owner').as('role'))
+    .where('id', '=', homeWorkspaceId);
+  const clients = db
+    .selectFrom('team_links')
+    .innerJoin('workspaces', 'workspaces.id', 'team_links.client_workspace_id')
+    .select(['workspaces.id', 'workspaces.name', 'workspaces.created_at', 'team_links.role'])
+    .where('team_links.owner_workspace_id', '=', homeWorkspaceId);
+  const rows = await home.unionAll(clients).execute();
+  // The home workspace comes first; clients follow in a stable order.
+  return rows.sort((a, b) =>
+    a.id === homeWorkspaceId ? -1 : b.id === homeWorkspaceId ? 1 : a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id),
+  );
+}
+
+export async function insertWorkspace(db: Database, row: { id: string; name: string }) {
+  await db.insertInto('workspaces').values(row).execute();
+}
+
+export async function insertApiKey(
+  db: Database,
+  row: { id: string; workspace_id: string; key_hash: string; prefix: string; expires_at: Date | null; revoked_at: Date | null },
+) {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export async function revokeApiKey(db: Database, keyId: string, at: Date) {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function findApiKey(db: Database, keyId: string) {
+  return db.selectFrom('api_keys').select(['id', 'workspace_id', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
+}
+
+export async function upsertTeamLink(db: Database, row: { owner_workspace_id: string; client_workspace_id: string; role: 'owner' | 'admin' | 'member' }) {
+  await db
+    .insertInto('team_links')
+    .values(row)
+    .onConflict((oc) => oc.columns(['owner_workspace_id', 'client_workspace_id']).doUpdateSet({ role: row.role }))
+    .execute();
+}

@@ -1,0 +1,55 @@
+import { buildApp } from '../../src/app/build-app.js';
+import { createServices, type Services } from '../../src/app/services.js';
+import { loadConfig, type Config, type Env } from '../../src/config/config.js';
+import type { Database, DatabaseHandle } from '../../src/db/database.js';
+import { fixedClock } from '../../src/lib/clock.js';
+import type { AppInstance } from '../../src/app/types.js';
+import type { RateLimitStore } from '../../src/app/plugins/rate-limit.js';
+import { createTestDatabase } from './test-database.js';
+
+export interface TestApp {
+  app: AppInstance;
+  db: Database;
+  handle: DatabaseHandle;
+  services: Services;
+  config: Config;
+  clock: ReturnType<typeof fixedClock>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Partial<Env>;
+  now?: string;
+  rateLimitStore?: RateLimitStore;
+  controlToken?: string;
+  /** Reuse a database (several apps on one database, as several processes would). */
+  handle?: DatabaseHandle;
+}
+
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const handle = options.handle ?? (await createTestDatabase());
+  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent', ...options.env });
+  const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
+  const services = createServices({ db: handle.db, config, clock });
+  const app = await buildApp({ config, db: handle.db, services, clock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken });
+  await app.ready();
+  return {
+    app,
+    db: handle.db,
+    handle,
+    services,
+    config,
+    clock,
+    close: async () => {
+      await app.close();
+      if (!options.handle) await handle.close();
+    },
+  };
+}
+
+/** A workspace with one key, made through the same services the CLI uses. */
+export async function createWorkspaceWithKey(t: TestApp, name = 'Test workspace') {
+  const ws = await t.services.workspaces.createWorkspace({ name });
+  const key = await t.services.workspaces.createApiKey({ workspaceId: ws.id });
+  return { workspaceId: ws.id, key: key.key, keyId: key.id, auth: { authorization: `Bearer ${key.key}` } };
+}

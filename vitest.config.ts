@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+// The suite runs on embedded PGlite always, and again on PostgreSQL when TEST_DATABASE_URL is set.
+const shared = {
+  include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+  globalSetup: ['test/helpers/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+const projects = [{ test: { ...shared, name: 'pglite' } }];
+if (process.env.TEST_DATABASE_URL) projects.push({ test: { ...shared, name: 'postgres' } });
+
+export default defineConfig({
+  test: {
+    projects,
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
