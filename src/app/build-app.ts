@@ -122,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
         reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)));
         if (count > limit) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
         req.auth = await deps.services.workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
+        if (req.routeOptions.config?.xChannel) await deps.services.workspaces.assertXChannelEnabled(req.auth.workspaceId);
       });
       await registerApiRoutes(api as AppInstance, deps);
     },

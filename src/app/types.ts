@@ -24,5 +24,7 @@ declare module 'fastify' {
     deprecation?: Deprecation;
     /** Public routes answer without a key. */
     public?: boolean;
+    /** Social-network routes answer 403 channel_disabled while the workspace has the X channel off. */
+    xChannel?: boolean;
   }
 }

@@ -104,7 +104,12 @@ export function createWorkspacesService(deps: { db: Database; clock: Clock }) {
     return { ownerWorkspaceId: input.ownerWorkspaceId, clientWorkspaceId: input.clientWorkspaceId, role: input.role };
   }
 
-  return { authenticate, selectWorkspace, listWorkspaces, createWorkspace, createApiKey, revokeApiKey, addTeamLink };
+  async function assertXChannelEnabled(workspaceId: string) {
+    const ws = await repo.findWorkspace(db, workspaceId);
+    if (!ws || !ws.x_channel_enabled) throw forbidden('channel_disabled', 'the social-network channel is disabled for this workspace');
+  }
+
+  return { assertXChannelEnabled, authenticate, selectWorkspace, listWorkspaces, createWorkspace, createApiKey, revokeApiKey, addTeamLink };
 }
 
 export type WorkspacesService = ReturnType<typeof createWorkspacesService>;
