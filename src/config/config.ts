@@ -21,7 +21,7 @@ const EnvSchema = Type.Object({
   OUTREACH_PUBLIC_URL: Type.Optional(Type.String()),
   SMTP_URL: Type.Optional(Type.String()),
   LOG_LEVEL: Type.Union(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    [Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')],
     { default: 'info' },
   ),
 });
