@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
@@ -23,14 +23,14 @@ export interface AppDeps {
   rateLimitStore?: RateLimitStore;
   /** A per-process secret that lets the operator CLI drive admin commands through a running server. */
   controlToken?: string | null;
-  logger?: FastifyServerOptions['logger'];
+  logger?: FastifyBaseLogger;
 }
 
 export const API_PREFIX = '/api/v1';
 
 export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : newId();

@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { AppError } from '../app/errors.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { openDatabase, startServer } from '../server.js';
+import { readControlFile } from './control-file.js';
+import { CliError, openAdminBackend, type AdminBackend } from './admin-backend.js';
+
+const program = new Command();
+program.name('outreach').description('Workspace Outreach Service: server and operator commands').showHelpAfterError();
+
+const out = (json: boolean, value: unknown, human: () => string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
+
+const portOption = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  return n;
+};
+
+async function withBackend<T>(fn: (b: AdminBackend) => Promise<T>): Promise<T> {
+  const backend = await openAdminBackend(loadConfig());
+  try {
+    return await fn(backend);
+  } finally {
+    await backend.close();
+  }
+}
+
+program
+  .command('serve')
+  .description('run the HTTP API (and, later, the in-process engine and webhook delivery)')
+  .option('--port <n>', 'port to listen on (default PORT or 8080)', portOption)
+  .action(async (opts: { port?: number }) => {
+    const config = loadConfig(process.env, opts.port !== undefined ? { PORT: opts.port } : {});
+    const server = await startServer(config);
+    const shutdown = async (signal: string) => {
+      server.app.log.info({ signal }, 'shutting down');
+      await server.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { json?: boolean }) => {
+    const config = loadConfig();
+    if (config.database.kind === 'pglite' && readControlFile(config.dataDir)) {
+      out(!!opts.json, { applied: [], note: 'the running server applied migrations at start' }, () => 'The running server applied migrations at start; nothing to do.');
+      return;
+    }
+    const handle = await openDatabase(config);
+    try {
+      const applied = await migrateToLatest(handle.db);
+      out(!!opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.'));
+    } finally {
+      await handle.close();
+    }
+  });
+
+program
+  .command('seed')
+  .description('load a world file (shared contract) in one transaction')
+  .argument('<file>', 'path to the world JSON file')
+  .option('--json', 'machine-readable output')
+  .action(async (file: string, opts: { json?: boolean }) => {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new CliError(`cannot read ${file}: ${(e as Error).message}`);
+    }
+    const result = (await withBackend((b) => b.seed(doc))) as {
+      workspaces: { id: string; name: string; status: string; apiKeys: string[] }[];
+      counts: Record<string, number>;
+    };
+    out(!!opts.json, result, () =>
+      [
+        ...result.workspaces.map((w) => `${w.status.padEnd(8)} ${w.id} ${w.name}${w.apiKeys.map((k) => `\n         key (shown once): ${k}`).join('')}`),
+        `counts: ${Object.entries(result.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+      ].join('\n'),
+    );
+  });
+
+const workspace = program.command('workspace').description('manage workspaces');
+workspace
+  .command('create')
+  .requiredOption('--name <name>', 'workspace name')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { name: string; json?: boolean }) => {
+    const ws = await withBackend((b) => b.createWorkspace({ name: opts.name }));
+    out(!!opts.json, ws, () => `Created workspace ${ws.id} (${ws.name})`);
+  });
+
+const key = program.command('key').description('manage workspace API keys');
+key
+  .command('create')
+  .requiredOption('--workspace <id>', 'home workspace of the key')
+  .option('--expires-at <time>', 'ISO 8601 expiry')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { workspace: string; expiresAt?: string; json?: boolean }) => {
+    if (opts.expiresAt && Number.isNaN(Date.parse(opts.expiresAt))) throw new CliError('--expires-at must be an ISO 8601 timestamp');
+    const created = await withBackend((b) => b.createApiKey({ workspaceId: opts.workspace, expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null }));
+    out(!!opts.json, created, () => `Key ${created.id} for workspace ${created.workspaceId}\nSecret (shown once): ${created.key}`);
+  });
+key
+  .command('revoke')
+  .argument('<keyId>', 'id of the key (not the secret)')
+  .option('--json', 'machine-readable output')
+  .action(async (keyId: string, opts: { json?: boolean }) => {
+    const result = await withBackend((b) => b.revokeApiKey(keyId));
+    out(!!opts.json, result, () => `Revoked key ${keyId}`);
+  });
+
+const team = program.command('team').description('manage Team links');
+team
+  .command('add')
+  .requiredOption('--owner <id>', 'Team owner workspace')
+  .requiredOption('--client <id>', 'client workspace the owner keys may select')
+  .requiredOption('--role <role>', 'owner, admin or member')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { owner: string; client: string; role: string; json?: boolean }) => {
+    if (!['owner', 'admin', 'member'].includes(opts.role)) throw new CliError('--role must be owner, admin or member');
+    const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role: opts.role as 'owner' }));
+    out(!!opts.json, link, () => `Workspace ${opts.owner} may now select ${opts.client} as ${opts.role}`);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  const err = e as Error;
+  const known = err instanceof CliError || err instanceof AppError || err instanceof ConfigError;
+  const body = err instanceof AppError ? { error: err.code, message: err.message, ...err.body } : err instanceof CliError ? err.body : undefined;
+  process.stderr.write(`outreach: ${known ? err.message : `unexpected error: ${err.message}`}\n`);
+  if (body && process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(body)}\n`);
+  process.exit(known ? 1 : 2);
+}
