@@ -1,0 +1,173 @@
+/**
+ * Public-data provider contract (SPEC "Public-data reads", /x/users/resolve, /x/eligibility).
+ *
+ * Providers only read public identity and follow relationships; they never send anything.
+ * Every failure that is the provider's fault surfaces as ProviderUnavailableError (or its
+ * ProviderTimeoutError subclass) so callers can map it to 503 / null results without
+ * inspecting transport details.
+ */
+
+export interface PublicUser {
+  xUserId: string;
+  username: string;
+  name: string | null;
+}
+
+export type FollowAnswer = {
+  follows: true | false | null;
+  checkedAt: string | null;
+  reason: string | null;
+  evidence: string | null;
+};
+
+export interface FollowerRef {
+  username?: string;
+  xUserId?: string;
+}
+
+/**
+ * A bare string is the target's user id. The object form lets callers that know the
+ * connected account's handle (the eligibility endpoint always does) pass it along, because
+ * handle-keyed relationship APIs cannot answer from an id alone.
+ */
+export type FollowTarget = string | { xUserId: string; username?: string | null };
+
+export interface FollowerSnapshot {
+  userIds: string[];
+  users: PublicUser[];
+  /** false when the provider had more followers than the limit or the listing was cut short. */
+  complete: boolean;
+  checkedAt: string;
+}
+
+export interface PublicDataProvider {
+  readonly name: 'sandbox' | 'http';
+  /** null = not found / unverifiable; throws ProviderUnavailableError on provider trouble. */
+  resolveHandle(handle: string, signal?: AbortSignal): Promise<PublicUser | null>;
+  /** Direct relationship evidence: true, verified false, or null with a reason. */
+  follows(follower: FollowerRef, target: FollowTarget, signal?: AbortSignal): Promise<FollowAnswer>;
+  /** Bounded: never returns more than opts.limit ids. */
+  followerSnapshot(targetUserId: string, opts: { limit: number }, signal?: AbortSignal): Promise<FollowerSnapshot>;
+}
+
+/** `evidence` values, so the API layer and both providers agree on the vocabulary. */
+export const EVIDENCE = {
+  profile: 'public_profile',
+  relationship: 'public_relationship',
+  snapshot: 'follower_snapshot',
+} as const;
+
+/** `reason` values a FollowAnswer with follows = null may carry. */
+export const FOLLOW_REASON = {
+  userNotFound: 'user_not_found',
+  invalidHandle: 'invalid_handle',
+  handleRequired: 'handle_required',
+  targetHandleRequired: 'target_handle_required',
+} as const;
+
+export interface ProviderErrorOptions {
+  reason?: string;
+  status?: number;
+  cause?: unknown;
+}
+
+export class ProviderUnavailableError extends Error {
+  // Timeouts keep the same code on purpose: callers that branch on `code` must treat a slow
+  // provider exactly like an unavailable one (503 / null result).
+  readonly code = 'provider_unavailable' as const;
+  /** Short machine-readable detail such as 'http_503', 'malformed_json', 'redirect', 'timeout'. */
+  readonly reason: string;
+  readonly status: number | undefined;
+
+  constructor(message: string, opts: ProviderErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ProviderUnavailableError';
+    this.reason = opts.reason ?? 'unavailable';
+    this.status = opts.status;
+  }
+}
+
+export class ProviderTimeoutError extends ProviderUnavailableError {
+  readonly timeout = true as const;
+
+  constructor(message = 'public-data provider timed out', opts: Omit<ProviderErrorOptions, 'reason'> = {}) {
+    super(message, { ...opts, reason: 'timeout' });
+    this.name = 'ProviderTimeoutError';
+  }
+}
+
+export function isProviderUnavailable(err: unknown): err is ProviderUnavailableError {
+  return err instanceof ProviderUnavailableError;
+}
+
+const HANDLE_RE = /^@?[A-Za-z0-9_]{1,15}$/;
+const USER_ID_RE = /^[1-9][0-9]{0,19}$/;
+
+/** Lower-cased handle without '@', or null when it cannot be a handle at all. */
+export function normalizeHandle(handle: string): string | null {
+  if (typeof handle !== 'string') return null;
+  const trimmed = handle.trim();
+  if (!HANDLE_RE.test(trimmed)) return null;
+  return (trimmed.startsWith('@') ? trimmed.slice(1) : trimmed).toLowerCase();
+}
+
+export function isValidHandle(handle: unknown): handle is string {
+  return typeof handle === 'string' && HANDLE_RE.test(handle);
+}
+
+export function isUserId(value: unknown): value is string {
+  return typeof value === 'string' && USER_ID_RE.test(value);
+}
+
+export function targetUserIdOf(target: FollowTarget): string {
+  return typeof target === 'string' ? target : target.xUserId;
+}
+
+export function targetHandleOf(target: FollowTarget): string | null {
+  if (typeof target === 'string' || target.username == null) return null;
+  return normalizeHandle(target.username);
+}
+
+export function nullAnswer(reason: string, checkedAt: string | null = null): FollowAnswer {
+  return { follows: null, checkedAt, reason, evidence: null };
+}
+
+/**
+ * Translates an aborted signal into the provider error family, so an outer request budget
+ * (AbortSignal.timeout) reads as a timeout and any other cancellation as unavailable.
+ */
+export function abortError(signal: AbortSignal): ProviderUnavailableError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ProviderUnavailableError) return reason;
+  if (reason instanceof Error && reason.name === 'TimeoutError') {
+    return new ProviderTimeoutError('public-data request budget exceeded', { cause: reason });
+  }
+  return new ProviderUnavailableError('public-data request aborted', { reason: 'aborted', cause: reason });
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortError(signal);
+}
+
+/** setTimeout that rejects with the provider error family when the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0) {
+    throwIfAborted(signal);
+    return Promise.resolve();
+  }
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
