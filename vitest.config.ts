@@ -14,6 +14,6 @@ export default defineConfig({
   test: {
     projects,
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
