@@ -1,0 +1,63 @@
+import type { SequenceStepRow } from '../../db/schema.js';
+
+export type StepKind = SequenceStepRow['kind'];
+export type Channel = 'linkedin' | 'email' | 'x' | 'instagram';
+
+/** Which channel carries each step kind. */
+export const CHANNEL_OF_STEP: Record<StepKind, Channel> = {
+  connect: 'linkedin',
+  message: 'linkedin',
+  engage: 'linkedin',
+  email: 'email',
+  x_dm: 'x',
+  x_engage: 'x',
+  instagram_dm: 'instagram',
+};
+
+export interface Recipient {
+  leadId: string;
+  person: string | null;
+  email: string | null;
+  linkedinUrl: string | null;
+  xUserId: string | null;
+  username: string | null;
+  /** The world file's per-lead script for the sandbox drivers; real drivers ignore it. */
+  sandbox: Record<string, unknown> | null;
+}
+
+/** One outward action. `idempotencyKey` is stable per lead+step (or per reply decision) so a driver can refuse a repeat. */
+export interface OutboundAction {
+  workspaceId: string;
+  accountId: string | null;
+  accountUserId: string | null;
+  kind: StepKind | 'reply';
+  channel: Channel;
+  recipient: Recipient;
+  subject: string | null;
+  text: string | null;
+  actions: { type: string; count: number | null; reaction: string | null }[];
+  idempotencyKey: string;
+  at: Date;
+}
+
+export type ActionResult =
+  | { outcome: 'ok'; externalId: string | null }
+  | { outcome: 'failed'; error: string; retryable: boolean }
+  | { outcome: 'rate_limited'; retryAfterSeconds: number };
+
+/** What the outside world did since the last poll, as a driver observed it. */
+export type InboundObservation =
+  | { type: 'invite_accepted'; leadId: string; at: Date }
+  | { type: 'followed_back'; leadId: string; at: Date }
+  | { type: 'reply'; leadId: string; channel: Channel; text: string | null; at: Date };
+
+export interface ChannelDriver {
+  readonly channel: Channel;
+  perform(action: OutboundAction): Promise<ActionResult>;
+  /** Observations due up to `now` for the given leads (sandbox: scripted; real: provider inbox). */
+  observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
+}
+
+export interface ChannelDrivers {
+  forChannel(channel: Channel): ChannelDriver;
+}
