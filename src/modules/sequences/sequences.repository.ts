@@ -1,0 +1,66 @@
+import type { Database } from '../../db/database.js';
+import type { SequencesTable } from '../../db/schema.js';
+
+/** Every sequence of the workspace with its exact lead count, in one query (one grouped count, no per-row lookups). */
+export async function listSequencesWithLeadCounts(db: Database, workspaceId: string) {
+  const counts = db
+    .selectFrom('leads')
+    .select(['sequence_id'])
+    .select((eb) => eb.fn.countAll<number>().as('lead_count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('sequence_id', 'is not', null)
+    .groupBy('sequence_id')
+    .as('c');
+  return db
+    .selectFrom('sequences as s')
+    .leftJoin(counts, 'c.sequence_id', 's.id')
+    .select(['s.id', 's.name', 's.status', 's.revision', 's.approved_revision', 's.approved_at', 's.channels', 's.steps', 'c.lead_count'])
+    .where('s.workspace_id', '=', workspaceId)
+    .orderBy('s.created_at')
+    .orderBy('s.id')
+    .execute();
+}
+
+/** What a sequence needs from its workspace to run, read once per list. */
+export async function findWorkspaceRunState(db: Database, workspaceId: string) {
+  return db
+    .selectFrom('workspaces')
+    .select(['billing_status', 'energy_balance', 'energy_daily_refill', 'energy_refilled_at'])
+    .where('id', '=', workspaceId)
+    .executeTakeFirst();
+}
+
+export async function hasConnectedMessagingAccount(db: Database, workspaceId: string) {
+  const row = await db
+    .selectFrom('messaging_accounts')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('stored_status', '=', 'connected')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function hasXAccount(db: Database, workspaceId: string) {
+  const row = await db.selectFrom('x_accounts').select('user_id').where('workspace_id', '=', workspaceId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function lockSequence(db: Database, workspaceId: string, sequenceId: string) {
+  return db
+    .selectFrom('sequences')
+    .select(['id', 'status', 'revision', 'approved_revision'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function updateSequenceStatus(db: Database, workspaceId: string, sequenceId: string, status: SequencesTable['status'], now: Date) {
+  await db
+    .updateTable('sequences')
+    .set({ status, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .execute();
+}

@@ -1,0 +1,157 @@
+import type { Config } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { SequenceStepRow, SequencesTable } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { conflict, notFound } from '../../app/errors.js';
+import { effectiveBalance, type BillingStatus } from '../energy/energy.service.js';
+// The engine's own step-to-channel map, so this report and the sender never disagree.
+import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
+import * as repo from './sequences.repository.js';
+import { STEP_KINDS, type EXECUTION_BLOCK_REASONS, type SETTABLE_STATUSES } from './sequences.schemas.js';
+
+export type SequenceStatus = SequencesTable['status'];
+export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
+export type ExecutionBlockReason = (typeof EXECUTION_BLOCK_REASONS)[number];
+
+export interface RunContext {
+  billingStatus: string;
+  /** What the engine could spend now, a refill owed today included. */
+  energyAvailable: number;
+  /** Energy one engine action costs; the engine leaves a lead alone while less than this is available. */
+  unitsPerAction: number;
+  /** A messaging account with stored status `connected` exists (sends every step except the X ones). */
+  hasConnectedMessagingAccount: boolean;
+  /** A connected social-network account is saved (sends the X steps). */
+  hasXAccount: boolean;
+}
+
+/** Declared channels plus those the steps imply, so a sequence that forgot to declare `x` still needs an X account. */
+export function requiredChannels(channels: string[], steps: { kind: string }[]): string[] {
+  const out = new Set(channels);
+  for (const step of steps) {
+    const channel = CHANNEL_OF_STEP[step.kind as SequenceStepRow['kind']];
+    if (channel) out.add(channel);
+  }
+  return [...out];
+}
+
+/**
+ * The first obstacle in the order a user has to clear them: approval comes before activation because
+ * activating an unapproved revision is refused, and workspace-wide obstacles come after the
+ * sequence's own. Mirrors the engine's gates (src/engine/engine.repository.ts claimDue) at workspace
+ * level, so null means the engine may pick the sequence's leads; per-lead gates (the lead's own sender,
+ * snooze, opt-out) are not a property of the sequence.
+ */
+export function executionBlockReason(
+  seq: { status: SequenceStatus; revision: number; approvedRevision: number | null; channels: string[]; steps: { kind: string }[] },
+  ctx: RunContext,
+): ExecutionBlockReason | null {
+  if (seq.status === 'archived') return 'sequence_archived';
+  if (seq.approvedRevision !== seq.revision) return 'sequence_approval_required';
+  if (seq.status === 'draft') return 'sequence_draft';
+  if (seq.status === 'paused') return 'sequence_paused';
+  if (ctx.billingStatus !== 'active' && ctx.billingStatus !== 'trialing') return 'billing_inactive';
+  const needed = requiredChannels(seq.channels, seq.steps);
+  if (needed.includes('x') && !ctx.hasXAccount) return 'no_sending_account';
+  if (needed.some((c) => c !== 'x') && !ctx.hasConnectedMessagingAccount) return 'no_sending_account';
+  if (ctx.unitsPerAction > 0 && ctx.energyAvailable < ctx.unitsPerAction) return 'energy_exhausted';
+  return null;
+}
+
+const KINDS = new Set<string>(STEP_KINDS);
+
+/** Stored steps may omit optional fields (world files, older rows); the API always answers every field. */
+export function toStep(raw: Partial<SequenceStepRow> & Record<string, unknown>, position: number) {
+  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isInteger(v) ? v : fallback);
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    index: num(raw.index, position),
+    kind: (KINDS.has(String(raw.kind)) ? raw.kind : 'message') as SequenceStepRow['kind'],
+    delayDays: num(raw.delayDays, 0),
+    subject: str(raw.subject),
+    message: str(raw.message),
+    actions: Array.isArray(raw.actions)
+      ? raw.actions.map((a) => ({ type: String(a?.type ?? ''), count: typeof a?.count === 'number' ? a.count : null, reaction: str(a?.reaction) }))
+      : [],
+    variants: Array.isArray(raw.variants)
+      ? raw.variants.map((v) => ({ key: String(v?.key ?? ''), weight: typeof v?.weight === 'number' ? v.weight : 0, messageTmpl: String(v?.messageTmpl ?? '') }))
+      : null,
+    tool: str(raw.tool),
+  };
+}
+
+type Transition = { to: SettableStatus } | { error: 'sequence_approval_required' | 'archived_sequence_is_read_only' | 'invalid_transition' };
+
+/** The spec's transition table, exactly; anything it does not list is refused rather than guessed. */
+export function decideTransition(from: SequenceStatus, to: SettableStatus, approved: boolean): Transition {
+  if (from === 'archived') return { error: 'archived_sequence_is_read_only' };
+  if (to === 'active') return approved ? { to } : { error: 'sequence_approval_required' };
+  if (to === 'paused') return from === 'active' ? { to } : { error: 'invalid_transition' };
+  return from === 'active' || from === 'paused' ? { to } : { error: 'invalid_transition' };
+}
+
+const CONFLICT_MESSAGES = {
+  sequence_approval_required: 'the current revision of the sequence is not approved; approve it in the product or through the agent-tool server',
+  archived_sequence_is_read_only: 'an archived sequence cannot change status',
+  invalid_transition: 'the sequence status table does not allow this change',
+} as const;
+
+export function createSequencesService(deps: { db: Database; clock: Clock; config: Config }) {
+  const { db, clock, config } = deps;
+
+  async function listSequences(workspaceId: string) {
+    const [rows, ws, hasConnectedMessagingAccount, hasXAccount] = await Promise.all([
+      repo.listSequencesWithLeadCounts(db, workspaceId),
+      repo.findWorkspaceRunState(db, workspaceId),
+      repo.hasConnectedMessagingAccount(db, workspaceId),
+      repo.hasXAccount(db, workspaceId),
+    ]);
+    const ctx: RunContext = {
+      billingStatus: ws?.billing_status ?? 'canceled',
+      energyAvailable: ws ? effectiveBalance({ ...ws, billing_status: ws.billing_status as BillingStatus }, clock.now()) : 0,
+      unitsPerAction: config.engine.unitsPerAction,
+      hasConnectedMessagingAccount,
+      hasXAccount,
+    };
+    return rows.map((r) => {
+      const steps = (Array.isArray(r.steps) ? r.steps : []).map((s, i) => toStep(s as never, i));
+      const channels = r.channels ?? [];
+      return {
+        id: r.id,
+        name: r.name,
+        status: r.status,
+        revision: r.revision,
+        approvedAt: r.approved_at ? r.approved_at.toISOString() : null,
+        approvedRevision: r.approved_revision,
+        executionBlockReason: executionBlockReason(
+          { status: r.status, revision: r.revision, approvedRevision: r.approved_revision, channels, steps },
+          ctx,
+        ),
+        leadCount: Number(r.lead_count ?? 0),
+        channels,
+        steps,
+      };
+    });
+  }
+
+  /** Changes status only: never edits or approves content, so `revision` is left exactly as it is. */
+  async function setStatus(workspaceId: string, sequenceId: string, status: SettableStatus) {
+    return db.transaction().execute(async (trx) => {
+      const seq = await repo.lockSequence(trx, workspaceId, sequenceId);
+      if (!seq) throw notFound('sequence');
+      const approved = seq.approved_revision !== null && seq.approved_revision === seq.revision;
+      const decision = decideTransition(seq.status, status, approved);
+      if ('error' in decision) {
+        const detail: Record<string, unknown> = { currentStatus: seq.status };
+        if (decision.error === 'sequence_approval_required') Object.assign(detail, { revision: seq.revision, approvedRevision: seq.approved_revision });
+        throw conflict(decision.error, CONFLICT_MESSAGES[decision.error], detail);
+      }
+      if (seq.status !== decision.to) await repo.updateSequenceStatus(trx, workspaceId, sequenceId, decision.to, clock.now());
+      return { ok: true as const, sequenceId: seq.id, previousStatus: seq.status as SettableStatus, status: decision.to };
+    });
+  }
+
+  return { listSequences, setStatus };
+}
+
+export type SequencesService = ReturnType<typeof createSequencesService>;
