@@ -1,0 +1,66 @@
+import type { Config } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import { createPublicDataProvider, type PublicDataProvider, type SandboxProvider } from '../../providers/publicdata/index.js';
+import { loadSandboxWorld } from './publicdata.repository.js';
+
+/**
+ * How old the sandbox's copy of the publicdata_* tables may get before a read reloads it. A world
+ * file seeded by the CLI (another process) or by the admin route is then seen within seconds
+ * without either having to know about this process.
+ */
+export const SANDBOX_WORLD_MAX_AGE_MS = 5_000;
+
+type Refreshable = PublicDataProvider & { refresh(): Promise<void> };
+
+/** The deployment's provider: the http client from configuration, or the sandbox over the seeded world. */
+export function createConfiguredProvider(deps: { db: Database; config: Config; clock: Clock }): PublicDataProvider {
+  const { publicData } = deps.config;
+  const provider = createPublicDataProvider(
+    { kind: publicData.kind, url: publicData.url ?? undefined, key: publicData.key ?? undefined },
+    () => loadSandboxWorld(deps.db),
+    { sandbox: { now: () => deps.clock.now() } },
+  );
+  return provider.name === 'sandbox' ? reloadingWhenStale(provider as SandboxProvider, SANDBOX_WORLD_MAX_AGE_MS) : provider;
+}
+
+function reloadingWhenStale(provider: Refreshable, maxAgeMs: number): Refreshable {
+  let loadedAt = Number.NEGATIVE_INFINITY;
+  let pending: Promise<void> | null = null;
+
+  function refresh(): Promise<void> {
+    pending ??= provider
+      .refresh()
+      .then(() => {
+        loadedAt = Date.now();
+      })
+      .finally(() => {
+        pending = null;
+      });
+    return pending;
+  }
+
+  async function fresh(): Promise<void> {
+    if (Date.now() - loadedAt < maxAgeMs) return;
+    // A failed reload keeps answering from the previous world; the read itself reports trouble
+    // only when no world was ever loaded.
+    await refresh().catch(() => undefined);
+  }
+
+  return {
+    name: provider.name,
+    refresh,
+    async resolveHandle(handle, signal) {
+      await fresh();
+      return provider.resolveHandle(handle, signal);
+    },
+    async follows(follower, target, signal) {
+      await fresh();
+      return provider.follows(follower, target, signal);
+    },
+    async followerSnapshot(targetUserId, opts, signal) {
+      await fresh();
+      return provider.followerSnapshot(targetUserId, opts, signal);
+    },
+  };
+}

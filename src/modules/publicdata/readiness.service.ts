@@ -1,0 +1,158 @@
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Billing, EnergyService, EnergyState } from '../energy/energy.service.js';
+import * as repo from './publicdata.repository.js';
+import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js';
+
+export const READINESS_NOTE =
+  'Read-only snapshot of saved state. The public-data provider was not contacted (providerHealthChecked: false) and nothing here guarantees delivery.';
+
+/** Stable issue codes (docs/public-data.md lists them with what a caller should do). */
+export const ISSUE = {
+  noConnectedAccount: 'no_connected_account',
+  noMessagingAccount: 'no_messaging_account',
+  messagingAccountDisconnected: 'messaging_account_disconnected',
+  billingInactive: 'billing_inactive',
+  billingPastDue: 'billing_past_due',
+  energyLow: 'energy_low',
+  energyExhausted: 'energy_exhausted',
+  sectionPartial: 'section_partial',
+  sectionUnavailable: 'section_unavailable',
+} as const;
+
+/** A balance under this share of the daily refill is reported as low. */
+export const ENERGY_LOW_FRACTION = 0.1;
+
+export interface ReadinessSources {
+  xAccounts(workspaceId: string): Promise<{ userId: string; handle: string }[]>;
+  messagingAccounts(workspaceId: string): Promise<{ id: string; name: string; mode: string; storedStatus: string }[]>;
+  billing(workspaceId: string): Promise<Billing>;
+  energy(workspaceId: string): Promise<EnergyState>;
+}
+
+type Observed<T> = { ok: true; value: T; observedAt: string } | { ok: false };
+type XAccounts = Awaited<ReturnType<ReadinessSources['xAccounts']>>;
+type MessagingAccounts = Awaited<ReturnType<ReadinessSources['messagingAccounts']>>;
+
+const issue = (code: string, message: string, retryable: boolean): ReadinessIssueRow => ({ code, message, retryable });
+
+const unavailableSection = (name: string) => ({
+  state: 'unavailable' as const,
+  observedAt: null,
+  data: null,
+  issues: [issue(ISSUE.sectionUnavailable, `the ${name} section could not be read; try again shortly`, true)],
+});
+
+export function createReadinessService(deps: { db: Database; clock: Clock; energy: EnergyService }) {
+  const { db, clock, energy } = deps;
+
+  const defaults: ReadinessSources = {
+    xAccounts: async (ws) => (await repo.listXAccounts(db, ws)).map((a) => ({ userId: a.user_id, handle: a.handle })),
+    messagingAccounts: async (ws) =>
+      (await repo.listMessagingAccounts(db, ws)).map((a) => ({ id: a.id, name: a.name, mode: a.mode, storedStatus: a.stored_status })),
+    billing: (ws) => energy.getBilling(ws),
+    energy: (ws) => energy.getEnergy(ws),
+  };
+  const sources: ReadinessSources = { ...defaults };
+
+  /** Replaces one source (tests make each fail in turn); the returned function restores it. */
+  function overrideSource<K extends keyof ReadinessSources>(name: K, source: ReadinessSources[K]): () => void {
+    sources[name] = source;
+    return () => {
+      sources[name] = defaults[name];
+    };
+  }
+
+  async function observe<T>(read: () => Promise<T>): Promise<Observed<T>> {
+    try {
+      const value = await read();
+      return { ok: true, value, observedAt: clock.now().toISOString() };
+    } catch {
+      // A failing source degrades its own section; the snapshot as a whole still answers.
+      return { ok: false };
+    }
+  }
+
+  function accountsSection(x: Observed<XAccounts>, m: Observed<MessagingAccounts>): ReadinessOutput['accounts'] {
+    if (!x.ok && !m.ok) return unavailableSection('accounts');
+    const issues: ReadinessIssueRow[] = [];
+    if (x.ok && x.value.length === 0) {
+      issues.push(issue(ISSUE.noConnectedAccount, 'no X account is connected; connect one in the product before eligibility checks or Plays', false));
+    }
+    if (m.ok && m.value.length === 0) {
+      issues.push(issue(ISSUE.noMessagingAccount, 'no messaging account is connected; sequences have no sender', false));
+    }
+    if (m.ok) {
+      for (const a of m.value.filter((a) => a.storedStatus !== 'connected')) {
+        issues.push(issue(ISSUE.messagingAccountDisconnected, `messaging account ${a.id} is ${a.storedStatus}; reconnect it in the product`, false));
+      }
+    }
+    if (!x.ok || !m.ok) {
+      const missing = !x.ok ? 'connected X accounts' : 'messaging accounts';
+      issues.push(issue(ISSUE.sectionPartial, `${missing} could not be read; try again shortly`, true));
+    }
+    const times = [x, m].flatMap((o) => (o.ok ? [o.observedAt] : []));
+    return {
+      state: x.ok && m.ok ? 'complete' : 'partial',
+      observedAt: times.sort()[0],
+      data: { xAccounts: x.ok ? x.value : null, messagingAccounts: m.ok ? m.value : null },
+      issues,
+    };
+  }
+
+  function billingSection(b: Observed<Billing>): ReadinessOutput['billing'] {
+    if (!b.ok) return unavailableSection('billing');
+    const issues: ReadinessIssueRow[] = [];
+    if (b.value.status === 'canceled') {
+      issues.push(issue(ISSUE.billingInactive, 'billing is canceled; energy is no longer refilled', false));
+    } else if (b.value.status === 'past_due') {
+      issues.push(issue(ISSUE.billingPastDue, 'billing is past due; settle the invoice in the product', false));
+    }
+    return { state: 'complete', observedAt: b.observedAt, data: { plan: b.value.plan, status: b.value.status }, issues };
+  }
+
+  function energySection(e: Observed<EnergyState>): ReadinessOutput['energy'] {
+    if (!e.ok) return unavailableSection('energy');
+    const { balance, dailyRefill, nextRefillAt } = e.value;
+    const issues: ReadinessIssueRow[] = [];
+    const perLookup = energy.unitsPerLookup;
+    // Waiting only helps when a refill is scheduled and it is large enough to pay for a read.
+    const refillHelps = nextRefillAt !== null && dailyRefill >= perLookup;
+    const when = nextRefillAt ? ` until the refill at ${nextRefillAt.toISOString()}` : '; no refill is scheduled';
+    if (perLookup > 0 && balance < perLookup) {
+      issues.push(issue(ISSUE.energyExhausted, `energy is exhausted${when}; public-data reads answer 429 or null`, refillHelps));
+    } else if (balance < Math.ceil(dailyRefill * ENERGY_LOW_FRACTION)) {
+      issues.push(issue(ISSUE.energyLow, `energy is low (${balance} of ${dailyRefill} daily units)`, refillHelps));
+    }
+    return {
+      state: 'complete',
+      observedAt: e.observedAt,
+      data: { balance, dailyRefill, nextRefillAt: nextRefillAt?.toISOString() ?? null },
+      issues,
+    };
+  }
+
+  async function snapshot(workspaceId: string): Promise<ReadinessOutput> {
+    const asOf = clock.now().toISOString();
+    const [x, m, b, e] = await Promise.all([
+      observe(() => sources.xAccounts(workspaceId)),
+      observe(() => sources.messagingAccounts(workspaceId)),
+      observe(() => sources.billing(workspaceId)),
+      observe(() => sources.energy(workspaceId)),
+    ]);
+    return {
+      workspaceId,
+      asOf,
+      accounts: accountsSection(x, m),
+      billing: billingSection(b),
+      energy: energySection(e),
+      providerHealthChecked: false,
+      deliveryGuaranteed: false,
+      note: READINESS_NOTE,
+    };
+  }
+
+  return { snapshot, overrideSource };
+}
+
+export type ReadinessService = ReturnType<typeof createReadinessService>;
