@@ -1,0 +1,100 @@
+import type { Database } from '../db/database.js';
+import { newId } from '../lib/ids.js';
+import { insertOutboxEvent } from './jobs.repository.js';
+
+/** The event catalog of the spec (Events), in its order; GET /webhooks returns it as is. */
+export const WEBHOOK_EVENTS = [
+  'reply.received',
+  'lead.invited',
+  'lead.accepted',
+  'lead.messaged',
+  'lead.emailed',
+  'lead.meeting_booked',
+  'x.followed',
+  'ping',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+const EVENT_SET: ReadonlySet<string> = new Set(WEBHOOK_EVENTS);
+export const isWebhookEvent = (value: unknown): value is WebhookEvent => typeof value === 'string' && EVENT_SET.has(value);
+
+// Deliveries carry the data verbatim in every attempt; a bound keeps one careless caller from making
+// every receiver download megabytes three times.
+export const MAX_EVENT_DATA_BYTES = 64 * 1024;
+
+export interface EnqueueEventInput {
+  workspaceId: string;
+  event: WebhookEvent;
+  /** The `data` object receivers get; plain JSON. */
+  data: Record<string, unknown>;
+  /** When the state change happened; defaults to the database's transaction time. */
+  createdAt?: Date;
+  /**
+   * Deliver to this one subscription only, whatever its event list (the test ping). Without it the
+   * dispatcher fans the event out to every enabled subscription of the workspace listing the event.
+   */
+  webhookId?: string;
+}
+
+/**
+ * Records an event in the outbox. It must run inside the caller's own transaction, the one that makes
+ * the state change the event reports: then a committed change always has its event and a rolled-back
+ * change never emits one. Nothing is sent here; the worker's dispatcher picks the row up after commit.
+ */
+export async function enqueueEvent(trx: Database, input: EnqueueEventInput): Promise<{ id: string }> {
+  // Outside a transaction the event could commit while the change it reports rolls back, which is the
+  // one thing the outbox exists to prevent; failing loudly catches that in the first test run.
+  if (!trx.isTransaction) throw new TypeError('enqueueEvent must be called with the transaction that makes the state change');
+  if (!isWebhookEvent(input.event)) throw new TypeError(`unknown webhook event: ${String(input.event)}`);
+  if (input.data === null || typeof input.data !== 'object' || Array.isArray(input.data)) {
+    throw new TypeError('event data must be a JSON object');
+  }
+  const json = JSON.stringify(input.data);
+  if (Buffer.byteLength(json) > MAX_EVENT_DATA_BYTES) throw new RangeError(`event data must be at most ${MAX_EVENT_DATA_BYTES} bytes of JSON`);
+  const id = newId();
+  await insertOutboxEvent(trx, {
+    id,
+    workspace_id: input.workspaceId,
+    event: input.event,
+    data: json,
+    webhook_id: input.webhookId ?? null,
+    ...(input.createdAt ? { created_at: input.createdAt } : {}),
+  });
+  return { id };
+}
+
+/**
+ * Lets code in the same process nudge the worker after a commit (the test ping is promised "right
+ * away"). It is only a latency hint: a worker in another process still finds the row on its next poll.
+ */
+export interface OutboxSignal {
+  notify(): void;
+  /** Resolves on the next notify(), or when the signal aborts. */
+  next(abort?: AbortSignal): Promise<void>;
+}
+
+export function createOutboxSignal(): OutboxSignal {
+  let waiters: Array<() => void> = [];
+  return {
+    notify() {
+      const current = waiters;
+      waiters = [];
+      for (const wake of current) wake();
+    },
+    next(abort) {
+      return new Promise<void>((resolve) => {
+        if (abort?.aborted) return resolve();
+        const wake = () => {
+          abort?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          waiters = waiters.filter((w) => w !== wake);
+          resolve();
+        };
+        abort?.addEventListener('abort', onAbort, { once: true });
+        waiters.push(wake);
+      });
+    },
+  };
+}

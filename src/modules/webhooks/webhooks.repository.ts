@@ -1,0 +1,94 @@
+import type { Database } from '../../db/database.js';
+import type { TextCipher } from '../../lib/crypto.js';
+
+const PLAIN_SECRET_PREFIX = 'whsec_';
+
+/**
+ * The one place that decides how a signing secret rests in the database: sealed with the service's
+ * AES-256-GCM text cipher (OUTREACH_ENCRYPTION_KEY, or the generated key of the embedded database).
+ * It cannot be hashed like an API key because the worker must sign with it. A plain `whsec_` value
+ * (written by hand or before encryption) still opens, so such a row keeps working.
+ */
+export const webhookSecretCodec = {
+  seal(secret: string, cipher: TextCipher): string {
+    const sealed = cipher.encrypt(secret);
+    if (sealed === null) throw new Error('webhook secret could not be encrypted');
+    return sealed;
+  },
+  /** null when the stored value cannot be opened with this key (key changed or value tampered with). */
+  open(stored: string, cipher: TextCipher): string | null {
+    if (stored.startsWith(PLAIN_SECRET_PREFIX)) return stored;
+    return cipher.decrypt(stored);
+  },
+};
+
+/** Serializes subscription changes of one workspace, so the 10-hook limit holds under concurrent creates. */
+export async function lockWorkspace(trx: Database, workspaceId: string) {
+  return trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().executeTakeFirst();
+}
+
+export async function countEnabledWebhooks(db: Database, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('enabled', '=', true)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function insertWebhook(
+  db: Database,
+  row: { id: string; workspace_id: string; url: string; events: string[]; secret: string; created_at: Date },
+  cipher: TextCipher,
+) {
+  await db
+    .insertInto('webhooks')
+    .values({ ...row, secret: webhookSecretCodec.seal(row.secret, cipher) })
+    .execute();
+}
+
+/** Enabled subscriptions only, oldest first; the secret column is never selected here. */
+export async function listEnabledWebhooks(db: Database, workspaceId: string) {
+  return db
+    .selectFrom('webhooks')
+    .select(['id', 'url', 'events', 'created_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('enabled', '=', true)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function findEnabledWebhook(db: Database, workspaceId: string, webhookId: string) {
+  return db
+    .selectFrom('webhooks')
+    .select(['id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', webhookId)
+    .where('enabled', '=', true)
+    .executeTakeFirst();
+}
+
+/** Returns the id when an enabled subscription of the workspace was disabled by this call. */
+export async function disableWebhook(db: Database, workspaceId: string, webhookId: string, now: Date) {
+  const row = await db
+    .updateTable('webhooks')
+    .set({ enabled: false, disabled_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', webhookId)
+    .where('enabled', '=', true)
+    .returning('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/**
+ * What the delivery worker needs to sign and send. Disabled subscriptions are included on purpose:
+ * deliveries queued before a delete may still complete.
+ */
+export async function findWebhookForDelivery(db: Database, webhookId: string, cipher: TextCipher) {
+  const row = await db.selectFrom('webhooks').select(['id', 'url', 'secret']).where('id', '=', webhookId).executeTakeFirst();
+  if (!row) return undefined;
+  return { id: row.id, url: row.url, secret: webhookSecretCodec.open(row.secret, cipher) };
+}

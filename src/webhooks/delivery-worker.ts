@@ -1,0 +1,177 @@
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import type { TextCipher } from '../lib/crypto.js';
+import { claimDueDeliveries, completeAttempt, type AttemptResult, type ClaimedDelivery, type CompletedState } from '../jobs/claims.js';
+import { dispatchOutbox, DEFAULT_DISPATCH_BATCH } from '../jobs/dispatcher.js';
+import { findEvents } from '../jobs/jobs.repository.js';
+import { findWebhookForDelivery } from '../modules/webhooks/webhooks.repository.js';
+import { buildDeliveryRequest, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, deliverOnce } from './deliver.js';
+import { checkReceiverUrl, systemResolver, type Resolver } from './safe-url.js';
+
+/** The pino subset the worker uses; fields are ids, counts and reason codes, never URLs, secrets or bodies. */
+export interface WorkerLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface DeliveryWorkerOptions {
+  db: Database;
+  config: Pick<Config, 'webhooksAllowInsecure'>;
+  clock: Clock;
+  cipher: TextCipher;
+  resolver?: Resolver;
+  /** Per attempt: the receiver must answer within it (spec: 10 s). Also bounds each DNS check. */
+  timeoutMs?: number;
+  /**
+   * How long a claim is exclusive. It must outlast one whole attempt (DNS check plus request), or a
+   * slow but live worker would be taken for dead and the attempt repeated by another worker.
+   */
+  leaseMs?: number;
+  maxResponseBytes?: number;
+  /** Extra trust anchor, for tests against self-signed HTTPS receivers. */
+  ca?: string | Buffer;
+  logger?: WorkerLogger;
+}
+
+export interface AttemptReport {
+  deliveryId: string;
+  webhookId: string;
+  attempt: number;
+  outcome: AttemptResult['outcome'];
+  status: number | null;
+  state: CompletedState;
+  nextAttemptAt: Date | null;
+  /** The lease ran out and another claim took over; this attempt's result did not change the delivery. */
+  fenced: boolean;
+}
+
+export const DEFAULT_LEASE_MS = 60_000;
+
+function withDeadline(resolver: Resolver, ms: number): Resolver {
+  return (hostname) =>
+    new Promise<string[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('dns lookup timed out')), ms);
+      resolver(hostname).then(
+        (addresses) => {
+          clearTimeout(timer);
+          resolve(addresses);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+}
+
+/**
+ * One worker's view of the delivery queue. Every step is a separate call so tests can stop between
+ * them (claim, then "die" without reporting); the loop in src/worker.ts strings them together.
+ */
+export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
+  const { db, clock, cipher } = opts;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const leaseMs = opts.leaseMs ?? Math.max(DEFAULT_LEASE_MS, 3 * timeoutMs);
+  // DNS and the request are each bounded by timeoutMs; the rest is slack for the database writes.
+  if (leaseMs < 2 * timeoutMs + 1000) throw new RangeError('leaseMs must be at least 2 * timeoutMs + 1000');
+  const resolver = withDeadline(opts.resolver ?? systemResolver, timeoutMs);
+  const logger = opts.logger ?? silentLogger;
+
+  async function dispatch(batchSize = DEFAULT_DISPATCH_BATCH) {
+    let events = 0;
+    let deliveries = 0;
+    for (;;) {
+      const r = await dispatchOutbox(db, { now: clock.now(), batchSize });
+      events += r.events;
+      deliveries += r.deliveries;
+      if (r.events < batchSize) return { events, deliveries };
+    }
+  }
+
+  function claim(limit: number): Promise<ClaimedDelivery[]> {
+    return claimDueDeliveries(db, { now: clock.now(), limit, leaseMs });
+  }
+
+  async function attempt(claimed: ClaimedDelivery): Promise<AttemptResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const [event] = await findEvents(db, [claimed.eventId]);
+    const hook = await findWebhookForDelivery(db, claimed.webhookId, cipher);
+    if (!event || !hook) return { outcome: 'fail', status: null, durationMs: elapsed(), error: 'subscription_or_event_missing' };
+    if (hook.secret === null) return { outcome: 'fail', status: null, durationMs: elapsed(), error: 'secret_unavailable: cannot decrypt with the configured key' };
+
+    // Checked again on every attempt and pinned: the answer that passed is the address we connect to,
+    // so a name that turns private between attempts (DNS rebinding) is refused, not followed.
+    const checked = await checkReceiverUrl(hook.url, { resolver, allowInsecure: opts.config.webhooksAllowInsecure });
+    if (!checked.ok) {
+      // A name that did not resolve may resolve next time; a URL that breaks the rules will not change.
+      const outcome = checked.reason === 'dns_resolution_failed' ? 'retry' : 'fail';
+      return { outcome, status: null, durationMs: elapsed(), error: `url_rejected: ${checked.reason}` };
+    }
+
+    const request = buildDeliveryRequest({
+      deliveryId: claimed.id,
+      event: event.event,
+      createdAt: new Date(event.created_at).toISOString(),
+      data: event.data,
+      secret: hook.secret,
+      // Signed at send time, so a retry 4 s later still falls inside the receiver's 300 s window.
+      nowSeconds: Math.floor(clock.now().getTime() / 1000),
+    });
+    return deliverOnce({
+      url: checked.url,
+      address: checked.address,
+      body: request.body,
+      headers: request.headers,
+      timeoutMs,
+      maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
+    });
+  }
+
+  /** Makes the claimed attempt and records it; never throws for receiver trouble, only for database trouble. */
+  async function deliver(claimed: ClaimedDelivery): Promise<AttemptReport> {
+    let result: AttemptResult;
+    try {
+      result = await attempt(claimed);
+    } catch (err) {
+      // Our own failure (database hiccup mid-attempt): retried like a network error, within the budget.
+      result = { outcome: 'retry', status: null, durationMs: 0, error: `worker_error: ${(err as Error).name}` };
+    }
+    const done = await completeAttempt(db, claimed, result, clock.now());
+    const report: AttemptReport = {
+      deliveryId: claimed.id,
+      webhookId: claimed.webhookId,
+      attempt: claimed.attempt,
+      outcome: result.outcome,
+      status: result.status,
+      state: done.state,
+      nextAttemptAt: done.nextAttemptAt,
+      fenced: done.fenced,
+    };
+    const fields = { deliveryId: claimed.id, webhookId: claimed.webhookId, event: claimed.event, attempt: claimed.attempt, status: result.status, durationMs: result.durationMs };
+    if (done.fenced) logger.warn({ ...fields, error: result.error }, 'webhook attempt finished after its lease was taken over');
+    else if (done.state === 'delivered') logger.debug(fields, 'webhook delivered');
+    else if (done.state === 'pending') logger.info({ ...fields, error: result.error, nextAttemptAt: done.nextAttemptAt?.toISOString() }, 'webhook attempt failed; retry scheduled');
+    else logger.warn({ ...fields, error: result.error }, 'webhook delivery failed');
+    return report;
+  }
+
+  /** Dispatch everything pending, then make every attempt due now, and wait for all of them. */
+  async function runOnce(limit = 100): Promise<{ dispatched: number; reports: AttemptReport[] }> {
+    const { deliveries } = await dispatch();
+    const claims = await claim(limit);
+    const reports = await Promise.all(claims.map((c) => deliver(c)));
+    return { dispatched: deliveries, reports };
+  }
+
+  return { dispatch, claim, deliver, runOnce, leaseMs, timeoutMs };
+}
+
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
