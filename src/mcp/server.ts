@@ -1,0 +1,108 @@
+// The low-level Server is used on purpose: McpServer.registerTool wants zod shapes, while these tools take their JSON
+// Schema straight from the TypeBox definitions the HTTP routes use, so there is one schema language and no conversion.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { ErrorObject } from 'ajv';
+import { Value } from 'typebox/value';
+import { AppError } from '../app/errors.js';
+import type { Services } from '../app/services.js';
+import type { AuthContext } from '../modules/workspaces/workspaces.service.js';
+import { availableTools, type Tool } from './tools/index.js';
+import { orPreview } from './tools/types.js';
+
+export const MCP_SERVER_INFO = { name: 'workspace-outreach', version: '1.0.0' } as const;
+
+export const MCP_INSTRUCTIONS =
+  'Tools of one outreach workspace (the key’s home workspace, or the Team workspace chosen with X-Workspace-Client). ' +
+  'Only decide_reply can contact a prospect (send, invite, booking_link). enroll_candidates and set_sequence_status never send ' +
+  'by themselves, but an enrolled lead of an active, approved sequence can be messaged by the engine on its next run. ' +
+  'Every write tool takes dryRun: true to see what it would do without doing it. Errors are tool errors carrying the API ' +
+  'error code (for example {"error":"stale_sequence_revision"}); after a revision conflict, read the current revisions and decide again. ' +
+  'Typical flow: create_sequence → approve_sequence → set_sequence_status active → create_play → import_candidates → enroll_candidates.';
+
+export interface McpServerOptions {
+  log?: { error(obj: object, msg: string): void };
+}
+
+const plain = <T>(schema: unknown): T => JSON.parse(JSON.stringify(schema)) as T;
+const listings = new WeakMap<Tool, McpTool>();
+
+/** What tools/list answers for a tool; built once per process because the definitions never change. */
+export function toolListing(tool: Tool): McpTool {
+  let listing = listings.get(tool);
+  if (!listing) {
+    listing = {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: plain(tool.input),
+      outputSchema: plain(tool.dryRun === 'preview' ? orPreview(tool.output) : tool.output),
+      annotations: {
+        title: tool.title,
+        readOnlyHint: tool.readOnly,
+        destructiveHint: !tool.readOnly && !tool.additive,
+        idempotentHint: tool.readOnly || tool.idempotent === true,
+        openWorldHint: tool.openWorld === true,
+      },
+    };
+    listings.set(tool, listing);
+  }
+  return listing;
+}
+
+function inputError(errors: ErrorObject[] | null | undefined) {
+  const e = errors?.[0];
+  if (!e) return 'arguments are invalid';
+  const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
+  if (e.keyword === 'additionalProperties') return `${where}: unknown property ${String(e.params.additionalProperty)}`;
+  if (e.keyword === 'enum' || e.keyword === 'const') return `${where} ${e.message} (${JSON.stringify(e.params.allowedValues ?? e.params.allowedValue)})`;
+  return `${where} ${e.message}`;
+}
+
+function errorResult(body: Record<string, unknown>): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+/** The API's error body for the same failure, plus the HTTP status it would have had. */
+function toErrorBody(error: AppError): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...error.body, error: error.code, httpStatus: error.statusCode };
+  if (error.message && error.message !== error.code) body.message = error.message;
+  const retryAfter = error.headers['retry-after'];
+  if (retryAfter) body.retryAfterSeconds = Number(retryAfter);
+  return body;
+}
+
+/**
+ * One server per HTTP request (stateless transport), bound to the caller's already authenticated workspace:
+ * a tool can never reach another workspace because the workspace id comes from `auth`, never from arguments.
+ */
+export function createMcpServer(services: Services, auth: AuthContext, options: McpServerOptions = {}): Server {
+  const tools = availableTools(services);
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const server = new Server({ ...MCP_SERVER_INFO }, { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(toolListing) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = byName.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
+    // Validation fills defaults in place, so the caller's object is never the one changed.
+    const args = structuredClone(request.params.arguments ?? {}) as Record<string, unknown>;
+    if (!tool.validate(args)) return errorResult({ error: 'invalid_request', httpStatus: 400, message: inputError(tool.validate.errors) });
+    const ctx = { services, auth };
+    try {
+      if (tool.xChannel) await services.workspaces.assertXChannelEnabled(auth.workspaceId);
+      const previewing = args.dryRun === true && tool.dryRun === 'preview';
+      const result = previewing ? await tool.preview!(ctx, args) : await tool.run(ctx, args);
+      // Fastify serializes HTTP answers through the response schema; cleaning here gives the agent the same fields.
+      const out = (previewing ? result : Value.Clean(tool.output, structuredClone(result))) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+    } catch (error) {
+      if (error instanceof AppError) return errorResult(toErrorBody(error));
+      options.log?.error({ err: error, tool: tool.name }, 'mcp tool failed');
+      return errorResult({ error: 'internal_error', httpStatus: 500, message: 'the tool failed unexpectedly' });
+    }
+  });
+
+  return server;
+}

@@ -1,0 +1,96 @@
+import { Type } from 'typebox';
+import { AppError, conflict } from '../../app/errors.js';
+import type { RepliesService } from '../../modules/replies/replies.service.js';
+import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams } from '../../modules/replies/replies.schemas.js';
+import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
+
+const MESSAGING = new Set(['send', 'invite', 'booking_link']);
+const PENDING_MAX = 200;
+
+const RepliesInput = Type.Object({ ...RepliesQuery.properties }, { additionalProperties: false });
+const DecideInput = Type.Object(
+  {
+    replyId: ReplyIdParams.properties.id,
+    ...DecideBody.properties,
+    idempotencyKey: Type.Optional(DecideHeaders.properties['idempotency-key']),
+    dryRun: DryRunFlag,
+  },
+  { additionalProperties: false },
+);
+
+const WOULD_DO: Record<string, string> = {
+  send: 'message the prospect with the draft (or the given text) through the reply’s channel',
+  invite: 'message the prospect with a meeting invitation through the reply’s channel',
+  booking_link: 'message the prospect with the draft and the workspace booking link through the reply’s channel',
+  snooze: 'hide the reply for the given days, then return it to the queue',
+  start_sequence: 'enroll the lead in the workspace’s follow-up sequence',
+  meeting_booked: 'record a booked meeting for the lead',
+  dismiss: 'close the reply without answering',
+  opt_out: 'permanently suppress every lead of this identity (cannot be undone)',
+};
+
+export const repliesTools = [
+  defineTool<{ replies: RepliesService }, typeof RepliesInput>({
+    name: 'list_replies',
+    title: 'List pending replies',
+    description:
+      'The pending-reply queue, oldest first (limit default 50, max 200), each with its drafted answer and allowedDecisions. X rows ' +
+      `carry channel x and no draft or allowedDecisions: they are answered on the network itself. ${READ_ONLY_SAFETY}`,
+    input: RepliesInput,
+    output: RepliesResponse,
+    needs: ['replies'],
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'GET', url: '/api/v1/replies' },
+    run: ({ services, auth }, args) => services.replies.listPending(auth.workspaceId, args.limit ?? 50),
+  }),
+  defineTool<{ replies: RepliesService }, typeof DecideInput>({
+    name: 'decide_reply',
+    title: 'Decide a pending reply (can message the prospect)',
+    description:
+      'Applies one decision from the reply’s allowedDecisions: send (text replaces the draft), invite, booking_link, snooze (days, ' +
+      '1 to 90), start_sequence, meeting_booked, dismiss, opt_out. 409 decision_not_allowed or reply_already_decided when it no ' +
+      'longer applies; 404 reply not found. idempotencyKey makes a retry return the first answer. ' +
+      'Safety: contacts a prospect: YES. send, invite and booking_link message the prospect immediately, from their account; this ' +
+      'is the only tool that contacts a prospect. opt_out is permanent. Use dryRun: true first: it answers what would happen and ' +
+      'sends nothing.',
+    input: DecideInput,
+    output: DecideResponse,
+    needs: ['replies'],
+    dryRun: 'preview',
+    contactsProspects: true,
+    readOnly: false,
+    openWorld: true,
+    mirrors: { method: 'POST', url: '/api/v1/replies/:id/decide', params: { id: 'replyId' }, headers: { 'idempotency-key': 'idempotencyKey' } },
+    run: async ({ services, auth }, { replyId, idempotencyKey, dryRun: _dryRun, ...body }) => {
+      const outcome = await services.replies.decide(auth.workspaceId, replyId, body, idempotencyKey);
+      // A replayed idempotent answer keeps the status it was first given; anything but 200 is an error to the agent.
+      if (outcome.statusCode !== 200) {
+        const { error, message, ...rest } = outcome.body as { error?: string; message?: string };
+        throw new AppError(outcome.statusCode, error ?? 'request_failed', message, rest);
+      }
+      return outcome.body;
+    },
+    preview: async ({ services, auth }, { replyId, decision, text, days }) => {
+      const { replies } = await services.replies.listPending(auth.workspaceId, PENDING_MAX);
+      const reply = replies.find((r) => r.id === replyId.toLowerCase());
+      if (!reply) {
+        throw new AppError(404, 'reply not found', 'no pending reply with this id (decided, snoozed, of another workspace or unknown)');
+      }
+      const allowed: string[] = 'allowedDecisions' in reply ? reply.allowedDecisions : [];
+      if (!allowed.includes(decision)) {
+        throw conflict('decision_not_allowed', `the ${decision} decision does not apply to this reply`, { allowedDecisions: allowed });
+      }
+      const contacts = MESSAGING.has(decision);
+      return {
+        dryRun: true,
+        operation: 'decide_reply',
+        wouldDo: `${WOULD_DO[decision]}${decision === 'snooze' ? ` (${days ?? 7} days)` : ''}`,
+        contactsProspect: contacts,
+        blockers: [],
+        reply,
+        ...(contacts && { message: decision === 'send' && text !== undefined ? text : ('draft' in reply ? reply.draft : null), channel: reply.channel }),
+      };
+    },
+  }),
+];

@@ -1,0 +1,91 @@
+import { Type } from 'typebox';
+import type { ProgressService } from '../../modules/progress/progress.service.js';
+import { ProgressQuery, ProgressResponse } from '../../modules/progress/progress.schemas.js';
+import type { ReportsService } from '../../modules/reports/reports.service.js';
+import { FunnelReportQuery, FunnelReportResponse } from '../../modules/reports/reports.schemas.js';
+import type { CrmLeadsService } from '../../modules/crm-leads/crm-leads.service.js';
+import { LeadsQuery, LeadsResponse } from '../../modules/crm-leads/crm-leads.schemas.js';
+import type { ActivityService } from '../../modules/activity/activity.service.js';
+import { ActivityQuery, ActivityResponse } from '../../modules/activity/activity.schemas.js';
+import { READ_ONLY_SAFETY, defineTool } from './types.js';
+
+// Query strings tolerate unknown parameters; tool inputs are closed so a misspelt filter is an error, not silently ignored.
+const ProgressInput = Type.Object({ ...ProgressQuery.properties }, { additionalProperties: false });
+const FunnelInput = Type.Object({ ...FunnelReportQuery.properties }, { additionalProperties: false });
+const LeadsInput = Type.Object({ ...LeadsQuery.properties }, { additionalProperties: false });
+const ActivityInput = Type.Object({ ...ActivityQuery.properties }, { additionalProperties: false });
+
+export const reportingTools = [
+  defineTool<{ progress: ProgressService }, typeof ProgressInput>({
+    name: 'get_progress',
+    title: 'Progress: funnel, queue, recent activity, pacing',
+    description:
+      'Lifetime funnel counts, queued leads, ledger actions and failures of the last sinceDays days (1 to 90, default 7) and each ' +
+      `messaging account’s pacing (invites sent today against today’s cap). ${READ_ONLY_SAFETY}`,
+    input: ProgressInput,
+    output: ProgressResponse,
+    needs: ['progress'],
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'GET', url: '/api/v1/progress' },
+    run: ({ services, auth }, args) => services.progress.progress(auth.workspaceId, args.sinceDays ?? 7),
+  }),
+  defineTool<{ reports: ReportsService }, typeof FunnelInput>({
+    name: 'get_funnel_report',
+    title: 'Funnel report',
+    description:
+      'Lifetime funnel of the workspace grouped by sequence (default) or messaging account, with experiment arms (variant keys). ' +
+      READ_ONLY_SAFETY,
+    input: FunnelInput,
+    output: FunnelReportResponse,
+    needs: ['reports'],
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'GET', url: '/api/v1/reports/funnel' },
+    run: ({ services, auth }, args) => services.reports.funnelReport(auth.workspaceId, args.group_by ?? 'sequence'),
+  }),
+  defineTool<{ crmLeads: CrmLeadsService }, typeof LeadsInput>({
+    name: 'list_leads',
+    title: 'List cross-channel leads',
+    description:
+      'Leads with an exact count, newest first; filters stage (cumulative), q (name, company, title), engaged, booked, sinceDays, ' +
+      `limit (default 200, max 500). No cursor: narrow the filters to see more. ${READ_ONLY_SAFETY}`,
+    input: LeadsInput,
+    output: LeadsResponse,
+    needs: ['crmLeads'],
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'GET', url: '/api/v1/leads' },
+    run: ({ services, auth }, args) =>
+      services.crmLeads.listLeads(auth.workspaceId, {
+        stage: args.stage,
+        q: args.q,
+        engaged: args.engaged === '1',
+        booked: args.booked === '1',
+        sinceDays: args.sinceDays,
+        limit: args.limit ?? 200,
+      }),
+  }),
+  defineTool<{ activity: ActivityService }, typeof ActivityInput>({
+    name: 'list_activity',
+    title: 'Read the activity ledger',
+    description:
+      'The append-only ledger, newest first, with an exact count. Filters: account (onb_ id), action (comma-separated), outcome, ' +
+      'sinceDays, limit (default 200, max 1000). Confirmed X sends: action x_dm, outcome ok. Connections sent in a period: action ' +
+      `invite, outcome ok, sinceDays n, read count. ${READ_ONLY_SAFETY}`,
+    input: ActivityInput,
+    output: ActivityResponse,
+    needs: ['activity'],
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'GET', url: '/api/v1/activity' },
+    run: ({ services, auth }, args) =>
+      services.activity.listActivity(auth.workspaceId, {
+        account: args.account,
+        action: args.action,
+        outcome: args.outcome,
+        sinceDays: args.sinceDays,
+        limit: args.limit ?? 200,
+      }),
+  }),
+];

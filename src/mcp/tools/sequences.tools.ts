@@ -1,0 +1,68 @@
+import { Type } from 'typebox';
+import { notFound } from '../../app/errors.js';
+import { decideTransition, type SequencesService } from '../../modules/sequences/sequences.service.js';
+import { ListSequencesResponse, SequenceIdParams, SetSequenceStatusBody, SetSequenceStatusResponse } from '../../modules/sequences/sequences.schemas.js';
+import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
+
+const Empty = Type.Object({}, { additionalProperties: false });
+const SetStatusInput = Type.Object(
+  { sequenceId: SequenceIdParams.properties.id, ...SetSequenceStatusBody.properties, dryRun: DryRunFlag },
+  { additionalProperties: false },
+);
+
+export const sequencesTools = [
+  defineTool<{ sequences: SequencesService }, typeof Empty>({
+    name: 'list_sequences',
+    title: 'List sequences',
+    description:
+      'Every sequence with its steps, revision, approval (approvedRevision, approvedAt), exact lead count and executionBlockReason ' +
+      `(null when it can run, otherwise the first obstacle). ${READ_ONLY_SAFETY}`,
+    input: Empty,
+    output: ListSequencesResponse,
+    needs: ['sequences'],
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'GET', url: '/api/v1/sequences' },
+    run: async ({ services, auth }) => ({ sequences: await services.sequences.listSequences(auth.workspaceId) }),
+  }),
+  defineTool<{ sequences: SequencesService }, typeof SetStatusInput>({
+    name: 'set_sequence_status',
+    title: 'Activate, pause or return a sequence to draft',
+    description:
+      'active needs the current revision approved (409 sequence_approval_required); active → paused; active or paused → draft ' +
+      '(then its steps can be replaced); archived answers 409 archived_sequence_is_read_only; anything else 409 invalid_transition. ' +
+      'Affects every lead of the sequence. Never edits or approves content. Safety: contacts a prospect: no, not by itself; but ' +
+      'activating lets the engine message the sequence’s leads on its next run, subject to approval, billing, budget and ' +
+      'provider controls. Pausing does not recall dispatched actions. dryRun: true answers the transition and changes nothing.',
+    input: SetStatusInput,
+    output: SetSequenceStatusResponse,
+    needs: ['sequences'],
+    dryRun: 'preview',
+    contactsProspects: false,
+    readOnly: false,
+    idempotent: true,
+    mirrors: { method: 'PATCH', url: '/api/v1/sequences/:id/status', params: { id: 'sequenceId' } },
+    run: ({ services, auth }, { sequenceId, status }) => services.sequences.setStatus(auth.workspaceId, sequenceId, status),
+    preview: async ({ services, auth }, { sequenceId, status }) => {
+      const sequence = (await services.sequences.listSequences(auth.workspaceId)).find((s) => s.id === sequenceId.toLowerCase());
+      if (!sequence) throw notFound('sequence');
+      const approved = sequence.approvedRevision !== null && sequence.approvedRevision === sequence.revision;
+      const decision = decideTransition(sequence.status, status, approved);
+      const blockers = 'error' in decision ? [{ error: decision.error, message: `${sequence.status} → ${status} is refused` }] : [];
+      return {
+        dryRun: true,
+        operation: 'set_sequence_status',
+        wouldDo:
+          'error' in decision
+            ? `nothing: ${sequence.status} → ${status} would answer 409 ${decision.error}`
+            : sequence.status === decision.to
+              ? `nothing: the sequence is already ${status}`
+              : `change the sequence from ${sequence.status} to ${decision.to} for all ${sequence.leadCount} lead(s)` +
+                (decision.to === 'active' ? '; the engine may then message them on its next run' : ''),
+        contactsProspect: false,
+        blockers,
+        sequence,
+      };
+    },
+  }),
+];

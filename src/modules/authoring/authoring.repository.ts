@@ -1,0 +1,145 @@
+import type { Database } from '../../db/database.js';
+import type { SequenceStepRow } from '../../db/schema.js';
+
+const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision', 'approved_at', 'channels', 'steps'] as const;
+const playColumns = ['id', 'name', 'kind', 'status', 'revision', 'sequence_id', 'account_user_id', 'review_api_enabled', 'autopilot'] as const;
+
+export type SequenceRow = NonNullable<Awaited<ReturnType<typeof lockSequence>>>;
+export type PlayRow = NonNullable<Awaited<ReturnType<typeof lockPlay>>>;
+export type PlayPatch = Partial<{
+  name: string;
+  sequence_id: string;
+  account_user_id: string;
+  autopilot: boolean;
+  status: 'active' | 'paused' | 'archived';
+  review_api_enabled: boolean;
+}>;
+
+export async function insertSequence(
+  db: Database,
+  row: { id: string; workspace_id: string; name: string; steps: SequenceStepRow[]; channels: string[]; now: Date },
+) {
+  return db
+    .insertInto('sequences')
+    .values({
+      id: row.id,
+      workspace_id: row.workspace_id,
+      name: row.name,
+      status: 'draft',
+      revision: 1,
+      approved_revision: null,
+      approved_at: null,
+      channels: row.channels,
+      steps: JSON.stringify(row.steps),
+      created_at: row.now,
+      updated_at: row.now,
+    })
+    .returning(sequenceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** Authoring edits and approvals of one sequence serialize here, and so do status changes (they lock the same row). */
+export async function lockSequence(db: Database, workspaceId: string, sequenceId: string) {
+  return db
+    .selectFrom('sequences')
+    .select(sequenceColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** A Play pointing at a sequence needs it to stay un-archived until the Play is saved. */
+export async function lockSequenceShared(db: Database, workspaceId: string, sequenceId: string) {
+  return db
+    .selectFrom('sequences')
+    .select(['id', 'status'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .forShare()
+    .executeTakeFirst();
+}
+
+export async function updateSequenceSteps(
+  db: Database,
+  workspaceId: string,
+  sequenceId: string,
+  set: { steps: SequenceStepRow[]; channels: string[]; revision: number; now: Date },
+) {
+  return db
+    .updateTable('sequences')
+    .set({ steps: JSON.stringify(set.steps), channels: set.channels, revision: set.revision, updated_at: set.now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .returning(sequenceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export async function approveSequence(db: Database, workspaceId: string, sequenceId: string, revision: number, now: Date) {
+  return db
+    .updateTable('sequences')
+    .set({ approved_revision: revision, approved_at: now, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .returning(sequenceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export async function lockXAccountShared(db: Database, workspaceId: string, userId: string) {
+  return db
+    .selectFrom('x_accounts')
+    .select(['user_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .forShare()
+    .executeTakeFirst();
+}
+
+export async function insertPlay(
+  db: Database,
+  row: {
+    id: string;
+    workspace_id: string;
+    name: string;
+    kind: string;
+    sequence_id: string;
+    account_user_id: string;
+    autopilot: boolean;
+    review_api_enabled: boolean;
+    now: Date;
+  },
+) {
+  const { now, ...values } = row;
+  return db
+    .insertInto('plays')
+    .values({ ...values, status: 'active', revision: 1, created_at: now, updated_at: now })
+    .returning(playColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** The same lock import and enrollment take first, so an edit and an enrollment never interleave. */
+export async function lockPlay(db: Database, workspaceId: string, playId: string) {
+  return db
+    .selectFrom('plays')
+    .select(playColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', playId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function updatePlay(
+  db: Database,
+  workspaceId: string,
+  playId: string,
+  set: PlayPatch & { revision: number; now: Date },
+) {
+  const { now, ...values } = set;
+  return db
+    .updateTable('plays')
+    .set({ ...values, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', playId)
+    .returning(playColumns)
+    .executeTakeFirstOrThrow();
+}

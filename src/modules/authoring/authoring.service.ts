@@ -1,0 +1,347 @@
+import { Type } from 'typebox';
+import type { Database } from '../../db/database.js';
+import type { SequenceStepRow } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { isUuid, newId } from '../../lib/ids.js';
+import { badRequest, conflict, notFound } from '../../app/errors.js';
+import { compileStrict } from '../../app/validation.js';
+import { renderTemplate, type TemplateLead } from '../../engine/templates.js';
+import { requiredChannels, toStep } from '../sequences/sequences.service.js';
+import * as repo from './authoring.repository.js';
+import { AuthoringStep, ENGAGE_KINDS, MAX_STEPS, MESSAGE_KINDS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
+
+export interface CreateSequenceArgs {
+  name: string;
+  steps?: AuthoringStepInput[];
+  dryRun?: boolean;
+}
+export interface ReplaceStepsArgs {
+  expectedRevision: number;
+  steps: AuthoringStepInput[];
+  dryRun?: boolean;
+}
+export interface ApproveArgs {
+  expectedRevision: number;
+  dryRun?: boolean;
+}
+export interface CreatePlayArgs {
+  name: string;
+  kind?: (typeof PLAY_KINDS)[number];
+  sequenceId: string;
+  accountUserId: string;
+  autopilot?: boolean;
+  reviewApiEnabled?: boolean;
+  dryRun?: boolean;
+}
+export interface EditPlayArgs {
+  expectedRevision: number;
+  name?: string;
+  sequenceId?: string;
+  accountUserId?: string;
+  autopilot?: boolean;
+  dryRun?: boolean;
+}
+export type PlayStatus = 'active' | 'paused' | 'archived';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toAuthoredSequence(row: repo.SequenceRow) {
+  const steps = (Array.isArray(row.steps) ? row.steps : []).map((s, i) => toStep(s as never, i));
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    revision: row.revision,
+    approvedRevision: row.approved_revision,
+    approvedAt: iso(row.approved_at),
+    approved: row.approved_revision !== null && row.approved_revision === row.revision,
+    channels: row.channels ?? [],
+    steps,
+  };
+}
+
+export function toAuthoredPlay(row: repo.PlayRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    revision: row.revision,
+    sequenceId: row.sequence_id,
+    accountUserId: row.account_user_id,
+    reviewApiEnabled: row.review_api_enabled,
+    autopilot: row.autopilot,
+    kind: row.kind,
+  };
+}
+
+const stepsValidator = compileStrict(Type.Array(AuthoringStep, { maxItems: MAX_STEPS }));
+const messageKinds = new Set<string>(MESSAGE_KINDS);
+const engageKinds = new Set<string>(ENGAGE_KINDS);
+
+// Every placeholder filled, so the only failure renderTemplate can report is a placeholder the engine does not
+// know: that would make the step skip for every lead at send time, so it is refused while authoring instead.
+const FULL_LEAD: TemplateLead = {
+  person: 'Ada Lovelace',
+  company: 'Analytical',
+  title: 'Engineer',
+  email: 'ada@example.com',
+  username: 'ada',
+  linkedinUrl: 'https://www.linkedin.com/in/ada',
+};
+
+/** The rules a JSON Schema cannot say on its own; every problem is listed so an agent can fix them in one go. */
+export function stepProblems(steps: AuthoringStepInput[]): string[] {
+  if (!stepsValidator(steps)) {
+    const e = stepsValidator.errors?.[0];
+    return [`steps${e?.instancePath ?? ''} ${e?.message ?? 'is invalid'}`];
+  }
+  const problems: string[] = [];
+  const template = (where: string, text: string | null) => {
+    if (text === null) return;
+    const r = renderTemplate(text, FULL_LEAD);
+    if (!r.ok) problems.push(`${where}: unknown placeholder {{${r.field}}}`);
+  };
+  steps.forEach((s, i) => {
+    const at = `steps[${i}]`;
+    if (s.index !== i) problems.push(`${at}.index must be ${i}: steps are numbered 0, 1, 2, … in order`);
+    const hasMessage = s.message !== null;
+    const hasVariants = s.variants !== null;
+    if (messageKinds.has(s.kind) && hasMessage === hasVariants) {
+      problems.push(`${at}: a ${s.kind} step carries exactly one of message or variants`);
+    } else if (hasMessage && hasVariants) {
+      problems.push(`${at}: a step carries message or variants, not both`);
+    }
+    if (engageKinds.has(s.kind) && s.actions.length === 0) problems.push(`${at}: a ${s.kind} step needs at least one action`);
+    if (s.variants) {
+      const keys = s.variants.map((v) => v.key);
+      if (new Set(keys).size !== keys.length) problems.push(`${at}.variants: keys must be unique`);
+      s.variants.forEach((v, j) => template(`${at}.variants[${j}].messageTmpl`, v.messageTmpl));
+    }
+    template(`${at}.message`, s.message);
+    template(`${at}.subject`, s.subject);
+  });
+  return problems;
+}
+
+function assertValidSteps(steps: AuthoringStepInput[]) {
+  const problems = stepProblems(steps);
+  if (problems.length > 0) throw badRequest('invalid_steps', problems.join('; '), { problems });
+}
+
+/** The stored row: exactly the spec's step fields, in the spec's order, nothing else. */
+function toStepRow(s: AuthoringStepInput): SequenceStepRow {
+  return {
+    index: s.index,
+    kind: s.kind,
+    delayDays: s.delayDays,
+    subject: s.subject,
+    message: s.message,
+    actions: s.actions.map((a) => ({ type: a.type, count: a.count, reaction: a.reaction })),
+    variants: s.variants ? s.variants.map((v) => ({ key: v.key, weight: v.weight, messageTmpl: v.messageTmpl })) : null,
+    tool: s.tool,
+  };
+}
+
+function cleanName(name: string) {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) throw badRequest('invalid_name', 'name must be 1 to 200 characters');
+  return trimmed;
+}
+
+const staleSequence = (seq: repo.SequenceRow, expected: number) =>
+  conflict('stale_sequence_revision', `the sequence is at revision ${seq.revision}, not ${expected}`, {
+    currentRevision: seq.revision,
+    approvedRevision: seq.approved_revision,
+  });
+const archivedSequence = () => conflict('archived_sequence_is_read_only', 'an archived sequence cannot be edited or approved');
+const stalePlay = (play: repo.PlayRow, expected: number) =>
+  conflict('stale_play_revision', `the Play is at revision ${play.revision}, not ${expected}`, { currentRevision: play.revision });
+const archivedPlay = (play: repo.PlayRow) => conflict('play_archived', 'an archived Play is read-only', { playId: play.id });
+
+/** Thrown inside the transaction to roll a dry run back after every check and write has run. */
+class DryRunRollback<T> extends Error {
+  constructor(readonly result: T) {
+    super('dry run');
+  }
+}
+
+export function createAuthoringService(deps: { db: Database; clock: Clock }) {
+  const { db, clock } = deps;
+
+  // A dry run executes the real transaction (same locks, same checks, same RETURNING rows) and then rolls
+  // back, so what it reports is exactly what a real call would have saved, not a second model of the rules.
+  async function write<T extends object>(dryRun: boolean | undefined, fn: (trx: Database) => Promise<T>): Promise<T & { dryRun: boolean }> {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const result = await fn(trx);
+        if (dryRun) throw new DryRunRollback(result);
+        return { ...result, dryRun: false };
+      });
+    } catch (e) {
+      if (e instanceof DryRunRollback) return { ...(e.result as T), dryRun: true };
+      throw e;
+    }
+  }
+
+  async function lockSequence(trx: Database, workspaceId: string, sequenceId: string) {
+    const seq = isUuid(sequenceId) ? await repo.lockSequence(trx, workspaceId, sequenceId) : undefined;
+    if (!seq) throw notFound('sequence');
+    return seq;
+  }
+
+  async function lockPlay(trx: Database, workspaceId: string, playId: string) {
+    const play = isUuid(playId) ? await repo.lockPlay(trx, workspaceId, playId) : undefined;
+    if (!play) throw notFound('play');
+    return play;
+  }
+
+  /** The sequence a Play points at: the workspace's own and not archived. */
+  async function requirePlayableSequence(trx: Database, workspaceId: string, sequenceId: string) {
+    const seq = isUuid(sequenceId) ? await repo.lockSequenceShared(trx, workspaceId, sequenceId) : undefined;
+    if (!seq) throw notFound('sequence');
+    if (seq.status === 'archived') throw archivedSequence();
+  }
+
+  async function requireConnectedAccount(trx: Database, workspaceId: string, userId: string) {
+    if (!(await repo.lockXAccountShared(trx, workspaceId, userId))) {
+      throw conflict('account_not_connected', 'accountUserId is not a connected X account of this workspace', { accountUserId: userId });
+    }
+  }
+
+  async function createSequence(workspaceId: string, input: CreateSequenceArgs) {
+    const name = cleanName(input.name);
+    const steps = input.steps ?? [];
+    assertValidSteps(steps);
+    const rows = steps.map(toStepRow);
+    return write(input.dryRun, async (trx) => {
+      const row = await repo.insertSequence(trx, {
+        id: newId(),
+        workspace_id: workspaceId,
+        name,
+        steps: rows,
+        channels: requiredChannels([], rows),
+        now: clock.now(),
+      });
+      return { sequence: toAuthoredSequence(row), changed: true };
+    });
+  }
+
+  /**
+   * Only a draft is edited: the spec makes "drafting" the way to make a sequence editable, and refusing
+   * active and paused ones means authoring can never alter what a running sequence sends.
+   */
+  async function replaceSteps(workspaceId: string, sequenceId: string, input: ReplaceStepsArgs) {
+    assertValidSteps(input.steps);
+    if (input.steps.length === 0) throw badRequest('invalid_steps', 'a sequence needs at least one step', { problems: ['steps must not be empty'] });
+    const rows = input.steps.map(toStepRow);
+    return write(input.dryRun, async (trx) => {
+      const seq = await lockSequence(trx, workspaceId, sequenceId);
+      if (seq.status === 'archived') throw archivedSequence();
+      if (seq.status !== 'draft') {
+        throw conflict('sequence_not_draft', 'only a draft sequence can be edited; set its status to draft first (PATCH /sequences/{id}/status)', {
+          currentStatus: seq.status,
+        });
+      }
+      if (seq.revision !== input.expectedRevision) throw staleSequence(seq, input.expectedRevision);
+      const current = (Array.isArray(seq.steps) ? seq.steps : []).map((s, i) => toStep(s as never, i));
+      if (JSON.stringify(current) === JSON.stringify(rows)) return { sequence: toAuthoredSequence(seq), changed: false };
+      const row = await repo.updateSequenceSteps(trx, workspaceId, sequenceId, {
+        steps: rows,
+        channels: requiredChannels([], rows),
+        revision: seq.revision + 1,
+        now: clock.now(),
+      });
+      return { sequence: toAuthoredSequence(row), changed: true };
+    });
+  }
+
+  /** Records the exact revision approved; the status is left alone, so approving never starts sending by itself. */
+  async function approveSequence(workspaceId: string, sequenceId: string, input: ApproveArgs) {
+    return write(input.dryRun, async (trx) => {
+      const seq = await lockSequence(trx, workspaceId, sequenceId);
+      if (seq.status === 'archived') throw archivedSequence();
+      if (seq.revision !== input.expectedRevision) throw staleSequence(seq, input.expectedRevision);
+      if (!Array.isArray(seq.steps) || seq.steps.length === 0) {
+        throw conflict('sequence_has_no_steps', 'a sequence without steps cannot be approved', { currentRevision: seq.revision });
+      }
+      if (seq.approved_revision === seq.revision) return { sequence: toAuthoredSequence(seq), changed: false };
+      const row = await repo.approveSequence(trx, workspaceId, sequenceId, seq.revision, clock.now());
+      return { sequence: toAuthoredSequence(row), changed: true };
+    });
+  }
+
+  async function createPlay(workspaceId: string, input: CreatePlayArgs) {
+    const name = cleanName(input.name);
+    const kind = input.kind ?? 'followers';
+    if (!(PLAY_KINDS as readonly string[]).includes(kind)) throw badRequest('invalid_play_kind', `kind must be one of ${PLAY_KINDS.join(', ')}`);
+    return write(input.dryRun, async (trx) => {
+      await requirePlayableSequence(trx, workspaceId, input.sequenceId);
+      await requireConnectedAccount(trx, workspaceId, input.accountUserId);
+      const row = await repo.insertPlay(trx, {
+        id: newId(),
+        workspace_id: workspaceId,
+        name,
+        kind,
+        sequence_id: input.sequenceId.toLowerCase(),
+        account_user_id: input.accountUserId,
+        autopilot: input.autopilot ?? false,
+        review_api_enabled: input.reviewApiEnabled ?? true,
+        now: clock.now(),
+      });
+      return { play: toAuthoredPlay(row), changed: true };
+    });
+  }
+
+  /**
+   * Locks the Play, refuses archived and stale ones, and bumps the revision only when something changes,
+   * so an import or enrollment planned against the old revision fails instead of landing on the new setup.
+   */
+  async function updatePlay(
+    workspaceId: string,
+    playId: string,
+    expectedRevision: number,
+    dryRun: boolean | undefined,
+    plan: (trx: Database, play: repo.PlayRow) => Promise<repo.PlayPatch>,
+  ) {
+    return write(dryRun, async (trx) => {
+      const play = await lockPlay(trx, workspaceId, playId);
+      if (play.status === 'archived') throw archivedPlay(play);
+      if (play.revision !== expectedRevision) throw stalePlay(play, expectedRevision);
+      const patch = await plan(trx, play);
+      const changes = Object.fromEntries(
+        Object.entries(patch).filter(([k, v]) => v !== undefined && v !== (play as Record<string, unknown>)[k]),
+      ) as repo.PlayPatch;
+      if (Object.keys(changes).length === 0) return { play: toAuthoredPlay(play), changed: false };
+      const row = await repo.updatePlay(trx, workspaceId, playId, { ...changes, revision: play.revision + 1, now: clock.now() });
+      return { play: toAuthoredPlay(row), changed: true };
+    });
+  }
+
+  async function editPlay(workspaceId: string, playId: string, input: EditPlayArgs) {
+    if (input.name === undefined && input.sequenceId === undefined && input.accountUserId === undefined && input.autopilot === undefined) {
+      throw badRequest('nothing_to_change', 'give at least one of name, sequenceId, accountUserId, autopilot');
+    }
+    const name = input.name === undefined ? undefined : cleanName(input.name);
+    return updatePlay(workspaceId, playId, input.expectedRevision, input.dryRun, async (trx, play) => {
+      const sequenceId = input.sequenceId?.toLowerCase();
+      if (sequenceId !== undefined && sequenceId !== play.sequence_id) await requirePlayableSequence(trx, workspaceId, sequenceId);
+      if (input.accountUserId !== undefined && input.accountUserId !== play.account_user_id) {
+        await requireConnectedAccount(trx, workspaceId, input.accountUserId);
+      }
+      return { name, sequence_id: sequenceId, account_user_id: input.accountUserId, autopilot: input.autopilot };
+    });
+  }
+
+  async function setPlayStatus(workspaceId: string, playId: string, input: { expectedRevision: number; status: PlayStatus; dryRun?: boolean }) {
+    if (!['active', 'paused', 'archived'].includes(input.status)) throw badRequest('invalid_status', 'status must be active, paused or archived');
+    return updatePlay(workspaceId, playId, input.expectedRevision, input.dryRun, async () => ({ status: input.status }));
+  }
+
+  async function setPlayReviewApi(workspaceId: string, playId: string, input: { expectedRevision: number; enabled: boolean; dryRun?: boolean }) {
+    return updatePlay(workspaceId, playId, input.expectedRevision, input.dryRun, async () => ({ review_api_enabled: input.enabled }));
+  }
+
+  return { createSequence, replaceSteps, approveSequence, createPlay, editPlay, setPlayStatus, setPlayReviewApi };
+}
+
+export type AuthoringService = ReturnType<typeof createAuthoringService>;
