@@ -23,6 +23,22 @@ export interface Recipient {
   username: string | null;
   /** The world file's per-lead script for the sandbox drivers; real drivers ignore it. */
   sandbox: Record<string, unknown> | null;
+  /**
+   * What the engine has recorded about this person so far. Optional so real drivers may ignore it; the
+   * sandbox derives its (stateless, deterministic) observations from it.
+   */
+  history?: RecipientHistory;
+}
+
+export interface RecipientHistory {
+  invitedAt: Date | null;
+  connectedAt: Date | null;
+  messagedAt: Date | null;
+  /** Channel of the last message-like step that went out (message, email, x_dm, instagram_dm). */
+  lastMessageChannel: Channel | null;
+  followedAt: Date | null;
+  followedBackAt: Date | null;
+  repliedAt: Date | null;
 }
 
 /** One outward action. `idempotencyKey` is stable per lead+step (or per reply decision) so a driver can refuse a repeat. */
@@ -38,6 +54,8 @@ export interface OutboundAction {
   actions: { type: string; count: number | null; reaction: string | null }[];
   idempotencyKey: string;
   at: Date;
+  /** 0 for the first try of this step, 1 for the first retry, … */
+  attempt?: number;
 }
 
 export type ActionResult =

@@ -1,0 +1,29 @@
+import type { Config } from '../../config/config.js';
+import { createSmtpEmailDriver } from './email-smtp.js';
+import { createSandboxDriver } from './sandbox.js';
+import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
+
+export * from './types.js';
+export { createSandboxDriver } from './sandbox.js';
+export { createSmtpEmailDriver } from './email-smtp.js';
+
+/**
+ * One driver per channel: the seeded sandbox everywhere, except e-mail over SMTP when SMTP_URL is set.
+ * `overrides` plugs in other real connectors (or test doubles) per channel.
+ */
+export function createChannelDrivers(config: Config, deps: { overrides?: Partial<Record<Channel, ChannelDriver>> } = {}): ChannelDrivers & { close(): void } {
+  const opts = config.engine.sandbox;
+  const drivers: Record<Channel, ChannelDriver> = {
+    linkedin: createSandboxDriver('linkedin', opts),
+    email: config.smtpUrl ? createSmtpEmailDriver(config.smtpUrl, config.engine.smtpFrom) : createSandboxDriver('email', opts),
+    x: createSandboxDriver('x', opts),
+    instagram: createSandboxDriver('instagram', opts),
+    ...deps.overrides,
+  };
+  return {
+    forChannel: (channel) => drivers[channel],
+    close() {
+      for (const d of Object.values(drivers)) (d as { close?: () => void }).close?.();
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { shortHash, unitHash } from '../hash.js';
+import type { ActionResult, Channel, ChannelDriver, InboundObservation, OutboundAction, Recipient } from './types.js';
+
+/**
+ * The simulated outside world. It keeps no state: every answer is a pure function of the seed, the lead's
+ * world-file script and the history the engine passes in, so any process (or a re-run) sees the same world.
+ *
+ * Script fields on a lead's (or candidate's) `sandbox` object, all optional:
+ * - acceptsInviteAfterHours: number | null   hours after the invite it is accepted; null = never
+ * - followsBackAfterHours: number | null     X: hours after our follow the person follows back; null = never
+ * - replyAfterHours: number | null           hours after our first message they reply; null = never
+ * - replyText: string                        what they write (a reply happens when this or replyAfterHours is set)
+ * - failWith: string | { error, kinds?, retryable? }  every attempt (of those step kinds) fails with this error
+ * - rateLimited: number                      the first N attempts of each step are answered "rate limited"
+ * - retryAfterSeconds: number                what those answers ask for (default 3600)
+ * Unscripted people follow the configured probabilities.
+ */
+export interface SandboxOptions {
+  seed: string;
+  acceptRate: number;
+  acceptMaxHours: number;
+  followBackRate: number;
+  replyRate: number;
+  replyMaxHours: number;
+  failureRate: number;
+}
+
+const HOUR = 3_600_000;
+
+const DEFAULT_REPLIES = [
+  'Thanks for reaching out! Sounds interesting, can we schedule a call next week?',
+  'Not interested, thanks.',
+  'Interesting. What does it cost?',
+  'I am out of office until Monday with limited access to email.',
+  'Thanks, happy to learn more.',
+  'Please remove me from your list.',
+];
+
+type Script = Record<string, unknown>;
+
+const num = (v: unknown): number | null | undefined => (v === null ? null : typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+
+function delayHours(opts: SandboxOptions, leadId: string, purpose: string, scripted: number | null | undefined, rate: number, maxHours: number, force = false) {
+  if (scripted === null) return null;
+  if (scripted !== undefined) return scripted;
+  if (!force && unitHash(opts.seed, purpose, leadId) >= rate) return null;
+  return 1 + unitHash(opts.seed, `${purpose}:delay`, leadId) * Math.max(0, maxHours - 1);
+}
+
+function failure(script: Script, action: OutboundAction): ActionResult | null {
+  const f = script.failWith;
+  if (typeof f === 'string' && f) return { outcome: 'failed', error: f, retryable: false };
+  if (f && typeof f === 'object') {
+    const spec = f as { error?: unknown; kinds?: unknown; retryable?: unknown };
+    const kinds = Array.isArray(spec.kinds) ? spec.kinds : null;
+    if (!kinds || kinds.includes(action.kind)) {
+      return { outcome: 'failed', error: typeof spec.error === 'string' ? spec.error : 'sandbox_failure', retryable: spec.retryable === true };
+    }
+  }
+  return null;
+}
+
+export function createSandboxDriver(channel: Channel, opts: SandboxOptions): ChannelDriver {
+  return {
+    channel,
+    async perform(action) {
+      const script: Script = action.recipient.sandbox ?? {};
+      const failed = failure(script, action);
+      if (failed) return failed;
+      const limited = num(script.rateLimited);
+      if (limited && (action.attempt ?? 0) < limited) return { outcome: 'rate_limited', retryAfterSeconds: num(script.retryAfterSeconds) || 3600 };
+      if (channel === 'email' && !action.recipient.email) return { outcome: 'failed', error: 'no_email_address', retryable: false };
+      if (channel === 'x' && !action.recipient.xUserId) return { outcome: 'failed', error: 'no_x_user_id', retryable: false };
+      if (opts.failureRate > 0 && unitHash(opts.seed, 'fail', action.idempotencyKey, String(action.attempt ?? 0)) < opts.failureRate) {
+        return { outcome: 'failed', error: 'sandbox_transient', retryable: true };
+      }
+      return { outcome: 'ok', externalId: `sbx_${shortHash(opts.seed, action.idempotencyKey)}` };
+    },
+    async observe({ leads, now }) {
+      const out: InboundObservation[] = [];
+      for (const lead of leads) out.push(...observeOne(channel, opts, lead, now));
+      return out;
+    },
+  };
+}
+
+function observeOne(channel: Channel, opts: SandboxOptions, lead: Recipient, now: Date): InboundObservation[] {
+  const h = lead.history;
+  if (!h) return [];
+  const script: Script = lead.sandbox ?? {};
+  const out: InboundObservation[] = [];
+  const due = (from: Date, hours: number | null) => {
+    if (hours === null) return null;
+    const at = new Date(from.getTime() + hours * HOUR);
+    return at.getTime() <= now.getTime() ? at : null;
+  };
+  if (channel === 'linkedin' && h.invitedAt && !h.connectedAt) {
+    const at = due(h.invitedAt, delayHours(opts, lead.leadId, 'accept', num(script.acceptsInviteAfterHours), opts.acceptRate, opts.acceptMaxHours));
+    if (at) out.push({ type: 'invite_accepted', leadId: lead.leadId, at });
+  }
+  if (channel === 'x' && h.followedAt && !h.followedBackAt) {
+    const at = due(h.followedAt, delayHours(opts, lead.leadId, 'followback', num(script.followsBackAfterHours), opts.followBackRate, opts.acceptMaxHours));
+    if (at) out.push({ type: 'followed_back', leadId: lead.leadId, at });
+  }
+  if (!h.repliedAt && h.messagedAt && h.lastMessageChannel === channel) {
+    const scriptedText = typeof script.replyText === 'string' ? script.replyText : null;
+    const hours = delayHours(opts, lead.leadId, 'reply', num(script.replyAfterHours), opts.replyRate, opts.replyMaxHours, scriptedText !== null);
+    const at = due(h.messagedAt, hours);
+    if (at) {
+      const text = scriptedText ?? DEFAULT_REPLIES[Math.floor(unitHash(opts.seed, 'replyText', lead.leadId) * DEFAULT_REPLIES.length)];
+      out.push({ type: 'reply', leadId: lead.leadId, channel, text, at });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,135 @@
+import type { EngineConfig } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { enqueueEvent } from '../jobs/outbox.js';
+import type { TextCipher } from '../lib/crypto.js';
+import { newId } from '../lib/ids.js';
+import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';
+import { classifyReply, draftReply, sentimentOf } from './classify.js';
+import * as repo from './engine.repository.js';
+import { eventLead, firstNameOf, recipientOf } from './recipients.js';
+import { withTxRetry, type PassSummary } from './scheduler.js';
+
+interface ObserverDeps {
+  db: Database;
+  config: EngineConfig;
+  drivers: ChannelDrivers;
+  cipher: TextCipher;
+}
+
+/** Channels worth asking about a lead: those the engine has reached the person on. */
+function channelsOf(row: repo.WatchedRow): Channel[] {
+  const set = new Set<Channel>();
+  if (row.invited_at) set.add('linkedin');
+  if (row.followed_at) set.add('x');
+  if (row.last_message_channel) set.add(row.last_message_channel as Channel);
+  return [...set];
+}
+
+export function createObserver(deps: ObserverDeps) {
+  const { db, config, drivers, cipher } = deps;
+
+  async function apply(obs: InboundObservation, row: repo.WatchedRow, now: Date, summary: PassSummary) {
+    await withTxRetry(() =>
+      db.transaction().execute(async (trx) => {
+        if (obs.type === 'invite_accepted') {
+          const lead = await repo.markAccepted(trx, row.id, obs.at, now);
+          if (!lead) return;
+          await repo.insertActivities(trx, [
+            { id: newId(), workspace_id: row.workspace_id, created_at: obs.at, action: 'accepted', outcome: 'ok', units: 0, detail: JSON.stringify({ channel: 'linkedin' }), account_id: row.account_id, lead_id: row.id },
+          ]);
+          await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: eventLead(lead) }, createdAt: obs.at });
+          summary.observations += 1;
+        } else if (obs.type === 'followed_back') {
+          const lead = await repo.markFollowedBack(trx, row.id, obs.at, now);
+          if (!lead) return;
+          await repo.insertActivities(trx, [
+            { id: newId(), workspace_id: row.workspace_id, created_at: obs.at, action: 'x_follow_back', outcome: 'ok', units: 0, detail: JSON.stringify({ channel: 'x' }), account_id: null, lead_id: row.id },
+          ]);
+          await enqueueEvent(trx, {
+            workspaceId: row.workspace_id,
+            event: 'x.followed',
+            data: { accountUserId: row.x_account_user_id, follower: { xUserId: row.x_user_id, username: row.username }, leadId: row.id, source: 'follow_back' },
+            createdAt: obs.at,
+          });
+          summary.observations += 1;
+        } else {
+          const classification = classifyReply(obs.text);
+          const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification), optOut: classification === 'unsubscribe' });
+          if (!lead) return;
+          const isX = obs.channel === 'x';
+          // Social-network replies are answered on the network itself, so they get no draft.
+          const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
+          const replyId = newId();
+          await repo.insertReply(trx, {
+            id: replyId,
+            workspaceId: row.workspace_id,
+            leadId: row.id,
+            channel: obs.channel,
+            classification,
+            theirMessage: cipher.encrypt(obs.text),
+            draft: cipher.encrypt(draft),
+            repliedAt: obs.at,
+            now,
+          });
+          await repo.insertActivities(trx, [
+            {
+              id: newId(),
+              workspace_id: row.workspace_id,
+              created_at: obs.at,
+              action: 'reply_detected',
+              outcome: 'ok',
+              units: 0,
+              detail: JSON.stringify({ channel: obs.channel, classification, replyId }),
+              account_id: isX ? null : row.account_id,
+              lead_id: row.id,
+            },
+          ]);
+          const { workspace_booking_link: _link, ...leadRow } = lead;
+          await enqueueEvent(trx, {
+            workspaceId: row.workspace_id,
+            event: 'reply.received',
+            data: { replyId, lead: eventLead(leadRow), classification, theirMessage: obs.text, draft, ...(isX && { channel: 'x' }) },
+            createdAt: obs.at,
+          });
+          summary.repliesDetected += 1;
+        }
+      }),
+    );
+  }
+
+  async function runObservations(now: Date, summary: PassSummary) {
+    for (let guard = 0; guard < 100_000; guard++) {
+      const claimed = await db.transaction().execute((trx) => repo.claimWatched(trx, { now, limit: config.batchSize, intervalSeconds: config.observeIntervalSeconds }));
+      if (claimed.length === 0) return;
+      const rows = claimed.filter((r) => r.watchable);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const groups = new Map<string, { workspaceId: string; channel: Channel; rows: repo.WatchedRow[] }>();
+      for (const row of rows) {
+        for (const channel of channelsOf(row)) {
+          const k = `${row.workspace_id}|${channel}`;
+          const g = groups.get(k) ?? { workspaceId: row.workspace_id, channel, rows: [] };
+          g.rows.push(row);
+          groups.set(k, g);
+        }
+      }
+      const observations: InboundObservation[] = [];
+      for (const g of groups.values()) {
+        const driver = drivers.forChannel(g.channel);
+        if (!driver.observe) continue;
+        try {
+          observations.push(...(await driver.observe({ workspaceId: g.workspaceId, leads: g.rows.map(recipientOf), now })));
+        } catch {
+          // An inbox that cannot be read now is read on the lead's next watch.
+        }
+      }
+      // Oldest first, so an acceptance is on record before a reply that followed it.
+      observations.sort((a, b) => a.at.getTime() - b.at.getTime());
+      for (const obs of observations) {
+        const row = byId.get(obs.leadId);
+        if (row) await apply(obs, row, now, summary);
+      }
+    }
+  }
+
+  return { runObservations };
+}

@@ -1,0 +1,242 @@
+import { sql } from 'kysely';
+import type { EngineConfig } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { localDay, localDaysBetween, localMinuteOfDay, nextDayWindowStart, nextWindowStart, safeZone } from './time.js';
+
+export type PacingRules = EngineConfig['pacing'];
+
+/** Which daily budget a step draws from. */
+export type PacingBucket = 'invites' | 'messages' | 'actions';
+
+export interface Ramp {
+  /** Warm-up week 1…N of the ramp schedule; N+1 once the ramp is over (or when no warm-up was started). */
+  rampPhase: number;
+  warmupComplete: boolean;
+  inviteCapToday: number;
+}
+
+/** Week index counts local calendar days since the warm-up day, so a ramp step lands at local midnight. */
+export function rampOf(rules: PacingRules, warmupStartedAt: Date | null, now: Date, timeZone: string): Ramp {
+  const n = rules.rampSchedule.length;
+  if (!warmupStartedAt || n === 0) return { rampPhase: n + 1, warmupComplete: true, inviteCapToday: rules.inviteCap };
+  const week = Math.floor(Math.max(0, localDaysBetween(warmupStartedAt, now, timeZone)) / 7);
+  if (week >= n) return { rampPhase: n + 1, warmupComplete: true, inviteCapToday: rules.inviteCap };
+  return { rampPhase: week + 1, warmupComplete: false, inviteCapToday: Math.min(rules.rampSchedule[week], rules.inviteCap) };
+}
+
+const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+
+/** What GET /progress reports per messaging account: exactly the numbers the engine enforces. */
+export interface AccountPacing {
+  accountId: string;
+  pacingTimeZone: string;
+  localDay: string;
+  rampPhase: number;
+  warmupComplete: boolean;
+  inviteCapToday: number;
+  invitesSentToday: number;
+  messageCapToday: number;
+  messagesSentToday: number;
+  sendingHours: string;
+  withinSendingHours: boolean;
+  /** Now when inside the sending hours, else when they next open (account's local time). */
+  nextWindowAt: string;
+  spacingSeconds: number;
+}
+
+interface AccountRow {
+  id: string;
+  workspace_id: string;
+  time_zone: string | null;
+  warmup_started_at: Date | null;
+}
+
+export function pacingOf(rules: PacingRules, account: AccountRow, counters: { invites: number; messages: number } | undefined, now: Date): AccountPacing {
+  const tz = safeZone(account.time_zone);
+  const ramp = rampOf(rules, account.warmup_started_at, now, tz);
+  const minute = localMinuteOfDay(now, tz);
+  return {
+    accountId: account.id,
+    pacingTimeZone: tz,
+    localDay: localDay(now, tz),
+    rampPhase: ramp.rampPhase,
+    warmupComplete: ramp.warmupComplete,
+    inviteCapToday: ramp.inviteCapToday,
+    invitesSentToday: counters?.invites ?? 0,
+    messageCapToday: rules.messageCap,
+    messagesSentToday: counters?.messages ?? 0,
+    sendingHours: `${hhmm(rules.hoursStart)}-${hhmm(rules.hoursEnd)}`,
+    withinSendingHours: minute >= rules.hoursStart && minute < rules.hoursEnd,
+    nextWindowAt: nextWindowStart(now, tz, rules.hoursStart, rules.hoursEnd).toISOString(),
+    spacingSeconds: rules.spacingSeconds,
+  };
+}
+
+/**
+ * Pacing reads for GET /progress and operators. `accountPacing(accountId, now)` answers one account (null
+ * when it does not exist); `workspacePacing(workspaceId, now)` every account of a workspace, keyed by id.
+ * Both read the same counters the engine reserves against, so "sent today" never disagrees with the cap.
+ */
+export function createPacingReader(deps: { db: Database; rules: PacingRules }) {
+  const { db, rules } = deps;
+
+  async function countersFor(workspaceId: string, days: { accountId: string; day: string }[]) {
+    if (days.length === 0) return new Map<string, { invites: number; messages: number }>();
+    const { rows } = await sql<{ account_id: string; local_day: string; invites: number; messages: number }>`
+      SELECT account_id, local_day::text AS local_day, invites, messages FROM engine_account_days
+      WHERE workspace_id = ${workspaceId}::uuid
+        AND (account_id, local_day) IN (${sql.join(days.map((d) => sql`(${d.accountId}, ${d.day}::date)`))})`.execute(db);
+    return new Map(rows.map((r) => [`${r.account_id}|${r.local_day}`, { invites: Number(r.invites), messages: Number(r.messages) }]));
+  }
+
+  async function workspacePacing(workspaceId: string, now: Date): Promise<Map<string, AccountPacing>> {
+    const accounts = await db
+      .selectFrom('messaging_accounts')
+      .select(['id', 'workspace_id', 'time_zone', 'warmup_started_at'])
+      .where('workspace_id', '=', workspaceId)
+      .execute();
+    const days = accounts.map((a) => ({ accountId: a.id, day: localDay(now, safeZone(a.time_zone)) }));
+    const counters = await countersFor(workspaceId, days);
+    return new Map(accounts.map((a, i) => [a.id, pacingOf(rules, a, counters.get(`${a.id}|${days[i].day}`), now)]));
+  }
+
+  async function accountPacing(accountId: string, now: Date): Promise<AccountPacing | null> {
+    const account = await db
+      .selectFrom('messaging_accounts')
+      .select(['id', 'workspace_id', 'time_zone', 'warmup_started_at'])
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    if (!account) return null;
+    const day = localDay(now, safeZone(account.time_zone));
+    const counters = await countersFor(account.workspace_id, [{ accountId, day }]);
+    return pacingOf(rules, account, counters.get(`${accountId}|${day}`), now);
+  }
+
+  return { accountPacing, workspacePacing };
+}
+
+export type PacingReader = ReturnType<typeof createPacingReader>;
+
+/** One claimed step that wants to go out through a paced account. */
+export interface PacingRequest {
+  key: string;
+  workspaceId: string;
+  accountId: string;
+  timeZone: string | null;
+  warmupStartedAt: Date | null;
+  bucket: PacingBucket;
+}
+
+export type PacingDecision =
+  | { granted: true; localDay: string }
+  | { granted: false; retryAt: Date; reason: 'outside_sending_hours' | 'daily_cap' | 'spacing' };
+
+/**
+ * Reserves today's budget for the requests, in order, under a row lock on each account's counter, so
+ * concurrent workers serialize per account and can never together exceed a cap or the spacing. Runs inside
+ * the claim transaction; a send that later fails gives its reservation back (releaseReservations).
+ */
+export async function reservePacing(trx: Database, rules: PacingRules, requests: PacingRequest[], now: Date): Promise<Map<string, PacingDecision>> {
+  const decisions = new Map<string, PacingDecision>();
+  const byAccount = new Map<string, PacingRequest[]>();
+  for (const r of requests) {
+    const k = `${r.workspaceId}|${r.accountId}`;
+    const list = byAccount.get(k) ?? [];
+    list.push(r);
+    byAccount.set(k, list);
+  }
+  const open: { list: PacingRequest[]; tz: string; day: string }[] = [];
+  for (const k of [...byAccount.keys()].sort()) {
+    const list = byAccount.get(k)!;
+    const tz = safeZone(list[0].timeZone);
+    const minute = localMinuteOfDay(now, tz);
+    if (minute < rules.hoursStart || minute >= rules.hoursEnd) {
+      const at = nextWindowStart(now, tz, rules.hoursStart, rules.hoursEnd);
+      for (const r of list) decisions.set(r.key, { granted: false, retryAt: at, reason: 'outside_sending_hours' });
+    } else {
+      open.push({ list, tz, day: localDay(now, tz) });
+    }
+  }
+  if (open.length === 0) return decisions;
+  const keys = JSON.stringify(open.map((o) => ({ workspace_id: o.list[0].workspaceId, account_id: o.list[0].accountId, local_day: o.day })));
+  await sql`INSERT INTO engine_account_days (workspace_id, account_id, local_day)
+    SELECT v.workspace_id, v.account_id, v.local_day FROM jsonb_to_recordset(${keys}::jsonb) AS v(workspace_id uuid, account_id text, local_day date)
+    ON CONFLICT DO NOTHING`.execute(trx);
+  // Locked in key order, the same in every worker, so concurrent claims queue per account instead of deadlocking.
+  const { rows } = await sql<{ account_id: string; invites: number; messages: number; actions: number; last_action_at: Date | null }>`
+    SELECT d.account_id, d.invites, d.messages, d.actions, d.last_action_at FROM engine_account_days d
+    JOIN jsonb_to_recordset(${keys}::jsonb) AS v(workspace_id uuid, account_id text, local_day date)
+      ON d.workspace_id = v.workspace_id AND d.account_id = v.account_id AND d.local_day = v.local_day
+    ORDER BY d.workspace_id, d.account_id, d.local_day
+    FOR UPDATE OF d`.execute(trx);
+  const current = new Map(rows.map((r) => [r.account_id, r]));
+  const updates: { workspace_id: string; account_id: string; local_day: string; invites: number; messages: number; actions: number; last_action_at: string | null }[] = [];
+  const spacing = rules.spacingSeconds * 1000;
+  for (const { list, tz, day } of open) {
+    const first = list[0];
+    const row = current.get(first.accountId);
+    const c = { invites: Number(row?.invites ?? 0), messages: Number(row?.messages ?? 0), actions: Number(row?.actions ?? 0) };
+    let last = row?.last_action_at ? new Date(row.last_action_at).getTime() : null;
+    const inviteCap = rampOf(rules, first.warmupStartedAt, now, tz).inviteCapToday;
+    const tomorrow = nextDayWindowStart(now, tz, rules.hoursStart);
+    let queued = 0;
+    let changed = false;
+    for (const r of list) {
+      const full = (r.bucket === 'invites' && c.invites >= inviteCap) || (r.bucket === 'messages' && c.messages >= rules.messageCap);
+      if (full) {
+        decisions.set(r.key, { granted: false, retryAt: tomorrow, reason: 'daily_cap' });
+        continue;
+      }
+      if (spacing > 0 && last !== null && last + spacing > now.getTime()) {
+        // Later requests queue behind each other one spacing apart instead of all retrying at once.
+        queued += 1;
+        const at = new Date(last + spacing * queued);
+        decisions.set(r.key, { granted: false, retryAt: at.getTime() < tomorrow.getTime() ? at : tomorrow, reason: 'spacing' });
+        continue;
+      }
+      if (r.bucket === 'invites') c.invites += 1;
+      else if (r.bucket === 'messages') c.messages += 1;
+      c.actions += 1;
+      last = now.getTime();
+      changed = true;
+      decisions.set(r.key, { granted: true, localDay: day });
+    }
+    if (changed) updates.push({ workspace_id: first.workspaceId, account_id: first.accountId, local_day: day, ...c, last_action_at: now.toISOString() });
+  }
+  if (updates.length > 0) {
+    await sql`UPDATE engine_account_days d SET invites = v.invites, messages = v.messages, actions = v.actions, last_action_at = v.last_action_at
+      FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
+        AS v(workspace_id uuid, account_id text, local_day date, invites int, messages int, actions int, last_action_at timestamptz)
+      WHERE d.workspace_id = v.workspace_id AND d.account_id = v.account_id AND d.local_day = v.local_day`.execute(trx);
+  }
+  return decisions;
+}
+
+export interface PacingRelease {
+  workspaceId: string;
+  accountId: string;
+  localDay: string;
+  bucket: PacingBucket;
+}
+
+/** Gives back reservations of sends that did not happen (failed or rate-limited). */
+export async function releaseReservations(trx: Database, releases: PacingRelease[]): Promise<void> {
+  const grouped = new Map<string, { r: PacingRelease; invites: number; messages: number; actions: number }>();
+  for (const r of releases) {
+    const k = `${r.workspaceId}|${r.accountId}|${r.localDay}`;
+    const g = grouped.get(k) ?? { r, invites: 0, messages: 0, actions: 0 };
+    if (r.bucket === 'invites') g.invites += 1;
+    else if (r.bucket === 'messages') g.messages += 1;
+    g.actions += 1;
+    grouped.set(k, g);
+  }
+  if (grouped.size === 0) return;
+  const rows = [...grouped.keys()].sort().map((k) => {
+    const g = grouped.get(k)!;
+    return { workspace_id: g.r.workspaceId, account_id: g.r.accountId, local_day: g.r.localDay, invites: g.invites, messages: g.messages, actions: g.actions };
+  });
+  await sql`UPDATE engine_account_days d SET invites = GREATEST(0, d.invites - v.invites), messages = GREATEST(0, d.messages - v.messages),
+      actions = GREATEST(0, d.actions - v.actions)
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(workspace_id uuid, account_id text, local_day date, invites int, messages int, actions int)
+    WHERE d.workspace_id = v.workspace_id AND d.account_id = v.account_id AND d.local_day = v.local_day`.execute(trx);
+}

@@ -1,0 +1,72 @@
+import type { LeadStage } from '../db/schema.js';
+import type { Channel, Recipient } from './channels/types.js';
+
+interface LeadLike {
+  id: string;
+  person: string | null;
+  email: string | null;
+  linkedin_url: string | null;
+  x_user_id: string | null;
+  username: string | null;
+  sandbox: Record<string, unknown> | null;
+  invited_at: Date | null;
+  connected_at: Date | null;
+  messaged_at: Date | null;
+  followed_at: Date | null;
+  followed_back_at: Date | null;
+  replied_at: Date | null;
+  last_message_channel: string | null;
+}
+
+const date = (d: Date | string | null) => (d === null ? null : new Date(d));
+
+export function recipientOf(row: LeadLike): Recipient {
+  return {
+    leadId: row.id,
+    person: row.person,
+    email: row.email,
+    linkedinUrl: row.linkedin_url,
+    xUserId: row.x_user_id,
+    username: row.username,
+    sandbox: row.sandbox && typeof row.sandbox === 'object' && !Array.isArray(row.sandbox) ? row.sandbox : null,
+    history: {
+      invitedAt: date(row.invited_at),
+      connectedAt: date(row.connected_at),
+      messagedAt: date(row.messaged_at),
+      lastMessageChannel: (row.last_message_channel as Channel | null) ?? null,
+      followedAt: date(row.followed_at),
+      followedBackAt: date(row.followed_back_at),
+      repliedAt: date(row.replied_at),
+    },
+  };
+}
+
+/** The spec's event `lead` object. */
+export function eventLead(row: {
+  id: string;
+  person: string | null;
+  company: string | null;
+  title: string | null;
+  email: string | null;
+  linkedin_url: string | null;
+  account_id: string | null;
+  sequence_id: string | null;
+  stage: LeadStage;
+}) {
+  return {
+    id: row.id,
+    person: row.person,
+    company: row.company,
+    title: row.title,
+    email: row.email,
+    linkedinUrl: row.linkedin_url,
+    account: row.account_id,
+    sequenceId: row.sequence_id,
+    stage: row.stage,
+  };
+}
+
+export function firstNameOf(person: string | null): string | null {
+  const first = person?.trim().split(/\s+/)[0];
+  return first ? first : null;
+}

@@ -1,0 +1,226 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertSequence, insertXAccount, setWorkspaceState } from '../helpers/seq-fixtures.js';
+import { activityOf, countBy, ENGINE_ENV, eventsOf, insertAccount, step, steps } from './helpers.js';
+
+let t: TestApp;
+const T0 = new Date('2026-11-02T09:00:00.000Z');
+const H = 3_600_000;
+
+beforeAll(async () => {
+  t = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString() });
+});
+afterAll(async () => t?.close());
+
+async function workspace(name: string, booking: string | null = null) {
+  const ws = await createWorkspaceWithKey(t, name);
+  if (booking) await t.db.updateTable('workspaces').set({ booking_link: booking }).where('id', '=', ws.workspaceId).execute();
+  return ws.workspaceId;
+}
+
+const lead = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+describe('a LinkedIn sequence end to end', () => {
+  it('invites, waits for the scripted accept, messages its variant, detects and drafts the reply', async () => {
+    const ws = await workspace('E2E', 'https://cal.example/acme');
+    const account = await insertAccount(t.db, ws, { timeZone: 'Europe/Paris' });
+    const seq = await insertSequence(t.db, ws, {
+      steps: steps(
+        step('connect', { message: 'Hi {{firstName}}' }),
+        step('message', { delayDays: 1, variants: [{ key: 'A', weight: 50, messageTmpl: 'A {{company}}' }, { key: 'B', weight: 50, messageTmpl: 'B {{company}}' }] }),
+        step('message', { delayDays: 3, message: 'Following up, {{firstName}}' }),
+      ),
+    });
+    const id = await insertLead(t.db, ws, {
+      person: 'Bob Builder',
+      company: 'Initech',
+      title: 'CTO',
+      linkedin_url: 'https://www.linkedin.com/in/bob',
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      sandbox: JSON.stringify({ acceptsInviteAfterHours: 30, replyAfterHours: 5, replyText: 'Sounds good, can we meet Tuesday?' }),
+    });
+
+    const s1 = await t.services.engine.runPass({ now: T0 });
+    expect(s1).toMatchObject({ actions: 1, skipped: 0, failed: 0, repliesDetected: 0 });
+    let l = await lead(id);
+    expect(l).toMatchObject({ stage: 'invited', current_step: 1 });
+    expect(l.invited_at?.toISOString()).toBe(T0.toISOString());
+
+    // Message step due after one day, but the invite is still pending: the lead waits for the accept.
+    const s2 = await t.services.engine.runPass({ now: new Date(T0.getTime() + 25 * H) });
+    expect(s2.actions).toBe(0);
+    l = await lead(id);
+    expect(l.next_action_at).toBeNull();
+
+    // Accepted at +30h; the waiting message goes in the same pass.
+    const s3 = await t.services.engine.runPass({ now: new Date(T0.getTime() + 31 * H) });
+    expect(s3).toMatchObject({ observations: 1, actions: 1 });
+    l = await lead(id);
+    expect(l.stage).toBe('messaged');
+    expect(['A', 'B']).toContain(l.variant_key);
+    expect(l.connected_at?.toISOString()).toBe(new Date(T0.getTime() + 30 * H).toISOString());
+
+    // Reply 5h after the first message freezes the sequence before the follow-up.
+    const s4 = await t.services.engine.runPass({ now: new Date(T0.getTime() + 37 * H) });
+    expect(s4.repliesDetected).toBe(1);
+    l = await lead(id);
+    expect(l).toMatchObject({ stage: 'replied', automation_stopped: true, next_action_at: null, reply_sentiment: 'positive' });
+    const s5 = await t.services.engine.runPass({ now: new Date(T0.getTime() + 200 * H) });
+    expect(s5).toMatchObject({ actions: 0, repliesDetected: 0 });
+
+    const reply = await t.db.selectFrom('replies').selectAll().where('lead_id', '=', id).executeTakeFirstOrThrow();
+    expect(reply.classification).toBe('meeting_intent');
+    expect(reply.their_message).not.toContain('Tuesday');
+    expect(t.services.engine && reply.their_message?.startsWith('v1:')).toBe(true);
+
+    const actions = (await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`);
+    expect(actions).toEqual(['invite:ok', 'accepted:ok', 'message:ok', 'reply_detected:ok']);
+    const events = await eventsOf(t.db, ws);
+    expect(events.map((e) => e.event)).toEqual(['lead.invited', 'lead.accepted', 'lead.messaged', 'reply.received']);
+    expect(events[3].data).toMatchObject({ classification: 'meeting_intent', theirMessage: 'Sounds good, can we meet Tuesday?' });
+    expect(events[3].data.draft).toContain('https://cal.example/acme');
+    expect(events[0].data.lead).toMatchObject({ id, person: 'Bob Builder', company: 'Initech', account, sequenceId: seq, stage: 'invited' });
+  });
+
+  it('skips a step whose template needs a missing value, with the reason in detail, and never sends it', async () => {
+    const ws = await workspace('Templates');
+    const account = await insertAccount(t.db, ws);
+    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect', { message: 'Hi {{firstName}} at {{company}}' }), step('engage', { actions: [{ type: 'like', count: 1, reaction: null }] })) });
+    const id = await insertLead(t.db, ws, { person: 'Ann', company: null, account_id: account, sequence_id: seq, next_action_at: T0 });
+    const s = await t.services.engine.runPass({ now: T0 });
+    expect(s).toMatchObject({ actions: 1, skipped: 1 });
+    const acts = await activityOf(t.db, id);
+    expect(acts.map((a) => `${a.action}:${a.outcome}`)).toEqual(['invite:skipped', 'like:ok']);
+    expect(JSON.parse(acts[0].detail)).toMatchObject({ reason: 'missing_template_value', field: 'company' });
+    const l = await lead(id);
+    // The sequence ended without reaching the person (a like is not contact): the lead ends `skipped`.
+    expect(l).toMatchObject({ stage: 'skipped', automation_stopped: true, current_step: 2 });
+  });
+
+  it('records a send left in flight by a crash as failed uncertain_delivery and moves on, never repeating it', async () => {
+    const ws = await workspace('Crash');
+    const account = await insertAccount(t.db, ws);
+    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect'), step('engage', { delayDays: 2 })) });
+    const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0 });
+    await sql`UPDATE leads SET inflight_key = ${`${id}:0`}, inflight_step = 0, inflight_at = ${new Date(T0.getTime() - 2 * H).toISOString()}::timestamptz WHERE id = ${id}::uuid`.execute(t.db);
+    const s = await t.services.engine.runPass({ now: T0 });
+    expect(s).toMatchObject({ actions: 0, failed: 1 });
+    const acts = await activityOf(t.db, id);
+    expect(acts.map((a) => `${a.action}:${a.outcome}`)).toEqual(['invite:failed']);
+    expect(JSON.parse(acts[0].detail).reason).toBe('uncertain_delivery');
+    const l = await lead(id);
+    expect(l.current_step).toBe(1);
+    expect(l.next_action_at?.toISOString()).toBe(new Date(T0.getTime() + 48 * H).toISOString());
+  });
+
+  it('retries a retryable failure later and fails the lead after a permanent one', async () => {
+    const ws = await workspace('Failures');
+    const account = await insertAccount(t.db, ws);
+    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')) });
+    const limited = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0, sandbox: JSON.stringify({ rateLimited: 1, retryAfterSeconds: 1800 }) });
+    const broken = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0, sandbox: JSON.stringify({ failWith: 'profile_unavailable' }) });
+    const s1 = await t.services.engine.runPass({ now: T0 });
+    expect(s1).toMatchObject({ actions: 0, failed: 2 });
+    expect(await lead(broken)).toMatchObject({ stage: 'failed', automation_stopped: true, last_error: 'profile_unavailable' });
+    expect((await lead(limited)).next_action_at?.toISOString()).toBe(new Date(T0.getTime() + 1800_000).toISOString());
+    const s2 = await t.services.engine.runPass({ now: new Date(T0.getTime() + H) });
+    expect(s2).toMatchObject({ actions: 1, failed: 0 });
+    expect(await lead(limited)).toMatchObject({ stage: 'invited' });
+    // Failed sends gave their pacing reservation back.
+    const pacing = await t.services.engine.accountPacing(account, new Date(T0.getTime() + H));
+    expect(pacing?.invitesSentToday).toBe(1);
+  });
+});
+
+describe('gating', () => {
+  async function setup(name: string, seqOpts: Parameters<typeof insertSequence>[2] = {}) {
+    const ws = await workspace(name);
+    const account = await insertAccount(t.db, ws);
+    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')), ...seqOpts });
+    const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0, linkedin_url: `https://linkedin.example/${name}`, email: `${name}@x.example` });
+    return { ws, account, seq, id };
+  }
+
+  it('a paused sequence does nothing until resumed', async () => {
+    const { ws, seq, id } = await setup('paused', { status: 'paused' });
+    expect((await t.services.engine.runPass({ now: T0 })).actions).toBe(0);
+    expect(await activityOf(t.db, id)).toHaveLength(0);
+    await t.db.updateTable('sequences').set({ status: 'active' }).where('id', '=', seq).execute();
+    expect((await t.services.engine.runPass({ now: T0 })).actions).toBe(1);
+    expect(await countBy(t.db, ws)).toEqual({ 'invite:ok': 1 });
+  });
+
+  it('an unapproved revision does nothing', async () => {
+    const { id } = await setup('unapproved', { revision: 3, approvedRevision: 2 });
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, id)).toHaveLength(0);
+    expect((await lead(id)).stage).toBe('queued');
+  });
+
+  it('canceled or past-due billing does nothing; trialing runs', async () => {
+    const { ws, id } = await setup('billing');
+    await setWorkspaceState(t.db, ws, { billingStatus: 'canceled' });
+    await t.services.engine.runPass({ now: T0 });
+    await setWorkspaceState(t.db, ws, { billingStatus: 'past_due' });
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, id)).toHaveLength(0);
+    await setWorkspaceState(t.db, ws, { billingStatus: 'trialing' });
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, id)).toHaveLength(1);
+  });
+
+  it('no energy, no send; each send costs its units', async () => {
+    const { ws, id } = await setup('energy');
+    await t.db.updateTable('workspaces').set({ energy_balance: 0, energy_daily_refill: 0 }).where('id', '=', ws).execute();
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, id)).toHaveLength(0);
+    await t.db.updateTable('workspaces').set({ energy_balance: 5 }).where('id', '=', ws).execute();
+    await t.services.engine.runPass({ now: T0 });
+    const acts = await activityOf(t.db, id);
+    expect(acts.map((a) => [a.action, a.units])).toEqual([['invite', 1]]);
+    const w = await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', ws).executeTakeFirstOrThrow();
+    expect(w.energy_balance).toBe(4);
+  });
+
+  it('a disconnected sending account does nothing; X steps need the Play account', async () => {
+    const ws = await workspace('accounts');
+    const account = await insertAccount(t.db, ws, { storedStatus: 'disconnected' });
+    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')) });
+    const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0 });
+    const xseq = await insertSequence(t.db, ws, { channels: ['x'], steps: steps(step('x_engage', { actions: [{ type: 'follow', count: 1, reaction: null }] }), step('x_dm', { message: 'hey {{username}}' })) });
+    const xl = await insertLead(t.db, ws, { sequence_id: xseq, next_action_at: T0, x_user_id: '5550001', username: 'carol', account_user_id: '7770001' });
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, id)).toHaveLength(0);
+    expect(await activityOf(t.db, xl)).toHaveLength(0);
+    await insertXAccount(t.db, ws, { userId: '7770001', handle: 'acme_x' });
+    const s = await t.services.engine.runPass({ now: T0 });
+    expect(s.actions).toBe(2);
+    expect((await activityOf(t.db, xl)).map((a) => [a.action, a.account_id])).toEqual([['x_follow', null], ['x_dm', null]]);
+    expect(await lead(xl)).toMatchObject({ stage: 'messaged' });
+    const events = await eventsOf(t.db, ws);
+    expect(events.map((e) => [e.event, e.data.channel])).toEqual([['lead.messaged', 'x']]);
+  });
+
+  it('an identity that opted out anywhere in the workspace is never contacted', async () => {
+    const { ws, account, seq, id } = await setup('optout');
+    await insertLead(t.db, ws, { email: 'OPTOUT@x.example', opted_out_at: new Date('2026-10-01T00:00:00Z'), stage: 'replied' });
+    const s = await t.services.engine.runPass({ now: T0 });
+    expect(s).toMatchObject({ actions: 0, skipped: 1 });
+    expect(await lead(id)).toMatchObject({ stage: 'skipped', automation_stopped: true, next_action_at: null });
+    expect(JSON.parse((await activityOf(t.db, id))[0].detail).reason).toBe('identity_opted_out');
+    void account;
+    void seq;
+  });
+
+  it('snoozed and stopped leads wait', async () => {
+    const { id } = await setup('snoozed');
+    await t.db.updateTable('leads').set({ snoozed_until: new Date(T0.getTime() + 5 * H) }).where('id', '=', id).execute();
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, id)).toHaveLength(0);
+    await t.services.engine.runPass({ now: new Date(T0.getTime() + 6 * H) });
+    expect(await activityOf(t.db, id)).toHaveLength(1);
+  });
+});
