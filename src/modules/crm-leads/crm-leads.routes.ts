@@ -1,0 +1,31 @@
+import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
+import type { AppInstance } from '../../app/types.js';
+import type { CrmLeadsService } from './crm-leads.service.js';
+import { LeadsQuery, LeadsResponse } from './crm-leads.schemas.js';
+
+export async function crmLeadsRoutes(app: AppInstance, opts: { crmLeads: CrmLeadsService }) {
+  app.get(
+    '/leads',
+    {
+      schema: {
+        summary: 'List cross-channel leads with an exact count',
+        description:
+          'Filters combine with AND. There is no cursor: `count` is the exact number matching, `returned` the size of this page ' +
+          '(newest first, at most `limit`); narrow the filters to see more. Honors X-Workspace-Client.',
+        tags: ['leads'],
+        headers: WorkspaceClientHeader,
+        querystring: LeadsQuery,
+        response: { 200: LeadsResponse, ...errorResponses() },
+      },
+    },
+    async (req) =>
+      opts.crmLeads.listLeads(req.auth.workspaceId, {
+        stage: req.query.stage,
+        q: req.query.q,
+        engaged: req.query.engaged === '1',
+        booked: req.query.booked === '1',
+        sinceDays: req.query.sinceDays,
+        limit: req.query.limit ?? 200,
+      }),
+  );
+}

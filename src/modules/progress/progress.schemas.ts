@@ -1,0 +1,35 @@
+import { Type } from 'typebox';
+import { MessagingAccountId, Nullable, Timestamp } from '../../app/schemas.js';
+import { ProgressFunnel } from '../reports/reports.schemas.js';
+
+export const ProgressQuery = Type.Object(
+  {
+    sinceDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 7, description: 'period length in days, 1 to 90 (default 7)' })),
+  },
+  { additionalProperties: true },
+);
+
+export const PacingEntry = Type.Object({
+  id: MessagingAccountId(),
+  name: Type.String(),
+  mode: Type.String(),
+  storedStatus: Type.String(),
+  connectedAt: Nullable(Timestamp()),
+  warmupStartedAt: Nullable(Timestamp()),
+  pacingTimeZone: Type.String({ description: 'the IANA zone whose calendar day the budget follows' }),
+  invitesSentToday: Type.Integer({ minimum: 0, description: 'invites sent since local midnight in the pacing time zone' }),
+  inviteCapToday: Type.Integer({ minimum: 0, description: "today's connection-request budget in the account's own time zone" }),
+  rampPhase: Type.Integer({ minimum: 1, description: 'warm-up stage: week 1…N of the ramp schedule, N+1 once the ramp is over or when no warm-up was started' }),
+  accountScore: Nullable(Type.Integer()),
+  relationsCount: Nullable(Type.Integer()),
+});
+
+export const ProgressResponse = Type.Object({
+  asOf: Timestamp(),
+  period: Type.Object({ since: Timestamp(), days: Type.Integer({ minimum: 1, maximum: 90 }) }),
+  funnel: ProgressFunnel,
+  queued: Type.Integer({ minimum: 0, description: 'leads waiting to start (stage queued or resolving), not stopped and not opted out' }),
+  recentActions: Type.Integer({ minimum: 0, description: 'ledger entries with outcome ok in the period' }),
+  recentFailures: Type.Integer({ minimum: 0, description: 'ledger entries with outcome failed in the period' }),
+  accounts: Type.Array(PacingEntry, { description: 'one entry per messaging account, in creation order' }),
+});

@@ -1,0 +1,54 @@
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import { toProgressFunnel } from '../reports/funnel.js';
+import { listMessagingAccounts, workspaceFunnel } from '../reports/reports.repository.js';
+import { safeZone } from '../../engine/time.js';
+import type { PacingSource } from './pacing.js';
+import * as repo from './progress.repository.js';
+
+const DAY_MS = 86_400_000;
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function createProgressService(deps: { db: Database; clock: Clock; pacing: PacingSource }) {
+  const { db, clock, pacing } = deps;
+
+  async function progress(workspaceId: string, sinceDays: number) {
+    const now = clock.now();
+    const since = new Date(now.getTime() - sinceDays * DAY_MS);
+    const [funnelRow, ledger, accounts, paced] = await Promise.all([
+      workspaceFunnel(db, workspaceId),
+      repo.ledgerCounts(db, workspaceId, since),
+      listMessagingAccounts(db, workspaceId),
+      pacing.workspacePacing(workspaceId, now),
+    ]);
+    return {
+      asOf: now.toISOString(),
+      period: { since: since.toISOString(), days: sinceDays },
+      funnel: toProgressFunnel(funnelRow),
+      queued: Number(funnelRow?.queued ?? 0),
+      recentActions: ledger.ok,
+      recentFailures: ledger.failed,
+      accounts: accounts.map((a) => {
+        const p = paced.get(a.id);
+        return {
+          id: a.id,
+          name: a.name,
+          mode: a.mode,
+          storedStatus: a.stored_status,
+          connectedAt: iso(a.connected_at),
+          warmupStartedAt: iso(a.warmup_started_at),
+          pacingTimeZone: p?.pacingTimeZone ?? safeZone(a.time_zone),
+          invitesSentToday: p?.invitesSentToday ?? 0,
+          inviteCapToday: p?.inviteCapToday ?? 0,
+          rampPhase: p?.rampPhase ?? 1,
+          accountScore: a.account_score,
+          relationsCount: a.relations_count,
+        };
+      }),
+    };
+  }
+
+  return { progress };
+}
+
+export type ProgressService = ReturnType<typeof createProgressService>;

@@ -1,0 +1,175 @@
+import { sql, type Insertable } from 'kysely';
+import type { Database } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+
+const LEAD_COLUMNS = [
+  'leads.id as lead_id',
+  'leads.person',
+  'leads.company',
+  'leads.title',
+  'leads.email',
+  'leads.linkedin_url',
+  'leads.account_id',
+  'leads.sequence_id',
+  'leads.opted_out_at',
+  'leads.meeting_booked_at',
+] as const;
+
+/** Pending replies plus snoozed ones that are due again, oldest first. */
+export async function listPending(db: Database, workspaceId: string, now: Date, limit: number) {
+  return db
+    .selectFrom('replies')
+    .innerJoin('leads', (join) => join.onRef('leads.id', '=', 'replies.lead_id').onRef('leads.workspace_id', '=', 'replies.workspace_id'))
+    .select([
+      'replies.id',
+      'replies.channel',
+      'replies.classification',
+      'replies.their_message',
+      'replies.draft',
+      'replies.replied_at',
+      'replies.snoozed_until',
+      ...LEAD_COLUMNS,
+    ])
+    .where('replies.workspace_id', '=', workspaceId)
+    .where((eb) =>
+      eb.or([eb('replies.state', '=', 'pending'), eb.and([eb('replies.state', '=', 'snoozed'), eb('replies.snoozed_until', '<=', now)])]),
+    )
+    .orderBy('replies.replied_at')
+    .orderBy('replies.id')
+    .limit(limit)
+    .execute();
+}
+
+export type PendingRow = Awaited<ReturnType<typeof listPending>>[number];
+
+/** What allowedDecisions needs from the workspace: its booking link and a usable follow-up sequence. */
+export async function findDecisionSettings(db: Database, workspaceId: string) {
+  return db
+    .selectFrom('workspaces')
+    .leftJoin('sequences', (join) =>
+      join.onRef('sequences.id', '=', 'workspaces.follow_up_sequence_id').onRef('sequences.workspace_id', '=', 'workspaces.id').on('sequences.status', '<>', 'archived'),
+    )
+    .select(['workspaces.booking_link', 'sequences.id as follow_up_sequence_id'])
+    .where('workspaces.id', '=', workspaceId)
+    .executeTakeFirst();
+}
+
+/** Serializes requests that carry the same idempotency key, whatever reply they name. */
+export async function lockIdempotencyKey(db: Database, workspaceId: string, scope: string, key: string) {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${workspaceId}:${scope}:${key}`}, 0))`.execute(db);
+}
+
+export async function findIdempotencyRecord(db: Database, workspaceId: string, scope: string, key: string) {
+  return db
+    .selectFrom('idempotency_records')
+    .select(['request_hash', 'status_code', 'response'])
+    .where('workspace_id', '=', workspaceId)
+    .where('scope', '=', scope)
+    .where('key', '=', key)
+    .executeTakeFirst();
+}
+
+export async function insertIdempotencyRecord(db: Database, row: Insertable<DB['idempotency_records']>) {
+  await db.insertInto('idempotency_records').values(row).execute();
+}
+
+/** The row lock is what makes two concurrent decisions on one reply queue up: the second sees the first's result. */
+export async function lockReply(db: Database, workspaceId: string, replyId: string) {
+  return db
+    .selectFrom('replies')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', replyId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function lockLead(db: Database, workspaceId: string, leadId: string) {
+  return db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).forUpdate().executeTakeFirst();
+}
+
+export type LeadRow = NonNullable<Awaited<ReturnType<typeof lockLead>>>;
+
+export async function updateReply(
+  db: Database,
+  workspaceId: string,
+  replyId: string,
+  set: { state: 'decided' | 'snoozed'; decision: string; decided_at: Date; decided_by: string; snoozed_until: Date | null; draft?: string | null },
+) {
+  await db.updateTable('replies').set(set).where('workspace_id', '=', workspaceId).where('id', '=', replyId).execute();
+}
+
+export async function updateLead(
+  db: Database,
+  workspaceId: string,
+  leadId: string,
+  set: Partial<{
+    messaged: true;
+    meeting_booked_at: Date;
+    snoozed_until: Date;
+    last_activity_at: Date;
+    follow_up: { sequenceId: string; at: Date };
+  }> & { updated_at: Date },
+) {
+  return db
+    .updateTable('leads')
+    .set((eb) => ({
+      updated_at: set.updated_at,
+      ...(set.messaged && { messaged_at: eb.fn.coalesce('messaged_at', eb.val(set.updated_at)) }),
+      ...(set.meeting_booked_at && { meeting_booked_at: set.meeting_booked_at }),
+      ...(set.snoozed_until && { snoozed_until: set.snoozed_until }),
+      ...(set.last_activity_at && { last_activity_at: set.last_activity_at }),
+      ...(set.follow_up && {
+        sequence_id: set.follow_up.sequenceId,
+        current_step: 0,
+        next_action_at: set.follow_up.at,
+        automation_stopped: false,
+        snoozed_until: null,
+        variant_key: null,
+      }),
+    }))
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', leadId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Every lead row of the same person in the workspace: same e-mail or LinkedIn profile (case-insensitive)
+ * or the same social-network user. Locked in id order so concurrent opt-outs of two lanes never deadlock.
+ */
+export async function lockIdentityLanes(db: Database, workspaceId: string, lead: LeadRow) {
+  return db
+    .selectFrom('leads')
+    .select(['id', 'account_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) =>
+      eb.or([
+        eb('id', '=', lead.id),
+        ...(lead.email ? [eb(eb.fn('lower', ['email']), '=', lead.email.toLowerCase())] : []),
+        ...(lead.linkedin_url ? [eb(eb.fn('lower', ['linkedin_url']), '=', lead.linkedin_url.toLowerCase())] : []),
+        ...(lead.x_user_id ? [eb('x_user_id', '=', lead.x_user_id)] : []),
+      ]),
+    )
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+export async function suppressLanes(db: Database, workspaceId: string, leadIds: string[], now: Date) {
+  await db
+    .updateTable('leads')
+    .set((eb) => ({
+      opted_out_at: eb.fn.coalesce('opted_out_at', eb.val(now)),
+      automation_stopped: true,
+      next_action_at: null,
+      updated_at: now,
+    }))
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', leadIds)
+    .execute();
+}
+
+export async function insertActivities(db: Database, rows: Insertable<DB['activity']>[]) {
+  if (rows.length > 0) await db.insertInto('activity').values(rows).execute();
+}

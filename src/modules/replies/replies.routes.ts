@@ -1,0 +1,55 @@
+import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
+import type { AppInstance } from '../../app/types.js';
+import type { RepliesService } from './replies.service.js';
+import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams, SNOOZE_DEFAULT_DAYS, SNOOZE_MAX_DAYS } from './replies.schemas.js';
+
+export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesService }) {
+  app.get(
+    '/replies',
+    {
+      schema: {
+        summary: 'The pending-reply queue, oldest first',
+        description:
+          'A bounded queue, not an archive: undecided replies, plus snoozed replies once their snooze is due. Social-network rows ' +
+          'carry `channel: x` and no `draft` or `allowedDecisions` (they are answered on the network). Message text is stored ' +
+          'encrypted and is null when it cannot be decrypted. Honors X-Workspace-Client.',
+        tags: ['replies'],
+        headers: WorkspaceClientHeader,
+        querystring: RepliesQuery,
+        response: { 200: RepliesResponse, ...errorResponses() },
+      },
+    },
+    async (req) => opts.replies.listPending(req.auth.workspaceId, req.query.limit ?? 50),
+  );
+
+  app.post(
+    '/replies/:id/decide',
+    {
+      schema: {
+        summary: 'Apply one decision to a pending reply',
+        description:
+          '`send`, `invite` and `booking_link` message the prospect through the reply’s channel (the only operation that contacts a ' +
+          'prospect) and emit lead.messaged; `snooze` hides the reply for `days` whole days (1 to ' +
+          `${SNOOZE_MAX_DAYS}, default ${SNOOZE_DEFAULT_DAYS}) and then returns it to the queue; \`start_sequence\` enrolls the lead ` +
+          'in the workspace’s follow-up sequence; `meeting_booked` records the meeting and emits lead.meeting_booked; `dismiss` ' +
+          'closes the reply; `opt_out` permanently suppresses every lead of the identity (same e-mail, LinkedIn profile or ' +
+          'social-network user). Each writes its activity entry in the same transaction. A decision not in the reply’s ' +
+          'allowedDecisions answers 409 decision_not_allowed, a reply already decided 409 reply_already_decided; of two ' +
+          'concurrent decisions exactly one wins. With `Idempotency-Key`, a retry with the same key and body returns the ' +
+          'first answer (header `Idempotent-Replayed: true`). A channel failure answers 503 channel_send_failed (429 when ' +
+          'the channel is rate limited) and leaves the reply pending. Honors X-Workspace-Client.',
+        tags: ['replies'],
+        headers: DecideHeaders,
+        params: ReplyIdParams,
+        body: DecideBody,
+        response: { 200: DecideResponse, ...errorResponses(404, 409, 503) },
+      },
+    },
+    async (req, reply) => {
+      const key = req.headers['idempotency-key'];
+      const result = await opts.replies.decide(req.auth.workspaceId, req.params.id, req.body, typeof key === 'string' ? key : undefined);
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.status(result.statusCode as 200).send(result.body as never);
+    },
+  );
+}

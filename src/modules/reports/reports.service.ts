@@ -1,0 +1,95 @@
+import type { Database } from '../../db/database.js';
+import { toFunnel, type FunnelCountsRow } from './funnel.js';
+import * as repo from './reports.repository.js';
+
+export type GroupBy = 'sequence' | 'account';
+
+interface StepLike {
+  kind?: unknown;
+  variants?: unknown;
+}
+
+/** The kind of the first step carrying variants: a connect-step variant is "sent" with the invite, any other with a message. */
+function variantSteps(steps: unknown): { keys: string[]; onConnect: boolean } {
+  const list = Array.isArray(steps) ? (steps as StepLike[]) : [];
+  const keys: string[] = [];
+  let onConnect: boolean | null = null;
+  for (const step of list) {
+    if (!Array.isArray(step?.variants)) continue;
+    if (onConnect === null) onConnect = step.kind === 'connect';
+    for (const v of step.variants as { key?: unknown }[]) {
+      if (typeof v?.key === 'string' && !keys.includes(v.key)) keys.push(v.key);
+    }
+  }
+  return { keys, onConnect: onConnect ?? false };
+}
+
+const COUNT_KEYS = [
+  'leads', 'invited', 'accepted', 'messaged', 'replied', 'meetings_booked', 'replies_positive', 'replies_negative',
+  'meetings_qualifying', 'meetings_no_show_or_cancelled',
+] as const;
+
+function sumRows(rows: FunnelCountsRow[]): FunnelCountsRow {
+  const total = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0])) as Record<(typeof COUNT_KEYS)[number], number>;
+  for (const r of rows) for (const k of COUNT_KEYS) total[k] += Number(r[k]);
+  return total;
+}
+
+export function createReportsService(deps: { db: Database }) {
+  const { db } = deps;
+
+  async function funnelReport(workspaceId: string, groupBy: GroupBy) {
+    const [{ groups: groupRows, arms: armRows }, sequences, accounts] = await Promise.all([
+      repo.groupedFunnelAndArms(db, workspaceId, groupBy),
+      repo.listSequences(db, workspaceId),
+      groupBy === 'account' ? repo.listMessagingAccounts(db, workspaceId) : Promise.resolve([]),
+    ]);
+    // Every lead is in exactly one group, so the total is their sum: no second pass over the leads.
+    const totalRow = sumRows(groupRows);
+
+    const byGroup = new Map(groupRows.map((r) => [r.group_id, r]));
+    const named: { id: string; name: string }[] =
+      groupBy === 'sequence' ? sequences.map((s) => ({ id: s.id, name: s.name })) : accounts.map((a) => ({ id: a.id, name: a.name }));
+    const groups: { id: string | null; name: string | null; funnel: ReturnType<typeof toFunnel> }[] = named.map((g) => ({
+      id: g.id,
+      name: g.name,
+      funnel: toFunnel(byGroup.get(g.id)),
+    }));
+    const known = new Set(named.map((g) => g.id));
+    // A lead can point at an account row another workspace owns only through bad seed data; it still counts, unnamed.
+    for (const r of groupRows) {
+      if (r.group_id !== null && !known.has(r.group_id)) groups.push({ id: r.group_id, name: null, funnel: toFunnel(r) });
+    }
+    if (byGroup.has(null)) groups.push({ id: null, name: null, funnel: toFunnel(byGroup.get(null)) });
+
+    const arms = new Map<string, { sequenceId: string; variantKey: string; sent: number; accepted: number; replied: number; meetingsBooked: number }>();
+    const armKey = (s: string, k: string) => `${s}\u0000${k}`;
+    const onConnect = new Map<string, boolean>();
+    for (const s of sequences) {
+      const v = variantSteps(s.steps);
+      onConnect.set(s.id, v.onConnect);
+      for (const key of v.keys) arms.set(armKey(s.id, key), { sequenceId: s.id, variantKey: key, sent: 0, accepted: 0, replied: 0, meetingsBooked: 0 });
+    }
+    for (const r of armRows) {
+      if (r.sequence_id === null || r.variant_key === null) continue;
+      arms.set(armKey(r.sequence_id, r.variant_key), {
+        sequenceId: r.sequence_id,
+        variantKey: r.variant_key,
+        sent: Number(onConnect.get(r.sequence_id) ? r.invited : r.messaged),
+        accepted: Number(r.accepted),
+        replied: Number(r.replied),
+        meetingsBooked: Number(r.meetings_booked),
+      });
+    }
+    const order = new Map(sequences.map((s, i) => [s.id, i]));
+    const experimentArms = [...arms.values()].sort(
+      (a, b) => (order.get(a.sequenceId) ?? Infinity) - (order.get(b.sequenceId) ?? Infinity) || a.sequenceId.localeCompare(b.sequenceId) || a.variantKey.localeCompare(b.variantKey),
+    );
+
+    return { groupBy, total: toFunnel(totalRow), groups, experimentArms, excludedWarmupAccounts: [] as string[] };
+  }
+
+  return { funnelReport };
+}
+
+export type ReportsService = ReturnType<typeof createReportsService>;

@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import { buildApp } from '../../src/app/build-app.js';
+import { createServices } from '../../src/app/services.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { Database } from '../../src/db/database.js';
+import type { DB, LeadsTable } from '../../src/db/schema.js';
+import type { ActionResult, Channel, ChannelDriver, ChannelDrivers, OutboundAction } from '../../src/engine/channels/types.js';
+import { fixedClock } from '../../src/lib/clock.js';
+import { createTextCipher, type TextCipher } from '../../src/lib/crypto.js';
+import { newId, newMessagingAccountId } from '../../src/lib/ids.js';
+import type { TestApp } from './build-test-app.js';
+import { createTestDatabase } from './test-database.js';
+
+// Direct inserts for the cross-channel read and reply-decision tests: they stage rows (leads with
+// milestones, ledger entries, encrypted replies) that the public API cannot create.
+
+/**
+ * An in-memory channel that behaves like a real one: it keeps what was delivered, refuses a repeat of the
+ * same idempotency key (answering the first delivery's id, as a provider would), and can be told to fail.
+ */
+export function createMemoryChannels() {
+  const delivered: OutboundAction[] = [];
+  const byKey = new Map<string, string>();
+  let nextFailure: ActionResult | null = null;
+  const driver = (channel: Channel): ChannelDriver => ({
+    channel,
+    async perform(action) {
+      if (nextFailure) {
+        const failure = nextFailure;
+        nextFailure = null;
+        return failure;
+      }
+      const previous = byKey.get(action.idempotencyKey);
+      if (previous) return { outcome: 'ok', externalId: previous };
+      const externalId = `msg_${delivered.length + 1}`;
+      byKey.set(action.idempotencyKey, externalId);
+      delivered.push(action);
+      return { outcome: 'ok', externalId };
+    },
+  });
+  const drivers: ChannelDrivers = { forChannel: (channel) => driver(channel) };
+  return {
+    drivers,
+    delivered,
+    failNext(result: ActionResult) {
+      nextFailure = result;
+    },
+  };
+}
+
+export type MemoryChannels = ReturnType<typeof createMemoryChannels>;
+
+/** buildTestApp with the engine and reply decisions talking to the given channels instead of the configured drivers. */
+export async function buildCrmTestApp(options: { channels: MemoryChannels; now?: string }): Promise<TestApp & { cipher: TextCipher }> {
+  const handle = await createTestDatabase();
+  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent' });
+  const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
+  const cipher = createTextCipher(randomBytes(32));
+  const services = createServices({ db: handle.db, config, clock, cipher, drivers: options.channels.drivers });
+  const app = await buildApp({ config, db: handle.db, services, clock });
+  await app.ready();
+  return {
+    app,
+    db: handle.db,
+    handle,
+    services,
+    config,
+    clock,
+    cipher,
+    close: async () => {
+      await app.close();
+      await handle.close();
+    },
+  };
+}
+
+export async function setSettings(db: Database, workspaceId: string, s: { bookingLink?: string | null; followUpSequenceId?: string | null }) {
+  await db
+    .updateTable('workspaces')
+    .set({
+      ...(s.bookingLink !== undefined && { booking_link: s.bookingLink }),
+      ...(s.followUpSequenceId !== undefined && { follow_up_sequence_id: s.followUpSequenceId }),
+    })
+    .where('id', '=', workspaceId)
+    .execute();
+}
+
+export async function addAccount(
+  db: Database,
+  workspaceId: string,
+  f: Partial<Omit<Insertable<DB['messaging_accounts']>, 'workspace_id'>> = {},
+) {
+  const id = f.id ?? newMessagingAccountId();
+  await db
+    .insertInto('messaging_accounts')
+    .values({
+      name: `Account ${id.slice(4, 12)}`,
+      connected_at: new Date('2026-10-01T00:00:00.000Z'),
+      warmup_started_at: null,
+      account_score: null,
+      relations_count: null,
+      ...f,
+      id,
+      workspace_id: workspaceId,
+    })
+    .execute();
+  return id;
+}
+
+export async function addSequence(
+  db: Database,
+  workspaceId: string,
+  f: { id?: string; name?: string; status?: 'draft' | 'active' | 'paused' | 'archived'; steps?: unknown[]; createdAt?: Date } = {},
+) {
+  const id = f.id ?? newId();
+  await db
+    .insertInto('sequences')
+    .values({
+      id,
+      workspace_id: workspaceId,
+      name: f.name ?? `Sequence ${id.slice(0, 8)}`,
+      status: f.status ?? 'active',
+      approved_revision: 1,
+      approved_at: new Date('2026-11-01T00:00:00.000Z'),
+      channels: ['linkedin'],
+      steps: JSON.stringify(f.steps ?? [{ index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi', actions: [], variants: null, tool: null }]),
+      ...(f.createdAt && { created_at: f.createdAt }),
+    })
+    .execute();
+  return id;
+}
+
+export type LeadRowFixture = Partial<Omit<Insertable<LeadsTable>, 'workspace_id'>>;
+
+export async function addLead(db: Database, workspaceId: string, f: LeadRowFixture = {}) {
+  const id = f.id ?? newId();
+  await db
+    .insertInto('leads')
+    .values({
+      person: null,
+      company: null,
+      title: null,
+      email: null,
+      linkedin_url: null,
+      x_user_id: null,
+      username: null,
+      account_id: null,
+      account_user_id: null,
+      sequence_id: null,
+      play_id: null,
+      candidate_id: null,
+      strategy_id: null,
+      strategy_run_id: null,
+      next_action_at: null,
+      variant_key: null,
+      invited_at: null,
+      connected_at: null,
+      messaged_at: null,
+      replied_at: null,
+      followed_at: null,
+      followed_back_at: null,
+      meeting_booked_at: null,
+      meeting_outcome: null,
+      snoozed_until: null,
+      opted_out_at: null,
+      reply_sentiment: null,
+      last_error: null,
+      last_activity_at: null,
+      sandbox: null,
+      ...f,
+      id,
+      workspace_id: workspaceId,
+    })
+    .execute();
+  return id;
+}
+
+export async function addActivity(
+  db: Database,
+  workspaceId: string,
+  f: { action: string; outcome?: 'ok' | 'skipped' | 'failed'; createdAt: Date | string; accountId?: string | null; leadId?: string | null; detail?: string; units?: number; id?: string },
+) {
+  const id = f.id ?? newId();
+  await db
+    .insertInto('activity')
+    .values({
+      id,
+      workspace_id: workspaceId,
+      created_at: f.createdAt,
+      action: f.action,
+      outcome: f.outcome ?? 'ok',
+      units: f.units ?? 0,
+      detail: f.detail ?? '',
+      account_id: f.accountId ?? null,
+      lead_id: f.leadId ?? null,
+    })
+    .execute();
+  return id;
+}
+
+/** Message text goes in encrypted, exactly as the engine stores it; `raw` stores a value as is (to simulate unreadable text). */
+export async function addReply(
+  db: Database,
+  cipher: TextCipher,
+  workspaceId: string,
+  f: {
+    leadId: string;
+    id?: string;
+    channel?: string;
+    classification?: string;
+    theirMessage?: string | null;
+    draft?: string | null;
+    rawTheirMessage?: string | null;
+    rawDraft?: string | null;
+    repliedAt?: Date | string;
+    state?: 'pending' | 'snoozed' | 'decided';
+    snoozedUntil?: Date | null;
+  },
+) {
+  const id = f.id ?? newId();
+  await db
+    .insertInto('replies')
+    .values({
+      id,
+      workspace_id: workspaceId,
+      lead_id: f.leadId,
+      channel: f.channel ?? 'linkedin',
+      classification: f.classification ?? 'meeting_intent',
+      their_message: f.rawTheirMessage !== undefined ? f.rawTheirMessage : cipher.encrypt(f.theirMessage === undefined ? 'Sounds good, can we talk?' : f.theirMessage),
+      draft: f.rawDraft !== undefined ? f.rawDraft : cipher.encrypt(f.draft === undefined ? 'Great, here is a time.' : f.draft),
+      replied_at: f.repliedAt ?? new Date('2026-11-20T10:00:00.000Z'),
+      state: f.state ?? 'pending',
+      decision: null,
+      decided_at: null,
+      decided_by: null,
+      snoozed_until: f.snoozedUntil ?? null,
+    })
+    .execute();
+  return id;
+}
