@@ -80,7 +80,7 @@ export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date;
       AND (
         l.current_step >= jsonb_array_length(s.steps)
         OR CASE WHEN ${kind} IN ('x_dm', 'x_engage')
-             THEN EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = l.workspace_id AND xa.user_id = ${xAccount})
+             THEN w.x_channel_enabled AND EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = l.workspace_id AND xa.user_id = ${xAccount})
              ELSE ma.stored_status = 'connected' END
       )
     ORDER BY l.next_action_at, l.id

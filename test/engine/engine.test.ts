@@ -204,6 +204,19 @@ describe('gating', () => {
     expect(events.map((e) => [e.event, e.data.channel])).toEqual([['lead.messaged', 'x']]);
   });
 
+  it('no X step goes out while the workspace X channel is off; it resumes when switched on', async () => {
+    const ws = await workspace('x-switch');
+    await insertXAccount(t.db, ws, { userId: '7770002', handle: 'acme_switch' });
+    await t.db.updateTable('workspaces').set({ x_channel_enabled: false }).where('id', '=', ws).execute();
+    const xseq = await insertSequence(t.db, ws, { channels: ['x'], steps: steps(step('x_dm', { message: 'hey {{username}}' })) });
+    const xl = await insertLead(t.db, ws, { sequence_id: xseq, next_action_at: T0, x_user_id: '5550002', username: 'dave', account_user_id: '7770002' });
+    await t.services.engine.runPass({ now: T0 });
+    expect(await activityOf(t.db, xl)).toHaveLength(0);
+    await t.db.updateTable('workspaces').set({ x_channel_enabled: true }).where('id', '=', ws).execute();
+    await t.services.engine.runPass({ now: T0 });
+    expect((await activityOf(t.db, xl)).map((a) => [a.action, a.outcome])).toEqual([['x_dm', 'ok']]);
+  });
+
   it('an identity that opted out anywhere in the workspace is never contacted', async () => {
     const { ws, account, seq, id } = await setup('optout');
     await insertLead(t.db, ws, { email: 'OPTOUT@x.example', opted_out_at: new Date('2026-10-01T00:00:00Z'), stage: 'replied' });

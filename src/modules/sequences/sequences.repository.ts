@@ -25,7 +25,7 @@ export async function listSequencesWithLeadCounts(db: Database, workspaceId: str
 export async function findWorkspaceRunState(db: Database, workspaceId: string) {
   return db
     .selectFrom('workspaces')
-    .select(['billing_status', 'energy_balance', 'energy_daily_refill', 'energy_refilled_at'])
+    .select(['billing_status', 'energy_balance', 'energy_daily_refill', 'energy_refilled_at', 'x_channel_enabled'])
     .where('id', '=', workspaceId)
     .executeTakeFirst();
 }

@@ -23,6 +23,7 @@ export const EXECUTION_BLOCK_REASONS = [
   'sequence_draft',
   'sequence_paused',
   'billing_inactive',
+  'x_channel_disabled',
   'no_sending_account',
   'energy_exhausted',
 ] as const;

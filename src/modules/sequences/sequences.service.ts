@@ -23,6 +23,8 @@ export interface RunContext {
   hasConnectedMessagingAccount: boolean;
   /** A connected social-network account is saved (sends the X steps). */
   hasXAccount: boolean;
+  /** The workspace's X channel switch; the engine sends no X step while it is off. */
+  xChannelEnabled: boolean;
 }
 
 /** Declared channels plus those the steps imply, so a sequence that forgot to declare `x` still needs an X account. */
@@ -52,6 +54,7 @@ export function executionBlockReason(
   if (seq.status === 'paused') return 'sequence_paused';
   if (ctx.billingStatus !== 'active' && ctx.billingStatus !== 'trialing') return 'billing_inactive';
   const needed = requiredChannels(seq.channels, seq.steps);
+  if (needed.includes('x') && !ctx.xChannelEnabled) return 'x_channel_disabled';
   if (needed.includes('x') && !ctx.hasXAccount) return 'no_sending_account';
   if (needed.some((c) => c !== 'x') && !ctx.hasConnectedMessagingAccount) return 'no_sending_account';
   if (ctx.unitsPerAction > 0 && ctx.energyAvailable < ctx.unitsPerAction) return 'energy_exhausted';
@@ -112,6 +115,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
       unitsPerAction: config.engine.unitsPerAction,
       hasConnectedMessagingAccount,
       hasXAccount,
+      xChannelEnabled: ws?.x_channel_enabled ?? false,
     };
     return rows.map((r) => {
       const steps = (Array.isArray(r.steps) ? r.steps : []).map((s, i) => toStep(s as never, i));

@@ -207,7 +207,7 @@ describe('executionBlockReason', () => {
     { name: 'no_sending_account when an X step has no saved X account, even if x is not declared', seq: { channels: ['linkedin'], steps: [{ index: 0, kind: 'x_engage', delayDays: 0 }] }, expected: 'no_sending_account' },
     { name: 'no_sending_account when an X sequence has an X account but a LinkedIn step has no messaging account', seq: { channels: ['x'], steps: [{ index: 0, kind: 'x_dm', delayDays: 0 }, { index: 1, kind: 'connect', delayDays: 1 }] }, accounts: [], xAccount: true, expected: 'no_sending_account' },
     { name: 'null for an X-only sequence with a saved X account and no messaging account', seq: xSteps, accounts: [], xAccount: true, expected: null },
-    { name: 'the X channel switch is not a sending gate: an X sequence answers null while the channel is off', seq: xSteps, ws: { xChannelEnabled: false }, accounts: [], xAccount: true, expected: null },
+    { name: 'an X sequence is blocked while the workspace X channel is off (the engine sends no X step then)', seq: xSteps, ws: { xChannelEnabled: false }, accounts: [], xAccount: true, expected: 'x_channel_disabled' },
     { name: 'no_sending_account before energy_exhausted', accounts: [], ws: { energyBalance: 0, energyRefilledAt: refilledToday }, expected: 'no_sending_account' },
     { name: 'energy_exhausted when the balance is 0 and today\'s refill was already written', ws: { energyBalance: 0, energyRefilledAt: refilledToday }, expected: 'energy_exhausted' },
     { name: 'null when the balance is 0 but today\'s refill is still owed (the engine tops it up before spending)', ws: { energyBalance: 0, energyDailyRefill: 50, energyRefilledAt: new Date('2026-11-20T08:00:00.000Z') }, expected: null },

@@ -183,6 +183,15 @@ function candidateStatus(c: WorldCandidate, path: string): Row<'candidates'>['st
   return status;
 }
 
+// A seeded lead that is still in a running lane is due at once, so the engine picks it up on its next pass;
+// the file can still say otherwise with an explicit nextActionAt (null included).
+function defaultNextActionAt(l: WorldLead, now: Date): string | Date | null {
+  const stopped = l.automationStopped ?? l.sequenceDone ?? false;
+  const finished = l.stage === 'replied' || l.stage === 'failed' || l.stage === 'skipped';
+  if (!l.sequenceId || stopped || finished || l.optedOutAt || l.repliedAt) return null;
+  return l.createdAt ?? now;
+}
+
 function leadRow(l: WorldLead, id: string, ws: WsPlan, path: string, now: Date): Row<'leads'> {
   if (l.person != null && l.name != null && l.person !== l.name) throw invalidWorld(`${path}/name`, 'differs from person (name is the same field in the lead list view)');
   if (l.automationStopped !== undefined && l.sequenceDone !== undefined && l.automationStopped !== l.sequenceDone) {
@@ -212,7 +221,7 @@ function leadRow(l: WorldLead, id: string, ws: WsPlan, path: string, now: Date):
     invite_priority: l.invitePriority ?? 0,
     stage: l.stage ?? D.leadStage,
     current_step: l.currentStep ?? 0,
-    next_action_at: l.nextActionAt ?? null,
+    next_action_at: l.nextActionAt !== undefined ? l.nextActionAt : defaultNextActionAt(l, now),
     automation_stopped: l.automationStopped ?? l.sequenceDone ?? false,
     variant_key: null,
     invited_at: l.invitedAt ?? null,
