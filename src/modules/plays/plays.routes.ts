@@ -1,0 +1,162 @@
+import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
+import type { AppInstance } from '../../app/types.js';
+import type { LookupIdentity, PlaysService } from './plays.service.js';
+import {
+  EnrollBody,
+  EnrollResponse,
+  ImportBody,
+  ImportResponse,
+  ListCandidatesQuery,
+  ListCandidatesResponse,
+  ListPlayLeadsQuery,
+  ListPlayLeadsResponse,
+  ListPlaysResponse,
+  ListXAccountsResponse,
+  LookupBody,
+  LookupResponse,
+  PAGE_LIMIT_DEFAULT,
+  PlayIdParams,
+} from './plays.schemas.js';
+
+const PLAY_404 =
+  'A 404 `play not found` means the id is unknown, belongs to another workspace, or the Play has not enabled the review API.';
+
+// The /plays/{id}/* operations are not gated on the social-network channel: the spec scopes channel_disabled to /x/*
+// paths, and reading or reviewing saved candidates does not touch the network (see docs/plays-and-candidates.md).
+export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService }) {
+  const { plays } = opts;
+
+  app.get(
+    '/x/accounts',
+    {
+      config: { xChannel: true },
+      schema: {
+        summary: 'List saved connected social-network identities',
+        description: 'Saved identities only: no provider health check and no token refresh.',
+        tags: ['x'],
+        headers: WorkspaceClientHeader,
+        response: { 200: ListXAccountsResponse, ...errorResponses() },
+      },
+    },
+    async (req) => plays.listAccounts(req.auth.workspaceId),
+  );
+
+  app.get(
+    '/x/plays',
+    {
+      config: { xChannel: true },
+      schema: {
+        summary: 'Discover Plays',
+        description: 'Every Play of the workspace, oldest first, including archived ones and those without the review API.',
+        tags: ['x'],
+        headers: WorkspaceClientHeader,
+        response: { 200: ListPlaysResponse, ...errorResponses() },
+      },
+    },
+    async (req) => plays.listPlays(req.auth.workspaceId),
+  );
+
+  app.get(
+    '/plays/:id/candidates',
+    {
+      schema: {
+        summary: 'Page through the review candidates of a Play',
+        description:
+          'Saved candidates, not evidence of a current follow. Ordered by id; pass `nextCursor` as `after` until it is null. ' +
+          '`unreviewed` means no review decision yet. The response carries the Play and sequence revisions enrollment needs. ' +
+          PLAY_404,
+        tags: ['plays'],
+        headers: WorkspaceClientHeader,
+        params: PlayIdParams,
+        querystring: ListCandidatesQuery,
+        response: { 200: ListCandidatesResponse, ...errorResponses(404) },
+      },
+    },
+    async (req) =>
+      plays.listCandidates(req.auth.workspaceId, req.params.id, {
+        limit: req.query.limit ?? PAGE_LIMIT_DEFAULT,
+        after: req.query.after,
+        filter: req.query.filter ?? 'all',
+      }),
+  );
+
+  app.post(
+    '/plays/:id/candidates/lookup',
+    {
+      schema: {
+        summary: 'Look up existing candidates of a Play by user id or handle',
+        description:
+          'Exact match across all saved batches of the Play (handles case-insensitive, `@` optional); one result per identity in ' +
+          'request order. Does not check live follower status (`currentFollowerStatus` is always `unknown`). A handle shared by ' +
+          'candidates with different user ids answers 409 `ambiguous_identity`: use numeric ids. ' +
+          PLAY_404,
+        tags: ['plays'],
+        headers: WorkspaceClientHeader,
+        params: PlayIdParams,
+        body: LookupBody,
+        response: { 200: LookupResponse, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => plays.lookupCandidates(req.auth.workspaceId, req.params.id, req.body.identities as LookupIdentity[]),
+  );
+
+  app.post(
+    '/plays/:id/import',
+    {
+      schema: {
+        summary: 'Import external leads as review candidates',
+        description:
+          'Atomic: all leads are staged or none. Never enrolls, verifies followers, changes a sequence or sends. `requestId` is ' +
+          'scoped to the workspace and Play: the same normalized payload replays the stored answer (`replayed: true`); any change ' +
+          '(leads, order, names, references, revision) answers 409 `request_id_reused`. Existing candidates keep their review ' +
+          'state (`existing_candidate`). 409 `play_archived`, `play_autopilot`, `stale_play_revision` (with `currentRevision`). ' +
+          PLAY_404,
+        tags: ['plays'],
+        headers: WorkspaceClientHeader,
+        params: PlayIdParams,
+        body: ImportBody,
+        response: { 200: ImportResponse, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => plays.importCandidates(req.auth.workspaceId, req.params.id, req.body),
+  );
+
+  const enrollSchema = (summary: string) => ({
+    summary,
+    description:
+      'Marks the selected candidates good fit and queues a lead per newly enrolled identity, atomically. An identity that already ' +
+      'has a lead in the workspace keeps it untouched (`existing_lead`); a repeated good-fit review is `already_reviewed`; a ' +
+      'not-a-good-fit candidate stays as it is (`rejected`). The sequence status never changes; an active, eligible sequence may ' +
+      'send on the engine’s next run. 409 `play_archived`, `play_autopilot`, `stale_play_revision`, `sequence_mismatch`, ' +
+      '`archived_sequence_is_read_only`, `stale_sequence_revision`, `no_connected_sender`. 404 `candidate not found` lists ids ' +
+      'that are not candidates of this Play (nothing is enrolled). ' +
+      PLAY_404,
+    tags: ['plays'],
+    headers: WorkspaceClientHeader,
+    params: PlayIdParams,
+    body: EnrollBody,
+    response: { 200: EnrollResponse, ...errorResponses(404, 409) },
+  });
+  for (const [path, summary] of [
+    ['/plays/:id/enroll', 'Enroll reviewed candidates'],
+    ['/plays/:id/leads', 'Enroll reviewed candidates (alias of POST /plays/{id}/enroll)'],
+  ] as const) {
+    app.post(path, { schema: enrollSchema(summary) }, async (req) => plays.enroll(req.auth.workspaceId, req.params.id, req.body));
+  }
+
+  app.get(
+    '/plays/:id/leads',
+    {
+      schema: {
+        summary: 'List the leads enrolled through a Play',
+        description: 'Leads whose Play is this one, ordered by id; pass `nextCursor` as `after` while `hasMore` is true. ' + PLAY_404,
+        tags: ['plays'],
+        headers: WorkspaceClientHeader,
+        params: PlayIdParams,
+        querystring: ListPlayLeadsQuery,
+        response: { 200: ListPlayLeadsResponse, ...errorResponses(404) },
+      },
+    },
+    async (req) => plays.listPlayLeads(req.auth.workspaceId, req.params.id, { limit: req.query.limit ?? PAGE_LIMIT_DEFAULT, after: req.query.after }),
+  );
+}
