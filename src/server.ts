@@ -10,7 +10,11 @@ import { createDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { randomToken } from './lib/ids.js';
+import { resolveTextCipher } from './lib/encryption-key.js';
 import { readControlFile, removeControlFile, writeControlFile } from './cli/control-file.js';
+import { createOutboxSignal } from './jobs/outbox.js';
+import { startEngineLoop } from './engine/loop.js';
+import { readWorkerLock, startWorker, type RunningWorker } from './worker.js';
 
 export const DEMO_WORLD_PATH = fileURLToPath(new URL('../examples/demo-world.json', import.meta.url));
 
@@ -42,10 +46,14 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   if (config.database.kind === 'pglite') {
     const running = readControlFile(config.dataDir);
     if (running) throw new Error(`another server (pid ${running.pid}) is using ${config.dataDir}; stop it or set OUTREACH_DATA_DIR`);
+    const workerLock = readWorkerLock(config.dataDir);
+    if (workerLock) throw new Error(`an outreach worker (pid ${workerLock.pid}) is using ${config.dataDir}; stop it first (the server runs the worker in-process)`);
   }
+  const cipher = resolveTextCipher(config);
   const handle = await openDatabase(config);
   await migrateToLatest(handle.db);
-  const services = createServices({ db: handle.db, config, clock: systemClock });
+  const outboxSignal = createOutboxSignal();
+  const services = createServices({ db: handle.db, config, clock: systemClock, cipher, outboxSignal });
 
   let demoKey: string | null = null;
   if (config.seedDemo) {
@@ -63,6 +71,11 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   const address = await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   if (controlToken) writeControlFile(config.dataDir, { pid: process.pid, url: `http://127.0.0.1:${port}`, token: controlToken });
+  const worker: RunningWorker | null = config.workerInProcess
+    ? startWorker({ db: handle.db, config, clock: systemClock, cipher, signal: outboxSignal, logger: logger.child({ component: 'webhook-worker' }) })
+    : null;
+
+  const engineLoop = startEngineLoop(services.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
 
   if (demoKey) {
     const base = `http://localhost:${port}`;
@@ -79,7 +92,9 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   const stop = () =>
     (stopping ??= (async () => {
       if (controlToken) removeControlFile(config.dataDir);
+      await engineLoop.stop();
       await app.close();
+      await worker?.stop();
       await rateLimitStore.close?.();
       await handle.close();
     })());

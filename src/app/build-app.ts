@@ -12,6 +12,7 @@ import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
 import { registerApiRoutes, registerAdminRoutes } from './routes.js';
+import { mcpRoutes } from '../mcp/http.js';
 import type { Services } from './services.js';
 import type { AppInstance } from './types.js';
 
@@ -129,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     { prefix: API_PREFIX },
   );
 
+  await app.register(mcpRoutes, { services: deps.services, rateLimitStore, rateLimitPerMinute: limit });
   await app.register(async (admin) => registerAdminRoutes(admin as AppInstance, deps), { prefix: '/admin/v1' });
   registerDocs(app, API_PREFIX);
   return app;

@@ -2,11 +2,31 @@ import type { AppDeps } from './build-app.js';
 import type { AppInstance } from './types.js';
 import { workspacesRoutes } from '../modules/workspaces/workspaces.routes.js';
 import { adminRoutes } from '../modules/admin/admin.routes.js';
+import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js';
+import { playsRoutes } from '../modules/plays/plays.routes.js';
+import { xLeadsRoutes } from '../modules/leads/x-leads.routes.js';
+import { sequencesRoutes } from '../modules/sequences/sequences.routes.js';
+import { publicDataRoutes } from '../modules/publicdata/publicdata.routes.js';
+import { progressRoutes } from '../modules/progress/progress.routes.js';
+import { reportsRoutes } from '../modules/reports/reports.routes.js';
+import { crmLeadsRoutes } from '../modules/crm-leads/crm-leads.routes.js';
+import { activityRoutes } from '../modules/activity/activity.routes.js';
+import { repliesRoutes } from '../modules/replies/replies.routes.js';
 
 /** Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. */
 export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promise<void> {
   const { services } = deps;
   await api.register(workspacesRoutes, { workspaces: services.workspaces });
+  await api.register(webhooksRoutes, { webhooks: services.webhooks });
+  await api.register(playsRoutes, { plays: services.plays });
+  await api.register(xLeadsRoutes, { xLeads: services.xLeads });
+  await api.register(sequencesRoutes, { sequences: services.sequences });
+  await api.register(publicDataRoutes, { publicData: services.publicData, readiness: services.readiness });
+  await api.register(progressRoutes, { progress: services.progress });
+  await api.register(reportsRoutes, { reports: services.reports });
+  await api.register(crmLeadsRoutes, { crmLeads: services.crmLeads });
+  await api.register(activityRoutes, { activity: services.activity });
+  await api.register(repliesRoutes, { replies: services.replies });
 }
 
 export async function registerAdminRoutes(admin: AppInstance, deps: AppDeps): Promise<void> {

@@ -1,20 +1,68 @@
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
+import type { TextCipher } from '../lib/crypto.js';
 import { createWorkspacesService } from '../modules/workspaces/workspaces.service.js';
 import { createWorldService } from '../modules/world/world.service.js';
+import { createWebhooksService } from '../modules/webhooks/webhooks.service.js';
+import type { OutboxSignal } from '../jobs/outbox.js';
+import type { Resolver } from '../webhooks/safe-url.js';
+import { createPlaysService } from '../modules/plays/plays.service.js';
+import { createXLeadsService } from '../modules/leads/x-leads.service.js';
+import { createSequencesService } from '../modules/sequences/sequences.service.js';
+import type { PublicDataProvider } from '../providers/publicdata/index.js';
+import { createEnergyService } from '../modules/energy/energy.service.js';
+import { createPublicDataService } from '../modules/publicdata/publicdata.service.js';
+import { createConfiguredProvider } from '../modules/publicdata/publicdata.provider.js';
+import { createReadinessService } from '../modules/publicdata/readiness.service.js';
+import { createActivityService } from '../modules/activity/activity.service.js';
+import { createCrmLeadsService } from '../modules/crm-leads/crm-leads.service.js';
+import { createProgressService } from '../modules/progress/progress.service.js';
+import { createReportsService } from '../modules/reports/reports.service.js';
+import { createRepliesService } from '../modules/replies/replies.service.js';
+import { createAuthoringService } from '../modules/authoring/authoring.service.js';
+import { createEngine } from '../engine/index.js';
+import { createChannelDrivers } from '../engine/channels/index.js';
+import type { ChannelDrivers } from '../engine/channels/types.js';
 
 export interface ServiceDeps {
   db: Database;
   config: Config;
   clock: Clock;
+  /** Encrypts message text at rest (replies, drafts). */
+  cipher: TextCipher;
+  /** Replaces the configured public-data provider (tests inject a sandbox with latency or failures). */
+  publicData?: PublicDataProvider;
+  /** DNS for webhook receiver checks; tests map names to chosen addresses. */
+  resolver?: Resolver;
+  /** Wakes an in-process worker after an event commits (the test ping is promised right away). */
+  outboxSignal?: OutboxSignal;
+  /** Channel drivers (default: sandbox per channel, SMTP e-mail when SMTP_URL is set). */
+  drivers?: ChannelDrivers;
 }
 
 /** The one resources bag: every route, MCP tool and CLI command reaches the domain through it. */
 export function createServices(deps: ServiceDeps) {
   const workspaces = createWorkspacesService(deps);
   const world = createWorldService(deps);
-  return { workspaces, world };
+  const webhooks = createWebhooksService(deps);
+  const plays = createPlaysService(deps);
+  const xLeads = createXLeadsService(deps);
+  const sequences = createSequencesService(deps);
+  const energy = createEnergyService(deps);
+  const provider = deps.publicData ?? createConfiguredProvider(deps);
+  const publicData = createPublicDataService({ ...deps, energy, provider });
+  const readiness = createReadinessService({ ...deps, energy });
+  const activity = createActivityService(deps);
+  const crmLeads = createCrmLeadsService(deps);
+  const reports = createReportsService(deps);
+  // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
+  const drivers = deps.drivers ?? createChannelDrivers(deps.config);
+  const engine = createEngine({ ...deps, drivers, publicData: provider, energy });
+  const progress = createProgressService({ ...deps, pacing: engine });
+  const replies = createRepliesService({ ...deps, drivers });
+  const authoring = createAuthoringService(deps);
+  return { workspaces, world, webhooks, plays, xLeads, sequences, energy, publicData, readiness, activity, crmLeads, reports, progress, replies, engine, drivers, authoring };
 }
 
 export type Services = ReturnType<typeof createServices>;

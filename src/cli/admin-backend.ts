@@ -4,12 +4,14 @@ import { createServices, type Services } from '../app/services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { openDatabase } from '../server.js';
+import { resolveTextCipher } from '../lib/encryption-key.js';
 import { readControlFile, type ControlInfo } from './control-file.js';
 
 /** The operator commands, whether they run on the database directly or through a running server. */
 export interface AdminBackend {
   via: 'database' | 'server';
   seed(doc: unknown): Promise<unknown>;
+  engineTick(input: { now?: string }): Promise<Record<string, number>>;
   createWorkspace(input: { name: string }): Promise<{ id: string; name: string }>;
   createApiKey(input: { workspaceId: string; expiresAt: string | null }): Promise<{ id: string; workspaceId: string; key: string; expiresAt: string | null }>;
   revokeApiKey(keyId: string): Promise<{ id: string; revoked: boolean }>;
@@ -27,6 +29,7 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
   return {
     via: 'database',
     seed: (doc) => services.world.seed(doc),
+    engineTick: (input) => services.engine.runPass(input.now ? { now: new Date(input.now) } : {}) as unknown as Promise<Record<string, number>>,
     createWorkspace: (input) => services.workspaces.createWorkspace(input),
     createApiKey: (input) => services.workspaces.createApiKey({ workspaceId: input.workspaceId, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
     revokeApiKey: (id) => services.workspaces.revokeApiKey(id),
@@ -50,6 +53,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
   return {
     via: 'server',
     seed: (doc) => call('/seed', doc),
+    engineTick: (input) => call('/engine/tick', input),
     createWorkspace: (input) => call('/workspaces', input),
     createApiKey: (input) => call('/keys', input.expiresAt ? input : { workspaceId: input.workspaceId }),
     revokeApiKey: (id) => call(`/keys/${encodeURIComponent(id)}/revoke`, {}),
@@ -63,7 +67,8 @@ export async function openAdminBackend(config: Config): Promise<AdminBackend> {
     const control = readControlFile(config.dataDir);
     if (control) return serverBackend(control);
   }
+  const cipher = resolveTextCipher(config);
   const handle = await openDatabase(config);
   await migrateToLatest(handle.db);
-  return directBackend(createServices({ db: handle.db, config, clock: systemClock }), () => handle.close());
+  return directBackend(createServices({ db: handle.db, config, clock: systemClock, cipher }), () => handle.close());
 }

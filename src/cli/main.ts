@@ -3,9 +3,14 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { AppError } from '../app/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { openDatabase, startServer } from '../server.js';
+import { createLogger, openDatabase, startServer } from '../server.js';
+import { readWorkerLock, removeWorkerLock, startWorker, writeWorkerLock } from '../worker.js';
+import { resolveTextCipher } from '../lib/encryption-key.js';
 import { readControlFile } from './control-file.js';
 import { CliError, openAdminBackend, type AdminBackend } from './admin-backend.js';
+import { createServices } from '../app/services.js';
+import { systemClock } from '../lib/clock.js';
+import { startEngineLoop } from '../engine/loop.js';
 
 const program = new Command();
 program.name('outreach').description('Workspace Outreach Service: server and operator commands').showHelpAfterError();
@@ -63,6 +68,44 @@ program
   });
 
 program
+  .command('worker')
+  .description('run only the webhook dispatcher and delivery worker against the configured database (the server also runs one unless OUTREACH_WORKER_IN_PROCESS=0)')
+  .action(async () => {
+    const config = loadConfig();
+    if (config.database.kind === 'pglite') {
+      const server = readControlFile(config.dataDir);
+      if (server) {
+        throw new CliError(
+          `a server (pid ${server.pid}) is using the embedded database in ${config.dataDir} and already delivers webhooks in-process; ` +
+            'the embedded database cannot be opened by a second process. Run separate workers against PostgreSQL (DATABASE_URL).',
+        );
+      }
+      const other = readWorkerLock(config.dataDir);
+      if (other) throw new CliError(`another worker (pid ${other.pid}) is using the embedded database in ${config.dataDir}`);
+      writeWorkerLock(config.dataDir);
+    }
+    const logger = createLogger(config);
+    const cipher = resolveTextCipher(config);
+    const handle = await openDatabase(config);
+    await migrateToLatest(handle.db);
+    if (config.webhooksAllowInsecure) logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
+    const worker = startWorker({ db: handle.db, config, cipher, logger: logger.child({ component: 'webhook-worker' }) });
+    const engineServices = createServices({ db: handle.db, config, clock: systemClock, cipher });
+    const engineLoop = startEngineLoop(engineServices.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
+    logger.info({ database: config.database.kind }, 'webhook worker started');
+    const shutdown = async (signal: string) => {
+      logger.info({ signal }, 'stopping webhook worker');
+      await engineLoop.stop();
+      await worker.stop();
+      await handle.close();
+      if (config.database.kind === 'pglite') removeWorkerLock(config.dataDir);
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  });
+
+program
   .command('seed')
   .description('load a world file (shared contract) in one transaction')
   .argument('<file>', 'path to the world JSON file')
@@ -84,6 +127,18 @@ program
         `counts: ${Object.entries(result.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`,
       ].join('\n'),
     );
+  });
+
+const engine = program.command('engine').description('the sending engine');
+engine
+  .command('tick')
+  .description('run exactly one engine pass (through the running server on the embedded database) and print its summary')
+  .option('--now <time>', 'ISO 8601 time the pass runs as of (default: now)')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { now?: string; json?: boolean }) => {
+    if (opts.now && Number.isNaN(Date.parse(opts.now))) throw new CliError('--now must be an ISO 8601 timestamp');
+    const summary = await withBackend((b) => b.engineTick(opts.now ? { now: new Date(opts.now).toISOString() } : {}));
+    out(!!opts.json, summary, () => Object.entries(summary).map(([k, v]) => `${k}: ${v}`).join('\n'));
   });
 
 const workspace = program.command('workspace').description('manage workspaces');

@@ -13,10 +13,36 @@ const EnvSchema = Type.Object({
   OUTREACH_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   OUTREACH_SEED_DEMO: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_ENGINE_INTERVAL: Type.Integer({ minimum: 0, default: 60 }),
+  OUTREACH_ENGINE_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
+  OUTREACH_ENGINE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  OUTREACH_ENGINE_INFLIGHT_LEASE: Type.Integer({ minimum: 1, default: 600 }),
+  OUTREACH_ENGINE_UNITS_PER_ACTION: Type.Integer({ minimum: 0, default: 1 }),
+  OUTREACH_ENGINE_RETRY_MINUTES: Type.Integer({ minimum: 1, default: 60 }),
+  OUTREACH_ENGINE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 3 }),
+  OUTREACH_ENGINE_OBSERVE_INTERVAL: Type.Integer({ minimum: 1, default: 900 }),
+  OUTREACH_ENGINE_OBSERVE_DAYS: Type.Integer({ minimum: 1, default: 30 }),
+  OUTREACH_DISCOVERY_INTERVAL: Type.Integer({ minimum: 0, default: 21600 }),
+  OUTREACH_PACING_INVITE_CAP: Type.Integer({ minimum: 0, default: 40 }),
+  OUTREACH_PACING_RAMP: Type.String({ pattern: '^$|^[0-9]+(,[0-9]+)*$', default: '10,20,30' }),
+  OUTREACH_PACING_MESSAGE_CAP: Type.Integer({ minimum: 0, default: 100 }),
+  OUTREACH_PACING_HOURS: Type.String({ pattern: '^([01][0-9]|2[0-4]):[0-5][0-9]-([01][0-9]|2[0-4]):[0-5][0-9]$', default: '08:00-18:00' }),
+  OUTREACH_PACING_SPACING: Type.Integer({ minimum: 0, default: 30 }),
+  OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
+  OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
+  OUTREACH_SANDBOX_ACCEPT_MAX_HOURS: Type.Number({ minimum: 0, default: 72 }),
+  OUTREACH_SANDBOX_FOLLOWBACK_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
+  OUTREACH_SANDBOX_REPLY_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.1 }),
+  OUTREACH_SANDBOX_REPLY_MAX_HOURS: Type.Number({ minimum: 0, default: 96 }),
+  OUTREACH_SANDBOX_FAILURE_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
+  SMTP_FROM: Type.String({ default: 'outreach@localhost' }),
   OUTREACH_PUBLICDATA_PROVIDER: Type.Union([Type.Literal('sandbox'), Type.Literal('http')], { default: 'sandbox' }),
   OUTREACH_PUBLICDATA_URL: Type.Optional(Type.String()),
   OUTREACH_PUBLICDATA_KEY: Type.Optional(Type.String()),
+  OUTREACH_PUBLICDATA_CACHE_TTL: Type.Integer({ minimum: 0, default: 60 }),
+  OUTREACH_ELIGIBILITY_BUDGET_MS: Type.Integer({ minimum: 1, default: 20000 }),
+  OUTREACH_ENERGY_UNITS_PER_LOOKUP: Type.Integer({ minimum: 0, default: 1 }),
   OUTREACH_WEBHOOKS_ALLOW_INSECURE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
+  OUTREACH_WORKER_IN_PROCESS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_ENCRYPTION_KEY: Type.Optional(Type.String()),
   OUTREACH_PUBLIC_URL: Type.Optional(Type.String()),
   SMTP_URL: Type.Optional(Type.String()),
@@ -37,8 +63,18 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   readonly seedDemo: boolean;
   readonly engineIntervalSeconds: number;
-  readonly publicData: { readonly kind: 'sandbox' | 'http'; readonly url: string | null; readonly key: string | null };
+  readonly engine: EngineConfig;
+  readonly publicData: {
+    readonly kind: 'sandbox' | 'http';
+    readonly url: string | null;
+    readonly key: string | null;
+    readonly cacheTtlSeconds: number;
+    readonly eligibilityBudgetMs: number;
+  };
+  readonly energy: { readonly unitsPerLookup: number };
   readonly webhooksAllowInsecure: boolean;
+  /** Run the webhook dispatcher and delivery worker inside the server process (`outreach worker` runs it alone). */
+  readonly workerInProcess: boolean;
   readonly encryptionKey: string | null;
   readonly publicUrl: string | null;
   readonly smtpUrl: string | null;
@@ -46,6 +82,74 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** Knobs of the sending engine (docs/engine.md). Times are seconds unless named otherwise. */
+export interface EngineConfig {
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly inflightLeaseSeconds: number;
+  readonly unitsPerAction: number;
+  readonly retryMinutes: number;
+  readonly maxAttempts: number;
+  readonly observeIntervalSeconds: number;
+  readonly observeDays: number;
+  readonly discoveryIntervalSeconds: number;
+  readonly pacing: {
+    readonly inviteCap: number;
+    /** Daily invite caps of warm-up weeks 1, 2, …; after the last week the full inviteCap applies. */
+    readonly rampSchedule: readonly number[];
+    readonly messageCap: number;
+    /** Local minutes since midnight; actions run in [start, end). */
+    readonly hoursStart: number;
+    readonly hoursEnd: number;
+    readonly spacingSeconds: number;
+  };
+  readonly sandbox: {
+    readonly seed: string;
+    readonly acceptRate: number;
+    readonly acceptMaxHours: number;
+    readonly followBackRate: number;
+    readonly replyRate: number;
+    readonly replyMaxHours: number;
+    readonly failureRate: number;
+  };
+  readonly smtpFrom: string;
+}
+
+function engineConfigOf(e: Env): EngineConfig {
+  const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+  const [start, end] = e.OUTREACH_PACING_HOURS.split('-');
+  if (minutes(start) >= minutes(end) || minutes(end) > 24 * 60) throw new ConfigError('invalid configuration: OUTREACH_PACING_HOURS must be HH:MM-HH:MM with start before end');
+  return Object.freeze({
+    batchSize: e.OUTREACH_ENGINE_BATCH_SIZE,
+    concurrency: e.OUTREACH_ENGINE_CONCURRENCY,
+    inflightLeaseSeconds: e.OUTREACH_ENGINE_INFLIGHT_LEASE,
+    unitsPerAction: e.OUTREACH_ENGINE_UNITS_PER_ACTION,
+    retryMinutes: e.OUTREACH_ENGINE_RETRY_MINUTES,
+    maxAttempts: e.OUTREACH_ENGINE_MAX_ATTEMPTS,
+    observeIntervalSeconds: e.OUTREACH_ENGINE_OBSERVE_INTERVAL,
+    observeDays: e.OUTREACH_ENGINE_OBSERVE_DAYS,
+    discoveryIntervalSeconds: e.OUTREACH_DISCOVERY_INTERVAL,
+    pacing: Object.freeze({
+      inviteCap: e.OUTREACH_PACING_INVITE_CAP,
+      rampSchedule: Object.freeze(e.OUTREACH_PACING_RAMP === '' ? [] : e.OUTREACH_PACING_RAMP.split(',').map(Number)),
+      messageCap: e.OUTREACH_PACING_MESSAGE_CAP,
+      hoursStart: minutes(start),
+      hoursEnd: minutes(end),
+      spacingSeconds: e.OUTREACH_PACING_SPACING,
+    }),
+    sandbox: Object.freeze({
+      seed: e.OUTREACH_SANDBOX_SEED,
+      acceptRate: e.OUTREACH_SANDBOX_ACCEPT_RATE,
+      acceptMaxHours: e.OUTREACH_SANDBOX_ACCEPT_MAX_HOURS,
+      followBackRate: e.OUTREACH_SANDBOX_FOLLOWBACK_RATE,
+      replyRate: e.OUTREACH_SANDBOX_REPLY_RATE,
+      replyMaxHours: e.OUTREACH_SANDBOX_REPLY_MAX_HOURS,
+      failureRate: e.OUTREACH_SANDBOX_FAILURE_RATE,
+    }),
+    smtpFrom: e.SMTP_FROM,
+  });
+}
 
 /** Reads the environment once; an invalid value stops start-up naming the variable instead of failing later. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Env> = {}): Config {
@@ -67,6 +171,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (e.OUTREACH_PUBLICDATA_PROVIDER === 'http' && !e.OUTREACH_PUBLICDATA_URL) {
     throw new ConfigError('invalid configuration: OUTREACH_PUBLICDATA_URL is required when OUTREACH_PUBLICDATA_PROVIDER=http');
   }
+  if (e.OUTREACH_PUBLICDATA_PROVIDER === 'http' && !e.OUTREACH_PUBLICDATA_KEY) {
+    throw new ConfigError('invalid configuration: OUTREACH_PUBLICDATA_KEY is required when OUTREACH_PUBLICDATA_PROVIDER=http');
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -79,12 +186,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitPerMinute: e.OUTREACH_RATE_LIMIT_PER_MINUTE,
     seedDemo: e.OUTREACH_SEED_DEMO === '1',
     engineIntervalSeconds: e.OUTREACH_ENGINE_INTERVAL,
+    engine: engineConfigOf(e),
     publicData: Object.freeze({
       kind: e.OUTREACH_PUBLICDATA_PROVIDER,
       url: e.OUTREACH_PUBLICDATA_URL ?? null,
       key: e.OUTREACH_PUBLICDATA_KEY ?? null,
+      cacheTtlSeconds: e.OUTREACH_PUBLICDATA_CACHE_TTL,
+      eligibilityBudgetMs: e.OUTREACH_ELIGIBILITY_BUDGET_MS,
     }),
+    energy: Object.freeze({ unitsPerLookup: e.OUTREACH_ENERGY_UNITS_PER_LOOKUP }),
     webhooksAllowInsecure: e.OUTREACH_WEBHOOKS_ALLOW_INSECURE === '1',
+    workerInProcess: e.OUTREACH_WORKER_IN_PROCESS === '1',
     encryptionKey: e.OUTREACH_ENCRYPTION_KEY ?? null,
     publicUrl: e.OUTREACH_PUBLIC_URL ?? null,
     smtpUrl: e.SMTP_URL ?? null,

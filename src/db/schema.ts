@@ -131,6 +131,15 @@ export interface CandidatesTable {
   created_at: CreatedAt;
 }
 
+/** Kept exact by statement triggers on candidates (migration 0003); `unreviewed` is total minus the two decisions. */
+export interface PlayCandidateCountsTable {
+  workspace_id: string;
+  play_id: string;
+  total: Generated<number>;
+  good_fit: Generated<number>;
+  not_a_good_fit: Generated<number>;
+}
+
 export type LeadStage = 'queued' | 'resolving' | 'invited' | 'accepted' | 'messaged' | 'followed_up' | 'replied' | 'failed' | 'skipped';
 
 export interface LeadsTable {
@@ -235,6 +244,11 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: CreatedAt;
   lease_expires_at: Timestamp | null;
   created_at: CreatedAt;
+  lease_token: string | null;
+  lost_attempts: Generated<number>;
+  last_status: number | null;
+  last_error: string | null;
+  completed_at: Timestamp | null;
 }
 
 export interface WebhookAttemptsTable {
@@ -245,6 +259,8 @@ export interface WebhookAttemptsTable {
   duration_ms: number | null;
   status: number | null;
   error: string | null;
+  finished_at: Timestamp | null;
+  outcome: 'success' | 'retry' | 'fail' | 'lost' | null;
 }
 
 export interface IdempotencyRecordsTable {
@@ -281,6 +297,7 @@ export interface DB {
   candidate_batches: CandidateBatchesTable;
   import_requests: ImportRequestsTable;
   candidates: CandidatesTable;
+  play_candidate_counts: PlayCandidateCountsTable;
   leads: LeadsTable;
   activity: ActivityTable;
   replies: RepliesTable;

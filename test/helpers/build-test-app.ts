@@ -6,6 +6,10 @@ import { fixedClock } from '../../src/lib/clock.js';
 import type { AppInstance } from '../../src/app/types.js';
 import type { RateLimitStore } from '../../src/app/plugins/rate-limit.js';
 import { createTestDatabase } from './test-database.js';
+import type { Resolver } from '../../src/webhooks/safe-url.js';
+import { randomBytes } from 'node:crypto';
+import { createTextCipher, type TextCipher } from '../../src/lib/crypto.js';
+import type { PublicDataProvider } from '../../src/providers/publicdata/index.js';
 
 export interface TestApp {
   app: AppInstance;
@@ -24,13 +28,19 @@ export interface TestAppOptions {
   controlToken?: string;
   /** Reuse a database (several apps on one database, as several processes would). */
   handle?: DatabaseHandle;
+  cipher?: TextCipher;
+  /** A public-data provider to use instead of the configured sandbox over the seeded world. */
+  publicData?: PublicDataProvider;
+  /** DNS for webhook receiver URL checks (maps names to chosen addresses). */
+  resolver?: Resolver;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const handle = options.handle ?? (await createTestDatabase());
   const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent', ...options.env });
   const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
-  const services = createServices({ db: handle.db, config, clock });
+  const cipher = options.cipher ?? createTextCipher(randomBytes(32));
+  const services = createServices({ db: handle.db, config, clock, cipher, publicData: options.publicData, resolver: options.resolver });
   const app = await buildApp({ config, db: handle.db, services, clock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken });
   await app.ready();
   return {

@@ -29,6 +29,15 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
   app.post('/seed', { bodyLimit: 64 * 1024 * 1024, schema: { hide: true } }, async (req) => services.world.seed(req.body));
 
   app.post(
+    '/engine/tick',
+    { schema: { hide: true, body: Type.Optional(Type.Object({ now: Type.Optional(Type.String({ format: 'date-time' })) }, { additionalProperties: false })) } },
+    async (req) => {
+      const body = (req.body ?? {}) as { now?: string };
+      return services.engine.runPass(body.now ? { now: new Date(body.now) } : {});
+    },
+  );
+
+  app.post(
     '/workspaces',
     { schema: { hide: true, body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }) } },
     async (req, reply) => reply.status(201).send(await services.workspaces.createWorkspace(req.body)),

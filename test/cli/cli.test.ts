@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config/config.js';
+import { startServer } from '../../src/server.js';
+import { dbEngine } from '../helpers/test-database.js';
+
+const run = promisify(execFile);
+const bin = path.resolve('bin/outreach.js');
+
+async function cli(args: string[], env: Record<string, string>) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+// The CLI is exercised once, on the embedded database, where its two modes (direct and through a running
+// server) both matter; on PostgreSQL it only ever works directly, which the direct mode here covers.
+describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout: 240_000 }, () => {
+  let dataDir: string;
+  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-cli-'));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('workspace, key and team commands work on the database directly, with --json and clear errors', async () => {
+    const env = { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0' };
+    const owner = await cli(['workspace', 'create', '--name', 'Owner', '--json'], env);
+    expect(owner.code).toBe(0);
+    const ownerWs = JSON.parse(owner.stdout);
+    const client = JSON.parse((await cli(['workspace', 'create', '--name', 'Client', '--json'], env)).stdout);
+    const team = await cli(['team', 'add', '--owner', ownerWs.id, '--client', client.id, '--role', 'member', '--json'], env);
+    expect(JSON.parse(team.stdout)).toEqual({ ownerWorkspaceId: ownerWs.id, clientWorkspaceId: client.id, role: 'member' });
+    const key = await cli(['key', 'create', '--workspace', ownerWs.id, '--expires-at', '2099-01-01T00:00:00Z'], env);
+    expect(key.stdout).toMatch(/Secret \(shown once\): ows_[A-Za-z0-9_-]{43}/);
+    const bad = await cli(['team', 'add', '--owner', ownerWs.id, '--client', client.id, '--role', 'boss'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--role must be owner, admin or member');
+    const missing = await cli(['key', 'create', '--workspace', '00000000-0000-4000-8000-000000000000'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('workspace not found');
+  });
+
+  it('while a server runs on the same embedded database, commands go through it and its API sees the result', async () => {
+    server = await startServer(loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' } as never, { PORT: 0, HOST: '127.0.0.1' }), {
+      print: () => undefined,
+    });
+    expect(fs.existsSync(path.join(dataDir, 'server.json'))).toBe(true);
+    const env = { OUTREACH_DATA_DIR: dataDir };
+    const ws = JSON.parse((await cli(['workspace', 'create', '--name', 'Live', '--json'], env)).stdout);
+    const key = JSON.parse((await cli(['key', 'create', '--workspace', ws.id, '--json'], env)).stdout);
+    const res = await server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${key.key}` } });
+    expect(res.json()).toEqual({ workspaces: [{ id: ws.id, name: 'Live', role: 'owner' }] });
+    const revoked = await cli(['key', 'revoke', key.id, '--json'], env);
+    expect(JSON.parse(revoked.stdout)).toEqual({ id: key.id, revoked: true });
+    expect((await server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${key.key}` } })).statusCode).toBe(401);
+    const migrate = await cli(['migrate', '--json'], env);
+    expect(JSON.parse(migrate.stdout).note).toMatch(/running server/);
+  });
+});
