@@ -9,6 +9,7 @@ import { findNextWork, pruneHistory } from './jobs/jobs.repository.js';
 import type { OutboxSignal } from './jobs/outbox.js';
 import { createDeliveryWorker, silentLogger, type AttemptReport, type DeliveryWorkerOptions, type WorkerLogger } from './webhooks/delivery-worker.js';
 import type { Resolver } from './webhooks/safe-url.js';
+import { isAlive } from './cli/control-file.js';
 
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
@@ -188,14 +189,6 @@ export function startWorker(opts: StartWorkerOptions): RunningWorker {
 // way a server does with its control file, so neither starts on top of the other.
 const lockFileOf = (dataDir: string) => path.join(dataDir, 'worker.json');
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 export function readWorkerLock(dataDir: string): { pid: number } | null {
   try {

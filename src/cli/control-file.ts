@@ -11,7 +11,7 @@ export interface ControlInfo {
 // per-run secret here (owner-only file) for the operator CLI to send admin commands through it instead.
 const fileOf = (dataDir: string) => path.join(dataDir, 'server.json');
 
-const isAlive = (pid: number) => {
+export const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, Timestamp, UserId, Uuid } from '../../app/schemas.js';
 import { Play } from '../plays/plays.schemas.js';
+import { StepKind } from '../sequences/sequences.schemas.js';
 
 // Authoring inputs are the spec's step object exactly, with every field present: what an author writes is
 // what GET /sequences later answers, so no field is left for the server to guess.
@@ -16,16 +17,6 @@ export const MAX_STEPS = 50;
 export const MAX_DELAY_DAYS = 365;
 const MAX_TEXT = 10_000;
 
-// Spelled out rather than mapped from the arrays: a mapped union loses its literal types in Static<>.
-const StepKind = Type.Union([
-  Type.Literal('connect'),
-  Type.Literal('message'),
-  Type.Literal('engage'),
-  Type.Literal('email'),
-  Type.Literal('x_dm'),
-  Type.Literal('x_engage'),
-  Type.Literal('instagram_dm'),
-]);
 const PlayKind = Type.Literal('followers', { description: 'followers (default): people who follow the connected account', default: 'followers' });
 
 const Revision = (description: string) => Type.Integer({ minimum: 1, description });

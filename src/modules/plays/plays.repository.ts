@@ -17,15 +17,7 @@ export type CandidateRow = Awaited<ReturnType<typeof findCandidatesByIds>>[numbe
 export type PlayRow = NonNullable<Awaited<ReturnType<typeof findPlay>>>;
 export type ExistingLeadRow = Awaited<ReturnType<typeof findLeadsByXUserIds>>[number];
 
-export async function listXAccounts(db: Database, workspaceId: string) {
-  return db
-    .selectFrom('x_accounts')
-    .select(['user_id', 'handle'])
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at')
-    .orderBy('user_id')
-    .execute();
-}
+export { listXAccounts } from '../workspaces/workspaces.repository.js';
 
 export async function xAccountExists(db: Database, workspaceId: string, userId: string) {
   const row = await db

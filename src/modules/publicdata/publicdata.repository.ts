@@ -12,15 +12,7 @@ export async function findXAccountByHandle(db: Database, workspaceId: string, ha
     .executeTakeFirst();
 }
 
-export async function listXAccounts(db: Database, workspaceId: string) {
-  return db
-    .selectFrom('x_accounts')
-    .select(['user_id', 'handle'])
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at')
-    .orderBy('user_id')
-    .execute();
-}
+export { listXAccounts } from '../workspaces/workspaces.repository.js';
 
 export async function listMessagingAccounts(db: Database, workspaceId: string) {
   return db

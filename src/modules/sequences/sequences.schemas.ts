@@ -8,7 +8,7 @@ export const SETTABLE_STATUSES = ['active', 'paused', 'draft'] as const;
 
 const SequenceStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')]);
 const SettableStatus = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('draft')]);
-const StepKind = Type.Union([
+export const StepKind = Type.Union([
   Type.Literal('connect'),
   Type.Literal('message'),
   Type.Literal('engage'),

@@ -71,3 +71,14 @@ export async function upsertTeamLink(db: Database, row: { owner_workspace_id: st
     .onConflict((oc) => oc.columns(['owner_workspace_id', 'client_workspace_id']).doUpdateSet({ role: row.role }))
     .execute();
 }
+
+/** The workspace's saved X identities, in the order they were connected. */
+export async function listXAccounts(db: Database, workspaceId: string) {
+  return db
+    .selectFrom('x_accounts')
+    .select(['user_id', 'handle'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .orderBy('user_id')
+    .execute();
+}

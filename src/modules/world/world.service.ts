@@ -9,6 +9,7 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../lib/ids.js';
 import { generateApiKeySecret, hashApiKey } from '../workspaces/workspaces.service.js';
 import * as repo from './world.repository.js';
+import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
 import {
   WORLD_DEFAULTS as D,
   WorldFile,
@@ -53,16 +54,6 @@ function firstProblem(errors: ErrorObject[]): { path: string; message: string } 
 const lower = (id: string) => id.toLowerCase();
 const stripAt = (handle: string) => handle.replace(/^@/, '');
 const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
-
-const CHANNEL_OF_STEP: Record<SequenceStepRow['kind'], string> = {
-  connect: 'linkedin',
-  message: 'linkedin',
-  engage: 'linkedin',
-  email: 'email',
-  x_dm: 'x',
-  x_engage: 'x',
-  instagram_dm: 'instagram',
-};
 
 // Actions that act on the outside world cost one unit when they succeed; observations and bookkeeping
 // (accepted, reply_detected, reply_dismissed, …) and failed or skipped attempts cost nothing.
