@@ -25,8 +25,15 @@ export function createLogger(config: Config) {
   });
 }
 
-export async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  if (config.database.kind === 'postgres') return createDatabase({ kind: 'postgres', url: config.database.url, poolSize: config.database.poolSize });
+export async function openDatabase(config: Config, logger?: { warn(obj: object, msg: string): void }): Promise<DatabaseHandle> {
+  if (config.database.kind === 'postgres') {
+    return createDatabase({
+      kind: 'postgres',
+      url: config.database.url,
+      poolSize: config.database.poolSize,
+      onIdleError: (err) => logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection dropped; it will be replaced'),
+    });
+  }
   return createDatabase({ kind: 'pglite', dataDir: config.database.dataDir });
 }
 
@@ -50,7 +57,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     if (workerLock) throw new Error(`an outreach worker (pid ${workerLock.pid}) is using ${config.dataDir}; stop it first (the server runs the worker in-process)`);
   }
   const cipher = resolveTextCipher(config);
-  const handle = await openDatabase(config);
+  const handle = await openDatabase(config, logger);
   await migrateToLatest(handle.db);
   const outboxSignal = createOutboxSignal();
   const services = createServices({ db: handle.db, config, clock: systemClock, cipher, outboxSignal });

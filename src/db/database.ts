@@ -6,7 +6,7 @@ import type { DB } from './schema.js';
 export type Database = Kysely<DB>;
 
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  | { kind: 'postgres'; url: string; poolSize?: number; onIdleError?: (err: Error) => void }
   | { kind: 'pglite'; dataDir?: string; loadDataDir?: Blob };
 
 export interface DatabaseHandle {
@@ -23,6 +23,9 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
+    // An idle pooled connection that the server drops (restart, failover, admin termination) is reported
+    // here; without a listener Node would crash the process. The pool replaces it on the next checkout.
+    pool.on('error', (err) => target.onIdleError?.(err));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

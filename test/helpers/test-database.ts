@@ -28,6 +28,12 @@ export async function createTestDatabase(): Promise<DatabaseHandle & { url?: str
         await handle.close();
         const drop = new pg.Client({ connectionString: base });
         await drop.connect();
+        // pool.end() resolves before every socket is gone; wait for them so FORCE rarely has anything to kill.
+        for (let i = 0; i < 40; i++) {
+          const { rows } = await drop.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (rows[0].n === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
         await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
         await drop.end();
       },

@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
 import * as repo from './plays.repository.js';
