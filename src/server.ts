@@ -83,6 +83,12 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     : null;
 
   const engineLoop = startEngineLoop(services.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
+  const retentionLoop = startEngineLoop(
+    { runPass: () => services.activity.pruneExpired({ retentionDays: config.activityRetentionDays }) },
+    3600,
+    logger.child({ component: 'retention' }),
+    'activity retention',
+  );
 
   if (demoKey) {
     const base = `http://localhost:${port}`;
@@ -100,6 +106,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     (stopping ??= (async () => {
       if (controlToken) removeControlFile(config.dataDir);
       await engineLoop.stop();
+      await retentionLoop.stop();
       await app.close();
       await worker?.stop();
       await rateLimitStore.close?.();

@@ -13,6 +13,7 @@ const EnvSchema = Type.Object({
   OUTREACH_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   OUTREACH_SEED_DEMO: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_ENGINE_INTERVAL: Type.Integer({ minimum: 0, default: 60 }),
+  OUTREACH_ACTIVITY_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 180 }),
   OUTREACH_ENGINE_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
   OUTREACH_ENGINE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   OUTREACH_ENGINE_INFLIGHT_LEASE: Type.Integer({ minimum: 1, default: 600 }),
@@ -63,6 +64,8 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   readonly seedDemo: boolean;
   readonly engineIntervalSeconds: number;
+  /** Activity entries older than this are removed by the hourly retention job; nothing else deletes them. */
+  readonly activityRetentionDays: number;
   readonly engine: EngineConfig;
   readonly publicData: {
     readonly kind: 'sandbox' | 'http';
@@ -186,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitPerMinute: e.OUTREACH_RATE_LIMIT_PER_MINUTE,
     seedDemo: e.OUTREACH_SEED_DEMO === '1',
     engineIntervalSeconds: e.OUTREACH_ENGINE_INTERVAL,
+    activityRetentionDays: e.OUTREACH_ACTIVITY_RETENTION_DAYS,
     engine: engineConfigOf(e),
     publicData: Object.freeze({
       kind: e.OUTREACH_PUBLICDATA_PROVIDER,

@@ -6,6 +6,7 @@ export function startEngineLoop(
   engine: { runPass(opts?: { now?: Date }): Promise<unknown> },
   intervalSeconds: number,
   log: { error(obj: unknown, msg: string): void },
+  label = 'engine pass',
 ): { stop(): Promise<void> } {
   if (intervalSeconds <= 0) return { stop: async () => undefined };
   let current: Promise<void> | null = null;
@@ -18,7 +19,7 @@ export function startEngineLoop(
       .catch((err: unknown) => {
         // Only the error's class and message: a pass error must never put message text or keys in the log.
         const e = err as Error;
-        log.error({ err: { type: e?.name, message: e?.message } }, 'engine pass failed');
+        log.error({ err: { type: e?.name, message: e?.message } }, `${label} failed`);
       })
       .finally(() => {
         current = null;
