@@ -1,12 +1,12 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { enqueueEvent } from '../jobs/outbox.js';
+import { enqueueEvent, eventLead } from '../jobs/outbox.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';
 import { classifyReply, draftReply, sentimentOf } from './classify.js';
 import * as repo from './engine.repository.js';
-import { eventLead, firstNameOf, recipientOf } from './recipients.js';
+import { firstNameOf, recipientOf } from './recipients.js';
 import { withTxRetry, type PassSummary } from './scheduler.js';
 
 interface ObserverDeps {

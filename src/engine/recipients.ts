@@ -1,4 +1,3 @@
-import type { LeadStage } from '../db/schema.js';
 import type { Channel, Recipient } from './channels/types.js';
 
 interface LeadLike {
@@ -38,31 +37,6 @@ export function recipientOf(row: LeadLike): Recipient {
       followedBackAt: date(row.followed_back_at),
       repliedAt: date(row.replied_at),
     },
-  };
-}
-
-/** The spec's event `lead` object. */
-export function eventLead(row: {
-  id: string;
-  person: string | null;
-  company: string | null;
-  title: string | null;
-  email: string | null;
-  linkedin_url: string | null;
-  account_id: string | null;
-  sequence_id: string | null;
-  stage: LeadStage;
-}) {
-  return {
-    id: row.id,
-    person: row.person,
-    company: row.company,
-    title: row.title,
-    email: row.email,
-    linkedinUrl: row.linkedin_url,
-    account: row.account_id,
-    sequenceId: row.sequence_id,
-    stage: row.stage,
   };
 }
 

@@ -5,7 +5,8 @@ import { effectiveBalance, utcDayStart, type BillingStatus } from '../modules/en
 import type { ActionResult, ChannelDrivers, OutboundAction } from './channels/types.js';
 import * as repo from './engine.repository.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
-import { eventLead, recipientOf } from './recipients.js';
+import { recipientOf } from './recipients.js';
+import { eventLead } from '../jobs/outbox.js';
 import {
   activityActionOf,
   bucketOf,

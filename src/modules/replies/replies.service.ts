@@ -6,7 +6,7 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { newId, sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
 import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../engine/channels/types.js';
-import { enqueueEvent } from '../../jobs/outbox.js';
+import { enqueueEvent, eventLead } from '../../jobs/outbox.js';
 import * as repo from './replies.repository.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
@@ -63,21 +63,6 @@ export interface DecideOutcome {
   statusCode: number;
   body: Record<string, unknown>;
   replayed: boolean;
-}
-
-/** The `lead` object of webhook events (spec: Events). */
-function eventLead(l: repo.LeadRow) {
-  return {
-    id: l.id,
-    person: l.person,
-    company: l.company,
-    title: l.title,
-    email: l.email,
-    linkedinUrl: l.linkedin_url,
-    account: l.account_id,
-    sequenceId: l.sequence_id,
-    stage: l.stage,
-  };
 }
 
 function sandboxScript(value: unknown): Record<string, unknown> | null {
