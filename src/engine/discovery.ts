@@ -1,6 +1,7 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
+import { enqueueEvents } from '../jobs/outbox.js';
 import type { EnergyService } from '../modules/energy/energy.service.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import * as repo from './engine.repository.js';
@@ -67,7 +68,7 @@ export function createDiscovery(deps: DiscoveryDeps) {
           });
           summary.discovered += 1;
         }
-        await repo.insertEvents(trx, events);
+        await enqueueEvents(trx, events);
       });
     }
   }

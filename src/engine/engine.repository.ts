@@ -1,8 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { LeadStage } from '../db/schema.js';
-import { enqueueEvent, isWebhookEvent, MAX_EVENT_DATA_BYTES, type EnqueueEventInput } from '../jobs/outbox.js';
-import { newId } from '../lib/ids.js';
 import type { Step } from './steps.js';
 
 // The engine's SQL. Bulk writes go through jsonb_to_recordset so a batch of leads is one statement.
@@ -219,25 +217,6 @@ export interface ActivityInsert {
 
 export async function insertActivities(trx: Database, rows: ActivityInsert[]) {
   for (let i = 0; i < rows.length; i += 1000) await trx.insertInto('activity').values(rows.slice(i, i + 1000)).execute();
-}
-
-/**
- * The outbox rows enqueueEvent would write, as one statement per 1,000 events: per-event round trips were
- * most of a pass's time. A single event goes through enqueueEvent itself. Same checks, same row shape.
- */
-export async function insertEvents(trx: Database, events: EnqueueEventInput[]) {
-  if (events.length === 1) {
-    await enqueueEvent(trx, events[0]);
-    return;
-  }
-  if (!trx.isTransaction) throw new TypeError('events must be enqueued in the transaction that makes the state change');
-  const rows = events.map((e) => {
-    if (!isWebhookEvent(e.event)) throw new TypeError(`unknown webhook event: ${String(e.event)}`);
-    const data = JSON.stringify(e.data);
-    if (Buffer.byteLength(data) > MAX_EVENT_DATA_BYTES) throw new RangeError(`event data must be at most ${MAX_EVENT_DATA_BYTES} bytes of JSON`);
-    return { id: newId(), workspace_id: e.workspaceId, event: e.event, data, webhook_id: e.webhookId ?? null, ...(e.createdAt ? { created_at: e.createdAt } : {}) };
-  });
-  for (let i = 0; i < rows.length; i += 1000) await trx.insertInto('outbox_events').values(rows.slice(i, i + 1000)).execute();
 }
 
 // ---- observations ----

@@ -6,7 +6,7 @@ import type { ActionResult, ChannelDrivers, OutboundAction } from './channels/ty
 import * as repo from './engine.repository.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recipientOf } from './recipients.js';
-import { eventLead } from '../jobs/outbox.js';
+import { enqueueEvents, eventLead } from '../jobs/outbox.js';
 import {
   activityActionOf,
   bucketOf,
@@ -260,7 +260,7 @@ export function createScheduler(deps: SchedulerDeps) {
         .filter((o) => o.activity)
         .map((o) => ({ id: newId(), workspace_id: o.row.workspace_id, lead_id: o.row.id, created_at: now, ...o.activity! })),
     );
-    await repo.insertEvents(
+    await enqueueEvents(
       trx,
       applied.flatMap((o) => {
         if (!o.event) return [];

@@ -5,11 +5,11 @@ import type { WebhookAttemptsTable } from '../db/schema.js';
 // All SQL of the outbox, the dispatcher and the delivery queue. Every timestamp comes from the caller's
 // clock, never from now() in SQL, so a test clock and the rows it produces always agree.
 
-export async function insertOutboxEvent(
-  trx: Database,
-  row: { id: string; workspace_id: string; event: string; data: string; webhook_id: string | null; created_at?: Date },
-) {
-  await trx.insertInto('outbox_events').values(row).execute();
+export type OutboxEventRow = { id: string; workspace_id: string; event: string; data: string; webhook_id: string | null; created_at?: Date };
+
+/** Multi-row inserts of at most 1,000 rows: a pass of the engine emits thousands of events in one transaction. */
+export async function insertOutboxEvents(trx: Database, rows: OutboxEventRow[]) {
+  for (let i = 0; i < rows.length; i += 1000) await trx.insertInto('outbox_events').values(rows.slice(i, i + 1000)).execute();
 }
 
 /** Undispatched events, oldest first; rows another dispatcher holds are skipped rather than waited for. */

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
-import { insertOutboxEvent } from './jobs.repository.js';
+import { insertOutboxEvents, type OutboxEventRow } from './jobs.repository.js';
 
 /** The event catalog of the spec (Events), in its order; GET /webhooks returns it as is. */
 export const WEBHOOK_EVENTS = [
@@ -41,26 +41,36 @@ export interface EnqueueEventInput {
  * the state change the event reports: then a committed change always has its event and a rolled-back
  * change never emits one. Nothing is sent here; the worker's dispatcher picks the row up after commit.
  */
-export async function enqueueEvent(trx: Database, input: EnqueueEventInput): Promise<{ id: string }> {
-  // Outside a transaction the event could commit while the change it reports rolls back, which is the
-  // one thing the outbox exists to prevent; failing loudly catches that in the first test run.
-  if (!trx.isTransaction) throw new TypeError('enqueueEvent must be called with the transaction that makes the state change');
+function toOutboxRow(input: EnqueueEventInput): OutboxEventRow {
   if (!isWebhookEvent(input.event)) throw new TypeError(`unknown webhook event: ${String(input.event)}`);
   if (input.data === null || typeof input.data !== 'object' || Array.isArray(input.data)) {
     throw new TypeError('event data must be a JSON object');
   }
   const json = JSON.stringify(input.data);
   if (Buffer.byteLength(json) > MAX_EVENT_DATA_BYTES) throw new RangeError(`event data must be at most ${MAX_EVENT_DATA_BYTES} bytes of JSON`);
-  const id = newId();
-  await insertOutboxEvent(trx, {
-    id,
+  return {
+    id: newId(),
     workspace_id: input.workspaceId,
     event: input.event,
     data: json,
     webhook_id: input.webhookId ?? null,
     ...(input.createdAt ? { created_at: input.createdAt } : {}),
-  });
-  return { id };
+  };
+}
+
+/** Emits events in the caller's transaction: every one is checked before any is written. */
+export async function enqueueEvents(trx: Database, inputs: EnqueueEventInput[]): Promise<{ ids: string[] }> {
+  // Outside a transaction an event could commit while the change it reports rolls back, which is the
+  // one thing the outbox exists to prevent; failing loudly catches that in the first test run.
+  if (!trx.isTransaction) throw new TypeError('enqueueEvent must be called with the transaction that makes the state change');
+  const rows = inputs.map(toOutboxRow);
+  await insertOutboxEvents(trx, rows);
+  return { ids: rows.map((r) => r.id) };
+}
+
+export async function enqueueEvent(trx: Database, input: EnqueueEventInput): Promise<{ id: string }> {
+  const { ids } = await enqueueEvents(trx, [input]);
+  return { id: ids[0] };
 }
 
 /**
