@@ -28,6 +28,8 @@ const EnvSchema = Type.Object({
   OUTREACH_PACING_MESSAGE_CAP: Type.Integer({ minimum: 0, default: 100 }),
   OUTREACH_PACING_HOURS: Type.String({ pattern: '^([01][0-9]|2[0-4]):[0-5][0-9]-([01][0-9]|2[0-4]):[0-5][0-9]$', default: '08:00-18:00' }),
   OUTREACH_PACING_SPACING: Type.Integer({ minimum: 0, default: 30 }),
+  OUTREACH_PACING_DAYS: Type.String({ pattern: '^[A-Za-z]{3}(-[A-Za-z]{3})?(,[A-Za-z]{3}(-[A-Za-z]{3})?)*$', default: 'mon-fri' }),
+  OUTREACH_ENGINE_OOO_RESUME_DAYS: Type.Integer({ minimum: 1, maximum: 90, default: 7 }),
   OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
   OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
   OUTREACH_SANDBOX_ACCEPT_MAX_HOURS: Type.Number({ minimum: 0, default: 72 }),
@@ -97,6 +99,8 @@ export interface EngineConfig {
   readonly observeIntervalSeconds: number;
   readonly observeDays: number;
   readonly discoveryIntervalSeconds: number;
+  /** An out-of-office auto-reply snoozes the lead this many days, then its sequence goes on. */
+  readonly outOfOfficeResumeDays: number;
   readonly pacing: {
     readonly inviteCap: number;
     /** Daily invite caps of warm-up weeks 1, 2, …; after the last week the full inviteCap applies. */
@@ -105,6 +109,8 @@ export interface EngineConfig {
     /** Local minutes since midnight; actions run in [start, end). */
     readonly hoursStart: number;
     readonly hoursEnd: number;
+    /** Local weekdays that send, as a bit mask (bit 0 = Sunday … bit 6 = Saturday). */
+    readonly days: number;
     readonly spacingSeconds: number;
   };
   readonly sandbox: {
@@ -117,6 +123,27 @@ export interface EngineConfig {
     readonly failureRate: number;
   };
   readonly smtpFrom: string;
+}
+
+const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+
+/** `mon-fri`, `mon,wed,fri`, `sun-thu`, `fri-mon` (ranges wrap past Saturday) → weekday bit mask. */
+export function parseSendingDays(spec: string): number {
+  let mask = 0;
+  for (const part of spec.toLowerCase().split(',')) {
+    const [from, to = from] = part.split('-').map((d) => WEEKDAYS.indexOf(d));
+    if (from < 0 || to < 0) throw new ConfigError(`invalid configuration: OUTREACH_PACING_DAYS has an unknown day in "${part}" (use sun, mon, tue, wed, thu, fri, sat)`);
+    for (let d = from; ; d = (d + 1) % 7) {
+      mask |= 1 << d;
+      if (d === to) break;
+    }
+  }
+  return mask;
+}
+
+/** The mask back as day names in week order, e.g. `mon,tue,wed,thu,fri`. */
+export function sendingDaysLabel(mask: number): string {
+  return WEEKDAYS.filter((_, d) => mask & (1 << d)).join(',');
 }
 
 function engineConfigOf(e: Env): EngineConfig {
@@ -133,12 +160,14 @@ function engineConfigOf(e: Env): EngineConfig {
     observeIntervalSeconds: e.OUTREACH_ENGINE_OBSERVE_INTERVAL,
     observeDays: e.OUTREACH_ENGINE_OBSERVE_DAYS,
     discoveryIntervalSeconds: e.OUTREACH_DISCOVERY_INTERVAL,
+    outOfOfficeResumeDays: e.OUTREACH_ENGINE_OOO_RESUME_DAYS,
     pacing: Object.freeze({
       inviteCap: e.OUTREACH_PACING_INVITE_CAP,
       rampSchedule: Object.freeze(e.OUTREACH_PACING_RAMP === '' ? [] : e.OUTREACH_PACING_RAMP.split(',').map(Number)),
       messageCap: e.OUTREACH_PACING_MESSAGE_CAP,
       hoursStart: minutes(start),
       hoursEnd: minutes(end),
+      days: parseSendingDays(e.OUTREACH_PACING_DAYS),
       spacingSeconds: e.OUTREACH_PACING_SPACING,
     }),
     sandbox: Object.freeze({

@@ -310,7 +310,19 @@ export async function markReplied(
 
 export async function insertReply(
   trx: Database,
-  r: { id: string; workspaceId: string; leadId: string; channel: string; classification: string; theirMessage: string | null; draft: string | null; repliedAt: Date; now: Date },
+  r: {
+    id: string;
+    workspaceId: string;
+    leadId: string;
+    channel: string;
+    classification: string;
+    theirMessage: string | null;
+    draft: string | null;
+    repliedAt: Date;
+    now: Date;
+    /** Replies the engine settles itself (out-of-office) are stored decided, so they never enter the pending queue. */
+    settled?: { decision: string; by: string; snoozedUntil: Date | null };
+  },
 ) {
   await trx
     .insertInto('replies')
@@ -324,8 +336,34 @@ export async function insertReply(
       draft: r.draft,
       replied_at: r.repliedAt,
       created_at: r.now,
+      ...(r.settled && {
+        state: 'decided' as const,
+        decision: r.settled.decision,
+        decided_at: r.now,
+        decided_by: r.settled.by,
+        snoozed_until: r.settled.snoozedUntil,
+      }),
     })
     .execute();
+}
+
+/**
+ * An out-of-office auto-reply pauses the lead until `resumeAt` instead of freezing it. Guarded twice: a lead
+ * that really replied is left alone, and an auto-reply already on record (drivers report it again on every
+ * poll) is not applied a second time. True when it applied.
+ */
+export async function snoozeForAutoReply(trx: Database, p: { leadId: string; at: Date; resumeAt: Date; now: Date }): Promise<boolean> {
+  const at = p.at.toISOString();
+  const resume = p.resumeAt.toISOString();
+  const { rows } = await sql<{ id: string }>`
+    UPDATE leads l SET snoozed_until = GREATEST(COALESCE(l.snoozed_until, ${resume}::timestamptz), ${resume}::timestamptz),
+      next_action_at = CASE WHEN l.next_action_at IS NULL THEN NULL ELSE GREATEST(l.next_action_at, ${resume}::timestamptz) END,
+      last_activity_at = GREATEST(COALESCE(l.last_activity_at, ${at}::timestamptz), ${at}::timestamptz),
+      updated_at = ${p.now.toISOString()}::timestamptz
+    WHERE l.id = ${p.leadId}::uuid AND l.replied_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM replies r WHERE r.workspace_id = l.workspace_id AND r.lead_id = l.id AND r.replied_at >= ${at}::timestamptz)
+    RETURNING l.id`.execute(trx);
+  return rows.length > 0;
 }
 
 // ---- discovery ----

@@ -25,6 +25,8 @@ function channelsOf(row: repo.WatchedRow): Channel[] {
   return [...set];
 }
 
+const DAY = 86_400_000;
+
 export function createObserver(deps: ObserverDeps) {
   const { db, config, drivers, cipher } = deps;
 
@@ -52,6 +54,37 @@ export function createObserver(deps: ObserverDeps) {
             createdAt: obs.at,
           });
           summary.observations += 1;
+        } else if (classifyReply(obs.text) === 'out_of_office') {
+          // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
+          const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
+          if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return;
+          const replyId = newId();
+          await repo.insertReply(trx, {
+            id: replyId,
+            workspaceId: row.workspace_id,
+            leadId: row.id,
+            channel: obs.channel,
+            classification: 'out_of_office',
+            theirMessage: cipher.encrypt(obs.text),
+            draft: null,
+            repliedAt: obs.at,
+            now,
+            settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
+          });
+          await repo.insertActivities(trx, [
+            {
+              id: newId(),
+              workspace_id: row.workspace_id,
+              created_at: obs.at,
+              action: 'reply_detected',
+              outcome: 'ok',
+              units: 0,
+              detail: JSON.stringify({ channel: obs.channel, classification: 'out_of_office', replyId, resumeAt: resumeAt.toISOString() }),
+              account_id: obs.channel === 'x' ? null : row.account_id,
+              lead_id: row.id,
+            },
+          ]);
+          summary.repliesDetected += 1;
         } else {
           const classification = classifyReply(obs.text);
           const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification), optOut: classification === 'unsubscribe' });

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { localDay, localDaysBetween, localMinuteOfDay, nextDayWindowStart, nextWindowStart, safeZone } from './time.js';
+import { sendingDaysLabel } from '../config/config.js';
+import { isWithinWindow, localDay, localDaysBetween, nextDayWindowStart, nextWindowStart, safeZone } from './time.js';
 
 export type PacingRules = EngineConfig['pacing'];
 
@@ -38,6 +39,8 @@ export interface AccountPacing {
   messageCapToday: number;
   messagesSentToday: number;
   sendingHours: string;
+  /** Local weekdays that send, e.g. `mon,tue,wed,thu,fri`. */
+  sendingDays: string;
   withinSendingHours: boolean;
   /** Now when inside the sending hours, else when they next open (account's local time). */
   nextWindowAt: string;
@@ -54,7 +57,6 @@ interface AccountRow {
 export function pacingOf(rules: PacingRules, account: AccountRow, counters: { invites: number; messages: number } | undefined, now: Date): AccountPacing {
   const tz = safeZone(account.time_zone);
   const ramp = rampOf(rules, account.warmup_started_at, now, tz);
-  const minute = localMinuteOfDay(now, tz);
   return {
     accountId: account.id,
     pacingTimeZone: tz,
@@ -66,8 +68,9 @@ export function pacingOf(rules: PacingRules, account: AccountRow, counters: { in
     messageCapToday: rules.messageCap,
     messagesSentToday: counters?.messages ?? 0,
     sendingHours: `${hhmm(rules.hoursStart)}-${hhmm(rules.hoursEnd)}`,
-    withinSendingHours: minute >= rules.hoursStart && minute < rules.hoursEnd,
-    nextWindowAt: nextWindowStart(now, tz, rules.hoursStart, rules.hoursEnd).toISOString(),
+    sendingDays: sendingDaysLabel(rules.days),
+    withinSendingHours: isWithinWindow(now, tz, rules),
+    nextWindowAt: nextWindowStart(now, tz, rules).toISOString(),
     spacingSeconds: rules.spacingSeconds,
   };
 }
@@ -149,9 +152,8 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
   for (const k of [...byAccount.keys()].sort()) {
     const list = byAccount.get(k)!;
     const tz = safeZone(list[0].timeZone);
-    const minute = localMinuteOfDay(now, tz);
-    if (minute < rules.hoursStart || minute >= rules.hoursEnd) {
-      const at = nextWindowStart(now, tz, rules.hoursStart, rules.hoursEnd);
+    if (!isWithinWindow(now, tz, rules)) {
+      const at = nextWindowStart(now, tz, rules);
       for (const r of list) decisions.set(r.key, { granted: false, retryAt: at, reason: 'outside_sending_hours' });
     } else {
       open.push({ list, tz, day: localDay(now, tz) });
@@ -178,7 +180,7 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
     const c = { invites: Number(row?.invites ?? 0), messages: Number(row?.messages ?? 0), actions: Number(row?.actions ?? 0) };
     let last = row?.last_action_at ? new Date(row.last_action_at).getTime() : null;
     const inviteCap = rampOf(rules, first.warmupStartedAt, now, tz).inviteCapToday;
-    const tomorrow = nextDayWindowStart(now, tz, rules.hoursStart);
+    const tomorrow = nextDayWindowStart(now, tz, rules);
     let queued = 0;
     let changed = false;
     for (const r of list) {

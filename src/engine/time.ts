@@ -90,20 +90,45 @@ export function localDaysBetween(from: Date, to: Date, timeZone: string): number
   return Math.round((Date.UTC(b.year, b.month - 1, b.day) - Date.UTC(a.year, a.month - 1, a.day)) / 86_400_000);
 }
 
-/** Start of the next sending window at or after `at` ([startMinute, endMinute) local). */
-export function nextWindowStart(at: Date, timeZone: string, startMinute: number, endMinute: number): Date {
-  const minute = localMinuteOfDay(at, timeZone);
-  if (minute < startMinute) {
-    const p = localParts(at, timeZone);
-    return zonedTime(p.year, p.month, p.day, startMinute, timeZone);
-  }
-  if (minute < endMinute) return at;
-  const d = addLocalDays(at, timeZone, 1);
-  return zonedTime(d.year, d.month, d.day, startMinute, timeZone);
+/** When an account may send: local minutes [hoursStart, hoursEnd) on the weekdays of the `days` bit mask (bit 0 = Sunday). */
+export interface SendingWindow {
+  hoursStart: number;
+  hoursEnd: number;
+  days: number;
 }
 
-/** Start of the sending window of the next local day. */
-export function nextDayWindowStart(at: Date, timeZone: string, startMinute: number): Date {
-  const d = addLocalDays(at, timeZone, 1);
-  return zonedTime(d.year, d.month, d.day, startMinute, timeZone);
+const weekdayOf = (d: { year: number; month: number; day: number }) => new Date(Date.UTC(d.year, d.month - 1, d.day)).getUTCDay();
+const sendsOn = (w: SendingWindow, d: { year: number; month: number; day: number }) => (w.days & (1 << weekdayOf(d))) !== 0;
+
+/** 0 = Sunday … 6 = Saturday, of the local calendar day. */
+export function localWeekday(at: Date, timeZone: string): number {
+  return weekdayOf(localParts(at, timeZone));
+}
+
+export function isWithinWindow(at: Date, timeZone: string, w: SendingWindow): boolean {
+  const p = localParts(at, timeZone);
+  const minute = p.hour * 60 + p.minute;
+  return sendsOn(w, p) && minute >= w.hoursStart && minute < w.hoursEnd;
+}
+
+/** Start of the sending window of the first sending day after the local day of `at` (within a week). */
+export function nextDayWindowStart(at: Date, timeZone: string, w: SendingWindow): Date {
+  for (let k = 1; k <= 7; k++) {
+    const d = addLocalDays(at, timeZone, k);
+    if (sendsOn(w, d)) return zonedTime(d.year, d.month, d.day, w.hoursStart, timeZone);
+  }
+  // No sending day at all (configuration forbids it); a week later keeps callers finite.
+  const d = addLocalDays(at, timeZone, 7);
+  return zonedTime(d.year, d.month, d.day, w.hoursStart, timeZone);
+}
+
+/** `at` itself inside the window, else the next time the window opens (later today or on a later sending day). */
+export function nextWindowStart(at: Date, timeZone: string, w: SendingWindow): Date {
+  const p = localParts(at, timeZone);
+  const minute = p.hour * 60 + p.minute;
+  if (sendsOn(w, p)) {
+    if (minute < w.hoursStart) return zonedTime(p.year, p.month, p.day, w.hoursStart, timeZone);
+    if (minute < w.hoursEnd) return at;
+  }
+  return nextDayWindowStart(at, timeZone, w);
 }

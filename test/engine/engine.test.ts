@@ -237,3 +237,47 @@ describe('gating', () => {
     expect(await activityOf(t.db, id)).toHaveLength(1);
   });
 });
+
+describe('out-of-office replies', () => {
+  it('an auto-reply snoozes the lead for OUTREACH_ENGINE_OOO_RESUME_DAYS and the sequence resumes; it never enters the pending queue', async () => {
+    const ws = await createWorkspaceWithKey(t, 'OOO');
+    const account = await insertAccount(t.db, ws.workspaceId);
+    const seq = await insertSequence(t.db, ws.workspaceId, {
+      channels: ['email'],
+      steps: steps(step('email', { subject: 'Hi', message: 'First {{firstName}}' }), step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' })),
+    });
+    const id = await insertLead(t.db, ws.workspaceId, {
+      person: 'Olga Away',
+      email: 'olga@x.example',
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      sandbox: JSON.stringify({ replyAfterHours: 3, replyText: 'I am out of office until 20 November with limited access to email.' }),
+    });
+    await t.services.engine.runPass({ now: T0 });
+    const s = await t.services.engine.runPass({ now: new Date(T0.getTime() + 4 * H) });
+    expect(s.repliesDetected).toBe(1);
+    const resumeAt = new Date(T0.getTime() + 3 * H + t.config.engine.outOfOfficeResumeDays * 24 * H);
+    let l = await lead(id);
+    // Not a reply: no repliedAt, stage unchanged, automation running, the next step pushed to the return date.
+    expect(l).toMatchObject({ stage: 'messaged', replied_at: null, automation_stopped: false, current_step: 1 });
+    expect(l.snoozed_until?.toISOString()).toBe(resumeAt.toISOString());
+    expect(l.next_action_at?.toISOString()).toBe(resumeAt.toISOString());
+    const queue = await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth });
+    expect(queue.json().replies).toEqual([]);
+    // The driver reports the same auto-reply on every poll; it is recorded once.
+    for (const hours of [5, 30, 100]) expect((await t.services.engine.runPass({ now: new Date(T0.getTime() + hours * H) })).repliesDetected).toBe(0);
+    expect(await activityOf(t.db, id).then((a) => a.map((x) => `${x.action}:${x.outcome}`))).toEqual(['email_sent:ok', 'reply_detected:ok']);
+
+    // Back at the return date: the follow-up goes out, and no reply.received was emitted for the auto-reply.
+    expect((await t.services.engine.runPass({ now: new Date(resumeAt.getTime() + H) })).actions).toBe(1);
+    l = await lead(id);
+    expect(l).toMatchObject({ stage: 'followed_up', automation_stopped: true, current_step: 2 });
+    const detail = JSON.parse((await activityOf(t.db, id))[1].detail);
+    expect(detail).toMatchObject({ channel: 'email', classification: 'out_of_office', resumeAt: resumeAt.toISOString() });
+    expect((await eventsOf(t.db, ws.workspaceId)).map((e) => e.event)).toEqual(['lead.emailed', 'lead.emailed']);
+    const stored = await t.db.selectFrom('replies').selectAll().where('lead_id', '=', id).executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({ classification: 'out_of_office', state: 'decided', decision: 'snooze', decided_by: 'engine' });
+    expect(stored.their_message?.startsWith('v1:')).toBe(true);
+  });
+});

@@ -4,10 +4,11 @@ import type { Database } from '../../src/db/database.js';
 import type { SequenceStepRow } from '../../src/db/schema.js';
 import { newMessagingAccountId } from '../../src/lib/ids.js';
 
-/** Deterministic engine settings for tests: no unscripted behaviour, no spacing, every hour a sending hour. */
+/** Deterministic engine settings for tests: no unscripted behaviour, no spacing, every hour of every day a sending hour. */
 export const ENGINE_ENV: Partial<Env> = {
   OUTREACH_PACING_SPACING: 0,
   OUTREACH_PACING_HOURS: '00:00-24:00',
+  OUTREACH_PACING_DAYS: 'sun-sat',
   OUTREACH_SANDBOX_ACCEPT_RATE: 0,
   OUTREACH_SANDBOX_REPLY_RATE: 0,
   OUTREACH_SANDBOX_FOLLOWBACK_RATE: 0,
