@@ -81,11 +81,23 @@ export async function insertXAccount(db: Database, workspaceId: string, f: { use
   return userId;
 }
 
-export async function insertPlay(db: Database, workspaceId: string, f: { id?: string; sequenceId?: string | null; accountUserId?: string | null } = {}) {
+export async function insertPlay(
+  db: Database,
+  workspaceId: string,
+  f: { id?: string; sequenceId?: string | null; accountUserId?: string | null; autopilot?: boolean } = {},
+) {
   const id = f.id ?? newId();
   await db
     .insertInto('plays')
-    .values({ id, workspace_id: workspaceId, name: `Play ${id.slice(0, 8)}`, status: 'active', sequence_id: f.sequenceId ?? null, account_user_id: f.accountUserId ?? null })
+    .values({
+      id,
+      workspace_id: workspaceId,
+      name: `Play ${id.slice(0, 8)}`,
+      status: 'active',
+      sequence_id: f.sequenceId ?? null,
+      account_user_id: f.accountUserId ?? null,
+      ...(f.autopilot !== undefined && { autopilot: f.autopilot }),
+    })
     .execute();
   return id;
 }

@@ -61,10 +61,11 @@ export function createEnergyService(deps: { db: Database; config: Config; clock:
   /**
    * Spends `units` (one lookup by default) and writes the ledger entry, or reports that the
    * workspace cannot afford it. Never throws for lack of energy: eligibility turns that into
-   * per-lead nulls, resolve into a 429.
+   * per-lead nulls, resolve into a 429. `now` (default: the clock) is the time the charge is made at: it
+   * stamps the ledger entry and decides which day's refill applies; the engine passes its pass time.
    */
-  async function charge(workspaceId: string, input: { action: EnergyAction; read: string; units?: number }): Promise<ChargeResult> {
-    const now = clock.now();
+  async function charge(workspaceId: string, input: { action: EnergyAction; read: string; units?: number; now?: Date }): Promise<ChargeResult> {
+    const now = input.now ?? clock.now();
     const balance = await repo.chargeEnergy(db, {
       workspaceId,
       units: input.units ?? unitsPerLookup,

@@ -208,14 +208,19 @@ export async function insertImport(
 }
 
 /**
- * Two enrollments through different Plays may race to create the first lead of one identity; a transaction
- * advisory lock per (workspace, xUserId), taken in a fixed order so two callers cannot deadlock, makes the
- * second wait and then see the first one's lead.
+ * Two enrollments through different Plays (or autopilot discovery) may race to create the first lead of one
+ * identity; a transaction advisory lock on the identity's bucket makes the second wait and then see the first
+ * one's lead. Buckets (256 per workspace, a power of two: the low bits of the hash), taken in a fixed order so two callers cannot deadlock, bound the
+ * locks one transaction holds: a discovery run enrolling 5,000 followers must not exhaust the server's lock
+ * table (max_locks_per_transaction). Identities sharing a bucket only wait for each other.
  */
+export const IDENTITY_LOCK_BUCKETS = 256;
+
 export async function lockIdentities(db: Database, workspaceId: string, xUserIds: readonly string[]) {
   if (xUserIds.length === 0) return;
-  const keys = [...new Set(xUserIds)].map((id) => `lead-identity:${workspaceId}:${id}`);
-  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from (select k from unnest(${keys}::text[]) as k order by k) s`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0))
+    from (select distinct ${`lead-identity:${workspaceId}:`} || (hashtext(id) & ${IDENTITY_LOCK_BUCKETS - 1}) as k
+          from unnest(${[...new Set(xUserIds)]}::text[]) as id order by k) s`.execute(db);
 }
 
 /**

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { sha256Hex } from '../../lib/ids.js';
+import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
 import * as repo from './plays.repository.js';
 import type { CandidateFilter, CandidateRow, ExistingLeadRow, PlayRow } from './plays.repository.js';
@@ -35,16 +34,6 @@ type ImportResponse = {
   sendsMessages: false;
 };
 
-/**
- * A UUIDv7 (millisecond time prefix, random rest). Candidates and leads are written in batches of up to 200;
- * time-ordered keys land on the right-hand leaf pages of the id indexes, which are already in cache, instead of
- * on 200 random pages of a million-row index each. Wall time, not the injectable clock: only locality matters.
- */
-function newTimeOrderedId(): string {
-  const time = Date.now().toString(16).padStart(12, '0');
-  // randomUUID draws from a buffered entropy pool; its tail after the version digit already has the v4/v7 variant bits.
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;
-}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
