@@ -2,7 +2,7 @@ import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
 import { effectiveBalance, utcDayStart, type BillingStatus } from '../modules/energy/energy.service.js';
-import type { ActionResult, ChannelDrivers, OutboundAction } from './channels/types.js';
+import type { ActionResult, ChannelDrivers, DeliveryCheck, OutboundAction } from './channels/types.js';
 import * as repo from './engine.repository.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recipientOf } from './recipients.js';
@@ -21,6 +21,7 @@ import {
   type Step,
 } from './steps.js';
 import { renderTemplate } from './templates.js';
+import { localDay, safeZone } from './time.js';
 import { pickVariant } from './variants.js';
 
 export interface PassSummary {
@@ -191,13 +192,13 @@ export function createScheduler(deps: SchedulerDeps) {
     return { row, record, activity, event: null, refundUnits: 0, release: null, tally: activity ? (kind === 'uncertain' ? 'failed' : 'skipped') : null };
   }
 
-  function resultOutcome(send: PlannedSend, result: ActionResult, now: Date): Outcome {
+  function resultOutcome(send: PlannedSend, result: ActionResult, now: Date, note: Record<string, unknown> = {}): Outcome {
     const { row, step } = send;
     const index = row.current_step;
     const already = !!row.messaged_at;
     const channel = channelOf(step.kind);
     const base = { ...steadyRecord(row), expect_key: send.key };
-    const detail: Record<string, unknown> = { step: index, kind: step.kind, channel, ...(send.variantKey && { variant: send.variantKey }) };
+    const detail: Record<string, unknown> = { step: index, kind: step.kind, channel, ...(send.variantKey && { variant: send.variantKey }), ...note };
     const account_id = accountFor(row, step);
     const action = activityActionOf(step, already);
     if (result.outcome === 'ok') {
@@ -248,6 +249,44 @@ export function createScheduler(deps: SchedulerDeps) {
     };
   }
 
+  /**
+   * A send a crashed worker left in flight, once its driver has said what became of it: sent is recorded as
+   * the success it was (charged at the original claim), not sent is due again at once with its charge and
+   * reservation given back, and unknown is recorded as uncertain and never repeated.
+   */
+  function checkOutcome(check: PlannedSend, verdict: DeliveryCheck, now: Date): Outcome {
+    const { row, step } = check;
+    if (verdict.status === 'sent') return resultOutcome(check, { outcome: 'ok', externalId: verdict.externalId }, now, { recovered: 'confirmed_sent' });
+    if (verdict.status === 'unknown') return uncertainOutcome(row, step, now);
+    return {
+      row,
+      record: { ...steadyRecord(row), expect_key: check.key, next_action_at: now.toISOString() },
+      activity: {
+        action: activityActionOf(step, !!row.messaged_at),
+        outcome: 'failed',
+        units: 0,
+        detail: detailOf({ step: row.current_step, kind: step.kind, channel: channelOf(step.kind), reason: 'interrupted', confirmed: 'not_sent', retryAt: now.toISOString() }),
+        account_id: accountFor(row, step),
+      },
+      event: null,
+      refundUnits: check.units,
+      release: check.release,
+      tally: 'failed',
+    };
+  }
+
+  function uncertainOutcome(row: Row, step: Step | undefined, now: Date): Outcome {
+    // The driver may or may not have acted before the crash; repeating could double-contact.
+    return localOutcome(row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: 'uncertain_delivery' }, now);
+  }
+
+  /** The reservation a claim made for this lead's in-flight send, on the local day of that claim. */
+  function inflightRelease(row: Row, step: Step): PacingRelease | null {
+    const bucket = bucketOf(step.kind);
+    if (!bucket || !row.account_id || !row.inflight_at) return null;
+    return { workspaceId: row.workspace_id, accountId: row.account_id, localDay: localDay(new Date(row.inflight_at), safeZone(row.time_zone)), bucket };
+  }
+
   /** Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. */
   async function record(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary) {
     if (outcomes.length === 0) return;
@@ -278,7 +317,7 @@ export function createScheduler(deps: SchedulerDeps) {
   }
 
   /** Claim transaction: decide every claimed lead, reserve budgets, mark sends in flight. */
-  async function claimBatch(now: Date, summary: PassSummary): Promise<{ claimed: number; sends: PlannedSend[] }> {
+  async function claimBatch(now: Date, summary: PassSummary): Promise<{ claimed: number; sends: PlannedSend[]; checks: PlannedSend[] }> {
     return db.transaction().execute(async (trx) => {
       const rows = await repo.claimDue(trx, {
         now,
@@ -287,8 +326,9 @@ export function createScheduler(deps: SchedulerDeps) {
         units: config.unitsPerAction,
         dayStart: utcDayStart(now),
       });
-      if (rows.length === 0) return { claimed: 0, sends: [] };
+      if (rows.length === 0) return { claimed: 0, sends: [], checks: [] };
       const local: Outcome[] = [];
+      const checks: PlannedSend[] = [];
       const waits: string[] = [];
       const candidates: Omit<PlannedSend, 'units' | 'release'>[] = [];
       for (const row of rows) {
@@ -296,8 +336,14 @@ export function createScheduler(deps: SchedulerDeps) {
         row.steps = steps;
         const step = steps[row.current_step];
         if (row.inflight_key) {
-          // The driver may or may not have acted before the crash; repeating could double-contact.
-          local.push(localOutcome(row, steps[row.inflight_step ?? row.current_step], 'uncertain', { step: row.current_step, kind: step?.kind, reason: 'uncertain_delivery' }, now));
+          const inflight = steps[row.inflight_step ?? row.current_step];
+          const prepared = inflight && drivers.forChannel(channelOf(inflight.kind)).confirm ? prepare(row, inflight, now) : null;
+          if (prepared?.ok) {
+            const key = row.inflight_key;
+            checks.push({ ...prepared.send, key, action: { ...prepared.send.action, idempotencyKey: key }, units: config.unitsPerAction, release: inflightRelease(row, inflight) });
+          } else {
+            local.push(uncertainOutcome(row, inflight, now));
+          }
         } else if (!step) {
           local.push(localOutcome(row, undefined, 'done', {}, now));
         } else if (row.identity_opted_out) {
@@ -362,12 +408,13 @@ export function createScheduler(deps: SchedulerDeps) {
         await repo.writeWorkspaceEnergy(trx, id, b.available - b.used * units, due ? now : new Date(b.row.energy_refilled_at));
       }
 
-      await repo.markInflight(trx, sends.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey })), now);
+      // Checks keep their key and take a fresh lease, so no other worker asks (or records) them meanwhile.
+      await repo.markInflight(trx, [...sends, ...checks].map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey })), now);
       await repo.reschedule(trx, deferred);
       await repo.setWaitingForAccept(trx, waits, now);
       await record(trx, local, now, summary);
       summary.deferred += deferred.length;
-      return { claimed: rows.length, sends };
+      return { claimed: rows.length, sends, checks };
     });
   }
 
@@ -380,11 +427,19 @@ export function createScheduler(deps: SchedulerDeps) {
     }
   }
 
+  async function confirm(check: PlannedSend): Promise<DeliveryCheck> {
+    try {
+      return (await drivers.forChannel(check.action.channel).confirm?.(check.action)) ?? { status: 'unknown' };
+    } catch {
+      return { status: 'unknown' };
+    }
+  }
+
   async function processBatch(now: Date, summary: PassSummary): Promise<number> {
-    const { claimed, sends } = await claimBatch(now, summary);
-    if (sends.length === 0) return claimed;
-    const results = await mapLimit(sends, 32, perform);
-    const outcomes = sends.map((s, i) => resultOutcome(s, results[i], now));
+    const { claimed, sends, checks } = await claimBatch(now, summary);
+    if (sends.length === 0 && checks.length === 0) return claimed;
+    const [results, verdicts] = await Promise.all([mapLimit(sends, 32, perform), mapLimit(checks, 8, confirm)]);
+    const outcomes = [...sends.map((s, i) => resultOutcome(s, results[i], now)), ...checks.map((c, i) => checkOutcome(c, verdicts[i], now))];
     await withTxRetry(() => db.transaction().execute((trx) => record(trx, outcomes, now, summary)));
     return claimed;
   }

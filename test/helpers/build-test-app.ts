@@ -10,6 +10,7 @@ import type { Resolver } from '../../src/webhooks/safe-url.js';
 import { randomBytes } from 'node:crypto';
 import { createTextCipher, type TextCipher } from '../../src/lib/crypto.js';
 import type { PublicDataProvider } from '../../src/providers/publicdata/index.js';
+import type { ChannelDrivers } from '../../src/engine/channels/types.js';
 
 export interface TestApp {
   app: AppInstance;
@@ -18,6 +19,7 @@ export interface TestApp {
   services: Services;
   config: Config;
   clock: ReturnType<typeof fixedClock>;
+  cipher: TextCipher;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,8 @@ export interface TestAppOptions {
   publicData?: PublicDataProvider;
   /** DNS for webhook receiver URL checks (maps names to chosen addresses). */
   resolver?: Resolver;
+  /** Channel drivers for the engine and reply decisions instead of the configured ones. */
+  drivers?: ChannelDrivers;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -40,7 +44,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent', ...options.env });
   const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
   const cipher = options.cipher ?? createTextCipher(randomBytes(32));
-  const services = createServices({ db: handle.db, config, clock, cipher, publicData: options.publicData, resolver: options.resolver });
+  const services = createServices({ db: handle.db, config, clock, cipher, publicData: options.publicData, resolver: options.resolver, drivers: options.drivers });
   const app = await buildApp({ config, db: handle.db, services, clock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken });
   await app.ready();
   return {
@@ -50,6 +54,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     services,
     config,
     clock,
+    cipher,
     close: async () => {
       await app.close();
       if (!options.handle) await handle.close();

@@ -1,28 +1,33 @@
-import { randomBytes } from 'node:crypto';
 import type { Insertable } from 'kysely';
-import { buildApp } from '../../src/app/build-app.js';
-import { createServices } from '../../src/app/services.js';
-import { loadConfig } from '../../src/config/config.js';
 import type { Database } from '../../src/db/database.js';
 import type { DB, LeadsTable } from '../../src/db/schema.js';
 import type { ActionResult, Channel, ChannelDriver, ChannelDrivers, OutboundAction } from '../../src/engine/channels/types.js';
-import { fixedClock } from '../../src/lib/clock.js';
-import { createTextCipher, type TextCipher } from '../../src/lib/crypto.js';
+import type { TextCipher } from '../../src/lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../src/lib/ids.js';
-import type { TestApp } from './build-test-app.js';
-import { createTestDatabase } from './test-database.js';
+import { buildTestApp, type TestApp } from './build-test-app.js';
 
 // Direct inserts for the cross-channel read and reply-decision tests: they stage rows (leads with
 // milestones, ledger entries, encrypted replies) that the public API cannot create.
 
 /**
  * An in-memory channel that behaves like a real one: it keeps what was delivered, refuses a repeat of the
- * same idempotency key (answering the first delivery's id, as a provider would), and can be told to fail.
+ * same idempotency key (answering the first delivery's id, as a provider would), answers by key whether an
+ * action arrived (confirm), and can be told to fail or to stall (the engine's process "dies" while waiting).
  */
 export function createMemoryChannels() {
   const delivered: OutboundAction[] = [];
   const byKey = new Map<string, string>();
   let nextFailure: ActionResult | null = null;
+  let stall: { afterDelivery: boolean } | null = null;
+  const stalled: (() => void)[] = [];
+  const deliver = (action: OutboundAction): ActionResult => {
+    const previous = byKey.get(action.idempotencyKey);
+    if (previous) return { outcome: 'ok', externalId: previous };
+    const externalId = `msg_${delivered.length + 1}`;
+    byKey.set(action.idempotencyKey, externalId);
+    delivered.push(action);
+    return { outcome: 'ok', externalId };
+  };
   const driver = (channel: Channel): ChannelDriver => ({
     channel,
     async perform(action) {
@@ -31,12 +36,19 @@ export function createMemoryChannels() {
         nextFailure = null;
         return failure;
       }
-      const previous = byKey.get(action.idempotencyKey);
-      if (previous) return { outcome: 'ok', externalId: previous };
-      const externalId = `msg_${delivered.length + 1}`;
-      byKey.set(action.idempotencyKey, externalId);
-      delivered.push(action);
-      return { outcome: 'ok', externalId };
+      if (stall) {
+        const { afterDelivery } = stall;
+        stall = null;
+        if (afterDelivery) deliver(action);
+        // Never answers until releaseStalled(); then it reports a transient failure the caller no longer owns.
+        await new Promise<void>((resolve) => stalled.push(resolve));
+        return { outcome: 'failed', error: 'connection_reset', retryable: true };
+      }
+      return deliver(action);
+    },
+    async confirm(action) {
+      const externalId = byKey.get(action.idempotencyKey);
+      return externalId ? { status: 'sent', externalId } : { status: 'not_sent' };
     },
   });
   const drivers: ChannelDrivers = { forChannel: (channel) => driver(channel) };
@@ -46,33 +58,21 @@ export function createMemoryChannels() {
     failNext(result: ActionResult) {
       nextFailure = result;
     },
+    /** The next perform hangs, having delivered the action first (`afterDelivery`) or not. */
+    stallNext(afterDelivery: boolean) {
+      stall = { afterDelivery };
+    },
+    releaseStalled() {
+      for (const resolve of stalled.splice(0)) resolve();
+    },
   };
 }
 
 export type MemoryChannels = ReturnType<typeof createMemoryChannels>;
 
 /** buildTestApp with the engine and reply decisions talking to the given channels instead of the configured drivers. */
-export async function buildCrmTestApp(options: { channels: MemoryChannels; now?: string }): Promise<TestApp & { cipher: TextCipher }> {
-  const handle = await createTestDatabase();
-  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent' });
-  const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
-  const cipher = createTextCipher(randomBytes(32));
-  const services = createServices({ db: handle.db, config, clock, cipher, drivers: options.channels.drivers });
-  const app = await buildApp({ config, db: handle.db, services, clock });
-  await app.ready();
-  return {
-    app,
-    db: handle.db,
-    handle,
-    services,
-    config,
-    clock,
-    cipher,
-    close: async () => {
-      await app.close();
-      await handle.close();
-    },
-  };
+export function buildCrmTestApp(options: { channels: MemoryChannels; now?: string }): Promise<TestApp> {
+  return buildTestApp({ drivers: options.channels.drivers, now: options.now });
 }
 
 export async function setSettings(db: Database, workspaceId: string, s: { bookingLink?: string | null; followUpSequenceId?: string | null }) {

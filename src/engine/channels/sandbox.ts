@@ -2,8 +2,9 @@ import { shortHash, unitHash } from '../hash.js';
 import type { ActionResult, Channel, ChannelDriver, InboundObservation, OutboundAction, Recipient } from './types.js';
 
 /**
- * The simulated outside world. It keeps no state: every answer is a pure function of the seed, the lead's
- * world-file script and the history the engine passes in, so any process (or a re-run) sees the same world.
+ * The simulated outside world. Its answers are a pure function of the seed, the lead's world-file script and
+ * the history the engine passes in, so any process (or a re-run) sees the same world. The one thing it keeps
+ * is a per-process memory of the idempotency keys it accepted, so confirm() can answer after a crash.
  *
  * Script fields on a lead's (or candidate's) `sandbox` object, all optional:
  * - acceptsInviteAfterHours: number | null   hours after the invite it is accepted; null = never
@@ -60,9 +61,23 @@ function failure(script: Script, action: OutboundAction): ActionResult | null {
   return null;
 }
 
+/** How many idempotency keys a sandbox driver remembers for confirm(); older ones answer `unknown`. */
+const REMEMBERED_SENDS = 100_000;
+
 export function createSandboxDriver(channel: Channel, opts: SandboxOptions): ChannelDriver {
+  // The simulated network's memory of what it accepted, per process: another process's sends are unknown to it,
+  // so confirm() never answers `not_sent` (that could make the engine send twice).
+  const sent = new Map<string, string>();
+  const remember = (key: string, externalId: string) => {
+    sent.set(key, externalId);
+    if (sent.size > REMEMBERED_SENDS) sent.delete(sent.keys().next().value!);
+  };
   return {
     channel,
+    async confirm(action) {
+      const externalId = sent.get(action.idempotencyKey);
+      return externalId ? { status: 'sent', externalId } : { status: 'unknown' };
+    },
     async perform(action) {
       const script: Script = action.recipient.sandbox ?? {};
       const failed = failure(script, action);
@@ -74,7 +89,9 @@ export function createSandboxDriver(channel: Channel, opts: SandboxOptions): Cha
       if (opts.failureRate > 0 && unitHash(opts.seed, 'fail', action.idempotencyKey, String(action.attempt ?? 0)) < opts.failureRate) {
         return { outcome: 'failed', error: 'sandbox_transient', retryable: true };
       }
-      return { outcome: 'ok', externalId: `sbx_${shortHash(opts.seed, action.idempotencyKey)}` };
+      const externalId = `sbx_${shortHash(opts.seed, action.idempotencyKey)}`;
+      remember(action.idempotencyKey, externalId);
+      return { outcome: 'ok', externalId };
     },
     async observe({ leads, now }) {
       const out: InboundObservation[] = [];

@@ -69,9 +69,17 @@ export type InboundObservation =
   | { type: 'followed_back'; leadId: string; at: Date }
   | { type: 'reply'; leadId: string; channel: Channel; text: string | null; at: Date };
 
+/** What a provider knows about an action it may have received before the engine crashed. */
+export type DeliveryCheck = { status: 'sent'; externalId: string | null } | { status: 'not_sent' } | { status: 'unknown' };
+
 export interface ChannelDriver {
   readonly channel: Channel;
   perform(action: OutboundAction): Promise<ActionResult>;
+  /**
+   * Asks the provider, by idempotency key, whether `action` went out. Only drivers whose provider can answer
+   * implement it; without it (or on `unknown`) a send interrupted by a crash is recorded as uncertain, never repeated.
+   */
+  confirm?(action: OutboundAction): Promise<DeliveryCheck>;
   /** Observations due up to `now` for the given leads (sandbox: scripted; real: provider inbox). */
   observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
 }
