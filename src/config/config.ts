@@ -56,6 +56,9 @@ const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
+/** Every environment variable the service reads (README.md and docs/ document each one). */
+export const ENV_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvSchema.properties));
+
 export interface Config {
   readonly port: number;
   readonly host: string;
