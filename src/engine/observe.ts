@@ -1,6 +1,6 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { enqueueEvent, eventLead } from '../jobs/outbox.js';
+import { enqueueEvent, eventLead, sealText } from '../jobs/outbox.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';
@@ -121,7 +121,7 @@ export function createObserver(deps: ObserverDeps) {
           await enqueueEvent(trx, {
             workspaceId: row.workspace_id,
             event: 'reply.received',
-            data: { replyId, lead: eventLead(leadRow), classification, theirMessage: obs.text, draft, ...(isX && { channel: 'x' }) },
+            data: { replyId, lead: eventLead(leadRow), classification, theirMessage: sealText(cipher, obs.text), draft: sealText(cipher, draft), ...(isX && { channel: 'x' }) },
             createdAt: obs.at,
           });
           summary.repliesDetected += 1;

@@ -6,7 +6,7 @@ import { createTextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { claimDueDeliveries, completeAttempt, MAX_LOST_ATTEMPTS, retryDelayMs } from './claims.js';
 import { dispatchOutbox } from './dispatcher.js';
-import { createOutboxSignal, enqueueEvent } from './outbox.js';
+import { createOutboxSignal, enqueueEvent, openSealedData, sealText } from './outbox.js';
 
 const resolver = tableResolver({ 'hooks.example.com': ['93.184.216.34'] });
 let t: TestApp;
@@ -217,5 +217,15 @@ describe('claims: leases, attempt numbers, backoff', () => {
       .execute();
     expect(rows.length).toBe(ids.length);
     expect(rows.every((r) => r.attempt === 1)).toBe(true);
+  });
+});
+
+describe('sealed message text in event data', () => {
+  it('opens with the service key, is null (text unavailable) under another key, and leaves other fields alone', () => {
+    const key = createTextCipher(randomBytes(32));
+    const data = { replyId: 'r1', theirMessage: sealText(key, 'See you Tuesday'), draft: sealText(key, null), lead: { id: 'l1' }, note: { other: 'x' } };
+    expect(JSON.stringify(data)).not.toContain('Tuesday');
+    expect(openSealedData(JSON.stringify(data), key)).toEqual({ replyId: 'r1', theirMessage: 'See you Tuesday', draft: null, lead: { id: 'l1' }, note: { other: 'x' } });
+    expect(openSealedData(data, createTextCipher(randomBytes(32)))).toMatchObject({ theirMessage: null, lead: { id: 'l1' } });
   });
 });

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { insertOutboxEvents, type OutboxEventRow } from './jobs.repository.js';
 
@@ -21,6 +22,30 @@ export const isWebhookEvent = (value: unknown): value is WebhookEvent => typeof 
 // Deliveries carry the data verbatim in every attempt; a bound keeps one careless caller from making
 // every receiver download megabytes three times.
 export const MAX_EVENT_DATA_BYTES = 64 * 1024;
+
+/**
+ * Message text inside event data is stored sealed (AES-256-GCM, the service's text key) like the replies
+ * themselves, and opened only when a delivery is built: the outbox is not a second, plaintext copy of what
+ * prospects wrote. A sealed value is `{"$sealed": "<ciphertext>"}` in place of the string.
+ */
+const SEALED = '$sealed';
+
+export function sealText(cipher: TextCipher, text: string | null): { [SEALED]: string } | null {
+  const sealed = cipher.encrypt(text);
+  return sealed === null ? null : { [SEALED]: sealed };
+}
+
+/** Event data as receivers get it: top-level sealed values opened, or null when this key cannot open them. */
+export function openSealedData(data: unknown, cipher: TextCipher): unknown {
+  const parsed = typeof data === 'string' ? (JSON.parse(data) as unknown) : data;
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return parsed;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+    const sealed = v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 ? (v as Record<string, unknown>)[SEALED] : undefined;
+    out[k] = typeof sealed === 'string' ? cipher.decrypt(sealed) : v;
+  }
+  return out;
+}
 
 export interface EnqueueEventInput {
   workspaceId: string;

@@ -6,6 +6,7 @@ import type { TextCipher } from '../lib/crypto.js';
 import { claimDueDeliveries, completeAttempt, type AttemptResult, type ClaimedDelivery, type CompletedState } from '../jobs/claims.js';
 import { dispatchOutbox, DEFAULT_DISPATCH_BATCH } from '../jobs/dispatcher.js';
 import { findEvents } from '../jobs/jobs.repository.js';
+import { openSealedData } from '../jobs/outbox.js';
 import { findWebhookForDelivery } from '../modules/webhooks/webhooks.repository.js';
 import { buildDeliveryRequest, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, deliverOnce } from './deliver.js';
 import { checkReceiverUrl, systemResolver, type Resolver } from './safe-url.js';
@@ -119,7 +120,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
       deliveryId: claimed.id,
       event: event.event,
       createdAt: new Date(event.created_at).toISOString(),
-      data: event.data,
+      data: openSealedData(event.data, cipher),
       secret: hook.secret,
       // Signed at send time, so a retry 4 s later still falls inside the receiver's 300 s window.
       nowSeconds: Math.floor(clock.now().getTime() / 1000),

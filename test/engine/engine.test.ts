@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSealedData } from '../../src/jobs/outbox.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence, insertXAccount, setWorkspaceState } from '../helpers/seq-fixtures.js';
 import { activityOf, countBy, ENGINE_ENV, eventsOf, insertAccount, step, steps } from './helpers.js';
@@ -80,8 +81,11 @@ describe('a LinkedIn sequence end to end', () => {
     expect(actions).toEqual(['invite:ok', 'accepted:ok', 'message:ok', 'reply_detected:ok']);
     const events = await eventsOf(t.db, ws);
     expect(events.map((e) => e.event)).toEqual(['lead.invited', 'lead.accepted', 'lead.messaged', 'reply.received']);
-    expect(events[3].data).toMatchObject({ classification: 'meeting_intent', theirMessage: 'Sounds good, can we meet Tuesday?' });
-    expect(events[3].data.draft).toContain('https://cal.example/acme');
+    // The outbox keeps the reply text sealed like the reply itself; deliveries open it.
+    expect(JSON.stringify(events[3].data)).not.toMatch(/Tuesday|cal\.example/);
+    const opened = openSealedData(events[3].data, t.cipher) as Record<string, string>;
+    expect(opened).toMatchObject({ classification: 'meeting_intent', theirMessage: 'Sounds good, can we meet Tuesday?' });
+    expect(opened.draft).toContain('https://cal.example/acme');
     expect(events[0].data.lead).toMatchObject({ id, person: 'Bob Builder', company: 'Initech', account, sequenceId: seq, stage: 'invited' });
   });
 
