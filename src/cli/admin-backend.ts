@@ -5,6 +5,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { openDatabase } from '../server.js';
 import { resolveTextCipher } from '../lib/encryption-key.js';
+import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from './control-file.js';
 
 /** The operator commands, whether they run on the database directly or through a running server. */
@@ -66,6 +67,13 @@ export async function openAdminBackend(config: Config): Promise<AdminBackend> {
   if (config.database.kind === 'pglite') {
     const control = readControlFile(config.dataDir);
     if (control) return serverBackend(control);
+    // A second process on PGlite's files would corrupt them; the standalone worker has no admin API to go through.
+    const worker = readWorkerLock(config.dataDir);
+    if (worker) {
+      throw new CliError(
+        `the embedded database in ${config.dataDir} is in use by \`outreach worker\` (pid ${worker.pid}); stop it first, or run \`outreach serve\` (commands then go through the server)`,
+      );
+    }
   }
   const cipher = resolveTextCipher(config);
   const handle = await openDatabase(config);

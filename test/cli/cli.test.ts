@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,5 +67,20 @@ describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout
     expect((await server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${key.key}` } })).statusCode).toBe(401);
     const migrate = await cli(['migrate', '--json'], env);
     expect(JSON.parse(migrate.stdout).note).toMatch(/running server/);
+  });
+
+  it('refuses to open an embedded database a standalone worker holds, naming it, and changes nothing', async () => {
+    const held = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-cli-held-'));
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      fs.writeFileSync(path.join(held, 'worker.json'), JSON.stringify({ pid: sleeper.pid }));
+      const res = await cli(['workspace', 'create', '--name', 'Clash'], { OUTREACH_DATA_DIR: held, OUTREACH_SEED_DEMO: '0' });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`in use by \`outreach worker\` (pid ${sleeper.pid})`);
+      expect(fs.readdirSync(held)).toEqual(['worker.json']);
+    } finally {
+      sleeper.kill();
+      fs.rmSync(held, { recursive: true, force: true });
+    }
   });
 });

@@ -384,8 +384,9 @@ describe('POST /plays/{id}/enroll: concurrency', () => {
         await writer.query(`UPDATE candidates SET review_decision = 'not_a_good_fit', status = 'rejected', reviewed_by = 'product' WHERE id = $1`, [s.candidates[1].id]);
         const pending = s.enroll(s.candidates.map((c) => c.id));
         // The enrollment reads the candidate as unreviewed (the change is not committed) and then waits on its row.
-        for (let i = 0; i < 100; i++) {
-          const waiting = await writer.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`);
+        // Scoped to this test's database (other files run beside it) and patient under a loaded machine.
+        for (let i = 0; i < 500; i++) {
+          const waiting = await writer.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
           if (waiting.rowCount) break;
           await new Promise((r) => setTimeout(r, 20));
         }

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { startServer } from '../../src/server.js';
+import { addActivity } from '../helpers/crm-fixtures.js';
+import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
+
+// The server schedules the activity retention job itself (on start, then hourly): entries older than
+// OUTREACH_ACTIVITY_RETENTION_DAYS go without anyone running a command; younger ones stay.
+it('a starting server prunes ledger entries past OUTREACH_ACTIVITY_RETENTION_DAYS and keeps the rest', { timeout: 120_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'outreach-retention-'));
+  const pg = dbEngine() === 'postgres' ? await createTestDatabase() : null;
+  const env = {
+    PORT: 0,
+    HOST: '127.0.0.1',
+    OUTREACH_DATA_DIR: dataDir,
+    OUTREACH_SEED_DEMO: '0',
+    OUTREACH_ENGINE_INTERVAL: 0,
+    OUTREACH_WORKER_IN_PROCESS: '0',
+    LOG_LEVEL: 'silent',
+    OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    OUTREACH_ACTIVITY_RETENTION_DAYS: 30,
+    ...(pg ? { DATABASE_URL: pg.url! } : {}),
+  };
+  const boot = () => startServer(loadConfig({}, env as never), { print: () => undefined });
+  try {
+    const first = await boot();
+    const ws = await first.services.workspaces.createWorkspace({ name: 'retention' });
+    const day = 86_400_000;
+    const old = await addActivity(first.handle.db, ws.id, { action: 'invite', createdAt: new Date(Date.now() - 40 * day) });
+    const recent = await addActivity(first.handle.db, ws.id, { action: 'invite', createdAt: new Date(Date.now() - 20 * day) });
+    await first.stop();
+
+    const second = await boot();
+    try {
+      const ids = async () => (await second.handle.db.selectFrom('activity').select('id').where('workspace_id', '=', ws.id).execute()).map((r) => r.id);
+      await expect.poll(ids, { timeout: 30_000 }).toEqual([recent]);
+      expect(await ids()).not.toContain(old);
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await pg?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
