@@ -309,6 +309,13 @@ export async function markReplied(
   return rows[0];
 }
 
+/** Replies the engine settles itself (out-of-office) are stored decided, so they never enter the pending queue. */
+export interface SettledReply {
+  decision: string;
+  by: string;
+  snoozedUntil: Date | null;
+}
+
 export async function insertReply(
   trx: Database,
   r: {
@@ -321,8 +328,7 @@ export async function insertReply(
     draft: string | null;
     repliedAt: Date;
     now: Date;
-    /** Replies the engine settles itself (out-of-office) are stored decided, so they never enter the pending queue. */
-    settled?: { decision: string; by: string; snoozedUntil: Date | null };
+    settled?: SettledReply;
   },
 ) {
   await trx

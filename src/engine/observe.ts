@@ -30,6 +30,43 @@ const DAY = 86_400_000;
 export function createObserver(deps: ObserverDeps) {
   const { db, config, drivers, cipher } = deps;
 
+  /** The reply row (text and draft encrypted) and its `reply_detected` ledger entry; returns the reply id. */
+  async function recordReply(
+    trx: Database,
+    row: repo.WatchedRow,
+    obs: Extract<InboundObservation, { type: 'reply' }>,
+    now: Date,
+    r: { classification: string; draft: string | null; settled?: repo.SettledReply; detail?: Record<string, unknown> },
+  ): Promise<string> {
+    const replyId = newId();
+    await repo.insertReply(trx, {
+      id: replyId,
+      workspaceId: row.workspace_id,
+      leadId: row.id,
+      channel: obs.channel,
+      classification: r.classification,
+      theirMessage: cipher.encrypt(obs.text),
+      draft: cipher.encrypt(r.draft),
+      repliedAt: obs.at,
+      now,
+      settled: r.settled,
+    });
+    await repo.insertActivities(trx, [
+      {
+        id: newId(),
+        workspace_id: row.workspace_id,
+        created_at: obs.at,
+        action: 'reply_detected',
+        outcome: 'ok',
+        units: 0,
+        detail: JSON.stringify({ channel: obs.channel, classification: r.classification, replyId, ...r.detail }),
+        account_id: obs.channel === 'x' ? null : row.account_id,
+        lead_id: row.id,
+      },
+    ]);
+    return replyId;
+  }
+
   async function apply(obs: InboundObservation, row: repo.WatchedRow, now: Date, summary: PassSummary) {
     await withTxRetry(() =>
       db.transaction().execute(async (trx) => {
@@ -54,69 +91,22 @@ export function createObserver(deps: ObserverDeps) {
             createdAt: obs.at,
           });
           summary.observations += 1;
-        } else if (classifyReply(obs.text) === 'out_of_office') {
-          // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
-          const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
-          if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return;
-          const replyId = newId();
-          await repo.insertReply(trx, {
-            id: replyId,
-            workspaceId: row.workspace_id,
-            leadId: row.id,
-            channel: obs.channel,
-            classification: 'out_of_office',
-            theirMessage: cipher.encrypt(obs.text),
-            draft: null,
-            repliedAt: obs.at,
-            now,
-            settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
-          });
-          await repo.insertActivities(trx, [
-            {
-              id: newId(),
-              workspace_id: row.workspace_id,
-              created_at: obs.at,
-              action: 'reply_detected',
-              outcome: 'ok',
-              units: 0,
-              detail: JSON.stringify({ channel: obs.channel, classification: 'out_of_office', replyId, resumeAt: resumeAt.toISOString() }),
-              account_id: obs.channel === 'x' ? null : row.account_id,
-              lead_id: row.id,
-            },
-          ]);
-          summary.repliesDetected += 1;
         } else {
           const classification = classifyReply(obs.text);
+          if (classification === 'out_of_office') {
+            // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
+            const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
+            if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return;
+            await recordReply(trx, row, obs, now, { classification, draft: null, settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt }, detail: { resumeAt: resumeAt.toISOString() } });
+            summary.repliesDetected += 1;
+            return;
+          }
           const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification), optOut: classification === 'unsubscribe' });
           if (!lead) return;
           const isX = obs.channel === 'x';
           // Social-network replies are answered on the network itself, so they get no draft.
           const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
-          const replyId = newId();
-          await repo.insertReply(trx, {
-            id: replyId,
-            workspaceId: row.workspace_id,
-            leadId: row.id,
-            channel: obs.channel,
-            classification,
-            theirMessage: cipher.encrypt(obs.text),
-            draft: cipher.encrypt(draft),
-            repliedAt: obs.at,
-            now,
-          });
-          await repo.insertActivities(trx, [
-            {
-              id: newId(),
-              workspace_id: row.workspace_id,
-              created_at: obs.at,
-              action: 'reply_detected',
-              outcome: 'ok',
-              units: 0,
-              detail: JSON.stringify({ channel: obs.channel, classification, replyId }),
-              account_id: isX ? null : row.account_id,
-              lead_id: row.id,
-            },
-          ]);
+          const replyId = await recordReply(trx, row, obs, now, { classification, draft });
           const { workspace_booking_link: _link, ...leadRow } = lead;
           await enqueueEvent(trx, {
             workspaceId: row.workspace_id,
