@@ -153,7 +153,8 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
     const list = byAccount.get(k)!;
     const tz = safeZone(list[0].timeZone);
     if (!isWithinWindow(now, tz, rules)) {
-      const at = nextWindowStart(now, tz, rules);
+      // Never a retry at or before now: the same pass would claim the lead again at once, batch after batch.
+      const at = new Date(Math.max(nextWindowStart(now, tz, rules).getTime(), now.getTime() + 60_000));
       for (const r of list) decisions.set(r.key, { granted: false, retryAt: at, reason: 'outside_sending_hours' });
     } else {
       open.push({ list, tz, day: localDay(now, tz) });

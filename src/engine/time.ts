@@ -66,14 +66,16 @@ function offsetMs(at: number, timeZone: string): number {
 }
 
 /**
- * The instant a local wall-clock time happens. Two offset probes settle DST: a time inside a spring-forward
- * gap maps to the instant just after the gap, an ambiguous autumn time to its first occurrence.
+ * The instant a local wall-clock time happens. The zone's offsets a day before and a day after are the only two
+ * candidates (no zone changes offset twice in a day): a time both map back to is ambiguous (autumn) and takes its
+ * first occurrence; a time neither maps back to is inside a spring-forward gap and moves forward by the gap
+ * (02:30 in New York on its spring day is 03:30 EDT), so the answer is never earlier than the wall time asked for.
  */
 export function zonedTime(year: number, month: number, day: number, minuteOfDay: number, timeZone: string): Date {
   const wall = Date.UTC(year, month - 1, day, 0, minuteOfDay);
-  const guess = wall - offsetMs(wall, timeZone);
-  const settled = offsetMs(guess, timeZone);
-  return new Date(settled === wall - guess ? guess : wall - settled);
+  const candidates = [...new Set([wall - offsetMs(wall - 86_400_000, timeZone), wall - offsetMs(wall + 86_400_000, timeZone)])];
+  const exact = candidates.filter((c) => c + offsetMs(c, timeZone) === wall);
+  return new Date(exact.length > 0 ? Math.min(...exact) : Math.max(...candidates));
 }
 
 /** Local calendar date `days` after the local date of `at`. */
