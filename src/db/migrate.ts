@@ -5,6 +5,7 @@ import * as m0006 from './migrations/0006_webhooks.js';
 import * as m0003 from './migrations/0003_plays.js';
 import * as m0007 from './migrations/0007_engine.js';
 import * as m0008 from './migrations/0008_crm.js';
+import * as m0009 from './migrations/0009_inflight_release.js';
 
 // Migrations are listed statically so they ship with the code and run the same from tsx, tests and bundles.
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0003_plays': m0003,
   '0007_engine': m0007,
   '0008_crm': m0008,
+  '0009_inflight_release': m0009,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { LeadStage } from '../db/schema.js';
+import type { PacingRelease } from './pacing.js';
 import type { Step } from './steps.js';
 
 // The engine's SQL. Bulk writes go through jsonb_to_recordset so a batch of leads is one statement.
@@ -31,6 +32,7 @@ export interface ClaimedRow {
   inflight_key: string | null;
   inflight_step: number | null;
   inflight_at: Date | null;
+  inflight_release: PacingRelease | null;
   step_attempts: number;
   sandbox: Record<string, unknown> | null;
   steps: Step[];
@@ -55,7 +57,7 @@ export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date;
     SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       l.account_id, ${xAccount} AS x_account_user_id, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
-      l.inflight_key, l.inflight_step, l.inflight_at, l.step_attempts, COALESCE(l.sandbox, c.sandbox) AS sandbox,
+      l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, COALESCE(l.sandbox, c.sandbox) AS sandbox,
       s.steps, ma.time_zone, ma.warmup_started_at,
       (EXISTS (SELECT 1 FROM leads o WHERE o.workspace_id = l.workspace_id AND o.opted_out_at IS NOT NULL AND o.email IS NOT NULL
                  AND l.email IS NOT NULL AND lower(o.email) = lower(l.email))
@@ -88,11 +90,18 @@ export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date;
   return rows;
 }
 
-export async function markInflight(trx: Database, rows: { id: string; key: string; step: number; variant_key: string | null }[], now: Date) {
+/** `release: undefined` keeps the reservation already recorded (a crash check re-leases a send it did not reserve). */
+export async function markInflight(
+  trx: Database,
+  rows: { id: string; key: string; step: number; variant_key: string | null; release?: PacingRelease | null }[],
+  now: Date,
+) {
   if (rows.length === 0) return;
+  const values = rows.map((r) => ({ ...r, keep: r.release === undefined, release: r.release ?? null }));
   await sql`UPDATE leads l SET inflight_key = v.key, inflight_step = v.step, inflight_at = ${now.toISOString()}::timestamptz,
+      inflight_release = CASE WHEN v.keep THEN l.inflight_release ELSE v.release END,
       variant_key = COALESCE(v.variant_key, l.variant_key), updated_at = ${now.toISOString()}::timestamptz
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id uuid, key text, step int, variant_key text)
+    FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS v(id uuid, key text, step int, variant_key text, release jsonb, keep boolean)
     WHERE l.id = v.id`.execute(trx);
 }
 
@@ -142,7 +151,10 @@ export async function refundEnergy(trx: Database, refunds: Map<string, number>) 
 /** New values for a lead after one step attempt; milestones only fill when still empty. */
 export interface LeadRecord {
   id: string;
+  /** The in-flight mark this record belongs to: its key and claim time. A worker whose claim was superseded
+   * (lease expired, lead re-claimed under the same key) matches nothing, so its late result changes nothing. */
   expect_key: string | null;
+  expect_at: string | null;
   stage: LeadStage;
   current_step: number;
   next_action_at: string | null;
@@ -193,13 +205,13 @@ export async function recordLeads(trx: Database, records: LeadRecord[], now: Dat
       observe_until = GREATEST(l.observe_until, v.observe_until),
       last_message_channel = COALESCE(v.last_message_channel, l.last_message_channel),
       last_activity_at = COALESCE(v.last_activity_at, l.last_activity_at),
-      inflight_key = NULL, inflight_step = NULL, inflight_at = NULL,
+      inflight_key = NULL, inflight_step = NULL, inflight_at = NULL, inflight_release = NULL,
       updated_at = ${now.toISOString()}::timestamptz
     FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS v(
-      id uuid, expect_key text, stage text, current_step int, next_action_at timestamptz, automation_stopped boolean,
+      id uuid, expect_key text, expect_at timestamptz, stage text, current_step int, next_action_at timestamptz, automation_stopped boolean,
       invited_at timestamptz, messaged_at timestamptz, followed_at timestamptz, last_error text, step_attempts int,
       observe_next_at timestamptz, observe_until timestamptz, last_message_channel text, last_activity_at timestamptz)
-    WHERE l.id = v.id AND l.inflight_key IS NOT DISTINCT FROM v.expect_key
+    WHERE l.id = v.id AND l.inflight_key IS NOT DISTINCT FROM v.expect_key AND l.inflight_at IS NOT DISTINCT FROM v.expect_at
     RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);
   return rows;
 }

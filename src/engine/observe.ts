@@ -27,6 +27,19 @@ function channelsOf(row: repo.WatchedRow): Channel[] {
 
 const DAY = 86_400_000;
 
+/**
+ * A long e-mail reply (quoted thread included) must not push its event past the outbox's size bound: the event
+ * carries at most this many bytes of the text (sealing grows it by a third) and says when it was cut; the stored
+ * reply keeps all of it.
+ */
+const EVENT_TEXT_BYTES = 16_384;
+
+function clipUtf8(text: string | null, maxBytes: number): { text: string | null; truncated: boolean } {
+  if (text === null || Buffer.byteLength(text) <= maxBytes) return { text, truncated: false };
+  // Cutting inside a multi-byte character leaves a replacement character at the end; drop it.
+  return { text: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, ''), truncated: true };
+}
+
 export function createObserver(deps: ObserverDeps) {
   const { db, config, drivers, cipher } = deps;
 
@@ -108,10 +121,19 @@ export function createObserver(deps: ObserverDeps) {
           const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
           const replyId = await recordReply(trx, row, obs, now, { classification, draft });
           const { workspace_booking_link: _link, ...leadRow } = lead;
+          const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
           await enqueueEvent(trx, {
             workspaceId: row.workspace_id,
             event: 'reply.received',
-            data: { replyId, lead: eventLead(leadRow), classification, theirMessage: sealText(cipher, obs.text), draft: sealText(cipher, draft), ...(isX && { channel: 'x' }) },
+            data: {
+              replyId,
+              lead: eventLead(leadRow),
+              classification,
+              theirMessage: sealText(cipher, eventText.text),
+              draft: sealText(cipher, draft),
+              ...(eventText.truncated && { theirMessageTruncated: true }),
+              ...(isX && { channel: 'x' }),
+            },
             createdAt: obs.at,
           });
           summary.repliesDetected += 1;

@@ -69,6 +69,7 @@ interface Outcome {
 }
 
 const DAY = 86_400_000;
+const CONFIRM_TIMEOUT_MS = 10_000;
 
 const untouched = (row: Row) =>
   (row.stage === 'queued' || row.stage === 'resolving') && !row.invited_at && !row.messaged_at && !row.followed_at && !row.connected_at;
@@ -77,6 +78,7 @@ function steadyRecord(row: Row): repo.LeadRecord {
   return {
     id: row.id,
     expect_key: row.inflight_key,
+    expect_at: row.inflight_at ? new Date(row.inflight_at).toISOString() : null,
     stage: row.stage,
     current_step: row.current_step,
     next_action_at: null,
@@ -197,7 +199,7 @@ export function createScheduler(deps: SchedulerDeps) {
     const index = row.current_step;
     const already = !!row.messaged_at;
     const channel = channelOf(step.kind);
-    const base = { ...steadyRecord(row), expect_key: send.key };
+    const base = { ...steadyRecord(row), expect_key: send.key, expect_at: now.toISOString() };
     const detail: Record<string, unknown> = { step: index, kind: step.kind, channel, ...(send.variantKey && { variant: send.variantKey }), ...note };
     const account_id = accountFor(row, step);
     const action = activityActionOf(step, already);
@@ -257,10 +259,14 @@ export function createScheduler(deps: SchedulerDeps) {
   function checkOutcome(check: PlannedSend, verdict: DeliveryCheck, now: Date): Outcome {
     const { row, step } = check;
     if (verdict.status === 'sent') return resultOutcome(check, { outcome: 'ok', externalId: verdict.externalId }, now, { recovered: 'confirmed_sent' });
-    if (verdict.status === 'unknown') return uncertainOutcome(row, step, now);
+    if (verdict.status === 'unknown') {
+      const uncertain = uncertainOutcome(row, step, now);
+      // The check re-leased the mark at `now`; the record must name that claim, not the crashed one.
+      return { ...uncertain, record: { ...uncertain.record, expect_at: now.toISOString() } };
+    }
     return {
       row,
-      record: { ...steadyRecord(row), expect_key: check.key, next_action_at: now.toISOString() },
+      record: { ...steadyRecord(row), expect_key: check.key, expect_at: now.toISOString(), next_action_at: now.toISOString() },
       activity: {
         action: activityActionOf(step, !!row.messaged_at),
         outcome: 'failed',
@@ -280,8 +286,9 @@ export function createScheduler(deps: SchedulerDeps) {
     return localOutcome(row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: 'uncertain_delivery' }, now);
   }
 
-  /** The reservation a claim made for this lead's in-flight send, on the local day of that claim. */
+  /** The reservation the claim of this lead's in-flight send made (recorded with the mark; older marks: recomputed). */
   function inflightRelease(row: Row, step: Step): PacingRelease | null {
+    if (row.inflight_release) return row.inflight_release;
     const bucket = bucketOf(step.kind);
     if (!bucket || !row.account_id || !row.inflight_at) return null;
     return { workspaceId: row.workspace_id, accountId: row.account_id, localDay: localDay(new Date(row.inflight_at), safeZone(row.time_zone)), bucket };
@@ -409,7 +416,14 @@ export function createScheduler(deps: SchedulerDeps) {
       }
 
       // Checks keep their key and take a fresh lease, so no other worker asks (or records) them meanwhile.
-      await repo.markInflight(trx, [...sends, ...checks].map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey })), now);
+      await repo.markInflight(
+        trx,
+        [
+          ...sends.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey, release: s.release })),
+          ...checks.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey })),
+        ],
+        now,
+      );
       await repo.reschedule(trx, deferred);
       await repo.setWaitingForAccept(trx, waits, now);
       await record(trx, local, now, summary);
@@ -428,10 +442,17 @@ export function createScheduler(deps: SchedulerDeps) {
   }
 
   async function confirm(check: PlannedSend): Promise<DeliveryCheck> {
+    let timer: NodeJS.Timeout | undefined;
+    // A provider that does not answer in time is a provider that cannot say; the finished sends of the batch wait for this.
+    const timeout = new Promise<DeliveryCheck>((resolve) => {
+      timer = setTimeout(() => resolve({ status: 'unknown' }), CONFIRM_TIMEOUT_MS);
+    });
     try {
-      return (await drivers.forChannel(check.action.channel).confirm?.(check.action)) ?? { status: 'unknown' };
+      return await Promise.race([drivers.forChannel(check.action.channel).confirm?.(check.action) ?? Promise.resolve({ status: 'unknown' as const }), timeout]);
     } catch {
       return { status: 'unknown' };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

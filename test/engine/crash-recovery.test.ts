@@ -26,7 +26,12 @@ afterAll(async () => {
 const inflightKey = (id: string) => async () =>
   (await sql<{ inflight_key: string | null }>`SELECT inflight_key FROM leads WHERE id = ${id}::uuid`.execute(t.db)).rows[0].inflight_key;
 
+const leftovers: Promise<unknown>[] = [];
+
 async function crashedSend(name: string, afterDelivery: boolean) {
+  // Passes an earlier test abandoned finish first, so none of them can claim this test's lead.
+  channels.releaseStalled();
+  await Promise.allSettled(leftovers.splice(0));
   const { workspaceId: ws } = await createWorkspaceWithKey(t, name);
   await t.db.updateTable('workspaces').set({ energy_balance: 10, energy_daily_refill: 0, energy_refilled_at: T0 }).where('id', '=', ws).execute();
   const account = await insertAccount(t.db, ws);
@@ -34,6 +39,7 @@ async function crashedSend(name: string, afterDelivery: boolean) {
   const id = await insertLead(t.db, ws, { person: `${name} Person`, linkedin_url: `https://li.example/${name}`, account_id: account, sequence_id: seq, next_action_at: T0 });
   channels.stallNext(afterDelivery);
   const abandoned = t.services.engine.runPass({ now: T0 });
+  leftovers.push(abandoned);
   await expect.poll(inflightKey(id), { timeout: 10_000 }).toBe(`${id}:0`);
   const energy = async () => Number((await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', ws).executeTakeFirstOrThrow()).energy_balance);
   expect(await energy()).toBe(9);
@@ -72,6 +78,29 @@ describe('a send interrupted by a crash', () => {
     expect(await c.energy()).toBe(9);
     expect(await t.services.engine.accountPacing(c.account, afterLease)).toMatchObject({ invitesSentToday: 1 });
     expect((await eventsOf(t.db, c.ws)).map((e) => e.event)).toEqual(['lead.invited']);
+  });
+
+  it('a stalled worker answering after another has re-claimed the send under the same key changes nothing', async () => {
+    const c = await crashedSend('Superseded', false);
+    // The recovery finds it was never sent and re-sends it, and that resend stalls too: same key, newer claim.
+    channels.stallNext(false);
+    const recovering = t.services.engine.runPass({ now: afterLease });
+    leftovers.push(recovering);
+    await expect.poll(async () => (await activityOf(t.db, c.id)).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(inflightKey(c.id), { timeout: 10_000 }).toBe(`${c.id}:0`);
+    channels.releaseStalled(1);
+    await c.abandoned;
+    // The first worker's "connection reset" belongs to a superseded claim: no entry, no refund, still in flight.
+    expect((await activityOf(t.db, c.id)).map((a) => JSON.parse(a.detail).reason)).toEqual(['interrupted']);
+    expect(await inflightKey(c.id)()).toBe(`${c.id}:0`);
+    expect(await c.energy()).toBe(9);
+    channels.releaseStalled();
+    await recovering;
+    const acts = await activityOf(t.db, c.id);
+    expect(acts.map((a) => JSON.parse(a.detail).reason)).toEqual(['interrupted', 'connection_reset']);
+    expect(JSON.parse(acts[1].detail).retryAt).toBe(new Date(afterLease.getTime() + t.config.engine.retryMinutes * 60_000).toISOString());
+    expect(await c.energy()).toBe(10);
+    expect(await t.services.engine.accountPacing(c.account, afterLease)).toMatchObject({ invitesSentToday: 0 });
   });
 
   it('the crashed worker finishing late changes nothing: its record no longer matches the lead', async () => {

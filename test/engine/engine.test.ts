@@ -285,3 +285,24 @@ describe('out-of-office replies', () => {
     expect(stored.their_message?.startsWith('v1:')).toBe(true);
   });
 });
+
+describe('long replies', () => {
+  it('a reply too long for an event is recorded in full; its event carries the first 16 KiB and says it was cut', async () => {
+    const ws = await workspace('Long reply');
+    const account = await insertAccount(t.db, ws);
+    const seq = await insertSequence(t.db, ws, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'Hello {{firstName}}' })) });
+    // 2-byte characters throughout, so the cut falls inside one; 40,000 bytes sealed would break the event bound.
+    const text = `Sounds good, can we meet? ${'é'.repeat(20_000)}`;
+    const id = await insertLead(t.db, ws, { person: 'Long Writer', email: 'long@x.example', account_id: account, sequence_id: seq, next_action_at: T0, sandbox: JSON.stringify({ replyAfterHours: 1, replyText: text }) });
+    await t.services.engine.runPass({ now: T0 });
+    expect((await t.services.engine.runPass({ now: new Date(T0.getTime() + 2 * H) })).repliesDetected).toBe(1);
+    const stored = await t.db.selectFrom('replies').selectAll().where('lead_id', '=', id).executeTakeFirstOrThrow();
+    expect(t.cipher.decrypt(stored.their_message)).toBe(text);
+    const event = (await eventsOf(t.db, ws)).find((e) => e.event === 'reply.received')!;
+    const opened = openSealedData(event.data, t.cipher) as { theirMessage: string; theirMessageTruncated?: boolean };
+    expect(opened.theirMessageTruncated).toBe(true);
+    expect(Buffer.byteLength(opened.theirMessage)).toBeLessThanOrEqual(16_384);
+    expect(Buffer.byteLength(opened.theirMessage)).toBeGreaterThan(16_000);
+    expect(text.startsWith(opened.theirMessage)).toBe(true);
+  });
+});

@@ -62,8 +62,9 @@ export function createMemoryChannels() {
     stallNext(afterDelivery: boolean) {
       stall = { afterDelivery };
     },
-    releaseStalled() {
-      for (const resolve of stalled.splice(0)) resolve();
+    /** Lets the oldest `count` stalled performs (default all) answer. */
+    releaseStalled(count = stalled.length) {
+      for (const resolve of stalled.splice(0, count)) resolve();
     },
   };
 }
