@@ -256,6 +256,8 @@ export interface WatchedRow {
   last_message_channel: string | null;
   sandbox: Record<string, unknown> | null;
   watchable: boolean;
+  /** Newest reply on record (an out-of-office one leaves the lead watched); drivers re-report it on every poll. */
+  last_reply_at: Date | null;
 }
 
 /** Takes leads whose watch is due and pushes their next look `interval` ahead (or ends the watch). */
@@ -278,7 +280,8 @@ export async function claimWatched(trx: Database, p: { now: Date; limit: number;
     SELECT b.id, b.workspace_id, b.person, b.company, b.title, b.email, b.linkedin_url, b.x_user_id, b.username, b.account_id,
       COALESCE(b.account_user_id, p.account_user_id) AS x_account_user_id, b.sequence_id,
       b.invited_at, b.connected_at, b.messaged_at, b.followed_at, b.followed_back_at, b.replied_at, b.last_message_channel,
-      COALESCE(b.sandbox, c.sandbox) AS sandbox, (b.replied_at IS NULL AND b.opted_out_at IS NULL) AS watchable
+      COALESCE(b.sandbox, c.sandbox) AS sandbox, (b.replied_at IS NULL AND b.opted_out_at IS NULL) AS watchable,
+      (SELECT max(r.replied_at) FROM replies r WHERE r.workspace_id = b.workspace_id AND r.lead_id = b.id) AS last_reply_at
     FROM bumped b LEFT JOIN plays p ON p.id = b.play_id LEFT JOIN candidates c ON c.id = b.candidate_id`.execute(trx);
   return rows;
 }

@@ -171,7 +171,10 @@ export function createObserver(deps: ObserverDeps) {
       observations.sort((a, b) => a.at.getTime() - b.at.getTime());
       for (const obs of observations) {
         const row = byId.get(obs.leadId);
-        if (row) await apply(obs, row, now, summary);
+        if (!row) continue;
+        // Already on record (an auto-reply re-reported): skip it here rather than in a transaction that changes nothing.
+        if (obs.type === 'reply' && row.last_reply_at && obs.at.getTime() <= new Date(row.last_reply_at).getTime()) continue;
+        await apply(obs, row, now, summary);
       }
     }
   }
