@@ -102,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       components: { securitySchemes: { workspaceKey: { type: 'http', scheme: 'bearer', description: 'Workspace API key' } } },
       security: [{ workspaceKey: [] }],
     },
+    transformObject: (documents) => declareSelectorAsUuid((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
@@ -134,4 +135,21 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   await app.register(async (admin) => registerAdminRoutes(admin as AppInstance, deps), { prefix: '/admin/v1' });
   registerDocs(app, API_PREFIX);
   return app;
+}
+
+/**
+ * The spec types X-Workspace-Client as a uuid. The route schemas leave it a plain string on purpose: the service
+ * checks it and answers 400 `invalid_workspace_client` (also for a header sent twice), which a schema format
+ * would turn into a generic validation error. The published document still says uuid.
+ */
+function declareSelectorAsUuid<T>(doc: T): T {
+  const paths = (doc as { paths?: Record<string, Record<string, { parameters?: { in?: string; name?: string; schema?: Record<string, unknown> }[] }>> }).paths ?? {};
+  for (const methods of Object.values(paths)) {
+    for (const op of Object.values(methods)) {
+      for (const p of op.parameters ?? []) {
+        if (p.in === 'header' && p.name?.toLowerCase() === 'x-workspace-client') p.schema = { ...p.schema, format: 'uuid' };
+      }
+    }
+  }
+  return doc;
 }

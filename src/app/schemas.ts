@@ -33,7 +33,8 @@ const errorDescriptions: Record<number, string> = {
 /** The common error set every operation may return, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]) {
   const out: Record<number, TSchema> = {};
-  for (const status of [400, 401, 403, 429, 500, ...statuses]) {
+  // The spec's common error set: 503 (a dependency such as the database unavailable) may come from any operation.
+  for (const status of [...new Set([400, 401, 403, 429, 500, 503, ...statuses])]) {
     out[status] = Type.Object(
       { error: Type.Optional(Type.String()), message: Type.Optional(Type.String()), status: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) },
       { additionalProperties: true, description: errorDescriptions[status] ?? 'error' },

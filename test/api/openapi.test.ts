@@ -45,9 +45,25 @@ describe('public description (spec: Versioning 1, Authentication 5)', () => {
       for (const [method, op] of Object.entries(methods)) {
         const codes = Object.keys(op.responses);
         expect(codes.some((c) => c.startsWith('2')), `${method} ${path}`).toBe(true);
-        expect(codes, `${method} ${path}`).toEqual(expect.arrayContaining(['400', '401', '429', '500']));
+        expect(codes, `${method} ${path}`).toEqual(expect.arrayContaining(['400', '401', '429', '500', '503']));
       }
     }
+  });
+
+  it('X-Workspace-Client is published as an optional uuid header wherever it is accepted (spec: Endpoints)', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const selectors = Object.values<Record<string, { parameters?: { in: string; name: string; required?: boolean; schema: { type: string; format?: string } }[] }>>(doc.paths)
+      .flatMap((methods) => Object.values(methods))
+      .flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'header' && p.name === 'x-workspace-client'));
+    expect(selectors.length).toBeGreaterThan(20);
+    for (const p of selectors) expect(p).toMatchObject({ required: false, schema: { type: 'string', format: 'uuid' } });
+  });
+
+  it('an activity entry’s action is an enum of the spec’s 27 actions (spec: Activity entry)', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const entry = doc.paths['/api/v1/activity'].get.responses['200'].content['application/json'].schema.properties.actions.items;
+    expect(entry.properties.action.enum).toHaveLength(27);
+    expect(entry.properties.action.enum).toEqual(expect.arrayContaining(['resolve', 'reply_snoozed', 'x_follow_back', 'error']));
   });
 
   it('GET /docs renders a readable page without a key', async () => {

@@ -27,7 +27,7 @@ export const ActivityQuery = Type.Object(
 export const ActivityEntry = Type.Object({
   id: Uuid(),
   createdAt: Timestamp(),
-  action: Type.String({ description: `one of: ${ACTIVITY_ACTIONS.join(', ')}` }),
+  action: Type.Enum([...ACTIVITY_ACTIONS]),
   outcome: Outcome,
   units: Type.Integer(),
   detail: Type.String({ description: 'free text or a JSON string; never message text' }),

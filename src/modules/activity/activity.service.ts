@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../app/errors.js';
 import * as repo from './activity.repository.js';
-import { ACTIVITY_ACTIONS } from './activity.schemas.js';
+import { ACTIVITY_ACTIONS, type ActivityAction } from './activity.schemas.js';
 
 const DAY_MS = 86_400_000;
 const KNOWN = new Set<string>(ACTIVITY_ACTIONS);
@@ -49,7 +49,8 @@ export function createActivityService(deps: { db: Database; clock: Clock }) {
       actions: rows.map((r) => ({
         id: r.id,
         createdAt: r.created_at.toISOString(),
-        action: r.action,
+        // The ledger only ever holds these: every writer (engine, decisions, world file) uses the same list.
+        action: r.action as ActivityAction,
         outcome: r.outcome,
         units: r.units,
         detail: r.detail,

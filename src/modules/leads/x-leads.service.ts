@@ -47,6 +47,8 @@ export function createXLeadsService(deps: { db: Database; clock: Clock }) {
    * same transaction as the change, so a repeated or concurrent stop leaves exactly one entry per lane.
    */
   async function stopLead(workspaceId: string, leadId: string) {
+    // The path accepts upper-case hex; the database answers lower-case ids.
+    leadId = leadId.toLowerCase();
     return db.transaction().execute(async (trx) => {
       const laneIds = await repo.lockLeadLanes(trx, workspaceId, leadId);
       if (!laneIds.includes(leadId)) throw notFound('lead');

@@ -135,6 +135,14 @@ describe('GET /x/leads/{id}', () => {
 });
 
 describe('POST /x/leads/{id}/stop', () => {
+  it('takes the lead id in upper-case hex as GET does (a uuid is case-insensitive)', async () => {
+    const sequenceId = await insertSequence(t.db, a.workspaceId);
+    const id = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId(), sequence_id: sequenceId, stage: 'queued', next_action_at: new Date('2026-11-22T00:00:00.000Z') });
+    const res = await stopLead(a, id.toUpperCase());
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().lead).toMatchObject({ id, automationStopped: true });
+  });
+
   it('answers ok, the stopped lead object, scope lead_automation, permanentSuppression false and a note', async () => {
     const sequenceId = await insertSequence(t.db, a.workspaceId);
     const id = await insertLead(t.db, a.workspaceId, {

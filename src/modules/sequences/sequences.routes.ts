@@ -1,7 +1,7 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { SequencesService } from './sequences.service.js';
-import { ListSequencesResponse, SequenceIdParams, SetSequenceStatusBody, SetSequenceStatusResponse } from './sequences.schemas.js';
+import { EXECUTION_BLOCK_REASONS, ListSequencesResponse, SequenceIdParams, SetSequenceStatusBody, SetSequenceStatusResponse } from './sequences.schemas.js';
 
 // Sequences are cross-channel, so neither route is gated on the social-network channel.
 export async function sequencesRoutes(app: AppInstance, opts: { sequences: SequencesService }) {
@@ -11,9 +11,7 @@ export async function sequencesRoutes(app: AppInstance, opts: { sequences: Seque
       schema: {
         summary: 'List sequences with their steps, approval state, exact lead count and why each cannot run',
         description:
-          'Ordered by creation time, then id. `executionBlockReason` is null when the sequence can run, otherwise the first obstacle of: ' +
-          'sequence_archived, sequence_approval_required, sequence_draft, sequence_paused, billing_inactive, ' +
-          'no_sending_account, energy_exhausted.',
+          `Ordered by creation time, then id. \`executionBlockReason\` is null when the sequence can run, otherwise the first obstacle of: ${EXECUTION_BLOCK_REASONS.join(', ')}.`,
         tags: ['sequences'],
         headers: WorkspaceClientHeader,
         response: { 200: ListSequencesResponse, ...errorResponses() },

@@ -38,6 +38,7 @@ export const CreateWebhookResponse = Type.Object({
   id: Uuid(),
   url: Type.String(),
   events: Type.Array(WebhookEventName),
+  createdAt: Timestamp(),
   secret: Type.String({ description: 'The signing secret (whsec_…). Shown only in this response.' }),
 });
 

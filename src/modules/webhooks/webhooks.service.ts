@@ -81,6 +81,7 @@ export function createWebhooksService(deps: {
     const id = newId();
     const secret = generateWebhookSecret();
     const events = input.events as WebhookEvent[];
+    const createdAt = clock.now();
     await db.transaction().execute(async (trx) => {
       // Without the row lock two concurrent creates could both count 9 and both insert.
       if (!(await repo.lockWorkspace(trx, workspaceId))) throw notFound('workspace');
@@ -90,9 +91,10 @@ export function createWebhooksService(deps: {
           limit: MAX_WEBHOOKS_PER_WORKSPACE,
         });
       }
-      await repo.insertWebhook(trx, { id, workspace_id: workspaceId, url: input.url, events, secret, created_at: clock.now() }, deps.cipher);
+      await repo.insertWebhook(trx, { id, workspace_id: workspaceId, url: input.url, events, secret, created_at: createdAt }, deps.cipher);
     });
-    return { id, url: input.url, events, secret };
+    // createdAt as in the subscription model, which the creation response extends with the secret.
+    return { id, url: input.url, events, createdAt: createdAt.toISOString(), secret };
   }
 
   async function deleteWebhook(workspaceId: string, webhookId: string) {

@@ -43,7 +43,7 @@ async function fresh(name: string) {
 }
 
 describe('POST /webhooks', () => {
-  it('201 with id, url, events and a whsec_ secret of at least 32 random bytes', async () => {
+  it('201 with id, url, events, createdAt (the subscription model) and a whsec_ secret of at least 32 random bytes', async () => {
     const ws = await fresh('create');
     const res = await create(ws.auth, { url: 'https://hooks.example.com/outreach?tenant=1', events: ['lead.invited', 'reply.received'] });
     expect(res.statusCode).toBe(201);
@@ -52,6 +52,7 @@ describe('POST /webhooks', () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       url: 'https://hooks.example.com/outreach?tenant=1',
       events: ['lead.invited', 'reply.received'],
+      createdAt: t.clock.now().toISOString(),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43,}$/),
     });
     expect(Buffer.from(body.secret.slice('whsec_'.length), 'base64url').length).toBeGreaterThanOrEqual(32);
