@@ -2,6 +2,7 @@ import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
 import { effectiveBalance, utcDayStart, type BillingStatus } from '../modules/energy/energy.service.js';
+import { confirmDelivery } from './channels/confirm.js';
 import type { ActionResult, ChannelDrivers, DeliveryCheck, OutboundAction } from './channels/types.js';
 import * as repo from './engine.repository.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
@@ -69,7 +70,6 @@ interface Outcome {
 }
 
 const DAY = 86_400_000;
-const CONFIRM_TIMEOUT_MS = 10_000;
 
 const untouched = (row: Row) =>
   (row.stage === 'queued' || row.stage === 'resolving') && !row.invited_at && !row.messaged_at && !row.followed_at && !row.connected_at;
@@ -441,20 +441,9 @@ export function createScheduler(deps: SchedulerDeps) {
     }
   }
 
-  async function confirm(check: PlannedSend): Promise<DeliveryCheck> {
-    let timer: NodeJS.Timeout | undefined;
-    // A provider that does not answer in time is a provider that cannot say; the finished sends of the batch wait for this.
-    const timeout = new Promise<DeliveryCheck>((resolve) => {
-      timer = setTimeout(() => resolve({ status: 'unknown' }), CONFIRM_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([drivers.forChannel(check.action.channel).confirm?.(check.action) ?? Promise.resolve({ status: 'unknown' as const }), timeout]);
-    } catch {
-      return { status: 'unknown' };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  // A provider that does not answer in time is a provider that cannot say; the finished sends of the batch wait for this.
+  const confirm = (check: PlannedSend): Promise<DeliveryCheck> => confirmDelivery(drivers.forChannel(check.action.channel), check.action);
+
 
   async function processBatch(now: Date, summary: PassSummary): Promise<number> {
     const { claimed, sends, checks } = await claimBatch(now, summary);

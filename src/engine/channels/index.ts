@@ -6,6 +6,7 @@ import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
 export * from './types.js';
 export { createSandboxDriver } from './sandbox.js';
 export { createSmtpEmailDriver } from './email-smtp.js';
+export { confirmDelivery } from './confirm.js';
 
 /**
  * One driver per channel: the seeded sandbox everywhere, except e-mail over SMTP when SMTP_URL is set.

@@ -6,6 +6,7 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { newId, sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
 import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../engine/channels/types.js';
+import { confirmDelivery } from '../../engine/channels/confirm.js';
 import { enqueueEvent, eventLead } from '../../jobs/outbox.js';
 import * as repo from './replies.repository.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
@@ -229,7 +230,11 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
             idempotencyKey: `reply:${reply.id}`,
             at: now,
           };
-          const result = await drivers.forChannel(channel).perform(action);
+          const driver = drivers.forChannel(channel);
+          // A send whose record was lost (the process died after the provider took it, before this transaction
+          // committed) is found by its key on the retry instead of reaching the prospect twice.
+          const earlier = await confirmDelivery(driver, action);
+          const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action);
           if (result.outcome !== 'ok') {
             // The reply stays pending; the failed attempt is still history and is committed as such.
             const reason = result.outcome === 'failed' ? { error: result.error, retryable: result.retryable } : { error: 'rate_limited' };
@@ -240,7 +245,14 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
           messaged = true;
           if (input.decision === 'send' && input.text !== undefined) replyDraft = cipher.encrypt(input.text);
           updatedLead = await repo.updateLead(trx, workspaceId, lead.id, { messaged: true, last_activity_at: now, updated_at: now });
-          entries.push(activity(ledgerAction, 'ok', { channel, externalId: result.externalId, ...(input.decision === 'send' && { edited: input.text !== undefined }) }));
+          entries.push(
+            activity(ledgerAction, 'ok', {
+              channel,
+              externalId: result.externalId,
+              ...(input.decision === 'send' && { edited: input.text !== undefined }),
+              ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' }),
+            }),
+          );
           await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: eventLead(updatedLead) }, createdAt: now });
           break;
         }

@@ -192,6 +192,25 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
     });
   });
 
+  it('a send the provider already took under the reply’s key (its record lost in a crash) is recorded, not sent twice', async () => {
+    const { leadId, replyId } = await scenario({ lead: { messaged_at: null } });
+    // The first attempt reached the provider; the process died before its transaction committed.
+    const lost = await channels.drivers.forChannel('linkedin').perform({
+      workspaceId: a.workspaceId, accountId: account, accountUserId: null, kind: 'reply', channel: 'linkedin',
+      recipient: { leadId, person: null, email: null, linkedinUrl: null, xUserId: null, username: null, sandbox: null },
+      subject: null, text: 'Great, here is a time.', actions: [], idempotencyKey: `reply:${replyId}`, at: new Date(NOW),
+    });
+    expect(deliveredTo(leadId)).toHaveLength(1);
+    const res = await decide(a, replyId, { decision: 'send' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ state: 'decided', messaged: true });
+    expect(deliveredTo(leadId)).toHaveLength(1);
+    const entries = await ledger(leadId);
+    expect(entries.map((e) => `${e.action}:${e.outcome}`)).toEqual(['reply_sent:ok']);
+    expect(JSON.parse(entries[0].detail)).toMatchObject({ recovered: 'confirmed_sent', externalId: lost.outcome === 'ok' ? lost.externalId : 'none' });
+    expect((await events(leadId)).map((e) => e.event)).toEqual(['lead.messaged']);
+  });
+
   it('send with text replaces the draft, sends the new text and keeps it out of the ledger; by is kept in the audit trail', async () => {
     const { leadId, replyId } = await scenario({ lead: { messaged_at: new Date('2026-11-03T00:00:00.000Z') } });
     const res = await decide(a, replyId, { decision: 'send', text: 'Tuesday 10:00 works, talk then!', by: 'dana@acme' });
