@@ -193,8 +193,10 @@ export async function recordLeads(trx: Database, records: LeadRecord[], now: Dat
     UPDATE leads l SET
       stage = CASE WHEN l.replied_at IS NOT NULL THEN l.stage ELSE v.stage END,
       current_step = v.current_step,
-      next_action_at = CASE WHEN l.automation_stopped OR l.replied_at IS NOT NULL THEN NULL ELSE v.next_action_at END,
-      automation_stopped = l.automation_stopped OR v.automation_stopped OR l.replied_at IS NOT NULL,
+      -- A reply or stop recorded while the send was in flight set automation_stopped, which wins. A replied lead whose
+      -- follow-up sequence was started (reply decision) runs again: its earlier reply must not stop the new lane.
+      next_action_at = CASE WHEN l.automation_stopped THEN NULL ELSE v.next_action_at END,
+      automation_stopped = l.automation_stopped OR v.automation_stopped,
       invited_at = COALESCE(l.invited_at, v.invited_at),
       messaged_at = COALESCE(l.messaged_at, v.messaged_at),
       followed_at = COALESCE(l.followed_at, v.followed_at),

@@ -144,7 +144,8 @@ export function createScheduler(deps: SchedulerDeps) {
       if (!r.ok) return { ok: false, detail: { ...base, reason: r.reason, field: r.field, in: 'subject' } };
       subject = r.text;
     }
-    const key = `${row.id}:${row.current_step}`;
+    // Per lead, sequence and step: a follow-up sequence's step 0 is a new action, not a repeat of the first sequence's.
+    const key = `${row.id}:${row.sequence_id}:${row.current_step}`;
     const channel = channelOf(step.kind);
     return {
       ok: true,

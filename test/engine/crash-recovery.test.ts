@@ -40,10 +40,10 @@ async function crashedSend(name: string, afterDelivery: boolean) {
   channels.stallNext(afterDelivery);
   const abandoned = t.services.engine.runPass({ now: T0 });
   leftovers.push(abandoned);
-  await expect.poll(inflightKey(id), { timeout: 10_000 }).toBe(`${id}:0`);
+  await expect.poll(inflightKey(id), { timeout: 10_000 }).toBe(`${id}:${seq}:0`);
   const energy = async () => Number((await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', ws).executeTakeFirstOrThrow()).energy_balance);
   expect(await energy()).toBe(9);
-  return { ws, id, account, abandoned, energy, delivered: () => channels.delivered.filter((a) => a.recipient.leadId === id) };
+  return { ws, id, seq, account, abandoned, energy, delivered: () => channels.delivered.filter((a) => a.recipient.leadId === id) };
 }
 
 const afterLease = new Date(T0.getTime() + (LEASE_S + 60) * 1000);
@@ -87,12 +87,12 @@ describe('a send interrupted by a crash', () => {
     const recovering = t.services.engine.runPass({ now: afterLease });
     leftovers.push(recovering);
     await expect.poll(async () => (await activityOf(t.db, c.id)).length, { timeout: 10_000 }).toBe(1);
-    await expect.poll(inflightKey(c.id), { timeout: 10_000 }).toBe(`${c.id}:0`);
+    await expect.poll(inflightKey(c.id), { timeout: 10_000 }).toBe(`${c.id}:${c.seq}:0`);
     channels.releaseStalled(1);
     await c.abandoned;
     // The first worker's "connection reset" belongs to a superseded claim: no entry, no refund, still in flight.
     expect((await activityOf(t.db, c.id)).map((a) => JSON.parse(a.detail).reason)).toEqual(['interrupted']);
-    expect(await inflightKey(c.id)()).toBe(`${c.id}:0`);
+    expect(await inflightKey(c.id)()).toBe(`${c.id}:${c.seq}:0`);
     expect(await c.energy()).toBe(9);
     channels.releaseStalled();
     await recovering;

@@ -109,7 +109,7 @@ describe('a LinkedIn sequence end to end', () => {
     const account = await insertAccount(t.db, ws);
     const seq = await insertSequence(t.db, ws, { steps: steps(step('connect'), step('engage', { delayDays: 2 })) });
     const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0 });
-    await sql`UPDATE leads SET inflight_key = ${`${id}:0`}, inflight_step = 0, inflight_at = ${new Date(T0.getTime() - 2 * H).toISOString()}::timestamptz WHERE id = ${id}::uuid`.execute(t.db);
+    await sql`UPDATE leads SET inflight_key = ${`${id}:${seq}:0`}, inflight_step = 0, inflight_at = ${new Date(T0.getTime() - 2 * H).toISOString()}::timestamptz WHERE id = ${id}::uuid`.execute(t.db);
     const s = await t.services.engine.runPass({ now: T0 });
     expect(s).toMatchObject({ actions: 0, failed: 1 });
     const acts = await activityOf(t.db, id);

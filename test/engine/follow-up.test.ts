@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { addReply, createMemoryChannels, type MemoryChannels } from '../helpers/crm-fixtures.js';
+import { insertLead, insertSequence } from '../helpers/seq-fixtures.js';
+import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
+
+// Rule (reply decision start_sequence): the lead is enrolled in the follow-up sequence at step 0, automation
+// resumed. The whole follow-up must run: every step once, each under its own idempotency key (a provider that
+// refuses repeats must not take the follow-up's first step for the first sequence's).
+const T0 = new Date('2026-11-02T09:00:00.000Z');
+const H = 3_600_000;
+let t: TestApp;
+let channels: MemoryChannels;
+beforeAll(async () => {
+  channels = createMemoryChannels();
+  t = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: channels.drivers });
+});
+afterAll(async () => t?.close());
+
+it('a replied lead put into the follow-up sequence receives all of its steps, then stops', async () => {
+  const ws = await createWorkspaceWithKey(t, 'Follow-up');
+  const account = await insertAccount(t.db, ws.workspaceId);
+  const first = await insertSequence(t.db, ws.workspaceId, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'First touch' })) });
+  const followUp = await insertSequence(t.db, ws.workspaceId, {
+    name: 'Follow-up',
+    channels: ['email'],
+    steps: steps(step('email', { subject: 'Next', message: 'Follow-up one' }), step('email', { delayDays: 1, subject: 'Next', message: 'Follow-up two' })),
+  });
+  await t.db.updateTable('workspaces').set({ follow_up_sequence_id: followUp }).where('id', '=', ws.workspaceId).execute();
+  const id = await insertLead(t.db, ws.workspaceId, { person: 'Rita Reply', email: 'rita@x.example', account_id: account, sequence_id: first, next_action_at: T0 });
+
+  expect((await t.services.engine.runPass({ now: T0 })).actions).toBe(1);
+  // She answers; the engine froze the lead as it does on any reply.
+  await t.db.updateTable('leads').set({ replied_at: new Date(T0.getTime() + H), stage: 'replied', automation_stopped: true, next_action_at: null }).where('id', '=', id).execute();
+  const replyId = await addReply(t.db, t.cipher, ws.workspaceId, { leadId: id, classification: 'positive', theirMessage: 'Tell me more', draft: 'Sure' });
+
+  t.clock.set(new Date(T0.getTime() + 2 * H));
+  const decided = await t.app.inject({ method: 'POST', url: `/api/v1/replies/${replyId}/decide`, headers: ws.auth, payload: { decision: 'start_sequence' } });
+  expect(decided.statusCode, decided.body).toBe(200);
+
+  for (let h = 2; h <= 60; h += 1) await t.services.engine.runPass({ now: new Date(T0.getTime() + h * H) });
+  const texts = channels.delivered.filter((a) => a.recipient.leadId === id).map((a) => a.text);
+  expect(texts).toEqual(['First touch', 'Follow-up one', 'Follow-up two']);
+  expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['email_sent:ok', 'sequence_started:ok', 'email_sent:ok', 'email_sent:ok']);
+  const lead = await t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  // She did reply: the stage keeps saying so while the follow-up runs; the lane ends when its steps do.
+  expect(lead).toMatchObject({ sequence_id: followUp, current_step: 2, automation_stopped: true, stage: 'replied', next_action_at: null });
+});
