@@ -421,7 +421,8 @@ export function createScheduler(deps: SchedulerDeps) {
         trx,
         [
           ...sends.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey, release: s.release })),
-          ...checks.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey })),
+          // A check re-leases the mark but keeps the original claim's reservation (stored, or recomputed from its time).
+          ...checks.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey, release: s.release })),
         ],
         now,
       );

@@ -11,6 +11,7 @@ import { enqueueEvent, eventLead } from '../../jobs/outbox.js';
 import * as repo from './replies.repository.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
+const REPLY_CONFIRM_TIMEOUT_MS = 3000;
 const DAY_MS = 86_400_000;
 const IDEMPOTENCY_SCOPE = 'replies.decide';
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -233,7 +234,8 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
           const driver = drivers.forChannel(channel);
           // A send whose record was lost (the process died after the provider took it, before this transaction
           // committed) is found by its key on the retry instead of reaching the prospect twice.
-          const earlier = await confirmDelivery(driver, action);
+          // Short: the reply and lead rows are locked while a person waits for the answer.
+          const earlier = await confirmDelivery(driver, action, REPLY_CONFIRM_TIMEOUT_MS);
           const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action);
           if (result.outcome !== 'ok') {
             // The reply stays pending; the failed attempt is still history and is committed as such.
