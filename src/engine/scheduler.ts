@@ -446,7 +446,6 @@ export function createScheduler(deps: SchedulerDeps) {
   // A provider that does not answer in time is a provider that cannot say; the finished sends of the batch wait for this.
   const confirm = (check: PlannedSend): Promise<DeliveryCheck> => confirmDelivery(drivers.forChannel(check.action.channel), check.action);
 
-
   async function processBatch(now: Date, summary: PassSummary): Promise<number> {
     const { claimed, sends, checks } = await claimBatch(now, summary);
     if (sends.length === 0 && checks.length === 0) return claimed;

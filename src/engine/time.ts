@@ -102,11 +102,6 @@ export interface SendingWindow {
 const weekdayOf = (d: { year: number; month: number; day: number }) => new Date(Date.UTC(d.year, d.month - 1, d.day)).getUTCDay();
 const sendsOn = (w: SendingWindow, d: { year: number; month: number; day: number }) => (w.days & (1 << weekdayOf(d))) !== 0;
 
-/** 0 = Sunday … 6 = Saturday, of the local calendar day. */
-export function localWeekday(at: Date, timeZone: string): number {
-  return weekdayOf(localParts(at, timeZone));
-}
-
 export function isWithinWindow(at: Date, timeZone: string, w: SendingWindow): boolean {
   const p = localParts(at, timeZone);
   const minute = p.hour * 60 + p.minute;
