@@ -201,7 +201,7 @@ export async function recordLeads(trx: Database, records: LeadRecord[], now: Dat
       last_error = COALESCE(v.last_error, l.last_error),
       step_attempts = v.step_attempts,
       waiting_for = NULL,
-      observe_next_at = CASE WHEN l.replied_at IS NOT NULL THEN NULL ELSE COALESCE(l.observe_next_at, v.observe_next_at) END,
+      observe_next_at = CASE WHEN l.automation_stopped AND l.replied_at IS NOT NULL THEN NULL ELSE COALESCE(l.observe_next_at, v.observe_next_at) END,
       observe_until = GREATEST(l.observe_until, v.observe_until),
       last_message_channel = COALESCE(v.last_message_channel, l.last_message_channel),
       last_activity_at = COALESCE(v.last_activity_at, l.last_activity_at),
@@ -256,31 +256,40 @@ export interface WatchedRow {
   last_message_channel: string | null;
   sandbox: Record<string, unknown> | null;
   watchable: boolean;
-  /** Newest reply on record (an out-of-office one leaves the lead watched); drivers re-report it on every poll. */
+  /** Newest reply on record (out-of-office ones included); drivers re-report it on every poll. */
   last_reply_at: Date | null;
 }
 
 /** Takes leads whose watch is due and pushes their next look `interval` ahead (or ends the watch). */
+/**
+ * Lead `l` answered (a real reply, not an out-of-office one) and has not been contacted since: it is frozen, so it
+ * is neither watched nor open to another reply. A reply decision that puts it into a follow-up sequence makes the
+ * engine contact it again, and from then on a new answer is detected like the first one.
+ */
+const FROZEN_BY_ANSWER = sql`EXISTS (SELECT 1 FROM (SELECT GREATEST(l.replied_at, (SELECT max(r.replied_at) FROM replies r
+    WHERE r.workspace_id = l.workspace_id AND r.lead_id = l.id AND r.classification <> 'out_of_office')) AS answered_at) x
+  WHERE x.answered_at IS NOT NULL AND (l.last_activity_at IS NULL OR l.last_activity_at <= x.answered_at))`;
+
 export async function claimWatched(trx: Database, p: { now: Date; limit: number; intervalSeconds: number }): Promise<WatchedRow[]> {
   const now = p.now.toISOString();
   const { rows } = await sql<WatchedRow>`
     WITH due AS (
-      SELECT l.id FROM leads l
+      SELECT l.id, ${FROZEN_BY_ANSWER} AS frozen FROM leads l
       WHERE l.observe_next_at IS NOT NULL AND l.observe_next_at <= ${now}::timestamptz
       ORDER BY l.observe_next_at, l.id LIMIT ${p.limit}
       FOR UPDATE SKIP LOCKED
     ), bumped AS (
       UPDATE leads l SET observe_next_at = CASE
-          WHEN l.replied_at IS NOT NULL OR l.opted_out_at IS NOT NULL THEN NULL
+          WHEN due.frozen OR l.opted_out_at IS NOT NULL THEN NULL
           WHEN l.observe_until IS NULL OR ${now}::timestamptz + make_interval(secs => ${p.intervalSeconds}) > l.observe_until THEN NULL
           ELSE ${now}::timestamptz + make_interval(secs => ${p.intervalSeconds}) END
       FROM due WHERE l.id = due.id
-      RETURNING l.*
+      RETURNING l.*, due.frozen
     )
     SELECT b.id, b.workspace_id, b.person, b.company, b.title, b.email, b.linkedin_url, b.x_user_id, b.username, b.account_id,
       COALESCE(b.account_user_id, p.account_user_id) AS x_account_user_id, b.sequence_id,
       b.invited_at, b.connected_at, b.messaged_at, b.followed_at, b.followed_back_at, b.replied_at, b.last_message_channel,
-      COALESCE(b.sandbox, c.sandbox) AS sandbox, (b.replied_at IS NULL AND b.opted_out_at IS NULL) AS watchable,
+      COALESCE(b.sandbox, c.sandbox) AS sandbox, (NOT b.frozen AND b.opted_out_at IS NULL) AS watchable,
       (SELECT max(r.replied_at) FROM replies r WHERE r.workspace_id = b.workspace_id AND r.lead_id = b.id) AS last_reply_at
     FROM bumped b LEFT JOIN plays p ON p.id = b.play_id LEFT JOIN candidates c ON c.id = b.candidate_id`.execute(trx);
   return rows;
@@ -314,12 +323,13 @@ export async function markReplied(
 ): Promise<(RecordedLead & { workspace_booking_link: string | null }) | undefined> {
   const at = p.at.toISOString();
   const { rows } = await sql<RecordedLead & { workspace_booking_link: string | null }>`
-    UPDATE leads l SET replied_at = ${at}::timestamptz, stage = 'replied', automation_stopped = true, next_action_at = NULL,
+    UPDATE leads l SET replied_at = COALESCE(l.replied_at, ${at}::timestamptz), stage = 'replied', automation_stopped = true, next_action_at = NULL,
       waiting_for = NULL, observe_next_at = NULL, reply_sentiment = ${p.sentiment},
       opted_out_at = CASE WHEN ${p.optOut} THEN COALESCE(l.opted_out_at, ${at}::timestamptz) ELSE l.opted_out_at END,
       last_activity_at = ${at}::timestamptz, updated_at = ${p.now.toISOString()}::timestamptz
     FROM workspaces w
-    WHERE l.id = ${p.leadId}::uuid AND w.id = l.workspace_id AND l.replied_at IS NULL
+    WHERE l.id = ${p.leadId}::uuid AND w.id = l.workspace_id AND NOT ${FROZEN_BY_ANSWER}
+      AND NOT EXISTS (SELECT 1 FROM replies r WHERE r.workspace_id = l.workspace_id AND r.lead_id = l.id AND r.replied_at >= ${at}::timestamptz)
     RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage, w.booking_link AS workspace_booking_link`.execute(trx);
   return rows[0];
 }
@@ -382,7 +392,7 @@ export async function snoozeForAutoReply(trx: Database, p: { leadId: string; at:
       next_action_at = CASE WHEN l.next_action_at IS NULL THEN NULL ELSE GREATEST(l.next_action_at, ${resume}::timestamptz) END,
       last_activity_at = GREATEST(COALESCE(l.last_activity_at, ${at}::timestamptz), ${at}::timestamptz),
       updated_at = ${p.now.toISOString()}::timestamptz
-    WHERE l.id = ${p.leadId}::uuid AND l.replied_at IS NULL
+    WHERE l.id = ${p.leadId}::uuid AND NOT ${FROZEN_BY_ANSWER}
       AND NOT EXISTS (SELECT 1 FROM replies r WHERE r.workspace_id = l.workspace_id AND r.lead_id = l.id AND r.replied_at >= ${at}::timestamptz)
     RETURNING l.id`.execute(trx);
   return rows.length > 0;

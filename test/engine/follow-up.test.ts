@@ -46,3 +46,42 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
   // She did reply: the stage keeps saying so while the follow-up runs; the lane ends when its steps do.
   expect(lead).toMatchObject({ sequence_id: followUp, current_step: 2, automation_stopped: true, stage: 'replied', next_action_at: null });
 });
+
+it('a new answer during the follow-up sequence freezes it again and enters the queue; the first answer is not counted twice', async () => {
+  const ws = await createWorkspaceWithKey(t, 'Second answer');
+  const account = await insertAccount(t.db, ws.workspaceId);
+  const first = await insertSequence(t.db, ws.workspaceId, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'First touch' })) });
+  const followUp = await insertSequence(t.db, ws.workspaceId, {
+    name: 'Follow-up',
+    channels: ['email'],
+    steps: steps(step('email', { subject: 'Next', message: 'Follow-up one' }), step('email', { delayDays: 1, subject: 'Next', message: 'Follow-up two' })),
+  });
+  await t.db.updateTable('workspaces').set({ follow_up_sequence_id: followUp }).where('id', '=', ws.workspaceId).execute();
+  const id = await insertLead(t.db, ws.workspaceId, { person: 'Sam Twice', email: 'sam@x.example', account_id: account, sequence_id: first, next_action_at: T0 });
+  const at = (hours: number) => new Date(T0.getTime() + hours * H);
+  const pending = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; lead: { id: string } }[];
+
+  await t.services.engine.runPass({ now: at(0) });
+  channels.receive(id, { channel: 'email', text: 'Tell me more about pricing?', at: at(1) });
+  expect((await t.services.engine.runPass({ now: at(2) })).repliesDetected).toBe(1);
+  const [firstReply] = await pending();
+  t.clock.set(at(3));
+  expect((await t.app.inject({ method: 'POST', url: `/api/v1/replies/${firstReply.id}/decide`, headers: ws.auth, payload: { decision: 'start_sequence' } })).statusCode).toBe(200);
+  expect((await t.services.engine.runPass({ now: at(3) })).actions).toBe(1);
+
+  channels.receive(id, { channel: 'email', text: 'Yes, can we meet on Tuesday?', at: at(5) });
+  const detected = await t.services.engine.runPass({ now: at(6) });
+  expect(detected.repliesDetected).toBe(1);
+  for (let h = 7; h <= 120; h += 4) expect((await t.services.engine.runPass({ now: at(h) })).repliesDetected).toBe(0);
+
+  const texts = channels.delivered.filter((a) => a.recipient.leadId === id).map((a) => a.text);
+  expect(texts).toEqual(['First touch', 'Follow-up one']);
+  const lead = await t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  expect(lead).toMatchObject({ stage: 'replied', automation_stopped: true, next_action_at: null, current_step: 1 });
+  // repliedAt is the milestone of the first answer; the queue holds the new one.
+  expect(lead.replied_at?.toISOString()).toBe(at(1).toISOString());
+  const queue = await pending();
+  expect(queue.map((r) => r.lead.id)).toEqual([id]);
+  expect(queue[0].id).not.toBe(firstReply.id);
+  expect((await activityOf(t.db, id)).filter((a) => a.action === 'reply_detected')).toHaveLength(2);
+});

@@ -19,6 +19,8 @@ export function createMemoryChannels() {
   const byKey = new Map<string, string>();
   let nextFailure: ActionResult | null = null;
   let stall: { afterDelivery: boolean } | null = null;
+  // What people wrote back, by lead: a real inbox answers every poll with everything it holds, old messages too.
+  const inbox = new Map<string, { channel: Channel; text: string; at: Date }[]>();
   const stalled: (() => void)[] = [];
   const deliver = (action: OutboundAction): ActionResult => {
     const previous = byKey.get(action.idempotencyKey);
@@ -46,6 +48,13 @@ export function createMemoryChannels() {
       }
       return deliver(action);
     },
+    async observe({ leads, now }) {
+      return leads.flatMap((lead) =>
+        (inbox.get(lead.leadId) ?? [])
+          .filter((m) => m.channel === channel && m.at.getTime() <= now.getTime())
+          .map((m) => ({ type: 'reply' as const, leadId: lead.leadId, channel, text: m.text, at: m.at })),
+      );
+    },
     async confirm(action) {
       const externalId = byKey.get(action.idempotencyKey);
       return externalId ? { status: 'sent', externalId } : { status: 'not_sent' };
@@ -61,6 +70,10 @@ export function createMemoryChannels() {
     /** The next perform hangs, having delivered the action first (`afterDelivery`) or not. */
     stallNext(afterDelivery: boolean) {
       stall = { afterDelivery };
+    },
+    /** A message from the person behind `leadId`, in the inbox from `at` on. */
+    receive(leadId: string, message: { channel: Channel; text: string; at: Date }) {
+      inbox.set(leadId, [...(inbox.get(leadId) ?? []), message]);
     },
     /** Lets the oldest `count` stalled performs (default all) answer. */
     releaseStalled(count = stalled.length) {
