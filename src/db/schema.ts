@@ -179,6 +179,10 @@ export interface LeadsTable {
   last_error: string | null;
   last_activity_at: Timestamp | null;
   sandbox: Json | null;
+  /** Engine bookkeeping (0007_engine): when the drivers are next asked about this person, until when, on which channel. */
+  observe_next_at: Timestamp | null;
+  observe_until: Timestamp | null;
+  last_message_channel: string | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }

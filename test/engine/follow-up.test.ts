@@ -85,3 +85,28 @@ it('a new answer during the follow-up sequence freezes it again and enters the q
   expect(queue[0].id).not.toBe(firstReply.id);
   expect((await activityOf(t.db, id)).filter((a) => a.action === 'reply_detected')).toHaveLength(2);
 });
+
+it('after a reply is answered (decision send), the person’s next answer is detected and queued as a new reply', async () => {
+  const ws = await createWorkspaceWithKey(t, 'Conversation');
+  const account = await insertAccount(t.db, ws.workspaceId);
+  const seq = await insertSequence(t.db, ws.workspaceId, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'Opening line' })) });
+  const id = await insertLead(t.db, ws.workspaceId, { person: 'Cora Chat', email: 'cora@x.example', account_id: account, sequence_id: seq, next_action_at: T0 });
+  const at = (hours: number) => new Date(T0.getTime() + hours * H);
+  const pending = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; theirMessage: string }[];
+
+  await t.services.engine.runPass({ now: at(0) });
+  channels.receive(id, { channel: 'email', text: 'What does it cost?', at: at(1) });
+  await t.services.engine.runPass({ now: at(2) });
+  const [question] = await pending();
+  t.clock.set(at(3));
+  const answered = await t.app.inject({ method: 'POST', url: `/api/v1/replies/${question.id}/decide`, headers: ws.auth, payload: { decision: 'send', text: 'It starts at 49 a month.' } });
+  expect(answered.statusCode, answered.body).toBe(200);
+  expect(await pending()).toEqual([]);
+
+  channels.receive(id, { channel: 'email', text: 'Great, can we meet Thursday?', at: at(20) });
+  for (let h = 4; h <= 30; h += 2) await t.services.engine.runPass({ now: at(h) });
+  const queue = await pending();
+  expect(queue.map((r) => r.theirMessage)).toEqual(['Great, can we meet Thursday?']);
+  expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'reply_detected', 'reply_sent', 'reply_detected']);
+  expect(channels.delivered.filter((a) => a.recipient.leadId === id).map((a) => a.text)).toEqual(['Opening line', 'It starts at 49 a month.']);
+});

@@ -109,6 +109,8 @@ export async function updateLead(
     snoozed_until: Date;
     last_activity_at: Date;
     follow_up: { sequenceId: string; at: Date };
+    /** Watch the lead for an answer on `channel` from `next` until `until` (what the engine does after a send). */
+    watch: { channel: string; next: Date; until: Date };
   }> & { updated_at: Date },
 ) {
   return db
@@ -119,6 +121,11 @@ export async function updateLead(
       ...(set.meeting_booked_at && { meeting_booked_at: set.meeting_booked_at }),
       ...(set.snoozed_until && { snoozed_until: set.snoozed_until }),
       ...(set.last_activity_at && { last_activity_at: set.last_activity_at }),
+      ...(set.watch && {
+        last_message_channel: set.watch.channel,
+        observe_next_at: eb.fn.coalesce('observe_next_at', eb.val(set.watch.next)),
+        observe_until: eb.fn('greatest', [eb.ref('observe_until'), eb.val(set.watch.until)]),
+      }),
       ...(set.follow_up && {
         sequence_id: set.follow_up.sequenceId,
         current_step: 0,

@@ -1,6 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import type { Config } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId, sha256Hex } from '../../lib/ids.js';
@@ -80,8 +81,9 @@ function sandboxScript(value: unknown): Record<string, unknown> | null {
   return null;
 }
 
-export function createRepliesService(deps: { db: Database; clock: Clock; cipher: TextCipher; drivers: ChannelDrivers }) {
+export function createRepliesService(deps: { db: Database; clock: Clock; cipher: TextCipher; drivers: ChannelDrivers; config: Config }) {
   const { db, clock, cipher, drivers } = deps;
+  const watch = deps.config.engine;
 
   async function listPending(workspaceId: string, limit: number) {
     const now = clock.now();
@@ -246,7 +248,17 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
           }
           messaged = true;
           if (input.decision === 'send' && input.text !== undefined) replyDraft = cipher.encrypt(input.text);
-          updatedLead = await repo.updateLead(trx, workspaceId, lead.id, { messaged: true, last_activity_at: now, updated_at: now });
+          // The conversation goes on: the engine watches for the answer to this answer as it does after its own sends.
+          updatedLead = await repo.updateLead(trx, workspaceId, lead.id, {
+            messaged: true,
+            last_activity_at: now,
+            updated_at: now,
+            watch: {
+              channel,
+              next: new Date(now.getTime() + watch.observeIntervalSeconds * 1000),
+              until: new Date(now.getTime() + watch.observeDays * DAY_MS),
+            },
+          });
           entries.push(
             activity(ledgerAction, 'ok', {
               channel,
