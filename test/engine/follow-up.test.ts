@@ -17,8 +17,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-it('a replied lead put into the follow-up sequence receives all of its steps, then stops', async () => {
-  const ws = await createWorkspaceWithKey(t, 'Follow-up');
+/** A lead of a one-step e-mail sequence, due at T0, in a workspace whose follow-up sequence has two e-mail steps. */
+async function followUpWorld(name: string, person: string) {
+  const ws = await createWorkspaceWithKey(t, name);
   const account = await insertAccount(t.db, ws.workspaceId);
   const first = await insertSequence(t.db, ws.workspaceId, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'First touch' })) });
   const followUp = await insertSequence(t.db, ws.workspaceId, {
@@ -27,7 +28,13 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
     steps: steps(step('email', { subject: 'Next', message: 'Follow-up one' }), step('email', { delayDays: 1, subject: 'Next', message: 'Follow-up two' })),
   });
   await t.db.updateTable('workspaces').set({ follow_up_sequence_id: followUp }).where('id', '=', ws.workspaceId).execute();
-  const id = await insertLead(t.db, ws.workspaceId, { person: 'Rita Reply', email: 'rita@x.example', account_id: account, sequence_id: first, next_action_at: T0 });
+  const email = `${person.split(' ')[0].toLowerCase()}@x.example`;
+  const id = await insertLead(t.db, ws.workspaceId, { person, email, account_id: account, sequence_id: first, next_action_at: T0 });
+  return { ws, followUp, id };
+}
+
+it('a replied lead put into the follow-up sequence receives all of its steps, then stops', async () => {
+  const { ws, followUp, id } = await followUpWorld('Follow-up', 'Rita Reply');
 
   expect((await t.services.engine.runPass({ now: T0 })).actions).toBe(1);
   // She answers; the engine froze the lead as it does on any reply.
@@ -48,16 +55,7 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
 });
 
 it('a new answer during the follow-up sequence freezes it again and enters the queue; the first answer is not counted twice', async () => {
-  const ws = await createWorkspaceWithKey(t, 'Second answer');
-  const account = await insertAccount(t.db, ws.workspaceId);
-  const first = await insertSequence(t.db, ws.workspaceId, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'First touch' })) });
-  const followUp = await insertSequence(t.db, ws.workspaceId, {
-    name: 'Follow-up',
-    channels: ['email'],
-    steps: steps(step('email', { subject: 'Next', message: 'Follow-up one' }), step('email', { delayDays: 1, subject: 'Next', message: 'Follow-up two' })),
-  });
-  await t.db.updateTable('workspaces').set({ follow_up_sequence_id: followUp }).where('id', '=', ws.workspaceId).execute();
-  const id = await insertLead(t.db, ws.workspaceId, { person: 'Sam Twice', email: 'sam@x.example', account_id: account, sequence_id: first, next_action_at: T0 });
+  const { ws, id } = await followUpWorld('Second answer', 'Sam Twice');
   const at = (hours: number) => new Date(T0.getTime() + hours * H);
   const pending = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; lead: { id: string } }[];
 
