@@ -306,3 +306,28 @@ describe('long replies', () => {
     expect(text.startsWith(opened.theirMessage)).toBe(true);
   });
 });
+
+describe('sandbox inbox with several messages', () => {
+  it('an out-of-office reply, then the real answer once they are back: the lane resumes, then freezes on the answer', async () => {
+    const ws = await createWorkspaceWithKey(t, 'OOO then answer');
+    const account = await insertAccount(t.db, ws.workspaceId);
+    const seq = await insertSequence(t.db, ws.workspaceId, {
+      channels: ['email'],
+      steps: steps(step('email', { subject: 'Hi', message: 'First {{firstName}}' }), step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' })),
+    });
+    const id = await insertLead(t.db, ws.workspaceId, {
+      person: 'Vera Back', email: 'vera@x.example', account_id: account, sequence_id: seq, next_action_at: T0,
+      sandbox: JSON.stringify({ replyAfterHours: 3, replyText: 'I am out of office until next week.', laterReplies: [{ afterHours: 240, text: 'Back now. Can we talk Thursday?' }] }),
+    });
+    for (let h = 0; h <= 260; h += 2) await t.services.engine.runPass({ now: new Date(T0.getTime() + h * H) });
+    expect((await activityOf(t.db, id)).map((a) => `${a.action}:${JSON.parse(a.detail).classification ?? ''}`)).toEqual([
+      'email_sent:', 'reply_detected:out_of_office', 'email_sent:', 'reply_detected:meeting_intent',
+    ]);
+    const l = await lead(id);
+    expect(l).toMatchObject({ stage: 'replied', automation_stopped: true });
+    expect(l.replied_at?.toISOString()).toBe(new Date(T0.getTime() + 240 * H).toISOString());
+    const queue = (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies;
+    expect(queue.map((r: { classification: string; theirMessage: string }) => [r.classification, r.theirMessage])).toEqual([['meeting_intent', 'Back now. Can we talk Thursday?']]);
+    expect((await eventsOf(t.db, ws.workspaceId)).map((e) => e.event)).toEqual(['lead.emailed', 'lead.emailed', 'reply.received']);
+  });
+});

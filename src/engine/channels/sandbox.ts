@@ -11,6 +11,8 @@ import type { ActionResult, Channel, ChannelDriver, InboundObservation, Outbound
  * - followsBackAfterHours: number | null     X: hours after our follow the person follows back; null = never
  * - replyAfterHours: number | null           hours after our first message they reply; null = never
  * - replyText: string                        what they write (a reply happens when this or replyAfterHours is set)
+ * - laterReplies: { afterHours, text }[]     more messages, each `afterHours` after our first message (after an
+ *                                            out-of-office reply, say, or once a follow-up or an answer reached them)
  * - failWith: string | { error, kinds?, retryable? }  every attempt (of those step kinds) fails with this error
  * - rateLimited: number                      the first N attempts of each step are answered "rate limited"
  * - retryAfterSeconds: number                what those answers ask for (default 3600)
@@ -119,13 +121,20 @@ function observeOne(channel: Channel, opts: SandboxOptions, lead: Recipient, now
     const at = due(h.followedAt, delayHours(opts, lead.leadId, 'followback', num(script.followsBackAfterHours), opts.followBackRate, opts.acceptMaxHours));
     if (at) out.push({ type: 'followed_back', leadId: lead.leadId, at });
   }
-  if (!h.repliedAt && h.messagedAt && h.lastMessageChannel === channel) {
+  // An inbox holds every message, old ones too: each poll reports all that are due, and the engine keeps what it
+  // has not recorded yet.
+  if (h.messagedAt && h.lastMessageChannel === channel) {
     const scriptedText = typeof script.replyText === 'string' ? script.replyText : null;
     const hours = delayHours(opts, lead.leadId, 'reply', num(script.replyAfterHours), opts.replyRate, opts.replyMaxHours, scriptedText !== null);
     const at = due(h.messagedAt, hours);
     if (at) {
       const text = scriptedText ?? DEFAULT_REPLIES[Math.floor(unitHash(opts.seed, 'replyText', lead.leadId) * DEFAULT_REPLIES.length)];
       out.push({ type: 'reply', leadId: lead.leadId, channel, text, at });
+    }
+    for (const later of Array.isArray(script.laterReplies) ? script.laterReplies : []) {
+      const { afterHours, text } = (later ?? {}) as { afterHours?: unknown; text?: unknown };
+      const laterAt = typeof text === 'string' ? due(h.messagedAt, num(afterHours) ?? null) : null;
+      if (laterAt) out.push({ type: 'reply', leadId: lead.leadId, channel, text: text as string, at: laterAt });
     }
   }
   return out;

@@ -66,6 +66,9 @@ export const SandboxScript = Type.Object(
     followsBackAfterHours: OrNull(Type.Number({ minimum: 0 })),
     replyAfterHours: OrNull(Type.Number({ minimum: 0 })),
     replyText: OrNull(Type.String({ maxLength: 5000 })),
+    laterReplies: Opt(
+      Type.Array(Type.Object({ afterHours: Type.Number({ minimum: 0 }), text: Type.String({ minLength: 1, maxLength: 5000 }) }, closed), { maxItems: 20 }),
+    ),
     failWith: Opt(
       Type.Union([
         Text(200),

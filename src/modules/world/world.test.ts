@@ -98,7 +98,10 @@ function smallWorld(): any {
             connectedAt: '2026-11-02T10:00:00Z',
             messagedAt: '2026-11-04T10:00:00Z',
             repliedAt: '2026-11-05T10:00:00Z',
-            sandbox: { acceptsInviteAfterHours: 3, replyAfterHours: 20, replyText: 'Sounds good', failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] }, rateLimited: 1, retryAfterSeconds: 60 },
+            sandbox: {
+              acceptsInviteAfterHours: 3, replyAfterHours: 20, replyText: 'Sounds good', laterReplies: [{ afterHours: 90, text: 'Following up myself' }],
+              failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] }, rateLimited: 1, retryAfterSeconds: 60,
+            },
           },
           {
             id: L2,
@@ -251,6 +254,7 @@ describe('POST /admin/v1/seed loads a valid world', () => {
       acceptsInviteAfterHours: 3,
       replyAfterHours: 20,
       replyText: 'Sounds good',
+      laterReplies: [{ afterHours: 90, text: 'Following up myself' }],
       failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] },
       rateLimited: 1,
       retryAfterSeconds: 60,
@@ -379,6 +383,7 @@ describe('invalid worlds answer 400 naming the JSON path of the first problem, a
     ['a nullable user id that is not a user id', (w) => (w.workspaces[0].leads[1].accountUserId = 'abc'), '/workspaces/0/leads/1/accountUserId', /must match pattern/],
     ['an unknown field (a typo)', (w) => (w.workspaces[0].sequences[0].stpes = []), '/workspaces/0/sequences/0/stpes', /is not a known field/],
     ['a misspelt sandbox script field', (w) => (w.workspaces[0].leads[0].sandbox.replyAfterHour = 2), '/workspaces/0/leads/0/sandbox/replyAfterHour', /is not a known field/],
+    ['a later sandbox reply without its text', (w) => (w.workspaces[0].leads[0].sandbox.laterReplies = [{ afterHours: 2 }]), '/workspaces/0/leads/0/sandbox/laterReplies/0/text', /is required/],
     ['an unknown field inside a nullable object', (w) => (w.workspaces[0].plays[0].candidates[0].review.note = 'x'), '/workspaces/0/plays/0/candidates/0/review/note', /is not a known field/],
     ['an unknown top-level field', (w) => (w.world = {}), '/world', /is not a known field/],
     ['a bad lead stage', (w) => (w.workspaces[0].leads[0].stage = 'contacted'), '/workspaces/0/leads/0/stage', /must be one of: queued, resolving, invited, accepted, messaged, followed_up, replied, failed, skipped/],
