@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Database } from '../../src/db/database.js';
-import type { DB, LeadsTable } from '../../src/db/schema.js';
+import type { DB } from '../../src/db/schema.js';
 import type { ActionResult, Channel, ChannelDriver, ChannelDrivers, OutboundAction } from '../../src/engine/channels/types.js';
 import type { TextCipher } from '../../src/lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../src/lib/ids.js';
@@ -145,50 +145,7 @@ export async function addSequence(
   return id;
 }
 
-export type LeadRowFixture = Partial<Omit<Insertable<LeadsTable>, 'workspace_id'>>;
-
-export async function addLead(db: Database, workspaceId: string, f: LeadRowFixture = {}) {
-  const id = f.id ?? newId();
-  await db
-    .insertInto('leads')
-    .values({
-      person: null,
-      company: null,
-      title: null,
-      email: null,
-      linkedin_url: null,
-      x_user_id: null,
-      username: null,
-      account_id: null,
-      account_user_id: null,
-      sequence_id: null,
-      play_id: null,
-      candidate_id: null,
-      strategy_id: null,
-      strategy_run_id: null,
-      next_action_at: null,
-      variant_key: null,
-      invited_at: null,
-      connected_at: null,
-      messaged_at: null,
-      replied_at: null,
-      followed_at: null,
-      followed_back_at: null,
-      meeting_booked_at: null,
-      meeting_outcome: null,
-      snoozed_until: null,
-      opted_out_at: null,
-      reply_sentiment: null,
-      last_error: null,
-      last_activity_at: null,
-      sandbox: null,
-      ...f,
-      id,
-      workspace_id: workspaceId,
-    })
-    .execute();
-  return id;
-}
+export { insertLead as addLead, type LeadFixture as LeadRowFixture } from './seq-fixtures.js';
 
 export async function addActivity(
   db: Database,

@@ -1,7 +1,8 @@
 import type { Insertable } from 'kysely';
 import type { Database } from '../../src/db/database.js';
-import type { CandidatesTable, LeadsTable } from '../../src/db/schema.js';
+import type { CandidatesTable } from '../../src/db/schema.js';
 import { newId } from '../../src/lib/ids.js';
+import { insertLead, type LeadFixture } from './seq-fixtures.js';
 
 // Direct inserts for rows the public API cannot create (connected accounts, sequences, Plays, discovered
 // candidates, leads), independent of the world-file loader. Every builder returns what it made.
@@ -146,10 +147,8 @@ export async function addBatch(db: Database, workspaceId: string, playId: string
   return id;
 }
 
-export type LeadFixture = Partial<Omit<Insertable<LeadsTable>, 'workspace_id'>>;
+export type { LeadFixture } from './seq-fixtures.js';
 
 export async function addLead(db: Database, workspaceId: string, f: LeadFixture = {}) {
-  const id = f.id ?? newId();
-  await db.insertInto('leads').values({ ...f, id, workspace_id: workspaceId }).execute();
-  return { id };
+  return { id: await insertLead(db, workspaceId, f) };
 }

@@ -104,45 +104,9 @@ export async function insertPlay(
 
 export type LeadFixture = Partial<Omit<Insertable<LeadsTable>, 'workspace_id'>>;
 
+/** Every column the fixture does not name takes its database default (null for the nullable ones). */
 export async function insertLead(db: Database, workspaceId: string, f: LeadFixture = {}) {
   const id = f.id ?? newId();
-  await db
-    .insertInto('leads')
-    .values({
-      person: null,
-      company: null,
-      title: null,
-      email: null,
-      linkedin_url: null,
-      x_user_id: null,
-      username: null,
-      account_id: null,
-      account_user_id: null,
-      sequence_id: null,
-      play_id: null,
-      candidate_id: null,
-      strategy_id: null,
-      strategy_run_id: null,
-      next_action_at: null,
-      variant_key: null,
-      invited_at: null,
-      connected_at: null,
-      messaged_at: null,
-      replied_at: null,
-      followed_at: null,
-      followed_back_at: null,
-      meeting_booked_at: null,
-      meeting_outcome: null,
-      snoozed_until: null,
-      opted_out_at: null,
-      reply_sentiment: null,
-      last_error: null,
-      last_activity_at: null,
-      sandbox: null,
-      ...f,
-      id,
-      workspace_id: workspaceId,
-    })
-    .execute();
+  await db.insertInto('leads').values({ ...f, id, workspace_id: workspaceId }).execute();
   return id;
 }
