@@ -6,7 +6,8 @@ import type { Step } from './steps.js';
 
 // The engine's SQL. Bulk writes go through jsonb_to_recordset so a batch of leads is one statement.
 
-export interface ClaimedRow {
+/** A lead as both the step claim and the watch read it: who the person is and what the engine has done so far. */
+export interface LeadContactRow {
   id: string;
   workspace_id: string;
   person: string | null;
@@ -18,10 +19,6 @@ export interface ClaimedRow {
   username: string | null;
   account_id: string | null;
   x_account_user_id: string | null;
-  sequence_id: string;
-  stage: LeadStage;
-  current_step: number;
-  variant_key: string | null;
   invited_at: Date | null;
   connected_at: Date | null;
   messaged_at: Date | null;
@@ -29,12 +26,19 @@ export interface ClaimedRow {
   followed_back_at: Date | null;
   replied_at: Date | null;
   last_message_channel: string | null;
+  sandbox: Record<string, unknown> | null;
+}
+
+export interface ClaimedRow extends LeadContactRow {
+  sequence_id: string;
+  stage: LeadStage;
+  current_step: number;
+  variant_key: string | null;
   inflight_key: string | null;
   inflight_step: number | null;
   inflight_at: Date | null;
   inflight_release: PacingRelease | null;
   step_attempts: number;
-  sandbox: Record<string, unknown> | null;
   steps: Step[];
   time_zone: string | null;
   warmup_started_at: Date | null;
@@ -234,27 +238,8 @@ export async function insertActivities(trx: Database, rows: ActivityInsert[]) {
 
 // ---- observations ----
 
-export interface WatchedRow {
-  id: string;
-  workspace_id: string;
-  person: string | null;
-  company: string | null;
-  title: string | null;
-  email: string | null;
-  linkedin_url: string | null;
-  x_user_id: string | null;
-  username: string | null;
-  account_id: string | null;
-  x_account_user_id: string | null;
+export interface WatchedRow extends LeadContactRow {
   sequence_id: string | null;
-  invited_at: Date | null;
-  connected_at: Date | null;
-  messaged_at: Date | null;
-  followed_at: Date | null;
-  followed_back_at: Date | null;
-  replied_at: Date | null;
-  last_message_channel: string | null;
-  sandbox: Record<string, unknown> | null;
   watchable: boolean;
   /** Newest reply on record (out-of-office ones included); drivers re-report it on every poll. */
   last_reply_at: Date | null;

@@ -1,25 +1,9 @@
 import type { Channel, Recipient } from './channels/types.js';
-
-interface LeadLike {
-  id: string;
-  person: string | null;
-  email: string | null;
-  linkedin_url: string | null;
-  x_user_id: string | null;
-  username: string | null;
-  sandbox: Record<string, unknown> | null;
-  invited_at: Date | null;
-  connected_at: Date | null;
-  messaged_at: Date | null;
-  followed_at: Date | null;
-  followed_back_at: Date | null;
-  replied_at: Date | null;
-  last_message_channel: string | null;
-}
+import type { LeadContactRow } from './engine.repository.js';
 
 const date = (d: Date | string | null) => (d === null ? null : new Date(d));
 
-export function recipientOf(row: LeadLike): Recipient {
+export function recipientOf(row: LeadContactRow): Recipient {
   return {
     leadId: row.id,
     person: row.person,
