@@ -11,8 +11,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { randomToken } from './lib/ids.js';
 import { resolveTextCipher } from './lib/encryption-key.js';
-import { readControlFile, removeControlFile, writeControlFile } from './cli/control-file.js';
-import { createOutboxSignal } from './jobs/outbox.js';
+import { readControlFile, removeControlFile, writeControlFile } from './lib/control-file.js';
+import { createOutboxSignal } from './webhooks/outbox.js';
 import { startEngineLoop } from './engine/loop.js';
 import { readWorkerLock, startWorker, type RunningWorker } from './worker.js';
 

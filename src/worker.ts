@@ -5,11 +5,11 @@ import type { Database } from './db/database.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import type { TextCipher } from './lib/crypto.js';
 import { resolveTextCipher } from './lib/encryption-key.js';
-import { findNextWork, pruneHistory } from './jobs/jobs.repository.js';
-import type { OutboxSignal } from './jobs/outbox.js';
+import { findNextWork, pruneHistory } from './webhooks/jobs.repository.js';
+import type { OutboxSignal } from './webhooks/outbox.js';
 import { createDeliveryWorker, silentLogger, type AttemptReport, type DeliveryWorkerOptions, type WorkerLogger } from './webhooks/delivery-worker.js';
 import type { Resolver } from './webhooks/safe-url.js';
-import { isAlive } from './cli/control-file.js';
+import { isAlive } from './lib/control-file.js';
 
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 

@@ -5,7 +5,7 @@ import type { TextCipher } from '../lib/crypto.js';
 import { createWorkspacesService } from '../modules/workspaces/workspaces.service.js';
 import { createWorldService } from '../modules/world/world.service.js';
 import { createWebhooksService } from '../modules/webhooks/webhooks.service.js';
-import type { OutboxSignal } from '../jobs/outbox.js';
+import type { OutboxSignal } from '../webhooks/outbox.js';
 import type { Resolver } from '../webhooks/safe-url.js';
 import { createPlaysService } from '../modules/plays/plays.service.js';
 import { createXLeadsService } from '../modules/leads/x-leads.service.js';

@@ -6,7 +6,7 @@ import { systemClock } from '../lib/clock.js';
 import { openDatabase } from '../server.js';
 import { resolveTextCipher } from '../lib/encryption-key.js';
 import { readWorkerLock } from '../worker.js';
-import { readControlFile, type ControlInfo } from './control-file.js';
+import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 
 /** The operator commands, whether they run on the database directly or through a running server. */
 export interface AdminBackend {

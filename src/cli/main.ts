@@ -6,7 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { createLogger, openDatabase, startServer } from '../server.js';
 import { readWorkerLock, removeWorkerLock, startWorker, writeWorkerLock } from '../worker.js';
 import { resolveTextCipher } from '../lib/encryption-key.js';
-import { readControlFile } from './control-file.js';
+import { readControlFile } from '../lib/control-file.js';
 import { CliError, openAdminBackend, type AdminBackend } from './admin-backend.js';
 import { createServices } from '../app/services.js';
 import { systemClock } from '../lib/clock.js';

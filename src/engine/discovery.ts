@@ -1,7 +1,7 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { newId, newTimeOrderedId } from '../lib/ids.js';
-import { enqueueEvents } from '../jobs/outbox.js';
+import { enqueueEvents } from '../webhooks/outbox.js';
 import type { EnergyService } from '../modules/energy/energy.service.js';
 import * as playsRepo from '../modules/plays/plays.repository.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';

@@ -1,6 +1,6 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { enqueueEvent, eventLead, sealText } from '../jobs/outbox.js';
+import { enqueueEvent, eventLead, sealText } from '../webhooks/outbox.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';

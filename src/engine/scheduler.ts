@@ -7,7 +7,7 @@ import type { ActionResult, ChannelDrivers, DeliveryCheck, OutboundAction } from
 import * as repo from './engine.repository.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recipientOf } from './recipients.js';
-import { enqueueEvents, eventLead } from '../jobs/outbox.js';
+import { enqueueEvents, eventLead } from '../webhooks/outbox.js';
 import {
   activityActionOf,
   bucketOf,

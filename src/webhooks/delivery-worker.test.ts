@@ -4,7 +4,7 @@ import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../test/h
 import { startReceiver, tableResolver, type Receiver } from '../../test/webhooks/receiver.js';
 import { createTextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
-import { enqueueEvent } from '../jobs/outbox.js';
+import { enqueueEvent } from './outbox.js';
 import { createDeliveryWorker } from './delivery-worker.js';
 import { verifyWebhook } from './sign.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSealedData } from '../../src/jobs/outbox.js';
+import { openSealedData } from '../../src/webhooks/outbox.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence, insertXAccount, setWorkspaceState } from '../helpers/seq-fixtures.js';
 import { activityOf, countBy, ENGINE_ENV, eventsOf, insertAccount, step, steps } from './helpers.js';

@@ -8,7 +8,7 @@ import { newId, sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
 import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../engine/channels/types.js';
 import { confirmDelivery } from '../../engine/channels/confirm.js';
-import { enqueueEvent, eventLead } from '../../jobs/outbox.js';
+import { enqueueEvent, eventLead } from '../../webhooks/outbox.js';
 import * as repo from './replies.repository.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 

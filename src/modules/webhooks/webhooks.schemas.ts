@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../../app/schemas.js';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../../jobs/outbox.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/outbox.js';
 import { MAX_RECEIVER_URL_LENGTH } from '../../webhooks/safe-url.js';
 
 export const MAX_WEBHOOKS_PER_WORKSPACE = 10;

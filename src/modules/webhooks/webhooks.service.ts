@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
 import { isUuid, newId } from '../../lib/ids.js';
-import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type OutboxSignal, type WebhookEvent } from '../../jobs/outbox.js';
+import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type OutboxSignal, type WebhookEvent } from '../../webhooks/outbox.js';
 import { checkReceiverUrl, MAX_RECEIVER_URL_LENGTH, systemResolver, type Resolver } from '../../webhooks/safe-url.js';
 import { generateWebhookSecret } from '../../webhooks/sign.js';
 import * as repo from './webhooks.repository.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { tableResolver } from '../../../test/webhooks/receiver.js';
 import { createTextCipher } from '../../lib/crypto.js';
-import { WEBHOOK_EVENTS } from '../../jobs/outbox.js';
+import { WEBHOOK_EVENTS } from '../../webhooks/outbox.js';
 import { webhookSecretCodec } from './webhooks.repository.js';
 
 // Strict rules (the production default): https, port 443, public IPv4 only. Names resolve through a

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type DeliveryOutcome } from '../webhooks/deliver.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type DeliveryOutcome } from './deliver.js';
 import * as repo from './jobs.repository.js';
 
 /**
