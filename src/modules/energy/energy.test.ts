@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { energyRow, ledger, setWorkspace, type WorkspaceEnergy } from '../../../test/helpers/publicdata-fixtures.js';
-import { nextRefillAt, utcDayStart } from './energy.service.js';
+import { nextRefillAt, utcDayStart } from '../../domain/energy.js';
 
 let t: TestApp;
 const NOW = '2026-11-21T12:00:00.000Z';
