@@ -20,3 +20,8 @@ export * from './scheduleDiscovery.js';
 export * from './setWaitingForAccept.js';
 export * from './snoozeForAutoReply.js';
 export * from './writeWorkspaceEnergy.js';
+export * from './lockAccountDays.js';
+export * from './readAccountDayCounters.js';
+export * from './readPacingAccounts.js';
+export * from './releaseAccountDays.js';
+export * from './writeAccountDays.js';

@@ -97,3 +97,6 @@ export type DuePlay = Pick<Selectable<PlaysTable>, 'workspace_id'> & {
   account_user_id: NonNullable<Selectable<PlaysTable>['account_user_id']>;
   handle: Selectable<XAccountsTable>['handle'] | null;
 };
+
+/** A messaging account as pacing reads it. */
+export type PacingAccountRow = Pick<Selectable<MessagingAccountsTable>, 'id' | 'workspace_id' | 'time_zone' | 'warmup_started_at'>;
