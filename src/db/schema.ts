@@ -183,6 +183,13 @@ export interface LeadsTable {
   observe_next_at: Timestamp | null;
   observe_until: Timestamp | null;
   last_message_channel: string | null;
+  /** The step in flight (0007_engine, 0009_inflight_release): its key, step, claim time and pacing reservation. */
+  inflight_key: string | null;
+  inflight_step: number | null;
+  inflight_at: Timestamp | null;
+  inflight_release: Json | null;
+  step_attempts: Generated<number>;
+  waiting_for: 'accept' | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }

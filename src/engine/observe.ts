@@ -3,11 +3,12 @@ import type { Database } from '../db/database.js';
 import { enqueueEvent, eventLead, sealText } from '../webhooks/outbox.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
+import { withTxRetry } from '../lib/tx-retry.js';
 import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';
 import { classifyReply, draftReply, sentimentOf } from './classify.js';
-import * as repo from './engine.repository.js';
+import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from './recipients.js';
-import { withTxRetry, type PassSummary } from './scheduler.js';
+import type { PassSummary } from './scheduler.js';
 
 interface ObserverDeps {
   db: Database;

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { sendingDaysLabel } from '../config/config.js';
+import * as sql from './sql/index.js';
+import type { PacingAccountRow } from './sql/rows.js';
 import { isWithinWindow, localDay, localDaysBetween, nextDayWindowStart, nextWindowStart, safeZone } from './time.js';
 
 export type PacingRules = EngineConfig['pacing'];
@@ -47,14 +48,7 @@ export interface AccountPacing {
   spacingSeconds: number;
 }
 
-interface AccountRow {
-  id: string;
-  workspace_id: string;
-  time_zone: string | null;
-  warmup_started_at: Date | null;
-}
-
-export function pacingOf(rules: PacingRules, account: AccountRow, counters: { invites: number; messages: number } | undefined, now: Date): AccountPacing {
+export function pacingOf(rules: PacingRules, account: PacingAccountRow, counters: { invites: number; messages: number } | undefined, now: Date): AccountPacing {
   const tz = safeZone(account.time_zone);
   const ramp = rampOf(rules, account.warmup_started_at, now, tz);
   return {
@@ -83,32 +77,17 @@ export function pacingOf(rules: PacingRules, account: AccountRow, counters: { in
 export function createPacingReader(deps: { db: Database; rules: PacingRules }) {
   const { db, rules } = deps;
 
-  async function countersFor(workspaceId: string, days: { accountId: string; day: string }[]) {
-    if (days.length === 0) return new Map<string, { invites: number; messages: number }>();
-    const { rows } = await sql<{ account_id: string; local_day: string; invites: number; messages: number }>`
-      SELECT account_id, local_day::text AS local_day, invites, messages FROM engine_account_days
-      WHERE workspace_id = ${workspaceId}::uuid
-        AND (account_id, local_day) IN (${sql.join(days.map((d) => sql`(${d.accountId}, ${d.day}::date)`))})`.execute(db);
-    return new Map(rows.map((r) => [`${r.account_id}|${r.local_day}`, { invites: Number(r.invites), messages: Number(r.messages) }]));
-  }
+  const countersFor = (workspaceId: string, days: { accountId: string; day: string }[]) => sql.readAccountDayCounters(db, workspaceId, days);
 
   async function workspacePacing(workspaceId: string, now: Date): Promise<Map<string, AccountPacing>> {
-    const accounts = await db
-      .selectFrom('messaging_accounts')
-      .select(['id', 'workspace_id', 'time_zone', 'warmup_started_at'])
-      .where('workspace_id', '=', workspaceId)
-      .execute();
+    const accounts = await sql.readWorkspacePacingAccounts(db, workspaceId);
     const days = accounts.map((a) => ({ accountId: a.id, day: localDay(now, safeZone(a.time_zone)) }));
     const counters = await countersFor(workspaceId, days);
     return new Map(accounts.map((a, i) => [a.id, pacingOf(rules, a, counters.get(`${a.id}|${days[i].day}`), now)]));
   }
 
   async function accountPacing(accountId: string, now: Date): Promise<AccountPacing | null> {
-    const account = await db
-      .selectFrom('messaging_accounts')
-      .select(['id', 'workspace_id', 'time_zone', 'warmup_started_at'])
-      .where('id', '=', accountId)
-      .executeTakeFirst();
+    const account = await sql.readPacingAccount(db, accountId);
     if (!account) return null;
     const day = localDay(now, safeZone(account.time_zone));
     const counters = await countersFor(account.workspace_id, [{ accountId, day }]);
@@ -161,17 +140,10 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
     }
   }
   if (open.length === 0) return decisions;
-  const keys = JSON.stringify(open.map((o) => ({ workspace_id: o.list[0].workspaceId, account_id: o.list[0].accountId, local_day: o.day })));
-  await sql`INSERT INTO engine_account_days (workspace_id, account_id, local_day)
-    SELECT v.workspace_id, v.account_id, v.local_day FROM jsonb_to_recordset(${keys}::jsonb) AS v(workspace_id uuid, account_id text, local_day date)
-    ON CONFLICT DO NOTHING`.execute(trx);
-  // Locked in key order, the same in every worker, so concurrent claims queue per account instead of deadlocking.
-  const { rows } = await sql<{ account_id: string; invites: number; messages: number; actions: number; last_action_at: Date | null }>`
-    SELECT d.account_id, d.invites, d.messages, d.actions, d.last_action_at FROM engine_account_days d
-    JOIN jsonb_to_recordset(${keys}::jsonb) AS v(workspace_id uuid, account_id text, local_day date)
-      ON d.workspace_id = v.workspace_id AND d.account_id = v.account_id AND d.local_day = v.local_day
-    ORDER BY d.workspace_id, d.account_id, d.local_day
-    FOR UPDATE OF d`.execute(trx);
+  const rows = await sql.lockAccountDays(
+    trx,
+    open.map((o) => ({ workspace_id: o.list[0].workspaceId, account_id: o.list[0].accountId, local_day: o.day })),
+  );
   const current = new Map(rows.map((r) => [r.account_id, r]));
   const updates: { workspace_id: string; account_id: string; local_day: string; invites: number; messages: number; actions: number; last_action_at: string | null }[] = [];
   const spacing = rules.spacingSeconds * 1000;
@@ -206,12 +178,7 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
     }
     if (changed) updates.push({ workspace_id: first.workspaceId, account_id: first.accountId, local_day: day, ...c, last_action_at: now.toISOString() });
   }
-  if (updates.length > 0) {
-    await sql`UPDATE engine_account_days d SET invites = v.invites, messages = v.messages, actions = v.actions, last_action_at = v.last_action_at
-      FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
-        AS v(workspace_id uuid, account_id text, local_day date, invites int, messages int, actions int, last_action_at timestamptz)
-      WHERE d.workspace_id = v.workspace_id AND d.account_id = v.account_id AND d.local_day = v.local_day`.execute(trx);
-  }
+  await sql.writeAccountDays(trx, updates);
   return decisions;
 }
 
@@ -233,13 +200,9 @@ export async function releaseReservations(trx: Database, releases: PacingRelease
     g.actions += 1;
     grouped.set(k, g);
   }
-  if (grouped.size === 0) return;
   const rows = [...grouped.keys()].sort().map((k) => {
     const g = grouped.get(k)!;
     return { workspace_id: g.r.workspaceId, account_id: g.r.accountId, local_day: g.r.localDay, invites: g.invites, messages: g.messages, actions: g.actions };
   });
-  await sql`UPDATE engine_account_days d SET invites = GREATEST(0, d.invites - v.invites), messages = GREATEST(0, d.messages - v.messages),
-      actions = GREATEST(0, d.actions - v.actions)
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(workspace_id uuid, account_id text, local_day date, invites int, messages int, actions int)
-    WHERE d.workspace_id = v.workspace_id AND d.account_id = v.account_id AND d.local_day = v.local_day`.execute(trx);
+  await sql.releaseAccountDays(trx, rows);
 }

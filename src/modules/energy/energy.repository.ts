@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
+import { effectiveBalanceSql, refillDueSql } from '../../domain/energy.js';
 
 export async function findEnergyRow(db: Database, workspaceId: string) {
   return db
@@ -12,9 +13,8 @@ export async function findEnergyRow(db: Database, workspaceId: string) {
 export interface ChargeInput {
   workspaceId: string;
   units: number;
+  /** Stamps the ledger entry and decides which UTC day's refill applies (src/domain/energy.ts). */
   now: Date;
-  /** Start of the current UTC day: a workspace last refilled before it is owed today's refill. */
-  dayStart: Date;
   activityId: string;
   action: string;
   detail: string;
@@ -29,8 +29,8 @@ export interface ChargeInput {
  * Returns the balance after the charge, or null when the workspace cannot afford it.
  */
 export async function chargeEnergy(db: Database, p: ChargeInput): Promise<number | null> {
-  const due = sql`(w.energy_refilled_at < ${p.dayStart.toISOString()}::timestamptz AND w.billing_status <> 'canceled')`;
-  const available = sql`(CASE WHEN ${due} THEN GREATEST(w.energy_balance, w.energy_daily_refill) ELSE w.energy_balance END)`;
+  const due = refillDueSql('w', p.now);
+  const available = effectiveBalanceSql('w', p.now);
   const result = await sql<{ energy_balance: number }>`
     WITH charged AS (
       UPDATE workspaces w SET

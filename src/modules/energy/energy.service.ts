@@ -3,9 +3,8 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, tooManyRequests } from '../../app/errors.js';
 import { newId } from '../../lib/ids.js';
+import { effectiveBalance, nextRefillAt, type BillingStatus } from '../../domain/energy.js';
 import * as repo from './energy.repository.js';
-
-export type BillingStatus = 'active' | 'trialing' | 'past_due' | 'canceled';
 
 /** Ledger actions of the spec's activity enum that a public-data read is recorded under. */
 export type EnergyAction = 'resolve' | 'enrich';
@@ -24,29 +23,6 @@ export interface EnergyState {
 }
 
 export type ChargeResult = { ok: true; balance: number } | { ok: false; nextRefillAt: Date | null };
-
-const DAY_MS = 86_400_000;
-
-export function utcDayStart(now: Date): Date {
-  return new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
-}
-
-/** Refills happen at UTC midnight; a canceled workspace is never refilled. */
-export function nextRefillAt(now: Date, status: BillingStatus): Date | null {
-  return status === 'canceled' ? null : new Date(utcDayStart(now).getTime() + DAY_MS);
-}
-
-/**
- * The same rule as the SQL in chargeEnergy, for reads that must not write (readiness): a refill tops
- * the balance up to the daily amount and never lowers a larger balance.
- */
-export function effectiveBalance(
-  row: { energy_balance: number; energy_daily_refill: number; energy_refilled_at: Date; billing_status: BillingStatus },
-  now: Date,
-): number {
-  const due = row.energy_refilled_at.getTime() < utcDayStart(now).getTime() && row.billing_status !== 'canceled';
-  return due ? Math.max(row.energy_balance, row.energy_daily_refill) : row.energy_balance;
-}
 
 export function createEnergyService(deps: { db: Database; config: Config; clock: Clock }) {
   const { db, clock } = deps;
@@ -70,7 +46,6 @@ export function createEnergyService(deps: { db: Database; config: Config; clock:
       workspaceId,
       units: input.units ?? unitsPerLookup,
       now,
-      dayStart: utcDayStart(now),
       activityId: newId(),
       action: input.action,
       detail: JSON.stringify({ provider: 'publicdata', read: input.read }),

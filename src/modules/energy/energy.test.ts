@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { energyRow, ledger, setWorkspace, type WorkspaceEnergy } from '../../../test/helpers/publicdata-fixtures.js';
-import { nextRefillAt, utcDayStart } from './energy.service.js';
+import { effectiveBalance, effectiveBalanceSql, nextRefillAt, utcDayStart, type BillingStatus } from '../../domain/energy.js';
 
 let t: TestApp;
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -23,6 +24,25 @@ describe('refill schedule', () => {
     expect(nextRefillAt(new Date('2026-11-21T00:00:00.000Z'), 'active')?.toISOString()).toBe('2026-11-22T00:00:00.000Z');
     expect(nextRefillAt(new Date('2026-12-31T18:00:00.000Z'), 'past_due')?.toISOString()).toBe('2027-01-01T00:00:00.000Z');
     expect(nextRefillAt(new Date(NOW), 'canceled')).toBeNull();
+  });
+
+  it('the refill rule answers the same in TypeScript and in SQL: owed once a UTC day, never when canceled, never lowering a balance', async () => {
+    const now = new Date(NOW);
+    const cases: { status: BillingStatus; balance: number; refilledAt: string; expected: number }[] = [];
+    for (const status of ['active', 'trialing', 'past_due', 'canceled'] as const) {
+      for (const refilledAt of ['2026-11-20T23:59:59.999Z', '2026-11-21T00:00:00.000Z']) {
+        for (const balance of [3, 50]) {
+          const owed = refilledAt < '2026-11-21' && status !== 'canceled';
+          cases.push({ status, balance, refilledAt, expected: owed ? Math.max(balance, 10) : balance });
+        }
+      }
+    }
+    for (const c of cases) {
+      const ws = await workspace({ balance: c.balance, dailyRefill: 10, refilledAt: c.refilledAt, status: c.status });
+      const { rows } = await sql<{ available: number }>`SELECT ${effectiveBalanceSql('w', now)} AS available FROM workspaces w WHERE w.id = ${ws}::uuid`.execute(t.db);
+      const row = { energy_balance: c.balance, energy_daily_refill: 10, energy_refilled_at: new Date(c.refilledAt), billing_status: c.status };
+      expect([Number(rows[0].available), effectiveBalance(row, now)], JSON.stringify(c)).toEqual([c.expected, c.expected]);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { LeadStage } from '../../db/schema.js';
+import { uncontactedSql } from '../../domain/uncontacted.js';
 
 const LEAD_COLUMNS = [
   'id',
@@ -52,9 +53,8 @@ export async function lockLeadLanes(db: Database, workspaceId: string, leadId: s
   return rows.map((r) => r.id);
 }
 
-// A lane nobody has been contacted on yet: still waiting in the queue and no contact milestone saved.
-const uncontactedQueued = sql<boolean>`(stage IN ('queued', 'resolving') AND invited_at IS NULL AND connected_at IS NULL
-  AND messaged_at IS NULL AND followed_at IS NULL AND replied_at IS NULL)`;
+// A lane nobody has been contacted on yet (src/domain/uncontacted.ts).
+const uncontactedQueued = uncontactedSql();
 
 /**
  * Stops the given lanes and returns only those that changed, so a repeated stop touches nothing and

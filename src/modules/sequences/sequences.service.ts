@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.js';
 import type { SequenceStepRow, SequencesTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { conflict, notFound } from '../../app/errors.js';
-import { effectiveBalance, type BillingStatus } from '../energy/energy.service.js';
+import { effectiveBalance, type BillingStatus } from '../../domain/energy.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
 import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
 import * as repo from './sequences.repository.js';
@@ -40,7 +40,7 @@ export function requiredChannels(channels: string[], steps: { kind: string }[]):
 /**
  * The first obstacle in the order a user has to clear them: approval comes before activation because
  * activating an unapproved revision is refused, and workspace-wide obstacles come after the
- * sequence's own. Mirrors the engine's gates (src/engine/engine.repository.ts claimDue) at workspace
+ * sequence's own. Mirrors the engine's gates (src/engine/sql/claimDue.ts) at workspace
  * level, so null means the engine may pick the sequence's leads; per-lead gates (the lead's own sender,
  * snooze, opt-out) are not a property of the sequence.
  */

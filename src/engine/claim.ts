@@ -1,0 +1,175 @@
+import type { EngineConfig } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
+import type { ChannelDrivers } from './channels/types.js';
+import { inflightRelease, localOutcome, prepareSend, uncertainOutcome, type Outcome, type PlannedSend } from './outcomes.js';
+import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
+import { recordOutcomes } from './record.js';
+import type { PassSummary } from './scheduler.js';
+import * as sql from './sql/index.js';
+import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
+import { bucketOf, channelOf } from './steps.js';
+
+// The claim transaction, as the five steps it takes: classify the claimed leads, reserve pacing, charge energy,
+// mark the sends in flight, record the rest. Pacing comes before energy: the workspace row is the hottest lock,
+// so it is taken last and held only for the few statements before commit.
+
+type ClaimSettings = Pick<EngineConfig, 'inflightLeaseSeconds' | 'batchSize' | 'unitsPerAction' | 'pacing'>;
+
+/** A send that passed the lead's own checks and still needs budget. */
+type Candidate = Omit<PlannedSend, 'units' | 'release'>;
+/** A candidate that holds its pacing reservation (null: an unpaced step) and still needs energy. */
+type Paced = Omit<PlannedSend, 'units'>;
+/** A due step that waits: for pacing, sending hours or energy. */
+interface Deferral {
+  id: string;
+  at: string;
+}
+
+interface Classified {
+  /** Sends a crashed worker left in flight, to ask their driver about. */
+  checks: PlannedSend[];
+  /** Leads decided without sending: done, opted out, skipped, uncertain. */
+  local: Outcome[];
+  /** Message steps waiting for a pending invite's acceptance. */
+  waits: string[];
+  candidates: Candidate[];
+}
+
+/** What each claimed lead needs: a delivery check, a local decision, a wait for acceptance, or a send. */
+function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, units: number, now: Date): Classified {
+  const out: Classified = { checks: [], local: [], waits: [], candidates: [] };
+  for (const row of rows) {
+    const steps = Array.isArray(row.steps) ? row.steps : [];
+    row.steps = steps;
+    const step = steps[row.current_step];
+    if (row.inflight_key) {
+      const inflight = steps[row.inflight_step ?? row.current_step];
+      const prepared = inflight && drivers.forChannel(channelOf(inflight.kind)).confirm ? prepareSend(row, inflight, now) : null;
+      if (prepared?.ok) {
+        const key = row.inflight_key;
+        out.checks.push({ ...prepared.send, key, action: { ...prepared.send.action, idempotencyKey: key }, units, release: inflightRelease(row, inflight) });
+      } else {
+        out.local.push(uncertainOutcome(row, inflight, now));
+      }
+    } else if (!step) {
+      out.local.push(localOutcome(row, undefined, 'done', {}, now));
+    } else if (row.identity_opted_out) {
+      out.local.push(localOutcome(row, step, 'opted_out', { step: row.current_step, kind: step.kind, reason: 'identity_opted_out' }, now));
+    } else if (step.kind === 'message' && row.invited_at && !row.connected_at) {
+      out.waits.push(row.id);
+    } else {
+      const prepared = prepareSend(row, step, now);
+      if (prepared.ok) out.candidates.push(prepared.send);
+      else out.local.push(localOutcome(row, step, 'skipped', prepared.detail, now));
+    }
+  }
+  return out;
+}
+
+/** Reserves each paced candidate's budget on its messaging account; the ones that do not fit today wait. */
+async function reservePacingFor(trx: Database, rules: ClaimSettings['pacing'], candidates: Candidate[], now: Date) {
+  const requests: PacingRequest[] = [];
+  for (const c of candidates) {
+    const bucket = bucketOf(c.step.kind);
+    if (bucket && c.row.account_id) {
+      requests.push({ key: c.row.id, workspaceId: c.row.workspace_id, accountId: c.row.account_id, timeZone: c.row.time_zone, warmupStartedAt: c.row.warmup_started_at ? new Date(c.row.warmup_started_at) : null, bucket });
+    }
+  }
+  const decisions = await reservePacing(trx, rules, requests, now);
+  const paced: Paced[] = [];
+  const deferred: Deferral[] = [];
+  for (const c of candidates) {
+    const d = decisions.get(c.row.id);
+    if (d && !d.granted) deferred.push({ id: c.row.id, at: d.retryAt.toISOString() });
+    else {
+      const bucket = bucketOf(c.step.kind) as PacingBucket;
+      paced.push({ ...c, release: d?.granted ? { workspaceId: c.row.workspace_id, accountId: c.row.account_id!, localDay: d.localDay, bucket } : null });
+    }
+  }
+  return { paced, deferred };
+}
+
+/**
+ * Debits `units` per send from its workspace under the workspace row lock, with the refill rule of
+ * src/domain/energy.ts. A send its workspace cannot afford waits for the next refill and gives its pacing
+ * reservation back.
+ */
+async function chargeEnergy(trx: Database, paced: Paced[], units: number, now: Date) {
+  const budgets = new Map<string, { row: WorkspaceEnergyRow; left: number; used: number }>();
+  if (units > 0 && paced.length > 0) {
+    for (const w of await sql.lockWorkspaceEnergy(trx, [...new Set(paced.map((c) => c.row.workspace_id))])) {
+      budgets.set(w.id, { row: w, left: Math.floor(effectiveBalance(w, now) / units), used: 0 });
+    }
+  }
+  const nextRefill = nextUtcDayStart(now).toISOString();
+  const sends: PlannedSend[] = [];
+  const deferred: Deferral[] = [];
+  const unaffordable: PacingRelease[] = [];
+  for (const c of paced) {
+    const b = budgets.get(c.row.workspace_id);
+    if (units > 0 && (!b || b.left <= 0)) {
+      deferred.push({ id: c.row.id, at: nextRefill });
+      if (c.release) unaffordable.push(c.release);
+      continue;
+    }
+    if (b) {
+      b.left -= 1;
+      b.used += 1;
+    }
+    sends.push({ ...c, units });
+  }
+  await releaseReservations(trx, unaffordable);
+  for (const [id, b] of budgets) {
+    if (b.used === 0) continue;
+    const spent = afterSpending(b.row, b.used * units, now);
+    await sql.writeWorkspaceEnergy(trx, id, spent.energy_balance, spent.energy_refilled_at);
+  }
+  return { sends, deferred };
+}
+
+/** Checks keep their key and take a fresh lease, so no other worker asks (or records) them meanwhile. */
+async function markInFlight(trx: Database, sends: PlannedSend[], checks: PlannedSend[], now: Date) {
+  await sql.markInflight(
+    trx,
+    [
+      ...sends.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey, release: s.release })),
+      // A check re-leases the mark but keeps the original claim's reservation (stored, or recomputed from its time).
+      ...checks.map((s) => ({ id: s.row.id, key: s.key, step: s.row.current_step, variant_key: s.variantKey, release: s.release })),
+    ],
+    now,
+  );
+}
+
+/** Everything the claim decided without a driver: waits move to their time, local outcomes are recorded. */
+async function recordClaimDecisions(trx: Database, c: { deferred: Deferral[]; waits: string[]; local: Outcome[] }, now: Date, summary: PassSummary) {
+  await sql.reschedule(trx, c.deferred);
+  await sql.setWaitingForAccept(trx, c.waits, now);
+  await recordOutcomes(trx, c.local, now, summary);
+  summary.deferred += c.deferred.length;
+}
+
+/** Claim transaction: decide every claimed lead, reserve budgets, mark sends in flight. Commits before any driver runs. */
+export async function claimBatch(
+  deps: { db: Database; config: ClaimSettings; drivers: ChannelDrivers },
+  now: Date,
+  summary: PassSummary,
+): Promise<{ claimed: number; sends: PlannedSend[]; checks: PlannedSend[] }> {
+  const { db, config, drivers } = deps;
+  const units = config.unitsPerAction;
+  return db.transaction().execute(async (trx) => {
+    const rows = await sql.claimDue(trx, {
+      now,
+      staleBefore: new Date(now.getTime() - config.inflightLeaseSeconds * 1000),
+      limit: config.batchSize,
+      units,
+    });
+    if (rows.length === 0) return { claimed: 0, sends: [], checks: [] };
+    const { checks, local, waits, candidates } = classifyClaimed(rows, drivers, units, now);
+    const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
+    const energy = await chargeEnergy(trx, pacing.paced, units, now);
+    await markInFlight(trx, energy.sends, checks, now);
+    await recordClaimDecisions(trx, { deferred: [...pacing.deferred, ...energy.deferred], waits, local }, now, summary);
+    return { claimed: rows.length, sends: energy.sends, checks };
+  });
+}

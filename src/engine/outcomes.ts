@@ -1,0 +1,259 @@
+import type { EngineConfig } from '../config/config.js';
+import { isUncontacted } from '../domain/uncontacted.js';
+import type { ActionResult, DeliveryCheck, OutboundAction } from './channels/types.js';
+import type { PacingRelease } from './pacing.js';
+import { recipientOf } from './recipients.js';
+import type { ActivityInsert, ClaimedRow, LeadRecord } from './sql/rows.js';
+import { activityActionOf, bucketOf, channelOf, contacts, delayMs, eventOf, isXFollow, MESSAGE_KINDS, stageAfter, X_KINDS, type Step } from './steps.js';
+import { renderTemplate } from './templates.js';
+import { localDay, safeZone } from './time.js';
+import { pickVariant } from './variants.js';
+
+// What the engine decides for one claimed lead, as plain values: the send it prepares and the record each
+// result leads to. No I/O here; the claim and record steps (claim.ts, record.ts) write what these decide.
+
+type Row = ClaimedRow;
+
+/** The settings an outcome depends on. */
+export type OutcomeRules = Pick<EngineConfig, 'observeIntervalSeconds' | 'observeDays' | 'maxAttempts' | 'retryMinutes'>;
+
+export interface PlannedSend {
+  row: Row;
+  step: Step;
+  key: string;
+  variantKey: string | null;
+  units: number;
+  release: PacingRelease | null;
+  action: OutboundAction;
+}
+
+export interface Outcome {
+  row: Row;
+  record: LeadRecord;
+  activity: Omit<ActivityInsert, 'id' | 'workspace_id' | 'lead_id' | 'created_at'> | null;
+  event: { event: 'lead.invited' | 'lead.messaged' | 'lead.emailed'; channel?: 'x' } | null;
+  refundUnits: number;
+  release: PacingRelease | null;
+  tally: 'actions' | 'skipped' | 'failed' | null;
+}
+
+const DAY = 86_400_000;
+
+function steadyRecord(row: Row): LeadRecord {
+  return {
+    id: row.id,
+    expect_key: row.inflight_key,
+    expect_at: row.inflight_at ? new Date(row.inflight_at).toISOString() : null,
+    stage: row.stage,
+    current_step: row.current_step,
+    next_action_at: null,
+    automation_stopped: false,
+    invited_at: null,
+    messaged_at: null,
+    followed_at: null,
+    last_error: null,
+    step_attempts: row.step_attempts,
+    observe_next_at: null,
+    observe_until: null,
+    last_message_channel: null,
+    last_activity_at: null,
+  };
+}
+
+/** Moves past step `index`: the next one is due its delayDays later; after the last, the sequence is done. */
+function advanced(row: Row, index: number, now: Date, stage = row.stage): Partial<LeadRecord> {
+  const next = row.steps[index + 1];
+  const done = next === undefined;
+  return {
+    current_step: index + 1,
+    next_action_at: done ? null : new Date(now.getTime() + delayMs(next)).toISOString(),
+    automation_stopped: done,
+    step_attempts: 0,
+    stage: done && isUncontacted({ ...row, stage }) ? 'skipped' : stage,
+  };
+}
+
+const detailOf = (o: Record<string, unknown>) => JSON.stringify(o);
+
+function accountFor(row: Row, step: Step): string | null {
+  return X_KINDS.has(step.kind) ? null : row.account_id;
+}
+
+/** The send this step makes for the lead (templates rendered, variant picked), or why it is skipped. */
+export function prepareSend(row: Row, step: Step, now: Date): { ok: true; send: Omit<PlannedSend, 'units' | 'release'> } | { ok: false; detail: Record<string, unknown> } {
+  const base = { step: row.current_step, kind: step.kind };
+  if (step.kind === 'email' && !row.email) return { ok: false, detail: { ...base, reason: 'missing_email' } };
+  if (X_KINDS.has(step.kind) && !row.x_user_id) return { ok: false, detail: { ...base, reason: 'missing_x_user_id' } };
+  const fields = { person: row.person, company: row.company, title: row.title, email: row.email, username: row.username, linkedinUrl: row.linkedin_url };
+  let variantKey: string | null = null;
+  let template = step.message ?? null;
+  if (Array.isArray(step.variants) && step.variants.length > 0) {
+    const v = pickVariant(step.variants, row.id, row.sequence_id, row.variant_key);
+    if (v) {
+      variantKey = v.key;
+      template = v.messageTmpl;
+    }
+  }
+  if (MESSAGE_KINDS.has(step.kind) && !template?.trim()) return { ok: false, detail: { ...base, reason: 'empty_message' } };
+  let text: string | null = null;
+  if (template) {
+    const r = renderTemplate(template, fields);
+    if (!r.ok) return { ok: false, detail: { ...base, reason: r.reason, field: r.field, ...(variantKey && { variant: variantKey }) } };
+    text = r.text;
+  }
+  let subject: string | null = null;
+  if (step.kind === 'email' && step.subject) {
+    const r = renderTemplate(step.subject, fields);
+    if (!r.ok) return { ok: false, detail: { ...base, reason: r.reason, field: r.field, in: 'subject' } };
+    subject = r.text;
+  }
+  // Per lead, sequence and step: a follow-up sequence's step 0 is a new action, not a repeat of the first sequence's.
+  const key = `${row.id}:${row.sequence_id}:${row.current_step}`;
+  const channel = channelOf(step.kind);
+  return {
+    ok: true,
+    send: {
+      row,
+      step,
+      key,
+      variantKey,
+      action: {
+        workspaceId: row.workspace_id,
+        accountId: X_KINDS.has(step.kind) ? null : row.account_id,
+        accountUserId: X_KINDS.has(step.kind) ? row.x_account_user_id : null,
+        kind: step.kind,
+        channel,
+        recipient: recipientOf(row),
+        subject,
+        text,
+        actions: Array.isArray(step.actions) ? step.actions : [],
+        idempotencyKey: key,
+        at: now,
+        attempt: row.step_attempts,
+      },
+    },
+  };
+}
+
+export function localOutcome(row: Row, step: Step | undefined, kind: 'skipped' | 'opted_out' | 'done' | 'uncertain', detail: Record<string, unknown>, now: Date): Outcome {
+  const base = steadyRecord(row);
+  let record: LeadRecord;
+  if (kind === 'opted_out') {
+    record = { ...base, stage: isUncontacted(row) ? 'skipped' : row.stage, automation_stopped: true, next_action_at: null };
+  } else if (kind === 'done') {
+    record = { ...base, stage: isUncontacted(row) ? 'skipped' : row.stage, automation_stopped: true, next_action_at: null };
+  } else {
+    record = { ...base, ...advanced(row, row.current_step, now) };
+  }
+  const activity =
+    kind === 'done' || !step
+      ? null
+      : {
+          action: activityActionOf(step, !!row.messaged_at),
+          outcome: kind === 'uncertain' ? ('failed' as const) : ('skipped' as const),
+          units: 0,
+          detail: detailOf(detail),
+          account_id: accountFor(row, step),
+        };
+  return { row, record, activity, event: null, refundUnits: 0, release: null, tally: activity ? (kind === 'uncertain' ? 'failed' : 'skipped') : null };
+}
+
+export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: ActionResult, now: Date, note: Record<string, unknown> = {}): Outcome {
+  const { row, step } = send;
+  const index = row.current_step;
+  const already = !!row.messaged_at;
+  const channel = channelOf(step.kind);
+  const base = { ...steadyRecord(row), expect_key: send.key, expect_at: now.toISOString() };
+  const detail: Record<string, unknown> = { step: index, kind: step.kind, channel, ...(send.variantKey && { variant: send.variantKey }), ...note };
+  const account_id = accountFor(row, step);
+  const action = activityActionOf(step, already);
+  if (result.outcome === 'ok') {
+    const contact = contacts(step);
+    const record: LeadRecord = {
+      ...base,
+      ...advanced(row, index, now, stageAfter(step, row.stage, already)),
+      invited_at: step.kind === 'connect' ? now.toISOString() : null,
+      messaged_at: MESSAGE_KINDS.has(step.kind) ? now.toISOString() : null,
+      followed_at: isXFollow(step) ? now.toISOString() : null,
+      observe_next_at: contact ? new Date(now.getTime() + config.observeIntervalSeconds * 1000).toISOString() : null,
+      observe_until: contact ? new Date(now.getTime() + config.observeDays * DAY).toISOString() : null,
+      last_message_channel: MESSAGE_KINDS.has(step.kind) ? channel : null,
+      last_activity_at: now.toISOString(),
+    };
+    return {
+      row,
+      record,
+      activity: { action, outcome: 'ok', units: send.units, detail: detailOf(detail), account_id },
+      event: eventOf(step),
+      refundUnits: 0,
+      release: null,
+      tally: 'actions',
+    };
+  }
+  const attempts = row.step_attempts + 1;
+  const limited = result.outcome === 'rate_limited';
+  const error = limited ? 'rate_limited' : result.error;
+  const permanent = (!limited && !result.retryable) || attempts >= config.maxAttempts;
+  const retryAt = new Date(now.getTime() + (limited ? Math.max(1, result.retryAfterSeconds) * 1000 : config.retryMinutes * 60_000));
+  const record: LeadRecord = permanent
+    ? { ...base, stage: 'failed', automation_stopped: true, next_action_at: null, last_error: error, step_attempts: attempts }
+    : { ...base, next_action_at: retryAt.toISOString(), last_error: error, step_attempts: attempts };
+  return {
+    row,
+    record,
+    activity: {
+      action,
+      outcome: 'failed',
+      units: 0,
+      detail: detailOf({ ...detail, reason: error, attempt: attempts, ...(permanent ? { final: true } : { retryAt: retryAt.toISOString() }) }),
+      account_id,
+    },
+    event: null,
+    refundUnits: send.units,
+    release: send.release,
+    tally: 'failed',
+  };
+}
+
+/**
+ * A send a crashed worker left in flight, once its driver has said what became of it: sent is recorded as
+ * the success it was (charged at the original claim), not sent is due again at once with its charge and
+ * reservation given back, and unknown is recorded as uncertain and never repeated.
+ */
+export function checkOutcome(config: OutcomeRules, check: PlannedSend, verdict: DeliveryCheck, now: Date): Outcome {
+  const { row, step } = check;
+  if (verdict.status === 'sent') return resultOutcome(config, check, { outcome: 'ok', externalId: verdict.externalId }, now, { recovered: 'confirmed_sent' });
+  if (verdict.status === 'unknown') {
+    const uncertain = uncertainOutcome(row, step, now);
+    // The check re-leased the mark at `now`; the record must name that claim, not the crashed one.
+    return { ...uncertain, record: { ...uncertain.record, expect_at: now.toISOString() } };
+  }
+  return {
+    row,
+    record: { ...steadyRecord(row), expect_key: check.key, expect_at: now.toISOString(), next_action_at: now.toISOString() },
+    activity: {
+      action: activityActionOf(step, !!row.messaged_at),
+      outcome: 'failed',
+      units: 0,
+      detail: detailOf({ step: row.current_step, kind: step.kind, channel: channelOf(step.kind), reason: 'interrupted', confirmed: 'not_sent', retryAt: now.toISOString() }),
+      account_id: accountFor(row, step),
+    },
+    event: null,
+    refundUnits: check.units,
+    release: check.release,
+    tally: 'failed',
+  };
+}
+
+export function uncertainOutcome(row: Row, step: Step | undefined, now: Date): Outcome {
+  // The driver may or may not have acted before the crash; repeating could double-contact.
+  return localOutcome(row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: 'uncertain_delivery' }, now);
+}
+
+/** The reservation the claim of this lead's in-flight send made (recorded with the mark; older marks: recomputed). */
+export function inflightRelease(row: Row, step: Step): PacingRelease | null {
+  if (row.inflight_release) return row.inflight_release;
+  const bucket = bucketOf(step.kind);
+  if (!bucket || !row.account_id || !row.inflight_at) return null;
+  return { workspaceId: row.workspace_id, accountId: row.account_id, localDay: localDay(new Date(row.inflight_at), safeZone(row.time_zone)), bucket };
+}

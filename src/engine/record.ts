@@ -1,0 +1,39 @@
+import type { Database } from '../db/database.js';
+import { newId } from '../lib/ids.js';
+import { enqueueEvents, eventLead } from '../webhooks/outbox.js';
+import type { Outcome } from './outcomes.js';
+import { releaseReservations } from './pacing.js';
+import type { PassSummary } from './scheduler.js';
+import * as sql from './sql/index.js';
+
+/**
+ * Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. Only
+ * leads still holding the claim an outcome was made under are applied (sql/recordLeads.ts); the rest change nothing.
+ */
+export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary) {
+  if (outcomes.length === 0) return;
+  const recorded = await sql.recordLeads(trx, outcomes.map((o) => o.record), now);
+  const byId = new Map(recorded.map((r) => [r.id, r]));
+  const applied = outcomes.filter((o) => byId.has(o.row.id));
+  await sql.insertActivities(
+    trx,
+    applied
+      .filter((o) => o.activity)
+      .map((o) => ({ id: newId(), workspace_id: o.row.workspace_id, lead_id: o.row.id, created_at: now, ...o.activity! })),
+  );
+  await enqueueEvents(
+    trx,
+    applied.flatMap((o) => {
+      if (!o.event) return [];
+      const data: Record<string, unknown> = { lead: eventLead(byId.get(o.row.id)!) };
+      if (o.event.channel) data.channel = o.event.channel;
+      return [{ workspaceId: o.row.workspace_id, event: o.event.event, data, createdAt: now }];
+    }),
+  );
+  const refunds = new Map<string, number>();
+  for (const o of applied) if (o.refundUnits > 0) refunds.set(o.row.workspace_id, (refunds.get(o.row.workspace_id) ?? 0) + o.refundUnits);
+  // Counters before the workspace row: the claim transaction takes them in that order too.
+  await releaseReservations(trx, applied.flatMap((o) => (o.release ? [o.release] : [])));
+  await sql.refundEnergy(trx, refunds);
+  for (const o of applied) if (o.tally) summary[o.tally] += 1;
+}

@@ -1,0 +1,27 @@
+// The engine's SQL, one statement family a file; these files are the only engine code that writes SQL.
+// Bulk writes go through jsonb_to_recordset so a batch of leads is one statement.
+export * from './claimDue.js';
+export * from './claimDueDiscovery.js';
+export * from './claimWatched.js';
+export * from './existingCandidateIds.js';
+export * from './insertActivities.js';
+export * from './insertDiscoveryBatch.js';
+export * from './insertReply.js';
+export * from './lockWorkspaceEnergy.js';
+export * from './markAccepted.js';
+export * from './markFollowedBack.js';
+export * from './markInflight.js';
+export * from './markReplied.js';
+export * from './recordLeads.js';
+export * from './refundEnergy.js';
+export * from './reschedule.js';
+export type * from './rows.js';
+export * from './scheduleDiscovery.js';
+export * from './setWaitingForAccept.js';
+export * from './snoozeForAutoReply.js';
+export * from './writeWorkspaceEnergy.js';
+export * from './lockAccountDays.js';
+export * from './readAccountDayCounters.js';
+export * from './readPacingAccounts.js';
+export * from './releaseAccountDays.js';
+export * from './writeAccountDays.js';

@@ -1,0 +1,46 @@
+import type { Database } from '../../db/database.js';
+
+/** Replies the engine settles itself (out-of-office) are stored decided, so they never enter the pending queue. */
+export interface SettledReply {
+  decision: string;
+  by: string;
+  snoozedUntil: Date | null;
+}
+
+export async function insertReply(
+  trx: Database,
+  r: {
+    id: string;
+    workspaceId: string;
+    leadId: string;
+    channel: string;
+    classification: string;
+    theirMessage: string | null;
+    draft: string | null;
+    repliedAt: Date;
+    now: Date;
+    settled?: SettledReply;
+  },
+) {
+  await trx
+    .insertInto('replies')
+    .values({
+      id: r.id,
+      workspace_id: r.workspaceId,
+      lead_id: r.leadId,
+      channel: r.channel,
+      classification: r.classification,
+      their_message: r.theirMessage,
+      draft: r.draft,
+      replied_at: r.repliedAt,
+      created_at: r.now,
+      ...(r.settled && {
+        state: 'decided' as const,
+        decision: r.settled.decision,
+        decided_at: r.now,
+        decided_by: r.settled.by,
+        snoozed_until: r.settled.snoozedUntil,
+      }),
+    })
+    .execute();
+}
