@@ -188,7 +188,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
 
   /** The sequence a Play points at: the workspace's own and not archived. */
   async function requirePlayableSequence(trx: Database, workspaceId: string, sequenceId: string) {
-    const seq = isUuid(sequenceId) ? await repo.lockSequenceShared(trx, workspaceId, sequenceId) : undefined;
+    const seq = isUuid(sequenceId) ? await repo.lockSequenceForShare(trx, workspaceId, sequenceId) : undefined;
     if (!seq) throw notFound('sequence');
     if (seq.status === 'archived') throw archivedSequence();
   }

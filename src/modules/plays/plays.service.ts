@@ -302,7 +302,7 @@ export function createPlaysService(deps: { db: Database; config: Config; clock: 
             playSequenceId: play.sequence_id,
           });
         }
-        const sequence = await repo.lockSequenceShared(trx, workspaceId, play.sequence_id);
+        const sequence = await repo.lockSequenceForShare(trx, workspaceId, play.sequence_id);
         if (!sequence) throw conflict('sequence_mismatch', 'the Play’s sequence is not in this workspace', { playSequenceId: play.sequence_id });
         if (sequence.status === 'archived') {
           throw conflict('archived_sequence_is_read_only', 'the Play’s sequence is archived; no lead can be enrolled into it', { sequenceId: sequence.id });
