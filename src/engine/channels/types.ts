@@ -1,5 +1,6 @@
-export type { Channel, StepKind } from '../../domain/vocabulary.js';
 import type { Channel, StepKind } from '../../domain/vocabulary.js';
+
+export type { Channel, StepKind };
 
 /** Which channel carries each step kind. */
 export const CHANNEL_OF_STEP: Record<StepKind, Channel> = {
