@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type TLiteral, type TSchema, type TSchemaOptions, type TUnion } from 'typebox';
 import { UUID_PATTERN } from '../lib/ids.js';
 
 export const Uuid = (options: Record<string, unknown> = {}) => Type.String({ format: 'uuid', pattern: UUID_PATTERN, ...options });
@@ -51,3 +51,9 @@ export const WorkspaceClientHeader = Type.Object(
   },
   { additionalProperties: true },
 );
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/** One of a vocabulary list (src/domain), published as `anyOf` single values in the list's order. */
+export const OneOf = <const T extends readonly string[]>(values: T, options: TSchemaOptions = {}): TUnion<Literals<T>> =>
+  Type.Union(values.map((v) => Type.Literal(v)), options) as TUnion<Literals<T>>;

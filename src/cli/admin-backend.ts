@@ -7,6 +7,7 @@ import { openDatabase } from '../server.js';
 import { resolveTextCipher } from '../lib/encryption-key.js';
 import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from '../lib/control-file.js';
+import type { Role } from '../domain/vocabulary.js';
 
 /** The operator commands, whether they run on the database directly or through a running server. */
 export interface AdminBackend {
@@ -16,7 +17,7 @@ export interface AdminBackend {
   createWorkspace(input: { name: string }): Promise<{ id: string; name: string }>;
   createApiKey(input: { workspaceId: string; expiresAt: string | null }): Promise<{ id: string; workspaceId: string; key: string; expiresAt: string | null }>;
   revokeApiKey(keyId: string): Promise<{ id: string; revoked: boolean }>;
-  addTeamLink(input: { ownerWorkspaceId: string; clientWorkspaceId: string; role: 'owner' | 'admin' | 'member' }): Promise<unknown>;
+  addTeamLink(input: { ownerWorkspaceId: string; clientWorkspaceId: string; role: Role }): Promise<unknown>;
   close(): Promise<void>;
 }
 

@@ -10,6 +10,7 @@ import { readControlFile } from '../lib/control-file.js';
 import { CliError, openAdminBackend, type AdminBackend } from './admin-backend.js';
 import { createServices } from '../app/services.js';
 import { systemClock } from '../lib/clock.js';
+import { ROLES, inWords, isRole } from '../domain/vocabulary.js';
 import { startEngineLoop } from '../engine/loop.js';
 
 const program = new Command();
@@ -176,11 +177,12 @@ team
   .command('add')
   .requiredOption('--owner <id>', 'Team owner workspace')
   .requiredOption('--client <id>', 'client workspace the owner keys may select')
-  .requiredOption('--role <role>', 'owner, admin or member')
+  .requiredOption('--role <role>', inWords(ROLES))
   .option('--json', 'machine-readable output')
   .action(async (opts: { owner: string; client: string; role: string; json?: boolean }) => {
-    if (!['owner', 'admin', 'member'].includes(opts.role)) throw new CliError('--role must be owner, admin or member');
-    const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role: opts.role as 'owner' }));
+    const role = opts.role;
+    if (!isRole(role)) throw new CliError(`--role must be ${inWords(ROLES)}`);
+    const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role }));
     out(!!opts.json, link, () => `Workspace ${opts.owner} may now select ${opts.client} as ${opts.role}`);
   });
 

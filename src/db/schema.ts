@@ -1,4 +1,15 @@
 import type { ColumnType, Generated } from 'kysely';
+import type {
+  ActivityOutcome,
+  BillingStatus,
+  CandidateStatus,
+  LeadStage,
+  PlayStatus,
+  ReviewDecision,
+  Role,
+  SequenceStatus,
+  StepKind,
+} from '../domain/vocabulary.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -11,7 +22,7 @@ export interface WorkspacesTable {
   booking_link: string | null;
   follow_up_sequence_id: string | null;
   billing_plan: Generated<string>;
-  billing_status: Generated<'active' | 'trialing' | 'past_due' | 'canceled'>;
+  billing_status: Generated<BillingStatus>;
   energy_balance: Generated<number>;
   energy_daily_refill: Generated<number>;
   energy_refilled_at: CreatedAt;
@@ -21,7 +32,7 @@ export interface WorkspacesTable {
 export interface TeamLinksTable {
   owner_workspace_id: string;
   client_workspace_id: string;
-  role: 'owner' | 'admin' | 'member';
+  role: Role;
   created_at: CreatedAt;
 }
 
@@ -58,7 +69,7 @@ export interface MessagingAccountsTable {
 
 export interface SequenceStepRow {
   index: number;
-  kind: 'connect' | 'message' | 'engage' | 'email' | 'x_dm' | 'x_engage' | 'instagram_dm';
+  kind: StepKind;
   delayDays: number;
   subject: string | null;
   message: string | null;
@@ -71,7 +82,7 @@ export interface SequencesTable {
   id: string;
   workspace_id: string;
   name: string;
-  status: 'draft' | 'active' | 'paused' | 'archived';
+  status: SequenceStatus;
   revision: Generated<number>;
   approved_revision: number | null;
   approved_at: Timestamp | null;
@@ -86,7 +97,7 @@ export interface PlaysTable {
   workspace_id: string;
   name: string;
   kind: Generated<string>;
-  status: 'active' | 'paused' | 'archived';
+  status: PlayStatus;
   revision: Generated<number>;
   sequence_id: string | null;
   account_user_id: string | null;
@@ -123,8 +134,8 @@ export interface CandidatesTable {
   x_user_id: string;
   username: string | null;
   name: string | null;
-  status: 'proposed' | 'approved' | 'imported' | 'rejected';
-  review_decision: 'good_fit' | 'not_a_good_fit' | null;
+  status: CandidateStatus;
+  review_decision: ReviewDecision | null;
   reviewed_at: Timestamp | null;
   reviewed_by: string | null;
   sandbox: Json | null;
@@ -140,7 +151,7 @@ export interface PlayCandidateCountsTable {
   not_a_good_fit: Generated<number>;
 }
 
-export type LeadStage = 'queued' | 'resolving' | 'invited' | 'accepted' | 'messaged' | 'followed_up' | 'replied' | 'failed' | 'skipped';
+export type { LeadStage };
 
 export interface LeadsTable {
   id: string;
@@ -199,7 +210,7 @@ export interface ActivityTable {
   workspace_id: string;
   created_at: CreatedAt;
   action: string;
-  outcome: 'ok' | 'skipped' | 'failed';
+  outcome: ActivityOutcome;
   units: Generated<number>;
   detail: Generated<string>;
   account_id: string | null;

@@ -100,7 +100,7 @@ export function createDiscovery(deps: DiscoveryDeps) {
     const play = await playsRepo.lockPlay(trx, due.workspace_id, due.play_id);
     if (!play) return undefined;
     if (!play.autopilot || play.status !== 'active' || play.sequence_id === null || play.account_user_id !== due.account_user_id) return null;
-    const sequence = await playsRepo.lockSequenceShared(trx, due.workspace_id, play.sequence_id);
+    const sequence = await playsRepo.lockSequenceForShare(trx, due.workspace_id, play.sequence_id);
     if (!sequence || sequence.status === 'archived') return null;
     if (!(await playsRepo.xAccountExists(trx, due.workspace_id, play.account_user_id))) return null;
     return { sequenceId: sequence.id, accountUserId: play.account_user_id };

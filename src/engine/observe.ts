@@ -1,6 +1,7 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { enqueueEvent, eventLead, sealText } from '../webhooks/outbox.js';
+import { enqueueEvent, sealText } from '../webhooks/outbox.js';
+import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
@@ -90,7 +91,7 @@ export function createObserver(deps: ObserverDeps) {
           await repo.insertActivities(trx, [
             { id: newId(), workspace_id: row.workspace_id, created_at: obs.at, action: 'accepted', outcome: 'ok', units: 0, detail: JSON.stringify({ channel: 'linkedin' }), account_id: row.account_id, lead_id: row.id },
           ]);
-          await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: eventLead(lead) }, createdAt: obs.at });
+          await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: toEventLead(lead) }, createdAt: obs.at });
           summary.observations += 1;
         } else if (obs.type === 'followed_back') {
           const lead = await repo.markFollowedBack(trx, row.id, obs.at, now);
@@ -128,7 +129,7 @@ export function createObserver(deps: ObserverDeps) {
             event: 'reply.received',
             data: {
               replyId,
-              lead: eventLead(leadRow),
+              lead: toEventLead(leadRow),
               classification,
               theirMessage: sealText(cipher, eventText.text),
               draft: sealText(cipher, draft),

@@ -3,7 +3,32 @@ import type { LeadContactRow } from './sql/rows.js';
 
 const date = (d: Date | string | null) => (d === null ? null : new Date(d));
 
-export function recipientOf(row: LeadContactRow): Recipient {
+/** The world file's per-lead script; jsonb comes back parsed, but a JSON text is read too. Anything else: no script. */
+function sandboxScript(value: unknown): Record<string, unknown> | null {
+  if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  if (typeof value === 'string') {
+    try {
+      const parsed = JSON.parse(value);
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+export interface RecipientIdentityRow {
+  id: string;
+  person: string | null;
+  email: string | null;
+  linkedin_url: string | null;
+  x_user_id: string | null;
+  username: string | null;
+  sandbox: unknown;
+}
+
+/** Who an outward action goes to, without the engine's history: what a reply decision sends with. */
+export function recipientIdentityOf(row: RecipientIdentityRow): Recipient {
   return {
     leadId: row.id,
     person: row.person,
@@ -11,7 +36,14 @@ export function recipientOf(row: LeadContactRow): Recipient {
     linkedinUrl: row.linkedin_url,
     xUserId: row.x_user_id,
     username: row.username,
-    sandbox: row.sandbox && typeof row.sandbox === 'object' && !Array.isArray(row.sandbox) ? row.sandbox : null,
+    sandbox: sandboxScript(row.sandbox),
+  };
+}
+
+/** The recipient of an engine step or watch: who the person is and what the engine has recorded about them so far. */
+export function recipientOf(row: LeadContactRow): Recipient {
+  return {
+    ...recipientIdentityOf(row),
     history: {
       invitedAt: date(row.invited_at),
       connectedAt: date(row.connected_at),

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
-import { enqueueEvents, eventLead } from '../webhooks/outbox.js';
+import { enqueueEvents } from '../webhooks/outbox.js';
+import { toEventLead } from '../domain/lead-views.js';
 import type { Outcome } from './outcomes.js';
 import { releaseReservations } from './pacing.js';
 import type { PassSummary } from './scheduler.js';
@@ -25,7 +26,7 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
     trx,
     applied.flatMap((o) => {
       if (!o.event) return [];
-      const data: Record<string, unknown> = { lead: eventLead(byId.get(o.row.id)!) };
+      const data: Record<string, unknown> = { lead: toEventLead(byId.get(o.row.id)!) };
       if (o.event.channel) data.channel = o.event.channel;
       return [{ workspaceId: o.row.workspace_id, event: o.event.event, data, createdAt: now }];
     }),

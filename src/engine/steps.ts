@@ -1,11 +1,12 @@
 import type { LeadStage, SequenceStepRow } from '../db/schema.js';
 import { CHANNEL_OF_STEP, type Channel, type StepKind } from './channels/types.js';
 import type { PacingBucket } from './pacing.js';
+import { LEAD_STAGES, MESSAGE_KINDS as MESSAGE_KIND_LIST } from '../domain/vocabulary.js';
 
 export type Step = SequenceStepRow;
 
 /** Cross-channel stage order; a step only ever moves a lead forward along it. */
-export const STAGE_ORDER: LeadStage[] = ['queued', 'resolving', 'invited', 'accepted', 'messaged', 'followed_up', 'replied', 'failed', 'skipped'];
+export const STAGE_ORDER: readonly LeadStage[] = LEAD_STAGES;
 const rank = (s: LeadStage) => STAGE_ORDER.indexOf(s);
 
 export function forward(current: LeadStage, target: LeadStage): LeadStage {
@@ -13,7 +14,7 @@ export function forward(current: LeadStage, target: LeadStage): LeadStage {
   return rank(target) > rank(current) ? target : current;
 }
 
-export const MESSAGE_KINDS: ReadonlySet<StepKind> = new Set(['message', 'email', 'x_dm', 'instagram_dm']);
+export const MESSAGE_KINDS: ReadonlySet<StepKind> = new Set(MESSAGE_KIND_LIST);
 export const X_KINDS: ReadonlySet<StepKind> = new Set(['x_dm', 'x_engage']);
 
 export function channelOf(kind: StepKind): Channel {

@@ -134,27 +134,4 @@ export function createOutboxSignal(): OutboxSignal {
   };
 }
 
-/** The spec's event `lead` object (Events: `lead`), for every event that carries one. */
-export function eventLead(row: {
-  id: string;
-  person: string | null;
-  company: string | null;
-  title: string | null;
-  email: string | null;
-  linkedin_url: string | null;
-  account_id: string | null;
-  sequence_id: string | null;
-  stage: string;
-}) {
-  return {
-    id: row.id,
-    person: row.person,
-    company: row.company,
-    title: row.title,
-    email: row.email,
-    linkedinUrl: row.linkedin_url,
-    account: row.account_id,
-    sequenceId: row.sequence_id,
-    stage: row.stage,
-  };
-}
+// The builder's one home is src/domain; engine passes still take it from here.

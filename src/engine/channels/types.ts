@@ -1,7 +1,6 @@
-import type { SequenceStepRow } from '../../db/schema.js';
+import type { Channel, StepKind } from '../../domain/vocabulary.js';
 
-export type StepKind = SequenceStepRow['kind'];
-export type Channel = 'linkedin' | 'email' | 'x' | 'instagram';
+export type { Channel, StepKind };
 
 /** Which channel carries each step kind. */
 export const CHANNEL_OF_STEP: Record<StepKind, Channel> = {

@@ -1,11 +1,12 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import type { ActivityOutcome } from '../../domain/vocabulary.js';
 
 export interface ActivityFilters {
   account?: string;
   actions?: string[];
-  outcome?: 'ok' | 'skipped' | 'failed';
+  outcome?: ActivityOutcome;
   since?: Date;
 }
 

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../app/errors.js';
 import * as repo from './activity.repository.js';
-import { ACTIVITY_ACTIONS, type ActivityAction } from './activity.schemas.js';
+import { ACTIVITY_ACTIONS, type ActivityAction, type ActivityOutcome } from '../../domain/vocabulary.js';
 
 const DAY_MS = 86_400_000;
 const KNOWN = new Set<string>(ACTIVITY_ACTIONS);
@@ -27,7 +27,7 @@ export function parseActions(list: string): string[] {
 export interface ListActivityInput {
   account?: string;
   action?: string;
-  outcome?: 'ok' | 'skipped' | 'failed';
+  outcome?: ActivityOutcome;
   sinceDays?: number;
   limit: number;
 }

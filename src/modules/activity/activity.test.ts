@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { addAccount, addActivity, addLead } from '../../../test/helpers/crm-fixtures.js';
-import { ACTIVITY_ACTIONS } from './activity.schemas.js';
+import { ACTIVITY_ACTIONS } from '../../domain/vocabulary.js';
 
 let t: TestApp;
 type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
 import { AppError, unauthorized } from '../../app/errors.js';
-import { Uuid } from '../../app/schemas.js';
+import { OneOf, Uuid } from '../../app/schemas.js';
+import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
 
@@ -67,7 +68,7 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
       schema: {
         hide: true,
         body: Type.Object(
-          { ownerWorkspaceId: Uuid(), clientWorkspaceId: Uuid(), role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]) },
+          { ownerWorkspaceId: Uuid(), clientWorkspaceId: Uuid(), role: OneOf(ROLES) },
           { additionalProperties: false },
         ),
       },

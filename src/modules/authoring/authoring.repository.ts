@@ -49,16 +49,8 @@ export async function lockSequence(db: Database, workspaceId: string, sequenceId
     .executeTakeFirst();
 }
 
-/** A Play pointing at a sequence needs it to stay un-archived until the Play is saved. */
-export async function lockSequenceShared(db: Database, workspaceId: string, sequenceId: string) {
-  return db
-    .selectFrom('sequences')
-    .select(['id', 'status'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', sequenceId)
-    .forShare()
-    .executeTakeFirst();
-}
+// A Play pointing at a sequence needs it to stay un-archived until the Play is saved.
+export { lockSequenceForShare } from '../sequences/sequences.repository.js';
 
 export async function updateSequenceSteps(
   db: Database,

@@ -1,16 +1,12 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Timestamp, UserId, Uuid } from '../../app/schemas.js';
+import { Nullable, OneOf, Timestamp, UserId, Uuid } from '../../app/schemas.js';
+import { PLAY_STATUSES, SEQUENCE_STATUSES } from '../../domain/vocabulary.js';
 import { Play } from '../plays/plays.schemas.js';
 import { StepKind } from '../sequences/sequences.schemas.js';
 
 // Authoring inputs are the spec's step object exactly, with every field present: what an author writes is
 // what GET /sequences later answers, so no field is left for the server to guess.
 
-export const STEP_KINDS = ['connect', 'message', 'engage', 'email', 'x_dm', 'x_engage', 'instagram_dm'] as const;
-/** Kinds that deliver text to the prospect; each carries either `message` or `variants`. */
-export const MESSAGE_KINDS = ['message', 'email', 'x_dm', 'instagram_dm'] as const;
-/** Kinds whose whole point is their actions (likes, views), so an empty action list is refused. */
-export const ENGAGE_KINDS = ['engage', 'x_engage'] as const;
 export const PLAY_KINDS = ['followers'] as const;
 
 export const MAX_STEPS = 50;
@@ -129,7 +125,7 @@ export const SetPlayStatusInput = Type.Object(
   {
     playId: Uuid(),
     expectedRevision: Revision('the current Play revision'),
-    status: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')], { description: 'archived is final' }),
+    status: OneOf(PLAY_STATUSES, { description: 'archived is final' }),
     dryRun: DryRun,
   },
   { additionalProperties: false },
@@ -165,7 +161,7 @@ export const AuthoredSequence = Type.Object(
   {
     id: Uuid(),
     name: Type.String(),
-    status: Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')]),
+    status: OneOf(SEQUENCE_STATUSES),
     revision: Type.Integer({ minimum: 1 }),
     approvedRevision: Nullable(Type.Integer()),
     approvedAt: Nullable(Timestamp()),

@@ -7,8 +7,11 @@ import { badRequest, conflict, notFound } from '../../app/errors.js';
 import { compileStrict } from '../../app/validation.js';
 import { renderTemplate, type TemplateLead } from '../../engine/templates.js';
 import { requiredChannels, toStep } from '../sequences/sequences.service.js';
+import { iso } from '../../domain/iso.js';
+import { toPlayView } from '../../domain/play-view.js';
+import { ENGAGE_KINDS, MESSAGE_KINDS, type PlayStatus } from '../../domain/vocabulary.js';
 import * as repo from './authoring.repository.js';
-import { AuthoringStep, ENGAGE_KINDS, MAX_STEPS, MESSAGE_KINDS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
+import { AuthoringStep, MAX_STEPS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
 
 export interface CreateSequenceArgs {
   name: string;
@@ -41,9 +44,6 @@ export interface EditPlayArgs {
   autopilot?: boolean;
   dryRun?: boolean;
 }
-export type PlayStatus = 'active' | 'paused' | 'archived';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function toAuthoredSequence(row: repo.SequenceRow) {
   const steps = (Array.isArray(row.steps) ? row.steps : []).map((s, i) => toStep(s as never, i));
@@ -60,18 +60,9 @@ export function toAuthoredSequence(row: repo.SequenceRow) {
   };
 }
 
+/** The spec's Play object plus `kind`, which only authoring answers. */
 export function toAuthoredPlay(row: repo.PlayRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    status: row.status,
-    revision: row.revision,
-    sequenceId: row.sequence_id,
-    accountUserId: row.account_user_id,
-    reviewApiEnabled: row.review_api_enabled,
-    autopilot: row.autopilot,
-    kind: row.kind,
-  };
+  return { ...toPlayView(row), kind: row.kind };
 }
 
 const stepsValidator = compileStrict(Type.Array(AuthoringStep, { maxItems: MAX_STEPS }));
@@ -197,7 +188,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
 
   /** The sequence a Play points at: the workspace's own and not archived. */
   async function requirePlayableSequence(trx: Database, workspaceId: string, sequenceId: string) {
-    const seq = isUuid(sequenceId) ? await repo.lockSequenceShared(trx, workspaceId, sequenceId) : undefined;
+    const seq = isUuid(sequenceId) ? await repo.lockSequenceForShare(trx, workspaceId, sequenceId) : undefined;
     if (!seq) throw notFound('sequence');
     if (seq.status === 'archived') throw archivedSequence();
   }

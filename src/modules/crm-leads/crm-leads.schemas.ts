@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { MessagingAccountId, Nullable, Timestamp, Uuid } from '../../app/schemas.js';
-
-export const LEAD_STAGES = ['queued', 'resolving', 'invited', 'accepted', 'messaged', 'followed_up', 'replied', 'failed', 'skipped'] as const;
+import { LEAD_STAGES, PROGRESS_STAGES } from '../../domain/vocabulary.js';
 
 const Stage = Type.Enum([...LEAD_STAGES]);
 const Flag = (description: string) => Type.Union([Type.Literal('1'), Type.Literal('0')], { description: `${description}; 0 or absent: no filter` });
@@ -11,8 +10,8 @@ export const LeadsQuery = Type.Object(
     stage: Type.Optional(
       Type.Enum([...LEAD_STAGES], {
         description:
-          'cumulative: the lead reached this stage or a later one in the order queued, resolving, invited, accepted, messaged, ' +
-          'followed_up, replied (a saved milestone counts even when the stage moved on to failed or skipped); failed and skipped match exactly',
+          `cumulative: the lead reached this stage or a later one in the order ${PROGRESS_STAGES.join(', ')} ` +
+          '(a saved milestone counts even when the stage moved on to failed or skipped); failed and skipped match exactly',
       }),
     ),
     q: Type.Optional(

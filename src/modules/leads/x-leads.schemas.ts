@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Nullable, Timestamp, UserId, Uuid } from '../../app/schemas.js';
+import { LEAD_STAGES, inWords } from '../../domain/vocabulary.js';
 
 /** The spec's full social-network lead object: saved observations, never a live provider probe. */
 export const XLead = Type.Object(
@@ -10,7 +11,7 @@ export const XLead = Type.Object(
     accountUserId: Nullable(UserId()),
     playId: Nullable(Uuid()),
     sequenceId: Nullable(Uuid()),
-    stage: Type.String({ description: 'queued, resolving, invited, accepted, messaged, followed_up, replied, failed or skipped' }),
+    stage: Type.String({ description: inWords(LEAD_STAGES) }),
     automationStopped: Type.Boolean({ description: 'true when the sequence is done or stopped; does not say which' }),
     currentStep: Type.Integer(),
     nextActionAt: Nullable(Timestamp()),

@@ -2,32 +2,8 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { notFound } from '../../app/errors.js';
+import { toXLeadView, type XLeadView } from '../../domain/lead-views.js';
 import * as repo from './x-leads.repository.js';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-export function toXLead(row: repo.XLeadRow) {
-  return {
-    id: row.id,
-    xUserId: row.x_user_id,
-    username: row.username,
-    accountUserId: row.account_user_id,
-    playId: row.play_id,
-    sequenceId: row.sequence_id,
-    stage: row.stage,
-    automationStopped: row.automation_stopped,
-    currentStep: row.current_step,
-    nextActionAt: iso(row.next_action_at),
-    followedAt: iso(row.followed_at),
-    followedBackAt: iso(row.followed_back_at),
-    messagedAt: iso(row.messaged_at),
-    repliedAt: iso(row.replied_at),
-    optedOutAt: iso(row.opted_out_at),
-    deliveryGuaranteed: false as const,
-  };
-}
-
-export type XLead = ReturnType<typeof toXLead>;
 
 export const STOP_NOTE =
   'Future automation of this lead is stopped in every sequence lane of its identity. Actions already dispatched are not recalled, ' +
@@ -36,10 +12,10 @@ export const STOP_NOTE =
 export function createXLeadsService(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
 
-  async function getLead(workspaceId: string, leadId: string): Promise<XLead> {
+  async function getLead(workspaceId: string, leadId: string): Promise<XLeadView> {
     const row = await repo.findLead(db, workspaceId, leadId);
     if (!row) throw notFound('lead');
-    return toXLead(row);
+    return toXLeadView(row);
   }
 
   /**
@@ -71,7 +47,7 @@ export function createXLeadsService(deps: { db: Database; clock: Clock }) {
       const row = await repo.findLead(trx, workspaceId, leadId);
       return {
         ok: true as const,
-        lead: row ? toXLead(row) : null,
+        lead: row ? toXLeadView(row) : null,
         scope: 'lead_automation' as const,
         permanentSuppression: false as const,
         note: STOP_NOTE,

@@ -58,16 +58,8 @@ export async function findSequence(db: Database, workspaceId: string, sequenceId
   return db.selectFrom('sequences').select(sequenceColumns).where('workspace_id', '=', workspaceId).where('id', '=', sequenceId).executeTakeFirst();
 }
 
-/** A share lock keeps the checked sequence revision and status from changing until the enrollment commits. */
-export async function lockSequenceShared(db: Database, workspaceId: string, sequenceId: string) {
-  return db
-    .selectFrom('sequences')
-    .select(sequenceColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', sequenceId)
-    .forShare()
-    .executeTakeFirst();
-}
+// A share lock keeps the checked sequence revision and status from changing until the enrollment commits.
+export { lockSequenceForShare } from '../sequences/sequences.repository.js';
 
 export async function candidateCounts(db: Database, workspaceId: string, playId: string) {
   const row = await db

@@ -3,6 +3,8 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
+import { iso } from '../../domain/iso.js';
+import { toPlayView } from '../../domain/play-view.js';
 import * as repo from './plays.repository.js';
 import type { CandidateFilter, CandidateRow, ExistingLeadRow, PlayRow } from './plays.repository.js';
 
@@ -34,9 +36,6 @@ type ImportResponse = {
   sendsMessages: false;
 };
 
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
 function toCandidate(row: CandidateRow) {
   return {
     id: row.id,
@@ -45,19 +44,6 @@ function toCandidate(row: CandidateRow) {
     name: row.name,
     status: row.status,
     review: row.review_decision ? { decision: row.review_decision, reviewedAt: iso(row.reviewed_at), by: row.reviewed_by } : null,
-  };
-}
-
-function toPlay(row: PlayRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    status: row.status,
-    revision: row.revision,
-    sequenceId: row.sequence_id,
-    accountUserId: row.account_user_id,
-    reviewApiEnabled: row.review_api_enabled,
-    autopilot: row.autopilot,
   };
 }
 
@@ -131,7 +117,7 @@ export function createPlaysService(deps: { db: Database; config: Config; clock: 
   }
 
   async function listPlays(workspaceId: string) {
-    return { plays: (await repo.listPlays(db, workspaceId)).map(toPlay) };
+    return { plays: (await repo.listPlays(db, workspaceId)).map(toPlayView) };
   }
 
   // Each operation lower-cases the Play id first: ids are compared as strings with rows, and responses echo the stored form.
@@ -316,7 +302,7 @@ export function createPlaysService(deps: { db: Database; config: Config; clock: 
             playSequenceId: play.sequence_id,
           });
         }
-        const sequence = await repo.lockSequenceShared(trx, workspaceId, play.sequence_id);
+        const sequence = await repo.lockSequenceForShare(trx, workspaceId, play.sequence_id);
         if (!sequence) throw conflict('sequence_mismatch', 'the Play’s sequence is not in this workspace', { playSequenceId: play.sequence_id });
         if (sequence.status === 'archived') {
           throw conflict('archived_sequence_is_read_only', 'the Play’s sequence is archived; no lead can be enrolled into it', { sequenceId: sequence.id });

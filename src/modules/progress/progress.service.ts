@@ -4,10 +4,10 @@ import { toProgressFunnel } from '../reports/funnel.js';
 import { listMessagingAccounts, workspaceFunnel } from '../reports/reports.repository.js';
 import { safeZone } from '../../engine/time.js';
 import type { PacingSource } from './pacing.js';
+import { iso } from '../../domain/iso.js';
 import * as repo from './progress.repository.js';
 
 const DAY_MS = 86_400_000;
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function createProgressService(deps: { db: Database; clock: Clock; pacing: PacingSource }) {
   const { db, clock, pacing } = deps;

@@ -8,16 +8,18 @@ import { newId, sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
 import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../engine/channels/types.js';
 import { confirmDelivery } from '../../engine/channels/confirm.js';
-import { enqueueEvent, eventLead } from '../../webhooks/outbox.js';
+import { enqueueEvent } from '../../webhooks/outbox.js';
+import { recipientIdentityOf } from '../../engine/recipients.js';
+import { toEventLead } from '../../domain/lead-views.js';
+import { iso } from '../../domain/iso.js';
+import { isChannel } from '../../domain/vocabulary.js';
 import * as repo from './replies.repository.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
 const REPLY_CONFIRM_TIMEOUT_MS = 3000;
 const DAY_MS = 86_400_000;
 const IDEMPOTENCY_SCOPE = 'replies.decide';
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-const CHANNELS: ReadonlySet<string> = new Set<Channel>(['linkedin', 'email', 'x', 'instagram']);
 const MESSAGING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link']);
 // Decisions that would contact the prospect or put them back into automation; a suppressed identity gets none.
 const CONTACTING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link', 'start_sequence']);
@@ -66,19 +68,6 @@ export interface DecideOutcome {
   statusCode: number;
   body: Record<string, unknown>;
   replayed: boolean;
-}
-
-function sandboxScript(value: unknown): Record<string, unknown> | null {
-  if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  if (typeof value === 'string') {
-    try {
-      const parsed = JSON.parse(value);
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
-    } catch {
-      return null;
-    }
-  }
-  return null;
 }
 
 export function createRepliesService(deps: { db: Database; clock: Clock; cipher: TextCipher; drivers: ChannelDrivers; config: Config }) {
@@ -211,22 +200,14 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
               : input.decision === 'booking_link'
                 ? [draft, settings!.booking_link].filter(Boolean).join('\n\n')
                 : draft;
-          const channel = (CHANNELS.has(reply.channel) ? reply.channel : 'linkedin') as Channel;
+          const channel: Channel = isChannel(reply.channel) ? reply.channel : 'linkedin';
           const action: OutboundAction = {
             workspaceId,
             accountId: lead.account_id,
             accountUserId: lead.account_user_id,
             kind: 'reply',
             channel,
-            recipient: {
-              leadId: lead.id,
-              person: lead.person,
-              email: lead.email,
-              linkedinUrl: lead.linkedin_url,
-              xUserId: lead.x_user_id,
-              username: lead.username,
-              sandbox: sandboxScript(lead.sandbox),
-            },
+            recipient: recipientIdentityOf(lead),
             subject: null,
             text: body,
             actions: input.decision === 'invite' ? [{ type: 'meeting_invite', count: null, reaction: null }] : [],
@@ -267,7 +248,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
               ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' }),
             }),
           );
-          await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: eventLead(updatedLead) }, createdAt: now });
+          await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updatedLead) }, createdAt: now });
           break;
         }
         case 'snooze': {
@@ -285,7 +266,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
         case 'meeting_booked': {
           updatedLead = await repo.updateLead(trx, workspaceId, lead.id, { meeting_booked_at: now, last_activity_at: now, updated_at: now });
           entries.push(activity('meeting_booked', 'ok', {}));
-          await enqueueEvent(trx, { workspaceId, event: 'lead.meeting_booked', data: { lead: eventLead(updatedLead) }, createdAt: now });
+          await enqueueEvent(trx, { workspaceId, event: 'lead.meeting_booked', data: { lead: toEventLead(updatedLead) }, createdAt: now });
           break;
         }
         case 'dismiss': {

@@ -56,6 +56,20 @@ export async function lockSequence(db: Database, workspaceId: string, sequenceId
     .executeTakeFirst();
 }
 
+/**
+ * Share-locks a sequence a Play is saved or enrolled against: until the caller's transaction ends, nobody can
+ * archive, edit or approve it, so the status and revision the caller checked stay true.
+ */
+export async function lockSequenceForShare(db: Database, workspaceId: string, sequenceId: string) {
+  return db
+    .selectFrom('sequences')
+    .select(['id', 'name', 'status', 'revision', 'approved_revision'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', sequenceId)
+    .forShare()
+    .executeTakeFirst();
+}
+
 export async function updateSequenceStatus(db: Database, workspaceId: string, sequenceId: string, status: SequencesTable['status'], now: Date) {
   await db
     .updateTable('sequences')

@@ -1,22 +1,12 @@
 import { Type } from 'typebox';
-import { Nullable, Timestamp, Uuid } from '../../app/schemas.js';
+import { Nullable, OneOf, Timestamp, Uuid } from '../../app/schemas.js';
+import { SEQUENCE_STATUSES, STEP_KINDS } from '../../domain/vocabulary.js';
 
-
-export const SEQUENCE_STATUSES = ['draft', 'active', 'paused', 'archived'] as const;
-export const STEP_KINDS = ['connect', 'message', 'engage', 'email', 'x_dm', 'x_engage', 'instagram_dm'] as const;
 export const SETTABLE_STATUSES = ['active', 'paused', 'draft'] as const;
 
-const SequenceStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')]);
+const SequenceStatus = OneOf(SEQUENCE_STATUSES);
 const SettableStatus = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('draft')]);
-export const StepKind = Type.Union([
-  Type.Literal('connect'),
-  Type.Literal('message'),
-  Type.Literal('engage'),
-  Type.Literal('email'),
-  Type.Literal('x_dm'),
-  Type.Literal('x_engage'),
-  Type.Literal('instagram_dm'),
-]);
+export const StepKind = OneOf(STEP_KINDS);
 export const EXECUTION_BLOCK_REASONS = [
   'sequence_archived',
   'sequence_approval_required',

@@ -7,7 +7,8 @@ import { effectiveBalance, type BillingStatus } from '../../domain/energy.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
 import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
 import * as repo from './sequences.repository.js';
-import { STEP_KINDS, type EXECUTION_BLOCK_REASONS, type SETTABLE_STATUSES } from './sequences.schemas.js';
+import { isStepKind } from '../../domain/vocabulary.js';
+import type { EXECUTION_BLOCK_REASONS, SETTABLE_STATUSES } from './sequences.schemas.js';
 
 export type SequenceStatus = SequencesTable['status'];
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
@@ -61,15 +62,13 @@ export function executionBlockReason(
   return null;
 }
 
-const KINDS = new Set<string>(STEP_KINDS);
-
 /** Stored steps may omit optional fields (world files, older rows); the API always answers every field. */
 export function toStep(raw: Partial<SequenceStepRow> & Record<string, unknown>, position: number) {
   const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isInteger(v) ? v : fallback);
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
     index: num(raw.index, position),
-    kind: (KINDS.has(String(raw.kind)) ? raw.kind : 'message') as SequenceStepRow['kind'],
+    kind: isStepKind(String(raw.kind)) ? (raw.kind as SequenceStepRow['kind']) : 'message',
     delayDays: num(raw.delayDays, 0),
     subject: str(raw.subject),
     message: str(raw.message),

@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database.js';
+import type { Role } from '../../domain/vocabulary.js';
 
 export async function findApiKeyByHash(db: Database, keyHash: string) {
   return db
@@ -25,7 +26,7 @@ export async function listHomeAndClientWorkspaces(db: Database, homeWorkspaceId:
   const home = db
     .selectFrom('workspaces')
     .select(['id', 'name', 'created_at'])
-    .select((eb) => eb.val<string>('owner').as('role'))
+    .select((eb) => eb.val<Role>('owner').as('role'))
     .where('id', '=', homeWorkspaceId);
   const clients = db
     .selectFrom('team_links')
@@ -64,7 +65,7 @@ export async function findApiKey(db: Database, keyId: string) {
   return db.selectFrom('api_keys').select(['id', 'workspace_id', 'revoked_at']).where('id', '=', keyId).executeTakeFirst();
 }
 
-export async function upsertTeamLink(db: Database, row: { owner_workspace_id: string; client_workspace_id: string; role: 'owner' | 'admin' | 'member' }) {
+export async function upsertTeamLink(db: Database, row: { owner_workspace_id: string; client_workspace_id: string; role: Role }) {
   await db
     .insertInto('team_links')
     .values(row)

@@ -2,9 +2,10 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../app/errors.js';
 import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
+import { ROLES, inWords, isRole, type Role } from '../../domain/vocabulary.js';
 import * as repo from './workspaces.repository.js';
 
-export type Role = 'owner' | 'admin' | 'member';
+export type { Role };
 
 /** Who is calling, after the key is checked and the workspace selector applied. */
 export interface AuthContext {
@@ -99,7 +100,7 @@ export function createWorkspacesService(deps: { db: Database; clock: Clock }) {
       if (!isUuid(id) || !(await repo.findWorkspace(db, id))) throw notFound('workspace');
     }
     if (input.ownerWorkspaceId === input.clientWorkspaceId) throw new AppError(400, 'invalid_team_link', 'a workspace cannot be its own client');
-    if (!['owner', 'admin', 'member'].includes(input.role)) throw badRequest('invalid_role', 'role must be owner, admin or member');
+    if (!isRole(input.role)) throw badRequest('invalid_role', `role must be ${inWords(ROLES)}`);
     await repo.upsertTeamLink(db, { owner_workspace_id: input.ownerWorkspaceId, client_workspace_id: input.clientWorkspaceId, role: input.role });
     return { ownerWorkspaceId: input.ownerWorkspaceId, clientWorkspaceId: input.clientWorkspaceId, role: input.role };
   }

@@ -1,26 +1,23 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Handle, Timestamp, UserId, Uuid } from '../../app/schemas.js';
 import { UUID_PATTERN } from '../../lib/ids.js';
+import {
+  ACTIVITY_ACTIONS,
+  ACTIVITY_OUTCOMES,
+  BILLING_STATUSES,
+  CANDIDATE_STATUSES,
+  CHANNELS,
+  LEAD_STAGES,
+  PLAY_STATUSES,
+  REVIEW_DECISIONS,
+  ROLES,
+  SEQUENCE_STATUSES,
+  STEP_KINDS,
+} from '../../domain/vocabulary.js';
 
 // The world file of shared/contracts/world-file.md. Every object is closed (additionalProperties: false)
 // so that a misspelt field is a 400 naming its path instead of data silently left out. Defaults are
 // written here for readers and schema consumers; the loader applies the same values from WORLD_DEFAULTS.
-
-export const SEQUENCE_STATUSES = ['draft', 'active', 'paused', 'archived'] as const;
-export const PLAY_STATUSES = ['active', 'paused', 'archived'] as const;
-export const CANDIDATE_STATUSES = ['proposed', 'approved', 'imported', 'rejected'] as const;
-export const REVIEW_DECISIONS = ['good_fit', 'not_a_good_fit'] as const;
-export const LEAD_STAGES = ['queued', 'resolving', 'invited', 'accepted', 'messaged', 'followed_up', 'replied', 'failed', 'skipped'] as const;
-export const STEP_KINDS = ['connect', 'message', 'engage', 'email', 'x_dm', 'x_engage', 'instagram_dm'] as const;
-export const CHANNELS = ['linkedin', 'email', 'x', 'instagram'] as const;
-export const ACTIVITY_ACTIONS = [
-  'resolve', 'invite', 'accepted', 'like', 'message', 'followup', 'reply_detected', 'view_profile', 'endorse', 'comment', 'enrich',
-  'meeting_invited', 'reply_drafted', 'reply_sent', 'reply_dismissed', 'reply_snoozed', 'sequence_started', 'meeting_booked',
-  'meeting_no_show', 'meeting_synced', 'manual_override', 'email_sent', 'x_dm', 'x_follow', 'x_like', 'x_follow_back', 'error',
-] as const;
-export const ACTIVITY_OUTCOMES = ['ok', 'skipped', 'failed'] as const;
-export const BILLING_STATUSES = ['active', 'trialing', 'past_due', 'canceled'] as const;
-export const ROLES = ['owner', 'admin', 'member'] as const;
 
 export const WORLD_DEFAULTS = {
   role: 'member',
@@ -336,7 +333,7 @@ export type WorldWorkspace = Static<typeof WorldWorkspace>;
 export type WorldSequenceStep = Static<typeof SequenceStep>;
 export type WorldCandidate = Static<typeof Candidate>;
 export type WorldLead = Static<typeof Lead>;
-export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
+export type { ActivityAction } from '../../domain/vocabulary.js';
 
 export interface SeedResult {
   workspaces: { id: string; name: string; status: 'created' | 'existing'; apiKeys: string[] }[];
