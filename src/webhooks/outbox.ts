@@ -133,5 +133,3 @@ export function createOutboxSignal(): OutboxSignal {
     },
   };
 }
-
-// The builder's one home is src/domain; engine passes still take it from here.
