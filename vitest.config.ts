@@ -6,6 +6,8 @@ const shared = {
   globalSetup: ['test/helpers/global-setup.ts'],
   testTimeout: 60_000,
   hookTimeout: 120_000,
+  // Commands the tests spawn through bin/outreach.js run the TypeScript under test, not dist/.
+  env: { OUTREACH_FROM_SOURCE: '1' },
 };
 const projects = [{ test: { ...shared, name: 'pglite' } }];
 if (process.env.TEST_DATABASE_URL) projects.push({ test: { ...shared, name: 'postgres' } });

@@ -1,5 +1,18 @@
 #!/usr/bin/env node
-// The CLI runs the TypeScript sources through tsx so that `npm install && npm start` needs no build step.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/cli/main.ts');
+// The CLI runs the compiled JavaScript in dist/ (built by `npm run build`, which `npm install` runs as `prepare`).
+// OUTREACH_FROM_SOURCE=1 runs the TypeScript sources through tsx instead: the test suite sets it so that
+// the commands it spawns are the code under test, never a stale build.
+import fs from 'node:fs';
+
+const compiled = new URL('../dist/cli/main.js', import.meta.url);
+
+if (process.env.OUTREACH_FROM_SOURCE === '1') {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+} else if (fs.existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  process.stderr.write('outreach: dist/ is missing; run `npm run build` (npm install runs it) or set OUTREACH_FROM_SOURCE=1 with tsx installed\n');
+  process.exit(1);
+}

@@ -8,6 +8,7 @@ import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitSt
 import type { Config } from './config/config.js';
 import { createDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { initialSnapshotFor } from './db/initial-snapshot.js';
 import { systemClock } from './lib/clock.js';
 import { randomToken } from './lib/ids.js';
 import { resolveTextCipher } from './lib/encryption-key.js';
@@ -34,7 +35,7 @@ export async function openDatabase(config: Config, logger?: { warn(obj: object, 
       onIdleError: (err) => logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection dropped; it will be replaced'),
     });
   }
-  return createDatabase({ kind: 'pglite', dataDir: config.database.dataDir });
+  return createDatabase({ kind: 'pglite', dataDir: config.database.dataDir, loadDataDir: initialSnapshotFor(config.database.dataDir) });
 }
 
 async function createRateLimitStore(config: Config): Promise<RateLimitStore> {
