@@ -25,8 +25,6 @@ export interface ToolDefinition<S, I extends TObject> {
   input: I;
   /** The route's 200 schema, so an agent and an HTTP client see the same fields. */
   output: TObject;
-  /** Keys of the services bag the tool needs; a tool whose service is not wired is not offered. */
-  needs: readonly (keyof S & string)[];
   /** Social-network tools answer 403 channel_disabled while the workspace has the X channel off, like their routes. */
   xChannel?: boolean;
   /**
