@@ -79,11 +79,20 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     });
     const approved = await ok(client, 'approve_sequence', { sequenceId: seqId, expectedRevision: 2 });
     expect(approved.sequence).toMatchObject({ status: 'draft', approved: true, approvedRevision: 2, approvedAt: '2026-11-23T10:00:00.000Z' });
+    expect(await ok(client, 'set_sequence_status', { sequenceId: seqId, status: 'active', dryRun: true })).toEqual({
+      ok: true,
+      sequenceId: seqId,
+      previousStatus: 'draft',
+      status: 'active',
+      dryRun: true,
+    });
+    expect((await ok(client, 'list_sequences')).sequences.find((x: { id: string }) => x.id === seqId).status).toBe('draft');
     expect(await ok(client, 'set_sequence_status', { sequenceId: seqId, status: 'active' })).toEqual({
       ok: true,
       sequenceId: seqId,
       previousStatus: 'draft',
       status: 'active',
+      dryRun: false,
     });
 
     const { play } = await ok(client, 'create_play', { name: 'Followers of acme_hq', sequenceId: seqId, accountUserId: account.userId });
@@ -201,15 +210,15 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect(answers[4].play).toMatchObject({ name: 'Renamed', revision: 2 });
     expect(answers[8].results[0]).toMatchObject({ result: 'reviewed', candidate: { status: 'rejected', review: { decision: 'not_a_good_fit', by: home.keyId } } });
     expect(answers[8].counts).toEqual({ total: 1, unreviewed: 0, goodFit: 0, notAGoodFit: 1 });
-    // A dry run that the real call would refuse says so as a tool error, blocker codes included.
+    // A dry run is the real call rolled back, so one the real call would refuse is the same tool error.
     expect(await fails(client, 'set_sequence_status', { sequenceId: sequence.id, status: 'active', ...dry })).toMatchObject({
       error: 'sequence_approval_required',
       httpStatus: 409,
-      blockerCodes: ['sequence_approval_required'],
+      currentStatus: 'draft',
     });
     const leads = await t.db.selectFrom('leads').select('id').where('workspace_id', '=', home.workspaceId).execute();
     const stop = await ok(client, 'stop_x_lead', { leadId: leads[0].id, ...dry });
-    expect(stop).toMatchObject({ dryRun: true, contactsProspect: false });
+    expect(stop).toMatchObject({ dryRun: true, ok: true, scope: 'lead_automation', lead: { id: leads[0].id, automationStopped: true } });
     expect(await snapshot()).toEqual(before);
   });
 });

@@ -124,25 +124,12 @@ export const xTools = [
       'dispatched, never deletes history and never suppresses the identity permanently.',
     input: StopLeadInput,
     output: StopXLeadResponse,
-    dryRun: 'preview',
+    dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
     idempotent: true,
     mirrors: { method: 'POST', url: '/api/v1/x/leads/:id/stop', params: { id: 'leadId' } },
-    run: ({ services, auth }, args) => services.xLeads.stopLead(auth.workspaceId, args.leadId),
-    preview: async ({ services, auth }, args) => {
-      const lead = await services.xLeads.getLead(auth.workspaceId, args.leadId);
-      return {
-        dryRun: true,
-        operation: 'stop_x_lead',
-        wouldDo: lead.automationStopped
-          ? 'nothing new: automation of this lead is already stopped (the call is idempotent)'
-          : 'stop future automation of this lead in every sequence lane of its identity; uncontacted queued lanes would become skipped',
-        contactsProspect: false,
-        blockers: [],
-        lead,
-      };
-    },
+    run: ({ services, auth }, args) => services.xLeads.stopLead(auth.workspaceId, args.leadId, { dryRun: args.dryRun }),
   }),
 ];
 
