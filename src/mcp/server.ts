@@ -95,11 +95,6 @@ export function createMcpServer(services: Services, auth: AuthContext, options: 
       const result = previewing ? await tool.preview!(ctx, args) : await tool.run(ctx, args);
       // Fastify serializes HTTP answers through the response schema; cleaning here gives the agent the same fields.
       const out = (previewing ? result : Value.Clean(tool.output, structuredClone(result))) as Record<string, unknown>;
-      // A dry run that found what the real call would refuse is a failure too, so an agent cannot read it as a go-ahead.
-      const blockers = previewing ? ((out.blockers ?? []) as { error: string; message: string }[]) : [];
-      if (blockers.length > 0) {
-        return errorResult({ ...out, ok: false, error: blockers[0].error, httpStatus: 409, message: blockers.map((b) => b.message).join('; '), blockerCodes: blockers.map((b) => b.error) });
-      }
       // The route's answer has no dryRun field; the agent is told which kind of answer this is.
       if (tool.dryRun === 'service') out.dryRun = args.dryRun === true;
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
