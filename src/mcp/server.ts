@@ -7,7 +7,7 @@ import { Value } from 'typebox/value';
 import { AppError } from '../app/errors.js';
 import type { Services } from '../app/services.js';
 import type { AuthContext } from '../modules/workspaces/workspaces.service.js';
-import { availableTools, type Tool } from './tools/index.js';
+import { ALL_TOOLS, type Tool } from './tools/index.js';
 import { orPreview } from './tools/types.js';
 
 export const MCP_SERVER_INFO = { name: 'workspace-outreach', version: '1.0.0' } as const;
@@ -77,11 +77,10 @@ function toErrorBody(error: AppError): Record<string, unknown> {
  * a tool can never reach another workspace because the workspace id comes from `auth`, never from arguments.
  */
 export function createMcpServer(services: Services, auth: AuthContext, options: McpServerOptions = {}): Server {
-  const tools = availableTools(services);
-  const byName = new Map(tools.map((t) => [t.name, t]));
+  const byName = new Map(ALL_TOOLS.map((t) => [t.name, t]));
   const server = new Server({ ...MCP_SERVER_INFO }, { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(toolListing) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: ALL_TOOLS.map(toolListing) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
@@ -96,6 +95,8 @@ export function createMcpServer(services: Services, auth: AuthContext, options: 
       const result = previewing ? await tool.preview!(ctx, args) : await tool.run(ctx, args);
       // Fastify serializes HTTP answers through the response schema; cleaning here gives the agent the same fields.
       const out = (previewing ? result : Value.Clean(tool.output, structuredClone(result))) as Record<string, unknown>;
+      // The route's answer has no dryRun field; the agent is told which kind of answer this is.
+      if (tool.dryRun === 'service') out.dryRun = args.dryRun === true;
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       if (error instanceof AppError) return errorResult(toErrorBody(error));

@@ -79,11 +79,20 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     });
     const approved = await ok(client, 'approve_sequence', { sequenceId: seqId, expectedRevision: 2 });
     expect(approved.sequence).toMatchObject({ status: 'draft', approved: true, approvedRevision: 2, approvedAt: '2026-11-23T10:00:00.000Z' });
+    expect(await ok(client, 'set_sequence_status', { sequenceId: seqId, status: 'active', dryRun: true })).toEqual({
+      ok: true,
+      sequenceId: seqId,
+      previousStatus: 'draft',
+      status: 'active',
+      dryRun: true,
+    });
+    expect((await ok(client, 'list_sequences')).sequences.find((x: { id: string }) => x.id === seqId).status).toBe('draft');
     expect(await ok(client, 'set_sequence_status', { sequenceId: seqId, status: 'active' })).toEqual({
       ok: true,
       sequenceId: seqId,
       previousStatus: 'draft',
       status: 'active',
+      dryRun: false,
     });
 
     const { play } = await ok(client, 'create_play', { name: 'Followers of acme_hq', sequenceId: seqId, accountUserId: account.userId });
@@ -96,7 +105,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       { xUserId: '9100000002', name: 'Grace Hopper' },
     ];
     const preview = await ok(client, 'import_candidates', { playId: play.id, requestId: 'import-0001', expectedRevision: 1, leads, dryRun: true });
-    expect(preview).toMatchObject({ dryRun: true, contactsProspect: false, blockers: [] });
+    expect(preview).toMatchObject({ dryRun: true, replayed: false, enrolled: false, sendsMessages: false });
     expect(preview.results.map((r: { result: string }) => r.result)).toEqual(['imported', 'imported']);
     expect(await count('candidates', home.workspaceId)).toBe(0);
     const imported = await ok(client, 'import_candidates', { playId: play.id, requestId: 'import-0001', expectedRevision: 1, leads });
@@ -113,15 +122,21 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       candidateIds: imported.results.map((r: { candidateId: string }) => r.candidateId),
     };
 
+    // A dry run is the real enrollment rolled back: its answer is the route's, and a refusal is a tool error.
     const enrollPreview = await ok(client, 'enroll_candidates', { ...enrollArgs, dryRun: true });
-    expect(enrollPreview.blockers).toEqual([]);
-    expect(enrollPreview.results.map((r: { predictedResult: string }) => r.predictedResult)).toEqual(['enrolled', 'enrolled']);
-    expect(enrollPreview.wouldDo).toMatch(/engine may message/);
+    expect(enrollPreview).toMatchObject({ dryRun: true, sequenceStatus: 'active', sequenceStatusChanged: false });
+    expect(enrollPreview.results.map((r: { result: string }) => r.result)).toEqual(['enrolled', 'enrolled']);
+    expect(await fails(client, 'enroll_candidates', { ...enrollArgs, expectedRevision: 7, dryRun: true })).toMatchObject({
+      error: 'stale_play_revision',
+      httpStatus: 409,
+      currentRevision: page.play.revision,
+    });
     expect(await count('leads', home.workspaceId)).toBe(0);
 
     const enrolled = await ok(client, 'enroll_candidates', enrollArgs);
     expect(enrolled).toMatchObject({ sequenceStatus: 'active', sequenceStatusChanged: false });
     expect(enrolled.results.map((r: { result: string }) => r.result)).toEqual(['enrolled', 'enrolled']);
+    expect(enrolled.results.map((r: { leadId: string }) => r.leadId)).not.toEqual(enrollPreview.results.map((r: { leadId: string }) => r.leadId));
 
     // The engine pass is what contacts prospects; the tools above only queued them.
     expect(channels.delivered).toHaveLength(0);
@@ -167,6 +182,8 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
   it('dry runs of every write tool leave the database as it was', async () => {
     const { sequence } = await ok(client, 'create_sequence', { name: 'Dry', steps: [step(0)] });
     const { play } = await ok(client, 'create_play', { name: 'Dry play', sequenceId: sequence.id, accountUserId: account.userId });
+    const staged = await ok(client, 'import_candidates', { playId: play.id, requestId: 'dry-run-000', expectedRevision: 1, leads: [{ xUserId: '9200000000' }] });
+    const reviewable = staged.results[0].candidateId;
     const snapshot = async () => ({
       sequences: await t.db.selectFrom('sequences').selectAll().where('workspace_id', '=', home.workspaceId).orderBy('id').execute(),
       plays: await t.db.selectFrom('plays').selectAll().where('workspace_id', '=', home.workspaceId).orderBy('id').execute(),
@@ -184,17 +201,24 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       await ok(client, 'edit_play', { playId: play.id, expectedRevision: 1, name: 'Renamed', ...dry }),
       await ok(client, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'archived', ...dry }),
       await ok(client, 'set_play_review_api', { playId: play.id, expectedRevision: 1, enabled: false, ...dry }),
-      await ok(client, 'set_sequence_status', { sequenceId: sequence.id, status: 'active', ...dry }),
       await ok(client, 'import_candidates', { playId: play.id, requestId: 'dry-run-001', expectedRevision: 1, leads: [{ xUserId: '9200000001' }], ...dry }),
+      await ok(client, 'review_candidates', { playId: play.id, expectedRevision: 1, decisions: [{ candidateId: reviewable, decision: 'not_a_good_fit' }], ...dry }),
     ];
     for (const a of answers) expect(a.dryRun).toBe(true);
     expect(answers[1].sequence.revision).toBe(2);
     expect(answers[2].sequence.approved).toBe(true);
     expect(answers[4].play).toMatchObject({ name: 'Renamed', revision: 2 });
-    expect(answers[7].blockers).toEqual([{ error: 'sequence_approval_required', message: expect.any(String) }]);
+    expect(answers[8].results[0]).toMatchObject({ result: 'reviewed', candidate: { status: 'rejected', review: { decision: 'not_a_good_fit', by: home.keyId } } });
+    expect(answers[8].counts).toEqual({ total: 1, unreviewed: 0, goodFit: 0, notAGoodFit: 1 });
+    // A dry run is the real call rolled back, so one the real call would refuse is the same tool error.
+    expect(await fails(client, 'set_sequence_status', { sequenceId: sequence.id, status: 'active', ...dry })).toMatchObject({
+      error: 'sequence_approval_required',
+      httpStatus: 409,
+      currentStatus: 'draft',
+    });
     const leads = await t.db.selectFrom('leads').select('id').where('workspace_id', '=', home.workspaceId).execute();
     const stop = await ok(client, 'stop_x_lead', { leadId: leads[0].id, ...dry });
-    expect(stop).toMatchObject({ dryRun: true, contactsProspect: false });
+    expect(stop).toMatchObject({ dryRun: true, ok: true, scope: 'lead_automation', lead: { id: leads[0].id, automationStopped: true } });
     expect(await snapshot()).toEqual(before);
   });
 });

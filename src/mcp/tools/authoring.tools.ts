@@ -13,7 +13,6 @@ import {
 import { defineTool } from './types.js';
 
 type S = { authoring: AuthoringService };
-const needs = ['authoring'] as const;
 
 const SAFETY =
   'Safety: contacts a prospect: no. Authoring never sends, never enrolls and never changes a sequence status; ' +
@@ -29,7 +28,6 @@ export const authoringTools = [
       `set_sequence_status when ready. ${SAFETY}`,
     input: CreateSequenceInput,
     output: SequenceResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -47,7 +45,6 @@ export const authoringTools = [
       SAFETY,
     input: ReplaceStepsInput,
     output: SequenceResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -63,7 +60,6 @@ export const authoringTools = [
       `changes the status: an approved draft still needs set_sequence_status active to run. ${SAFETY}`,
     input: ApproveSequenceInput,
     output: SequenceResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -80,7 +76,6 @@ export const authoringTools = [
       `archived_sequence_is_read_only, 409 account_not_connected. ${SAFETY}`,
     input: CreatePlayInput,
     output: PlayResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -97,7 +92,6 @@ export const authoringTools = [
       SAFETY,
     input: EditPlayInput,
     output: PlayResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -112,7 +106,6 @@ export const authoringTools = [
       `touched. ${SAFETY}`,
     input: SetPlayStatusInput,
     output: PlayResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -127,7 +120,6 @@ export const authoringTools = [
       `archived Plays answer 409 play_archived. ${SAFETY}`,
     input: SetPlayReviewApiInput,
     output: PlayResult,
-    needs,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,

@@ -11,8 +11,3 @@ export type { Tool, ToolContext } from './types.js';
 /** Every tool the server knows, authoring first; the order is the order tools/list answers. */
 export const ALL_TOOLS: readonly Tool[] = [...authoringTools, ...xTools, ...playsTools, ...sequencesTools, ...reportingTools, ...repliesTools];
 
-/** Tools whose services are all present in the bag: a module not wired yet simply offers no tool. */
-export function availableTools(services: object): Tool[] {
-  const bag = services as Record<string, unknown>;
-  return ALL_TOOLS.filter((t) => t.needs.every((k) => bag[k] != null));
-}

@@ -12,10 +12,10 @@ import {
   LookupBody,
   LookupResponse,
   PAGE_LIMIT_DEFAULT,
-  PAGE_LIMIT_MAX,
   PlayIdParams,
+  ReviewBody,
+  ReviewResponse,
 } from '../../modules/plays/plays.schemas.js';
-import type { SequencesService } from '../../modules/sequences/sequences.service.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const PlayId = PlayIdParams.properties.id;
@@ -25,40 +25,8 @@ const ListCandidatesInput = Type.Object({ playId: PlayId, ...ListCandidatesQuery
 const LookupInput = Type.Object({ playId: PlayId, ...LookupBody.properties }, { additionalProperties: false });
 const ImportInput = Type.Object({ playId: PlayId, ...ImportBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });
 const EnrollInput = Type.Object({ playId: PlayId, ...EnrollBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });
+const ReviewInput = Type.Object({ playId: PlayId, ...ReviewBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });
 const ListPlayLeadsInput = Type.Object({ playId: PlayId, ...ListPlayLeadsQuery.properties }, { additionalProperties: false });
-
-type Blocker = { error: string; message: string };
-
-/** The Play as the review operations see it; listCandidates carries the service's own 404 rule and the sequence summary. */
-async function reviewablePlay(plays: PlaysService, workspaceId: string, playId: string) {
-  const page = await plays.listCandidates(workspaceId, playId, { limit: 1, filter: 'all' });
-  const play = (await plays.listPlays(workspaceId)).plays.find((p) => p.id === page.play.id)!;
-  return { play, sequence: page.sequence };
-}
-
-function manualPlayBlockers(play: { status: string; autopilot: boolean; revision: number }, expectedRevision: number): Blocker[] {
-  const out: Blocker[] = [];
-  if (play.status === 'archived') out.push({ error: 'play_archived', message: 'the Play is archived' });
-  if (play.autopilot) out.push({ error: 'play_autopilot', message: 'autopilot Plays cannot use manual import or enrollment' });
-  if (play.revision !== expectedRevision) {
-    out.push({ error: 'stale_play_revision', message: `the Play is at revision ${play.revision}, not ${expectedRevision}` });
-  }
-  return out;
-}
-
-/** Candidates are found by walking the Play's pages; a preview stops once every id is found or the walk gets too long. */
-async function findCandidates(plays: PlaysService, workspaceId: string, playId: string, ids: string[]) {
-  const wanted = new Set(ids.map((id) => id.toLowerCase()));
-  const found = new Map<string, Awaited<ReturnType<PlaysService['listCandidates']>>['candidates'][number]>();
-  let after: string | undefined;
-  for (let pages = 0; pages < 50 && found.size < wanted.size; pages++) {
-    const page = await plays.listCandidates(workspaceId, playId, { limit: PAGE_LIMIT_MAX, after, filter: 'all' });
-    for (const c of page.candidates) if (wanted.has(c.id)) found.set(c.id, c);
-    if (!page.nextCursor) return { found, complete: true };
-    after = page.nextCursor;
-  }
-  return { found, complete: found.size === wanted.size };
-}
 
 export const playsTools = [
   defineTool<{ plays: PlaysService }, typeof ListCandidatesInput>({
@@ -69,7 +37,6 @@ export const playsTools = [
       `is null. Saved candidates are not evidence of a current follow. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: ListCandidatesInput,
     output: ListCandidatesResponse,
-    needs: ['plays'],
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/plays/:id/candidates', params: { id: 'playId' } },
@@ -84,7 +51,6 @@ export const playsTools = [
       `not check live follower status. A handle shared by several candidates answers 409 ambiguous_identity. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: LookupInput,
     output: LookupResponse,
-    needs: ['plays'],
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'POST', url: '/api/v1/plays/:id/candidates/lookup', params: { id: 'playId' } },
@@ -98,51 +64,19 @@ export const playsTools = [
       'payload replays the stored answer, a changed one answers 409 request_id_reused. Existing candidates keep their review state. ' +
       '409 play_archived, play_autopilot, stale_play_revision. ' +
       PLAY_404 +
-      ' Safety: contacts a prospect: no. Never enrolls, verifies followers, changes a sequence or sends; dryRun: true shows which ' +
-      'leads would be new and changes nothing.',
+      ' Safety: contacts a prospect: no. Never enrolls, verifies followers, changes a sequence or sends; dryRun: true runs the ' +
+      'real import, answers which leads would be new and saves nothing.',
     input: ImportInput,
     output: ImportResponse,
-    needs: ['plays'],
-    dryRun: 'preview',
+    dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
     additive: true,
     idempotent: true,
     mirrors: { method: 'POST', url: '/api/v1/plays/:id/import', params: { id: 'playId' } },
-    run: ({ services, auth }, { playId, dryRun: _dryRun, ...body }) => services.plays.importCandidates(auth.workspaceId, playId, body),
-    preview: async ({ services, auth }, { playId, expectedRevision, leads, requestId }) => {
-      const { play } = await reviewablePlay(services.plays, auth.workspaceId, playId);
-      const lookup = await services.plays.lookupCandidates(
-        auth.workspaceId,
-        playId,
-        leads.map((l) => ({ xUserId: l.xUserId })),
-      );
-      const results = leads.map((l, i) => {
-        const candidate = lookup.results[i].candidate;
-        return {
-          xUserId: l.xUserId,
-          reference: l.reference ?? null,
-          candidateId: candidate?.id ?? null,
-          result: candidate ? ('existing_candidate' as const) : ('imported' as const),
-        };
-      });
-      const fresh = results.filter((r) => r.result === 'imported').length;
-      return {
-        dryRun: true,
-        operation: 'import_candidates',
-        wouldDo:
-          `stage ${fresh} new review candidate(s) in Play "${play.name}"; ${results.length - fresh} already exist and keep their review ` +
-          'state. Nothing would be enrolled or sent.',
-        contactsProspect: false,
-        blockers: manualPlayBlockers(play, expectedRevision),
-        play,
-        requestId,
-        results,
-        note: 'A requestId already used by this Play is checked only by the real call (same payload: replayed; changed: 409 request_id_reused).',
-      };
-    },
+    run: ({ services, auth }, { playId, dryRun, ...body }) => services.plays.importCandidates(auth.workspaceId, playId, body, { dryRun }),
   }),
-  defineTool<{ plays: PlaysService; sequences: SequencesService }, typeof EnrollInput>({
+  defineTool<{ plays: PlaysService }, typeof EnrollInput>({
     name: 'enroll_candidates',
     title: 'Enroll reviewed candidates into the Play’s sequence',
     description:
@@ -152,75 +86,35 @@ export const playsTools = [
       'archived_sequence_is_read_only, stale_sequence_revision, no_connected_sender. ' +
       PLAY_404 +
       ' Safety: contacts a prospect: no, not by itself; but a lead enrolled into an active, approved sequence can be messaged by ' +
-      'the engine on its next run. Never activates, approves or changes the sequence. dryRun: true predicts each result and ' +
-      'changes nothing.',
+      'the engine on its next run. Never activates, approves or changes the sequence. dryRun: true runs the real enrollment, ' +
+      'answers each result and saves nothing.',
     input: EnrollInput,
     output: EnrollResponse,
-    needs: ['plays', 'sequences'],
-    dryRun: 'preview',
+    dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
     mirrors: { method: 'POST', url: '/api/v1/plays/:id/enroll', params: { id: 'playId' } },
-    run: ({ services, auth }, { playId, dryRun: _dryRun, ...body }) => services.plays.enroll(auth.workspaceId, playId, body),
-    preview: async ({ services, auth }, { playId, expectedRevision, sequenceId, sequenceRevision, candidateIds }) => {
-      const { play, sequence: summary } = await reviewablePlay(services.plays, auth.workspaceId, playId);
-      const blockers = manualPlayBlockers(play, expectedRevision);
-      const sequence = (await services.sequences.listSequences(auth.workspaceId)).find((s) => s.id === play.sequenceId) ?? null;
-      if (!sequence || sequence.id !== sequenceId.toLowerCase()) {
-        blockers.push({ error: 'sequence_mismatch', message: play.sequenceId ? 'sequenceId is not the Play’s sequence' : 'the Play has no sequence' });
-      } else {
-        if (sequence.status === 'archived') blockers.push({ error: 'archived_sequence_is_read_only', message: 'the Play’s sequence is archived' });
-        if (sequence.revision !== sequenceRevision) {
-          blockers.push({ error: 'stale_sequence_revision', message: `the sequence is at revision ${sequence.revision}, not ${sequenceRevision}` });
-        }
-      }
-      const accounts = await services.plays.listAccounts(auth.workspaceId);
-      if (!accounts.accounts.some((a) => a.userId === play.accountUserId)) {
-        blockers.push({ error: 'no_connected_sender', message: 'the Play’s sending account is not connected to this workspace' });
-      }
-      const { found, complete } = await findCandidates(services.plays, auth.workspaceId, playId, candidateIds);
-      const missing = candidateIds.filter((id) => !found.has(id.toLowerCase()));
-      if (missing.length > 0 && complete) {
-        blockers.push({ error: 'candidate not found', message: `${missing.length} of the candidateIds are not candidates of this Play` });
-      }
-      const candidates = candidateIds.flatMap((id) => (found.has(id.toLowerCase()) ? [found.get(id.toLowerCase())!] : []));
-      const lookup =
-        candidates.length > 0
-          ? await services.plays.lookupCandidates(auth.workspaceId, playId, candidates.map((c) => ({ xUserId: c.xUserId })))
-          : { results: [] };
-      const results = candidates.map((c, i) => {
-        const leads = lookup.results[i].existingLeads;
-        const result =
-          c.review?.decision === 'not_a_good_fit'
-            ? 'rejected'
-            : c.review?.decision === 'good_fit'
-              ? 'already_reviewed'
-              : leads.length > 0
-                ? 'existing_lead'
-                : 'enrolled';
-        return { candidateId: c.id, predictedResult: result, existingLeads: leads };
-      });
-      const enrolled = results.filter((r) => r.predictedResult === 'enrolled').length;
-      const canRun = sequence !== null && sequence.executionBlockReason === null;
-      return {
-        dryRun: true,
-        operation: 'enroll_candidates',
-        wouldDo:
-          `mark ${results.filter((r) => r.predictedResult !== 'rejected' && r.predictedResult !== 'already_reviewed').length} candidate(s) ` +
-          `good fit and queue ${enrolled} new lead(s) into sequence "${sequence?.name ?? summary?.name ?? 'none'}" ` +
-          `(status ${sequence?.status ?? 'unknown'}, which would not change). ` +
-          (canRun
-            ? 'The sequence can run, so the engine may message the new leads on its next run.'
-            : `The sequence cannot run now (${sequence?.executionBlockReason ?? 'no sequence'}), so nothing would be sent until that is cleared.`),
-        contactsProspect: false,
-        blockers,
-        play,
-        sequence,
-        results,
-        unknownCandidateIds: complete ? missing : [],
-        uncheckedCandidateIds: complete ? [] : missing,
-      };
-    },
+    run: ({ services, auth }, { playId, dryRun, ...body }) => services.plays.enroll(auth.workspaceId, playId, body, { dryRun }),
+  }),
+  defineTool<{ plays: PlaysService }, typeof ReviewInput>({
+    name: 'review_candidates',
+    title: 'Record review decisions for candidates of a Play',
+    description:
+      'Saves good_fit or not_a_good_fit for 1 to 200 candidates, atomically, recorded as decided by this key. Repeating a saved ' +
+      'decision changes nothing (already_reviewed); a candidate that already has the other decision answers 409 review_conflict ' +
+      'and nothing is saved. Answers each candidate as saved and the Play’s counts. 409 play_archived, play_autopilot, ' +
+      'stale_play_revision; 404 candidate not found. ' +
+      PLAY_404 +
+      ' Safety: contacts a prospect: no. Never enrolls, queues a lead or sends: a good-fit decision only records the decision ' +
+      '(enroll_candidates enrolls). dryRun: true runs every check, answers what would be saved and saves nothing.',
+    input: ReviewInput,
+    output: ReviewResponse,
+    dryRun: 'service',
+    contactsProspects: false,
+    readOnly: false,
+    idempotent: true,
+    mirrors: { method: 'POST', url: '/api/v1/plays/:id/candidates/review', params: { id: 'playId' } },
+    run: ({ services, auth }, { playId, dryRun, ...body }) => services.plays.review(auth.workspaceId, playId, body, { by: auth.keyId, dryRun }),
   }),
   defineTool<{ plays: PlaysService }, typeof ListPlayLeadsInput>({
     name: 'list_play_leads',
@@ -228,7 +122,6 @@ export const playsTools = [
     description: `Leads of the Play ordered by id; pass nextCursor as after while hasMore is true. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: ListPlayLeadsInput,
     output: ListPlayLeadsResponse,
-    needs: ['plays'],
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/plays/:id/leads', params: { id: 'playId' } },

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { notFound } from '../../app/errors.js';
-import { decideTransition, type SequencesService } from '../../modules/sequences/sequences.service.js';
+import type { SequencesService } from '../../modules/sequences/sequences.service.js';
 import { ListSequencesResponse, SequenceIdParams, SetSequenceStatusBody, SetSequenceStatusResponse } from '../../modules/sequences/sequences.schemas.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
@@ -19,7 +18,6 @@ export const sequencesTools = [
       `(null when it can run, otherwise the first obstacle). ${READ_ONLY_SAFETY}`,
     input: Empty,
     output: ListSequencesResponse,
-    needs: ['sequences'],
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/sequences' },
@@ -33,36 +31,14 @@ export const sequencesTools = [
       '(then its steps can be replaced); archived answers 409 archived_sequence_is_read_only; anything else 409 invalid_transition. ' +
       'Affects every lead of the sequence. Never edits or approves content. Safety: contacts a prospect: no, not by itself; but ' +
       'activating lets the engine message the sequence’s leads on its next run, subject to approval, billing, budget and ' +
-      'provider controls. Pausing does not recall dispatched actions. dryRun: true answers the transition and changes nothing.',
+      'provider controls. Pausing does not recall dispatched actions. dryRun: true runs the real transition, answers it and changes nothing.',
     input: SetStatusInput,
     output: SetSequenceStatusResponse,
-    needs: ['sequences'],
-    dryRun: 'preview',
+    dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
     idempotent: true,
     mirrors: { method: 'PATCH', url: '/api/v1/sequences/:id/status', params: { id: 'sequenceId' } },
-    run: ({ services, auth }, { sequenceId, status }) => services.sequences.setStatus(auth.workspaceId, sequenceId, status),
-    preview: async ({ services, auth }, { sequenceId, status }) => {
-      const sequence = (await services.sequences.listSequences(auth.workspaceId)).find((s) => s.id === sequenceId.toLowerCase());
-      if (!sequence) throw notFound('sequence');
-      const approved = sequence.approvedRevision !== null && sequence.approvedRevision === sequence.revision;
-      const decision = decideTransition(sequence.status, status, approved);
-      const blockers = 'error' in decision ? [{ error: decision.error, message: `${sequence.status} → ${status} is refused` }] : [];
-      return {
-        dryRun: true,
-        operation: 'set_sequence_status',
-        wouldDo:
-          'error' in decision
-            ? `nothing: ${sequence.status} → ${status} would answer 409 ${decision.error}`
-            : sequence.status === decision.to
-              ? `nothing: the sequence is already ${status}`
-              : `change the sequence from ${sequence.status} to ${decision.to} for all ${sequence.leadCount} lead(s)` +
-                (decision.to === 'active' ? '; the engine may then message them on its next run' : ''),
-        contactsProspect: false,
-        blockers,
-        sequence,
-      };
-    },
+    run: ({ services, auth }, { sequenceId, status, dryRun }) => services.sequences.setStatus(auth.workspaceId, sequenceId, status, { dryRun }),
   }),
 ];

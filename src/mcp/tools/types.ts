@@ -25,14 +25,12 @@ export interface ToolDefinition<S, I extends TObject> {
   input: I;
   /** The route's 200 schema, so an agent and an HTTP client see the same fields. */
   output: TObject;
-  /** Keys of the services bag the tool needs; a tool whose service is not wired is not offered. */
-  needs: readonly (keyof S & string)[];
   /** Social-network tools answer 403 channel_disabled while the workspace has the X channel off, like their routes. */
   xChannel?: boolean;
   /**
-   * `service`: the service runs its transaction and rolls back (authoring, which has no effect outside the database).
-   * `preview`: the tool answers from read-only calls, because the writing service may act outside the database (a reply
-   * decision messages the prospect) and its transaction cannot be rolled back from here.
+   * `service`: the service runs its real transaction and rolls back (every write tool whose service has no effect
+   * outside the database). `preview`: the tool answers from read-only calls, because the writing service acts outside
+   * the database (a reply decision messages the prospect), which no rollback undoes; only decide_reply.
    */
   dryRun?: 'service' | 'preview';
   contactsProspects: boolean;

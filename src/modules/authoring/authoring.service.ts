@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { badRequest, conflict, notFound } from '../../app/errors.js';
 import { compileStrict } from '../../app/validation.js';
@@ -149,29 +150,12 @@ const stalePlay = (play: repo.PlayRow, expected: number) =>
   conflict('stale_play_revision', `the Play is at revision ${play.revision}, not ${expected}`, { currentRevision: play.revision });
 const archivedPlay = (play: repo.PlayRow) => conflict('play_archived', 'an archived Play is read-only', { playId: play.id });
 
-/** Thrown inside the transaction to roll a dry run back after every check and write has run. */
-class DryRunRollback<T> extends Error {
-  constructor(readonly result: T) {
-    super('dry run');
-  }
-}
-
 export function createAuthoringService(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
 
-  // A dry run executes the real transaction (same locks, same checks, same RETURNING rows) and then rolls
-  // back, so what it reports is exactly what a real call would have saved, not a second model of the rules.
   async function write<T extends object>(dryRun: boolean | undefined, fn: (trx: Database) => Promise<T>): Promise<T & { dryRun: boolean }> {
-    try {
-      return await db.transaction().execute(async (trx) => {
-        const result = await fn(trx);
-        if (dryRun) throw new DryRunRollback(result);
-        return { ...result, dryRun: false };
-      });
-    } catch (e) {
-      if (e instanceof DryRunRollback) return { ...(e.result as T), dryRun: true };
-      throw e;
-    }
+    const result = await rollbackIfDryRun(dryRun, (work) => db.transaction().execute(work), fn);
+    return { ...result, dryRun: dryRun === true };
   }
 
   async function lockSequence(trx: Database, workspaceId: string, sequenceId: string) {

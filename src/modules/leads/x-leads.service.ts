@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newId } from '../../lib/ids.js';
 import { notFound } from '../../app/errors.js';
 import { toXLeadView, type XLeadView } from '../../domain/lead-views.js';
@@ -21,11 +22,12 @@ export function createXLeadsService(deps: { db: Database; clock: Clock }) {
   /**
    * Idempotent: only lanes that actually change get a `manual_override` ledger entry, written in the
    * same transaction as the change, so a repeated or concurrent stop leaves exactly one entry per lane.
+   * Under `dryRun` the real stop runs and rolls back (it writes only rows: lanes and ledger entries).
    */
-  async function stopLead(workspaceId: string, leadId: string) {
+  async function stopLead(workspaceId: string, leadId: string, options: { dryRun?: boolean } = {}) {
     // The path accepts upper-case hex; the database answers lower-case ids.
     leadId = leadId.toLowerCase();
-    return db.transaction().execute(async (trx) => {
+    return rollbackIfDryRun(options.dryRun, (work) => db.transaction().execute(work), async (trx: Database) => {
       const laneIds = await repo.lockLeadLanes(trx, workspaceId, leadId);
       if (!laneIds.includes(leadId)) throw notFound('lead');
       const now = clock.now();

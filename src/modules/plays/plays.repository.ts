@@ -215,15 +215,24 @@ export async function lockIdentities(db: Database, workspaceId: string, xUserIds
           from unnest(${[...new Set(xUserIds)]}::text[]) as id order by k) s`.execute(db);
 }
 
+/** The candidate status that goes with each review decision. */
+const REVIEWED_STATUS = { good_fit: 'approved', not_a_good_fit: 'rejected' } as const;
+
 /**
  * Only candidates still without a decision are changed; the count tells the caller whether a review saved
  * elsewhere got in between its read and this write (cheaper than locking every row it reads).
  */
-export async function markCandidatesGoodFit(db: Database, workspaceId: string, playId: string, ids: readonly string[], at: Date, by: string) {
+export async function markCandidatesReviewed(
+  db: Database,
+  workspaceId: string,
+  playId: string,
+  ids: readonly string[],
+  review: { decision: keyof typeof REVIEWED_STATUS; at: Date; by: string },
+) {
   if (ids.length === 0) return 0;
   const result = await db
     .updateTable('candidates')
-    .set({ status: 'approved', review_decision: 'good_fit', reviewed_at: at, reviewed_by: by })
+    .set({ status: REVIEWED_STATUS[review.decision], review_decision: review.decision, reviewed_at: review.at, reviewed_by: review.by })
     .where('workspace_id', '=', workspaceId)
     .where('play_id', '=', playId)
     .where('id', '=', anyUuid(ids))

@@ -16,6 +16,8 @@ import {
   LookupResponse,
   PAGE_LIMIT_DEFAULT,
   PlayIdParams,
+  ReviewBody,
+  ReviewResponse,
 } from './plays.schemas.js';
 
 const PLAY_404 =
@@ -143,6 +145,29 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
   ] as const) {
     app.post(path, { schema: enrollSchema(summary) }, async (req) => plays.enroll(req.auth.workspaceId, req.params.id, req.body));
   }
+
+  app.post(
+    '/plays/:id/candidates/review',
+    {
+      schema: {
+        'x-extension': true,
+        summary: 'Record review decisions (extension: not in the spec)',
+        description:
+          'Saves `good_fit` or `not_a_good_fit` for up to 200 candidates of the Play, atomically, with `reviewedAt` and the deciding ' +
+          'key id as `by`. Never enrolls or sends: a good-fit decision queues no lead. Repeating a saved decision changes nothing ' +
+          '(`already_reviewed`); a candidate that already has the other decision answers 409 `review_conflict` (with ' +
+          '`candidateIds`) and nothing is saved. 409 `play_archived`, `play_autopilot`, `stale_play_revision` (with ' +
+          '`currentRevision`). 404 `candidate not found` lists ids that are not candidates of this Play. ' +
+          PLAY_404,
+        tags: ['plays'],
+        headers: WorkspaceClientHeader,
+        params: PlayIdParams,
+        body: ReviewBody,
+        response: { 200: ReviewResponse, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => plays.review(req.auth.workspaceId, req.params.id, req.body, { by: req.auth.keyId }),
+  );
 
   app.get(
     '/plays/:id/leads',

@@ -30,7 +30,7 @@ export const CandidateReview = Type.Object(
   {
     decision: ReviewDecision,
     reviewedAt: Nullable(Timestamp()),
-    by: Nullable(Type.String({ description: 'who decided: `api` for enrollment through this API' })),
+    by: Nullable(Type.String({ description: 'who decided: `api` for enrollment through this API, the API key id for a review decision, `autopilot` for discovery' })),
   },
   { additionalProperties: false },
 );
@@ -195,6 +195,37 @@ export const EnrollResponse = Type.Object({
   ),
   sequenceStatus: Nullable(Type.String()),
   sequenceStatusChanged: Type.Literal(false),
+  reviewUrl: Type.String(),
+});
+
+/** Not in the spec (an extension): records review decisions without enrolling. */
+export const ReviewBody = Type.Object(
+  {
+    expectedRevision: Revision('the Play revision'),
+    decisions: Type.Array(
+      Type.Object({ candidateId: Uuid(), decision: ReviewDecision }, { additionalProperties: false }),
+      { minItems: 1, maxItems: 200, description: 'one decision per candidate; each candidateId at most once' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ReviewResponse = Type.Object({
+  playId: Uuid(),
+  results: Type.Array(
+    Type.Object(
+      {
+        candidateId: Uuid(),
+        result: Type.Union([Type.Literal('reviewed'), Type.Literal('already_reviewed')], {
+          description: 'reviewed: the decision was saved now; already_reviewed: the same decision was already saved, nothing changed',
+        }),
+        candidate: Candidate,
+      },
+      { additionalProperties: false },
+    ),
+    { description: 'one result per decision, in request order' },
+  ),
+  counts: CandidateCounts,
   reviewUrl: Type.String(),
 });
 

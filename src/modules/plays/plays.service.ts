@@ -1,114 +1,27 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
-import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
-import { iso } from '../../domain/iso.js';
-import { toPlayView } from '../../domain/play-view.js';
+import { badRequest, conflict } from '../../app/errors.js';
 import * as repo from './plays.repository.js';
-import type { CandidateFilter, CandidateRow, ExistingLeadRow, PlayRow } from './plays.repository.js';
+import type { CandidateFilter } from './plays.repository.js';
+import { assertReviewable, groupBy, normalizeHandle, page, toCandidate, toCounts, toExistingLead } from './plays.rules.js';
+import { toPlayView } from '../../domain/play-view.js';
+import { createPlayWrites } from './plays.writes.js';
 
-/** The audit label of reviews made by enrollment through this API. */
-export const API_REVIEWER = 'api';
-
-export interface ImportInput {
-  requestId: string;
-  expectedRevision: number;
-  leads: { xUserId: string; name?: string; reference?: string }[];
-}
-
-export interface EnrollInput {
-  expectedRevision: number;
-  sequenceId: string;
-  sequenceRevision: number;
-  candidateIds: string[];
-}
+export { API_REVIEWER, AUTOPILOT_REVIEWER } from './plays.writes.js';
+export type { EnrollInput, EnrollOptions, Enroller, ImportInput, ReviewDecision, ReviewInput, ReviewOptions, WriteOptions } from './plays.writes.js';
 
 export type LookupIdentity = { xUserId: string; username?: undefined } | { username: string; xUserId?: undefined };
 
-type ImportResponse = {
-  playId: string;
-  batchId: string;
-  requestId: string;
-  replayed: boolean;
-  results: { xUserId: string; reference: string | null; candidateId: string; result: 'imported' | 'existing_candidate' }[];
-  enrolled: false;
-  sendsMessages: false;
-};
-
-function toCandidate(row: CandidateRow) {
-  return {
-    id: row.id,
-    xUserId: row.x_user_id,
-    username: row.username,
-    name: row.name,
-    status: row.status,
-    review: row.review_decision ? { decision: row.review_decision, reviewedAt: iso(row.reviewed_at), by: row.reviewed_by } : null,
-  };
-}
-
-const toExistingLead = (l: ExistingLeadRow) => ({ id: l.id, sequenceId: l.sequence_id, playId: l.play_id, stage: l.stage });
-
-/** Handles match case-insensitively with the `@` optional, the way the candidates_username index stores them. */
-const normalizeHandle = (handle: string) => handle.replace(/^@/, '').toLowerCase();
-
-/** One page of a keyset walk: the extra row fetched past `limit` only says whether another page exists. */
-function page<T extends { id: string }>(rows: T[], limit: number) {
-  const hasMore = rows.length > limit;
-  const items = hasMore ? rows.slice(0, limit) : rows;
-  return { items, hasMore, nextCursor: hasMore ? items[items.length - 1].id : null };
-}
-
-/** The lead an identity's candidate is reported with: the one made from this candidate, else this Play's, else the oldest. */
-function pickLead(leads: ExistingLeadRow[] | undefined, candidateId: string, playId: string) {
-  if (!leads || leads.length === 0) return null;
-  return leads.find((l) => l.candidate_id === candidateId) ?? leads.find((l) => l.play_id === playId) ?? leads[0];
-}
-
-function groupBy<T>(rows: T[], key: (row: T) => string | null) {
-  const map = new Map<string, T[]>();
-  for (const row of rows) {
-    const k = key(row);
-    if (k === null) continue;
-    const list = map.get(k);
-    if (list) list.push(row);
-    else map.set(k, [row]);
-  }
-  return map;
-}
-
-function duplicatesOf(values: string[]) {
-  const seen = new Set<string>();
-  const dup = new Set<string>();
-  for (const v of values) (seen.has(v) ? dup : seen).add(v);
-  return [...dup];
-}
-
-export function createPlaysService(deps: { db: Database; config: Config; clock: Clock }) {
+export function createPlaysService(deps: { db: Database; config: Pick<Config, 'publicUrl'>; clock: Clock }) {
   const { db, clock } = deps;
   const publicUrl = (deps.config.publicUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
   const reviewUrl = (playId: string) => `${publicUrl}/review/plays/${playId}`;
-
-  /** Unknown, another workspace's and review-API-disabled Plays are indistinguishable to the caller. */
-  function assertReviewable(play: PlayRow | undefined): asserts play is PlayRow {
-    if (!play || !play.review_api_enabled) throw notFound('play');
-  }
 
   async function requirePlay(workspaceId: string, playId: string) {
     const play = await repo.findPlay(db, workspaceId, playId);
     assertReviewable(play);
     return play;
-  }
-
-  function assertManualPlay(play: PlayRow) {
-    if (play.status === 'archived') throw conflict('play_archived', 'the Play is archived', { playId: play.id });
-    if (play.autopilot) throw conflict('play_autopilot', 'autopilot Plays cannot use manual import or enrollment', { playId: play.id });
-  }
-
-  function assertPlayRevision(play: PlayRow, expected: number) {
-    if (play.revision !== expected) {
-      throw conflict('stale_play_revision', `the Play is at revision ${play.revision}, not ${expected}`, { currentRevision: play.revision });
-    }
   }
 
   async function listAccounts(workspaceId: string) {
@@ -131,7 +44,7 @@ export function createPlaysService(deps: { db: Database; config: Config; clock: 
     ]);
     const { items, nextCursor } = page(rows, query.limit);
     return {
-      counts: { total: counts.total, unreviewed: counts.total - counts.goodFit - counts.notAGoodFit, goodFit: counts.goodFit, notAGoodFit: counts.notAGoodFit },
+      counts: toCounts(counts),
       candidates: items.map(toCandidate),
       nextCursor,
       play: { id: play.id, name: play.name, revision: play.revision, status: play.status },
@@ -200,161 +113,6 @@ export function createPlaysService(deps: { db: Database; config: Config; clock: 
     };
   }
 
-  async function importCandidates(workspaceId: string, playId: string, input: ImportInput): Promise<ImportResponse> {
-    playId = playId.toLowerCase();
-    const duplicates = duplicatesOf(input.leads.map((l) => l.xUserId));
-    if (duplicates.length > 0) {
-      throw badRequest('invalid_request', `each xUserId may appear once per import; repeated: ${duplicates.join(', ')}`, { duplicates });
-    }
-    // Key order and formatting are not part of the input, so a retry serialized differently still replays.
-    const normalized = {
-      expectedRevision: input.expectedRevision,
-      leads: input.leads.map((l) => [l.xUserId, l.name ?? null, l.reference ?? null]),
-    };
-    const payloadHash = sha256Hex(JSON.stringify(normalized));
-
-    // Read committed whatever the server default: after waiting for the Play lock, each statement must see what the
-    // previous holder committed (its request record, its candidates).
-    const attempt = () =>
-      db
-        .transaction()
-        .setIsolationLevel('read committed')
-        .execute(async (trx) => {
-          const play = await repo.lockPlay(trx, workspaceId, playId);
-          assertReviewable(play);
-          const stored = await repo.findImportRequest(trx, workspaceId, playId, input.requestId);
-          if (stored) {
-            if (stored.payload_hash !== payloadHash) {
-              throw conflict('request_id_reused', 'this requestId was used with a different payload; a changed import needs a new requestId', {
-                requestId: input.requestId,
-              });
-            }
-            return { ...(stored.response as ImportResponse), replayed: true };
-          }
-          assertManualPlay(play);
-          assertPlayRevision(play, input.expectedRevision);
-
-          const existing = await repo.findCandidatesByXUserIds(trx, workspaceId, playId, input.leads.map((l) => l.xUserId));
-          const existingByXUserId = new Map(existing.map((c) => [c.x_user_id, c.id]));
-          const now = clock.now();
-          const batchId = newTimeOrderedId();
-          const inserts: { id: string; x_user_id: string; name: string | null }[] = [];
-          const results = input.leads.map((l) => {
-            const found = existingByXUserId.get(l.xUserId);
-            if (found) return { xUserId: l.xUserId, reference: l.reference ?? null, candidateId: found, result: 'existing_candidate' as const };
-            const id = newTimeOrderedId();
-            inserts.push({ id, x_user_id: l.xUserId, name: l.name ?? null });
-            return { xUserId: l.xUserId, reference: l.reference ?? null, candidateId: id, result: 'imported' as const };
-          });
-          const response: ImportResponse = {
-            playId: play.id,
-            batchId,
-            requestId: input.requestId,
-            replayed: false,
-            results,
-            enrolled: false,
-            sendsMessages: false,
-          };
-          await repo.insertImport(trx, {
-            batch: { id: batchId, workspace_id: workspaceId, play_id: playId, request_id: input.requestId, created_at: now },
-            candidates: inserts,
-            request: { payload_hash: payloadHash, response },
-          });
-          return response;
-        });
-
-    try {
-      return await attempt();
-    } catch (error) {
-      // The Play lock makes this unreachable between two imports; it covers writers that do not take it. A fresh
-      // transaction sees what they committed: the same requestId replays, the same identity becomes existing_candidate.
-      if (repo.uniqueViolationConstraint(error) === null) throw error;
-    }
-    try {
-      return await attempt();
-    } catch (error) {
-      if (repo.uniqueViolationConstraint(error) === 'candidates_identity') {
-        throw conflict('duplicate_candidate', 'another writer saved one of these identities as a candidate at the same time; retry the import', {
-          requestId: input.requestId,
-        });
-      }
-      throw error;
-    }
-  }
-
-  async function enroll(workspaceId: string, playId: string, input: EnrollInput) {
-    playId = playId.toLowerCase();
-    const candidateIds = input.candidateIds.map((id) => id.toLowerCase());
-    const duplicates = duplicatesOf(candidateIds);
-    if (duplicates.length > 0) {
-      throw badRequest('invalid_request', `candidateIds must be unique; repeated: ${duplicates.join(', ')}`, { duplicates });
-    }
-    return db
-      .transaction()
-      .setIsolationLevel('read committed')
-      .execute(async (trx) => {
-        const play = await repo.lockPlay(trx, workspaceId, playId);
-        assertReviewable(play);
-        assertManualPlay(play);
-        assertPlayRevision(play, input.expectedRevision);
-        if (play.sequence_id === null || play.sequence_id !== input.sequenceId.toLowerCase()) {
-          throw conflict('sequence_mismatch', play.sequence_id ? 'sequenceId is not the Play’s sequence' : 'the Play has no sequence', {
-            playSequenceId: play.sequence_id,
-          });
-        }
-        const sequence = await repo.lockSequenceForShare(trx, workspaceId, play.sequence_id);
-        if (!sequence) throw conflict('sequence_mismatch', 'the Play’s sequence is not in this workspace', { playSequenceId: play.sequence_id });
-        if (sequence.status === 'archived') {
-          throw conflict('archived_sequence_is_read_only', 'the Play’s sequence is archived; no lead can be enrolled into it', { sequenceId: sequence.id });
-        }
-        if (sequence.revision !== input.sequenceRevision) {
-          throw conflict('stale_sequence_revision', `the sequence is at revision ${sequence.revision}, not ${input.sequenceRevision}`, {
-            currentSequenceRevision: sequence.revision,
-          });
-        }
-        if (play.account_user_id === null || !(await repo.xAccountExists(trx, workspaceId, play.account_user_id))) {
-          throw conflict('no_connected_sender', 'the Play’s sending account is not connected to this workspace', { accountUserId: play.account_user_id });
-        }
-
-        const rows = await repo.findCandidatesByIds(trx, workspaceId, playId, candidateIds);
-        const byId = new Map(rows.map((c) => [c.id, c]));
-        const missing = candidateIds.filter((id) => !byId.has(id));
-        if (missing.length > 0) {
-          throw new AppError(404, 'candidate not found', `${missing.length} of the candidateIds are not candidates of this Play; nothing was enrolled`, {
-            candidateIds: missing,
-          });
-        }
-        const candidates = candidateIds.map((id) => byId.get(id)!);
-        const toReview = candidates.filter((c) => c.review_decision === null);
-        await repo.lockIdentities(trx, workspaceId, toReview.map((c) => c.x_user_id));
-        const leadsOf = groupBy(await repo.findLeadsByXUserIds(trx, workspaceId, candidates.map((c) => c.x_user_id)), (l) => l.x_user_id);
-
-        const now = clock.now();
-        const newLeads: { id: string; candidate_id: string; x_user_id: string; username: string | null; person: string | null }[] = [];
-        const results = candidates.map((c) => {
-          const lead = pickLead(leadsOf.get(c.x_user_id), c.id, playId);
-          if (c.review_decision === 'not_a_good_fit') return { candidateId: c.id, result: 'rejected' as const, leadId: lead?.id ?? null };
-          if (c.review_decision === 'good_fit') return { candidateId: c.id, result: 'already_reviewed' as const, leadId: lead?.id ?? null };
-          if (lead) return { candidateId: c.id, result: 'existing_lead' as const, leadId: lead.id };
-          const id = newTimeOrderedId();
-          newLeads.push({ id, candidate_id: c.id, x_user_id: c.x_user_id, username: c.username, person: c.name });
-          return { candidateId: c.id, result: 'enrolled' as const, leadId: id };
-        });
-        const marked = await repo.markCandidatesGoodFit(trx, workspaceId, playId, toReview.map((c) => c.id), now, API_REVIEWER);
-        if (marked !== toReview.length) {
-          throw conflict('review_conflict', 'another review of these candidates was saved at the same time; nothing was enrolled, read them again', {
-            playId,
-          });
-        }
-        await repo.insertQueuedLeads(
-          trx,
-          { workspaceId, playId, sequenceId: sequence.id, accountUserId: play.account_user_id, at: now },
-          newLeads,
-        );
-        return { results, sequenceStatus: sequence.status, sequenceStatusChanged: false as const, reviewUrl: reviewUrl(play.id) };
-      });
-  }
-
   async function listPlayLeads(workspaceId: string, playId: string, query: { limit: number; after?: string }) {
     playId = playId.toLowerCase();
     const play = await requirePlay(workspaceId, playId);
@@ -375,7 +133,7 @@ export function createPlaysService(deps: { db: Database; config: Config; clock: 
     };
   }
 
-  return { listAccounts, listPlays, listCandidates, lookupCandidates, importCandidates, enroll, listPlayLeads };
+  return { listAccounts, listPlays, listCandidates, lookupCandidates, ...createPlayWrites({ db, clock, reviewUrl }), listPlayLeads };
 }
 
 export type PlaysService = ReturnType<typeof createPlaysService>;

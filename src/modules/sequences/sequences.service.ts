@@ -2,6 +2,7 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow, SequencesTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { conflict, notFound } from '../../app/errors.js';
 import { effectiveBalance, type BillingStatus } from '../../domain/energy.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
@@ -137,9 +138,12 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
     });
   }
 
-  /** Changes status only: never edits or approves content, so `revision` is left exactly as it is. */
-  async function setStatus(workspaceId: string, sequenceId: string, status: SettableStatus) {
-    return db.transaction().execute(async (trx) => {
+  /**
+   * Changes status only: never edits or approves content, so `revision` is left exactly as it is. Under `dryRun`
+   * the real transition runs and rolls back, so the answer and every refusal are the real ones.
+   */
+  async function setStatus(workspaceId: string, sequenceId: string, status: SettableStatus, options: { dryRun?: boolean } = {}) {
+    return rollbackIfDryRun(options.dryRun, (work) => db.transaction().execute(work), async (trx: Database) => {
       const seq = await repo.lockSequence(trx, workspaceId, sequenceId);
       if (!seq) throw notFound('sequence');
       const approved = seq.approved_revision !== null && seq.approved_revision === seq.revision;
