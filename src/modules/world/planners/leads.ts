@@ -2,8 +2,9 @@ import { newId } from '../../../lib/ids.js';
 import { WORLD_DEFAULTS as D, type WorldLead, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, json, lower, stripAt, type Row, type WsContext } from './plan.js';
 
-// A seeded lead that is still in a running lane is due at once, so the engine picks it up on its next pass;
-// the file can still say otherwise with an explicit nextActionAt (null included).
+// A seeded lead that is still in a running lane is due at once, so the engine picks it up on its next pass.
+// Only an absent nextActionAt gets this default (the schema fills in none): an explicit null means "not
+// scheduled", as it does in the API's lead views, and the engine leaves that lead alone.
 function defaultNextActionAt(l: WorldLead, now: Date): string | Date | null {
   const stopped = l.automationStopped ?? l.sequenceDone ?? false;
   const finished = l.stage === 'replied' || l.stage === 'failed' || l.stage === 'skipped';
