@@ -6,7 +6,7 @@ import { sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
 import type { ChannelDrivers } from '../../engine/channels/types.js';
 import * as repo from './replies.repository.js';
-import { DECISION_HANDLERS, type ChannelRefusal, type DecisionScope } from './replies.decisions.js';
+import { DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
 const IDEMPOTENCY_SCOPE = 'replies.decide';
@@ -153,6 +153,34 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     return { reply, lead, lanes, settings, draft };
   }
 
+  /** Closes (or snoozes) the reply, writes the decision's ledger entries, and answers the decision's body. */
+  async function recordDecision(s: DecisionScope, effect: DecisionEffect) {
+    const state = s.decision === 'snooze' ? ('snoozed' as const) : ('decided' as const);
+    const snoozedUntil = effect.snoozedUntil ?? null;
+    await repo.updateReply(s.trx, s.workspaceId, s.reply.id, {
+      state,
+      decision: s.decision,
+      decided_at: s.now,
+      decided_by: s.by,
+      snoozed_until: snoozedUntil,
+      ...(effect.replyDraft !== undefined && { draft: effect.replyDraft }),
+    });
+    await repo.insertActivities(s.trx, effect.entries);
+    return {
+      ok: true as const,
+      replyId: s.reply.id,
+      leadId: s.lead.id,
+      decision: s.decision,
+      state,
+      by: s.by,
+      decidedAt: s.now.toISOString(),
+      snoozedUntil: iso(snoozedUntil),
+      messaged: effect.messaged ?? false,
+      sequenceId: effect.lead.sequence_id,
+      optedOutLeadIds: (effect.optedOutLeadIds ?? []).sort(),
+    };
+  }
+
   /**
    * Applies one decision in one transaction: the reply row is locked first, so of two concurrent
    * decisions exactly one finds the reply undecided. The channel call happens under that lock on purpose:
@@ -178,31 +206,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
         return null;
       }
 
-      const state = input.decision === 'snooze' ? ('snoozed' as const) : ('decided' as const);
-      const snoozedUntil = effect.snoozedUntil ?? null;
-      await repo.updateReply(trx, workspaceId, target.reply.id, {
-        state,
-        decision: input.decision,
-        decided_at: now,
-        decided_by: by,
-        snoozed_until: snoozedUntil,
-        ...(effect.replyDraft !== undefined && { draft: effect.replyDraft }),
-      });
-      await repo.insertActivities(trx, effect.entries);
-
-      const body = {
-        ok: true as const,
-        replyId: target.reply.id,
-        leadId: target.lead.id,
-        decision: input.decision,
-        state,
-        by,
-        decidedAt: now.toISOString(),
-        snoozedUntil: iso(snoozedUntil),
-        messaged: effect.messaged ?? false,
-        sequenceId: effect.lead.sequence_id,
-        optedOutLeadIds: (effect.optedOutLeadIds ?? []).sort(),
-      };
+      const body = await recordDecision(scope, effect);
       if (idempotencyKey !== undefined) {
         await repo.insertIdempotencyRecord(trx, {
           workspace_id: workspaceId,
