@@ -35,6 +35,7 @@ function firstProblem(errors: ErrorObject[]): { path: string; message: string } 
   return { path: best.path, message: best.message };
 }
 
+/** Inserts what is not saved yet, parents first; a Play's new candidates share one `seed` batch. */
 async function write(db: Database, cipher: TextCipher, plan: Plan, now: Date): Promise<SeedResult['counts']> {
   const fresh = <R>(items: Item<R>[]) => items.filter((i) => !i.existing).map((i) => i.row);
   await repo.insertWorkspaces(db, plan.workspaces.filter((w) => !w.existing).map((w) => w.row));
