@@ -7,22 +7,58 @@ import { openDatabase } from '../server.js';
 import { resolveTextCipher } from '../lib/encryption-key.js';
 import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from '../lib/control-file.js';
+import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
+import type { SeedResult } from '../modules/world/world.schemas.js';
 
-/** The operator commands, whether they run on the database directly or through a running server. */
+export type { SeedResult } from '../modules/world/world.schemas.js';
+export type { PassSummary } from '../engine/index.js';
+
+export interface CreatedWorkspace {
+  id: string;
+  name: string;
+}
+
+/** `key` is the secret, shown this once. */
+export interface CreatedApiKey {
+  id: string;
+  workspaceId: string;
+  key: string;
+  expiresAt: string | null;
+}
+
+export interface RevokedApiKey {
+  id: string;
+  revoked: boolean;
+}
+
+export interface TeamLink {
+  ownerWorkspaceId: string;
+  clientWorkspaceId: string;
+  role: Role;
+}
+
+/**
+ * The operator commands, whether they run on the database directly or through a running server. Both
+ * answer the same typed results: the server's admin routes send what the same services return.
+ */
 export interface AdminBackend {
   via: 'database' | 'server';
-  seed(doc: unknown): Promise<unknown>;
-  engineTick(input: { now?: string }): Promise<Record<string, number>>;
-  createWorkspace(input: { name: string }): Promise<{ id: string; name: string }>;
-  createApiKey(input: { workspaceId: string; expiresAt: string | null }): Promise<{ id: string; workspaceId: string; key: string; expiresAt: string | null }>;
-  revokeApiKey(keyId: string): Promise<{ id: string; revoked: boolean }>;
-  addTeamLink(input: { ownerWorkspaceId: string; clientWorkspaceId: string; role: Role }): Promise<unknown>;
+  /** `doc` is checked by the world loader, which answers a 400 naming the first problem. */
+  seed(doc: unknown): Promise<SeedResult>;
+  engineTick(input: { now?: string }): Promise<PassSummary>;
+  createWorkspace(input: { name: string }): Promise<CreatedWorkspace>;
+  createApiKey(input: { workspaceId: string; expiresAt: string | null }): Promise<CreatedApiKey>;
+  revokeApiKey(keyId: string): Promise<RevokedApiKey>;
+  addTeamLink(input: TeamLink): Promise<TeamLink>;
   close(): Promise<void>;
 }
 
+/** The JSON error body of the admin API (`{error, message, …}`), when the server sent one. */
+export type ErrorBody = { error?: string; message?: string } & Record<string, unknown>;
+
 export class CliError extends Error {
-  constructor(message: string, readonly body?: unknown) {
+  constructor(message: string, readonly body?: ErrorBody | null) {
     super(message);
   }
 }
@@ -31,7 +67,7 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
   return {
     via: 'database',
     seed: (doc) => services.world.seed(doc),
-    engineTick: (input) => services.engine.runPass(input.now ? { now: new Date(input.now) } : {}) as unknown as Promise<Record<string, number>>,
+    engineTick: (input) => services.engine.runPass(input.now ? { now: new Date(input.now) } : {}),
     createWorkspace: (input) => services.workspaces.createWorkspace(input),
     createApiKey: (input) => services.workspaces.createApiKey({ workspaceId: input.workspaceId, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
     revokeApiKey: (id) => services.workspaces.revokeApiKey(id),
@@ -41,25 +77,29 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
 }
 
 function serverBackend(control: ControlInfo): AdminBackend {
-  const call = async (path: string, body: unknown) => {
+  // The admin routes answer what the services return, so the parsed body has the service's result type.
+  const call = async <T>(path: string, body: unknown): Promise<T> => {
     const res = await request(`${control.url}/admin/v1${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${control.token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body ?? {}),
     });
     const text = await res.body.text();
-    const parsed = text ? JSON.parse(text) : null;
-    if (res.statusCode >= 400) throw new CliError(parsed?.message ?? parsed?.error ?? `server answered ${res.statusCode}`, parsed);
-    return parsed;
+    const parsed: unknown = text ? JSON.parse(text) : null;
+    if (res.statusCode >= 400) {
+      const error = parsed !== null && typeof parsed === 'object' ? (parsed as ErrorBody) : null;
+      throw new CliError(error?.message ?? error?.error ?? `server answered ${res.statusCode}`, error);
+    }
+    return parsed as T;
   };
   return {
     via: 'server',
-    seed: (doc) => call('/seed', doc),
-    engineTick: (input) => call('/engine/tick', input),
-    createWorkspace: (input) => call('/workspaces', input),
-    createApiKey: (input) => call('/keys', input.expiresAt ? input : { workspaceId: input.workspaceId }),
-    revokeApiKey: (id) => call(`/keys/${encodeURIComponent(id)}/revoke`, {}),
-    addTeamLink: (input) => call('/team-links', input),
+    seed: (doc) => call<SeedResult>('/seed', doc),
+    engineTick: (input) => call<PassSummary>('/engine/tick', input),
+    createWorkspace: (input) => call<CreatedWorkspace>('/workspaces', input),
+    createApiKey: (input) => call<CreatedApiKey>('/keys', input.expiresAt ? input : { workspaceId: input.workspaceId }),
+    revokeApiKey: (id) => call<RevokedApiKey>(`/keys/${encodeURIComponent(id)}/revoke`, {}),
+    addTeamLink: (input) => call<TeamLink>('/team-links', input),
     close: async () => undefined,
   };
 }

@@ -118,10 +118,7 @@ program
     } catch (e) {
       throw new CliError(`cannot read ${file}: ${(e as Error).message}`);
     }
-    const result = (await withBackend((b) => b.seed(doc))) as {
-      workspaces: { id: string; name: string; status: string; apiKeys: string[] }[];
-      counts: Record<string, number>;
-    };
+    const result = await withBackend((b) => b.seed(doc));
     out(!!opts.json, result, () =>
       [
         ...result.workspaces.map((w) => `${w.status.padEnd(8)} ${w.id} ${w.name}${w.apiKeys.map((k) => `\n         key (shown once): ${k}`).join('')}`),

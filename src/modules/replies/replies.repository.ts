@@ -84,6 +84,10 @@ export async function lockReply(db: Database, workspaceId: string, replyId: stri
     .executeTakeFirst();
 }
 
+export async function findLead(db: Database, workspaceId: string, leadId: string) {
+  return db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+}
+
 export async function lockLead(db: Database, workspaceId: string, leadId: string) {
   return db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).forUpdate().executeTakeFirst();
 }

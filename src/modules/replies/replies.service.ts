@@ -1,26 +1,17 @@
-import type { Insertable } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { DB } from '../../db/schema.js';
 import type { Config } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { newId, sha256Hex } from '../../lib/ids.js';
+import { sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
-import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../engine/channels/types.js';
-import { confirmDelivery } from '../../engine/channels/confirm.js';
-import { enqueueEvent } from '../../webhooks/outbox.js';
-import { recipientIdentityOf } from '../../engine/recipients.js';
-import { toEventLead } from '../../domain/lead-views.js';
+import type { ChannelDrivers } from '../../engine/channels/types.js';
 import { iso } from '../../domain/iso.js';
-import { isChannel } from '../../domain/vocabulary.js';
 import * as repo from './replies.repository.js';
+import { DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
-const REPLY_CONFIRM_TIMEOUT_MS = 3000;
-const DAY_MS = 86_400_000;
 const IDEMPOTENCY_SCOPE = 'replies.decide';
 
-const MESSAGING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link']);
 // Decisions that would contact the prospect or put them back into automation; a suppressed identity gets none.
 const CONTACTING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link', 'start_sequence']);
 
@@ -70,9 +61,18 @@ export interface DecideOutcome {
   replayed: boolean;
 }
 
+/** A channel that refused the answer: 429 when it is rate limited, else 503 saying whether a retry may help. */
+function refusalError(failure: ChannelRefusal['failure'] | undefined) {
+  if (failure?.outcome === 'rate_limited') {
+    return tooManyRequests('channel_rate_limited', failure.retryAfterSeconds, 'the channel is rate limited; the reply stays pending');
+  }
+  const retryable = failure?.outcome === 'failed' ? failure.retryable : true;
+  return unavailable('channel_send_failed', 'the message could not be sent; the reply stays pending', { retryable });
+}
+
 export function createRepliesService(deps: { db: Database; clock: Clock; cipher: TextCipher; drivers: ChannelDrivers; config: Config }) {
-  const { db, clock, cipher, drivers } = deps;
-  const watch = deps.config.engine;
+  const { db, clock, cipher } = deps;
+  const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine };
 
   async function listPending(workspaceId: string, limit: number) {
     const now = clock.now();
@@ -116,6 +116,71 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     }
   }
 
+  /** An earlier answer to the same Idempotency-Key, replayed; the same key with another request is a 409. */
+  async function replay(trx: Database, workspaceId: string, idempotencyKey: string, requestHash: string): Promise<DecideOutcome | null> {
+    await repo.lockIdempotencyKey(trx, workspaceId, IDEMPOTENCY_SCOPE, idempotencyKey);
+    const record = await repo.findIdempotencyRecord(trx, workspaceId, IDEMPOTENCY_SCOPE, idempotencyKey);
+    if (!record) return null;
+    if (record.request_hash !== requestHash) throw conflict('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
+    return { statusCode: record.status_code, body: record.response as Record<string, unknown>, replayed: true };
+  }
+
+  /**
+   * The checks every decision shares: the reply exists in this workspace and is undecided, its lead exists,
+   * and the decision is allowed for it. Locks the reply, then the lead (opt_out: every lane of the person).
+   */
+  async function lockTarget(trx: Database, workspaceId: string, replyId: string, input: DecideInput) {
+    const reply = await repo.lockReply(trx, workspaceId, replyId);
+    if (!reply) throw notFound('reply');
+    if (reply.state === 'decided') throw conflict('reply_already_decided', 'this reply has already been decided');
+
+    let lanes: { id: string; account_id: string | null }[] = [];
+    if (input.decision === 'opt_out') {
+      // Identity lanes are locked in id order (the reply's own lead among them), never the lead first.
+      const unlocked = await repo.findLead(trx, workspaceId, reply.lead_id);
+      if (unlocked) lanes = await repo.lockIdentityLanes(trx, workspaceId, unlocked);
+    }
+    const lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
+    if (!lead) throw notFound('reply');
+
+    const saved = await repo.findDecisionSettings(trx, workspaceId);
+    const settings = { booking_link: saved?.booking_link ?? null, follow_up_sequence_id: saved?.follow_up_sequence_id ?? null };
+    const draft = cipher.decrypt(reply.draft);
+    const allowed = allowedDecisions({ channel: reply.channel, draftReadable: draft !== null || input.text !== undefined, lead, settings });
+    if (!allowed.includes(input.decision)) {
+      throw conflict('decision_not_allowed', `the ${input.decision} decision does not apply to this reply`, { allowedDecisions: allowed });
+    }
+    return { reply, lead, lanes, settings, draft };
+  }
+
+  /** Closes (or snoozes) the reply, writes the decision's ledger entries, and answers the decision's body. */
+  async function recordDecision(s: DecisionScope, effect: DecisionEffect) {
+    const state = s.decision === 'snooze' ? ('snoozed' as const) : ('decided' as const);
+    const snoozedUntil = effect.snoozedUntil ?? null;
+    await repo.updateReply(s.trx, s.workspaceId, s.reply.id, {
+      state,
+      decision: s.decision,
+      decided_at: s.now,
+      decided_by: s.by,
+      snoozed_until: snoozedUntil,
+      ...(effect.replyDraft !== undefined && { draft: effect.replyDraft }),
+    });
+    await repo.insertActivities(s.trx, effect.entries);
+    return {
+      ok: true as const,
+      replyId: s.reply.id,
+      leadId: s.lead.id,
+      decision: s.decision,
+      state,
+      by: s.by,
+      decidedAt: s.now.toISOString(),
+      snoozedUntil: iso(snoozedUntil),
+      messaged: effect.messaged ?? false,
+      sequenceId: effect.lead.sequence_id,
+      optedOutLeadIds: (effect.optedOutLeadIds ?? []).sort(),
+    };
+  }
+
   /**
    * Applies one decision in one transaction: the reply row is locked first, so of two concurrent
    * decisions exactly one finds the reply undecided. The channel call happens under that lock on purpose:
@@ -127,187 +192,21 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     const days = input.decision === 'snooze' ? (input.days ?? SNOOZE_DEFAULT_DAYS) : null;
     const requestHash = sha256Hex(JSON.stringify({ replyId: replyId.toLowerCase(), decision: input.decision, text: input.text ?? null, days, by }));
 
-    let channelFailure: ActionResult | null = null;
+    let refusal: ChannelRefusal | null = null;
     const outcome = await db.transaction().execute(async (trx): Promise<DecideOutcome | null> => {
-      if (idempotencyKey !== undefined) {
-        await repo.lockIdempotencyKey(trx, workspaceId, IDEMPOTENCY_SCOPE, idempotencyKey);
-        const record = await repo.findIdempotencyRecord(trx, workspaceId, IDEMPOTENCY_SCOPE, idempotencyKey);
-        if (record) {
-          if (record.request_hash !== requestHash) {
-            throw conflict('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
-          }
-          return { statusCode: record.status_code, body: record.response as Record<string, unknown>, replayed: true };
-        }
-      }
+      const earlier = idempotencyKey === undefined ? null : await replay(trx, workspaceId, idempotencyKey, requestHash);
+      if (earlier) return earlier;
 
-      const reply = await repo.lockReply(trx, workspaceId, replyId);
-      if (!reply) throw notFound('reply');
-      if (reply.state === 'decided') throw conflict('reply_already_decided', 'this reply has already been decided');
-
+      const target = await lockTarget(trx, workspaceId, replyId, input);
       const now = clock.now();
-      let lanes: { id: string; account_id: string | null }[] = [];
-      let lead: repo.LeadRow | undefined;
-      if (input.decision === 'opt_out') {
-        // Identity lanes are locked in id order (the reply's own lead among them), never the lead first.
-        const unlocked = await trx.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', reply.lead_id).executeTakeFirst();
-        if (unlocked) lanes = await repo.lockIdentityLanes(trx, workspaceId, unlocked);
-        lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
-      } else {
-        lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
-      }
-      if (!lead) throw notFound('reply');
-
-      const settings = await repo.findDecisionSettings(trx, workspaceId);
-      const draft = cipher.decrypt(reply.draft);
-      const allowed = allowedDecisions({
-        channel: reply.channel,
-        draftReadable: draft !== null || input.text !== undefined,
-        lead,
-        settings: { booking_link: settings?.booking_link ?? null, follow_up_sequence_id: settings?.follow_up_sequence_id ?? null },
-      });
-      if (!allowed.includes(input.decision)) {
-        throw conflict('decision_not_allowed', `the ${input.decision} decision does not apply to this reply`, { allowedDecisions: allowed });
+      const scope: DecisionScope = { trx, workspaceId, ...target, decision: input.decision, text: input.text, days, by, now };
+      const effect = await DECISION_HANDLERS[input.decision](scope, handlerDeps);
+      if ('failure' in effect) {
+        refusal = effect;
+        return null;
       }
 
-      const activity = (action: string, outcome: 'ok' | 'failed', detail: Record<string, unknown>, leadId = lead!.id, accountId = lead!.account_id) =>
-        ({
-          id: newId(),
-          workspace_id: workspaceId,
-          created_at: now,
-          action,
-          outcome,
-          units: outcome === 'ok' && MESSAGING.has(input.decision) ? 1 : 0,
-          detail: JSON.stringify({ replyId: reply.id, decision: input.decision, by, ...detail }),
-          account_id: accountId,
-          lead_id: leadId,
-        }) satisfies Insertable<DB['activity']>;
-
-      let messaged = false;
-      let snoozedUntil: Date | null = null;
-      let updatedLead: repo.LeadRow = lead;
-      let optedOut: string[] = [];
-      const entries: Insertable<DB['activity']>[] = [];
-      let replyDraft: string | null | undefined;
-
-      switch (input.decision) {
-        case 'send':
-        case 'invite':
-        case 'booking_link': {
-          const ledgerAction = input.decision === 'invite' ? 'meeting_invited' : 'reply_sent';
-          const body =
-            input.decision === 'send'
-              ? (input.text ?? draft)
-              : input.decision === 'booking_link'
-                ? [draft, settings!.booking_link].filter(Boolean).join('\n\n')
-                : draft;
-          const channel: Channel = isChannel(reply.channel) ? reply.channel : 'linkedin';
-          const action: OutboundAction = {
-            workspaceId,
-            accountId: lead.account_id,
-            accountUserId: lead.account_user_id,
-            kind: 'reply',
-            channel,
-            recipient: recipientIdentityOf(lead),
-            subject: null,
-            text: body,
-            actions: input.decision === 'invite' ? [{ type: 'meeting_invite', count: null, reaction: null }] : [],
-            idempotencyKey: `reply:${reply.id}`,
-            at: now,
-          };
-          const driver = drivers.forChannel(channel);
-          // A send whose record was lost (the process died after the provider took it, before this transaction
-          // committed) is found by its key on the retry instead of reaching the prospect twice.
-          // Short: the reply and lead rows are locked while a person waits for the answer.
-          const earlier = await confirmDelivery(driver, action, REPLY_CONFIRM_TIMEOUT_MS);
-          const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action);
-          if (result.outcome !== 'ok') {
-            // The reply stays pending; the failed attempt is still history and is committed as such.
-            const reason = result.outcome === 'failed' ? { error: result.error, retryable: result.retryable } : { error: 'rate_limited' };
-            await repo.insertActivities(trx, [activity(ledgerAction, 'failed', { channel, ...reason })]);
-            channelFailure = result;
-            return null;
-          }
-          messaged = true;
-          if (input.decision === 'send' && input.text !== undefined) replyDraft = cipher.encrypt(input.text);
-          // The conversation goes on: the engine watches for the answer to this answer as it does after its own sends.
-          updatedLead = await repo.updateLead(trx, workspaceId, lead.id, {
-            messaged: true,
-            last_activity_at: now,
-            updated_at: now,
-            watch: {
-              channel,
-              next: new Date(now.getTime() + watch.observeIntervalSeconds * 1000),
-              until: new Date(now.getTime() + watch.observeDays * DAY_MS),
-            },
-          });
-          entries.push(
-            activity(ledgerAction, 'ok', {
-              channel,
-              externalId: result.externalId,
-              ...(input.decision === 'send' && { edited: input.text !== undefined }),
-              ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' }),
-            }),
-          );
-          await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updatedLead) }, createdAt: now });
-          break;
-        }
-        case 'snooze': {
-          snoozedUntil = new Date(now.getTime() + days! * DAY_MS);
-          updatedLead = await repo.updateLead(trx, workspaceId, lead.id, { snoozed_until: snoozedUntil, updated_at: now });
-          entries.push(activity('reply_snoozed', 'ok', { days, until: snoozedUntil.toISOString() }));
-          break;
-        }
-        case 'start_sequence': {
-          const sequenceId = settings!.follow_up_sequence_id!;
-          updatedLead = await repo.updateLead(trx, workspaceId, lead.id, { follow_up: { sequenceId, at: now }, updated_at: now });
-          entries.push(activity('sequence_started', 'ok', { sequenceId, previousSequenceId: lead.sequence_id }));
-          break;
-        }
-        case 'meeting_booked': {
-          updatedLead = await repo.updateLead(trx, workspaceId, lead.id, { meeting_booked_at: now, last_activity_at: now, updated_at: now });
-          entries.push(activity('meeting_booked', 'ok', {}));
-          await enqueueEvent(trx, { workspaceId, event: 'lead.meeting_booked', data: { lead: toEventLead(updatedLead) }, createdAt: now });
-          break;
-        }
-        case 'dismiss': {
-          entries.push(activity('reply_dismissed', 'ok', {}));
-          break;
-        }
-        case 'opt_out': {
-          optedOut = lanes.map((l) => l.id);
-          if (!optedOut.includes(lead.id)) optedOut.push(lead.id);
-          await repo.suppressLanes(trx, workspaceId, optedOut, now);
-          for (const lane of lanes.length > 0 ? lanes : [{ id: lead.id, account_id: lead.account_id }]) {
-            entries.push(activity('manual_override', 'ok', { op: 'opt_out', permanent: true }, lane.id, lane.account_id));
-          }
-          updatedLead = (await repo.lockLead(trx, workspaceId, lead.id)) ?? lead;
-          break;
-        }
-      }
-
-      await repo.updateReply(trx, workspaceId, reply.id, {
-        state: input.decision === 'snooze' ? 'snoozed' : 'decided',
-        decision: input.decision,
-        decided_at: now,
-        decided_by: by,
-        snoozed_until: snoozedUntil,
-        ...(replyDraft !== undefined && { draft: replyDraft }),
-      });
-      await repo.insertActivities(trx, entries);
-
-      const body = {
-        ok: true as const,
-        replyId: reply.id,
-        leadId: lead.id,
-        decision: input.decision,
-        state: input.decision === 'snooze' ? ('snoozed' as const) : ('decided' as const),
-        by,
-        decidedAt: now.toISOString(),
-        snoozedUntil: iso(snoozedUntil),
-        messaged,
-        sequenceId: updatedLead.sequence_id,
-        optedOutLeadIds: optedOut.sort(),
-      };
+      const body = await recordDecision(scope, effect);
       if (idempotencyKey !== undefined) {
         await repo.insertIdempotencyRecord(trx, {
           workspace_id: workspaceId,
@@ -322,12 +221,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     });
 
     if (outcome) return outcome;
-    const failure = channelFailure as ActionResult | null;
-    if (failure?.outcome === 'rate_limited') {
-      throw tooManyRequests('channel_rate_limited', failure.retryAfterSeconds, 'the channel is rate limited; the reply stays pending');
-    }
-    const retryable = failure?.outcome === 'failed' ? failure.retryable : true;
-    throw unavailable('channel_send_failed', 'the message could not be sent; the reply stays pending', { retryable });
+    throw refusalError((refusal as ChannelRefusal | null)?.failure);
   }
 
   return { listPending, decide };

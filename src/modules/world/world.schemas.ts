@@ -251,7 +251,8 @@ export const Lead = Type.Object(
     invitePriority: Opt(Type.Integer({ default: 0 })),
     stage: Opt(Type.Enum([...LEAD_STAGES], { default: WORLD_DEFAULTS.leadStage })),
     currentStep: Opt(Type.Integer({ minimum: 0, default: 0 })),
-    nextActionAt: OptNull(Timestamp()),
+    // No default: absent means "due at once while the lead is in a running lane", null means "not scheduled".
+    nextActionAt: OrNull(Timestamp()),
     automationStopped: Opt(Type.Boolean()),
     sequenceDone: Opt(Type.Boolean()),
     createdAt: Opt(Timestamp()),

@@ -1,0 +1,35 @@
+import type { Migration } from 'kysely/migration';
+import * as m0001 from './0001_initial.js';
+import * as m0003 from './0003_plays.js';
+import * as m0006 from './0006_webhooks.js';
+import * as m0007 from './0007_engine.js';
+import * as m0008 from './0008_crm.js';
+import * as m0009 from './0009_inflight_release.js';
+
+/**
+ * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
+ * new one named below the last applied), so the number is the order. Shipped names never change.
+ *
+ * | #    | Name                  | What it adds                                                              |
+ * |------|-----------------------|---------------------------------------------------------------------------|
+ * | 0001 | 0001_initial          | every table: workspaces, keys, Team links, accounts, sequences, Plays,    |
+ * |      |                       | candidates, leads, activity, replies, webhooks and outbox, idempotency    |
+ * |      |                       | records, public data                                                      |
+ * | 0003 | 0003_plays            | exact per-Play candidate counts kept by triggers; candidate page indexes  |
+ * | 0006 | 0006_webhooks         | delivery leases, lost-attempt count, delivery and attempt outcomes        |
+ * | 0007 | 0007_engine           | engine bookkeeping on leads: in-flight mark, waits, observation schedule  |
+ * | 0008 | 0008_crm              | covering activity indexes, identity and reply indexes, append-only ledger |
+ * | 0009 | 0009_inflight_release | the pacing reservation kept with a send's in-flight mark                  |
+ *
+ * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
+ * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0010.
+ */
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': m0001,
+  '0003_plays': m0003,
+  '0006_webhooks': m0006,
+  '0007_engine': m0007,
+  '0008_crm': m0008,
+  '0009_inflight_release': m0009,
+};

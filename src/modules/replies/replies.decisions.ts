@@ -1,0 +1,199 @@
+import type { Insertable } from 'kysely';
+import type { Database } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import type { Config } from '../../config/config.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { newId } from '../../lib/ids.js';
+import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../engine/channels/types.js';
+import { confirmDelivery } from '../../engine/channels/confirm.js';
+import { enqueueEvent } from '../../webhooks/outbox.js';
+import { recipientIdentityOf } from '../../engine/recipients.js';
+import { toEventLead } from '../../domain/lead-views.js';
+import { isChannel } from '../../domain/vocabulary.js';
+import * as repo from './replies.repository.js';
+import type { Decision } from './replies.schemas.js';
+
+const REPLY_CONFIRM_TIMEOUT_MS = 3000;
+const DAY_MS = 86_400_000;
+
+const MESSAGING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link']);
+
+type ActivityRow = Insertable<DB['activity']>;
+type ReplyRow = NonNullable<Awaited<ReturnType<typeof repo.lockReply>>>;
+
+/** What every decision works with, once the shared checks (decide's lockTarget) have passed. */
+export interface DecisionScope {
+  trx: Database;
+  workspaceId: string;
+  reply: ReplyRow;
+  /** The reply's lead, locked. */
+  lead: repo.LeadRow;
+  /** opt_out only: every lane of the lead's person, locked in id order. */
+  lanes: { id: string; account_id: string | null }[];
+  settings: { booking_link: string | null; follow_up_sequence_id: string | null };
+  /** The stored draft, decrypted (null when unreadable or absent). */
+  draft: string | null;
+  decision: Decision;
+  text?: string;
+  /** snooze only: its length, defaulted. */
+  days: number | null;
+  by: string;
+  now: Date;
+}
+
+/** What a decision did, for the reply row, the ledger and the answer. */
+export interface DecisionEffect {
+  lead: repo.LeadRow;
+  entries: ActivityRow[];
+  messaged?: boolean;
+  snoozedUntil?: Date | null;
+  optedOutLeadIds?: string[];
+  /** send with edited text: the text that went out, encrypted, replaces the stored draft. */
+  replyDraft?: string | null;
+}
+
+/** The channel refused a message: the reply stays pending, and the failed attempt is already recorded. */
+export interface ChannelRefusal {
+  failure: Exclude<ActionResult, { outcome: 'ok' }>;
+}
+
+export interface DecisionDeps {
+  cipher: TextCipher;
+  drivers: ChannelDrivers;
+  watch: Config['engine'];
+}
+
+type Handler = (s: DecisionScope, deps: DecisionDeps) => Promise<DecisionEffect | ChannelRefusal>;
+
+/** One ledger entry of this decision; messaging decisions that went out cost one unit. */
+function entry(s: DecisionScope, action: string, outcome: 'ok' | 'failed', detail: Record<string, unknown>, leadId = s.lead.id, accountId = s.lead.account_id): ActivityRow {
+  return {
+    id: newId(),
+    workspace_id: s.workspaceId,
+    created_at: s.now,
+    action,
+    outcome,
+    units: outcome === 'ok' && MESSAGING.has(s.decision) ? 1 : 0,
+    detail: JSON.stringify({ replyId: s.reply.id, decision: s.decision, by: s.by, ...detail }),
+    account_id: accountId,
+    lead_id: leadId,
+  };
+}
+
+interface Message {
+  text: string | null;
+  ledgerAction: 'reply_sent' | 'meeting_invited';
+  actions: OutboundAction['actions'];
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * Sends one answer to the prospect on the reply's channel and records it; the three messaging decisions
+ * differ only in the message.
+ */
+async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): Promise<DecisionEffect | ChannelRefusal> {
+  const { trx, workspaceId, lead, now } = s;
+  const channel: Channel = isChannel(s.reply.channel) ? s.reply.channel : 'linkedin';
+  const action: OutboundAction = {
+    workspaceId,
+    accountId: lead.account_id,
+    accountUserId: lead.account_user_id,
+    kind: 'reply',
+    channel,
+    recipient: recipientIdentityOf(lead),
+    subject: null,
+    text: message.text,
+    actions: message.actions,
+    idempotencyKey: `reply:${s.reply.id}`,
+    at: now,
+  };
+  const driver = deps.drivers.forChannel(channel);
+  // A send whose record was lost (the process died after the provider took it, before this transaction
+  // committed) is found by its key on the retry instead of reaching the prospect twice.
+  // Short: the reply and lead rows are locked while a person waits for the answer.
+  const earlier = await confirmDelivery(driver, action, REPLY_CONFIRM_TIMEOUT_MS);
+  const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action);
+  if (result.outcome !== 'ok') {
+    // The reply stays pending; the failed attempt is still history and is committed as such.
+    const reason = result.outcome === 'failed' ? { error: result.error, retryable: result.retryable } : { error: 'rate_limited' };
+    await repo.insertActivities(trx, [entry(s, message.ledgerAction, 'failed', { channel, ...reason })]);
+    return { failure: result };
+  }
+  // The conversation goes on: the engine watches for the answer to this answer as it does after its own sends.
+  const updated = await repo.updateLead(trx, workspaceId, lead.id, {
+    messaged: true,
+    last_activity_at: now,
+    updated_at: now,
+    watch: {
+      channel,
+      next: new Date(now.getTime() + deps.watch.observeIntervalSeconds * 1000),
+      until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
+    },
+  });
+  const ok = entry(s, message.ledgerAction, 'ok', {
+    channel,
+    externalId: result.externalId,
+    ...message.detail,
+    ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' }),
+  });
+  await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updated) }, createdAt: now });
+  return { lead: updated, entries: [ok], messaged: true };
+}
+
+/** The draft as it stands, or the caller's text in its place (which then becomes the stored draft). */
+const send: Handler = async (s, deps) => {
+  const edited = s.text !== undefined;
+  const effect = await deliver(s, deps, { text: s.text ?? s.draft, ledgerAction: 'reply_sent', actions: [], detail: { edited } });
+  if ('failure' in effect || !edited) return effect;
+  return { ...effect, replyDraft: deps.cipher.encrypt(s.text!) };
+};
+
+const invite: Handler = (s, deps) =>
+  deliver(s, deps, { text: s.draft, ledgerAction: 'meeting_invited', actions: [{ type: 'meeting_invite', count: null, reaction: null }] });
+
+/** The draft followed by the workspace's booking link. */
+const bookingLink: Handler = (s, deps) =>
+  deliver(s, deps, { text: [s.draft, s.settings.booking_link].filter(Boolean).join('\n\n'), ledgerAction: 'reply_sent', actions: [] });
+
+const snooze: Handler = async (s) => {
+  const snoozedUntil = new Date(s.now.getTime() + s.days! * DAY_MS);
+  const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { snoozed_until: snoozedUntil, updated_at: s.now });
+  return { lead, entries: [entry(s, 'reply_snoozed', 'ok', { days: s.days, until: snoozedUntil.toISOString() })], snoozedUntil };
+};
+
+/** Moves the lead to the workspace's follow-up sequence, from its first step, due at once. */
+const startSequence: Handler = async (s) => {
+  const sequenceId = s.settings.follow_up_sequence_id!;
+  const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { follow_up: { sequenceId, at: s.now }, updated_at: s.now });
+  return { lead, entries: [entry(s, 'sequence_started', 'ok', { sequenceId, previousSequenceId: s.lead.sequence_id })] };
+};
+
+const meetingBooked: Handler = async (s) => {
+  const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { meeting_booked_at: s.now, last_activity_at: s.now, updated_at: s.now });
+  await enqueueEvent(s.trx, { workspaceId: s.workspaceId, event: 'lead.meeting_booked', data: { lead: toEventLead(lead) }, createdAt: s.now });
+  return { lead, entries: [entry(s, 'meeting_booked', 'ok', {})] };
+};
+
+const dismiss: Handler = async (s) => ({ lead: s.lead, entries: [entry(s, 'reply_dismissed', 'ok', {})] });
+
+/** Suppresses every lane of the person (same e-mail, LinkedIn profile or X user), each with its own ledger entry. */
+const optOut: Handler = async (s) => {
+  const optedOut = s.lanes.map((l) => l.id);
+  if (!optedOut.includes(s.lead.id)) optedOut.push(s.lead.id);
+  await repo.suppressLanes(s.trx, s.workspaceId, optedOut, s.now);
+  const lanes = s.lanes.length > 0 ? s.lanes : [{ id: s.lead.id, account_id: s.lead.account_id }];
+  const entries = lanes.map((lane) => entry(s, 'manual_override', 'ok', { op: 'opt_out', permanent: true }, lane.id, lane.account_id));
+  const lead = (await repo.lockLead(s.trx, s.workspaceId, s.lead.id)) ?? s.lead;
+  return { lead, entries, optedOutLeadIds: optedOut };
+};
+
+export const DECISION_HANDLERS: Record<Decision, Handler> = {
+  send,
+  invite,
+  booking_link: bookingLink,
+  snooze,
+  start_sequence: startSequence,
+  meeting_booked: meetingBooked,
+  dismiss,
+  opt_out: optOut,
+};

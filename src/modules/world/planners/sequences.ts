@@ -1,0 +1,61 @@
+import type { SequenceStepRow } from '../../../db/schema.js';
+import { CHANNEL_OF_STEP } from '../../../engine/channels/types.js';
+import { newId } from '../../../lib/ids.js';
+import { WORLD_DEFAULTS as D, type WorldSequenceStep, type WorldWorkspace } from '../world.schemas.js';
+import { invalidWorld, lower, orderedTime, type WsContext } from './plan.js';
+
+function planSteps(steps: WorldSequenceStep[], path: string): SequenceStepRow[] {
+  return steps.map((s, i) => {
+    const at = `${path}/steps/${i}`;
+    if (s.index !== undefined && s.index !== i) throw invalidWorld(`${at}/index`, `must equal the step's position in the list (${i})`);
+    const variants = s.variants ?? null;
+    if (variants && s.message != null) throw invalidWorld(`${at}/variants`, 'a step carries either message or variants, not both');
+    const keys = new Set<string>();
+    variants?.forEach((v, j) => {
+      if (keys.has(v.key)) throw invalidWorld(`${at}/variants/${j}/key`, `duplicates variant key ${JSON.stringify(v.key)}`);
+      keys.add(v.key);
+    });
+    return {
+      index: i,
+      kind: s.kind,
+      delayDays: s.delayDays ?? 0,
+      subject: s.subject ?? null,
+      message: s.message ?? null,
+      actions: (s.actions ?? []).map((a) => ({ type: a.type, count: a.count ?? null, reaction: a.reaction ?? null })),
+      variants: variants?.map((v) => ({ key: v.key, weight: v.weight ?? D.variantWeight, messageTmpl: v.messageTmpl })) ?? null,
+      tool: s.tool ?? null,
+    };
+  });
+}
+
+/** Sequences with their steps; approval records an exact revision, so it cannot run ahead of it. */
+export function planSequences(w: WorldWorkspace, cx: WsContext): void {
+  const sequences = w.sequences ?? [];
+  sequences.forEach((s, i) => {
+    const at = `${cx.path}/sequences/${i}`;
+    const seqId = s.id ? lower(s.id) : newId();
+    if (s.id) cx.ids.sequence(seqId, at);
+    const revision = s.revision ?? D.revision;
+    const approvedRevision = s.approvedRevision ?? null;
+    if (approvedRevision !== null && approvedRevision > revision) throw invalidWorld(`${at}/approvedRevision`, `cannot be above revision (${revision})`);
+    if (approvedRevision === null && s.approvedAt) throw invalidWorld(`${at}/approvedAt`, 'needs approvedRevision (approval records the exact revision)');
+    const steps = planSteps(s.steps ?? [], at);
+    const channels = s.channels ?? [...new Set(steps.map((st) => CHANNEL_OF_STEP[st.kind]))];
+    const createdAt = orderedTime(cx.now, i, sequences.length);
+    cx.plan.sequences.push(
+      cx.item(at, seqId, !!s.id, {
+        id: seqId,
+        workspace_id: cx.ws.id,
+        name: s.name ?? D.sequenceName,
+        status: s.status ?? D.sequenceStatus,
+        revision,
+        approved_revision: approvedRevision,
+        approved_at: approvedRevision === null ? null : (s.approvedAt ?? cx.now),
+        channels,
+        steps: JSON.stringify(steps),
+        created_at: createdAt,
+        updated_at: createdAt,
+      }),
+    );
+  });
+}
