@@ -58,7 +58,7 @@ export function createServices(deps: ServiceDeps) {
   const reports = createReportsService(deps);
   // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
   const drivers = deps.drivers ?? createChannelDrivers(deps.config);
-  const engine = createEngine({ ...deps, drivers, publicData: provider, energy });
+  const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
   const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });
   const authoring = createAuthoringService(deps);

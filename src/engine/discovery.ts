@@ -6,7 +6,7 @@ import { enqueueEvents } from '../webhooks/outbox.js';
 import type { EnergyService } from '../modules/energy/energy.service.js';
 import { createPlaysService, type PlaysService } from '../modules/plays/plays.service.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
-import * as repo from './engine.repository.js';
+import * as repo from './sql/index.js';
 import type { PassSummary } from './scheduler.js';
 
 /** Same bound as the eligibility snapshot: discovery never reads more followers per run than this. */

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { EnergyService } from '../modules/energy/energy.service.js';
+import type { PlaysService } from '../modules/plays/plays.service.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import type { ChannelDrivers } from './channels/types.js';
 import { createDiscovery } from './discovery.js';
@@ -23,6 +24,8 @@ export interface EngineDeps {
   publicData?: PublicDataProvider | null;
   /** Charges discovery reads as the public-data rules define; without one, reads are free. */
   energy?: EnergyService | null;
+  /** Autopilot discovery enrolls through it (enrollment's one home). */
+  plays?: PlaysService;
 }
 
 /**
@@ -33,7 +36,7 @@ export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
   const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers });
   const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher });
-  const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null });
+  const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null, plays: deps.plays });
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing });
 
   async function runPass(opts: { now?: Date } = {}): Promise<PassSummary> {
