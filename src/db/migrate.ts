@@ -6,6 +6,7 @@ import * as m0003 from './migrations/0003_plays.js';
 import * as m0007 from './migrations/0007_engine.js';
 import * as m0008 from './migrations/0008_crm.js';
 import * as m0009 from './migrations/0009_inflight_release.js';
+import * as m0010 from './migrations/0010_webhook_fair_claims.js';
 
 // Migrations are listed statically so they ship with the code and run the same from tsx, tests and bundles.
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0007_engine': m0007,
   '0008_crm': m0008,
   '0009_inflight_release': m0009,
+  '0010_webhook_fair_claims': m0010,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
