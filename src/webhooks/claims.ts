@@ -45,7 +45,7 @@ export function retryDelayMs(completed: number): number | null {
 }
 
 /** With no cap given, a claim is limited by its batch size only (tests that split a queue between claimers). */
-export const UNCAPPED = 2_147_483_647;
+export const UNCAPPED = 1_000_000_000;
 
 /**
  * Claims up to `limit` due deliveries for one worker, fairly across subscriptions and at most

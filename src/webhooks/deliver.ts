@@ -61,61 +61,6 @@ function describeError(err: unknown): string {
   return 'unknown_error';
 }
 
-// Connections are kept alive and reused between attempts to the same receiver: a new TCP (and TLS)
-// connection per delivery capped one worker at about a hundred deliveries a second. An agent is only
-// ever used for the one address it was created for (its lookup is pinned to it) and the one TLS name,
-// so reuse never sends a delivery to an address that did not pass this attempt's check. The set is
-// bounded; idle sockets close after a short time, before a typical receiver's own keep-alive timeout.
-const MAX_AGENTS = 256;
-const KEEP_ALIVE_MS = 2000;
-const agents = new Map<string, Agent>();
-const caIds = new WeakMap<object, number>();
-let nextCaId = 1;
-
-function agentFor(address: string, servername: string, ca: string | Buffer | undefined, timeoutMs: number): Agent {
-  let caKey = '';
-  if (typeof ca === 'string') caKey = ca;
-  else if (ca !== undefined) {
-    if (!caIds.has(ca)) caIds.set(ca, nextCaId++);
-    caKey = `#${caIds.get(ca)}`;
-  }
-  const key = JSON.stringify([address, servername, caKey, timeoutMs]);
-  const found = agents.get(key);
-  if (found) {
-    // Most recently used last, so the first entry is the one to evict.
-    agents.delete(key);
-    agents.set(key, found);
-    return found;
-  }
-  const agent = new Agent({
-    connect: {
-      lookup: pinnedLookup(address),
-      // SNI must not carry an IP address (RFC 6066), and Node warns if it does.
-      ...(isIP(servername) === 0 ? { servername } : {}),
-      ...(ca !== undefined ? { ca } : {}),
-      timeout: timeoutMs,
-    },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: KEEP_ALIVE_MS,
-    keepAliveMaxTimeout: KEEP_ALIVE_MS,
-  });
-  agents.set(key, agent);
-  if (agents.size > MAX_AGENTS) {
-    const [oldestKey, oldest] = agents.entries().next().value as [string, Agent];
-    agents.delete(oldestKey);
-    void oldest.close().catch(() => undefined);
-  }
-  return agent;
-}
-
-/** Closes every kept-alive connection (tests, and a worker that stops). */
-export async function closeDeliveryAgents(): Promise<void> {
-  const all = [...agents.values()];
-  agents.clear();
-  await Promise.all(all.map((a) => a.close().catch(() => undefined)));
-}
-
 export async function deliverOnce(args: DeliverOnceArgs): Promise<DeliveryResult> {
   const timeoutMs = args.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
   const maxResponseBytes = args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -127,7 +72,19 @@ export async function deliverOnce(args: DeliverOnceArgs): Promise<DeliveryResult
   }
 
   const servername = args.tlsServername ?? args.url.hostname;
-  const agent = agentFor(args.address, servername, args.ca, timeoutMs);
+  const agent = new Agent({
+    connect: {
+      lookup: pinnedLookup(args.address),
+      // SNI must not carry an IP address (RFC 6066), and Node warns if it does.
+      ...(isIP(servername) === 0 ? { servername } : {}),
+      ...(args.ca !== undefined ? { ca: args.ca } : {}),
+      timeout: timeoutMs,
+    },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    // Each delivery gets its own agent, so keeping sockets around only leaks them.
+    pipelining: 0,
+  });
 
   // One deadline covering connect, headers and body: the per-phase undici
   // timeouts above would otherwise let a slow receiver take several multiples.
@@ -174,6 +131,7 @@ export async function deliverOnce(args: DeliverOnceArgs): Promise<DeliveryResult
     return { outcome, status, durationMs: elapsed(), error };
   } finally {
     clearTimeout(timer);
+    await agent.destroy().catch(() => undefined);
   }
 }
 

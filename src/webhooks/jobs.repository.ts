@@ -72,8 +72,10 @@ export interface DueDeliveryRow {
  * - It walks the subscriptions with pending deliveries (a loose scan of webhook_deliveries_hook_due), so
  *   one subscription's backlog cannot hide another's deliveries, whatever their due times.
  * - Per subscription it takes due retries and lapsed claims first (they have a promised time; a first
- *   attempt only has a place in the queue), then its oldest first attempts, and no more than
- *   `perSubscription` minus what that subscription already has in flight across all workers.
+ *   attempt only has a place in the queue), then its oldest first attempts. First attempts stop at
+ *   `perSubscription` in flight for that subscription (counted across all workers); retries may go up
+ *   to twice that, so a retry never waits for a slot to free up behind the backlog, and concurrency
+ *   towards one receiver stays bounded.
  * - The result goes round-robin: every subscription's first pick, then every second pick, ….
  * Rows another worker is claiming right now are skipped, so workers split the queue instead of waiting.
  */
@@ -87,25 +89,25 @@ export async function lockDueDeliveries(trx: Database, now: Date, limit: number,
       FROM hooks h WHERE h.webhook_id IS NOT NULL
     ),
     room AS (
-      SELECT h.webhook_id, ${perSubscription}::int - (
+      SELECT h.webhook_id, (
         SELECT count(*) FROM webhook_deliveries b
         WHERE b.webhook_id = h.webhook_id AND b.state = 'pending' AND b.attempts > 0
           AND b.next_attempt_at > ${now} AND b.lease_token IS NOT NULL
-      )::int AS room
+      )::bigint AS busy
       FROM hooks h WHERE h.webhook_id IS NOT NULL
     ),
     picked AS (
-      SELECT c.*, r.room, 0 AS first_attempt FROM room r CROSS JOIN LATERAL (
+      SELECT c.*, r.busy, 0 AS first_attempt FROM room r CROSS JOIN LATERAL (
         SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
         WHERE d.webhook_id = r.webhook_id AND d.state = 'pending' AND d.attempts > 0 AND d.next_attempt_at <= ${now}
         ORDER BY d.next_attempt_at LIMIT ${perHook} FOR UPDATE SKIP LOCKED
-      ) c WHERE r.room > 0
+      ) c WHERE r.busy < 2 * ${perSubscription}::bigint
       UNION ALL
-      SELECT c.*, r.room, 1 AS first_attempt FROM room r CROSS JOIN LATERAL (
+      SELECT c.*, r.busy, 1 AS first_attempt FROM room r CROSS JOIN LATERAL (
         SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
         WHERE d.webhook_id = r.webhook_id AND d.state = 'pending' AND d.attempts = 0 AND d.next_attempt_at <= ${now}
         ORDER BY d.next_attempt_at LIMIT ${perHook} FOR UPDATE SKIP LOCKED
-      ) c WHERE r.room > 0
+      ) c WHERE r.busy < ${perSubscription}::bigint
     ),
     ranked AS (
       SELECT p.*, row_number() OVER (PARTITION BY p.webhook_id ORDER BY p.first_attempt, p.next_attempt_at, p.id) AS pick FROM picked p
@@ -116,7 +118,7 @@ export async function lockDueDeliveries(trx: Database, now: Date, limit: number,
     JOIN webhook_deliveries d ON d.id = k.id
     LEFT JOIN outbox_events e ON e.id = d.event_id
     LEFT JOIN webhooks w ON w.id = d.webhook_id
-    WHERE k.pick <= k.room
+    WHERE k.pick + k.busy <= CASE WHEN k.first_attempt = 0 THEN 2 * ${perSubscription}::bigint ELSE ${perSubscription}::bigint END
     ORDER BY k.pick, k.first_attempt, k.next_attempt_at, k.id
     LIMIT ${limit}
   `.execute(trx);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -68,6 +69,7 @@ const ERROR_BACKOFF_MS = 5000;
 // by another worker. Our own finishing attempts wake the loop; this short poll finds the rest, so a retry
 // that falls due behind such a backlog still goes out well within a second of its time.
 const CAPPED_POLL_MS = 200;
+const DISPATCH_EVERY_MS = 250;
 
 /**
  * Runs the dispatcher and the delivery loop until stop(). The loop never waits for a batch: it keeps up
@@ -103,9 +105,16 @@ export function startWorker(opts: StartWorkerOptions): RunningWorker {
   const inflight = new Set<Promise<void>>();
   let lastPruneAt = 0;
 
-  const wake = () => {
+  let dispatchWanted = true;
+  let lastDispatchAt = 0;
+  const wakeLoop = () => {
     wakeRequested = true;
     wakeController.abort();
+  };
+  /** From outside (an event committed in this process): look at the outbox and the queue now. */
+  const wake = () => {
+    dispatchWanted = true;
+    wakeLoop();
   };
 
   if (opts.signal) {
@@ -129,7 +138,7 @@ export function startWorker(opts: StartWorkerOptions): RunningWorker {
       .finally(() => {
         inflight.delete(p);
         // A freed slot, or a retry now scheduled, may mean there is work to pick up.
-        wake();
+        wakeLoop();
       });
     inflight.add(p);
   }
@@ -145,16 +154,26 @@ export function startWorker(opts: StartWorkerOptions): RunningWorker {
 
   async function pass(): Promise<number> {
     await maybePrune();
-    await worker.dispatch();
-    const free = concurrency - inflight.size;
-    if (free > 0) {
-      const claims = await worker.claim(free);
-      for (const c of claims) track(c);
+    // Finishing attempts wake the loop hundreds of times a second under load; the outbox only needs a
+    // look when told (a commit in this process, wake()), when rows were seen waiting, or every so often.
+    const now = performance.now();
+    if (dispatchWanted || now - lastDispatchAt >= DISPATCH_EVERY_MS) {
+      dispatchWanted = false;
+      lastDispatchAt = now;
+      await worker.dispatch();
     }
+    const free = concurrency - inflight.size;
+    const claims = free > 0 ? await worker.claim(free) : [];
+    for (const c of claims) track(c);
     // With every slot busy, only a finishing attempt (which wakes us) can let more work start.
     if (inflight.size >= concurrency) return idlePollMs;
+    // Attempts just started will wake us when they finish; meanwhile retries may fall due.
+    if (claims.length > 0) return CAPPED_POLL_MS;
     const next = await findNextWork(opts.db);
-    if (next.undispatched) return 0;
+    if (next.undispatched) {
+      dispatchWanted = true;
+      return 0;
+    }
     if (!next.nextDeliveryAt) return idlePollMs;
     const wait = next.nextDeliveryAt.getTime() - clock.now().getTime();
     return Math.min(idlePollMs, wait > 0 ? wait : CAPPED_POLL_MS);
