@@ -24,6 +24,8 @@ export interface ClaimedDelivery {
   lostAttempts: number;
   leaseToken: string;
   leaseExpiresAt: Date;
+  /** Read with the claim, so an attempt needs no further query: the event (null if pruned) and the subscription. */
+  payload: { eventData: unknown; eventCreatedAt: Date | null; url: string | null; sealedSecret: string | null };
 }
 
 export interface AttemptResult {
@@ -42,20 +44,24 @@ export function retryDelayMs(completed: number): number | null {
   return RETRY_DELAYS_MS[completed - 1] ?? null;
 }
 
+/** With no cap given, a claim is limited by its batch size only (tests that split a queue between claimers). */
+export const UNCAPPED = 1_000_000_000;
+
 /**
- * Claims up to `limit` due deliveries for one worker. Each claim takes a fresh attempt number (the
- * unique key on attempts makes a second claim of the same number fail rather than send twice), a
- * fencing token and a lease; while the lease runs no other worker sees the row as due.
+ * Claims up to `limit` due deliveries for one worker, fairly across subscriptions and at most
+ * `perSubscription` in flight per subscription (see lockDueDeliveries). Each claim takes a fresh attempt
+ * number (the unique key on attempts makes a second claim of the same number fail rather than send twice),
+ * a fencing token and a lease; while the lease runs no other worker sees the row as due.
  */
 export async function claimDueDeliveries(
   db: Database,
-  opts: { now: Date; limit: number; leaseMs: number },
+  opts: { now: Date; limit: number; leaseMs: number; perSubscription?: number },
 ): Promise<ClaimedDelivery[]> {
   if (opts.limit <= 0) return [];
   const { now } = opts;
   const leaseExpiresAt = new Date(now.getTime() + opts.leaseMs);
   return db.transaction().execute(async (trx) => {
-    const rows = await repo.lockDueDeliveries(trx, now, opts.limit);
+    const rows = await repo.lockDueDeliveries(trx, now, opts.limit, opts.perSubscription ?? UNCAPPED);
     const claimed: ClaimedDelivery[] = [];
     for (const row of rows) {
       let lost = row.lost_attempts;
@@ -76,45 +82,38 @@ export async function claimDueDeliveries(
           continue;
         }
       }
-      const attempt = row.attempts + 1;
-      const leaseToken = newId();
-      await repo.updateDelivery(trx, row.id, {
-        attempts: attempt,
-        lost_attempts: lost,
-        lease_token: leaseToken,
-        lease_expires_at: leaseExpiresAt,
-        next_attempt_at: leaseExpiresAt,
-      });
-      await repo.insertAttempt(trx, { id: newId(), delivery_id: row.id, attempt, started_at: now });
       claimed.push({
         id: row.id,
         workspaceId: row.workspace_id,
         webhookId: row.webhook_id,
         eventId: row.event_id,
         event: row.event,
-        attempt,
+        attempt: row.attempts + 1,
         lostAttempts: lost,
-        leaseToken,
+        leaseToken: newId(),
         leaseExpiresAt,
+        payload: {
+          eventData: row.event_data,
+          eventCreatedAt: row.event_created_at === null ? null : new Date(row.event_created_at),
+          url: row.url,
+          sealedSecret: row.secret,
+        },
       });
     }
+    await repo.markClaimed(trx, claimed, leaseExpiresAt);
+    await repo.insertAttempts(trx, claimed.map((c) => ({ id: newId(), delivery_id: c.id, attempt: c.attempt, started_at: now })));
     return claimed;
   });
 }
 
 export type CompletedState = 'delivered' | 'pending' | 'failed';
+export interface Completion {
+  state: CompletedState;
+  nextAttemptAt: Date | null;
+  fenced: boolean;
+}
 
-/**
- * Records what one attempt saw and moves the delivery on. The attempt row is always written (it is
- * what happened); the delivery only changes while this claim still holds the lease token, so a worker
- * that overran its lease and was replaced cannot overwrite its successor's state.
- */
-export async function completeAttempt(
-  db: Database,
-  claim: ClaimedDelivery,
-  result: AttemptResult,
-  now: Date,
-): Promise<{ state: CompletedState; nextAttemptAt: Date | null; fenced: boolean }> {
+function finished(claim: ClaimedDelivery, result: AttemptResult, now: Date): repo.FinishedAttempt {
   const error = result.error === null ? null : result.error.slice(0, MAX_ERROR_LENGTH);
   let state: CompletedState;
   let nextAttemptAt: Date | null = null;
@@ -128,28 +127,71 @@ export async function completeAttempt(
       nextAttemptAt = new Date(now.getTime() + delay);
     }
   }
-  return db.transaction().execute(async (trx) => {
-    await repo.finishAttempt(trx, claim.id, claim.attempt, {
-      outcome: result.outcome,
-      status: result.status,
-      duration_ms: Math.max(0, Math.round(result.durationMs)),
-      error,
-      finished_at: now,
-    });
-    const updated = await repo.updateDelivery(
-      trx,
-      claim.id,
-      {
-        state,
-        lease_token: null,
-        lease_expires_at: null,
-        last_status: result.status,
-        last_error: error,
-        ...(nextAttemptAt ? { next_attempt_at: nextAttemptAt } : {}),
-        completed_at: state === 'pending' ? null : now,
-      },
-      { leaseToken: claim.leaseToken },
-    );
-    return { state, nextAttemptAt, fenced: !updated };
-  });
+  return {
+    deliveryId: claim.id,
+    attempt: claim.attempt,
+    leaseToken: claim.leaseToken,
+    outcome: result.outcome,
+    status: result.status,
+    durationMs: Math.max(0, Math.round(result.durationMs)),
+    error,
+    finishedAt: now,
+    state,
+    nextAttemptAt,
+  };
+}
+
+/**
+ * Records what attempts saw and moves their deliveries on, in one transaction. The attempt row is
+ * always written (it is what happened); a delivery only changes while its claim still holds the lease
+ * token, so a worker that overran its lease and was replaced cannot overwrite its successor's state.
+ */
+export async function completeAttempts(
+  db: Database,
+  done: Array<{ claim: ClaimedDelivery; result: AttemptResult; now: Date }>,
+): Promise<Completion[]> {
+  const items = done.map((d) => finished(d.claim, d.result, d.now));
+  const moved = await db.transaction().execute((trx) => repo.recordFinishedAttempts(trx, items));
+  return items.map((i) => ({ state: i.state, nextAttemptAt: i.nextAttemptAt, fenced: !moved.has(i.deliveryId) }));
+}
+
+export async function completeAttempt(db: Database, claim: ClaimedDelivery, result: AttemptResult, now: Date): Promise<Completion> {
+  const [completion] = await completeAttempts(db, [{ claim, result, now }]);
+  return completion;
+}
+
+/**
+ * Group commit for completions: while one batch is being written, finishing attempts queue up and go
+ * in the next one. An idle worker writes each completion at once; a busy one writes hundreds per
+ * transaction instead of one transaction each.
+ */
+export function createCompletionBatcher(db: Database, maxBatch = 500) {
+  type Pending = { claim: ClaimedDelivery; result: AttemptResult; now: Date; resolve: (c: Completion) => void; reject: (e: unknown) => void };
+  let queue: Pending[] = [];
+  let writing = false;
+  async function drain() {
+    writing = true;
+    try {
+      while (queue.length > 0) {
+        const batch = queue.slice(0, maxBatch);
+        queue = queue.slice(batch.length);
+        try {
+          const results = await completeAttempts(db, batch);
+          batch.forEach((p, i) => p.resolve(results[i]));
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
+  return {
+    complete(claim: ClaimedDelivery, result: AttemptResult, now: Date): Promise<Completion> {
+      return new Promise<Completion>((resolve, reject) => {
+        queue.push({ claim, result, now, resolve, reject });
+        if (!writing) void drain();
+      });
+    },
+  };
 }

@@ -3,11 +3,10 @@ import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
-import { claimDueDeliveries, completeAttempt, type AttemptResult, type ClaimedDelivery, type CompletedState } from './claims.js';
+import { claimDueDeliveries, createCompletionBatcher, type AttemptResult, type ClaimedDelivery, type CompletedState } from './claims.js';
 import { dispatchOutbox, DEFAULT_DISPATCH_BATCH } from './dispatcher.js';
-import { findEvents } from './jobs.repository.js';
 import { openSealedData } from './outbox.js';
-import { findWebhookForDelivery } from '../modules/webhooks/webhooks.repository.js';
+import { webhookSecretCodec } from '../modules/webhooks/webhooks.repository.js';
 import { buildDeliveryRequest, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, deliverOnce } from './deliver.js';
 import { checkReceiverUrl, systemResolver, type Resolver } from './safe-url.js';
 
@@ -35,6 +34,11 @@ export interface DeliveryWorkerOptions {
    */
   leaseMs?: number;
   maxResponseBytes?: number;
+  /**
+   * Attempts one subscription may have in flight at once, across all workers (their leases are counted):
+   * a slow receiver holds at most this many of a worker's slots, and is not flooded either.
+   */
+  perSubscription?: number;
   /** Extra trust anchor, for tests against self-signed HTTPS receivers. */
   ca?: string | Buffer;
   logger?: WorkerLogger;
@@ -53,6 +57,7 @@ export interface AttemptReport {
 }
 
 export const DEFAULT_LEASE_MS = 60_000;
+export const DEFAULT_PER_SUBSCRIPTION = 16;
 
 function withDeadline(resolver: Resolver, ms: number): Resolver {
   return (hostname) =>
@@ -83,6 +88,8 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
   if (leaseMs < 2 * timeoutMs + 1000) throw new RangeError('leaseMs must be at least 2 * timeoutMs + 1000');
   const resolver = withDeadline(opts.resolver ?? systemResolver, timeoutMs);
   const logger = opts.logger ?? silentLogger;
+  const perSubscription = opts.perSubscription ?? DEFAULT_PER_SUBSCRIPTION;
+  const completions = createCompletionBatcher(db);
 
   async function dispatch(batchSize = DEFAULT_DISPATCH_BATCH) {
     let events = 0;
@@ -96,20 +103,22 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
   }
 
   function claim(limit: number): Promise<ClaimedDelivery[]> {
-    return claimDueDeliveries(db, { now: clock.now(), limit, leaseMs });
+    return claimDueDeliveries(db, { now: clock.now(), limit, leaseMs, perSubscription });
   }
 
   async function attempt(claimed: ClaimedDelivery): Promise<AttemptResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const [event] = await findEvents(db, [claimed.eventId]);
-    const hook = await findWebhookForDelivery(db, claimed.webhookId, cipher);
-    if (!event || !hook) return { outcome: 'fail', status: null, durationMs: elapsed(), error: 'subscription_or_event_missing' };
-    if (hook.secret === null) return { outcome: 'fail', status: null, durationMs: elapsed(), error: 'secret_unavailable: cannot decrypt with the configured key' };
+    const { payload } = claimed;
+    if (payload.eventCreatedAt === null || payload.url === null || payload.sealedSecret === null) {
+      return { outcome: 'fail', status: null, durationMs: elapsed(), error: 'subscription_or_event_missing' };
+    }
+    const secret = webhookSecretCodec.open(payload.sealedSecret, cipher);
+    if (secret === null) return { outcome: 'fail', status: null, durationMs: elapsed(), error: 'secret_unavailable: cannot decrypt with the configured key' };
 
     // Checked again on every attempt and pinned: the answer that passed is the address we connect to,
     // so a name that turns private between attempts (DNS rebinding) is refused, not followed.
-    const checked = await checkReceiverUrl(hook.url, { resolver, allowInsecure: opts.config.webhooksAllowInsecure });
+    const checked = await checkReceiverUrl(payload.url, { resolver, allowInsecure: opts.config.webhooksAllowInsecure });
     if (!checked.ok) {
       // A name that did not resolve may resolve next time; a URL that breaks the rules will not change.
       const outcome = checked.reason === 'dns_resolution_failed' ? 'retry' : 'fail';
@@ -118,10 +127,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
 
     const request = buildDeliveryRequest({
       deliveryId: claimed.id,
-      event: event.event,
-      createdAt: new Date(event.created_at).toISOString(),
-      data: openSealedData(event.data, cipher),
-      secret: hook.secret,
+      event: claimed.event,
+      createdAt: payload.eventCreatedAt.toISOString(),
+      data: openSealedData(payload.eventData, cipher),
+      secret,
       // Signed at send time, so a retry 4 s later still falls inside the receiver's 300 s window.
       nowSeconds: Math.floor(clock.now().getTime() / 1000),
     });
@@ -145,7 +154,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
       // Our own failure (database hiccup mid-attempt): retried like a network error, within the budget.
       result = { outcome: 'retry', status: null, durationMs: 0, error: `worker_error: ${(err as Error).name}` };
     }
-    const done = await completeAttempt(db, claimed, result, clock.now());
+    const done = await completions.complete(claimed, result, clock.now());
     const report: AttemptReport = {
       deliveryId: claimed.id,
       webhookId: claimed.webhookId,
@@ -164,7 +173,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
     return report;
   }
 
-  /** Dispatch everything pending, then make every attempt due now, and wait for all of them. */
+  /**
+   * Dispatch everything pending, then make the attempts due now (up to `limit`), and wait for all of
+   * them: a step for tests on a fake clock. The running worker (worker.ts) never waits for a batch.
+   */
   async function runOnce(limit = 100): Promise<{ dispatched: number; reports: AttemptReport[] }> {
     const { deliveries } = await dispatch();
     const claims = await claim(limit);
@@ -172,7 +184,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
     return { dispatched: deliveries, reports };
   }
 
-  return { dispatch, claim, deliver, runOnce, leaseMs, timeoutMs };
+  return { dispatch, claim, deliver, runOnce, leaseMs, timeoutMs, perSubscription };
 }
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;

@@ -50,23 +50,138 @@ export async function markEventsDispatched(trx: Database, eventIds: string[], no
   await trx.updateTable('outbox_events').set({ dispatched_at: now }).where('id', 'in', eventIds).execute();
 }
 
+/** A due delivery as the claim locks it, with what its attempt needs (event and subscription) read alongside. */
+export interface DueDeliveryRow {
+  id: string;
+  workspace_id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  attempts: number;
+  lost_attempts: number;
+  lease_token: string | null;
+  event_data: unknown;
+  event_created_at: Date | string | null;
+  url: string | null;
+  secret: string | null;
+}
+
 /**
- * Due deliveries: never claimed, retry time reached, or claimed by a worker whose lease ran out (a
- * claim stores its lease expiry in next_attempt_at). Rows another worker is claiming right now are
- * skipped, so concurrent workers split the queue instead of queueing on each other's locks.
+ * Due deliveries, fair per subscription (issue 13). Due means never claimed, retry time reached, or
+ * claimed by a worker whose lease ran out (a claim stores its lease expiry in next_attempt_at).
+ * - It walks the subscriptions with pending deliveries (a loose scan of webhook_deliveries_hook_due), so
+ *   one subscription's backlog cannot hide another's deliveries, whatever their due times.
+ * - Per subscription it takes due retries and lapsed claims first (they have a promised time; a first
+ *   attempt only has a place in the queue), then its oldest first attempts. First attempts stop at
+ *   `perSubscription` in flight for that subscription (counted across all workers); retries may go up
+ *   to twice that, so a retry never waits for a slot to free up behind the backlog, and concurrency
+ *   towards one receiver stays bounded.
+ * - The result goes round-robin: every subscription's first pick, then every second pick, ….
+ * Rows another worker is claiming right now are skipped, so workers split the queue instead of waiting.
  */
-export async function lockDueDeliveries(trx: Database, now: Date, limit: number) {
-  return trx
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'workspace_id', 'webhook_id', 'event_id', 'event', 'attempts', 'lost_attempts', 'lease_token'])
-    .where('state', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()
-    .execute();
+export async function lockDueDeliveries(trx: Database, now: Date, limit: number, perSubscription: number): Promise<DueDeliveryRow[]> {
+  const perHook = Math.max(1, Math.min(limit, perSubscription));
+  const { rows } = await sql<DueDeliveryRow>`
+    WITH RECURSIVE hooks (webhook_id) AS (
+      (SELECT webhook_id FROM webhook_deliveries WHERE state = 'pending' ORDER BY webhook_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT n.webhook_id FROM webhook_deliveries n WHERE n.state = 'pending' AND n.webhook_id > h.webhook_id ORDER BY n.webhook_id LIMIT 1)
+      FROM hooks h WHERE h.webhook_id IS NOT NULL
+    ),
+    room AS (
+      SELECT h.webhook_id, (
+        SELECT count(*) FROM webhook_deliveries b
+        WHERE b.webhook_id = h.webhook_id AND b.state = 'pending' AND b.attempts > 0
+          AND b.next_attempt_at > ${now} AND b.lease_token IS NOT NULL
+      )::bigint AS busy
+      FROM hooks h WHERE h.webhook_id IS NOT NULL
+    ),
+    picked AS (
+      SELECT c.*, r.busy, 0 AS first_attempt FROM room r CROSS JOIN LATERAL (
+        SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.webhook_id = r.webhook_id AND d.state = 'pending' AND d.attempts > 0 AND d.next_attempt_at <= ${now}
+        ORDER BY d.next_attempt_at LIMIT ${perHook} FOR UPDATE SKIP LOCKED
+      ) c WHERE r.busy < 2 * ${perSubscription}::bigint
+      UNION ALL
+      SELECT c.*, r.busy, 1 AS first_attempt FROM room r CROSS JOIN LATERAL (
+        SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.webhook_id = r.webhook_id AND d.state = 'pending' AND d.attempts = 0 AND d.next_attempt_at <= ${now}
+        ORDER BY d.next_attempt_at LIMIT ${perHook} FOR UPDATE SKIP LOCKED
+      ) c WHERE r.busy < ${perSubscription}::bigint
+    ),
+    ranked AS (
+      SELECT p.*, row_number() OVER (PARTITION BY p.webhook_id ORDER BY p.first_attempt, p.next_attempt_at, p.id) AS pick FROM picked p
+    )
+    SELECT d.id, d.workspace_id, d.webhook_id, d.event_id, d.event, d.attempts, d.lost_attempts, d.lease_token,
+           e.data AS event_data, e.created_at AS event_created_at, w.url, w.secret
+    FROM ranked k
+    JOIN webhook_deliveries d ON d.id = k.id
+    LEFT JOIN outbox_events e ON e.id = d.event_id
+    LEFT JOIN webhooks w ON w.id = d.webhook_id
+    WHERE k.pick + k.busy <= CASE WHEN k.first_attempt = 0 THEN 2 * ${perSubscription}::bigint ELSE ${perSubscription}::bigint END
+    ORDER BY k.pick, k.first_attempt, k.next_attempt_at, k.id
+    LIMIT ${limit}
+  `.execute(trx);
+  return rows;
+}
+
+/** Takes the claim on many rows in one statement: next attempt number, a fencing token each, one lease. */
+export async function markClaimed(trx: Database, claims: Array<{ id: string; leaseToken: string; lostAttempts: number }>, leaseExpiresAt: Date) {
+  if (claims.length === 0) return;
+  await sql`
+    UPDATE webhook_deliveries d
+    SET attempts = d.attempts + 1, lost_attempts = v.lost, lease_token = v.token,
+        lease_expires_at = ${leaseExpiresAt}, next_attempt_at = ${leaseExpiresAt}
+    FROM (SELECT unnest(${claims.map((c) => c.id)}::uuid[]) AS id, unnest(${claims.map((c) => c.leaseToken)}::uuid[]) AS token,
+                 unnest(${claims.map((c) => c.lostAttempts)}::int[]) AS lost) v
+    WHERE d.id = v.id
+  `.execute(trx);
+}
+
+export interface FinishedAttempt {
+  deliveryId: string;
+  attempt: number;
+  leaseToken: string;
+  outcome: 'success' | 'retry' | 'fail';
+  status: number | null;
+  durationMs: number;
+  error: string | null;
+  finishedAt: Date;
+  state: 'pending' | 'delivered' | 'failed';
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records many finished attempts in two statements. Every attempt row is written (it is what happened);
+ * a delivery only moves while the claim still holds its lease token. Returns the ids that moved.
+ */
+export async function recordFinishedAttempts(trx: Database, items: FinishedAttempt[]): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const col = <T>(f: (i: FinishedAttempt) => T) => items.map(f);
+  const finishedAt = col((i) => i.finishedAt.toISOString());
+  await sql`
+    UPDATE webhook_attempts a
+    SET outcome = v.outcome, status = v.status, duration_ms = v.duration_ms, error = v.error, finished_at = v.finished_at
+    FROM (SELECT unnest(${col((i) => i.deliveryId)}::uuid[]) AS delivery_id, unnest(${col((i) => i.attempt)}::int[]) AS attempt,
+                 unnest(${col((i) => i.outcome)}::text[]) AS outcome, unnest(${col((i) => i.status)}::int[]) AS status,
+                 unnest(${col((i) => i.durationMs)}::int[]) AS duration_ms, unnest(${col((i) => i.error)}::text[]) AS error,
+                 unnest(${finishedAt}::timestamptz[]) AS finished_at) v
+    WHERE a.delivery_id = v.delivery_id AND a.attempt = v.attempt
+  `.execute(trx);
+  const { rows } = await sql<{ id: string }>`
+    UPDATE webhook_deliveries d
+    SET state = v.state, lease_token = NULL, lease_expires_at = NULL, last_status = v.status, last_error = v.error,
+        next_attempt_at = COALESCE(v.next_attempt_at, d.next_attempt_at),
+        completed_at = CASE WHEN v.state = 'pending' THEN NULL ELSE v.finished_at END
+    FROM (SELECT unnest(${col((i) => i.deliveryId)}::uuid[]) AS id, unnest(${col((i) => i.leaseToken)}::uuid[]) AS token,
+                 unnest(${col((i) => i.state)}::text[]) AS state, unnest(${col((i) => i.status)}::int[]) AS status,
+                 unnest(${col((i) => i.error)}::text[]) AS error,
+                 unnest(${col((i) => i.nextAttemptAt?.toISOString() ?? null)}::timestamptz[]) AS next_attempt_at,
+                 unnest(${finishedAt}::timestamptz[]) AS finished_at) v
+    WHERE d.id = v.id AND d.lease_token = v.token
+    RETURNING d.id
+  `.execute(trx);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Closes the attempt of a claim that never reported back, keeping whatever the worker did record. */
@@ -103,22 +218,8 @@ export async function updateDelivery(
 }
 
 /** The unique (delivery_id, attempt) key is what makes a second claim of the same attempt impossible. */
-export async function insertAttempt(trx: Database, row: { id: string; delivery_id: string; attempt: number; started_at: Date }) {
-  await trx.insertInto('webhook_attempts').values(row).execute();
-}
-
-export async function finishAttempt(
-  trx: Database,
-  deliveryId: string,
-  attempt: number,
-  values: Pick<WebhookAttemptsTable, 'status' | 'duration_ms' | 'error'> & { outcome: 'success' | 'retry' | 'fail'; finished_at: Date },
-) {
-  await trx.updateTable('webhook_attempts').set(values).where('delivery_id', '=', deliveryId).where('attempt', '=', attempt).execute();
-}
-
-export async function findEvents(db: Database, eventIds: string[]) {
-  if (eventIds.length === 0) return [];
-  return db.selectFrom('outbox_events').select(['id', 'event', 'data', 'created_at']).where('id', 'in', eventIds).execute();
+export async function insertAttempts(trx: Database, rows: Array<{ id: string; delivery_id: string; attempt: number; started_at: Date }>) {
+  if (rows.length > 0) await trx.insertInto('webhook_attempts').values(rows).execute();
 }
 
 /** When the worker has something to do next: now if events wait for dispatch, else the earliest due delivery. */

@@ -30,7 +30,8 @@ export interface Receiver {
  * A real HTTP(S) receiver on 127.0.0.1. Paths choose the behavior:
  * /ok (and anything unknown) 200, /status/NNN, /redirect/NNN, /hang (never answers),
  * /flaky/N/NNN (each delivery id gets NNN for its first N attempts, then 200),
- * /hold (parks the request until release()).
+ * /hold (parks the request until release()),
+ * /slow/MS (answers 200 after MS ms; 503 instead on the first attempt of a delivery whose body has "failFirst":true).
  */
 export async function startReceiver(tls?: { key: Buffer; cert: Buffer }): Promise<Receiver> {
   const requests: Received[] = [];
@@ -51,6 +52,10 @@ export async function startReceiver(tls?: { key: Buffer; cert: Buffer }): Promis
       if ((m = /^\/status\/(\d{3})$/.exec(bare))) return void res.writeHead(Number(m[1])).end('receiver body');
       if ((m = /^\/redirect\/(\d{3})$/.exec(bare))) return void res.writeHead(Number(m[1]), { location: '/ok' }).end();
       if ((m = /^\/flaky\/(\d+)\/(\d{3})$/.exec(bare))) return void res.writeHead(seen <= Number(m[1]) ? Number(m[2]) : 200).end();
+      if ((m = /^\/slow\/(\d+)(\/.*)?$/.exec(bare))) {
+        const status = seen === 1 && raw.includes('"failFirst":true') ? 503 : 200;
+        return void setTimeout(() => res.writeHead(status).end(), Number(m[1]));
+      }
       if (bare === '/hang') return;
       if (bare.startsWith('/hold')) {
         held.push(res);

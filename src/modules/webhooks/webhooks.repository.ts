@@ -82,13 +82,3 @@ export async function disableWebhook(db: Database, workspaceId: string, webhookI
     .executeTakeFirst();
   return row?.id;
 }
-
-/**
- * What the delivery worker needs to sign and send. Disabled subscriptions are included on purpose:
- * deliveries queued before a delete may still complete.
- */
-export async function findWebhookForDelivery(db: Database, webhookId: string, cipher: TextCipher) {
-  const row = await db.selectFrom('webhooks').select(['id', 'url', 'secret']).where('id', '=', webhookId).executeTakeFirst();
-  if (!row) return undefined;
-  return { id: row.id, url: row.url, secret: webhookSecretCodec.open(row.secret, cipher) };
-}

@@ -1,0 +1,108 @@
+// Webhook fan-out (issue 16): one delivery worker (startWorker, the production loop) against a local
+// receiver that answers 200, on PostgreSQL. Prints signed deliveries per second; target >= 1,000/s.
+// Run: npx tsx bench/webhooks.bench.ts
+//   BENCH_EVENTS=20000   events in the outbox before the worker starts
+//   BENCH_HOOKS=10       subscriptions of one workspace, all on the receiver (10 is the spec's maximum)
+//   BENCH_PGLITE=1       the embedded database instead (DATABASE_URL is then ignored)
+// DATABASE_URL (default postgres://root@127.0.0.1:5432/outreach_bench_webhooks) is dropped and re-created,
+// so never point this at a database you care about. Not a test: it prints numbers, it asserts nothing
+// beyond every delivery arriving once with a valid signature.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { loadConfig } from '../src/config/config.js';
+import { createDatabase } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createTextCipher } from '../src/lib/crypto.js';
+import { newId } from '../src/lib/ids.js';
+import { webhookSecretCodec } from '../src/modules/webhooks/webhooks.repository.js';
+import { enqueueEvents } from '../src/webhooks/outbox.js';
+import { verifyWebhook } from '../src/webhooks/sign.js';
+import { startWorker } from '../src/worker.js';
+
+const url = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/outreach_bench_webhooks';
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const HOOKS = Number(process.env.BENCH_HOOKS ?? 10);
+const PGLITE = process.env.BENCH_PGLITE === '1';
+const DELIVERIES = EVENTS * HOOKS;
+
+if (!PGLITE) {
+  const admin = new URL(url);
+  const dbName = admin.pathname.slice(1);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await client.query(`CREATE DATABASE ${dbName}`);
+  await client.end();
+}
+const handle = PGLITE ? await createDatabase({ kind: 'pglite' }) : await createDatabase({ kind: 'postgres', url, poolSize: 10 });
+const db = handle.db;
+await migrateToLatest(db);
+const config = loadConfig({}, { DATABASE_URL: url, OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1', OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent' });
+const cipher = createTextCipher(randomBytes(32));
+
+// The receiver verifies every signature (a real receiver's cost is not ours, but a bad signature is a bug).
+const secrets = new Map<string, string>();
+const seen = new Set<string>();
+let duplicates = 0;
+let badSignatures = 0;
+let done: () => void = () => {};
+const allDelivered = new Promise<void>((resolve) => (done = resolve));
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const raw = Buffer.concat(chunks);
+    const hookId = (req.url ?? '').split('/')[2];
+    const check = verifyWebhook(raw, req.headers['x-service-signature'] as string | undefined, secrets.get(hookId) ?? '');
+    if (!check.ok) badSignatures++;
+    const id = String(req.headers['x-service-delivery']);
+    if (seen.has(id)) duplicates++;
+    seen.add(id);
+    res.writeHead(200).end();
+    if (seen.size === DELIVERIES) done();
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+const port = (server.address() as AddressInfo).port;
+
+const workspaceId = newId();
+await db.insertInto('workspaces').values({ id: workspaceId, name: 'Bench' }).execute();
+for (let i = 0; i < HOOKS; i++) {
+  const id = newId();
+  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+  secrets.set(id, secret);
+  await db
+    .insertInto('webhooks')
+    .values({ id, workspace_id: workspaceId, url: `http://receiver.bench:${port}/hook/${id}`, events: ['lead.messaged'], secret: webhookSecretCodec.seal(secret, cipher) })
+    .execute();
+}
+const lead = { id: newId(), person: 'Ada Lovelace', company: 'Analytical Engines', title: 'CTO', email: 'ada@example.com', linkedinUrl: null, account: null, sequenceId: null, stage: 'messaged' };
+for (let i = 0; i < EVENTS; i += 1000) {
+  await db.transaction().execute((trx) =>
+    enqueueEvents(trx, Array.from({ length: Math.min(1000, EVENTS - i) }, (_, n) => ({ workspaceId, event: 'lead.messaged' as const, data: { lead, n: i + n } }))),
+  );
+}
+
+console.log(`${PGLITE ? 'PGlite' : 'PostgreSQL'}: ${EVENTS.toLocaleString()} events × ${HOOKS} subscriptions = ${DELIVERIES.toLocaleString()} deliveries, one worker`);
+const started = performance.now();
+let lastReport = started;
+let lastCount = 0;
+const progress = setInterval(() => {
+  const now = performance.now();
+  console.log(`  ${seen.size.toLocaleString()} delivered, ${Math.round(((seen.size - lastCount) * 1000) / (now - lastReport))}/s`);
+  lastReport = now;
+  lastCount = seen.size;
+}, 5000);
+const worker = startWorker({ db, config, cipher, resolver: async () => ['127.0.0.1'], idlePollMs: 100, retentionMs: 0 });
+await allDelivered;
+const seconds = (performance.now() - started) / 1000;
+clearInterval(progress);
+await worker.stop();
+const states = await db.selectFrom('webhook_deliveries').select(['state']).select((eb) => eb.fn.countAll<number>().as('n')).groupBy('state').execute();
+console.log(`delivered ${seen.size.toLocaleString()} in ${seconds.toFixed(1)} s: ${Math.round(seen.size / seconds).toLocaleString()} signed deliveries/s (target >= 1,000/s)`);
+console.log(`duplicates ${duplicates}, bad signatures ${badSignatures}, rows ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`);
+server.close();
+await handle.close();
