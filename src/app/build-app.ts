@@ -6,7 +6,8 @@ import type { Database } from '../db/database.js';
 import { isDatabaseReachable } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { AppError, tooManyRequests } from './errors.js';
+import { AppError } from './errors.js';
+import { createAuthHook } from './plugins/auth.js';
 import { validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
@@ -113,19 +114,14 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
 
   const rateLimitStore = deps.rateLimitStore ?? createMemoryRateLimitStore();
   const limit = deps.config.rateLimitPerMinute;
+  const authHook = createAuthHook({ workspaces: deps.services.workspaces, rateLimitStore, rateLimitPerMinute: limit });
+  // Start listening for key, Team link and setting changes before the first request, and stop with the app.
+  deps.services.workspaces.authCache.start();
+  app.addHook('onClose', async () => deps.services.workspaces.close());
 
   await app.register(
     async (api) => {
-      api.addHook('onRequest', async (req, reply) => {
-        if (req.routeOptions.config?.public) return;
-        const key = await deps.services.workspaces.authenticate(req.headers.authorization);
-        const { count, resetAt } = await rateLimitStore.hit(`key:${key.keyId}`, 60_000);
-        reply.header('x-ratelimit-limit', String(limit));
-        reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)));
-        if (count > limit) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
-        req.auth = await deps.services.workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
-        if (req.routeOptions.config?.xChannel) await deps.services.workspaces.assertXChannelEnabled(req.auth.workspaceId);
-      });
+      api.addHook('onRequest', authHook);
       await registerApiRoutes(api as AppInstance, deps);
     },
     { prefix: API_PREFIX },
