@@ -191,7 +191,7 @@ function engineConfigOf(e: Env): EngineConfig {
  * Never echoes the value given (it may be a secret).
  */
 function describeRule(name: string, fallback: string): string {
-  const schema = (EnvSchema.properties as Record<string, Record<string, unknown> | undefined>)[name];
+  const schema = (EnvSchema.properties as unknown as Record<string, Record<string, unknown> | undefined>)[name];
   if (!schema) return fallback;
   const choices = (schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const).filter((v) => v !== undefined);
   if (choices?.length) return `must be one of: ${choices.join(', ')}`;
