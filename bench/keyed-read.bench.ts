@@ -18,6 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -144,7 +145,9 @@ async function seed(): Promise<{ key: string; leadIds: string[] }> {
 }
 
 function startChild(role: 'floor' | 'service'): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), `--role=${role}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_PROFILE=dir writes a CPU profile of each server there when it stops.
+  const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${role}`] : [];
+  const child = spawn(process.execPath, [...profile, ...process.execArgv, fileURLToPath(import.meta.url), `--role=${role}`], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c) => {
@@ -156,7 +159,18 @@ function startChild(role: 'floor' | 'service'): Promise<{ child: ChildProcess; p
   });
 }
 
-async function load(port: number, key: string, leadIds: string[], seconds: number) {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+async function load(port: number, key: string, leadIds: string[], seconds: number, pid?: number) {
+  const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,
@@ -165,13 +179,17 @@ async function load(port: number, key: string, leadIds: string[], seconds: numbe
     requests: leadIds.map((id) => ({ method: 'GET' as const, path: `/api/v1/x/leads/${id}` })),
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`port ${port}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  const cpuAfter = cpuSeconds(pid);
+  // Server CPU per request: less sensitive to a busy machine than requests/s.
+  const cpuUs = cpuBefore !== null && cpuAfter !== null ? Math.round(((cpuAfter - cpuBefore) * 1e6) / result.requests.total) : NaN;
+  return { rps: result.requests.average, p99: result.latency.p99, cpuUs };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   const role = process.argv.find((a) => a.startsWith('--role='))?.slice(7);
+  if (role) process.on('SIGTERM', () => process.exit(0));
   if (role === 'floor') return runFloor();
   if (role === 'service') return runService();
 
@@ -183,21 +201,27 @@ async function main() {
     // Warm both (JIT, pools, the service's auth cache) before measuring.
     await load(floor.port, key, leadIds, 2);
     await load(service.port, key, leadIds, 2);
-    const rounds: { floor: { rps: number; p99: number }; service: { rps: number; p99: number } }[] = [];
+    type Result = Awaited<ReturnType<typeof load>>;
+    const rounds: { floor: Result; service: Result }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       // Alternate which goes first, so a drift in machine load touches both alike.
       const order: ('floor' | 'service')[] = r % 2 === 0 ? ['floor', 'service'] : ['service', 'floor'];
       const round = {} as (typeof rounds)[number];
-      for (const which of order) round[which] = await load(which === 'floor' ? floor.port : service.port, key, leadIds, SECONDS);
+      for (const which of order) {
+        const server = which === 'floor' ? floor : service;
+        round[which] = await load(server.port, key, leadIds, SECONDS, server.child.pid);
+      }
       rounds.push(round);
       console.log(
-        `round ${r + 1}: floor ${round.floor.rps.toFixed(0)} req/s p99 ${round.floor.p99} ms | service ${round.service.rps.toFixed(0)} req/s p99 ${round.service.p99} ms | ratio ${(round.service.rps / round.floor.rps).toFixed(2)}`,
+        `round ${r + 1}: floor ${round.floor.rps.toFixed(0)} req/s p99 ${round.floor.p99} ms ${round.floor.cpuUs} µs CPU/req | ` +
+          `service ${round.service.rps.toFixed(0)} req/s p99 ${round.service.p99} ms ${round.service.cpuUs} µs CPU/req | ratio ${(round.service.rps / round.floor.rps).toFixed(2)}`,
       );
     }
     const f = median(rounds.map((r) => r.floor.rps));
     const s = median(rounds.map((r) => r.service.rps));
     console.log(
-      `median: floor ${f.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.floor.p99))} ms), service ${s.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.service.p99))} ms), ratio ${(s / f).toFixed(2)} (target >= 1.0)`,
+      `median: floor ${f.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.floor.p99))} ms, ${median(rounds.map((r) => r.floor.cpuUs))} µs CPU/req), ` +
+        `service ${s.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.service.p99))} ms, ${median(rounds.map((r) => r.service.cpuUs))} µs CPU/req), ratio ${(s / f).toFixed(2)} (target >= 1.0)`,
     );
     console.log(`load after: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
