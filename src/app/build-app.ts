@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { AppError } from './errors.js';
 import { createAuthHook } from './plugins/auth.js';
-import { drainRefusedBody, handleClientError, refuseCredentialsInUrl, serializeRequest } from './plugins/http-edge.js';
+import { drainRefusedBody, handleClientError, checkRequestUrl, serializeRequest } from './plugins/http-edge.js';
 import { formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
@@ -66,10 +66,16 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     }
   });
 
-  app.addHook('onRequest', refuseCredentialsInUrl);
-
-  app.addHook('onSend', async (req, reply) => {
+  // First on every request, as a callback hook (no promise on the hot path): the request id header, which error
+  // answers keep, and the URL checks (414, a key in the query string).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    try {
+      checkRequestUrl(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | AppError, req, reply) => {

@@ -176,3 +176,12 @@ describe('a key in the query string (issue 13 defect 6, issue 17 finding 6)', ()
     expect(redactUrl('/a?password=p')).toBe('/a?password=[redacted]');
   });
 });
+
+describe('X-Request-Id', () => {
+  it('is on every answer, errors from the edge and from the auth hook included', async () => {
+    for (const [url, headers] of [['/api/v1/workspaces', ws.auth], ['/api/v1/workspaces', {}], [`/api/v1/workspaces?api_key=${ws.key}`, {}], ['/nowhere', {}]] as const) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'x-request-id': 'abc-123' } });
+      expect(res.headers['x-request-id'], url).toBe('abc-123');
+    }
+  });
+});

@@ -68,8 +68,9 @@ export function serializeRequest(req: FastifyRequest) {
  * A key belongs in the Authorization header only: URLs end up in logs, proxies and browser history. Refused
  * before authentication, on every route, without echoing the value.
  */
-export async function refuseCredentialsInUrl(req: FastifyRequest) {
+export function checkRequestUrl(req: FastifyRequest): void {
   if (req.url.length > MAX_URL_LENGTH) throw new AppError(414, 'uri_too_long', `the request URL is longer than ${MAX_URL_LENGTH} bytes`);
+  if (!req.url.includes('?')) return;
   const found = queryParams(req.url).find(isKey);
   if (found) {
     throw new AppError(

@@ -140,9 +140,10 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
   }
 
   async function assertXChannelEnabled(workspaceId: string) {
+    // Only "on" is cached: switching a channel back on is seen at once even when written behind the services' back.
     const ws = await cache.workspace(workspaceId, async () => {
       const row = await repo.findWorkspaceSettings(db, workspaceId);
-      return row && { xChannelEnabled: row.x_channel_enabled };
+      return row?.x_channel_enabled ? { xChannelEnabled: true } : undefined;
     });
     if (!ws || !ws.xChannelEnabled) throw forbidden('channel_disabled', 'the social-network channel is disabled for this workspace');
   }
