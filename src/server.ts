@@ -61,7 +61,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   const handle = await openDatabase(config, logger);
   await migrateToLatest(handle.db);
   const outboxSignal = createOutboxSignal();
-  const services = createServices({ db: handle.db, config, clock: systemClock, cipher, outboxSignal });
+  const services = createServices({ db: handle.db, config, clock: systemClock, cipher, outboxSignal, authChangesUrl: config.database.kind === 'postgres' ? config.database.url : null });
 
   let demoKey: string | null = null;
   if (config.seedDemo) {

@@ -6,8 +6,10 @@ import type { Database } from '../db/database.js';
 import { isDatabaseReachable } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { AppError, tooManyRequests } from './errors.js';
-import { validatorCompiler } from './validation.js';
+import { AppError } from './errors.js';
+import { createAuthHook } from './plugins/auth.js';
+import { drainRefusedBody, handleClientError, checkRequestUrl, serializeRequest } from './plugins/http-edge.js';
+import { formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
@@ -37,6 +39,11 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : newId();
     },
     bodyLimit: 1024 * 1024,
+    schemaErrorFormatter: formatSchemaErrors,
+    // Node's parser refusals (URL or headers over 16 KiB, malformed requests) get the project's JSON error body.
+    clientErrorHandler: handleClientError,
+    // Every request log line serializes the request through here, so credential query parameters never reach a log.
+    childLoggerFactory: (logger, bindings, opts) => logger.child(bindings, { ...opts, serializers: { ...opts.serializers, req: serializeRequest } }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as AppInstance;
@@ -45,8 +52,11 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   app.decorateRequest('auth', null as never);
 
   // An empty body with a JSON content type means "no body" (a bare POST .../stop), not a parse error.
+  // `application/json` and `application/*+json`, with any parameters (`; charset=utf-8` has no effect, RFC 8259).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
+  // Every operation takes JSON; a text body is refused as an unsupported media type (docs/foundation.md).
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser(/^application\/([\w!#$&^.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (_req, body, done) => {
     const text = (body as string).trim();
     if (text === '') return done(null, undefined);
     try {
@@ -56,11 +66,24 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     }
   });
 
-  app.addHook('onSend', async (req, reply) => {
+  // First on every request, as a callback hook (no promise on the hot path): the request id header, which error
+  // answers keep, and the URL checks (414, a key in the query string).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    try {
+      checkRequestUrl(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | AppError, req, reply) => {
+    // A refused request whose body was not read: drop the rest (bounded) instead of closing on a client still sending.
+    if (!req.raw.complete) {
+      reply.removeHeader('connection');
+      drainRefusedBody(req.raw);
+    }
     if (error instanceof AppError) {
       for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
       const body: Record<string, unknown> = { ...error.body, error: error.code };
@@ -75,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       return reply.status(400).send({ error: 'unsupported_content_type', message: 'request body must be application/json' });
     }
     if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.status(413).send({ error: 'body_too_large', message: fe.message });
+      return reply.status(413).send({ error: 'body_too_large', message: `request body is larger than ${req.routeOptions.bodyLimit ?? 1024 * 1024} bytes` });
     }
     if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.status(fe.statusCode === 415 ? 400 : fe.statusCode).send({ error: 'invalid_request', message: fe.message });
@@ -113,19 +136,14 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
 
   const rateLimitStore = deps.rateLimitStore ?? createMemoryRateLimitStore();
   const limit = deps.config.rateLimitPerMinute;
+  const authHook = createAuthHook({ workspaces: deps.services.workspaces, rateLimitStore, rateLimitPerMinute: limit });
+  // Start listening for key, Team link and setting changes before the first request, and stop with the app.
+  deps.services.workspaces.authCache.start();
+  app.addHook('onClose', async () => deps.services.workspaces.close());
 
   await app.register(
     async (api) => {
-      api.addHook('onRequest', async (req, reply) => {
-        if (req.routeOptions.config?.public) return;
-        const key = await deps.services.workspaces.authenticate(req.headers.authorization);
-        const { count, resetAt } = await rateLimitStore.hit(`key:${key.keyId}`, 60_000);
-        reply.header('x-ratelimit-limit', String(limit));
-        reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)));
-        if (count > limit) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
-        req.auth = await deps.services.workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
-        if (req.routeOptions.config?.xChannel) await deps.services.workspaces.assertXChannelEnabled(req.auth.workspaceId);
-      });
+      api.addHook('onRequest', authHook);
       await registerApiRoutes(api as AppInstance, deps);
     },
     { prefix: API_PREFIX },

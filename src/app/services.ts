@@ -39,6 +39,11 @@ export interface ServiceDeps {
   outboxSignal?: OutboxSignal;
   /** Channel drivers (default: sandbox per channel, SMTP e-mail when SMTP_URL is set). */
   drivers?: ChannelDrivers;
+  /**
+   * PostgreSQL only: where the API's auth cache LISTENs for key, Team link and setting changes made by other
+   * processes. Leave it unset on PGlite (one process; writers invalidate directly).
+   */
+  authChangesUrl?: string | null;
 }
 
 /** The one resources bag: every route, MCP tool and CLI command reaches the domain through it. */

@@ -186,6 +186,28 @@ function engineConfigOf(e: Env): EngineConfig {
   });
 }
 
+/**
+ * What a variable accepts, in words: the allowed values of a choice, the range of a number, the form of a URL.
+ * Never echoes the value given (it may be a secret).
+ */
+function describeRule(name: string, fallback: string): string {
+  const schema = (EnvSchema.properties as unknown as Record<string, Record<string, unknown> | undefined>)[name];
+  if (!schema) return fallback;
+  const choices = (schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const).filter((v) => v !== undefined);
+  if (choices?.length) return `must be one of: ${choices.join(', ')}`;
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const kind = schema.type === 'integer' ? 'a whole number' : 'a number';
+    const min = schema.minimum as number | undefined;
+    const max = schema.maximum as number | undefined;
+    if (min !== undefined && max !== undefined) return `must be ${kind} from ${min} to ${max}`;
+    if (min !== undefined) return `must be ${kind} of at least ${min}`;
+    return `must be ${kind}`;
+  }
+  if (name === 'DATABASE_URL') return 'must be a postgres:// or postgresql:// URL';
+  if (name === 'REDIS_URL') return 'must be a redis:// or rediss:// URL';
+  return fallback;
+}
+
 /** Reads the environment once; an invalid value stops start-up naming the variable instead of failing later. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Env> = {}): Config {
   const raw: Record<string, unknown> = {};
@@ -198,8 +220,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const errors = [...Value.Errors(EnvSchema, converted)];
   if (errors.length > 0) {
     const first = errors[0];
-    const name = (first.instancePath || '').replace(/^\//, '') || 'environment';
-    throw new ConfigError(`invalid configuration: ${name} ${first.message}`);
+    const name = (first.instancePath || '').replace(/^\//, '').split('/')[0] || 'environment';
+    throw new ConfigError(`invalid configuration: ${name} ${describeRule(name, first.message)}`);
   }
   const e = converted as Env;
   const dataDir = path.resolve(e.OUTREACH_DATA_DIR);

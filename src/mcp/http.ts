@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { tooManyRequests } from '../app/errors.js';
 import type { RateLimitStore } from '../app/plugins/rate-limit.js';
+import { createAuthHook } from '../app/plugins/auth.js';
 import type { Services } from '../app/services.js';
 import type { AppInstance } from '../app/types.js';
 import { createMcpServer } from './server.js';
@@ -11,8 +11,8 @@ export const MCP_PATH = '/mcp';
 export interface McpHttpOptions {
   services: Services;
   /** The API's store, so a key has one per-minute budget across the API and the agent tools. */
-  rateLimitStore?: RateLimitStore;
-  rateLimitPerMinute?: number;
+  rateLimitStore: RateLimitStore;
+  rateLimitPerMinute: number;
 }
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -24,18 +24,8 @@ const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error
 export async function mcpRoutes(app: AppInstance, opts: McpHttpOptions) {
   const { services, rateLimitStore, rateLimitPerMinute } = opts;
 
-  // The same key and workspace rules as /api/v1 (401 unauthorized, 403 workspace_forbidden, 400 invalid_workspace_client),
-  // through the same service calls, answered by the same error handler.
-  app.addHook('onRequest', async (req, reply) => {
-    const key = await services.workspaces.authenticate(req.headers.authorization);
-    if (rateLimitStore && rateLimitPerMinute) {
-      const { count, resetAt } = await rateLimitStore.hit(`key:${key.keyId}`, 60_000);
-      reply.header('x-ratelimit-limit', String(rateLimitPerMinute));
-      reply.header('x-ratelimit-remaining', String(Math.max(0, rateLimitPerMinute - count)));
-      if (count > rateLimitPerMinute) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
-    }
-    req.auth = await services.workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
-  });
+  // The same key, budget and workspace rules as /api/v1 (one hook), answered by the same error handler.
+  app.addHook('onRequest', createAuthHook({ workspaces: services.workspaces, rateLimitStore, rateLimitPerMinute }));
 
   app.post(MCP_PATH, { schema: { hide: true } }, async (req: FastifyRequest, reply: FastifyReply) => {
     // Fastify has already read the stream; without a parsed body the transport would wait for bytes that never come.

@@ -38,4 +38,28 @@ describe.skipIf(!redisUrl)('rate limit shared through Redis (REDIS_URL)', () => 
     }
     expect(codes).toEqual([200, 200, 200, 200, 429, 429]);
   });
+
+  it('one pipelined round trip per hit, the first one included (MULTI: start the window, count, read its reset)', async () => {
+    const r = new Redis(redisUrl!);
+    redis.push(r);
+    const calls: string[] = [];
+    // Records every command the store sends outside a MULTI; a MULTI goes out as one pipelined write on exec.
+    const spy = new Proxy(r, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function' || typeof prop !== 'string') return value;
+        return (...args: unknown[]) => {
+          calls.push(prop);
+          return value.apply(target, args);
+        };
+      },
+    });
+    const store = createRedisRateLimitStore(spy, `outreach:test:${randomBytes(6).toString('hex')}:`);
+    const first = await store.hit('k', 60_000);
+    const second = await store.hit('k', 60_000);
+    expect(calls).toEqual(['multi', 'multi']);
+    expect([first.count, second.count]).toEqual([1, 2]);
+    expect(first.resetAt - Date.now()).toBeGreaterThan(58_000);
+    expect(first.resetAt - Date.now()).toBeLessThanOrEqual(60_000);
+  });
 });

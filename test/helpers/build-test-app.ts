@@ -44,7 +44,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent', ...options.env });
   const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
   const cipher = options.cipher ?? createTextCipher(randomBytes(32));
-  const services = createServices({ db: handle.db, config, clock, cipher, publicData: options.publicData, resolver: options.resolver, drivers: options.drivers });
+  const services = createServices({ db: handle.db, config, clock, cipher, publicData: options.publicData, resolver: options.resolver, drivers: options.drivers, authChangesUrl: (handle as { url?: string }).url });
   const app = await buildApp({ config, db: handle.db, services, clock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken });
   await app.ready();
   return {

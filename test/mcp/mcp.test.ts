@@ -300,11 +300,13 @@ describe('authentication and workspace selection (same rules as the API)', () =>
 
   it('X tools answer 403 channel_disabled while the channel is off, like their routes', async () => {
     await t.db.updateTable('workspaces').set({ x_channel_enabled: false }).where('id', '=', home.workspaceId).execute();
+    await t.services.workspaces.workspaceSettingsChanged(home.workspaceId); // what every writer of the switch does
     try {
       expect(await fails(client, 'list_x_accounts')).toMatchObject({ error: 'channel_disabled', httpStatus: 403 });
       expect((await call(client, 'list_sequences')).ok).toBe(true);
     } finally {
       await t.db.updateTable('workspaces').set({ x_channel_enabled: true }).where('id', '=', home.workspaceId).execute();
+      await t.services.workspaces.workspaceSettingsChanged(home.workspaceId);
     }
   });
 });

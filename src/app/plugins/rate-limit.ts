@@ -27,19 +27,16 @@ export function createMemoryRateLimitStore(now: () => number = Date.now): RateLi
   };
 }
 
-// Several API processes share one fixed window per key through Redis, so they agree on the limit.
+// Several API processes share one fixed window per key through Redis, so they agree on the limit. One pipelined
+// MULTI per request (one round trip): start the window if absent, count the hit, read when the window resets.
 export function createRedisRateLimitStore(redis: Redis, prefix = 'outreach:rl:'): RateLimitStore {
   return {
     async hit(key, windowMs) {
       const k = prefix + key;
-      const result = await redis.multi().incr(k).pttl(k).exec();
-      const count = Number(result?.[0]?.[1] ?? 1);
-      let ttl = Number(result?.[1]?.[1] ?? -1);
-      if (ttl < 0) {
-        await redis.pexpire(k, windowMs);
-        ttl = windowMs;
-      }
-      return { count, resetAt: Date.now() + ttl };
+      const result = await redis.multi().set(k, 0, 'PX', windowMs, 'NX').incr(k).pttl(k).exec();
+      const count = Number(result?.[1]?.[1] ?? 1);
+      const ttl = Number(result?.[2]?.[1] ?? -1);
+      return { count, resetAt: Date.now() + (ttl > 0 ? ttl : windowMs) };
     },
     async close() {
       await redis.quit();

@@ -1,5 +1,58 @@
+import { sql } from 'kysely';
+import pg from 'pg';
 import type { Database } from '../../db/database.js';
 import type { Role } from '../../domain/vocabulary.js';
+import type { AuthChangeListener } from './auth-cache.js';
+
+/** The PostgreSQL notification channel on which key, Team link and workspace-setting changes are announced. */
+export const AUTH_CHANGES_CHANNEL = 'outreach_auth_changes';
+
+/** Announces a change to every listening process; inside a transaction it is delivered only if that commits. */
+export async function notifyAuthChange(db: Database, message: string) {
+  await sql`select pg_notify(${AUTH_CHANGES_CHANNEL}, ${message})`.execute(db);
+}
+
+/**
+ * A dedicated connection (outside the pool, which would recycle it) that LISTENs for auth changes.
+ * `onDrop` fires once when the connection fails or the server ends it.
+ */
+export async function listenForAuthChanges(
+  url: string,
+  handlers: { onMessage(payload: string): void; onDrop(): void },
+): Promise<AuthChangeListener> {
+  const client = new pg.Client({ connectionString: url, keepAlive: true });
+  let closing = false;
+  let dropped = false;
+  const drop = () => {
+    if (closing || dropped) return;
+    dropped = true;
+    handlers.onDrop();
+    void client.end().catch(() => undefined);
+  };
+  client.on('error', drop);
+  client.on('end', drop);
+  client.on('notification', (n) => {
+    if (n.channel === AUTH_CHANGES_CHANNEL) handlers.onMessage(n.payload ?? '');
+  });
+  try {
+    await client.connect();
+    await client.query(`LISTEN ${AUTH_CHANGES_CHANNEL}`);
+  } catch (err) {
+    closing = true;
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+  return {
+    close: async () => {
+      closing = true;
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+export async function findWorkspaceSettings(db: Database, workspaceId: string) {
+  return db.selectFrom('workspaces').select(['x_channel_enabled']).where('id', '=', workspaceId).executeTakeFirst();
+}
 
 export async function findApiKeyByHash(db: Database, keyHash: string) {
   return db

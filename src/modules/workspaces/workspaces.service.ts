@@ -4,6 +4,7 @@ import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../a
 import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
 import { ROLES, inWords, isRole, type Role } from '../../domain/vocabulary.js';
 import * as repo from './workspaces.repository.js';
+import { authChange, createAuthCache, type CachedKey } from './auth-cache.js';
 
 export type { Role };
 
@@ -25,18 +26,44 @@ export function generateApiKeySecret(): string {
   return `${API_KEY_PREFIX}${randomToken(32)}`;
 }
 
-export function createWorkspacesService(deps: { db: Database; clock: Clock }) {
+/** `Bearer <key>`; the scheme is case-insensitive (RFC 9110 §11.1), the key is printable ASCII. */
+const BEARER = /^bearer +([\x21-\x7e]{16,512})$/i;
+
+export interface WorkspacesServiceDeps {
+  db: Database;
+  clock: Clock;
+  /**
+   * The PostgreSQL URL to LISTEN on for auth changes made by other processes. Without it the service assumes it is
+   * the only process writing keys, Team links and settings (PGlite) and invalidates its cache directly.
+   */
+  authChangesUrl?: string | null;
+  onAuthListenerError?: (err: unknown) => void;
+}
+
+export function createWorkspacesService(deps: WorkspacesServiceDeps) {
   const { db, clock } = deps;
+  const url = deps.authChangesUrl;
+  const cache = createAuthCache({
+    listen: url ? (handlers) => repo.listenForAuthChanges(url, handlers) : undefined,
+    onListenerError: deps.onAuthListenerError,
+  });
+
+  const loadKey = async (hash: string): Promise<CachedKey | undefined> => {
+    const row = await repo.findApiKeyByHash(db, hash);
+    return row && { keyId: row.id, homeWorkspaceId: row.workspace_id, expiresAt: row.expires_at?.getTime() ?? null, revoked: row.revoked_at !== null };
+  };
 
   /** Only the SHA-256 of a key is stored, so a key is found by hashing what the caller presented. */
   async function authenticate(authorization: string | undefined): Promise<{ keyId: string; homeWorkspaceId: string }> {
     if (!authorization) throw unauthorized();
-    const match = /^Bearer ([\x21-\x7e]{16,512})$/.exec(authorization.trim());
+    const match = BEARER.exec(authorization.trim());
     if (!match) throw unauthorized();
-    const key = await repo.findApiKeyByHash(db, hashApiKey(match[1]));
-    if (!key || key.revoked_at) throw unauthorized();
-    if (key.expires_at && key.expires_at.getTime() <= clock.now().getTime()) throw unauthorized();
-    return { keyId: key.id, homeWorkspaceId: key.workspace_id };
+    const hash = hashApiKey(match[1]);
+    const key = await cache.key(hash, () => loadKey(hash));
+    if (!key || key.revoked) throw unauthorized();
+    // Checked on every request against the clock, cached or not: an expired key is refused at its instant.
+    if (key.expiresAt !== null && key.expiresAt <= clock.now().getTime()) throw unauthorized();
+    return { keyId: key.keyId, homeWorkspaceId: key.homeWorkspaceId };
   }
 
   async function selectWorkspace(
@@ -52,9 +79,9 @@ export function createWorkspacesService(deps: { db: Database; clock: Clock }) {
     }
     const workspaceId = value[0].toLowerCase();
     if (workspaceId === key.homeWorkspaceId) return { ...key, workspaceId, role: 'owner' };
-    const link = await repo.findTeamLink(db, key.homeWorkspaceId, workspaceId);
-    if (!link) throw forbidden('workspace_forbidden', 'this key may not use the selected workspace');
-    return { ...key, workspaceId, role: link.role };
+    const role = await cache.teamLink(key.homeWorkspaceId, workspaceId, async () => (await repo.findTeamLink(db, key.homeWorkspaceId, workspaceId))?.role);
+    if (!role) throw forbidden('workspace_forbidden', 'this key may not use the selected workspace');
+    return { ...key, workspaceId, role };
   }
 
   async function listWorkspaces(homeWorkspaceId: string) {
@@ -91,7 +118,11 @@ export function createWorkspacesService(deps: { db: Database; clock: Clock }) {
     if (!isUuid(keyId)) throw notFound('key');
     const key = await repo.findApiKey(db, keyId);
     if (!key) throw notFound('key');
-    await repo.revokeApiKey(db, keyId, clock.now());
+    await db.transaction().execute(async (trx) => {
+      await repo.revokeApiKey(trx, keyId, clock.now());
+      await repo.notifyAuthChange(trx, authChange.key(keyId));
+    });
+    cache.invalidate(authChange.key(keyId));
     return { id: keyId, revoked: true };
   }
 
@@ -101,16 +132,46 @@ export function createWorkspacesService(deps: { db: Database; clock: Clock }) {
     }
     if (input.ownerWorkspaceId === input.clientWorkspaceId) throw new AppError(400, 'invalid_team_link', 'a workspace cannot be its own client');
     if (!isRole(input.role)) throw badRequest('invalid_role', `role must be ${inWords(ROLES)}`);
-    await repo.upsertTeamLink(db, { owner_workspace_id: input.ownerWorkspaceId, client_workspace_id: input.clientWorkspaceId, role: input.role });
+    await db.transaction().execute(async (trx) => {
+      await repo.upsertTeamLink(trx, { owner_workspace_id: input.ownerWorkspaceId, client_workspace_id: input.clientWorkspaceId, role: input.role });
+      await repo.notifyAuthChange(trx, authChange.teamLinks(input.ownerWorkspaceId));
+    });
+    cache.invalidate(authChange.teamLinks(input.ownerWorkspaceId));
     return { ownerWorkspaceId: input.ownerWorkspaceId, clientWorkspaceId: input.clientWorkspaceId, role: input.role };
   }
 
   async function assertXChannelEnabled(workspaceId: string) {
-    const ws = await repo.findWorkspace(db, workspaceId);
-    if (!ws || !ws.x_channel_enabled) throw forbidden('channel_disabled', 'the social-network channel is disabled for this workspace');
+    // Only "on" is cached: switching a channel back on is seen at once even when written behind the services' back.
+    const ws = await cache.workspace(workspaceId, async () => {
+      const row = await repo.findWorkspaceSettings(db, workspaceId);
+      return row?.x_channel_enabled ? { xChannelEnabled: true } : undefined;
+    });
+    if (!ws || !ws.xChannelEnabled) throw forbidden('channel_disabled', 'the social-network channel is disabled for this workspace');
   }
 
-  return { assertXChannelEnabled, authenticate, selectWorkspace, listWorkspaces, createWorkspace, createApiKey, revokeApiKey, addTeamLink };
+  /**
+   * Every writer of a workspace setting the auth path reads (the X-channel switch) calls this, in its transaction
+   * when it has one, so every process forgets the cached value.
+   */
+  async function workspaceSettingsChanged(workspaceId: string, trx: Database = db) {
+    await repo.notifyAuthChange(trx, authChange.workspace(workspaceId));
+    cache.invalidate(authChange.workspace(workspaceId));
+  }
+
+  return {
+    assertXChannelEnabled,
+    authenticate,
+    selectWorkspace,
+    listWorkspaces,
+    createWorkspace,
+    createApiKey,
+    revokeApiKey,
+    addTeamLink,
+    workspaceSettingsChanged,
+    /** The in-process auth cache (tests and the HTTP edge start and stop its listener). */
+    authCache: cache,
+    close: () => cache.close(),
+  };
 }
 
 export type WorkspacesService = ReturnType<typeof createWorkspacesService>;
