@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngineLoop } from '../../src/engine/loop.js';
-import { enqueueEvent } from '../../src/jobs/outbox.js';
+import { enqueueEvent } from '../../src/webhooks/outbox.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
 import type { TestApp } from '../helpers/build-test-app.js';
 import { createWorkspaceWithKey } from '../helpers/build-test-app.js';

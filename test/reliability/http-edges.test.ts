@@ -64,9 +64,9 @@ describe('duplicated headers on the wire', () => {
   });
 });
 
-describe('issue 13 defects being fixed elsewhere (it.fails until then)', () => {
+describe('issue 13 defects, fixed', () => {
   // DEFECT (issue 13 #3): `application/json; charset=utf-8` is refused with 400 unsupported_content_type.
-  it.fails('JSON with a charset parameter is accepted', async () => {
+  it('JSON with a charset parameter is accepted', async () => {
     const res = await fetch(`${base}/api/v1/x/users/resolve`, {
       method: 'POST',
       headers: { authorization: `Bearer ${w.owner.key}`, 'content-type': 'application/json; charset=utf-8' },
@@ -76,7 +76,7 @@ describe('issue 13 defects being fixed elsewhere (it.fails until then)', () => {
   });
 
   // DEFECT (issue 13 #4): the auth scheme is compared case-sensitively.
-  it.fails('`bearer` in lower case authenticates (RFC 9110 §11.1)', async () => {
+  it('`bearer` in lower case authenticates (RFC 9110 §11.1)', async () => {
     const res = await fetch(`${base}/api/v1/workspaces`, { headers: { authorization: `bearer ${w.owner.key}` } });
     expect(res.status).toBe(200);
   });
@@ -96,7 +96,7 @@ describe('issue 13 defects being fixed elsewhere (it.fails until then)', () => {
   });
 
   // DEFECT (issue 13 #5): 414 and 431 answer the framework's {"error":"Bad Request","code":"FST_…"} shape.
-  it.fails('a path parameter over the router limit answers the project’s JSON error body', async () => {
+  it('a path parameter over the router limit answers the project’s JSON error body', async () => {
     const res = await fetch(`${base}/api/v1/x/leads/${'b'.repeat(201)}`, { headers: { authorization: `Bearer ${w.owner.key}` } });
     expect(res.status).toBeLessThan(500);
     const body = await res.json();
@@ -104,14 +104,14 @@ describe('issue 13 defects being fixed elsewhere (it.fails until then)', () => {
     expect(body.error).toMatch(/^[a-z_]+$/);
   });
 
-  it.fails('a header block over the limit answers the project’s JSON error body', async () => {
+  it('a header block over the limit answers the project’s JSON error body', async () => {
     const res = await raw(`GET /api/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.owner.key}\r\nX-Big: ${'h'.repeat(20_000)}\r\nConnection: close\r\n\r\n`);
     expect(res.status).toBe(431);
     expect(JSON.parse(res.body).error).toMatch(/^[a-z_]+$/);
   });
 
   // DEFECT (issue 13 #6): `?api_key=` is accepted silently and written verbatim into the request log.
-  it.fails('a key in the query string is refused with 400 and never logged', async () => {
+  it('a key in the query string is refused with 400 and never logged', async () => {
     const res = await fetch(`${base}/api/v1/workspaces?api_key=${w.stranger.key}`, { headers: { authorization: `Bearer ${w.owner.key}` } });
     expect(res.status).toBe(400);
     expect(findSecrets(logs.text(), [w.stranger.key])).toEqual([]);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../src/index.js';
-import { enqueueEvents } from '../../src/jobs/outbox.js';
+import { enqueueEvents } from '../../src/webhooks/outbox.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertSequence } from '../helpers/seq-fixtures.js';
