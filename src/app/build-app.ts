@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { isDatabaseReachable } from '../db/database.js';
+import { isDatabaseReachable, isDatabaseUnavailable } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { AppError } from './errors.js';
@@ -102,6 +102,10 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     }
     if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.status(fe.statusCode === 415 ? 400 : fe.statusCode).send({ error: 'invalid_request', message: fe.message });
+    }
+    if (isDatabaseUnavailable(error)) {
+      req.log.warn({ err: { type: fe.name, code: fe.code } }, 'database unavailable');
+      return reply.status(503).header('retry-after', '1').send({ error: 'database_unavailable', message: 'the database is unavailable; retry shortly' });
     }
     req.log.error({ err: { type: fe.name, message: fe.message, stack: fe.stack } }, 'request failed');
     return reply.status(500).send({ error: 'internal_error', requestId: req.id });

@@ -26,6 +26,10 @@ export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHa
     // An idle pooled connection that the server drops (restart, failover, admin termination) is reported
     // here; without a listener Node would crash the process. The pool replaces it on the next checkout.
     pool.on('error', (err) => target.onIdleError?.(err));
+    // A connection the server drops while it is checked out but between queries (a transaction awaiting a
+    // channel driver, a LISTEN client) has no pool listener: its 'error' would be an uncaught exception. The
+    // query in flight, if any, is rejected on its own; the pool discards the broken client when it is released.
+    pool.on('connect', (client) => client.on('error', (err) => target.onIdleError?.(err)));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
@@ -46,6 +50,22 @@ export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHa
     },
     dump: () => pglite.dumpDataDir('none') as Promise<Blob>,
   };
+}
+
+// SQLSTATE classes and node errors that mean "the database is not there right now", not "this query is wrong":
+// connection exceptions (08…), operator intervention (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot
+// connect now, 53300 too many connections), a database that refuses connections (its message; the SQLSTATE 55000
+// is too broad to use) and the socket errors of a server that went away.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+const UNAVAILABLE_MESSAGES = [/^Connection terminated/, /not queryable/, /timeout exceeded when trying to connect/, /is not currently accepting connections/];
+
+/** Whether an error says the database is unreachable (the request may be retried) rather than that it failed. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(message));
 }
 
 export async function isDatabaseReachable(db: Database): Promise<boolean> {
