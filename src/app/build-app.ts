@@ -129,7 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       components: { securitySchemes: { workspaceKey: { type: 'http', scheme: 'bearer', description: 'Workspace API key' } } },
       security: [{ workspaceKey: [] }],
     },
-    transformObject: (documents) => declareSelectorAsUuid((documents as { openapiObject: Record<string, unknown> }).openapiObject),
+    transformObject: (documents) => completeOpenApiDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
@@ -159,17 +159,41 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   return app;
 }
 
+// The spec's common error body, as errorResponses() publishes it on every other status.
+const ERROR_BODY_SCHEMA = {
+  type: 'object',
+  properties: { error: { type: 'string' }, message: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } },
+  additionalProperties: true,
+};
+
+type OpenApiOperation = {
+  parameters?: { in?: string; name?: string; schema?: Record<string, unknown> }[];
+  requestBody?: unknown;
+  responses?: Record<string, unknown>;
+};
+
 /**
- * The spec types X-Workspace-Client as a uuid. The route schemas leave it a plain string on purpose: the service
- * checks it and answers 400 `invalid_workspace_client` (also for a header sent twice), which a schema format
- * would turn into a generic validation error. The published document still says uuid.
+ * Two facts the route schemas cannot state, written into the published document:
+ * - The spec types X-Workspace-Client as a uuid. The route schemas leave it a plain string on purpose: the service
+ *   checks it and answers 400 `invalid_workspace_client` (also for a header sent twice), which a schema format
+ *   would turn into a generic validation error. The published document still says uuid.
+ * - Every operation that takes a body answers 413 `body_too_large` past the body limit, and every operation 414
+ *   `uri_too_long` and 431 `headers_too_large` past the URL and header limits, before its route runs.
  */
-function declareSelectorAsUuid<T>(doc: T): T {
-  const paths = (doc as { paths?: Record<string, Record<string, { parameters?: { in?: string; name?: string; schema?: Record<string, unknown> }[] }>> }).paths ?? {};
+function completeOpenApiDocument<T>(doc: T): T {
+  const paths = (doc as { paths?: Record<string, Record<string, OpenApiOperation>> }).paths ?? {};
   for (const methods of Object.values(paths)) {
     for (const op of Object.values(methods)) {
       for (const p of op.parameters ?? []) {
         if (p.in === 'header' && p.name?.toLowerCase() === 'x-workspace-client') p.schema = { ...p.schema, format: 'uuid' };
+      }
+      const limits: [string, string][] = [
+        ...(op.requestBody ? [['413', 'request body larger than the limit (1 MiB)'] as [string, string]] : []),
+        ['414', 'request URL longer than the limit (8 KiB)'],
+        ['431', 'request headers larger than the limit (16 KiB)'],
+      ];
+      for (const [status, description] of limits) {
+        if (op.responses && !op.responses[status]) op.responses[status] = { description, content: { 'application/json': { schema: ERROR_BODY_SCHEMA } } };
       }
     }
   }

@@ -342,8 +342,8 @@ async function check(op: Operation, r: Request, before: Record<string, string>):
   if (res.statusCode >= 500) {
     expect(res.statusCode === 503 && documented503(op, body), `5xx: ${res.statusCode} ${res.body.slice(0, 300)} for ${where}`).toBe(true);
   }
-  expect(op.responses.has(res.statusCode) || UNPUBLISHED.has(res.statusCode), `undocumented status ${res.statusCode} ${res.body.slice(0, 200)} for ${where}`).toBe(true);
-  const validate = op.responses.get(res.statusCode) ?? UNPUBLISHED.get(res.statusCode);
+  expect(op.responses.has(res.statusCode), `undocumented status ${res.statusCode} ${res.body.slice(0, 200)} for ${where}`).toBe(true);
+  const validate = op.responses.get(res.statusCode);
   if (validate && !validate(body)) {
     throw new Error(`response ${res.statusCode} does not match its documented schema: ${ajv.errorsText(validate.errors)}; body ${res.body.slice(0, 400)}; for ${where}`);
   }
@@ -353,11 +353,6 @@ async function check(op: Operation, r: Request, before: Record<string, string>):
   if (res.statusCode >= 400 && res.statusCode < 500) expect(after, `a ${res.statusCode} changed data: ${res.body.slice(0, 200)} for ${where}`).toEqual(before);
   return after;
 }
-
-// 413 body_too_large is a decision of docs/foundation.md that the OpenAPI document does not publish (pinned
-// below); until it does, a 413 is checked against the common error body instead of failing every oversized case.
-const COMMON_ERROR = ajv.compile({ type: 'object', required: ['error'], properties: { error: { type: 'string' }, message: { type: 'string' } } });
-const UNPUBLISHED = new Map([[413, COMMON_ERROR]]);
 
 describe(`OpenAPI-driven property fuzzer (seed ${SEED}, ${RUNS} runs per operation and selector mode)`, () => {
   for (const withSelector of [false, true]) {
@@ -385,7 +380,7 @@ describe(`OpenAPI-driven property fuzzer (seed ${SEED}, ${RUNS} runs per operati
     }, 300_000);
   }
 
-  it.fails('DEFECT: the OpenAPI document publishes the 413 body_too_large answer every body-taking operation gives (docs/foundation.md)', () => {
+  it('the OpenAPI document publishes the 413 body_too_large answer every body-taking operation gives (docs/foundation.md)', () => {
     const bodyTaking = operations.filter((op) => op.body);
     expect(bodyTaking.filter((op) => !op.responses.has(413)).map((op) => `${op.method} ${op.path}`)).toEqual([]);
   });

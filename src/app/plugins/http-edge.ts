@@ -88,14 +88,15 @@ export function checkRequestUrl(req: FastifyRequest): void {
 export function drainRefusedBody(raw: IncomingMessage) {
   if (raw.complete || raw.destroyed) return;
   let seen = 0;
-  const socket = raw.socket;
-  const timer = setTimeout(() => socket?.destroy(), DRAIN_TIMEOUT_MS);
+  // Injected requests (tests, app.inject) carry a stand-in socket without destroy().
+  const dropConnection = () => (typeof raw.socket?.destroy === 'function' ? raw.socket.destroy() : raw.destroy());
+  const timer = setTimeout(dropConnection, DRAIN_TIMEOUT_MS);
   timer.unref();
   raw.on('data', (chunk: Buffer) => {
     seen += chunk.length;
     if (seen > DRAIN_LIMIT_BYTES) {
       clearTimeout(timer);
-      socket?.destroy();
+      dropConnection();
     }
   });
   raw.once('end', () => clearTimeout(timer));
