@@ -174,6 +174,8 @@ describe('a key in the query string (issue 13 defect 6, issue 17 finding 6)', ()
     expect(redactUrl('/a?b=1&c=2')).toBe('/a?b=1&c=2');
     expect(redactUrl('/a?b=1&api_key=zzz&c')).toBe('/a?b=1&api_key=[redacted]&c');
     expect(redactUrl('/a?password=p')).toBe('/a?password=[redacted]');
+    // A search names people and companies: personal data stays out of the request log.
+    expect(redactUrl('/api/v1/leads?q=Ada%20Lovelace&limit=5')).toBe('/api/v1/leads?q=[redacted]&limit=5');
   });
 });
 

@@ -16,6 +16,8 @@ const KEY_PARAMS = new Set([
 ]);
 /** Further secrets that are never logged, though a route may one day take them (a one-time login token, say). */
 const SECRET_PARAMS = new Set([...KEY_PARAMS, 'token', 'secret', 'client_secret', 'password', 'signature']);
+/** Free text about people (GET /leads `q` searches names, companies and titles): personal data stays out of logs. */
+const PERSONAL_PARAMS = new Set(['q']);
 /** A workspace key under any parameter name (`ows_` + 43 base64url characters) is also a credential. */
 const LOOKS_LIKE_KEY = /^ows_[A-Za-z0-9_-]{16,}/;
 
@@ -41,9 +43,9 @@ function queryParams(url: string): { name: string; value: string; raw: string }[
 }
 
 const isKey = (p: { name: string; value: string }) => KEY_PARAMS.has(p.name) || LOOKS_LIKE_KEY.test(p.value);
-const isSecret = (p: { name: string; value: string }) => SECRET_PARAMS.has(p.name) || LOOKS_LIKE_KEY.test(p.value);
+const isSecret = (p: { name: string; value: string }) => SECRET_PARAMS.has(p.name) || PERSONAL_PARAMS.has(p.name) || LOOKS_LIKE_KEY.test(p.value);
 
-/** The URL as it may be logged: credential parameters keep their name, lose their value. */
+/** The URL as it may be logged: credential and search parameters keep their name, lose their value. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
