@@ -117,8 +117,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -304,8 +336,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -508,8 +572,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -724,8 +820,322 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/plays/{id}/candidates/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record review decisions (extension: not in the spec)
+         * @description Saves `good_fit` or `not_a_good_fit` for up to 200 candidates of the Play, atomically, with `reviewedAt` and the deciding key id as `by`. Never enrolls or sends: a good-fit decision queues no lead. Repeating a saved decision changes nothing (`already_reviewed`); a candidate that already has the other decision answers 409 `review_conflict` (with `candidateIds`) and nothing is saved. 409 `play_archived`, `play_autopilot`, `stale_play_revision` (with `currentRevision`). 404 `candidate not found` lists ids that are not candidates of this Play. A 404 `play not found` means the id is unknown, belongs to another workspace, or the Play has not enabled the review API.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description Play uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description one decision per candidate; each candidateId at most once */
+                        decisions: {
+                            /** Format: uuid */
+                            candidateId: string;
+                            decision: "good_fit" | "not_a_good_fit";
+                        }[];
+                        /** @description the Play revision */
+                        expectedRevision: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            counts: {
+                                goodFit: number;
+                                notAGoodFit: number;
+                                total: number;
+                                /** @description candidates without a review decision */
+                                unreviewed: number;
+                            };
+                            /** Format: uuid */
+                            playId: string;
+                            /** @description one result per decision, in request order */
+                            results: {
+                                candidate: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string | null;
+                                    review: {
+                                        by: string | null;
+                                        decision: "good_fit" | "not_a_good_fit";
+                                        reviewedAt: string | null;
+                                    } | null;
+                                    /** @description proposed: found by the Play; imported: staged by import; approved: reviewed good fit; rejected: reviewed not a good fit */
+                                    status: "proposed" | "approved" | "imported" | "rejected";
+                                    username: string | null;
+                                    xUserId: string;
+                                };
+                                /** Format: uuid */
+                                candidateId: string;
+                                /** @description reviewed: the decision was saved now; already_reviewed: the same decision was already saved, nothing changed */
+                                result: "reviewed" | "already_reviewed";
+                            }[];
+                            reviewUrl: string;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -923,8 +1333,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1130,8 +1588,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1305,8 +1811,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1490,8 +2028,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1689,8 +2275,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1860,8 +2478,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2070,8 +2720,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2275,8 +2973,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2449,8 +3179,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2641,8 +3403,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2785,8 +3595,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2945,8 +3787,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3108,8 +3998,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3274,8 +4196,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3414,8 +4368,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3557,8 +4543,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3746,8 +4764,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3924,8 +4990,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4113,8 +5211,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4264,8 +5394,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4469,8 +5631,40 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4638,8 +5832,56 @@ export interface paths {
                         };
                     };
                 };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description rate limit; respect Retry-After */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
                     headers: {
                         [name: string]: unknown;
                     };
