@@ -165,7 +165,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
   }
 
   async function lockPlay(trx: Database, workspaceId: string, playId: string) {
-    const play = isUuid(playId) ? await repo.lockPlay(trx, workspaceId, playId) : undefined;
+    const play = isUuid(playId) ? await repo.lockPlayForEdit(trx, workspaceId, playId) : undefined;
     if (!play) throw notFound('play');
     return play;
   }
