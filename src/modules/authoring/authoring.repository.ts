@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
-
+import type { PlayStatus } from '../../domain/vocabulary.js';
 import { lockPlayForEdit, playColumns } from '../plays/plays.repository.js';
 import { lockSequence, sequenceColumns } from '../sequences/sequences.repository.js';
 
@@ -15,7 +15,7 @@ export type PlayPatch = Partial<{
   sequence_id: string;
   account_user_id: string;
   autopilot: boolean;
-  status: 'active' | 'paused' | 'archived';
+  status: PlayStatus;
   review_api_enabled: boolean;
 }>;
 
