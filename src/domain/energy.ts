@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Selectable } from 'kysely';
-import type { WorkspacesTable } from '../db/schema.js';
+import type { BillingStatus } from './vocabulary.js';
 
 /**
  * The energy-refill rule, in its one home. Energy refills at UTC midnight: a workspace last refilled before the
@@ -10,7 +9,7 @@ import type { WorkspacesTable } from '../db/schema.js';
  * that writes in one statement cannot disagree.
  */
 
-export type BillingStatus = Selectable<WorkspacesTable>['billing_status'];
+export type { BillingStatus };
 
 export const DAY_MS = 86_400_000;
 

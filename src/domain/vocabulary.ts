@@ -38,6 +38,9 @@ export const CANDIDATE_STATUSES = ['proposed', 'approved', 'imported', 'rejected
 export type CandidateStatus = (typeof CANDIDATE_STATUSES)[number];
 export const REVIEW_DECISIONS = ['good_fit', 'not_a_good_fit'] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+/** Which candidates a listing of a Play's candidates answers: every one, those without a decision, or one decision. */
+export const CANDIDATE_FILTERS = ['all', 'unreviewed', ...REVIEW_DECISIONS] as const;
+export type CandidateFilter = (typeof CANDIDATE_FILTERS)[number];
 export const BILLING_STATUSES = ['active', 'trialing', 'past_due', 'canceled'] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
 

@@ -1,32 +1,17 @@
 import { Type } from 'typebox';
 import type { PlaysService } from '../../modules/plays/plays.service.js';
-import {
-  EnrollBody,
-  EnrollResponse,
-  ImportBody,
-  ImportResponse,
-  ListCandidatesQuery,
-  ListCandidatesResponse,
-  ListPlayLeadsQuery,
-  ListPlayLeadsResponse,
-  LookupBody,
-  LookupResponse,
-  PAGE_LIMIT_DEFAULT,
-  PlayIdParams,
-  ReviewBody,
-  ReviewResponse,
-} from '../../modules/plays/plays.schemas.js';
+import { PAGE_LIMIT_DEFAULT, PlayIdParams, PlayOperations as Op } from '../../modules/plays/plays.schemas.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const PlayId = PlayIdParams.properties.id;
 const PLAY_404 = 'A Play that is unknown, of another workspace or without the review API answers 404 play not found.';
 
-const ListCandidatesInput = Type.Object({ playId: PlayId, ...ListCandidatesQuery.properties }, { additionalProperties: false });
-const LookupInput = Type.Object({ playId: PlayId, ...LookupBody.properties }, { additionalProperties: false });
-const ImportInput = Type.Object({ playId: PlayId, ...ImportBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });
-const EnrollInput = Type.Object({ playId: PlayId, ...EnrollBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });
-const ReviewInput = Type.Object({ playId: PlayId, ...ReviewBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });
-const ListPlayLeadsInput = Type.Object({ playId: PlayId, ...ListPlayLeadsQuery.properties }, { additionalProperties: false });
+const ListCandidatesInput = Type.Object({ playId: PlayId, ...Op.listCandidates.query.properties }, { additionalProperties: false });
+const LookupInput = Type.Object({ playId: PlayId, ...Op.lookup.body.properties }, { additionalProperties: false });
+const ImportInput = Type.Object({ playId: PlayId, ...Op.import.body.properties, dryRun: DryRunFlag }, { additionalProperties: false });
+const EnrollInput = Type.Object({ playId: PlayId, ...Op.enroll.body.properties, dryRun: DryRunFlag }, { additionalProperties: false });
+const ReviewInput = Type.Object({ playId: PlayId, ...Op.review.body.properties, dryRun: DryRunFlag }, { additionalProperties: false });
+const ListPlayLeadsInput = Type.Object({ playId: PlayId, ...Op.listPlayLeads.query.properties }, { additionalProperties: false });
 
 export const playsTools = [
   defineTool<{ plays: PlaysService }, typeof ListCandidatesInput>({
@@ -36,7 +21,7 @@ export const playsTools = [
       'Saved candidates with counts, plus the Play and sequence revisions that enrollment needs. Pass nextCursor as after until it ' +
       `is null. Saved candidates are not evidence of a current follow. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: ListCandidatesInput,
-    output: ListCandidatesResponse,
+    output: Op.listCandidates.response,
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/plays/:id/candidates', params: { id: 'playId' } },
@@ -50,7 +35,7 @@ export const playsTools = [
       'Exact lookup of 1 to 200 identities (xUserId or handle) across every saved batch of the Play, with existing leads. Does ' +
       `not check live follower status. A handle shared by several candidates answers 409 ambiguous_identity. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: LookupInput,
-    output: LookupResponse,
+    output: Op.lookup.response,
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'POST', url: '/api/v1/plays/:id/candidates/lookup', params: { id: 'playId' } },
@@ -67,7 +52,7 @@ export const playsTools = [
       ' Safety: contacts a prospect: no. Never enrolls, verifies followers, changes a sequence or sends; dryRun: true runs the ' +
       'real import, answers which leads would be new and saves nothing.',
     input: ImportInput,
-    output: ImportResponse,
+    output: Op.import.response,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -89,7 +74,7 @@ export const playsTools = [
       'the engine on its next run. Never activates, approves or changes the sequence. dryRun: true runs the real enrollment, ' +
       'answers each result and saves nothing.',
     input: EnrollInput,
-    output: EnrollResponse,
+    output: Op.enroll.response,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -108,7 +93,7 @@ export const playsTools = [
       ' Safety: contacts a prospect: no. Never enrolls, queues a lead or sends: a good-fit decision only records the decision ' +
       '(enroll_candidates enrolls). dryRun: true runs every check, answers what would be saved and saves nothing.',
     input: ReviewInput,
-    output: ReviewResponse,
+    output: Op.review.response,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
@@ -121,7 +106,7 @@ export const playsTools = [
     title: 'List the leads enrolled through a Play',
     description: `Leads of the Play ordered by id; pass nextCursor as after while hasMore is true. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: ListPlayLeadsInput,
-    output: ListPlayLeadsResponse,
+    output: Op.listPlayLeads.response,
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/plays/:id/leads', params: { id: 'playId' } },

@@ -1,17 +1,21 @@
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
+import type { PlayStatus } from '../../domain/vocabulary.js';
+import { lockPlayForEdit, playColumns } from '../plays/plays.repository.js';
+import { lockSequence, sequenceColumns } from '../sequences/sequences.repository.js';
 
-const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision', 'approved_at', 'channels', 'steps'] as const;
-const playColumns = ['id', 'name', 'kind', 'status', 'revision', 'sequence_id', 'account_user_id', 'review_api_enabled', 'autopilot'] as const;
+// One lock per row for every writer: status changes and authoring edits of a sequence lock it the same way, and a
+// Play's edit lock is defined next to the lock its imports and enrollments take.
+export { lockPlayForEdit, lockSequence };
 
 export type SequenceRow = NonNullable<Awaited<ReturnType<typeof lockSequence>>>;
-export type PlayRow = NonNullable<Awaited<ReturnType<typeof lockPlay>>>;
+export type PlayRow = NonNullable<Awaited<ReturnType<typeof lockPlayForEdit>>>;
 export type PlayPatch = Partial<{
   name: string;
   sequence_id: string;
   account_user_id: string;
   autopilot: boolean;
-  status: 'active' | 'paused' | 'archived';
+  status: PlayStatus;
   review_api_enabled: boolean;
 }>;
 
@@ -36,17 +40,6 @@ export async function insertSequence(
     })
     .returning(sequenceColumns)
     .executeTakeFirstOrThrow();
-}
-
-/** Authoring edits and approvals of one sequence serialize here, and so do status changes (they lock the same row). */
-export async function lockSequence(db: Database, workspaceId: string, sequenceId: string) {
-  return db
-    .selectFrom('sequences')
-    .select(sequenceColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', sequenceId)
-    .forUpdate()
-    .executeTakeFirst();
 }
 
 // A Play pointing at a sequence needs it to stay un-archived until the Play is saved.
@@ -107,17 +100,6 @@ export async function insertPlay(
     .values({ ...values, status: 'active', revision: 1, created_at: now, updated_at: now })
     .returning(playColumns)
     .executeTakeFirstOrThrow();
-}
-
-/** The same lock import and enrollment take first, so an edit and an enrollment never interleave. */
-export async function lockPlay(db: Database, workspaceId: string, playId: string) {
-  return db
-    .selectFrom('plays')
-    .select(playColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', playId)
-    .forUpdate()
-    .executeTakeFirst();
 }
 
 export async function updatePlay(

@@ -10,7 +10,7 @@ import { renderTemplate, type TemplateLead } from '../../engine/templates.js';
 import { requiredChannels, toStep } from '../sequences/sequences.service.js';
 import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';
-import { ENGAGE_KINDS, MESSAGE_KINDS, type PlayStatus } from '../../domain/vocabulary.js';
+import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, inWords, type PlayStatus } from '../../domain/vocabulary.js';
 import * as repo from './authoring.repository.js';
 import { AuthoringStep, MAX_STEPS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
 
@@ -165,7 +165,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
   }
 
   async function lockPlay(trx: Database, workspaceId: string, playId: string) {
-    const play = isUuid(playId) ? await repo.lockPlay(trx, workspaceId, playId) : undefined;
+    const play = isUuid(playId) ? await repo.lockPlayForEdit(trx, workspaceId, playId) : undefined;
     if (!play) throw notFound('play');
     return play;
   }
@@ -308,7 +308,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
   }
 
   async function setPlayStatus(workspaceId: string, playId: string, input: { expectedRevision: number; status: PlayStatus; dryRun?: boolean }) {
-    if (!['active', 'paused', 'archived'].includes(input.status)) throw badRequest('invalid_status', 'status must be active, paused or archived');
+    if (!PLAY_STATUSES.includes(input.status)) throw badRequest('invalid_status', `status must be ${inWords(PLAY_STATUSES)}`);
     return updatePlay(workspaceId, playId, input.expectedRevision, input.dryRun, async () => ({ status: input.status }));
   }
 

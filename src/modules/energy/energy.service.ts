@@ -3,7 +3,8 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, tooManyRequests } from '../../app/errors.js';
 import { newId } from '../../lib/ids.js';
-import { effectiveBalance, nextRefillAt, type BillingStatus } from '../../domain/energy.js';
+import { effectiveBalance, nextRefillAt } from '../../domain/energy.js';
+import type { BillingStatus } from '../../domain/vocabulary.js';
 import * as repo from './energy.repository.js';
 
 /** Ledger actions of the spec's activity enum that a public-data read is recorded under. */

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { LeadStage } from '../../db/schema.js';
+import type { CandidateFilter, LeadStage } from '../../domain/vocabulary.js';
 
-export type CandidateFilter = 'all' | 'unreviewed' | 'good_fit' | 'not_a_good_fit';
+export type { CandidateFilter };
 
 const candidateColumns = ['id', 'x_user_id', 'username', 'name', 'status', 'review_decision', 'reviewed_at', 'reviewed_by'] as const;
-const playColumns = ['id', 'name', 'status', 'revision', 'sequence_id', 'account_user_id', 'review_api_enabled', 'autopilot'] as const;
+/** The Play row every read and lock answers; authoring's insert and update return it too. */
+export const playColumns = ['id', 'name', 'kind', 'status', 'revision', 'sequence_id', 'account_user_id', 'review_api_enabled', 'autopilot'] as const;
 const existingLeadColumns = ['id', 'x_user_id', 'username', 'sequence_id', 'play_id', 'candidate_id', 'stage', 'created_at'] as const;
 
 // Lists of up to 200 values travel as one array parameter, not one parameter each: the statement then binds and
@@ -33,23 +34,29 @@ export async function listPlays(db: Database, workspaceId: string) {
   return db.selectFrom('plays').select(playColumns).where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
 }
 
+const selectPlay = (db: Database, workspaceId: string, playId: string) =>
+  db.selectFrom('plays').select(playColumns).where('workspace_id', '=', workspaceId).where('id', '=', playId);
+
 export async function findPlay(db: Database, workspaceId: string, playId: string) {
-  return db.selectFrom('plays').select(playColumns).where('workspace_id', '=', workspaceId).where('id', '=', playId).executeTakeFirst();
+  return selectPlay(db, workspaceId, playId).executeTakeFirst();
 }
 
 /**
- * Serializes imports and enrollments of one Play and pins the revision checked for the rest of the transaction.
+ * Serializes the candidate writes of one Play (import, review, enrollment, discovery) and pins the revision checked
+ * for the rest of the transaction.
  * NO KEY UPDATE rather than UPDATE: it still excludes a concurrent revision change, but not the key-share locks
  * that every insert referencing the Play (candidates, leads, batches) takes, so other writers are not stalled.
  */
-export async function lockPlay(db: Database, workspaceId: string, playId: string) {
-  return db
-    .selectFrom('plays')
-    .select(playColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', playId)
-    .forNoKeyUpdate()
-    .executeTakeFirst();
+export async function lockPlayForCandidates(db: Database, workspaceId: string, playId: string) {
+  return selectPlay(db, workspaceId, playId).forNoKeyUpdate().executeTakeFirst();
+}
+
+/**
+ * An edit of the Play's setup (authoring). It conflicts with lockPlayForCandidates, so an edit and an enrollment
+ * never interleave; a full UPDATE lock, unlike that one, also holds back inserts referencing the Play meanwhile.
+ */
+export async function lockPlayForEdit(db: Database, workspaceId: string, playId: string) {
+  return selectPlay(db, workspaceId, playId).forUpdate().executeTakeFirst();
 }
 
 const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision'] as const;

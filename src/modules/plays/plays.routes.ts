@@ -1,24 +1,7 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { LookupIdentity, PlaysService } from './plays.service.js';
-import {
-  EnrollBody,
-  EnrollResponse,
-  ImportBody,
-  ImportResponse,
-  ListCandidatesQuery,
-  ListCandidatesResponse,
-  ListPlayLeadsQuery,
-  ListPlayLeadsResponse,
-  ListPlaysResponse,
-  ListXAccountsResponse,
-  LookupBody,
-  LookupResponse,
-  PAGE_LIMIT_DEFAULT,
-  PlayIdParams,
-  ReviewBody,
-  ReviewResponse,
-} from './plays.schemas.js';
+import { ListPlaysResponse, ListXAccountsResponse, PAGE_LIMIT_DEFAULT, PlayIdParams, PlayOperations as Op } from './plays.schemas.js';
 
 const PLAY_404 =
   'A 404 `play not found` means the id is unknown, belongs to another workspace, or the Play has not enabled the review API.';
@@ -70,8 +53,8 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
         tags: ['plays'],
         headers: WorkspaceClientHeader,
         params: PlayIdParams,
-        querystring: ListCandidatesQuery,
-        response: { 200: ListCandidatesResponse, ...errorResponses(404) },
+        querystring: Op.listCandidates.query,
+        response: { 200: Op.listCandidates.response, ...errorResponses(404) },
       },
     },
     async (req) =>
@@ -95,8 +78,8 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
         tags: ['plays'],
         headers: WorkspaceClientHeader,
         params: PlayIdParams,
-        body: LookupBody,
-        response: { 200: LookupResponse, ...errorResponses(404, 409) },
+        body: Op.lookup.body,
+        response: { 200: Op.lookup.response, ...errorResponses(404, 409) },
       },
     },
     async (req) => plays.lookupCandidates(req.auth.workspaceId, req.params.id, req.body.identities as LookupIdentity[]),
@@ -116,8 +99,8 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
         tags: ['plays'],
         headers: WorkspaceClientHeader,
         params: PlayIdParams,
-        body: ImportBody,
-        response: { 200: ImportResponse, ...errorResponses(404, 409) },
+        body: Op.import.body,
+        response: { 200: Op.import.response, ...errorResponses(404, 409) },
       },
     },
     async (req) => plays.importCandidates(req.auth.workspaceId, req.params.id, req.body),
@@ -136,8 +119,8 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
     tags: ['plays'],
     headers: WorkspaceClientHeader,
     params: PlayIdParams,
-    body: EnrollBody,
-    response: { 200: EnrollResponse, ...errorResponses(404, 409) },
+    body: Op.enroll.body,
+    response: { 200: Op.enroll.response, ...errorResponses(404, 409) },
   });
   for (const [path, summary] of [
     ['/plays/:id/enroll', 'Enroll reviewed candidates'],
@@ -162,8 +145,8 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
         tags: ['plays'],
         headers: WorkspaceClientHeader,
         params: PlayIdParams,
-        body: ReviewBody,
-        response: { 200: ReviewResponse, ...errorResponses(404, 409) },
+        body: Op.review.body,
+        response: { 200: Op.review.response, ...errorResponses(404, 409) },
       },
     },
     async (req) => plays.review(req.auth.workspaceId, req.params.id, req.body, { by: req.auth.keyId }),
@@ -178,8 +161,8 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
         tags: ['plays'],
         headers: WorkspaceClientHeader,
         params: PlayIdParams,
-        querystring: ListPlayLeadsQuery,
-        response: { 200: ListPlayLeadsResponse, ...errorResponses(404) },
+        querystring: Op.listPlayLeads.query,
+        response: { 200: Op.listPlayLeads.response, ...errorResponses(404) },
       },
     },
     async (req) => plays.listPlayLeads(req.auth.workspaceId, req.params.id, { limit: req.query.limit ?? PAGE_LIMIT_DEFAULT, after: req.query.after }),

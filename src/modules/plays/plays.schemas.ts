@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
-import { Handle, Nullable, Timestamp, UserId, Uuid } from '../../app/schemas.js';
+import { Handle, Nullable, OneOf, Timestamp, UserId, Uuid } from '../../app/schemas.js';
+import { CANDIDATE_FILTERS, CANDIDATE_STATUSES, PLAY_STATUSES, REVIEW_DECISIONS } from '../../domain/vocabulary.js';
 
 export const PAGE_LIMIT_DEFAULT = 100;
 export const PAGE_LIMIT_MAX = 200;
 
-const PlayStatus = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')]);
-const ReviewDecision = Type.Union([Type.Literal('good_fit'), Type.Literal('not_a_good_fit')]);
+const PlayStatus = OneOf(PLAY_STATUSES);
+const ReviewDecision = OneOf(REVIEW_DECISIONS);
 const Revision = (description: string) => Type.Integer({ minimum: 1, description });
 
 export const XAccount = Type.Object({ userId: UserId(), handle: Type.String() }, { additionalProperties: false });
@@ -41,7 +42,7 @@ export const Candidate = Type.Object(
     xUserId: UserId(),
     username: Nullable(Type.String()),
     name: Nullable(Type.String({ description: 'caller-provided display label, not verified identity' })),
-    status: Type.Union([Type.Literal('proposed'), Type.Literal('approved'), Type.Literal('imported'), Type.Literal('rejected')], {
+    status: OneOf(CANDIDATE_STATUSES, {
       description: 'proposed: found by the Play; imported: staged by import; approved: reviewed good fit; rejected: reviewed not a good fit',
     }),
     review: Nullable(CandidateReview),
@@ -80,10 +81,7 @@ export const PlayIdParams = Type.Object({ id: Uuid({ description: 'Play uuid' })
 const Limit = Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT });
 const After = Uuid({ description: 'the previous page’s nextCursor; omit for the first page' });
 
-export const CandidateFilter = Type.Union(
-  [Type.Literal('all'), Type.Literal('unreviewed'), Type.Literal('good_fit'), Type.Literal('not_a_good_fit')],
-  { default: 'all' },
-);
+export const CandidateFilter = OneOf(CANDIDATE_FILTERS, { default: 'all' });
 
 export const ListCandidatesQuery = Type.Object({
   limit: Type.Optional(Limit),
@@ -250,3 +248,16 @@ export const ListPlayLeadsResponse = Type.Object({
   nextCursor: Nullable(Uuid()),
   hasMore: Type.Boolean(),
 });
+
+/**
+ * Each Play operation's input and 200 answer, in one place: its HTTP route and its MCP tool are built from the
+ * same pair, so the two cannot drift apart.
+ */
+export const PlayOperations = {
+  listCandidates: { query: ListCandidatesQuery, response: ListCandidatesResponse },
+  lookup: { body: LookupBody, response: LookupResponse },
+  import: { body: ImportBody, response: ImportResponse },
+  enroll: { body: EnrollBody, response: EnrollResponse },
+  review: { body: ReviewBody, response: ReviewResponse },
+  listPlayLeads: { query: ListPlayLeadsQuery, response: ListPlayLeadsResponse },
+} as const;

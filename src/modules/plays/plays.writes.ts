@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
+import type { ReviewDecision } from '../../domain/vocabulary.js';
 import * as repo from './plays.repository.js';
 import type { PlayRow } from './plays.repository.js';
 import { assertManualPlay, assertPlayRevision, assertReviewable, duplicatesOf, groupBy, pickLead, toCandidate, toCounts } from './plays.rules.js';
@@ -28,7 +29,7 @@ export type Enroller = { kind: 'api' } | { kind: 'autopilot'; at: Date };
 
 export type EnrollOptions = WriteOptions & { by?: Enroller };
 
-export type ReviewDecision = 'good_fit' | 'not_a_good_fit';
+export type { ReviewDecision };
 
 export interface ReviewInput {
   expectedRevision: number;
@@ -89,7 +90,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
 
     const attempt = () =>
       transact(options, async (trx) => {
-        const play = await repo.lockPlay(trx, workspaceId, playId);
+        const play = await repo.lockPlayForCandidates(trx, workspaceId, playId);
         assertReviewable(play);
         const stored = await repo.findImportRequest(trx, workspaceId, playId, input.requestId);
         if (stored) {
@@ -179,7 +180,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       throw badRequest('invalid_request', `candidateIds must be unique; repeated: ${duplicates.join(', ')}`, { duplicates });
     }
     return transact(options, async (trx) => {
-      const play = await repo.lockPlay(trx, workspaceId, playId);
+      const play = await repo.lockPlayForCandidates(trx, workspaceId, playId);
       assertEnrollablePlay(play, by);
       assertPlayRevision(play, input.expectedRevision);
       if (play.sequence_id === null || play.sequence_id !== input.sequenceId.toLowerCase()) {
@@ -255,7 +256,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       throw badRequest('invalid_request', `each candidateId may appear once per review; repeated: ${duplicates.join(', ')}`, { duplicates });
     }
     return transact(options, async (trx) => {
-      const play = await repo.lockPlay(trx, workspaceId, playId);
+      const play = await repo.lockPlayForCandidates(trx, workspaceId, playId);
       assertReviewable(play);
       assertManualPlay(play);
       assertPlayRevision(play, input.expectedRevision);
@@ -312,7 +313,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
    * or missing sequence, a changed or disconnected account), else what `enroll` needs.
    */
   async function lockDiscoveryTarget(trx: Database, workspaceId: string, playId: string, accountUserId: string) {
-    const play = await repo.lockPlay(trx, workspaceId, playId);
+    const play = await repo.lockPlayForCandidates(trx, workspaceId, playId);
     if (!play) return undefined;
     if (!play.autopilot || play.status !== 'active' || play.sequence_id === null || play.account_user_id !== accountUserId) return null;
     const sequence = await repo.lockSequenceForShare(trx, workspaceId, play.sequence_id);

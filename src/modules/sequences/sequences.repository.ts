@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database.js';
-import type { SequencesTable } from '../../db/schema.js';
+import type { SequenceStatus } from '../../domain/vocabulary.js';
 
 /** Every sequence of the workspace with its exact lead count, in one query (one grouped count, no per-row lookups). */
 export async function listSequencesWithLeadCounts(db: Database, workspaceId: string) {
@@ -46,10 +46,14 @@ export async function hasXAccount(db: Database, workspaceId: string) {
   return row !== undefined;
 }
 
+/** The sequence row authoring answers; status changes read it through the same lock. */
+export const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision', 'approved_at', 'channels', 'steps'] as const;
+
+/** Authoring edits and approvals of one sequence serialize here, and so do status changes (they lock the same row). */
 export async function lockSequence(db: Database, workspaceId: string, sequenceId: string) {
   return db
     .selectFrom('sequences')
-    .select(['id', 'status', 'revision', 'approved_revision'])
+    .select(sequenceColumns)
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', sequenceId)
     .forUpdate()
@@ -70,7 +74,7 @@ export async function lockSequenceForShare(db: Database, workspaceId: string, se
     .executeTakeFirst();
 }
 
-export async function updateSequenceStatus(db: Database, workspaceId: string, sequenceId: string, status: SequencesTable['status'], now: Date) {
+export async function updateSequenceStatus(db: Database, workspaceId: string, sequenceId: string, status: SequenceStatus, now: Date) {
   await db
     .updateTable('sequences')
     .set({ status, updated_at: now })

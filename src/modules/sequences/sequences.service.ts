@@ -1,17 +1,16 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
-import type { SequenceStepRow, SequencesTable } from '../../db/schema.js';
+import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { conflict, notFound } from '../../app/errors.js';
-import { effectiveBalance, type BillingStatus } from '../../domain/energy.js';
+import { effectiveBalance } from '../../domain/energy.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
 import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
 import * as repo from './sequences.repository.js';
-import { isStepKind } from '../../domain/vocabulary.js';
+import { isStepKind, type BillingStatus, type SequenceStatus } from '../../domain/vocabulary.js';
 import type { EXECUTION_BLOCK_REASONS, SETTABLE_STATUSES } from './sequences.schemas.js';
 
-export type SequenceStatus = SequencesTable['status'];
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 export type ExecutionBlockReason = (typeof EXECUTION_BLOCK_REASONS)[number];
 

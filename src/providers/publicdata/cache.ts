@@ -3,9 +3,7 @@ import {
   targetHandleOf,
   targetUserIdOf,
   type FollowAnswer,
-  type FollowerRef,
   type FollowerSnapshot,
-  type FollowTarget,
   type PublicDataProvider,
   type PublicUser,
 } from './provider.js';
@@ -117,7 +115,7 @@ export function withCache<P extends PublicDataProvider>(provider: P, opts: Cache
       if (key === null) return provider.resolveHandle(handle, signal);
       return resolves.getOrLoad(key, () => provider.resolveHandle(handle, signal)).then(cloneUser);
     },
-    follows(follower: FollowerRef, target: FollowTarget, signal) {
+    follows(follower, target, signal) {
       const handle = follower.username === undefined ? null : normalizeHandle(follower.username);
       if (handle === null) return provider.follows(follower, target, signal);
       const key = `${handle}>${targetUserIdOf(target)}@${targetHandleOf(target) ?? ''}`;

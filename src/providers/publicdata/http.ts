@@ -6,6 +6,7 @@ import {
   ProviderTimeoutError,
   ProviderUnavailableError,
   abortError,
+  followerHandleOf,
   normalizeHandle,
   nullAnswer,
   sleep,
@@ -15,11 +16,12 @@ import {
   type FollowerRef,
   type FollowerSnapshot,
   type FollowTarget,
+  type ProviderClockOptions,
   type PublicDataProvider,
   type PublicUser,
 } from './provider.js';
 
-export interface HttpProviderConfig {
+export interface HttpProviderConfig extends ProviderClockOptions {
   baseUrl: string;
   apiKey: string;
   /** Budget for one HTTP attempt, headers and body together. */
@@ -34,8 +36,6 @@ export interface HttpProviderConfig {
   maxSnapshotPages?: number;
   /** Upper bound on a response body; larger bodies are provider trouble, not data. */
   maxResponseBytes?: number;
-  now?: () => Date;
-  random?: () => number;
 }
 
 export interface HttpProvider extends PublicDataProvider {
@@ -202,17 +202,13 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
   }
 
   async function follows(follower: FollowerRef, target: FollowTarget, signal?: AbortSignal): Promise<FollowAnswer> {
-    // The relationship endpoint is keyed by screen names. Turning a bare id into a handle
-    // would cost one more paid lookup per lead, and the spec already routes numeric-id leads
-    // through the bounded follower snapshot (where absence is null, never false), so an
-    // id-only follower is answered "unknown" instead of being resolved here.
-    if (follower.username === undefined) return nullAnswer(FOLLOW_REASON.handleRequired);
-    const followerHandle = normalizeHandle(follower.username);
-    if (followerHandle === null) return nullAnswer(FOLLOW_REASON.invalidHandle);
+    // The relationship endpoint is keyed by screen names.
+    const followerHandle = followerHandleOf(follower);
+    if (typeof followerHandle !== 'string') return followerHandle;
     const targetHandle = targetHandleOf(target);
     if (targetHandle === null) return nullAnswer(FOLLOW_REASON.targetHandleRequired);
     const result = mapping.followCheck.parse(
-      await call(mapping.followCheck.request(stripAt(follower.username), targetHandle), signal),
+      await call(mapping.followCheck.request(stripAt(follower.username!), targetHandle), signal),
     );
     const checkedAt = now().toISOString();
     if (result.kind === 'not_found') return nullAnswer(FOLLOW_REASON.userNotFound, checkedAt);

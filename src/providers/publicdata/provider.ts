@@ -50,6 +50,12 @@ export interface PublicDataProvider {
   followerSnapshot(targetUserId: string, opts: { limit: number }, signal?: AbortSignal): Promise<FollowerSnapshot>;
 }
 
+/** Injected time and randomness (tests, simulations); each defaults to the real one. */
+export interface ProviderClockOptions {
+  now?: () => Date;
+  random?: () => number;
+}
+
 /** `evidence` values, so the API layer and both providers agree on the vocabulary. */
 export const EVIDENCE = {
   profile: 'public_profile',
@@ -130,6 +136,17 @@ export function targetHandleOf(target: FollowTarget): string | null {
 
 export function nullAnswer(reason: string, checkedAt: string | null = null): FollowAnswer {
   return { follows: null, checkedAt, reason, evidence: null };
+}
+
+/**
+ * The follower's normalized handle, or the answer when there is none. Relationship checks ask by handle only: a
+ * handle-keyed API would need one more paid lookup per id-only lead, and the spec routes numeric-id leads through
+ * the bounded follower snapshot (where absence is null, never false), so an id-only follower is answered
+ * "unknown". Both providers answer so, so eligibility cannot come to rely on a sandbox-only capability.
+ */
+export function followerHandleOf(follower: FollowerRef): string | FollowAnswer {
+  if (follower.username === undefined) return nullAnswer(FOLLOW_REASON.handleRequired);
+  return normalizeHandle(follower.username) ?? nullAnswer(FOLLOW_REASON.invalidHandle);
 }
 
 /**

@@ -2,15 +2,14 @@ import {
   EVIDENCE,
   FOLLOW_REASON,
   ProviderUnavailableError,
+  followerHandleOf,
   normalizeHandle,
   nullAnswer,
   sleep,
   targetUserIdOf,
   throwIfAborted,
-  type FollowAnswer,
-  type FollowerRef,
-  type FollowerSnapshot,
   type FollowTarget,
+  type ProviderClockOptions,
   type PublicDataProvider,
   type PublicUser,
 } from './provider.js';
@@ -24,12 +23,10 @@ export interface SandboxWorld {
 
 export type SandboxWorldSource = SandboxWorld | (() => Promise<SandboxWorld>);
 
-export interface SandboxOptions {
+export interface SandboxOptions extends ProviderClockOptions {
   latencyMs?: number;
   /** Probability in [0, 1] that a call fails with ProviderUnavailableError('injected_failure'). */
   failureRate?: number;
-  random?: () => number;
-  now?: () => Date;
 }
 
 export interface SandboxProvider extends PublicDataProvider {
@@ -144,6 +141,7 @@ export function createSandboxProvider(source: SandboxWorldSource, opts: SandboxO
 
   const checkedAt = (): string => now().toISOString();
 
+  // Method signatures come from PublicDataProvider (through SandboxProvider).
   return {
     name: 'sandbox',
 
@@ -153,7 +151,7 @@ export function createSandboxProvider(source: SandboxWorldSource, opts: SandboxO
       await load();
     },
 
-    async resolveHandle(handle: string, signal?: AbortSignal): Promise<PublicUser | null> {
+    async resolveHandle(handle, signal) {
       const w = await simulate(signal);
       const key = normalizeHandle(handle);
       if (key === null) return null;
@@ -162,14 +160,11 @@ export function createSandboxProvider(source: SandboxWorldSource, opts: SandboxO
       return user ? { ...user } : null;
     },
 
-    async follows(follower: FollowerRef, target: FollowTarget, signal?: AbortSignal): Promise<FollowAnswer> {
+    async follows(follower, target, signal) {
       const w = await simulate(signal);
-      // Same contract as the http provider (which can only ask by handle): an id-only follower
-      // gets null so eligibility code cannot come to rely on a sandbox-only capability and
-      // must use the follower snapshot for numeric ids, as the spec requires.
-      if (follower.username === undefined) return nullAnswer(FOLLOW_REASON.handleRequired);
-      const handle = normalizeHandle(follower.username);
-      if (handle === null) return nullAnswer(FOLLOW_REASON.invalidHandle);
+      // By handle only, like the http provider (see followerHandleOf).
+      const handle = followerHandleOf(follower);
+      if (typeof handle !== 'string') return handle;
       assertAvailable(w, handle);
       const targetId = targetUserIdOf(target);
       assertAvailable(w, targetHandleFromWorld(w, target, targetId));
@@ -183,11 +178,7 @@ export function createSandboxProvider(source: SandboxWorldSource, opts: SandboxO
       };
     },
 
-    async followerSnapshot(
-      targetUserId: string,
-      opts: { limit: number },
-      signal?: AbortSignal,
-    ): Promise<FollowerSnapshot> {
+    async followerSnapshot(targetUserId, opts, signal) {
       const w = await simulate(signal);
       assertAvailable(w, targetHandleFromWorld(w, targetUserId, targetUserId));
       const limit = Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : 0;
