@@ -17,7 +17,8 @@ export const MCP_INSTRUCTIONS =
   'Tools of one outreach workspace (the key’s home workspace, or the Team workspace chosen with X-Workspace-Client). ' +
   'Only decide_reply can contact a prospect (send, invite, booking_link). enroll_candidates and set_sequence_status never send ' +
   'by themselves, but an enrolled lead of an active, approved sequence can be messaged by the engine on its next run. ' +
-  'Every write tool takes dryRun: true to see what it would do without doing it. Errors are tool errors carrying the API ' +
+  'Every write tool takes dryRun: true to see what it would do without doing it; a dry run the real call would refuse is a ' +
+  'tool error too. Answers are JSON; get_output_schema describes any tool’s answer field by field. Errors are tool errors carrying the API ' +
   'error code (for example {"error":"stale_sequence_revision"}); after a revision conflict, read the current revisions and decide again. ' +
   'Typical flow: create_sequence → approve_sequence → set_sequence_status active → create_play → import_candidates → enroll_candidates.';
 
