@@ -7,8 +7,9 @@ import { Value } from 'typebox/value';
 import { AppError } from '../app/errors.js';
 import type { Services } from '../app/services.js';
 import type { AuthContext } from '../modules/workspaces/workspaces.service.js';
-import { ALL_TOOLS, type Tool } from './tools/index.js';
-import { orPreview } from './tools/types.js';
+import { describeValidationErrors } from '../app/validation.js';
+import { compactSchema } from './compact-schema.js';
+import { ALL_TOOLS, DEPRECATED_TOOL_NAMES, type Tool } from './tools/index.js';
 
 export const MCP_SERVER_INFO = { name: 'workspace-outreach', version: '1.0.0' } as const;
 
@@ -16,7 +17,8 @@ export const MCP_INSTRUCTIONS =
   'Tools of one outreach workspace (the key’s home workspace, or the Team workspace chosen with X-Workspace-Client). ' +
   'Only decide_reply can contact a prospect (send, invite, booking_link). enroll_candidates and set_sequence_status never send ' +
   'by themselves, but an enrolled lead of an active, approved sequence can be messaged by the engine on its next run. ' +
-  'Every write tool takes dryRun: true to see what it would do without doing it. Errors are tool errors carrying the API ' +
+  'Every write tool takes dryRun: true to see what it would do without doing it; a dry run the real call would refuse is a ' +
+  'tool error too. Answers are JSON; get_output_schema describes any tool’s answer field by field. Errors are tool errors carrying the API ' +
   'error code (for example {"error":"stale_sequence_revision"}); after a revision conflict, read the current revisions and decide again. ' +
   'Typical flow: create_sequence → approve_sequence → set_sequence_status active → create_play → import_candidates → enroll_candidates.';
 
@@ -24,10 +26,25 @@ export interface McpServerOptions {
   log?: { error(obj: object, msg: string): void };
 }
 
-const plain = <T>(schema: unknown): T => JSON.parse(JSON.stringify(schema)) as T;
 const listings = new WeakMap<Tool, McpTool>();
 
-/** What tools/list answers for a tool; built once per process because the definitions never change. */
+/**
+ * Hints at their MCP defaults (readOnly false, destructive true, idempotent false) are left out, and destructive and
+ * idempotent mean something only for a tool that writes; openWorld defaults to true, so it is always said.
+ */
+function annotationsOf(tool: Tool): McpTool['annotations'] {
+  if (tool.readOnly) return { readOnlyHint: true, openWorldHint: tool.openWorld === true };
+  return {
+    ...(tool.additive && { destructiveHint: false }),
+    ...(tool.idempotent && { idempotentHint: true }),
+    openWorldHint: tool.openWorld === true,
+  };
+}
+
+/**
+ * What tools/list answers for a tool; built once per process because the definitions never change. No outputSchema:
+ * get_output_schema answers it per tool (see output-schema.tool.ts). The annotations' title would repeat `title`.
+ */
 export function toolListing(tool: Tool): McpTool {
   let listing = listings.get(tool);
   if (!listing) {
@@ -35,28 +52,17 @@ export function toolListing(tool: Tool): McpTool {
       name: tool.name,
       title: tool.title,
       description: tool.description,
-      inputSchema: plain(tool.input),
-      outputSchema: plain(tool.dryRun === 'preview' ? orPreview(tool.output) : tool.output),
-      annotations: {
-        title: tool.title,
-        readOnlyHint: tool.readOnly,
-        destructiveHint: !tool.readOnly && !tool.additive,
-        idempotentHint: tool.readOnly || tool.idempotent === true,
-        openWorldHint: tool.openWorld === true,
-      },
+      inputSchema: compactSchema<McpTool['inputSchema']>(tool.input),
+      annotations: annotationsOf(tool),
     };
     listings.set(tool, listing);
   }
   return listing;
 }
 
+/** The API's wording for the same failure (field, rule, allowed values), rooted at `arguments` instead of `body`. */
 function inputError(errors: ErrorObject[] | null | undefined) {
-  const e = errors?.[0];
-  if (!e) return 'arguments are invalid';
-  const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
-  if (e.keyword === 'additionalProperties') return `${where}: unknown property ${String(e.params.additionalProperty)}`;
-  if (e.keyword === 'enum' || e.keyword === 'const') return `${where} ${e.message} (${JSON.stringify(e.params.allowedValues ?? e.params.allowedValue)})`;
-  return `${where} ${e.message}`;
+  return describeValidationErrors(errors ?? [], 'arguments');
 }
 
 function errorResult(body: Record<string, unknown>): CallToolResult {
@@ -78,6 +84,7 @@ function toErrorBody(error: AppError): Record<string, unknown> {
  */
 export function createMcpServer(services: Services, auth: AuthContext, options: McpServerOptions = {}): Server {
   const byName = new Map(ALL_TOOLS.map((t) => [t.name, t]));
+  for (const [old, current] of Object.entries(DEPRECATED_TOOL_NAMES)) byName.set(old, byName.get(current)!);
   const server = new Server({ ...MCP_SERVER_INFO }, { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: ALL_TOOLS.map(toolListing) }));

@@ -7,7 +7,9 @@ import { addXAccount } from '../helpers/fixtures.js';
 import { addLead, addReply, buildCrmTestApp, createMemoryChannels, type MemoryChannels } from '../helpers/crm-fixtures.js';
 import type { TestApp } from '../helpers/build-test-app.js';
 import type { TextCipher } from '../../src/lib/crypto.js';
-import { ALL_TOOLS } from '../../src/mcp/tools/index.js';
+import { ALL_TOOLS, DEPRECATED_TOOL_NAMES } from '../../src/mcp/tools/index.js';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { call, connectHttp, fails, ok, step } from './mcp-client.js';
 
 let t: TestApp & { cipher: TextCipher };
@@ -18,6 +20,7 @@ let team: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let stranger: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let account: { userId: string; handle: string };
 let client: Client;
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const count = async (table: 'sequences' | 'plays' | 'candidates' | 'leads' | 'replies' | 'activity', workspaceId: string) =>
   Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()).n);
@@ -50,12 +53,25 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     }
     for (const tool of tools) {
       expect(tool.inputSchema.type, tool.name).toBe('object');
-      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      expect(tool.outputSchema, tool.name).toBeUndefined();
+      expect(tool.name, 'one naming scheme: verb_noun').toMatch(/^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide)_[a-z]+(_[a-z]+)*$/);
       expect(tool.description, tool.name).toMatch(/contacts a prospect: (no|YES)/);
       const contacts = /contacts a prospect: YES/.test(tool.description!);
       expect(contacts, tool.name).toBe(tool.name === 'decide_reply');
       if (!tool.annotations?.readOnlyHint) expect(tool.inputSchema.properties, tool.name).toHaveProperty('dryRun');
     }
+  });
+
+  it('tools/list stays below 40 KB (it is read on every connection); output schemas come from get_output_schema', async () => {
+    const listed = await client.listTools();
+    expect(JSON.stringify(listed).length).toBeLessThan(40_000);
+    const names = listed.tools.map((x) => x.name);
+    for (const old of Object.keys(DEPRECATED_TOOL_NAMES)) expect(names).not.toContain(old);
+    const { outputSchema } = await ok(client, 'get_output_schema', { tool: 'list_candidates' });
+    expect(outputSchema.properties.play.properties.revision).toMatchObject({ type: 'integer', description: 'pass as expectedRevision' });
+    expect(outputSchema.properties.candidates.items.properties.status.enum).toEqual(['proposed', 'approved', 'imported', 'rejected']);
+    expect(outputSchema.properties.nextCursor.type).toEqual(['string', 'null']);
+    expect((await ok(client, 'get_output_schema', { tool: 'decide_reply' })).outputSchema.anyOf).toHaveLength(2);
   });
 
   it('authors a sequence and a Play, imports and enrolls candidates, runs an engine pass, reads progress and decides a reply', async () => {
@@ -145,7 +161,9 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect(dms.map((a) => a.text).sort()).toEqual(['Hi Ada, thanks for following!', 'Hi Grace, thanks for following!']);
 
     const leadId = enrolled.results[0].leadId;
-    expect((await ok(client, 'get_x_lead', { leadId })).lead).toMatchObject({ id: leadId, stage: 'messaged', deliveryGuaranteed: false });
+    expect((await ok(client, 'get_lead', { leadId })).lead).toMatchObject({ id: leadId, stage: 'messaged', deliveryGuaranteed: false });
+    // The name before the naming scheme still answers the same (deprecated, not listed).
+    expect((await ok(client, 'get_x_lead', { leadId })).lead.id).toBe(leadId);
     const progress = await ok(client, 'get_progress', { sinceDays: 7 });
     expect(progress.funnel.messaged).toBeGreaterThanOrEqual(2);
     const sent = await ok(client, 'list_activity', { action: 'x_dm', outcome: 'ok' });
@@ -168,15 +186,45 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect(decided).toMatchObject({ ok: true, replyId, decision: 'send', messaged: true });
     expect(channels.delivered.slice(before).map((a) => a.text)).toEqual(['Tuesday 10:00 works.']);
     expect(await fails(client, 'decide_reply', { replyId, decision: 'dismiss' })).toMatchObject({ error: 'reply_already_decided', ok: false, httpStatus: 409 });
+
+    // Every answer above conforms to the schema get_output_schema gives for its tool (the compacted form included).
+    const answers: [string, unknown][] = [
+      ['create_sequence', created], ['replace_sequence_steps', replaced], ['approve_sequence', approved], ['import_candidates', imported],
+      ['list_candidates', page], ['enroll_candidates', enrolled], ['get_progress', progress], ['list_activity', sent],
+      ['list_replies', pending], ['decide_reply', decidePreview], ['decide_reply', decided],
+    ];
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    for (const [name, answer] of answers) {
+      const validate = ajv.compile((await ok(client, 'get_output_schema', { tool: name })).outputSchema);
+      expect(validate(answer), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    }
   });
 
   it('answers tool errors with the API codes, and refuses input the route would refuse', async () => {
-    expect(await fails(client, 'get_x_lead', { leadId: '00000000-0000-4000-8000-000000000000' })).toMatchObject({ error: 'lead not found', httpStatus: 404 });
+    expect(await fails(client, 'get_lead', { leadId: '00000000-0000-4000-8000-000000000000' })).toMatchObject({ error: 'lead not found', httpStatus: 404 });
     expect(await fails(client, 'create_sequence', { name: 'x', colour: 'red' })).toMatchObject({ error: 'invalid_request', httpStatus: 400 });
     expect(await fails(client, 'set_sequence_status', { sequenceId: '00000000-0000-4000-8000-000000000000', status: 'archived' })).toMatchObject({
       error: 'invalid_request',
     });
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/unknown tool/);
+  });
+
+  it('an invalid argument is named with the rule and the allowed values, in the API’s words', async () => {
+    const { play } = await ok(client, 'create_play', { name: 'Messages', sequenceId: (await ok(client, 'create_sequence', { name: 'M' })).sequence.id, accountUserId: account.userId });
+    expect(await fails(client, 'list_candidates', { playId: play.id, filter: 'pending' })).toEqual({
+      error: 'invalid_request',
+      httpStatus: 400,
+      message: 'arguments/filter must be one of: "all", "unreviewed", "good_fit", "not_a_good_fit"',
+    });
+    expect((await fails(client, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'deleted' })).message).toBe(
+      'arguments/status must be one of: "active", "paused", "archived"',
+    );
+    expect((await fails(client, 'list_replies', { limit: 10, colour: 'red' })).message).toBe(
+      'arguments/colour is not allowed: arguments has no property "colour" (allowed: limit)',
+    );
+    expect((await fails(client, 'get_progress', { sinceDays: 0 })).message).toMatch(/^arguments\/sinceDays must be >= 1/);
+    expect((await fails(client, 'create_sequence', {})).message).toBe('arguments/name is required');
   });
 
   it('dry runs of every write tool leave the database as it was', async () => {
@@ -217,7 +265,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       currentStatus: 'draft',
     });
     const leads = await t.db.selectFrom('leads').select('id').where('workspace_id', '=', home.workspaceId).execute();
-    const stop = await ok(client, 'stop_x_lead', { leadId: leads[0].id, ...dry });
+    const stop = await ok(client, 'stop_lead', { leadId: leads[0].id, ...dry });
     expect(stop).toMatchObject({ dryRun: true, ok: true, scope: 'lead_automation', lead: { id: leads[0].id, automationStopped: true } });
     expect(await snapshot()).toEqual(before);
   });

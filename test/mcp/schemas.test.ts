@@ -6,6 +6,11 @@ import type { AppInstance } from '../../src/app/types.js';
 import { API_PREFIX, type AppDeps } from '../../src/app/build-app.js';
 import { ALL_TOOLS } from '../../src/mcp/tools/index.js';
 import { toolListing } from '../../src/mcp/server.js';
+import { compactSchema } from '../../src/mcp/compact-schema.js';
+import { toolOutputSchema } from '../../src/mcp/tools/output-schema.tool.js';
+import { DryRunPreview } from '../../src/mcp/tools/types.js';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { AuthoringStep } from '../../src/modules/authoring/authoring.schemas.js';
 import { SequenceStep } from '../../src/modules/sequences/sequences.schemas.js';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
@@ -19,6 +24,8 @@ type RouteSchema = {
 };
 
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema));
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const UUID = '6f1c2b9e-3a4d-4e5f-8a6b-7c8d9e0f1a2b';
 
 let t: TestApp;
 const routes = new Map<string, RouteSchema>();
@@ -45,7 +52,8 @@ describe('tool schemas are the HTTP API’s schemas', () => {
   it('every operating tool mirrors an existing route; authoring tools have no route (not part of the HTTP API)', () => {
     expect(mirrored.length).toBeGreaterThanOrEqual(20);
     for (const tool of mirrored) expect(routes.has(`${tool.mirrors!.method} ${tool.mirrors!.url}`), tool.name).toBe(true);
-    for (const tool of ALL_TOOLS.filter((x) => !x.mirrors)) expect(tool.dryRun, tool.name).toBe('service');
+    for (const tool of ALL_TOOLS.filter((x) => !x.mirrors && !x.readOnly)) expect(tool.dryRun, tool.name).toBe('service');
+    expect(ALL_TOOLS.filter((x) => !x.mirrors && x.readOnly).map((x) => x.name)).toEqual(['get_output_schema']);
     expect([...routes.keys()].some((k) => k.startsWith('POST') && /\/sequences($|\/:id\/(steps|approve))/.test(k))).toBe(false);
   });
 
@@ -78,12 +86,33 @@ describe('tool schemas are the HTTP API’s schemas', () => {
     });
   }
 
-  it('what tools/list advertises is the same JSON Schema', () => {
+  it('what tools/list advertises is the input schema, compacted, and no output schema (get_output_schema answers it)', () => {
     for (const tool of ALL_TOOLS) {
       const listing = toolListing(tool);
-      expect(listing.inputSchema).toEqual(plain(tool.input));
-      if (tool.dryRun === 'preview') expect((listing.outputSchema as unknown as { anyOf: unknown[] }).anyOf[0]).toEqual(plain(tool.output));
-      else expect(listing.outputSchema).toEqual(plain(tool.output));
+      expect(listing.inputSchema, tool.name).toEqual(compactSchema(tool.input));
+      expect(listing.outputSchema, tool.name).toBeUndefined();
+      if (tool.name === 'get_output_schema') continue;
+      if (tool.dryRun === 'preview') expect(toolOutputSchema(tool).anyOf).toEqual([compactSchema(tool.output), compactSchema(DryRunPreview)]);
+      else expect(toolOutputSchema(tool), tool.name).toEqual(compactSchema(tool.output));
+    }
+  });
+
+  it('the advertised input schema accepts and refuses what the tool’s own validator does', () => {
+    const ajv = new Ajv({ strict: false, allErrors: false });
+    addFormats(ajv);
+    // Each value is tried at every property of every tool: the compacted schema must agree with the original on all.
+    const probes: unknown[] = [null, '', 'x', 'all', 'good_fit', 'active', 'archived', 'send', 'sequence', '1', 'pending', 0, 1, -1, 1.5, 500, true, false, [], {}, ['x'], UUID, `urn:uuid:${UUID}`, '9100000001'];
+    for (const tool of ALL_TOOLS) {
+      const original = ajv.compile(plain(tool.input));
+      const advertised = ajv.compile(toolListing(tool).inputSchema);
+      const base: Record<string, unknown> = {};
+      for (const name of (tool.input.required ?? []) as string[]) base[name] = UUID;
+      for (const name of Object.keys(tool.input.properties)) {
+        for (const value of probes) {
+          const doc = { ...base, [name]: value };
+          expect(advertised(structuredClone(doc)), `${tool.name}.${name} = ${JSON.stringify(value)}`).toBe(original(structuredClone(doc)));
+        }
+      }
     }
   });
 

@@ -102,7 +102,7 @@ export const xTools = [
     run: ({ services, auth }) => services.plays.listPlays(auth.workspaceId),
   }),
   defineTool<{ xLeads: XLeadsService }, typeof GetLeadInput>({
-    name: 'get_x_lead',
+    name: 'get_lead',
     title: 'Read one lead’s progress',
     description:
       'The saved progress of one lead of this workspace (stage, milestones, automationStopped). Saved observations, not a live ' +
@@ -116,7 +116,7 @@ export const xTools = [
     run: async ({ services, auth }, args) => ({ lead: await services.xLeads.getLead(auth.workspaceId, args.leadId) }),
   }),
   defineTool<{ xLeads: XLeadsService }, typeof StopLeadInput>({
-    name: 'stop_x_lead',
+    name: 'stop_lead',
     title: 'Stop one lead’s future automation',
     description:
       'Stops every sequence lane of the lead’s identity; uncontacted queued lanes become skipped; contacted history is kept. ' +
