@@ -77,7 +77,8 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     // so the next start loads the demo and shows its key.
     demo = await loadDemoWorld(config, handle.db, services);
   } catch (err) {
-    await app?.close().catch(() => undefined);
+    // The app's close hook stops the services' listeners; without an app they are stopped here.
+    await (app ? app.close() : services.workspaces.close()).catch(() => undefined);
     await rateLimitStore?.close?.();
     await handle.close();
     throw err;
