@@ -1,5 +1,5 @@
 // Writes examples/demo-world.json: `npx tsx examples/generate-demo-world.ts`.
-// Every id, key and choice derives from fixed labels and a seeded generator, so the output is identical
+// Every id and choice derives from fixed labels and a seeded generator, so the output is identical
 // on every run and reseeding the file is idempotent (every object carries an explicit id).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -83,7 +83,12 @@ const users: Json[] = [];
 const follows: Json[] = [];
 const NW_X = { userId: '1582047716390912001', handle: 'northwind_hq' };
 const FABRIKAM_X = { userId: '1377015526403153920', handle: 'fabrikam_io' };
+// The autopilot Play's own account. Discovery reads the followers of a Play's account and autopilot enrolls
+// them; on @northwind_hq it would turn every unreviewed candidate of the manual Plays into a lead at the first
+// engine pass, and a newcomer's first enroll would answer `existing_lead` for each.
+const NW_LIVE_X = { userId: '1582047716390912002', handle: 'northwind_live' };
 users.push({ xUserId: NW_X.userId, username: NW_X.handle, name: 'Northwind Outreach' });
+users.push({ xUserId: NW_LIVE_X.userId, username: NW_LIVE_X.handle, name: 'Northwind Live' });
 users.push({ xUserId: FABRIKAM_X.userId, username: FABRIKAM_X.handle, name: 'Fabrikam' });
 
 interface XPerson {
@@ -93,7 +98,7 @@ interface XPerson {
   company: string;
   title: string;
 }
-const usedHandles = new Set<string>([NW_X.handle, FABRIKAM_X.handle]);
+const usedHandles = new Set<string>([NW_X.handle, NW_LIVE_X.handle, FABRIKAM_X.handle]);
 function xPerson(): XPerson {
   for (;;) {
     const p = person();
@@ -111,8 +116,6 @@ function xPerson(): XPerson {
 // ---------------------------------------------------------------------------------------------------
 const NW = uid('workspace/northwind');
 const CONTOSO = uid('workspace/contoso');
-// Looks like a generated key (ows_ + 43 base64url characters) but is fixed, so the README can show it.
-const DEMO_KEY = `ows_${digest('northwind demo key').toString('base64url')}`;
 
 const ACC = {
   dana: accountId('northwind/dana'),
@@ -299,7 +302,7 @@ followersCands.forEach((c, i) => {
 launchCands.forEach((c, i) => {
   if (i % 2 === 0 && !shared.includes(c.x)) follows.push({ follower: c.x.xUserId, followed: NW_X.userId });
 });
-fabrikamCands.forEach((c) => follows.push({ follower: c.x.xUserId, followed: FABRIKAM_X.userId }));
+fabrikamCands.forEach((c) => follows.push({ follower: c.x.xUserId, followed: NW_LIVE_X.userId }));
 follows.push({ follower: NW_X.userId, followed: FABRIKAM_X.userId });
 const suspended = launchCands.find((c) => c.status === 'proposed' && !shared.includes(c.x))!.x.username;
 
@@ -328,11 +331,11 @@ const plays: Json[] = [
   },
   {
     id: PLAY.fabrikam,
-    name: 'Fabrikam followers (autopilot)',
+    name: 'Followers of @northwind_live (autopilot)',
     status: 'active',
     revision: 1,
     sequenceId: SEQ.xWarm,
-    accountUserId: NW_X.userId,
+    accountUserId: NW_LIVE_X.userId,
     reviewApiEnabled: true,
     autopilot: true,
     candidates: fabrikamCands.map((c) => c.json),
@@ -462,7 +465,7 @@ function linkedInLead(l: Ledger, label: string, spec: LinkedInLeadSpec): Json {
 }
 
 /** A lead enrolled from an X Play candidate, with follow, like and DM milestones. */
-function xLead(l: Ledger, c: Cand, playId: string, stage: Stage, startedDaysAgo: number, extra: Json = {}): Json {
+function xLead(l: Ledger, c: Cand, playId: string, stage: Stage, startedDaysAgo: number, extra: Json = {}, account = NW_X): Json {
   const id = uid(`lead/x/${playId}/${c.x.xUserId}`);
   const start = daysAgo(startedDaysAgo, between(9, 15));
   const lead: Json = {
@@ -472,7 +475,7 @@ function xLead(l: Ledger, c: Cand, playId: string, stage: Stage, startedDaysAgo:
     title: c.x.title,
     xUserId: c.x.xUserId,
     username: c.x.username,
-    accountUserId: NW_X.userId,
+    accountUserId: account.userId,
     playId,
     sequenceId: SEQ.xWarm,
     stage,
@@ -547,9 +550,9 @@ for (const [stage, count] of xStages) {
 fabrikamCands
   .filter((c) => c.status === 'approved')
   .slice(0, 10)
-  .forEach((c, i) => xLead(nw, c, PLAY.fabrikam, (['queued', 'messaged', 'messaged', 'followed_up', 'replied'] as Stage[])[i % 5], between(2, 18)));
+  .forEach((c, i) => xLead(nw, c, PLAY.fabrikam, (['queued', 'messaged', 'messaged', 'followed_up', 'replied'] as Stage[])[i % 5], between(2, 18), {}, NW_LIVE_X));
 // Northwind follows back the people it followed, in the simulated public data.
-for (const lead of nw.leads) if (lead.followedAt) follows.push({ follower: NW_X.userId, followed: lead.xUserId });
+for (const lead of nw.leads) if (lead.followedAt) follows.push({ follower: String(lead.accountUserId), followed: lead.xUserId });
 
 // LinkedIn leads across every stage and all three accounts.
 const liPlan: [Stage, number, Partial<LinkedInLeadSpec>?][] = [
@@ -684,6 +687,10 @@ contoso.replies.push({
   repliedAt: contosoReplied[0].repliedAt,
 });
 
+// New followers of @northwind_live that no Play has seen yet: the first engine pass shows autopilot
+// discovering and enrolling them. Made last, so the seeded generator gives everything above the same values.
+for (let i = 0; i < 3; i++) follows.push({ follower: xPerson().xUserId, followed: NW_LIVE_X.userId });
+
 const world = {
   publicData: {
     users,
@@ -694,12 +701,13 @@ const world = {
     {
       id: NW,
       name: 'Northwind Outreach',
-      apiKeys: [{ key: DEMO_KEY, expiresAt: null, revoked: false }],
+      // No `key`: the loader generates the secret at each load, so no key of the demo is public.
+      apiKeys: [{ expiresAt: null, revoked: false }],
       clients: [{ workspaceId: CONTOSO, role: 'admin' }],
       settings: { xChannelEnabled: true, bookingLink: 'https://cal.example/northwind/intro', followUpSequenceId: SEQ.nurture },
       billing: { plan: 'growth', status: 'active' },
       energy: { balance: 742, dailyRefill: 1000 },
-      xAccounts: [NW_X],
+      xAccounts: [NW_X, NW_LIVE_X],
       messagingAccounts: [
         { id: ACC.dana, name: 'Dana Whitfield (LinkedIn)', mode: 'linkedin', timeZone: 'Europe/Paris', connectedAt: '2026-03-02T08:12:00Z', warmupStartedAt: '2026-03-02T08:15:00Z', accountScore: 86, relationsCount: 2140 },
         { id: ACC.marcus, name: 'Marcus Lee (LinkedIn)', mode: 'linkedin', timeZone: 'America/New_York', connectedAt: '2026-06-15T14:40:00Z', warmupStartedAt: '2026-06-15T14:45:00Z', accountScore: 74, relationsCount: 980 },

@@ -5,13 +5,13 @@ import pino from 'pino';
 import { buildApp } from './app/build-app.js';
 import { createServices } from './app/services.js';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './app/plugins/rate-limit.js';
-import type { Config } from './config/config.js';
+import { describeDatabase, type Config } from './config/config.js';
 import { createDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { initialSnapshotFor } from './db/initial-snapshot.js';
 import { systemClock } from './lib/clock.js';
 import { randomToken } from './lib/ids.js';
-import { resolveTextCipher } from './lib/encryption-key.js';
+import { resolveTextCipher, verifyEncryptionKey } from './lib/encryption-key.js';
 import { readControlFile, removeControlFile, writeControlFile } from './lib/control-file.js';
 import { createOutboxSignal } from './webhooks/outbox.js';
 import { startEngineLoop } from './engine/loop.js';
@@ -59,24 +59,30 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   }
   const cipher = resolveTextCipher(config);
   const handle = await openDatabase(config, logger);
-  await migrateToLatest(handle.db);
+  let app: Awaited<ReturnType<typeof buildApp>> | null = null;
+  let rateLimitStore: RateLimitStore | null = null;
+  let address: string;
+  let demo: DemoWorkspace | null = null;
+  const controlToken = config.database.kind === 'pglite' ? randomToken(32) : null;
   const outboxSignal = createOutboxSignal();
   const services = createServices({ db: handle.db, config, clock: systemClock, cipher, outboxSignal, authChangesUrl: config.database.kind === 'postgres' ? config.database.url : null });
-
-  let demoKey: string | null = null;
-  if (config.seedDemo) {
-    const empty = (await handle.db.selectFrom('workspaces').select('id').limit(1).execute()).length === 0;
-    if (empty && fs.existsSync(DEMO_WORLD_PATH)) {
-      const result = (await services.world.seed(JSON.parse(fs.readFileSync(DEMO_WORLD_PATH, 'utf8')))) as { workspaces: { apiKeys: string[] }[] };
-      demoKey = result.workspaces[0]?.apiKeys[0] ?? null;
-    }
+  try {
+    await migrateToLatest(handle.db);
+    await verifyEncryptionKey(handle.db, config);
+    rateLimitStore = await createRateLimitStore(config);
+    app = await buildApp({ config, db: handle.db, services, clock: systemClock, controlToken, rateLimitStore, logger });
+    if (config.webhooksAllowInsecure) logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
+    address = await app.listen({ port: config.port, host: config.host });
+    // Only a server that listens loads the demo: a start that fails (a busy port) leaves the database as it was,
+    // so the next start loads the demo and shows its key.
+    demo = await loadDemoWorld(config, handle.db, services);
+  } catch (err) {
+    // The app's close hook stops the services' listeners; without an app they are stopped here.
+    await (app ? app.close() : services.workspaces.close()).catch(() => undefined);
+    await rateLimitStore?.close?.();
+    await handle.close();
+    throw err;
   }
-
-  const controlToken = config.database.kind === 'pglite' ? randomToken(32) : null;
-  const rateLimitStore = await createRateLimitStore(config);
-  const app = await buildApp({ config, db: handle.db, services, clock: systemClock, controlToken, rateLimitStore, logger });
-  if (config.webhooksAllowInsecure) logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
-  const address = await app.listen({ port: config.port, host: config.host });
   const port = (app.server.address() as { port: number }).port;
   if (controlToken) writeControlFile(config.dataDir, { pid: process.pid, url: `http://127.0.0.1:${port}`, token: controlToken });
   const worker: RunningWorker | null = config.workerInProcess
@@ -91,16 +97,8 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     'activity retention',
   );
 
-  if (demoKey) {
-    const base = `http://localhost:${port}`;
-    print('');
-    print('Demo world loaded. Your demo workspace key (shown once):');
-    print(`  ${demoKey}`);
-    print('Try:');
-    print(`  curl -H "Authorization: Bearer ${demoKey}" ${base}/api/v1/workspaces`);
-    print(`Reference: ${base}/docs   OpenAPI: ${base}/api/v1/openapi.json`);
-    print('');
-  }
+  print(`Listening on ${address} (${describeDatabase(config)})`);
+  if (demo) printDemo(print, demo, config.publicUrl ?? `http://localhost:${port}`);
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -110,10 +108,54 @@ export async function startServer(config: Config, opts: { print?: (line: string)
       await retentionLoop.stop();
       await app.close();
       await worker?.stop();
-      await rateLimitStore.close?.();
+      await rateLimitStore?.close?.();
       await handle.close();
     })());
-  return { app, address, port, stop, handle, services };
+  return { app, address, port, stop, handle, services, demo };
+}
+
+export interface DemoWorkspace {
+  id: string;
+  name: string;
+  /** The key made by this start's load of the demo world; null when the demo was loaded by an earlier start. */
+  newKey: string | null;
+}
+
+/**
+ * Loads the demo world into an empty database (OUTREACH_SEED_DEMO=1). The file names no key secret, so the
+ * loader generates a fresh one (shared/contracts/world-file.md): no key is public. Answers the demo workspace
+ * whenever the database has it, so that every start can say where to look and how to get a key.
+ */
+async function loadDemoWorld(config: Config, db: DatabaseHandle['db'], services: ReturnType<typeof createServices>): Promise<DemoWorkspace | null> {
+  if (!fs.existsSync(DEMO_WORLD_PATH)) return null;
+  const doc = JSON.parse(fs.readFileSync(DEMO_WORLD_PATH, 'utf8')) as { workspaces?: { id?: string; name?: string }[] };
+  const first = doc.workspaces?.[0];
+  if (!first?.id) return null;
+  if (config.seedDemo) {
+    const empty = (await db.selectFrom('workspaces').select('id').limit(1).execute()).length === 0;
+    if (empty) {
+      const result = await services.world.seed(doc);
+      const ws = result.workspaces[0];
+      return { id: ws.id, name: ws.name, newKey: ws.apiKeys[0] ?? null };
+    }
+  }
+  const saved = await db.selectFrom('workspaces').select(['id', 'name']).where('id', '=', first.id).executeTakeFirst();
+  return saved ? { id: saved.id, name: saved.name, newKey: null } : null;
+}
+
+function printDemo(print: (line: string) => void, demo: DemoWorkspace, base: string): void {
+  print('');
+  print(`Demo workspace: ${demo.name} (${demo.id})`);
+  print(`Console: ${base}/console`);
+  if (demo.newKey) {
+    print('Demo world loaded. Its key, shown this once (create more with the command below):');
+    print(`  ${demo.newKey}`);
+    print('Try:');
+    print(`  curl -H "Authorization: Bearer ${demo.newKey}" ${base}/api/v1/workspaces`);
+  }
+  print(`Get a key: npx outreach key create --workspace ${demo.id}`);
+  print(`Reference: ${base}/docs   OpenAPI: ${base}/api/v1/openapi.json`);
+  print('');
 }
 
 export function dataDirOf(config: Config): string {

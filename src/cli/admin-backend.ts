@@ -4,7 +4,7 @@ import { createServices, type Services } from '../app/services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { openDatabase } from '../server.js';
-import { resolveTextCipher } from '../lib/encryption-key.js';
+import { resolveTextCipher, verifyEncryptionKey } from '../lib/encryption-key.js';
 import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassSummary } from '../engine/index.js';
@@ -118,6 +118,12 @@ export async function openAdminBackend(config: Config): Promise<AdminBackend> {
   }
   const cipher = resolveTextCipher(config);
   const handle = await openDatabase(config);
-  await migrateToLatest(handle.db);
+  try {
+    await migrateToLatest(handle.db);
+    await verifyEncryptionKey(handle.db, config);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
   return directBackend(createServices({ db: handle.db, config, clock: systemClock, cipher }), () => handle.close());
 }

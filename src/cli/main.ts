@@ -5,16 +5,18 @@ import { AppError } from '../app/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger, openDatabase, startServer } from '../server.js';
 import { readWorkerLock, removeWorkerLock, startWorker, writeWorkerLock } from '../worker.js';
-import { resolveTextCipher } from '../lib/encryption-key.js';
+import { resolveTextCipher, verifyEncryptionKey } from '../lib/encryption-key.js';
 import { readControlFile } from '../lib/control-file.js';
 import { CliError, openAdminBackend, type AdminBackend } from './admin-backend.js';
 import { createServices } from '../app/services.js';
 import { systemClock } from '../lib/clock.js';
 import { ROLES, inWords, isRole } from '../domain/vocabulary.js';
 import { startEngineLoop } from '../engine/loop.js';
+import { announceTarget, requireKnownDatabase } from './target.js';
+import { packageVersion } from './version.js';
 
 const program = new Command();
-program.name('outreach').description('Workspace Outreach Service: server and operator commands').showHelpAfterError();
+program.name('outreach').description('Workspace Outreach Service: server and operator commands').version(packageVersion(), '-V, --version').showHelpAfterError();
 
 const out = (json: boolean, value: unknown, human: () => string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
 
@@ -25,7 +27,10 @@ const portOption = (v: string) => {
 };
 
 async function withBackend<T>(fn: (b: AdminBackend) => Promise<T>): Promise<T> {
-  const backend = await openAdminBackend(loadConfig());
+  const config = loadConfig();
+  requireKnownDatabase(config);
+  announceTarget(config);
+  const backend = await openAdminBackend(config);
   try {
     return await fn(backend);
   } finally {
@@ -35,7 +40,7 @@ async function withBackend<T>(fn: (b: AdminBackend) => Promise<T>): Promise<T> {
 
 program
   .command('serve')
-  .description('run the HTTP API (and, later, the in-process engine and webhook delivery)')
+  .description('run the HTTP API, the MCP server, the sending engine and webhook delivery (unless OUTREACH_WORKER_IN_PROCESS=0) in one process')
   .option('--port <n>', 'port to listen on (default PORT or 8080)', portOption)
   .action(async (opts: { port?: number }) => {
     const config = loadConfig(process.env, opts.port !== undefined ? { PORT: opts.port } : {});
@@ -55,6 +60,7 @@ program
   .option('--json', 'machine-readable output')
   .action(async (opts: { json?: boolean }) => {
     const config = loadConfig();
+    announceTarget(config);
     if (config.database.kind === 'pglite' && readControlFile(config.dataDir)) {
       out(!!opts.json, { applied: [], note: 'the running server applied migrations at start' }, () => 'The running server applied migrations at start; nothing to do.');
       return;
@@ -73,6 +79,8 @@ program
   .description('run only the webhook dispatcher and delivery worker against the configured database (the server also runs one unless OUTREACH_WORKER_IN_PROCESS=0)')
   .action(async () => {
     const config = loadConfig();
+    requireKnownDatabase(config);
+    announceTarget(config);
     if (config.database.kind === 'pglite') {
       const server = readControlFile(config.dataDir);
       if (server) {
@@ -89,6 +97,7 @@ program
     const cipher = resolveTextCipher(config);
     const handle = await openDatabase(config);
     await migrateToLatest(handle.db);
+    await verifyEncryptionKey(handle.db, config);
     if (config.webhooksAllowInsecure) logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
     const worker = startWorker({ db: handle.db, config, cipher, logger: logger.child({ component: 'webhook-worker' }) });
     const engineServices = createServices({ db: handle.db, config, clock: systemClock, cipher });

@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { decodeEncryptionKey } from '../lib/crypto.js';
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  HOST: Type.String({ default: '0.0.0.0' }),
+  // No default here: it depends on the database (loadConfig).
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   OUTREACH_DATA_DIR: Type.String({ default: './.outreach' }),
   OUTREACH_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
@@ -224,6 +226,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`invalid configuration: ${name} ${describeRule(name, first.message)}`);
   }
   const e = converted as Env;
+  if (e.OUTREACH_ENCRYPTION_KEY !== undefined && !decodeEncryptionKey(e.OUTREACH_ENCRYPTION_KEY)) {
+    throw new ConfigError('invalid configuration: OUTREACH_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64 (openssl rand -hex 32)');
+  }
   const dataDir = path.resolve(e.OUTREACH_DATA_DIR);
   if (e.OUTREACH_PUBLICDATA_PROVIDER === 'http' && !e.OUTREACH_PUBLICDATA_URL) {
     throw new ConfigError('invalid configuration: OUTREACH_PUBLICDATA_URL is required when OUTREACH_PUBLICDATA_PROVIDER=http');
@@ -233,7 +238,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   return Object.freeze({
     port: e.PORT,
-    host: e.HOST,
+    // The embedded database means one machine, usually a laptop: listen on loopback unless told otherwise.
+    // With PostgreSQL the service is deployed, usually in a container, where loopback would be unreachable.
+    host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     database: e.DATABASE_URL
       ? Object.freeze({ kind: 'postgres' as const, url: e.DATABASE_URL, poolSize: e.OUTREACH_DB_POOL_SIZE })
       : Object.freeze({ kind: 'pglite' as const, dataDir: path.join(dataDir, 'pgdata') }),
@@ -260,4 +267,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: e.SMTP_URL ?? null,
     logLevel: e.LOG_LEVEL,
   });
+}
+
+/** A database in words, without its credentials: `PostgreSQL at host:5432/outreach`, `embedded database in /dir`. */
+export function describeDatabase(config: Config): string {
+  if (config.database.kind === 'pglite') return `embedded database in ${config.dataDir}`;
+  try {
+    const url = new URL(config.database.url);
+    return `PostgreSQL at ${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)';
+  }
 }

@@ -308,7 +308,15 @@ export interface PublicdataUnavailableTable {
   handle: string;
 }
 
+/** Facts about the installation, not any workspace (migration 0011). */
+export interface InstanceSettingsTable {
+  name: string;
+  value: string;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
 export interface DB {
+  instance_settings: InstanceSettingsTable;
   workspaces: WorkspacesTable;
   team_links: TeamLinksTable;
   api_keys: ApiKeysTable;

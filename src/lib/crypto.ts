@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Message text at rest is AES-256-GCM. A stored value is `v1:<iv>:<tag>:<ciphertext>` (base64url), so text
@@ -10,12 +10,27 @@ export interface TextCipher {
   decrypt(stored: string | null): string | null;
 }
 
-export function keyFromSecret(secret: string): Buffer {
-  if (/^[0-9a-fA-F]{64}$/.test(secret)) return Buffer.from(secret, 'hex');
-  const b64 = Buffer.from(secret, 'base64');
-  if (b64.length === 32) return b64;
-  // Any other passphrase is stretched to 32 bytes; operators are told to prefer 32 random bytes.
-  return createHash('sha256').update(secret).digest();
+/**
+ * The 32 bytes of a configured key, written as 64 hex characters or as base64 / base64url (43 characters, or
+ * 44 with its `=`); null for anything else. Passphrases are not stretched: a short or mistyped key must stop
+ * start-up rather than quietly encrypt with a key nobody can reproduce.
+ */
+export function decodeEncryptionKey(secret: string): Buffer | null {
+  const s = secret.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(s)) return Buffer.from(s, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(s)) {
+    const bytes = Buffer.from(s.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (bytes.length === 32) return bytes;
+  }
+  return null;
+}
+
+/**
+ * Names a key without revealing it: the first 8 bytes of HMAC-SHA-256(key, a fixed label), hex. Stored in the
+ * database so that a start with a different key is refused (lib/encryption-key.ts).
+ */
+export function encryptionKeyFingerprint(key: Buffer): string {
+  return createHmac('sha256', key).update('outreach encryption key fingerprint v1').digest().subarray(0, 8).toString('hex');
 }
 
 export function createTextCipher(key: Buffer): TextCipher {

@@ -11,9 +11,9 @@ import { dbEngine } from '../helpers/test-database.js';
 const run = promisify(execFile);
 const bin = path.resolve('bin/outreach.js');
 
-async function cli(args: string[], env: Record<string, string>) {
+async function cli(args: string[], env: Record<string, string>, cwd?: string) {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 });
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000, cwd });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -44,6 +44,7 @@ describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout
     expect(JSON.parse(team.stdout)).toEqual({ ownerWorkspaceId: ownerWs.id, clientWorkspaceId: client.id, role: 'member' });
     const key = await cli(['key', 'create', '--workspace', ownerWs.id, '--expires-at', '2099-01-01T00:00:00Z'], env);
     expect(key.stdout).toMatch(/Secret \(shown once\): ows_[A-Za-z0-9_-]{43}/);
+    expect(owner.stderr).toContain(`outreach: using the embedded database in ${dataDir}`);
     const bad = await cli(['team', 'add', '--owner', ownerWs.id, '--client', client.id, '--role', 'boss'], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--role must be owner, admin or member');
@@ -58,7 +59,9 @@ describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout
     });
     expect(fs.existsSync(path.join(dataDir, 'server.json'))).toBe(true);
     const env = { OUTREACH_DATA_DIR: dataDir };
-    const ws = JSON.parse((await cli(['workspace', 'create', '--name', 'Live', '--json'], env)).stdout);
+    const live = await cli(['workspace', 'create', '--name', 'Live', '--json'], env);
+    expect(live.stderr).toMatch(new RegExp(`outreach: using the server at http://127\\.0\\.0\\.1:${server.port} \\(pid ${process.pid}\\) on the embedded database in`));
+    const ws = JSON.parse(live.stdout);
     const key = JSON.parse((await cli(['key', 'create', '--workspace', ws.id, '--json'], env)).stdout);
     const res = await server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${key.key}` } });
     expect(res.json()).toEqual({ workspaces: [{ id: ws.id, name: 'Live', role: 'owner' }] });
@@ -67,6 +70,33 @@ describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout
     expect((await server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${key.key}` } })).statusCode).toBe(401);
     const migrate = await cli(['migrate', '--json'], env);
     expect(JSON.parse(migrate.stdout).note).toMatch(/running server/);
+  });
+
+  it('without OUTREACH_DATA_DIR and no database in ./.outreach, fails naming the directory and creates nothing', async () => {
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-cli-cwd-'));
+    try {
+      const env: Record<string, string> = { OUTREACH_SEED_DEMO: '0', OUTREACH_DATA_DIR: '' };
+      const res = await cli(['workspace', 'create', '--name', 'Stray'], env, cwd);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`no database in ${fs.realpathSync(cwd)}/.outreach: OUTREACH_DATA_DIR is not set`);
+      expect(fs.readdirSync(cwd)).toEqual([]);
+      // Set explicitly, the same directory is created and used.
+      const made = await cli(['workspace', 'create', '--name', 'Here', '--json'], { ...env, OUTREACH_DATA_DIR: './.outreach' }, cwd);
+      expect(made.code, made.stderr).toBe(0);
+      expect(fs.existsSync(path.join(cwd, '.outreach', 'pgdata', 'PG_VERSION'))).toBe(true);
+      // Now that ./.outreach holds a database, the default finds it.
+      const found = await cli(['workspace', 'create', '--name', 'Found', '--json'], env, cwd);
+      expect(found.code, found.stderr).toBe(0);
+      expect(found.stderr).toContain('outreach: using the embedded database in');
+    } finally {
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('--version prints the package version', async () => {
+    const res = await cli(['--version'], {});
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim()).toBe(JSON.parse(fs.readFileSync('package.json', 'utf8')).version);
   });
 
   it('refuses to open an embedded database a standalone worker holds, naming it, and changes nothing', async () => {

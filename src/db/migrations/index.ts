@@ -6,6 +6,7 @@ import * as m0007 from './0007_engine.js';
 import * as m0008 from './0008_crm.js';
 import * as m0009 from './0009_inflight_release.js';
 import * as m0010 from './0010_webhook_fair_claims.js';
+import * as m0011 from './0011_instance_settings.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -22,10 +23,11 @@ import * as m0010 from './0010_webhook_fair_claims.js';
  * | 0008 | 0008_crm              | covering activity indexes, identity and reply indexes, append-only ledger |
  * | 0009 | 0009_inflight_release | the pacing reservation kept with a send's in-flight mark                  |
  * | 0010 | 0010_webhook_fair_claims | partial indexes on pending deliveries for the per-subscription claim    |
+ * | 0011 | 0011_instance_settings | installation facts: the encryption key's fingerprint                    |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0011.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0012.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -35,4 +37,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008_crm': m0008,
   '0009_inflight_release': m0009,
   '0010_webhook_fair_claims': m0010,
+  '0011_instance_settings': m0011,
 };

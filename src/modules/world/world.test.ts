@@ -549,6 +549,7 @@ describe('the demo world (examples/demo-world.json)', () => {
     t = await buildTestApp({ env: { OUTREACH_ADMIN_TOKEN: ADMIN } });
   });
   afterAll(async () => t?.close());
+  let demoKey = '';
 
   const fileCounts = () => {
     const all = demo.workspaces;
@@ -578,14 +579,19 @@ describe('the demo world (examples/demo-world.json)', () => {
     expect(replyLeads).toEqual(expect.arrayContaining([['linkedin', true], ['linkedin', false], ['x', false]]));
   });
 
+  it('holds no key secret: the demo key is generated at load', () => {
+    expect(JSON.stringify(demo)).not.toMatch(/ows_/);
+    expect(demo.workspaces[0].apiKeys).toEqual([{ expiresAt: null, revoked: false }]);
+  });
+
   it('loads, answers the demo key first, and the key lists the Team client', async () => {
     const started = performance.now();
     const result = await t.services.world.seed(demo);
     const elapsed = performance.now() - started;
     expect(result.counts).toEqual(fileCounts());
     expect(result.workspaces.map((w) => [w.name, w.status])).toEqual([['Northwind Outreach', 'created'], ['Contoso Labs', 'created']]);
-    const demoKey = result.workspaces[0].apiKeys[0];
-    expect(demoKey).toBe(demo.workspaces[0].apiKeys[0].key);
+    demoKey = result.workspaces[0].apiKeys[0];
+    expect(demoKey).toMatch(/^ows_[A-Za-z0-9_-]{43}$/);
     const res = await listWorkspaces(t, demoKey);
     expect(res.json()).toEqual({
       workspaces: [
@@ -597,8 +603,7 @@ describe('the demo world (examples/demo-world.json)', () => {
   });
 
   it('is readable through the API with the demo key: Plays, candidate counts, sequences, replies, and the Team client', async () => {
-    const key = demo.workspaces[0].apiKeys[0].key;
-    const auth = { authorization: `Bearer ${key}` };
+    const auth = { authorization: `Bearer ${demoKey}` };
     const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: { ...auth, ...headers } });
     const plays = await get('/x/plays');
     expect(plays.statusCode, plays.body).toBe(200);
@@ -627,13 +632,34 @@ describe('the demo world (examples/demo-world.json)', () => {
     expect(disabled.json().error).toBe('channel_disabled');
   });
 
-  it('reloading it through HTTP is idempotent', async () => {
+  it('reloading it through HTTP is idempotent, except that the key without a secret is issued afresh', async () => {
     const before = await rowCounts(t);
     const res = await seed(t, demo);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().workspaces.map((w: any) => w.status)).toEqual(['existing', 'existing']);
     expect(res.json().counts).toEqual({ sequences: 0, plays: 0, candidates: 0, leads: 0, replies: 0, activity: 0 });
-    expect(await rowCounts(t)).toEqual(before);
+    const fresh = res.json().workspaces[0].apiKeys[0];
+    expect(fresh).not.toBe(demoKey);
+    expect(await rowCounts(t)).toEqual({ ...before, api_keys: before.api_keys + 1 });
+  });
+
+  it("the first enroll enrolls: after one engine pass (autopilot discovery included) the manual Play's first unreviewed candidate becomes a lead", async () => {
+    const auth = { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' };
+    const summary = await t.services.engine.runPass({ now: new Date('2026-11-23T10:00:00Z') });
+    expect(summary.discovered).toBeGreaterThan(0);
+    const followers = demo.workspaces[0].plays.find((p: any) => p.status === 'active' && !p.autopilot && p.reviewApiEnabled);
+    const page = await t.app.inject({ method: 'GET', url: `/api/v1/plays/${followers.id}/candidates?filter=unreviewed&limit=1`, headers: auth });
+    expect(page.statusCode, page.body).toBe(200);
+    const body = page.json();
+    const [candidate] = body.candidates;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/plays/${followers.id}/enroll`,
+      headers: auth,
+      payload: { expectedRevision: body.play.revision, sequenceId: body.sequence.id, sequenceRevision: body.sequence.revision, candidateIds: [candidate.id] },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().results).toEqual([{ candidateId: candidate.id, result: 'enrolled', leadId: expect.any(String) }]);
   });
 });
 
