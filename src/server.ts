@@ -146,7 +146,6 @@ async function loadDemoWorld(config: Config, db: DatabaseHandle['db'], services:
 function printDemo(print: (line: string) => void, demo: DemoWorkspace, base: string): void {
   print('');
   print(`Demo workspace: ${demo.name} (${demo.id})`);
-  print(`Console: ${base}/console`);
   if (demo.newKey) {
     print('Demo world loaded. Its key, shown this once (create more with the command below):');
     print(`  ${demo.newKey}`);

@@ -91,7 +91,9 @@ describe('the demo on start', () => {
     expect(demo.newKey).toMatch(/^ows_[A-Za-z0-9_-]{43}$/);
     const base = `http://localhost:${first.server.port}`;
     expect(first.out).toContain(`Demo workspace: Northwind Outreach (${demo.id})`);
-    expect(first.out).toContain(`Console: ${base}/console`);
+    expect(first.out).toContain(`Reference: ${base}/docs`);
+    // No console URL until the console exists: a printed link must not answer 404.
+    expect(first.out).not.toContain('/console');
     expect(first.out).toContain(demo.newKey);
     expect(first.out).toContain(`npx outreach key create --workspace ${demo.id}`);
     expect(first.out).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+ \((embedded database in|PostgreSQL at)/);
@@ -105,7 +107,7 @@ describe('the demo on start', () => {
     const again = await boot({ ...where, OUTREACH_PUBLIC_URL: 'https://outreach.example' });
     expect(again.server.demo).toEqual({ id: demo.id, name: 'Northwind Outreach', newKey: null });
     expect(again.out).toContain(`Demo workspace: Northwind Outreach (${demo.id})`);
-    expect(again.out).toContain('Console: https://outreach.example/console');
+    expect(again.out).toContain('Reference: https://outreach.example/docs');
     expect(again.out).toContain(`npx outreach key create --workspace ${demo.id}`);
     expect(again.out).not.toMatch(/ows_/);
     await again.server.stop();
