@@ -12,6 +12,7 @@ import { createServices } from '../app/services.js';
 import { systemClock } from '../lib/clock.js';
 import { ROLES, inWords, isRole } from '../domain/vocabulary.js';
 import { startEngineLoop } from '../engine/loop.js';
+import { registerApiCommands } from './commands/index.js';
 
 const program = new Command();
 program.name('outreach').description('Workspace Outreach Service: server and operator commands').showHelpAfterError();
@@ -182,6 +183,8 @@ team
     const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role }));
     out(!!opts.json, link, () => `Workspace ${opts.owner} may now select ${opts.client} as ${opts.role}`);
   });
+
+registerApiCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,7 @@
+import type { Command } from 'commander';
+import { registerTail } from './tail.js';
+
+/** The commands that talk to a running server through its API with a workspace key. */
+export function registerApiCommands(program: Command) {
+  registerTail(program);
+}
