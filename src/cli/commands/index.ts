@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
+import { registerImport } from './import.js';
 import { registerTail } from './tail.js';
 
 /** The commands that talk to a running server through its API with a workspace key. */
 export function registerApiCommands(program: Command) {
   registerTail(program);
+  registerImport(program);
 }
