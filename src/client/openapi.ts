@@ -233,6 +233,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description a text/event-stream that stays open */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
                 /** @description invalid input: bad enum value, body, pattern or bound */
                 400: {
                     headers: {

@@ -47,7 +47,10 @@ export async function eventsRoutes(app: AppInstance, opts: { deps: AppDeps }) {
         tags: ['webhooks'],
         headers: WorkspaceClientHeader,
         querystring: StreamQuery,
-        response: { ...errorResponses() },
+        response: {
+          200: { description: 'a text/event-stream that stays open', content: { 'text/event-stream': { schema: Type.String() } } },
+          ...errorResponses(),
+        },
       },
     },
     async (req, reply) => {
