@@ -12,6 +12,7 @@ import { reportsRoutes } from '../modules/reports/reports.routes.js';
 import { crmLeadsRoutes } from '../modules/crm-leads/crm-leads.routes.js';
 import { activityRoutes } from '../modules/activity/activity.routes.js';
 import { repliesRoutes } from '../modules/replies/replies.routes.js';
+import { eventsRoutes } from '../modules/events/events.routes.js';
 
 /** Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. */
 export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promise<void> {
@@ -27,6 +28,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promis
   await api.register(crmLeadsRoutes, { crmLeads: services.crmLeads });
   await api.register(activityRoutes, { activity: services.activity });
   await api.register(repliesRoutes, { replies: services.replies });
+  await api.register(eventsRoutes, { deps });
 }
 
 export async function registerAdminRoutes(admin: AppInstance, deps: AppDeps): Promise<void> {

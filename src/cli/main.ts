@@ -14,6 +14,7 @@ import { ROLES, inWords, isRole } from '../domain/vocabulary.js';
 import { startEngineLoop } from '../engine/loop.js';
 import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
+import { registerApiCommands } from './commands/index.js';
 
 const program = new Command();
 program.name('outreach').description('Workspace Outreach Service: server and operator commands').version(packageVersion(), '-V, --version').showHelpAfterError();
@@ -191,6 +192,8 @@ team
     const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role }));
     out(!!opts.json, link, () => `Workspace ${opts.owner} may now select ${opts.client} as ${opts.role}`);
   });
+
+registerApiCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,12 @@
+import type { Command } from 'commander';
+import { registerImport } from './import.js';
+import { registerListen, registerTrigger } from './listen.js';
+import { registerTail } from './tail.js';
+
+/** The commands that talk to a running server through its API with a workspace key. */
+export function registerApiCommands(program: Command) {
+  registerTail(program);
+  registerImport(program);
+  registerListen(program);
+  registerTrigger(program);
+}
