@@ -7,6 +7,7 @@ import * as m0008 from './0008_crm.js';
 import * as m0009 from './0009_inflight_release.js';
 import * as m0010 from './0010_webhook_fair_claims.js';
 import * as m0011 from './0011_instance_settings.js';
+import * as m0012 from './0012_event_stream.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -24,10 +25,11 @@ import * as m0011 from './0011_instance_settings.js';
  * | 0009 | 0009_inflight_release | the pacing reservation kept with a send's in-flight mark                  |
  * | 0010 | 0010_webhook_fair_claims | partial indexes on pending deliveries for the per-subscription claim    |
  * | 0011 | 0011_instance_settings | installation facts: the encryption key's fingerprint                    |
+ * | 0012 | 0012_event_stream     | the event stream's index: a workspace's recent events in order          |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0012.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0013.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -38,4 +40,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009_inflight_release': m0009,
   '0010_webhook_fair_claims': m0010,
   '0011_instance_settings': m0011,
+  '0012_event_stream': m0012,
 };
