@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addAccount, addLead, addSequence } from '../../../test/helpers/crm-fixtures.js';
+import { insertLead, insertMessagingAccount, insertSequence } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
@@ -30,11 +30,11 @@ beforeAll(async () => {
   b = await createWorkspaceWithKey(t, 'Other Co');
   client = await createWorkspaceWithKey(t, 'Client Co');
   await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'admin' });
-  account = await addAccount(t.db, a.workspaceId);
-  sequence = await addSequence(t.db, a.workspaceId);
+  account = await insertMessagingAccount(t.db, a.workspaceId);
+  sequence = await insertSequence(t.db, a.workspaceId);
 
-  const add = async (name: string, f: Parameters<typeof addLead>[2]) => {
-    const id = await addLead(t.db, a.workspaceId, { person: name, ...f });
+  const add = async (name: string, f: Parameters<typeof insertLead>[2]) => {
+    const id = await insertLead(t.db, a.workspaceId, { person: name, ...f });
     names.set(id, name);
     return id;
   };
@@ -84,8 +84,8 @@ beforeAll(async () => {
     created_at: d(10),
   });
 
-  await addLead(t.db, b.workspaceId, { person: 'Foreign queued', stage: 'queued' });
-  await addLead(t.db, client.workspaceId, { person: 'Client lead', stage: 'replied', replied_at: d(20) });
+  await insertLead(t.db, b.workspaceId, { person: 'Foreign queued', stage: 'queued' });
+  await insertLead(t.db, client.workspaceId, { person: 'Client lead', stage: 'replied', replied_at: d(20) });
 });
 afterAll(async () => t?.close());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence, insertXAccount, setWorkspaceState, type SequenceFixture } from '../../../test/helpers/seq-fixtures.js';
+import { type SequenceFixture, insertLead, insertMessagingAccount, insertSequence, insertXAccount, setWorkspaceState } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
