@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { insertActivity, insertLead, insertMessagingAccount } from '../../../test/helpers/factories.js';
 import { ACTIVITY_ACTIONS } from '../../domain/vocabulary.js';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+type Ws = TestWorkspace;
 let a: Ws;
 let b: Ws;
 let client: Ws;
@@ -21,10 +22,7 @@ let newest: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
-  a = await createWorkspaceWithKey(t, 'Ledger Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'admin' });
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Ledger Co'));
   acc1 = await insertMessagingAccount(t.db, a.workspaceId);
   acc2 = await insertMessagingAccount(t.db, a.workspaceId);
   lead = await insertLead(t.db, a.workspaceId, { person: 'Bob B.', company: 'Initech', linkedin_url: 'https://www.linkedin.com/in/bob', title: 'CTO' });

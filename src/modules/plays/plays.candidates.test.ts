@@ -4,10 +4,7 @@ import { client, startPlayTest, type Client, type TestWorkspace } from '../../..
 import { insertCandidates, insertPlay, insertReviewPlay } from '../../../test/helpers/factories.js';
 import { walkPages } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: TestWorkspace;
-let other: TestWorkspace;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
 beforeAll(async () => ({ t, acme, other, api } = await startPlayTest()));
 afterAll(async () => t?.close());

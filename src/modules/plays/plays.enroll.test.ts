@@ -7,10 +7,7 @@ import { type CandidateFixture, type PlayFixture, type SequenceFixture, insertCa
 import { newId } from '../../lib/ids.js';
 import { snapshot } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: TestWorkspace;
-let other: TestWorkspace;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
 beforeAll(async () => ({ t, acme, other, api } = await startPlayTest()));
 afterAll(async () => t?.close());

@@ -4,10 +4,7 @@ import { startPlayTest, type Client, type TestWorkspace } from '../../../test/he
 import { insertBatch, insertCandidates, insertLead, insertPlay, insertReviewPlay, insertSequence, nextXUserId, X_SEQUENCE } from '../../../test/helpers/factories.js';
 import { snapshot } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: TestWorkspace;
-let other: TestWorkspace;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
 beforeAll(async () => ({ t, acme, other, api } = await startPlayTest()));
 afterAll(async () => t?.close());

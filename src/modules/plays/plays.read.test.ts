@@ -5,10 +5,7 @@ import { insertCandidates, insertLead, insertPlay, insertReviewPlay, insertSeque
 import { newId } from '../../lib/ids.js';
 import { snapshot, walkPages } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: TestWorkspace;
-let other: TestWorkspace;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
 beforeAll(async () => ({ t, acme, other, api } = await startPlayTest()));
 afterAll(async () => t?.close());

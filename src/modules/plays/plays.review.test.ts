@@ -5,11 +5,7 @@ import { type CandidateFixture, type PlayFixture, insertCandidates, insertPlay, 
 import { newId } from '../../lib/ids.js';
 import { snapshot } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: TestWorkspace;
-let other: TestWorkspace;
-let team: TestWorkspace;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, team: TestWorkspace, api: Client;
 
 beforeAll(async () => ({ t, acme, other, team, api } = await startPlayTest({ team: true })));
 afterAll(async () => t?.close());

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { insertActivity, insertLead, insertMessagingAccount, insertReply } from '../../../test/helpers/factories.js';
 import { createTextCipher } from '../../lib/crypto.js';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+type Ws = TestWorkspace;
 let a: Ws;
 let b: Ws;
 let client: Ws;
@@ -22,10 +23,7 @@ let warmAccount: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
-  a = await createWorkspaceWithKey(t, 'Progress Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'admin' });
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Progress Co'));
 
   nyAccount = await insertMessagingAccount(t.db, a.workspaceId, {
     name: 'Dana (LinkedIn)',

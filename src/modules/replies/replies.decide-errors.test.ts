@@ -2,22 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NOW, startRepliesWorld, type RepliesWorld } from '../../../test/helpers/replies-world.js';
 import { newId } from '../../lib/ids.js';
 
-let w: RepliesWorld;
-let t: RepliesWorld['t'];
-let channels: RepliesWorld['channels'];
-let a: RepliesWorld['a'];
-let foreign: RepliesWorld['foreign'];
-let bare: RepliesWorld['bare'];
-let decide: RepliesWorld['decide'];
-let replyRow: RepliesWorld['replyRow'];
-let ledger: RepliesWorld['ledger'];
-let events: RepliesWorld['events'];
-let deliveredTo: RepliesWorld['deliveredTo'];
-let scenario: RepliesWorld['scenario'];
-beforeAll(async () => {
-  w = await startRepliesWorld();
-  ({ t, channels, a, foreign, bare, decide, replyRow, ledger, events, deliveredTo, scenario } = w);
-});
+let t: RepliesWorld['t'], channels: RepliesWorld['channels'], a: RepliesWorld['a'], foreign: RepliesWorld['foreign'], bare: RepliesWorld['bare'], decide: RepliesWorld['decide'], replyRow: RepliesWorld['replyRow'], ledger: RepliesWorld['ledger'], events: RepliesWorld['events'], deliveredTo: RepliesWorld['deliveredTo'], scenario: RepliesWorld['scenario'];
+beforeAll(async () => ({ t, channels, a, foreign, bare, decide, replyRow, ledger, events, deliveredTo, scenario } = await startRepliesWorld()));
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
 

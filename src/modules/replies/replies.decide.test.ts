@@ -2,25 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NOW, BOOKING, startRepliesWorld, type RepliesWorld } from '../../../test/helpers/replies-world.js';
 import { insertLead, insertReply, insertSequence } from '../../../test/helpers/factories.js';
 
-let w: RepliesWorld;
-let t: RepliesWorld['t'];
-let channels: RepliesWorld['channels'];
-let a: RepliesWorld['a'];
-let foreign: RepliesWorld['foreign'];
-let account: RepliesWorld['account'];
-let followUp: RepliesWorld['followUp'];
-let list: RepliesWorld['list'];
-let decide: RepliesWorld['decide'];
-let replyRow: RepliesWorld['replyRow'];
-let leadRow: RepliesWorld['leadRow'];
-let ledger: RepliesWorld['ledger'];
-let events: RepliesWorld['events'];
-let deliveredTo: RepliesWorld['deliveredTo'];
-let scenario: RepliesWorld['scenario'];
-beforeAll(async () => {
-  w = await startRepliesWorld();
-  ({ t, channels, a, foreign, account, followUp, list, decide, replyRow, leadRow, ledger, events, deliveredTo, scenario } = w);
-});
+let t: RepliesWorld['t'], channels: RepliesWorld['channels'], a: RepliesWorld['a'], foreign: RepliesWorld['foreign'], account: RepliesWorld['account'], followUp: RepliesWorld['followUp'], list: RepliesWorld['list'], decide: RepliesWorld['decide'], replyRow: RepliesWorld['replyRow'], leadRow: RepliesWorld['leadRow'], ledger: RepliesWorld['ledger'], events: RepliesWorld['events'], deliveredTo: RepliesWorld['deliveredTo'], scenario: RepliesWorld['scenario'];
+beforeAll(async () => ({ t, channels, a, foreign, account, followUp, list, decide, replyRow, leadRow, ledger, events, deliveredTo, scenario } = await startRepliesWorld()));
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
 

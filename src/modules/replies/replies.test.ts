@@ -5,21 +5,8 @@ import { insertLead, insertMessagingAccount, insertReply, insertSequence, setWor
 import { createTextCipher } from '../../lib/crypto.js';
 import { randomBytes } from 'node:crypto';
 
-let w: RepliesWorld;
-let t: RepliesWorld['t'];
-let a: RepliesWorld['a'];
-let foreign: RepliesWorld['foreign'];
-let client: RepliesWorld['client'];
-let bare: RepliesWorld['bare'];
-let account: RepliesWorld['account'];
-let list: RepliesWorld['list'];
-let decide: RepliesWorld['decide'];
-let ledger: RepliesWorld['ledger'];
-let scenario: RepliesWorld['scenario'];
-beforeAll(async () => {
-  w = await startRepliesWorld();
-  ({ t, a, foreign, client, bare, account, list, decide, ledger, scenario } = w);
-});
+let t: RepliesWorld['t'], a: RepliesWorld['a'], foreign: RepliesWorld['foreign'], client: RepliesWorld['client'], bare: RepliesWorld['bare'], account: RepliesWorld['account'], list: RepliesWorld['list'], decide: RepliesWorld['decide'], ledger: RepliesWorld['ledger'], scenario: RepliesWorld['scenario'];
+beforeAll(async () => ({ t, a, foreign, client, bare, account, list, decide, ledger, scenario } = await startRepliesWorld()));
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { insertLead, insertMessagingAccount, insertReply, insertSequence } from '../../../test/helpers/factories.js';
 import { createTextCipher } from '../../lib/crypto.js';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+type Ws = TestWorkspace;
 let a: Ws;
 let b: Ws;
 let client: Ws;
@@ -25,10 +26,7 @@ const zero = { leads: 0, invited: 0, accepted: 0, messaged: 0, replied: 0, meeti
 
 beforeAll(async () => {
   t = await buildTestApp();
-  a = await createWorkspaceWithKey(t, 'Reports Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'member' });
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Reports Co', 'member'));
 
   const variants = (keys: string[]) => keys.map((key) => ({ key, weight: 1, messageTmpl: `Hello ${key}` }));
   seqA = await insertSequence(t.db, a.workspaceId, {

@@ -37,6 +37,25 @@ async function runnableWorkspace(name: string) {
 describe('GET /sequences', () => {
   it('answers every field of every sequence, in creation order', async () => {
     const ws = await runnableWorkspace('Fields Co');
+    // Every field of every step kind, stored as the API must answer it.
+    const foundersSteps = [
+      { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
+      { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
+      {
+        index: 2,
+        kind: 'message',
+        delayDays: 2,
+        subject: null,
+        message: null,
+        actions: [],
+        variants: [
+          { key: 'A', weight: 50, messageTmpl: 'Hello A' },
+          { key: 'B', weight: 50, messageTmpl: 'Hello B' },
+        ],
+        tool: null,
+      },
+      { index: 3, kind: 'email', delayDays: 3, subject: 'Quick question', message: 'Body', actions: [], variants: null, tool: 'smtp' },
+    ];
     const first = await insertSequence(t.db, ws.workspaceId, {
       name: 'Founders',
       status: 'active',
@@ -45,24 +64,7 @@ describe('GET /sequences', () => {
       approvedAt: new Date('2026-11-02T10:00:00.000Z'),
       channels: ['linkedin', 'email'],
       createdAt: new Date('2026-10-01T00:00:00.000Z'),
-      steps: [
-        { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
-        {
-          index: 2,
-          kind: 'message',
-          delayDays: 2,
-          subject: null,
-          message: null,
-          actions: [],
-          variants: [
-            { key: 'A', weight: 50, messageTmpl: 'Hello A' },
-            { key: 'B', weight: 50, messageTmpl: 'Hello B' },
-          ],
-          tool: null,
-        },
-        { index: 3, kind: 'email', delayDays: 3, subject: 'Quick question', message: 'Body', actions: [], variants: null, tool: 'smtp' },
-      ],
+      steps: foundersSteps,
     });
     await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email' });
     // Stored steps may omit optional fields; the API still answers every field of a step.
@@ -89,24 +91,7 @@ describe('GET /sequences', () => {
           executionBlockReason: null,
           leadCount: 0,
           channels: ['linkedin', 'email'],
-          steps: [
-            { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-            { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
-            {
-              index: 2,
-              kind: 'message',
-              delayDays: 2,
-              subject: null,
-              message: null,
-              actions: [],
-              variants: [
-                { key: 'A', weight: 50, messageTmpl: 'Hello A' },
-                { key: 'B', weight: 50, messageTmpl: 'Hello B' },
-              ],
-              tool: null,
-            },
-            { index: 3, kind: 'email', delayDays: 3, subject: 'Quick question', message: 'Body', actions: [], variants: null, tool: 'smtp' },
-          ],
+          steps: foundersSteps,
         },
         {
           id: second,
