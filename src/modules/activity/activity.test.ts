@@ -7,18 +7,13 @@ import { ACTIVITY_ACTIONS } from '../../domain/vocabulary.js';
 
 let t: TestApp;
 type Ws = TestWorkspace;
-let a: Ws;
-let b: Ws;
-let client: Ws;
+let a: Ws, b: Ws, client: Ws;
 const NOW = '2026-11-21T12:00:00.000Z';
 
 const get = (ws: Ws, query = '', headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url: `/api/v1/activity${query}`, headers: { ...ws.auth, ...headers } });
 
-let acc1: string;
-let acc2: string;
-let lead: string;
-let newest: string;
+let acc1: string, acc2: string, lead: string, newest: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });

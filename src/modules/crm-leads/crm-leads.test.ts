@@ -6,9 +6,7 @@ import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
 type Ws = TestWorkspace;
-let a: Ws;
-let b: Ws;
-let client: Ws;
+let a: Ws, b: Ws, client: Ws;
 const NOW = '2026-11-21T12:00:00.000Z';
 const d = (day: number, hour = 10) => new Date(`2026-11-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`);
 
@@ -21,9 +19,7 @@ const ids = async (query: string) => {
 };
 
 const names = new Map<string, string>();
-let full: string;
-let account: string;
-let sequence: string;
+let full: string, account: string, sequence: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
