@@ -166,7 +166,7 @@ describe('executionBlockReason', () => {
     name: string;
     seq?: SequenceFixture;
     ws?: Parameters<typeof setWorkspaceState>[2];
-    accounts?: { mode: string; storedStatus?: string }[];
+    accounts?: { mode: string; stored_status?: string }[];
     xAccount?: boolean;
     expected: string | null;
   };
@@ -186,7 +186,7 @@ describe('executionBlockReason', () => {
     { name: 'billing_inactive when billing is past_due', ws: { billingStatus: 'past_due' }, expected: 'billing_inactive' },
     { name: 'billing_inactive when billing is canceled, before missing accounts and energy', ws: { billingStatus: 'canceled', energyBalance: 0, energyRefilledAt: refilledToday }, accounts: [], expected: 'billing_inactive' },
     { name: 'no_sending_account without any messaging account', accounts: [], expected: 'no_sending_account' },
-    { name: 'no_sending_account when the only messaging account is not connected', accounts: [{ mode: 'linkedin', storedStatus: 'disconnected' }], expected: 'no_sending_account' },
+    { name: 'no_sending_account when the only messaging account is not connected', accounts: [{ mode: 'linkedin', stored_status: 'disconnected' }], expected: 'no_sending_account' },
     { name: 'any connected messaging account sends the non-X steps, whatever its mode (as the engine does)', seq: { channels: ['linkedin', 'email'], steps: [{ index: 0, kind: 'email', delayDays: 0 }] }, accounts: [{ mode: 'linkedin' }], expected: null },
     { name: 'no_sending_account when a declared x channel has no saved X account', seq: { channels: ['linkedin', 'x'] }, expected: 'no_sending_account' },
     { name: 'no_sending_account when an X step has no saved X account, even if x is not declared', seq: { channels: ['linkedin'], steps: [{ index: 0, kind: 'x_engage', delayDays: 0 }] }, expected: 'no_sending_account' },
