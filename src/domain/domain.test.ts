@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspaceWithKey, type TestApp } from '../../test/helpers/build-test-app.js';
-import { addAccount, addLead, addReply, buildCrmTestApp, createMemoryChannels } from '../../test/helpers/crm-fixtures.js';
-import { insertPlay, insertSequence } from '../../test/helpers/seq-fixtures.js';
+import { insertLead, insertMessagingAccount, insertPlay, insertReply, insertSequence } from '../../test/helpers/factories.js';
+import { buildCrmTestApp, createMemoryChannels } from '../../test/helpers/memory-channels.js';
 import { iso } from './iso.js';
 import { toEventLead } from './lead-views.js';
 import { toPlayView } from './play-view.js';
@@ -81,7 +81,7 @@ describe('iso', () => {
 describe('public views through HTTP answer exactly the spec fields', () => {
   it('Play view (GET /x/plays): the spec Play object, and authoring adds only kind', async () => {
     const sequenceId = await insertSequence(t.db, a.workspaceId, { channels: ['x'] });
-    const playId = await insertPlay(t.db, a.workspaceId, { sequenceId, accountUserId: '2001' });
+    const playId = (await insertPlay(t.db, a.workspaceId, { sequenceId, accountUserId: '2001' })).id;
     const res = await get('/api/v1/x/plays');
     expect(res.statusCode).toBe(200);
     expect(res.json().plays).toEqual([
@@ -94,7 +94,7 @@ describe('public views through HTTP answer exactly the spec fields', () => {
   });
 
   it('social-network lead (GET /x/leads/{id}) and cross-channel lead (GET /leads)', async () => {
-    const id = await addLead(t.db, a.workspaceId, {
+    const id = await insertLead(t.db, a.workspaceId, {
       person: 'Grace Hopper',
       x_user_id: '424242',
       username: 'grace',
@@ -120,8 +120,8 @@ describe('public views through HTTP answer exactly the spec fields', () => {
   });
 
   it('event lead object and reply recipient: a decided reply emits the spec lead and sends to the lead without engine history', async () => {
-    const account = await addAccount(t.db, a.workspaceId);
-    const leadId = await addLead(t.db, a.workspaceId, {
+    const account = await insertMessagingAccount(t.db, a.workspaceId);
+    const leadId = await insertLead(t.db, a.workspaceId, {
       person: 'Ada Lovelace',
       company: 'Analytical',
       title: 'Engineer',
@@ -132,7 +132,7 @@ describe('public views through HTTP answer exactly the spec fields', () => {
       replied_at: new Date('2026-11-20T10:00:00.000Z'),
       sandbox: JSON.stringify({ acceptAfterHours: 2 }),
     });
-    const replyId = await addReply(t.db, t.cipher, a.workspaceId, { leadId, draft: 'Thanks, Ada!' });
+    const replyId = await insertReply(t.db, t.cipher, a.workspaceId, { leadId, draft: 'Thanks, Ada!' });
     const res = await t.app.inject({
       method: 'POST',
       url: `/api/v1/replies/${replyId}/decide`,

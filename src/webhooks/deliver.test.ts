@@ -183,6 +183,10 @@ function sampleRequest() {
   });
 }
 
+/** One delivery of the sample request to `url`, pinned to the loopback address. */
+const deliverTo = (url: URL, over: Partial<Parameters<typeof deliverOnce>[0]> = {}) =>
+  deliverOnce({ url, address: '127.0.0.1', ...sampleRequest(), ...over });
+
 describe('buildDeliveryRequest', () => {
   it('builds the spec body and headers with a verifiable signature', () => {
     const nowSeconds = 1_700_000_000;
@@ -272,23 +276,23 @@ describe('deliverOnce over http', () => {
   });
 
   it.each([200, 201, 202, 204])('treats %i as success', async (status) => {
-    const result = await deliverOnce({ url: httpUrl(`/status/${status}`), address: '127.0.0.1', ...sampleRequest() });
+    const result = await deliverTo(httpUrl(`/status/${status}`));
     expect(result).toMatchObject({ outcome: 'success', status, error: null });
   });
 
   it.each([500, 502, 503, 429])('retries on %i', async (status) => {
-    const result = await deliverOnce({ url: httpUrl(`/status/${status}`), address: '127.0.0.1', ...sampleRequest() });
+    const result = await deliverTo(httpUrl(`/status/${status}`));
     expect(result).toMatchObject({ outcome: 'retry', status, error: `HTTP ${status}` });
   });
 
   it.each([404, 400, 401, 410])('fails on %i', async (status) => {
-    const result = await deliverOnce({ url: httpUrl(`/status/${status}`), address: '127.0.0.1', ...sampleRequest() });
+    const result = await deliverTo(httpUrl(`/status/${status}`));
     expect(result).toMatchObject({ outcome: 'fail', status, error: `HTTP ${status}` });
   });
 
   it.each([301, 302, 303, 307, 308])('fails on a %i redirect without following it', async (status) => {
     const hitsBefore = redirectTargetHits;
-    const result = await deliverOnce({ url: httpUrl(`/redirect/${status}`), address: '127.0.0.1', ...sampleRequest() });
+    const result = await deliverTo(httpUrl(`/redirect/${status}`));
     expect(result).toMatchObject({ outcome: 'fail', status });
     expect(result.error).toMatch(/redirect_not_followed/);
     // Give a hypothetical follow-up request time to arrive before asserting it never did.
@@ -297,17 +301,12 @@ describe('deliverOnce over http', () => {
   });
 
   it('never returns the response body', async () => {
-    const result = await deliverOnce({ url: httpUrl('/status/500'), address: '127.0.0.1', ...sampleRequest() });
+    const result = await deliverTo(httpUrl('/status/500'));
     expect(JSON.stringify(result)).not.toContain('receiver says hi');
   });
 
   it('retries when the receiver never answers within timeoutMs', async () => {
-    const result = await deliverOnce({
-      url: httpUrl('/hang'),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      timeoutMs: 300,
-    });
+    const result = await deliverTo(httpUrl('/hang'), { timeoutMs: 300 });
     expect(result).toMatchObject({ outcome: 'retry', status: null });
     expect(result.error).toMatch(/timeout/);
     expect(result.durationMs).toBeGreaterThanOrEqual(250);
@@ -315,45 +314,24 @@ describe('deliverOnce over http', () => {
   });
 
   it('keeps the status outcome when only the body stalls past the deadline', async () => {
-    const result = await deliverOnce({
-      url: httpUrl('/hang-body'),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      timeoutMs: 300,
-    });
+    const result = await deliverTo(httpUrl('/hang-body'), { timeoutMs: 300 });
     expect(result).toMatchObject({ outcome: 'success', status: 200, error: null });
     expect(result.durationMs).toBeLessThan(3000);
   });
 
   it('retries on connection refused', async () => {
-    const result = await deliverOnce({
-      url: httpUrl('/hook', refusedPort),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      timeoutMs: 2000,
-    });
+    const result = await deliverTo(httpUrl('/hook', refusedPort), { timeoutMs: 2000 });
     expect(result).toMatchObject({ outcome: 'retry', status: null });
     expect(result.error).toMatch(/ECONNREFUSED/);
   });
 
   it('reads a finite large body only up to the cap', async () => {
-    const result = await deliverOnce({
-      url: httpUrl('/big'),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      maxResponseBytes: 1024,
-    });
+    const result = await deliverTo(httpUrl('/big'), { maxResponseBytes: 1024 });
     expect(result).toMatchObject({ outcome: 'success', status: 200, error: null });
   });
 
   it('stops reading an endless body at the cap and closes the connection', async () => {
-    const result = await deliverOnce({
-      url: httpUrl('/huge'),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      timeoutMs: 10_000,
-      maxResponseBytes: 64 * 1024,
-    });
+    const result = await deliverTo(httpUrl('/huge'), { timeoutMs: 10_000, maxResponseBytes: 64 * 1024 });
     expect(result).toMatchObject({ outcome: 'success', status: 200, error: null });
     // Without the cap this would run into the 10 s deadline.
     expect(result.durationMs).toBeLessThan(5000);
@@ -371,7 +349,7 @@ describe('deliverOnce over http', () => {
 describe('deliverOnce over https', () => {
   it('verifies the certificate against the URL hostname while connecting to the pinned address', async () => {
     const before = httpsFixture.requests.length;
-    const result = await deliverOnce({ url: httpsUrl('/hook'), address: '127.0.0.1', ...sampleRequest(), ca: certPem });
+    const result = await deliverTo(httpsUrl('/hook'), { ca: certPem });
     expect(result).toMatchObject({ outcome: 'success', status: 200, error: null });
     const seen = httpsFixture.requests[before];
     expect(seen.servername).toBe(HOOK_HOST);
@@ -381,46 +359,34 @@ describe('deliverOnce over https', () => {
 
   it('rejects a certificate that does not cover the URL hostname', async () => {
     const before = httpsFixture.requests.length;
-    const result = await deliverOnce({
-      url: httpsUrl('/hook', OTHER_HOST),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      ca: certPem,
-      timeoutMs: 2000,
-    });
+    const result = await deliverTo(httpsUrl('/hook', OTHER_HOST), { ca: certPem, timeoutMs: 2000 });
     expect(result).toMatchObject({ outcome: 'retry', status: null });
     expect(result.error).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID/);
     expect(httpsFixture.requests.length).toBe(before);
   });
 
   it('rejects an untrusted self-signed certificate', async () => {
-    const result = await deliverOnce({ url: httpsUrl('/hook'), address: '127.0.0.1', ...sampleRequest(), timeoutMs: 2000 });
+    const result = await deliverTo(httpsUrl('/hook'), { timeoutMs: 2000 });
     expect(result).toMatchObject({ outcome: 'retry', status: null });
     expect(result.error).toMatch(/SELF_SIGNED|self-signed|self signed/i);
   });
 
   it('uses tlsServername for SNI and verification when given', async () => {
     const before = httpsFixture.requests.length;
-    const result = await deliverOnce({
-      url: httpsUrl('/hook', OTHER_HOST),
-      address: '127.0.0.1',
-      ...sampleRequest(),
-      ca: certPem,
-      tlsServername: HOOK_HOST,
-    });
+    const result = await deliverTo(httpsUrl('/hook', OTHER_HOST), { ca: certPem, tlsServername: HOOK_HOST });
     expect(result).toMatchObject({ outcome: 'success', status: 200 });
     expect(httpsFixture.requests[before].servername).toBe(HOOK_HOST);
   });
 
   it('does not follow an https redirect', async () => {
     const hitsBefore = redirectTargetHits;
-    const result = await deliverOnce({ url: httpsUrl('/redirect/302'), address: '127.0.0.1', ...sampleRequest(), ca: certPem });
+    const result = await deliverTo(httpsUrl('/redirect/302'), { ca: certPem });
     expect(result).toMatchObject({ outcome: 'fail', status: 302 });
     expect(redirectTargetHits).toBe(hitsBefore);
   });
 
   it('retries on 503 over TLS', async () => {
-    const result = await deliverOnce({ url: httpsUrl('/status/503'), address: '127.0.0.1', ...sampleRequest(), ca: certPem });
+    const result = await deliverTo(httpsUrl('/status/503'), { ca: certPem });
     expect(result).toMatchObject({ outcome: 'retry', status: 503 });
   });
 });

@@ -9,7 +9,7 @@ import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { LruCache } from '../../src/modules/workspaces/auth-cache.js';
 import { AUTH_CHANGES_CHANNEL } from '../../src/modules/workspaces/workspaces.repository.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, setWorkspaceState } from '../helpers/seq-fixtures.js';
+import { insertLead, setWorkspaceState } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 
 /** Counts the statements a Kysely instance sends (every query, raw SQL included, reaches transformResult once). */

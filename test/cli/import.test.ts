@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkRequestId, readCsvRows } from '../../src/cli/commands/import.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { addReviewPlay, setXChannel } from '../helpers/fixtures.js';
+import { insertReviewPlay, setWorkspaceState } from '../helpers/factories.js';
 
 // `outreach import` against the real server on a real port: chunks of 100 with deterministic requestIds, so that
 // a run that stopped part-way is resumed by running it again (the sent chunks answer replayed: true).
@@ -37,7 +37,7 @@ beforeAll(async () => {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   ws = await createWorkspaceWithKey(t, 'Import Co');
-  await setXChannel(t.db, ws.workspaceId, true);
+  await setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: true });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-import-'));
 });
 afterAll(async () => {
@@ -47,7 +47,7 @@ afterAll(async () => {
 
 describe('outreach import FILE.csv --play ID (issue 17)', { timeout: 240_000 }, () => {
   it('resumes after an interruption: the first run stops after 2 of 5 chunks, the rerun replays those and imports the rest, each candidate once', async () => {
-    const { play } = await addReviewPlay(t.db, ws.workspaceId);
+    const { play } = await insertReviewPlay(t.db, ws.workspaceId);
     const ids = Array.from({ length: 450 }, (_, i) => String(9_100_000_000 + i));
     const lines = ['user_id,name', ...ids.map((id, i) => `${id},Person ${i}`)];
     lines.splice(150, 0, `${ids[3]},Repeated`, 'not-a-number,Bad');
@@ -78,7 +78,7 @@ describe('outreach import FILE.csv --play ID (issue 17)', { timeout: 240_000 }, 
   });
 
   it('human output is a summary; a Play of another workspace is 404 naming the step', async () => {
-    const { play } = await addReviewPlay(t.db, ws.workspaceId);
+    const { play } = await insertReviewPlay(t.db, ws.workspaceId);
     const file = path.join(dir, 'small.csv');
     fs.writeFileSync(file, 'xUserId,name\n9200000001,Ann\n9200000002,Bo\n');
     const ok = await cli(['import', file, '--play', play.id]);
@@ -86,7 +86,7 @@ describe('outreach import FILE.csv --play ID (issue 17)', { timeout: 240_000 }, 
     expect(ok.stdout).toContain('Imported 1 of 1 chunk(s)');
     expect(ok.stdout).toMatch(/imported: 2 {2}existing: 0/);
     const other = await createWorkspaceWithKey(t, 'Elsewhere');
-    const { play: foreign } = await addReviewPlay(t.db, other.workspaceId);
+    const { play: foreign } = await insertReviewPlay(t.db, other.workspaceId);
     const denied = await cli(['import', file, '--play', foreign.id]);
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/reading Play .*: 404/);

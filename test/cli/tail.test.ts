@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { addActivity } from '../helpers/crm-fixtures.js';
+import { insertActivity } from '../helpers/factories.js';
 
 // `outreach tail` against the real server on a real port: it follows the key's workspace ledger through the API.
 
@@ -48,14 +48,14 @@ function startTail(args: string[]) {
 
 describe('outreach tail (issue 17)', { timeout: 90_000 }, () => {
   it('prints only new entries of its own workspace, once each, filtered by --action, and says which server it follows', async () => {
-    const old = await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z', detail: 'before start' });
+    const old = await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z', detail: 'before start' });
     const tail = startTail(['--json', '--action', 'invite,x_dm']);
     try {
       await tail.waitFor(() => tail.err().includes('following activity'), 'the tail to start');
       expect(tail.err()).toContain(`server ${url}`);
-      const mine = await addActivity(t.db, a.workspaceId, { action: 'x_dm', createdAt: '2026-11-21T11:00:00.000Z', detail: 'new one' });
-      await addActivity(t.db, a.workspaceId, { action: 'message', createdAt: '2026-11-21T11:00:01.000Z', detail: 'filtered out' });
-      await addActivity(t.db, b.workspaceId, { action: 'x_dm', createdAt: '2026-11-21T11:00:02.000Z', detail: 'other workspace' });
+      const mine = await insertActivity(t.db, a.workspaceId, { action: 'x_dm', createdAt: '2026-11-21T11:00:00.000Z', detail: 'new one' });
+      await insertActivity(t.db, a.workspaceId, { action: 'message', createdAt: '2026-11-21T11:00:01.000Z', detail: 'filtered out' });
+      await insertActivity(t.db, b.workspaceId, { action: 'x_dm', createdAt: '2026-11-21T11:00:02.000Z', detail: 'other workspace' });
       await tail.waitFor(() => tail.out().includes(mine), 'the new entry');
       // Several more polls see the same page; the entry is still printed once.
       await new Promise((r) => setTimeout(r, 1000));

@@ -5,7 +5,7 @@ import { createChannelDrivers } from '../../src/engine/channels/index.js';
 import { createEngine } from '../../src/engine/index.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertSequence } from '../helpers/seq-fixtures.js';
+import { insertSequence } from '../helpers/factories.js';
 import { ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 let t: TestApp;

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { createMemoryChannels, type MemoryChannels } from '../helpers/crm-fixtures.js';
-import { insertLead, insertSequence } from '../helpers/seq-fixtures.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
+import { createMemoryChannels, type MemoryChannels } from '../helpers/memory-channels.js';
 import { activityOf, ENGINE_ENV, eventsOf, insertAccount, step, steps } from './helpers.js';
 
 // Rule: a send that may have left before a crash is recorded as such, never repeated blindly. The crash is

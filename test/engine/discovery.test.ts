@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSandboxProvider } from '../../src/providers/publicdata/index.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertPlay, insertSequence, insertXAccount } from '../helpers/seq-fixtures.js';
+import { insertLead, insertPlay, insertSequence, insertXAccount } from '../helpers/factories.js';
 import { activityOf, ENGINE_ENV, eventsOf, step, steps } from './helpers.js';
 
 const T0 = new Date('2026-11-02T09:00:00.000Z');
@@ -49,7 +49,7 @@ afterAll(async () => t?.close());
 it('saves new followers of a followers Play as proposed candidates in a discovery batch and emits x.followed once each', async () => {
   const { workspaceId: ws } = await createWorkspaceWithKey(t, 'Discovery');
   await insertXAccount(t.db, ws, { userId: '2001', handle: 'acme_hq' });
-  const playId = await insertPlay(t.db, ws, { accountUserId: '2001' });
+  const playId = (await insertPlay(t.db, ws, { accountUserId: '2001' })).id;
   const s1 = await t.services.engine.runPass({ now: T0 });
   expect(s1.discovered).toBe(2);
   // Not due again within the interval, and already-known followers are not new on the next run.
@@ -100,7 +100,7 @@ it('an autopilot Play enrolls what it discovers into its sequence, and the engin
   const { workspaceId: ws } = await createWorkspaceWithKey(t, 'Autopilot');
   await insertXAccount(t.db, ws, { userId: '3001', handle: 'auto_hq' });
   const seq = await insertSequence(t.db, ws, xDmSequence);
-  const playId = await insertPlay(t.db, ws, { accountUserId: '3001', sequenceId: seq, autopilot: true });
+  const playId = (await insertPlay(t.db, ws, { accountUserId: '3001', sequenceId: seq, autopilot: true })).id;
 
   expect((await t.services.engine.runPass({ now })).discovered).toBe(2);
 
@@ -143,7 +143,7 @@ it('an autopilot Play marks a follower who already has a lead good fit and keeps
   const seq = await insertSequence(t.db, ws, xDmSequence);
   const otherSeq = await insertSequence(t.db, ws, xDmSequence);
   const existing = await insertLead(t.db, ws, { x_user_id: '4011', username: 'finn', sequence_id: otherSeq, stage: 'replied', current_step: 1 });
-  const playId = await insertPlay(t.db, ws, { accountUserId: '3002', sequenceId: seq, autopilot: true });
+  const playId = (await insertPlay(t.db, ws, { accountUserId: '3002', sequenceId: seq, autopilot: true })).id;
 
   expect((await t.services.engine.runPass({ now })).discovered).toBe(2);
 
@@ -170,9 +170,9 @@ it('an autopilot Play whose sequence is archived, or whose account is not connec
   await insertXAccount(t.db, ws, { userId: '3003', handle: 'auto_three' });
   const archived = await insertSequence(t.db, ws, { ...xDmSequence, status: 'archived' });
   const active = await insertSequence(t.db, ws, xDmSequence);
-  const archivedPlay = await insertPlay(t.db, ws, { accountUserId: '3003', sequenceId: archived, autopilot: true });
+  const archivedPlay = (await insertPlay(t.db, ws, { accountUserId: '3003', sequenceId: archived, autopilot: true })).id;
   // No x_accounts row for 3004: discovery still reads its followers, but there is no connected sender to enroll with.
-  const unconnectedPlay = await insertPlay(t.db, ws, { accountUserId: '3004', sequenceId: active, autopilot: true });
+  const unconnectedPlay = (await insertPlay(t.db, ws, { accountUserId: '3004', sequenceId: active, autopilot: true })).id;
 
   expect((await t.services.engine.runPass({ now })).discovered).toBe(2);
 
@@ -192,7 +192,7 @@ it('a manual Play with a sequence still only proposes', async () => {
   const { workspaceId: ws } = await createWorkspaceWithKey(t, 'Manual');
   await insertXAccount(t.db, ws, { userId: '3005', handle: 'manual_hq' });
   const seq = await insertSequence(t.db, ws, xDmSequence);
-  const playId = await insertPlay(t.db, ws, { accountUserId: '3005', sequenceId: seq });
+  const playId = (await insertPlay(t.db, ws, { accountUserId: '3005', sequenceId: seq })).id;
 
   expect((await t.services.engine.runPass({ now })).discovered).toBe(1);
 
@@ -219,7 +219,7 @@ it('an autopilot Play with a paused sequence queues its leads, which wait for th
   const { workspaceId: ws } = await createWorkspaceWithKey(t, 'Autopilot paused');
   await insertXAccount(t.db, ws, { userId: '3006', handle: 'auto_paused' });
   const seq = await insertSequence(t.db, ws, { ...xDmSequence, status: 'paused' });
-  const playId = await insertPlay(t.db, ws, { accountUserId: '3006', sequenceId: seq, autopilot: true });
+  const playId = (await insertPlay(t.db, ws, { accountUserId: '3006', sequenceId: seq, autopilot: true })).id;
 
   await t.services.engine.runPass({ now });
   const [lead] = await leadsOfWorkspace(ws);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSealedData } from '../../src/webhooks/outbox.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertSequence, insertXAccount, setWorkspaceState } from '../helpers/seq-fixtures.js';
+import { insertLead, insertSequence, insertXAccount, setWorkspaceState } from '../helpers/factories.js';
 import { activityOf, countBy, ENGINE_ENV, eventsOf, insertAccount, step, steps } from './helpers.js';
 
 let t: TestApp;

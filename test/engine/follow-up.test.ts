@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { addReply, createMemoryChannels, type MemoryChannels } from '../helpers/crm-fixtures.js';
-import { insertLead, insertSequence } from '../helpers/seq-fixtures.js';
+import { insertLead, insertReply, insertSequence } from '../helpers/factories.js';
+import { createMemoryChannels, type MemoryChannels } from '../helpers/memory-channels.js';
 import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 // Rule (reply decision start_sequence): the lead is enrolled in the follow-up sequence at step 0, automation
@@ -39,7 +39,7 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
   expect((await t.services.engine.runPass({ now: T0 })).actions).toBe(1);
   // She answers; the engine froze the lead as it does on any reply.
   await t.db.updateTable('leads').set({ replied_at: new Date(T0.getTime() + H), stage: 'replied', automation_stopped: true, next_action_at: null }).where('id', '=', id).execute();
-  const replyId = await addReply(t.db, t.cipher, ws.workspaceId, { leadId: id, classification: 'positive', theirMessage: 'Tell me more', draft: 'Sure' });
+  const replyId = await insertReply(t.db, t.cipher, ws.workspaceId, { leadId: id, classification: 'positive', theirMessage: 'Tell me more', draft: 'Sure' });
 
   t.clock.set(new Date(T0.getTime() + 2 * H));
   const decided = await t.app.inject({ method: 'POST', url: `/api/v1/replies/${replyId}/decide`, headers: ws.auth, payload: { decision: 'start_sequence' } });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseSendingDays, sendingDaysLabel } from '../../src/config/config.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertSequence } from '../helpers/seq-fixtures.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
 import { zonedTime } from '../../src/engine/time.js';
 import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertSequence } from '../helpers/seq-fixtures.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
 import { ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 let t: TestApp;

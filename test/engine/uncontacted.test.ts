@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LeadStage } from '../../src/db/schema.js';
 import { CONTACT_MILESTONES, isUncontacted, uncontactedSql } from '../../src/domain/uncontacted.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertSequence } from '../helpers/seq-fixtures.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
 import { ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 // "Uncontacted" (src/domain/uncontacted.ts) decides whether a lane ends `skipped`, on a stop (SQL, x-leads) and at

@@ -1,22 +1,10 @@
 import { sql } from 'kysely';
 import type { Database } from '../../src/db/database.js';
-import { newMessagingAccountId } from '../../src/lib/ids.js';
-import type { SandboxWorld } from '../../src/providers/publicdata/index.js';
+import { createSandboxProvider, type SandboxWorld } from '../../src/providers/publicdata/index.js';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from './build-test-app.js';
+import { insertXAccount } from './factories.js';
 
-/** Direct inserts for public-data, energy and readiness tests; the world loader is not needed. */
-
-export async function addXAccount(db: Database, workspaceId: string, account: { userId: string; handle: string }) {
-  await db.insertInto('x_accounts').values({ workspace_id: workspaceId, user_id: account.userId, handle: account.handle }).execute();
-}
-
-export async function addMessagingAccount(db: Database, workspaceId: string, account: { name?: string; storedStatus?: string } = {}) {
-  const id = newMessagingAccountId();
-  await db
-    .insertInto('messaging_accounts')
-    .values({ id, workspace_id: workspaceId, name: account.name ?? 'Dana (LinkedIn)', stored_status: account.storedStatus ?? 'connected' })
-    .execute();
-  return id;
-}
+/** Workspace energy state and ledger reads for public-data, energy and readiness tests; inserts live in factories.ts. */
 
 export interface WorkspaceEnergy {
   plan?: string;
@@ -87,3 +75,57 @@ export async function countRows(db: Database, table: 'leads' | 'candidates' | 'o
   const r = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db);
   return r.rows[0].n;
 }
+
+/** The people both sandbox worlds (provider unit tests and the HTTP tests) know: one unavailable, one without a name. */
+export const SANDBOX_PEOPLE = [
+  { xUserId: '1001', username: 'alice', name: 'Alice A.' },
+  { xUserId: '1002', username: 'Bob_B', name: null },
+  { xUserId: '1003', username: 'carol', name: 'Carol' },
+  { xUserId: '1004', username: 'ghost', name: 'Ghost' },
+];
+
+/** The connected account of the public-data HTTP tests' workspaces. */
+export const ACCOUNT_ID = '2001';
+const HTTP_WORLD: SandboxWorld = {
+  users: [
+    ...SANDBOX_PEOPLE,
+    { xUserId: ACCOUNT_ID, username: 'Acme_HQ', name: 'Acme' },
+    { xUserId: '3001', username: 'other_hq', name: 'Other' },
+    ...Array.from({ length: 20 }, (_, i) => ({ xUserId: String(5001 + i), username: `user${i + 1}`, name: null })),
+  ],
+  follows: [
+    { follower: '1001', followed: ACCOUNT_ID },
+    { follower: '1003', followed: ACCOUNT_ID },
+    { follower: '9999', followed: ACCOUNT_ID },
+    { follower: '1002', followed: '1001' },
+  ],
+  unavailable: ['ghost'],
+};
+
+/**
+ * The public-data HTTP tests' app over the sandbox world, a stranger workspace with its own account, and the
+ * calls they make (src/modules/publicdata/publicdata*.test.ts).
+ */
+export async function startPublicDataTest() {
+  const t: TestApp = await buildTestApp({ publicData: createSandboxProvider(HTTP_WORLD, { now: () => t.clock.now() }) });
+  const stranger = await createWorkspaceWithKey(t, 'Stranger');
+  await insertXAccount(t.db, stranger.workspaceId, { userId: '3001', handle: 'other_hq' });
+
+  const sandbox = (opts: { latencyMs?: number; failureRate?: number } = {}) => createSandboxProvider(HTTP_WORLD, { ...opts, now: () => t.clock.now() });
+
+  /** A fresh workspace with the connected account `Acme_HQ`, full energy that is not due a refill. */
+  async function workspace(energy: WorkspaceEnergy = {}, app: TestApp = t) {
+    const ws = await createWorkspaceWithKey(app, 'Acme');
+    await insertXAccount(app.db, ws.workspaceId, { userId: ACCOUNT_ID, handle: 'Acme_HQ' });
+    await setWorkspace(app.db, ws.workspaceId, { balance: 1000, dailyRefill: 1000, refilledAt: app.clock.now(), ...energy });
+    return ws;
+  }
+
+  const post = (url: string, headers: Record<string, string>, payload: unknown, app: TestApp = t) =>
+    app.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload: payload as object });
+  const resolve = (headers: Record<string, string>, username: unknown, app?: TestApp) => post('/x/users/resolve', headers, { username }, app);
+  const eligibility = (headers: Record<string, string>, body: unknown, app?: TestApp) => post('/x/eligibility', headers, body, app);
+
+  return { t, stranger, sandbox, workspace, post, resolve, eligibility };
+}
+export type PublicDataTest = Awaited<ReturnType<typeof startPublicDataTest>>;

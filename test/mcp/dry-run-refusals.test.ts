@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TextCipher } from '../../src/lib/crypto.js';
 import { ALL_TOOLS } from '../../src/mcp/tools/index.js';
 import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { addLead, addReply, buildCrmTestApp, createMemoryChannels } from '../helpers/crm-fixtures.js';
-import { addXAccount } from '../helpers/fixtures.js';
+import { buildCrmTestApp, createMemoryChannels } from '../helpers/memory-channels.js';
+import { insertLead, insertReply, insertXAccount } from '../helpers/factories.js';
 import { connectInMemory, ok, step } from './mcp-client.js';
 
 // Issue 17: a dry run the real call would refuse must say so as a tool error carrying the API code (isError: true),
@@ -20,7 +20,7 @@ beforeAll(async () => {
   t = await buildCrmTestApp({ channels: createMemoryChannels(), now: '2026-11-23T10:00:00.000Z' });
   ({ workspaceId } = await createWorkspaceWithKey(t, 'Dry runs'));
   client = await connectInMemory(t.services, workspaceId);
-  ids.account = (await addXAccount(t.db, workspaceId, { handle: 'dry_hq' })).userId;
+  ids.account = (await insertXAccount(t.db, workspaceId, { handle: 'dry_hq' })).userId;
   ids.sequence = (await ok(client, 'create_sequence', { name: 'Draft', steps: [step(0)] })).sequence.id;
   ids.approvedSequence = (await ok(client, 'create_sequence', { name: 'Approved', steps: [step(0)] })).sequence.id;
   await ok(client, 'approve_sequence', { sequenceId: ids.approvedSequence, expectedRevision: 1 });
@@ -28,8 +28,8 @@ beforeAll(async () => {
   const staged = await ok(client, 'import_candidates', { playId: ids.play, requestId: 'dry-refusal-1', expectedRevision: 1, leads: [{ xUserId: '9300000001' }] });
   ids.candidate = staged.results[0].candidateId;
   // A lead without an email: invite is not among its reply's allowedDecisions.
-  ids.lead = await addLead(t.db, workspaceId, { person: 'No Email', linkedin_url: 'https://www.linkedin.com/in/no-email', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
-  ids.reply = await addReply(t.db, t.cipher, workspaceId, { leadId: ids.lead, draft: 'Sure.' });
+  ids.lead = await insertLead(t.db, workspaceId, { person: 'No Email', linkedin_url: 'https://www.linkedin.com/in/no-email', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
+  ids.reply = await insertReply(t.db, t.cipher, workspaceId, { leadId: ids.lead, draft: 'Sure.' });
 });
 afterAll(async () => {
   await client?.close();

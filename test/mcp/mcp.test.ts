@@ -3,8 +3,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey } from '../helpers/build-test-app.js';
 import { createMemoryRateLimitStore } from '../../src/app/plugins/rate-limit.js';
-import { addXAccount } from '../helpers/fixtures.js';
-import { addLead, addReply, buildCrmTestApp, createMemoryChannels, type MemoryChannels } from '../helpers/crm-fixtures.js';
+import { insertLead, insertReply, insertXAccount } from '../helpers/factories.js';
+import { buildCrmTestApp, createMemoryChannels, type MemoryChannels } from '../helpers/memory-channels.js';
 import type { TestApp } from '../helpers/build-test-app.js';
 import type { TextCipher } from '../../src/lib/crypto.js';
 import { ALL_TOOLS, DEPRECATED_TOOL_NAMES } from '../../src/mcp/tools/index.js';
@@ -35,7 +35,7 @@ beforeAll(async () => {
   team = await createWorkspaceWithKey(t, 'Team client');
   stranger = await createWorkspaceWithKey(t, 'Stranger');
   await t.services.workspaces.addTeamLink({ ownerWorkspaceId: home.workspaceId, clientWorkspaceId: team.workspaceId, role: 'admin' });
-  account = await addXAccount(t.db, home.workspaceId, { handle: 'acme_hq' });
+  account = await insertXAccount(t.db, home.workspaceId, { handle: 'acme_hq' });
   client = await connectHttp(url, home.auth);
 });
 afterAll(async () => {
@@ -172,8 +172,8 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect((await ok(client, 'list_leads', { limit: 10 })).count).toBe(2);
 
     // A LinkedIn reply waiting for a decision: a dry run sends nothing, the real decision sends once.
-    const replyLead = await addLead(t.db, home.workspaceId, { person: 'Linus T', linkedin_url: 'https://www.linkedin.com/in/linus', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
-    const replyId = await addReply(t.db, t.cipher, home.workspaceId, { leadId: replyLead, draft: 'Happy to talk, Tuesday?' });
+    const replyLead = await insertLead(t.db, home.workspaceId, { person: 'Linus T', linkedin_url: 'https://www.linkedin.com/in/linus', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
+    const replyId = await insertReply(t.db, t.cipher, home.workspaceId, { leadId: replyLead, draft: 'Happy to talk, Tuesday?' });
     const pending = await ok(client, 'list_replies', {});
     expect(pending.replies.map((r: { id: string }) => r.id)).toContain(replyId);
     const before = channels.delivered.length;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isRetrySafe, parseRetryAfter, type RetryEvent } from '../../src/index.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { addReviewPlay, setXChannel } from '../helpers/fixtures.js';
+import { insertReviewPlay, setWorkspaceState } from '../helpers/factories.js';
 
 // The typed client against the real server on a real port, with a small proxy in front of it that can answer
 // 503 or 429 instead of the server (the request never arrives) or after it (the server acted; the answer is lost).
@@ -90,7 +90,7 @@ describe('typed client (issue 17: generated types, openapi-fetch runtime, the sp
 
   it('the Team selector option sends X-Workspace-Client on every call', async () => {
     const other = await createWorkspaceWithKey(t, 'Team client');
-    await setXChannel(t.db, other.workspaceId, true);
+    await setWorkspaceState(t.db, other.workspaceId, { xChannelEnabled: true });
     await t.services.workspaces.addTeamLink({ ownerWorkspaceId: ws.workspaceId, clientWorkspaceId: other.workspaceId, role: 'admin' });
     const asClient = clientOf({ workspaceClient: other.workspaceId });
     const { data, response } = await asClient.GET('/api/v1/x/readiness');
@@ -144,8 +144,8 @@ describe('typed client (issue 17: generated types, openapi-fetch runtime, the sp
   });
 
   it('an import (idempotent by its requestId) whose answer was lost is retried and answers replayed: true', async () => {
-    await setXChannel(t.db, ws.workspaceId, true);
-    const { play } = await addReviewPlay(t.db, ws.workspaceId);
+    await setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: true });
+    const { play } = await insertReviewPlay(t.db, ws.workspaceId);
     proxy.faults.push({ method: 'POST', path: /\/import$/, status: 503, when: 'after' });
     const before = countOf('POST', /\/import$/);
     const { data, response } = await clientOf().POST('/api/v1/plays/{id}/import', {

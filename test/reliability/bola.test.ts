@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import type { TestApp } from '../helpers/build-test-app.js';
-import { createMemoryChannels } from '../helpers/crm-fixtures.js';
+import { createMemoryChannels } from '../helpers/memory-channels.js';
 import { captureServiceLogs, findSecrets } from '../helpers/log-capture.js';
 import { buildLoggedTestApp } from '../helpers/reliability-app.js';
 import { createWebhooks, seedReliabilityWorld, WEBHOOK_HOST, type ReliabilityWorld, type Tenant } from '../helpers/reliability-world.js';

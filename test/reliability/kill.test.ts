@@ -8,7 +8,7 @@ import { verifyWebhook } from '../../src/index.js';
 import { enqueueEvents } from '../../src/webhooks/outbox.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertSequence } from '../helpers/seq-fixtures.js';
+import { insertSequence } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
 

@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/build-test-app.js';
-import { createMemoryChannels } from '../helpers/crm-fixtures.js';
+import { createMemoryChannels } from '../helpers/memory-channels.js';
 import { captureServiceLogs, findSecrets, KEY_SHAPE } from '../helpers/log-capture.js';
 import { buildLoggedTestApp } from '../helpers/reliability-app.js';
 import { createWebhooks, seedReliabilityWorld, WEBHOOK_HOST, type ReliabilityWorld } from '../helpers/reliability-world.js';

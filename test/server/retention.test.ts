@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { startServer } from '../../src/server.js';
-import { addActivity } from '../helpers/crm-fixtures.js';
+import { insertActivity } from '../helpers/factories.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
 
 // The server schedules the activity retention job itself (on start, then hourly): entries older than
@@ -30,8 +30,8 @@ it('a starting server prunes ledger entries past OUTREACH_ACTIVITY_RETENTION_DAY
     const first = await boot();
     const ws = await first.services.workspaces.createWorkspace({ name: 'retention' });
     const day = 86_400_000;
-    const old = await addActivity(first.handle.db, ws.id, { action: 'invite', createdAt: new Date(Date.now() - 40 * day) });
-    const recent = await addActivity(first.handle.db, ws.id, { action: 'invite', createdAt: new Date(Date.now() - 20 * day) });
+    const old = await insertActivity(first.handle.db, ws.id, { action: 'invite', createdAt: new Date(Date.now() - 40 * day) });
+    const recent = await insertActivity(first.handle.db, ws.id, { action: 'invite', createdAt: new Date(Date.now() - 20 * day) });
     await first.stop();
 
     const second = await boot();

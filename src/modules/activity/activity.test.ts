@@ -1,48 +1,41 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addAccount, addActivity, addLead } from '../../../test/helpers/crm-fixtures.js';
+import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { insertActivity, insertLead, insertMessagingAccount } from '../../../test/helpers/factories.js';
 import { ACTIVITY_ACTIONS } from '../../domain/vocabulary.js';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let a: Ws;
-let b: Ws;
-let client: Ws;
+type Ws = TestWorkspace;
+let a: Ws, b: Ws, client: Ws;
 const NOW = '2026-11-21T12:00:00.000Z';
 
 const get = (ws: Ws, query = '', headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url: `/api/v1/activity${query}`, headers: { ...ws.auth, ...headers } });
 
-let acc1: string;
-let acc2: string;
-let lead: string;
-let newest: string;
+let acc1: string, acc2: string, lead: string, newest: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
-  a = await createWorkspaceWithKey(t, 'Ledger Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'admin' });
-  acc1 = await addAccount(t.db, a.workspaceId);
-  acc2 = await addAccount(t.db, a.workspaceId);
-  lead = await addLead(t.db, a.workspaceId, { person: 'Bob B.', company: 'Initech', linkedin_url: 'https://www.linkedin.com/in/bob', title: 'CTO' });
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Ledger Co'));
+  acc1 = await insertMessagingAccount(t.db, a.workspaceId);
+  acc2 = await insertMessagingAccount(t.db, a.workspaceId);
+  lead = await insertLead(t.db, a.workspaceId, { person: 'Bob B.', company: 'Initech', linkedin_url: 'https://www.linkedin.com/in/bob', title: 'CTO' });
 
   const day = (n: number) => `2026-11-${String(n).padStart(2, '0')}T10:00:00.000Z`;
   // invite: 5 ok (2 in the last 3 days), 1 failed, 1 skipped.
-  for (const n of [2, 10, 15, 19, 20]) await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: day(n), accountId: acc1, leadId: lead, units: 1 });
-  await addActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'failed', createdAt: day(20), accountId: acc2, detail: '{"error":"rate_limited"}' });
-  await addActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'skipped', createdAt: day(20), accountId: acc2 });
+  for (const n of [2, 10, 15, 19, 20]) await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: day(n), accountId: acc1, leadId: lead, units: 1 });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'failed', createdAt: day(20), accountId: acc2, detail: '{"error":"rate_limited"}' });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'skipped', createdAt: day(20), accountId: acc2 });
   // x_dm: 2 confirmed, 1 failed; no messaging account.
-  await addActivity(t.db, a.workspaceId, { action: 'x_dm', createdAt: day(18) });
-  await addActivity(t.db, a.workspaceId, { action: 'x_dm', createdAt: day(19) });
-  await addActivity(t.db, a.workspaceId, { action: 'x_dm', outcome: 'failed', createdAt: day(19) });
-  await addActivity(t.db, a.workspaceId, { action: 'message', createdAt: day(17), accountId: acc2, leadId: lead });
-  newest = await addActivity(t.db, a.workspaceId, { action: 'error', outcome: 'failed', createdAt: '2026-11-21T11:00:00.000Z', detail: 'engine stalled' });
+  await insertActivity(t.db, a.workspaceId, { action: 'x_dm', createdAt: day(18) });
+  await insertActivity(t.db, a.workspaceId, { action: 'x_dm', createdAt: day(19) });
+  await insertActivity(t.db, a.workspaceId, { action: 'x_dm', outcome: 'failed', createdAt: day(19) });
+  await insertActivity(t.db, a.workspaceId, { action: 'message', createdAt: day(17), accountId: acc2, leadId: lead });
+  newest = await insertActivity(t.db, a.workspaceId, { action: 'error', outcome: 'failed', createdAt: '2026-11-21T11:00:00.000Z', detail: 'engine stalled' });
 
-  await addActivity(t.db, b.workspaceId, { action: 'invite', createdAt: day(20) });
-  await addActivity(t.db, client.workspaceId, { action: 'x_dm', createdAt: day(20) });
+  await insertActivity(t.db, b.workspaceId, { action: 'invite', createdAt: day(20) });
+  await insertActivity(t.db, client.workspaceId, { action: 'x_dm', createdAt: day(20) });
 });
 afterAll(async () => t?.close());
 
@@ -127,8 +120,8 @@ describe('the ledger is append-only', () => {
   });
 
   it('only the retention job deletes, and only entries older than the window (default 180 days)', async () => {
-    const old = await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-05-01T00:00:00.000Z' });
-    const kept = await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-06-01T00:00:00.000Z' });
+    const old = await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-05-01T00:00:00.000Z' });
+    const kept = await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-06-01T00:00:00.000Z' });
     const result = await t.services.activity.pruneExpired();
     expect(result).toEqual({ deleted: 1, before: '2026-05-25T12:00:00.000Z' });
     const left = await t.db.selectFrom('activity').select('id').where('id', 'in', [old, kept]).execute();

@@ -1,8 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addXAccount } from '../../../test/helpers/fixtures.js';
-import { insertSequence } from '../../../test/helpers/seq-fixtures.js';
+import { insertSequence, insertXAccount } from '../../../test/helpers/factories.js';
 import { connectInMemory, fails, ok, step } from '../../../test/mcp/mcp-client.js';
 
 // Every authoring rule, exercised through the MCP tools an agent uses (the same server as /mcp, without HTTP).
@@ -19,8 +18,8 @@ beforeAll(async () => {
   t = await buildTestApp();
   ws = (await createWorkspaceWithKey(t, 'Authoring')).workspaceId;
   other = (await createWorkspaceWithKey(t, 'Other')).workspaceId;
-  accountUserId = (await addXAccount(t.db, ws)).userId;
-  otherAccountUserId = (await addXAccount(t.db, other)).userId;
+  accountUserId = (await insertXAccount(t.db, ws)).userId;
+  otherAccountUserId = (await insertXAccount(t.db, other)).userId;
   mcp = await connectInMemory(t.services, ws);
   otherMcp = await connectInMemory(t.services, other);
 });

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addAccount, addLead, addSequence } from '../../../test/helpers/crm-fixtures.js';
+import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { insertLead, insertMessagingAccount, insertSequence } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let a: Ws;
-let b: Ws;
-let client: Ws;
+type Ws = TestWorkspace;
+let a: Ws, b: Ws, client: Ws;
 const NOW = '2026-11-21T12:00:00.000Z';
 const d = (day: number, hour = 10) => new Date(`2026-11-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00.000Z`);
 
@@ -20,21 +19,16 @@ const ids = async (query: string) => {
 };
 
 const names = new Map<string, string>();
-let full: string;
-let account: string;
-let sequence: string;
+let full: string, account: string, sequence: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
-  a = await createWorkspaceWithKey(t, 'Leads Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'admin' });
-  account = await addAccount(t.db, a.workspaceId);
-  sequence = await addSequence(t.db, a.workspaceId);
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Leads Co'));
+  account = await insertMessagingAccount(t.db, a.workspaceId);
+  sequence = await insertSequence(t.db, a.workspaceId);
 
-  const add = async (name: string, f: Parameters<typeof addLead>[2]) => {
-    const id = await addLead(t.db, a.workspaceId, { person: name, ...f });
+  const add = async (name: string, f: Parameters<typeof insertLead>[2]) => {
+    const id = await insertLead(t.db, a.workspaceId, { person: name, ...f });
     names.set(id, name);
     return id;
   };
@@ -84,8 +78,8 @@ beforeAll(async () => {
     created_at: d(10),
   });
 
-  await addLead(t.db, b.workspaceId, { person: 'Foreign queued', stage: 'queued' });
-  await addLead(t.db, client.workspaceId, { person: 'Client lead', stage: 'replied', replied_at: d(20) });
+  await insertLead(t.db, b.workspaceId, { person: 'Foreign queued', stage: 'queued' });
+  await insertLead(t.db, client.workspaceId, { person: 'Client lead', stage: 'replied', replied_at: d(20) });
 });
 afterAll(async () => t?.close());
 

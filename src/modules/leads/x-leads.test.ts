@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertPlay, insertSequence, setWorkspaceState } from '../../../test/helpers/seq-fixtures.js';
+import { insertLead, insertMessagingAccount, insertPlay, insertSequence, setWorkspaceState } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
@@ -35,7 +35,7 @@ const NOTE_RE = /not recalled/;
 describe('GET /x/leads/{id}', () => {
   it('answers every field of the lead object, milestones as ISO strings and deliveryGuaranteed false', async () => {
     const sequenceId = await insertSequence(t.db, a.workspaceId, { channels: ['x'] });
-    const playId = await insertPlay(t.db, a.workspaceId, { sequenceId, accountUserId: '2001' });
+    const playId = (await insertPlay(t.db, a.workspaceId, { sequenceId, accountUserId: '2001' })).id;
     const id = await insertLead(t.db, a.workspaceId, {
       x_user_id: '1234567890123',
       username: 'alice_a',

@@ -1,30 +1,23 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
+import type { TestApp } from '../../../test/helpers/build-test-app.js';
+import { startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { dbEngine } from '../../../test/helpers/test-database.js';
-import { addCandidates, addLead, addPlay, addReviewPlay, addSequence, addXAccount, nextXUserId, type CandidateFixture, type PlayFixture, type SequenceFixture } from '../../../test/helpers/fixtures.js';
+import { type CandidateFixture, type PlayFixture, type SequenceFixture, insertCandidates, insertLead, insertPlay, insertReviewPlay, insertSequence, insertXAccount, nextXUserId, X_SEQUENCE } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
-import { client, snapshot, type Client } from './plays.test-support.js';
+import { snapshot } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
-beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
-  api = client(t, acme.auth);
-});
+beforeAll(async () => ({ t, acme, other, api } = await startPlayTest()));
 afterAll(async () => t?.close());
 
 const NOW = '2026-11-21T12:00:00.000Z';
 
 /** A Play ready for enrollment with the given candidates; `path` picks the route or its alias. */
 async function setup(candidates: CandidateFixture[] = [{}], f: { play?: PlayFixture; sequence?: SequenceFixture } = {}) {
-  const world = await addReviewPlay(t.db, acme.workspaceId, f);
-  const rows = await addCandidates(t.db, acme.workspaceId, world.play.id, candidates);
+  const world = await insertReviewPlay(t.db, acme.workspaceId, f);
+  const rows = await insertCandidates(t.db, acme.workspaceId, world.play.id, candidates);
   const enroll = (candidateIds: string[], over: Record<string, unknown> = {}, path: 'enroll' | 'leads' = 'enroll') =>
     api.post(`/plays/${world.play.id}/${path}`, {
       expectedRevision: world.play.revision,
@@ -79,16 +72,16 @@ describe('POST /plays/{id}/enroll: results', () => {
 
   it('existing_lead: an identity with a lead anywhere in the workspace (other sequence, stopped, replied) keeps it untouched', async () => {
     const s = await setup([{}, {}, {}]);
-    const otherSeq = await addSequence(t.db, acme.workspaceId, { status: 'paused' });
-    const otherPlay = await addPlay(t.db, acme.workspaceId, { sequenceId: otherSeq.id });
+    const otherSeq = await insertSequence(t.db, acme.workspaceId, { ...X_SEQUENCE, status: 'paused' });
+    const otherPlay = await insertPlay(t.db, acme.workspaceId, { sequenceId: otherSeq });
     const leads = [
-      await addLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, sequence_id: otherSeq.id, play_id: otherPlay.id, stage: 'messaged', current_step: 2 }),
-      await addLead(t.db, acme.workspaceId, { x_user_id: s.candidates[1].xUserId, sequence_id: otherSeq.id, stage: 'skipped', automation_stopped: true }),
-      await addLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'replied', automation_stopped: true, replied_at: new Date('2026-11-02T00:00:00Z') }),
+      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, sequence_id: otherSeq, play_id: otherPlay.id, stage: 'messaged', current_step: 2 }),
+      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[1].xUserId, sequence_id: otherSeq, stage: 'skipped', automation_stopped: true }),
+      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'replied', automation_stopped: true, replied_at: new Date('2026-11-02T00:00:00Z') }),
     ];
     const before = await snapshot(t.db);
     const res = await s.enroll(s.candidates.map((c) => c.id));
-    expect(res.json().results).toEqual(s.candidates.map((c, i) => ({ candidateId: c.id, result: 'existing_lead', leadId: leads[i].id })));
+    expect(res.json().results).toEqual(s.candidates.map((c, i) => ({ candidateId: c.id, result: 'existing_lead', leadId: leads[i] })));
     const after = await snapshot(t.db);
     expect(after.leads).toEqual(before.leads);
     for (const c of s.candidates) expect(await candidateRow(c.id)).toMatchObject({ status: 'approved', review_decision: 'good_fit', reviewed_by: 'api' });
@@ -96,17 +89,17 @@ describe('POST /plays/{id}/enroll: results', () => {
 
   it('a lead in another workspace for the same identity does not count: the candidate is enrolled', async () => {
     const s = await setup([{}]);
-    await addLead(t.db, other.workspaceId, { x_user_id: s.candidates[0].xUserId, stage: 'messaged' });
+    await insertLead(t.db, other.workspaceId, { x_user_id: s.candidates[0].xUserId, stage: 'messaged' });
     expect((await s.enroll([s.candidates[0].id])).json().results[0].result).toBe('enrolled');
   });
 
   it('already_reviewed: a good-fit candidate is reported with its lead (or null) and nothing changes', async () => {
     const s = await setup([{ review: { decision: 'good_fit' } }, { review: { decision: 'good_fit' } }]);
-    const lead = await addLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, play_id: s.play.id, sequence_id: s.sequence.id });
+    const lead = await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, play_id: s.play.id, sequence_id: s.sequence.id });
     const before = await snapshot(t.db);
     const res = await s.enroll(s.candidates.map((c) => c.id));
     expect(res.json().results).toEqual([
-      { candidateId: s.candidates[0].id, result: 'already_reviewed', leadId: lead.id },
+      { candidateId: s.candidates[0].id, result: 'already_reviewed', leadId: lead },
       { candidateId: s.candidates[1].id, result: 'already_reviewed', leadId: null },
     ]);
     expect(await snapshot(t.db)).toEqual(before);
@@ -123,7 +116,7 @@ describe('POST /plays/{id}/enroll: results', () => {
 
   it('one request mixing every kind answers per candidate, in request order', async () => {
     const s = await setup([{}, { review: { decision: 'not_a_good_fit' } }, {}, { review: { decision: 'good_fit' } }]);
-    const existing = await addLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'invited' });
+    const existing = await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'invited' });
     const order = [3, 0, 2, 1].map((i) => s.candidates[i].id);
     const res = await s.enroll(order);
     expect(res.json().results.map((r: { candidateId: string; result: string }) => [r.candidateId, r.result])).toEqual([
@@ -132,7 +125,7 @@ describe('POST /plays/{id}/enroll: results', () => {
       [order[2], 'existing_lead'],
       [order[3], 'rejected'],
     ]);
-    expect(res.json().results[2].leadId).toBe(existing.id);
+    expect(res.json().results[2].leadId).toBe(existing);
     expect(await leadsOfPlay(s.play.id)).toHaveLength(1);
   });
 
@@ -209,22 +202,22 @@ describe('POST /plays/{id}/enroll: conflicts (409, nothing changes)', () => {
 
   it('sequence_mismatch for another sequence of the workspace, another workspace’s sequence, an unknown one, or a Play without a sequence', async () => {
     const s = await setup();
-    const mine = await addSequence(t.db, acme.workspaceId);
-    const foreign = await addSequence(t.db, other.workspaceId);
+    const mine = await insertSequence(t.db, acme.workspaceId, X_SEQUENCE);
+    const foreign = await insertSequence(t.db, other.workspaceId, X_SEQUENCE);
     const before = await snapshot(t.db);
-    for (const sequenceId of [mine.id, foreign.id, newId()]) {
+    for (const sequenceId of [mine, foreign, newId()]) {
       await expectConflict(await s.enroll([s.candidates[0].id], { sequenceId }), 'sequence_mismatch', { playSequenceId: s.sequence.id });
     }
-    const account = await addXAccount(t.db, acme.workspaceId);
-    const bare = await addPlay(t.db, acme.workspaceId, { accountUserId: account.userId });
-    const [c] = await addCandidates(t.db, acme.workspaceId, bare.id, [{}]);
-    const res = await api.post(`/plays/${bare.id}/enroll`, { expectedRevision: 1, sequenceId: mine.id, sequenceRevision: 1, candidateIds: [c.id] });
+    const account = await insertXAccount(t.db, acme.workspaceId);
+    const bare = await insertPlay(t.db, acme.workspaceId, { accountUserId: account.userId });
+    const [c] = await insertCandidates(t.db, acme.workspaceId, bare.id, [{}]);
+    const res = await api.post(`/plays/${bare.id}/enroll`, { expectedRevision: 1, sequenceId: mine, sequenceRevision: 1, candidateIds: [c.id] });
     await expectConflict(res, 'sequence_mismatch', { playSequenceId: null });
     expect((await snapshot(t.db)).leads).toEqual(before.leads);
   });
 
   it('no_connected_sender when the Play’s account is missing, not connected, or connected only to another workspace', async () => {
-    const foreignAccount = await addXAccount(t.db, other.workspaceId);
+    const foreignAccount = await insertXAccount(t.db, other.workspaceId);
     for (const accountUserId of [null, nextXUserId(), foreignAccount.userId]) {
       const s = await setup([{}], { play: { accountUserId } });
       const before = await snapshot(t.db);
@@ -258,10 +251,10 @@ describe('POST /plays/{id}/enroll: conflicts (409, nothing changes)', () => {
 describe('POST /plays/{id}/enroll: candidates and input', () => {
   it('404 candidate not found, listing every id that is not a candidate of this Play; nothing is enrolled', async () => {
     const s = await setup([{}, {}]);
-    const sibling = await addPlay(t.db, acme.workspaceId);
-    const [siblingCandidate] = await addCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
-    const foreignPlay = await addPlay(t.db, other.workspaceId);
-    const [foreignCandidate] = await addCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
+    const sibling = await insertPlay(t.db, acme.workspaceId);
+    const [siblingCandidate] = await insertCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
+    const foreignPlay = await insertPlay(t.db, other.workspaceId);
+    const [foreignCandidate] = await insertCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
     const unknown = newId();
     const before = await snapshot(t.db);
     const res = await s.enroll([s.candidates[0].id, siblingCandidate.id, foreignCandidate.id, s.candidates[1].id, unknown]);
@@ -272,8 +265,8 @@ describe('POST /plays/{id}/enroll: candidates and input', () => {
 
   it('404 play not found for an unknown Play, another workspace’s Play and one without the review API', async () => {
     const s = await setup();
-    const foreign = await addReviewPlay(t.db, other.workspaceId);
-    const disabled = await addReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
+    const foreign = await insertReviewPlay(t.db, other.workspaceId);
+    const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     for (const playId of [newId(), foreign.play.id, disabled.play.id]) {
       const res = await api.post(`/plays/${playId}/enroll`, { expectedRevision: 1, sequenceId: s.sequence.id, sequenceRevision: 1, candidateIds: [s.candidates[0].id] });
       expect(res.statusCode).toBe(404);
@@ -328,7 +321,7 @@ describe('POST /plays/{id}/leads is the same operation as POST /plays/{id}/enrol
     const runs = [];
     for (const path of ['enroll', 'leads'] as const) {
       const s = await setup([{}, { review: { decision: 'good_fit' } }, { review: { decision: 'not_a_good_fit' } }, {}]);
-      await addLead(t.db, acme.workspaceId, { x_user_id: s.candidates[3].xUserId });
+      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[3].xUserId });
       const res = await s.enroll(s.candidates.map((c) => c.id), {}, path);
       const stale = await s.enroll([s.candidates[0].id], { expectedRevision: 9 }, path);
       const leads = await leadsOfPlay(s.play.id);

@@ -1,23 +1,16 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
+import type { TestApp } from '../../../test/helpers/build-test-app.js';
+import { client, startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { dbEngine } from '../../../test/helpers/test-database.js';
-import { addCandidates, addPlay, addReviewPlay, nextXUserId } from '../../../test/helpers/fixtures.js';
+import { insertCandidates, insertPlay, insertReviewPlay, nextXUserId } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
-import { client, snapshot, type Client } from './plays.test-support.js';
+import { snapshot } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
-beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
-  api = client(t, acme.auth);
-});
+beforeAll(async () => ({ t, acme, other, api } = await startPlayTest()));
 afterAll(async () => t?.close());
 
 let requestSerial = 0;
@@ -36,7 +29,7 @@ async function batchesOf(playId: string) {
 
 describe('POST /plays/{id}/import: staging candidates', () => {
   it('stages new identities as imported candidates without a review, in one new batch', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const a = nextXUserId();
     const b = nextXUserId();
     const res = await importInto(play.id, body([{ xUserId: a, name: 'Ada Lovelace', reference: 'crm-1' }, { xUserId: b }]));
@@ -52,7 +45,7 @@ describe('POST /plays/{id}/import: staging candidates', () => {
   });
 
   it('answers playId, batchId, requestId, replayed false, results in request order, enrolled false and sendsMessages false', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const [a, b, c] = [nextXUserId(), nextXUserId(), nextXUserId()];
     const req = body([{ xUserId: c, reference: 'third' }, { xUserId: a }, { xUserId: b, name: 'B', reference: '' }]);
     const res = await importInto(play.id, req);
@@ -74,8 +67,8 @@ describe('POST /plays/{id}/import: staging candidates', () => {
   });
 
   it('existing candidates keep their review state, name and batch, and are reported existing_candidate', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
-    const existing = await addCandidates(t.db, acme.workspaceId, play.id, [
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
+    const existing = await insertCandidates(t.db, acme.workspaceId, play.id, [
       { name: 'Proposed' },
       { name: 'Good', review: { decision: 'good_fit' } },
       { name: 'Bad', review: { decision: 'not_a_good_fit' } },
@@ -95,28 +88,28 @@ describe('POST /plays/{id}/import: staging candidates', () => {
   });
 
   it('an identity that is a candidate of another Play is a new candidate of this one', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
-    const sibling = await addPlay(t.db, acme.workspaceId);
-    const [elsewhere] = await addCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
+    const sibling = await insertPlay(t.db, acme.workspaceId);
+    const [elsewhere] = await insertCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
     const res = await importInto(play.id, body([{ xUserId: elsewhere.xUserId }]));
     expect(res.json().results[0]).toMatchObject({ result: 'imported' });
     expect(res.json().results[0].candidateId).not.toBe(elsewhere.id);
   });
 
   it('accepts 100 leads in one request', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const res = await importInto(play.id, body(Array.from({ length: 100 }, (_, i) => ({ xUserId: nextXUserId(), name: `N${i}`, reference: 'r'.repeat(200) }))));
     expect(res.statusCode).toBe(200);
     expect(await candidatesOf(play.id)).toHaveLength(100);
   });
 
   it('a paused Play accepts imports', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId, { play: { status: 'paused' } });
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId, { play: { status: 'paused' } });
     expect((await importInto(play.id, body([{ xUserId: nextXUserId() }]))).statusCode).toBe(200);
   });
 
   it('never enrolls, never creates leads, never changes the sequence or the Play', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId, { sequence: { status: 'paused' } });
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId, { sequence: { status: 'paused' } });
     const before = await snapshot(t.db);
     await importInto(play.id, body([{ xUserId: nextXUserId() }, { xUserId: nextXUserId() }]));
     const after = await snapshot(t.db);
@@ -126,8 +119,8 @@ describe('POST /plays/{id}/import: staging candidates', () => {
   });
 
   it('candidate counts follow imports (imported candidates are unreviewed)', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
-    await addCandidates(t.db, acme.workspaceId, play.id, [{ review: { decision: 'good_fit' } }]);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
+    await insertCandidates(t.db, acme.workspaceId, play.id, [{ review: { decision: 'good_fit' } }]);
     await importInto(play.id, body([{ xUserId: nextXUserId() }, { xUserId: nextXUserId() }]));
     expect((await api.get(`/plays/${play.id}/candidates`)).json().counts).toEqual({ total: 3, unreviewed: 2, goodFit: 1, notAGoodFit: 0 });
   });
@@ -135,8 +128,8 @@ describe('POST /plays/{id}/import: staging candidates', () => {
 
 describe('POST /plays/{id}/import: Play rules', () => {
   it('404 for an unknown Play, another workspace’s Play and a Play without the review API; nothing changes', async () => {
-    const foreign = await addReviewPlay(t.db, other.workspaceId);
-    const disabled = await addReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
+    const foreign = await insertReviewPlay(t.db, other.workspaceId);
+    const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     const before = await snapshot(t.db);
     for (const id of [newId(), foreign.play.id, disabled.play.id]) {
       const res = await importInto(id, body([{ xUserId: nextXUserId() }]));
@@ -147,8 +140,8 @@ describe('POST /plays/{id}/import: Play rules', () => {
   });
 
   it('409 play_archived and 409 play_autopilot; nothing changes', async () => {
-    const archived = await addReviewPlay(t.db, acme.workspaceId, { play: { status: 'archived' } });
-    const autopilot = await addReviewPlay(t.db, acme.workspaceId, { play: { autopilot: true } });
+    const archived = await insertReviewPlay(t.db, acme.workspaceId, { play: { status: 'archived' } });
+    const autopilot = await insertReviewPlay(t.db, acme.workspaceId, { play: { autopilot: true } });
     const before = await snapshot(t.db);
     const a = await importInto(archived.play.id, body([{ xUserId: nextXUserId() }]));
     expect(a.statusCode).toBe(409);
@@ -160,7 +153,7 @@ describe('POST /plays/{id}/import: Play rules', () => {
   });
 
   it('409 stale_play_revision with the current revision when expectedRevision differs; nothing changes', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId, { play: { revision: 4 } });
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId, { play: { revision: 4 } });
     const before = await snapshot(t.db);
     for (const expectedRevision of [3, 5, 1]) {
       const res = await importInto(play.id, body([{ xUserId: nextXUserId() }], { expectedRevision }));
@@ -174,7 +167,7 @@ describe('POST /plays/{id}/import: Play rules', () => {
 
 describe('POST /plays/{id}/import: input', () => {
   it('400 for duplicate xUserIds in one request, naming them; nothing changes', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const dup = nextXUserId();
     const before = await snapshot(t.db);
     const res = await importInto(play.id, body([{ xUserId: dup }, { xUserId: nextXUserId() }, { xUserId: dup, name: 'again' }]));
@@ -185,7 +178,7 @@ describe('POST /plays/{id}/import: input', () => {
   });
 
   it('400 for bad input of every shape; nothing changes', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const ok = { xUserId: nextXUserId() };
     const before = await snapshot(t.db);
     const bodies: unknown[] = [
@@ -227,7 +220,7 @@ describe('POST /plays/{id}/import: input', () => {
   });
 
   it('requestId accepts 8 and 120 characters of the allowed alphabet', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     for (const requestId of ['abcd1234', `A${'b._:-'.repeat(23)}1234`.slice(0, 120)]) {
       const res = await importInto(play.id, body([{ xUserId: nextXUserId() }], { requestId }));
       expect(res.statusCode, requestId).toBe(200);
@@ -237,7 +230,7 @@ describe('POST /plays/{id}/import: input', () => {
 
 describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   it('atomic: a failure while saving leaves no batch, no candidate and no request record', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     // The last write of an import fails, after the batch and the candidates were written in the same transaction.
     await sql
       .raw(
@@ -261,7 +254,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('replay: the same requestId with the same payload returns the stored response with replayed true and writes nothing', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const req = body([{ xUserId: nextXUserId(), name: 'Ada', reference: 'r1' }, { xUserId: nextXUserId() }]);
     const first = await importInto(play.id, req);
     const before = await snapshot(t.db);
@@ -272,7 +265,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('replay compares the normalized payload: key order and JSON formatting do not matter', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const x = nextXUserId();
     const first = await importInto(play.id, { requestId: 'normalized-1', expectedRevision: 1, leads: [{ xUserId: x, name: 'Ada', reference: 'r' }] });
     const reordered = `{ "leads": [ { "reference": "r", "name": "Ada", "xUserId": "${x}" } ],\n  "expectedRevision": 1, "requestId": "normalized-1" }`;
@@ -282,7 +275,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('replay still answers the stored result after the Play moved to a new revision or was archived', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const req = body([{ xUserId: nextXUserId() }]);
     const first = await importInto(play.id, req);
     await t.db.updateTable('plays').set({ revision: 2, status: 'archived' }).where('id', '=', play.id).execute();
@@ -292,7 +285,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('409 request_id_reused for the same requestId with any change (leads, name, reference, revision, order); nothing changes', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const [a, b] = [nextXUserId(), nextXUserId()];
     const req = body([{ xUserId: a, name: 'Ada', reference: 'r1' }, { xUserId: b }]);
     expect((await importInto(play.id, req)).statusCode).toBe(200);
@@ -317,9 +310,9 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('requestId is scoped to workspace and Play: the same id on another Play is a separate import', async () => {
-    const one = await addReviewPlay(t.db, acme.workspaceId);
-    const two = await addReviewPlay(t.db, acme.workspaceId);
-    const foreign = await addReviewPlay(t.db, other.workspaceId);
+    const one = await insertReviewPlay(t.db, acme.workspaceId);
+    const two = await insertReviewPlay(t.db, acme.workspaceId);
+    const foreign = await insertReviewPlay(t.db, other.workspaceId);
     const req = body([{ xUserId: nextXUserId() }]);
     const a = await importInto(one.play.id, req);
     const b = await importInto(two.play.id, req);
@@ -329,7 +322,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('two identical imports in parallel make one batch and answer the same (one replayed), never a 500 or a duplicate', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const req = body(Array.from({ length: 20 }, () => ({ xUserId: nextXUserId() })));
     const responses = await Promise.all([importInto(play.id, req), importInto(play.id, req), importInto(play.id, req)]);
     expect(responses.map((r) => r.statusCode)).toEqual([200, 200, 200]);
@@ -341,7 +334,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   });
 
   it('two different payloads racing on one requestId: one is imported, the other answers 409', async () => {
-    const { play } = await addReviewPlay(t.db, acme.workspaceId);
+    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     const requestId = newRequestId();
     const responses = await Promise.all([
       importInto(play.id, body([{ xUserId: nextXUserId() }], { requestId })),
@@ -354,7 +347,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
   it.runIf(dbEngine() === 'postgres')(
     'a writer that bypasses the Play lock and commits the same identity first: the import retries in a fresh transaction',
     async () => {
-      const { play } = await addReviewPlay(t.db, acme.workspaceId);
+      const { play } = await insertReviewPlay(t.db, acme.workspaceId);
       const x = nextXUserId();
       const url = (t.handle as { url?: string }).url!;
       const writer = new pg.Client({ connectionString: url });

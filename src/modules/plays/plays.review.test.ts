@@ -1,31 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addCandidates, addPlay, addReviewPlay, type CandidateFixture, type PlayFixture } from '../../../test/helpers/fixtures.js';
+import type { TestApp } from '../../../test/helpers/build-test-app.js';
+import { client, startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { type CandidateFixture, type PlayFixture, insertCandidates, insertPlay, insertReviewPlay } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
-import { client, snapshot, type Client } from './plays.test-support.js';
+import { snapshot } from './plays.test-support.js';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let team: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let api: Client;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, team: TestWorkspace, api: Client;
 
-beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
-  team = await createWorkspaceWithKey(t, 'Team client');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: acme.workspaceId, clientWorkspaceId: team.workspaceId, role: 'admin' });
-  api = client(t, acme.auth);
-});
+beforeAll(async () => ({ t, acme, other, team, api } = await startPlayTest({ team: true })));
 afterAll(async () => t?.close());
 
 const NOW = '2026-11-21T12:00:00.000Z';
 type Decision = 'good_fit' | 'not_a_good_fit';
 
 async function setup(candidates: CandidateFixture[] = [{}], f: { play?: PlayFixture; workspaceId?: string } = {}) {
-  const world = await addReviewPlay(t.db, f.workspaceId ?? acme.workspaceId, f);
-  const rows = await addCandidates(t.db, f.workspaceId ?? acme.workspaceId, world.play.id, candidates);
+  const world = await insertReviewPlay(t.db, f.workspaceId ?? acme.workspaceId, f);
+  const rows = await insertCandidates(t.db, f.workspaceId ?? acme.workspaceId, world.play.id, candidates);
   const review = (decisions: { candidateId: string; decision: Decision }[], over: Record<string, unknown> = {}, as: Client = api) =>
     as.post(`/plays/${world.play.id}/candidates/review`, { expectedRevision: world.play.revision, decisions, ...over });
   return { ...world, candidates: rows, review };
@@ -149,8 +139,8 @@ describe('POST /plays/{id}/candidates/review: enrollment’s Play rules (409, no
 describe('POST /plays/{id}/candidates/review: ids and input', () => {
   it('404 play not found for an unknown Play, another workspace’s Play and one without the review API', async () => {
     const s = await setup([{}]);
-    const foreign = await addReviewPlay(t.db, other.workspaceId);
-    const disabled = await addReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
+    const foreign = await insertReviewPlay(t.db, other.workspaceId);
+    const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     const before = await snapshot(t.db);
     for (const playId of [newId(), foreign.play.id, disabled.play.id]) {
       const res = await api.post(`/plays/${playId}/candidates/review`, { expectedRevision: 1, decisions: [{ candidateId: s.candidates[0].id, decision: 'good_fit' }] });
@@ -162,10 +152,10 @@ describe('POST /plays/{id}/candidates/review: ids and input', () => {
 
   it('404 candidate not found, listing every id that is not a candidate of this Play; nothing is reviewed', async () => {
     const s = await setup([{}]);
-    const sibling = await addPlay(t.db, acme.workspaceId);
-    const [siblingCandidate] = await addCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
-    const foreignPlay = await addPlay(t.db, other.workspaceId);
-    const [foreignCandidate] = await addCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
+    const sibling = await insertPlay(t.db, acme.workspaceId);
+    const [siblingCandidate] = await insertCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
+    const foreignPlay = await insertPlay(t.db, other.workspaceId);
+    const [foreignCandidate] = await insertCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
     const unknown = newId();
     const before = await snapshot(t.db);
     const res = await s.review([s.candidates[0].id, siblingCandidate.id, foreignCandidate.id, unknown].map((candidateId) => ({ candidateId, decision: 'good_fit' as const })));

@@ -1,21 +1,5 @@
 import { sql } from 'kysely';
-import type { TestApp } from '../../../test/helpers/build-test-app.js';
 import type { Database } from '../../db/database.js';
-
-/** HTTP calls as one workspace key, through the whole app (auth hook, validation, serialization). */
-export function client(t: TestApp, headers: Record<string, string>) {
-  return {
-    get: (url: string, extra: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: { ...headers, ...extra } }),
-    post: (url: string, body?: unknown, extra: Record<string, string> = {}) =>
-      t.app.inject({
-        method: 'POST',
-        url: `/api/v1${url}`,
-        headers: { ...headers, ...(typeof body === 'string' && { 'content-type': 'application/json' }), ...extra },
-        ...(body !== undefined && { payload: body as string }),
-      }),
-  };
-}
-export type Client = ReturnType<typeof client>;
 
 /**
  * Every row a Play operation could write, for "nothing changed" assertions. Whole tables, not one workspace:

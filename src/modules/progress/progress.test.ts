@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addAccount, addActivity, addLead, addReply } from '../../../test/helpers/crm-fixtures.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { insertActivity, insertLead, insertMessagingAccount, insertReply } from '../../../test/helpers/factories.js';
 import { createTextCipher } from '../../lib/crypto.js';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+type Ws = TestWorkspace;
 let a: Ws;
 let b: Ws;
 let client: Ws;
@@ -22,12 +23,9 @@ let warmAccount: string;
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
-  a = await createWorkspaceWithKey(t, 'Progress Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'admin' });
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Progress Co'));
 
-  nyAccount = await addAccount(t.db, a.workspaceId, {
+  nyAccount = await insertMessagingAccount(t.db, a.workspaceId, {
     name: 'Dana (LinkedIn)',
     time_zone: 'America/New_York',
     connected_at: at('2026-09-01T00:00:00.000Z'),
@@ -36,7 +34,7 @@ beforeAll(async () => {
     created_at: at('2026-09-01T00:00:00.000Z'),
   });
   // Warm-up started 10 local days ago: week 2 of the default 10,20,30 ramp.
-  warmAccount = await addAccount(t.db, a.workspaceId, {
+  warmAccount = await insertMessagingAccount(t.db, a.workspaceId, {
     name: 'Warm',
     time_zone: 'UTC',
     warmup_started_at: at('2026-11-11T09:00:00.000Z'),
@@ -46,44 +44,44 @@ beforeAll(async () => {
 
   const d = (day: number) => at(`2026-11-${String(day).padStart(2, '0')}T10:00:00.000Z`);
   // Lifetime funnel fixture: 8 leads in A.
-  await addLead(t.db, a.workspaceId, { stage: 'queued' });
-  await addLead(t.db, a.workspaceId, { stage: 'resolving' });
-  await addLead(t.db, a.workspaceId, { stage: 'queued', automation_stopped: true });
-  await addLead(t.db, a.workspaceId, { stage: 'invited', invited_at: d(1), account_id: nyAccount });
-  await addLead(t.db, a.workspaceId, { stage: 'failed', invited_at: d(1), last_error: 'boom' });
-  await addLead(t.db, a.workspaceId, { stage: 'messaged', invited_at: d(1), connected_at: d(2), messaged_at: d(3) });
-  const positive = await addLead(t.db, a.workspaceId, {
+  await insertLead(t.db, a.workspaceId, { stage: 'queued' });
+  await insertLead(t.db, a.workspaceId, { stage: 'resolving' });
+  await insertLead(t.db, a.workspaceId, { stage: 'queued', automation_stopped: true });
+  await insertLead(t.db, a.workspaceId, { stage: 'invited', invited_at: d(1), account_id: nyAccount });
+  await insertLead(t.db, a.workspaceId, { stage: 'failed', invited_at: d(1), last_error: 'boom' });
+  await insertLead(t.db, a.workspaceId, { stage: 'messaged', invited_at: d(1), connected_at: d(2), messaged_at: d(3) });
+  const positive = await insertLead(t.db, a.workspaceId, {
     stage: 'replied', invited_at: d(1), connected_at: d(2), messaged_at: d(3), replied_at: d(4),
     meeting_booked_at: d(5), meeting_outcome: 'no_show',
   });
-  await addReply(t.db, cipher, a.workspaceId, { leadId: positive, classification: 'meeting_intent' });
-  const negative = await addLead(t.db, a.workspaceId, {
+  await insertReply(t.db, cipher, a.workspaceId, { leadId: positive, classification: 'meeting_intent' });
+  const negative = await insertLead(t.db, a.workspaceId, {
     stage: 'replied', invited_at: d(1), connected_at: d(2), messaged_at: d(3), replied_at: d(4), reply_sentiment: 'negative',
     meeting_booked_at: d(6),
   });
-  await addReply(t.db, cipher, a.workspaceId, { leadId: negative, classification: 'meeting_intent' });
+  await insertReply(t.db, cipher, a.workspaceId, { leadId: negative, classification: 'meeting_intent' });
 
   // Ledger: in period (7 days) and outside; skipped counts as neither.
-  await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z', accountId: nyAccount });
-  await addActivity(t.db, a.workspaceId, { action: 'message', createdAt: '2026-11-15T10:00:00.000Z' });
-  await addActivity(t.db, a.workspaceId, { action: 'message', outcome: 'failed', createdAt: '2026-11-19T10:00:00.000Z' });
-  await addActivity(t.db, a.workspaceId, { action: 'message', outcome: 'skipped', createdAt: '2026-11-19T10:00:00.000Z' });
-  await addActivity(t.db, a.workspaceId, { action: 'message', createdAt: '2026-11-10T10:00:00.000Z' });
-  await addActivity(t.db, a.workspaceId, { action: 'error', outcome: 'failed', createdAt: '2026-11-01T10:00:00.000Z' });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z', accountId: nyAccount });
+  await insertActivity(t.db, a.workspaceId, { action: 'message', createdAt: '2026-11-15T10:00:00.000Z' });
+  await insertActivity(t.db, a.workspaceId, { action: 'message', outcome: 'failed', createdAt: '2026-11-19T10:00:00.000Z' });
+  await insertActivity(t.db, a.workspaceId, { action: 'message', outcome: 'skipped', createdAt: '2026-11-19T10:00:00.000Z' });
+  await insertActivity(t.db, a.workspaceId, { action: 'message', createdAt: '2026-11-10T10:00:00.000Z' });
+  await insertActivity(t.db, a.workspaceId, { action: 'error', outcome: 'failed', createdAt: '2026-11-01T10:00:00.000Z' });
   // Today in New York began at 05:00Z: one invite before it, two after (one failed).
-  await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T04:30:00.000Z', accountId: nyAccount });
-  await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T05:30:00.000Z', accountId: nyAccount });
-  await addActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'failed', createdAt: '2026-11-21T06:00:00.000Z', accountId: nyAccount });
-  await addActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T07:00:00.000Z', accountId: warmAccount });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T04:30:00.000Z', accountId: nyAccount });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T05:30:00.000Z', accountId: nyAccount });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'failed', createdAt: '2026-11-21T06:00:00.000Z', accountId: nyAccount });
+  await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T07:00:00.000Z', accountId: warmAccount });
 
   // The engine's per-account day counters are what pacing enforces; yesterday's row must not count.
   for (const [account, day, invites] of [[nyAccount, '2026-11-21', 3], [nyAccount, '2026-11-20', 9], [warmAccount, '2026-11-21', 2]] as const) {
     await sql`INSERT INTO engine_account_days (workspace_id, account_id, local_day, invites) VALUES (${a.workspaceId}, ${account}, ${day}::date, ${invites})`.execute(t.db);
   }
 
-  await addLead(t.db, b.workspaceId, { stage: 'replied', invited_at: d(1), replied_at: d(2) });
-  await addActivity(t.db, b.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z' });
-  await addLead(t.db, client.workspaceId, { stage: 'queued' });
+  await insertLead(t.db, b.workspaceId, { stage: 'replied', invited_at: d(1), replied_at: d(2) });
+  await insertActivity(t.db, b.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z' });
+  await insertLead(t.db, client.workspaceId, { stage: 'queued' });
 });
 afterAll(async () => t?.close());
 

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addXAccount, ledger, seedPublicWorld, setWorkspace } from '../../../test/helpers/publicdata-fixtures.js';
+import { insertXAccount } from '../../../test/helpers/factories.js';
+import { ledger, seedPublicWorld, setWorkspace } from '../../../test/helpers/publicdata-fixtures.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
 
 // The provider the service builds from configuration, as a deployment runs it (no injected provider).
@@ -24,7 +25,7 @@ describe('sandbox over the seeded publicdata_* tables', () => {
       unavailable: ['ghost'],
     });
     const ws = await createWorkspaceWithKey(t);
-    await addXAccount(t.db, ws.workspaceId, { userId: '2001', handle: 'acme_hq' });
+    await insertXAccount(t.db, ws.workspaceId, { userId: '2001', handle: 'acme_hq' });
     await setWorkspace(t.db, ws.workspaceId, { balance: 100, dailyRefill: 100, refilledAt: t.clock.now() });
     const post = (url: string, payload: object) => t.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: ws.auth, payload });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addMessagingAccount, addXAccount, energyRow, ledger, setWorkspace, type WorkspaceEnergy } from '../../../test/helpers/publicdata-fixtures.js';
+import { insertMessagingAccount, insertXAccount } from '../../../test/helpers/factories.js';
+import { energyRow, ledger, setWorkspace, type WorkspaceEnergy } from '../../../test/helpers/publicdata-fixtures.js';
 import type { ReadinessSources } from './readiness.service.js';
 
 let t: TestApp;
@@ -14,8 +15,8 @@ afterAll(async () => t?.close());
 
 async function workspace(energy: WorkspaceEnergy = {}, accounts = { x: true, messaging: true }) {
   const ws = await createWorkspaceWithKey(t, 'Acme');
-  if (accounts.x) await addXAccount(t.db, ws.workspaceId, { userId: '2001', handle: 'acme_hq' });
-  const messagingId = accounts.messaging ? await addMessagingAccount(t.db, ws.workspaceId, { name: 'Dana (LinkedIn)' }) : null;
+  if (accounts.x) await insertXAccount(t.db, ws.workspaceId, { userId: '2001', handle: 'acme_hq' });
+  const messagingId = accounts.messaging ? await insertMessagingAccount(t.db, ws.workspaceId, { name: 'Dana (LinkedIn)' }) : null;
   await setWorkspace(t.db, ws.workspaceId, { plan: 'growth', status: 'active', balance: 800, dailyRefill: 1000, refilledAt: NOW, ...energy });
   return { ...ws, messagingId };
 }
@@ -60,7 +61,7 @@ describe('GET /x/readiness', () => {
       { code: 'no_messaging_account', message: expect.any(String), retryable: false },
     ]);
     const ws = await workspace();
-    await addMessagingAccount(t.db, ws.workspaceId, { name: 'Sam', storedStatus: 'disconnected' });
+    await insertMessagingAccount(t.db, ws.workspaceId, { name: 'Sam', stored_status: 'disconnected' });
     const again = await readiness(ws.auth);
     expect(again.body.accounts.issues).toEqual([{ code: 'messaging_account_disconnected', message: expect.any(String), retryable: false }]);
   });

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { addAccount, addLead, addReply, addSequence } from '../../../test/helpers/crm-fixtures.js';
+import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
+import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { insertLead, insertMessagingAccount, insertReply, insertSequence } from '../../../test/helpers/factories.js';
 import { createTextCipher } from '../../lib/crypto.js';
 
 let t: TestApp;
-type Ws = Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+type Ws = TestWorkspace;
 let a: Ws;
 let b: Ws;
 let client: Ws;
@@ -25,13 +26,10 @@ const zero = { leads: 0, invited: 0, accepted: 0, messaged: 0, replied: 0, meeti
 
 beforeAll(async () => {
   t = await buildTestApp();
-  a = await createWorkspaceWithKey(t, 'Reports Co');
-  b = await createWorkspaceWithKey(t, 'Other Co');
-  client = await createWorkspaceWithKey(t, 'Client Co');
-  await t.services.workspaces.addTeamLink({ ownerWorkspaceId: a.workspaceId, clientWorkspaceId: client.workspaceId, role: 'member' });
+  ({ a, b, client } = await createTeamWorkspaces(t, 'Reports Co', 'member'));
 
   const variants = (keys: string[]) => keys.map((key) => ({ key, weight: 1, messageTmpl: `Hello ${key}` }));
-  seqA = await addSequence(t.db, a.workspaceId, {
+  seqA = await insertSequence(t.db, a.workspaceId, {
     name: 'Founders',
     createdAt: d(1),
     steps: [
@@ -40,29 +38,29 @@ beforeAll(async () => {
     ],
   });
   // A variant on the connect step is "sent" with the invite.
-  seqB = await addSequence(t.db, a.workspaceId, {
+  seqB = await insertSequence(t.db, a.workspaceId, {
     name: 'CTOs',
     createdAt: d(2),
     steps: [{ index: 0, kind: 'connect', delayDays: 0, variants: variants(['X']) }],
   });
-  seqEmpty = await addSequence(t.db, a.workspaceId, { name: 'Unused', createdAt: d(3) });
-  acc1 = await addAccount(t.db, a.workspaceId, { name: 'Dana', created_at: d(1) });
-  acc2 = await addAccount(t.db, a.workspaceId, { name: 'Eli', created_at: d(2) });
+  seqEmpty = await insertSequence(t.db, a.workspaceId, { name: 'Unused', createdAt: d(3) });
+  acc1 = await insertMessagingAccount(t.db, a.workspaceId, { name: 'Dana', created_at: d(1) });
+  acc2 = await insertMessagingAccount(t.db, a.workspaceId, { name: 'Eli', created_at: d(2) });
 
-  await addLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc1, variant_key: 'A', invited_at: d(1), connected_at: d(2), messaged_at: d(3) });
-  const replied = await addLead(t.db, a.workspaceId, {
+  await insertLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc1, variant_key: 'A', invited_at: d(1), connected_at: d(2), messaged_at: d(3) });
+  const replied = await insertLead(t.db, a.workspaceId, {
     sequence_id: seqA, account_id: acc1, variant_key: 'A', invited_at: d(1), connected_at: d(2), messaged_at: d(3), replied_at: d(4), meeting_booked_at: d(5),
   });
-  await addReply(t.db, cipher, a.workspaceId, { leadId: replied, classification: 'positive' });
-  await addLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc2, variant_key: 'B', invited_at: d(1) });
+  await insertReply(t.db, cipher, a.workspaceId, { leadId: replied, classification: 'positive' });
+  await insertLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc2, variant_key: 'B', invited_at: d(1) });
   // Assigned an arm but the variant step has not gone out yet.
-  await addLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc2, variant_key: 'B' });
-  const negative = await addLead(t.db, a.workspaceId, { sequence_id: seqB, account_id: acc2, variant_key: 'X', invited_at: d(1), messaged_at: d(2), replied_at: d(3) });
-  await addReply(t.db, cipher, a.workspaceId, { leadId: negative, classification: 'unsubscribe' });
-  await addLead(t.db, a.workspaceId, { x_user_id: '123456', messaged_at: d(2) });
+  await insertLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc2, variant_key: 'B' });
+  const negative = await insertLead(t.db, a.workspaceId, { sequence_id: seqB, account_id: acc2, variant_key: 'X', invited_at: d(1), messaged_at: d(2), replied_at: d(3) });
+  await insertReply(t.db, cipher, a.workspaceId, { leadId: negative, classification: 'unsubscribe' });
+  await insertLead(t.db, a.workspaceId, { x_user_id: '123456', messaged_at: d(2) });
 
-  await addLead(t.db, b.workspaceId, { invited_at: d(1) });
-  await addLead(t.db, client.workspaceId, { invited_at: d(1), connected_at: d(2) });
+  await insertLead(t.db, b.workspaceId, { invited_at: d(1) });
+  await insertLead(t.db, client.workspaceId, { invited_at: d(1), connected_at: d(2) });
 });
 afterAll(async () => t?.close());
 

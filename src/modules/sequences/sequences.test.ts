@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence, insertXAccount, setWorkspaceState, type SequenceFixture } from '../../../test/helpers/seq-fixtures.js';
+import { type SequenceFixture, insertLead, insertMessagingAccount, insertSequence, insertXAccount, setWorkspaceState } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
@@ -37,6 +37,25 @@ async function runnableWorkspace(name: string) {
 describe('GET /sequences', () => {
   it('answers every field of every sequence, in creation order', async () => {
     const ws = await runnableWorkspace('Fields Co');
+    // Every field of every step kind, stored as the API must answer it.
+    const foundersSteps = [
+      { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
+      { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
+      {
+        index: 2,
+        kind: 'message',
+        delayDays: 2,
+        subject: null,
+        message: null,
+        actions: [],
+        variants: [
+          { key: 'A', weight: 50, messageTmpl: 'Hello A' },
+          { key: 'B', weight: 50, messageTmpl: 'Hello B' },
+        ],
+        tool: null,
+      },
+      { index: 3, kind: 'email', delayDays: 3, subject: 'Quick question', message: 'Body', actions: [], variants: null, tool: 'smtp' },
+    ];
     const first = await insertSequence(t.db, ws.workspaceId, {
       name: 'Founders',
       status: 'active',
@@ -45,24 +64,7 @@ describe('GET /sequences', () => {
       approvedAt: new Date('2026-11-02T10:00:00.000Z'),
       channels: ['linkedin', 'email'],
       createdAt: new Date('2026-10-01T00:00:00.000Z'),
-      steps: [
-        { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
-        {
-          index: 2,
-          kind: 'message',
-          delayDays: 2,
-          subject: null,
-          message: null,
-          actions: [],
-          variants: [
-            { key: 'A', weight: 50, messageTmpl: 'Hello A' },
-            { key: 'B', weight: 50, messageTmpl: 'Hello B' },
-          ],
-          tool: null,
-        },
-        { index: 3, kind: 'email', delayDays: 3, subject: 'Quick question', message: 'Body', actions: [], variants: null, tool: 'smtp' },
-      ],
+      steps: foundersSteps,
     });
     await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email' });
     // Stored steps may omit optional fields; the API still answers every field of a step.
@@ -89,24 +91,7 @@ describe('GET /sequences', () => {
           executionBlockReason: null,
           leadCount: 0,
           channels: ['linkedin', 'email'],
-          steps: [
-            { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-            { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
-            {
-              index: 2,
-              kind: 'message',
-              delayDays: 2,
-              subject: null,
-              message: null,
-              actions: [],
-              variants: [
-                { key: 'A', weight: 50, messageTmpl: 'Hello A' },
-                { key: 'B', weight: 50, messageTmpl: 'Hello B' },
-              ],
-              tool: null,
-            },
-            { index: 3, kind: 'email', delayDays: 3, subject: 'Quick question', message: 'Body', actions: [], variants: null, tool: 'smtp' },
-          ],
+          steps: foundersSteps,
         },
         {
           id: second,
@@ -181,7 +166,7 @@ describe('executionBlockReason', () => {
     name: string;
     seq?: SequenceFixture;
     ws?: Parameters<typeof setWorkspaceState>[2];
-    accounts?: { mode: string; storedStatus?: string }[];
+    accounts?: { mode: string; stored_status?: string }[];
     xAccount?: boolean;
     expected: string | null;
   };
@@ -201,7 +186,7 @@ describe('executionBlockReason', () => {
     { name: 'billing_inactive when billing is past_due', ws: { billingStatus: 'past_due' }, expected: 'billing_inactive' },
     { name: 'billing_inactive when billing is canceled, before missing accounts and energy', ws: { billingStatus: 'canceled', energyBalance: 0, energyRefilledAt: refilledToday }, accounts: [], expected: 'billing_inactive' },
     { name: 'no_sending_account without any messaging account', accounts: [], expected: 'no_sending_account' },
-    { name: 'no_sending_account when the only messaging account is not connected', accounts: [{ mode: 'linkedin', storedStatus: 'disconnected' }], expected: 'no_sending_account' },
+    { name: 'no_sending_account when the only messaging account is not connected', accounts: [{ mode: 'linkedin', stored_status: 'disconnected' }], expected: 'no_sending_account' },
     { name: 'any connected messaging account sends the non-X steps, whatever its mode (as the engine does)', seq: { channels: ['linkedin', 'email'], steps: [{ index: 0, kind: 'email', delayDays: 0 }] }, accounts: [{ mode: 'linkedin' }], expected: null },
     { name: 'no_sending_account when a declared x channel has no saved X account', seq: { channels: ['linkedin', 'x'] }, expected: 'no_sending_account' },
     { name: 'no_sending_account when an X step has no saved X account, even if x is not declared', seq: { channels: ['linkedin'], steps: [{ index: 0, kind: 'x_engage', delayDays: 0 }] }, expected: 'no_sending_account' },

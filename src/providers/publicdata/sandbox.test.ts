@@ -2,13 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSandboxProvider, type SandboxWorld } from './sandbox.js';
 import { ProviderTimeoutError, ProviderUnavailableError } from './provider.js';
 import { createPublicDataProvider } from './index.js';
+import { SANDBOX_PEOPLE } from '../../../test/helpers/publicdata-fixtures.js';
 
 const world: SandboxWorld = {
   users: [
-    { xUserId: '1001', username: 'alice', name: 'Alice A.' },
-    { xUserId: '1002', username: 'Bob_B', name: null },
-    { xUserId: '1003', username: 'carol', name: 'Carol' },
-    { xUserId: '1004', username: 'ghost', name: 'Ghost' },
+    ...SANDBOX_PEOPLE,
     { xUserId: '2001', username: 'acme_hq', name: 'Acme' },
   ],
   follows: [
