@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
@@ -45,6 +45,15 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     // Every request log line serializes the request through here, so credential query parameters never reach a log.
     childLoggerFactory: (logger, bindings, opts) => logger.child(bindings, { ...opts, serializers: { ...opts.serializers, req: serializeRequest } }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // The router's own refusals (a path parameter over maxParamLength, an undecodable path) get the project's
+    // JSON error body, not the framework's `{code: "FST_…"}` shape; the path is not echoed.
+    frameworkErrors: (error, req, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const body = tooLong
+        ? { error: 'uri_too_long', message: 'a path parameter is longer than 200 characters' }
+        : { error: 'invalid_request', message: 'the request path is not a valid URL' };
+      void (reply as FastifyReply).status(tooLong ? 414 : 400).header('x-request-id', req.id).send(body);
+    },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as AppInstance;
 

@@ -207,8 +207,11 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     const op = doc.paths['/api/v1/plays/{id}/candidates/review'].post;
     expect(op['x-extension']).toBe(true);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
-    const others = Object.values<Record<string, Record<string, unknown>>>(doc.paths).flatMap((methods) => Object.values(methods));
-    expect(others.filter((o) => o['x-extension'] === true)).toHaveLength(1);
+    // Every extension is marked, and nothing else is: the review route and the CLI's event stream and trigger.
+    const extensions = Object.entries<Record<string, Record<string, unknown>>>(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).filter(([, o]) => o['x-extension'] === true).map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(extensions.sort()).toEqual(['GET /api/v1/events/stream', 'POST /api/v1/events/trigger', 'POST /api/v1/plays/{id}/candidates/review']);
   });
 });
 
