@@ -24,6 +24,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { toXLeadView } from '../src/domain/lead-views.js';
 
 const BASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const DB_NAME = 'outreach_bench_keyed';
@@ -40,7 +41,6 @@ const DB_URL = target.toString();
 const LEAD_COLUMNS =
   'id, x_user_id, username, account_user_id, play_id, sequence_id, stage, automation_stopped, current_step, next_action_at, ' +
   'followed_at, followed_back_at, messaged_at, replied_at, opted_out_at';
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** The floor: what the request minimally needs, by hand. */
 async function runFloor() {
@@ -59,24 +59,8 @@ async function runFloor() {
       }
       const row = (await pool.query(`SELECT ${LEAD_COLUMNS} FROM leads WHERE workspace_id = $1 AND id = $2`, [key.workspace_id, m[1]])).rows[0];
       if (!row) return res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"lead not found"}');
-      const lead = {
-        id: row.id,
-        xUserId: row.x_user_id,
-        username: row.username,
-        accountUserId: row.account_user_id,
-        playId: row.play_id,
-        sequenceId: row.sequence_id,
-        stage: row.stage,
-        automationStopped: row.automation_stopped,
-        currentStep: row.current_step,
-        nextActionAt: iso(row.next_action_at),
-        followedAt: iso(row.followed_at),
-        followedBackAt: iso(row.followed_back_at),
-        messagedAt: iso(row.messaged_at),
-        repliedAt: iso(row.replied_at),
-        optedOutAt: iso(row.opted_out_at),
-        deliveryGuaranteed: false,
-      };
+      // Same answer as the service: the one builder of the spec's lead object (pure mapping, no I/O).
+      const lead = toXLeadView(row);
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ lead }));
     } catch {
       res.writeHead(500).end();
