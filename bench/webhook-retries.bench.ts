@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
 import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -20,6 +19,7 @@ import { webhookSecretCodec } from '../src/modules/webhooks/webhooks.repository.
 import { createDeliveryWorker } from '../src/webhooks/delivery-worker.js';
 import { enqueueEvents } from '../src/webhooks/outbox.js';
 import { startWorker } from '../src/worker.js';
+import { recreateDatabase } from './fresh-database.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/outreach_bench_webhook_retries';
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 3000);
@@ -29,14 +29,7 @@ const LOST = Number(process.env.BENCH_LOST ?? 50);
 const LOST_LEASE_MS = 5000;
 const EVENTS = Math.ceil(DELIVERIES / HOOKS);
 
-const admin = new URL(url);
-const dbName = admin.pathname.slice(1);
-admin.pathname = '/postgres';
-const client = new pg.Client({ connectionString: admin.toString() });
-await client.connect();
-await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-await client.query(`CREATE DATABASE ${dbName}`);
-await client.end();
+await recreateDatabase(url);
 const setup = await createDatabase({ kind: 'postgres', url, poolSize: 2 });
 await migrateToLatest(setup.db);
 const config = loadConfig({}, { DATABASE_URL: url, OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1', OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent' });

@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
 import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -20,6 +19,7 @@ import { webhookSecretCodec } from '../src/modules/webhooks/webhooks.repository.
 import { enqueueEvents } from '../src/webhooks/outbox.js';
 import { verifyWebhook } from '../src/webhooks/sign.js';
 import { startWorker } from '../src/worker.js';
+import { recreateDatabase } from './fresh-database.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/outreach_bench_webhooks';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
@@ -27,16 +27,7 @@ const HOOKS = Number(process.env.BENCH_HOOKS ?? 10);
 const PGLITE = process.env.BENCH_PGLITE === '1';
 const DELIVERIES = EVENTS * HOOKS;
 
-if (!PGLITE) {
-  const admin = new URL(url);
-  const dbName = admin.pathname.slice(1);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${dbName}`);
-  await client.end();
-}
+if (!PGLITE) await recreateDatabase(url);
 const handle = PGLITE ? await createDatabase({ kind: 'pglite' }) : await createDatabase({ kind: 'postgres', url, poolSize: 10 });
 const db = handle.db;
 await migrateToLatest(db);
