@@ -2,7 +2,8 @@ import { buildApp } from '../../src/app/build-app.js';
 import { createServices, type Services } from '../../src/app/services.js';
 import { loadConfig, type Config, type Env } from '../../src/config/config.js';
 import type { Database, DatabaseHandle } from '../../src/db/database.js';
-import { fixedClock } from '../../src/lib/clock.js';
+import { fixedClock, systemClock, type Clock } from '../../src/lib/clock.js';
+import type { FastifyBaseLogger } from 'fastify';
 import type { AppInstance } from '../../src/app/types.js';
 import type { RateLimitStore } from '../../src/app/plugins/rate-limit.js';
 import { createTestDatabase } from './test-database.js';
@@ -37,15 +38,21 @@ export interface TestAppOptions {
   resolver?: Resolver;
   /** Channel drivers for the engine and reply decisions instead of the configured ones. */
   drivers?: ChannelDrivers;
+  /** The service's logger (LOG_LEVEL info unless env says otherwise), so a test can read what the server logged. */
+  logger?: FastifyBaseLogger;
+  /** The wall clock for the services (restart tests) instead of the fixed test clock. */
+  realClock?: boolean;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const handle = options.handle ?? (await createTestDatabase());
-  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: 'silent', ...options.env });
+  const logLevel = options.logger ? 'info' : 'silent';
+  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: logLevel, ...options.env });
   const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
+  const appClock: Clock = options.realClock ? systemClock : clock;
   const cipher = options.cipher ?? createTextCipher(randomBytes(32));
-  const services = createServices({ db: handle.db, config, clock, cipher, publicData: options.publicData, resolver: options.resolver, drivers: options.drivers, authChangesUrl: (handle as { url?: string }).url });
-  const app = await buildApp({ config, db: handle.db, services, clock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken });
+  const services = createServices({ db: handle.db, config, clock: appClock, cipher, publicData: options.publicData, resolver: options.resolver, drivers: options.drivers, authChangesUrl: (handle as { url?: string }).url });
+  const app = await buildApp({ config, db: handle.db, services, clock: appClock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken, logger: options.logger });
   await app.ready();
   return {
     app,
