@@ -156,6 +156,8 @@ export type { LeadStage };
 export interface LeadsTable {
   id: string;
   workspace_id: string;
+  /** The mailbox this lead's e-mail goes out from, kept for the rest of its sequence (migration 0013). */
+  mailbox_id: Generated<string | null>;
   person: string | null;
   company: string | null;
   title: string | null;
@@ -339,4 +341,57 @@ export interface DB {
   publicdata_users: PublicdataUsersTable;
   publicdata_follows: PublicdataFollowsTable;
   publicdata_unavailable: PublicdataUnavailableTable;
+  mailboxes: MailboxesTable;
+  email_messages: EmailMessagesTable;
+  email_inbound_seen: EmailInboundSeenTable;
+  suppressed_addresses: SuppressedAddressesTable;
+}
+
+/** A messaging account's e-mail identity (migration 0013). The URLs carry credentials and are stored encrypted. */
+export interface MailboxesTable {
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  address: string;
+  display_name: string | null;
+  smtp_url_enc: string;
+  imap_url_enc: string;
+  sent_folder: string | null;
+  health: Generated<'unknown' | 'ok' | 'auth_failed' | 'unreachable'>;
+  health_detail: string | null;
+  health_checked_at: Timestamp | null;
+  imap_uidvalidity: string | null;
+  imap_last_uid: Generated<string>;
+  next_poll_at: Generated<Timestamp>;
+  created_at: CreatedAt;
+}
+
+/** Every Message-ID we sent (direction out), keyed for threading, reply matching and sent-folder recovery. */
+export interface EmailMessagesTable {
+  workspace_id: string;
+  message_id: string;
+  lead_id: string;
+  mailbox_id: string | null;
+  idempotency_key: string;
+  subject: string | null;
+  direction: Generated<'out' | 'in'>;
+  sent_at: Generated<Timestamp>;
+}
+
+/** An INBOX message already handled, so each is processed once across restarts and workers. */
+export interface EmailInboundSeenTable {
+  mailbox_id: string;
+  uidvalidity: string;
+  uid: string;
+  outcome: string;
+  seen_at: Generated<Timestamp>;
+}
+
+/** Addresses the workspace never e-mails again: bounced or unsubscribed. `address` is lower-case. */
+export interface SuppressedAddressesTable {
+  workspace_id: string;
+  address: string;
+  reason: 'bounced' | 'unsubscribed';
+  lead_id: string | null;
+  created_at: CreatedAt;
 }

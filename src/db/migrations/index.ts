@@ -8,6 +8,7 @@ import * as m0009 from './0009_inflight_release.js';
 import * as m0010 from './0010_webhook_fair_claims.js';
 import * as m0011 from './0011_instance_settings.js';
 import * as m0012 from './0012_event_stream.js';
+import * as m0013 from './0013_mailboxes.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -26,10 +27,12 @@ import * as m0012 from './0012_event_stream.js';
  * | 0010 | 0010_webhook_fair_claims | partial indexes on pending deliveries for the per-subscription claim    |
  * | 0011 | 0011_instance_settings | installation facts: the encryption key's fingerprint                    |
  * | 0012 | 0012_event_stream     | the event stream's index: a workspace's recent events in order          |
+ * | 0013 | 0013_mailboxes        | e-mail: mailboxes, sent Message-IDs, INBOX position and handled mail,   |
+ * |      |                       | suppressed addresses; a lead's sticky mailbox                           |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0013.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0014.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -41,4 +44,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010_webhook_fair_claims': m0010,
   '0011_instance_settings': m0011,
   '0012_event_stream': m0012,
+  '0013_mailboxes': m0013,
 };
