@@ -1,0 +1,103 @@
+import type { ConsoleSession } from './types.js';
+
+/** The console's sections, in navigation order. `key` marks the current page (aria-current). */
+export const NAV = [
+  { key: 'dashboard', label: 'Dashboard', href: '/console' },
+  { key: 'plays', label: 'Review/Plays', href: '/console/plays' },
+  { key: 'replies', label: 'Replies', href: '/console/replies' },
+  { key: 'sequences', label: 'Sequences', href: '/console/sequences' },
+  { key: 'leads', label: 'Leads', href: '/console/leads' },
+  { key: 'activity', label: 'Activity', href: '/console/activity' },
+  { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' },
+  { key: 'accounts', label: 'Accounts', href: '/console/accounts' },
+] as const;
+
+export type NavKey = (typeof NAV)[number]['key'];
+
+/** What every page of a signed-in request knows (built by `pageContext` in render.ts). */
+export interface PageContext {
+  session: ConsoleSession | null;
+  /** The CSRF token for this page's forms (hidden `_csrf` field) and for htmx requests (`x-csrf-token` header). */
+  csrfToken: string;
+  /** The workspaces a Team owner's session can switch between (just the home workspace for others). */
+  workspaces: { id: string; name: string; role: string }[];
+}
+
+/** The hidden CSRF field every form carries. */
+export function CsrfField({ token }: { token: string }) {
+  return <input type="hidden" name="_csrf" value={token} />;
+}
+
+function WorkspaceSwitcher({ ctx }: { ctx: PageContext }) {
+  if (!ctx.session || ctx.workspaces.length < 2) return '';
+  const current = ctx.session.auth.workspaceId;
+  return (
+    <form method="post" action="/console/workspace" class="switcher">
+      <CsrfField token={ctx.csrfToken} />
+      <label for="workspace-switcher">Workspace</label>
+      <select id="workspace-switcher" name="workspaceId">
+        {ctx.workspaces.map((w) => (
+          <option value={w.id} selected={w.id === current} safe>
+            {w.role === 'owner' ? w.name : `${w.name} (${w.role})`}
+          </option>
+        ))}
+      </select>
+      <button type="submit">Switch</button>
+    </form>
+  );
+}
+
+export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; scripts?: string[]; children?: JSX.Element }) {
+  const { ctx } = props;
+  // Pages are built from TSX whose own strings were escaped where they were written (`safe`), so the body is markup.
+  const safeChildren = props.children;
+  const htmxConfig = JSON.stringify({ includeIndicatorStyles: false, allowEval: false, allowScriptTags: false, selfRequestsOnly: true });
+  return (
+    <>
+      {'<!doctype html>'}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <meta name="htmx-config" content={htmxConfig} />
+          <title safe>{`${props.title} · Outreach console`}</title>
+          <link rel="stylesheet" href="/console/assets/console.css" />
+          <script src="/console/assets/htmx.min.js" defer></script>
+          {(props.scripts ?? []).map((s) => (
+            <script src={`/console/assets/${s}`} defer></script>
+          ))}
+        </head>
+        <body hx-headers={JSON.stringify({ 'x-csrf-token': ctx.csrfToken })}>
+          <a class="skip-link" href="#main">
+            Skip to content
+          </a>
+          {ctx.session ? (
+            <header class="top">
+              <nav aria-label="Console">
+                <ul>
+                  {NAV.map((item) => (
+                    <li>
+                      <a href={item.href} aria-current={item.key === props.nav ? 'page' : undefined}>
+                        {item.label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </nav>
+              <div class="session">
+                <WorkspaceSwitcher ctx={ctx} />
+                <form method="post" action="/console/sign-out">
+                  <CsrfField token={ctx.csrfToken} />
+                  <button type="submit">Sign out</button>
+                </form>
+              </div>
+            </header>
+          ) : (
+            ''
+          )}
+          <main id="main">{safeChildren}</main>
+        </body>
+      </html>
+    </>
+  );
+}

@@ -1,0 +1,21 @@
+import type { AppInstance } from '../../app/types.js';
+import type { ConsoleDeps } from '../plugin.js';
+import { dashboardPage } from './dashboard.js';
+import { playsPages } from './plays.js';
+import { reviewPages } from './review.js';
+import { accountsPages } from './accounts.js';
+import { repliesPages } from './replies.js';
+import { webhooksPages } from './webhooks.js';
+
+/**
+ * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
+ * registers its own routes in the console scope: session, CSRF, CSP and HTML errors already apply (docs/console.md).
+ */
+export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps): Promise<void> {
+  dashboardPage(app, deps);
+  playsPages(app, deps);
+  reviewPages(app, deps);
+  accountsPages(app, deps);
+  repliesPages(app, deps);
+  webhooksPages(app, deps);
+}

@@ -1,0 +1,394 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AppInstance } from '../../app/types.js';
+import { AppError, notFound } from '../../app/errors.js';
+import { isUuid } from '../../lib/ids.js';
+import { CANDIDATE_FILTERS, type CandidateFilter } from '../../domain/vocabulary.js';
+import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField } from '../layout.js';
+import { pageContext, sendFragment, sendPage } from '../render.js';
+
+/** Rows per review page: small enough to read, and one keyset page of the candidates index. */
+export const REVIEW_PAGE_SIZE = 50;
+
+const FILTER_LABELS: Record<CandidateFilter, 'Unreviewed' | 'Good fit' | 'Not a good fit' | 'All'> = {
+  unreviewed: 'Unreviewed',
+  good_fit: 'Good fit',
+  not_a_good_fit: 'Not a good fit',
+  all: 'All',
+};
+const FILTER_ORDER: CandidateFilter[] = ['unreviewed', 'good_fit', 'not_a_good_fit', 'all'];
+
+const STATUS_LABELS: Record<string, string> = { proposed: 'Proposed', imported: 'Imported', approved: 'Good fit', rejected: 'Not a good fit' };
+const OUTCOME_LABELS: Record<string, string> = {
+  enrolled: 'Enrolled',
+  existing_lead: 'Existing lead kept',
+  already_reviewed: 'Already reviewed',
+  rejected: 'Rejected',
+  reviewed: 'Rejected',
+};
+
+interface CandidateView {
+  id: string;
+  xUserId: string;
+  username: string | null;
+  name: string | null;
+  status: string;
+  review: { decision: string } | null;
+}
+
+const handleOf = (c: { username: string | null; xUserId: string }) => (c.username ? `@${c.username}` : `user ${c.xUserId}`);
+
+type Counts = { total: number; unreviewed: number; goodFit: number; notAGoodFit: number };
+
+/** The filter links with their counts; `oob` redraws them beside a row answer (htmx out-of-band swap). */
+function FilterLinks(props: { base: string; filter: CandidateFilter; counts: Counts; oob?: boolean }) {
+  const n: Record<CandidateFilter, number> = {
+    unreviewed: props.counts.unreviewed,
+    good_fit: props.counts.goodFit,
+    not_a_good_fit: props.counts.notAGoodFit,
+    all: props.counts.total,
+  };
+  return (
+    <nav id="review-filters" aria-label="Filter candidates" class="filters" hx-swap-oob={props.oob ? 'true' : undefined}>
+      <ul>
+        {FILTER_ORDER.map((f) => (
+          <li>
+            <a href={`${props.base}?filter=${f}`} aria-current={f === props.filter ? 'page' : undefined}>
+              {FILTER_LABELS[f]} <span class="count">{n[f]}</span>
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+function CandidateRow(props: { playId: string; c: CandidateView; readOnly: boolean; outcome?: string; error?: string }) {
+  const { c, playId } = props;
+  const open = !props.readOnly && c.review === null;
+  const handle = handleOf(c);
+  const vals = JSON.stringify({ xUserId: c.xUserId });
+  return (
+    <tr id={`candidate-${c.id}`} data-candidate={c.id} tabindex="-1">
+      <td>{open ? <input type="checkbox" name="candidateIds" value={c.id} aria-label={`Select ${handle}`} /> : ''}</td>
+      <td safe>{handle}</td>
+      <td safe>{c.name ?? ''}</td>
+      <td safe>{STATUS_LABELS[c.status] ?? c.status}</td>
+      <td class="actions">
+        {open ? (
+          <>
+            <button
+              type="button"
+              hx-post={`/review/plays/${playId}/candidates/${c.id}/good-fit`}
+              hx-vals={vals}
+              hx-target="closest tr"
+              hx-swap="outerHTML"
+              data-action="good-fit"
+            >
+              Good fit{' '}
+              <span class="visually-hidden" safe>
+                {handle}
+              </span>
+            </button>{' '}
+            <button
+              type="button"
+              hx-post={`/review/plays/${playId}/candidates/${c.id}/not-a-good-fit`}
+              hx-vals={vals}
+              hx-target="closest tr"
+              hx-swap="outerHTML"
+              data-action="not-a-good-fit"
+            >
+              Not a good fit{' '}
+              <span class="visually-hidden" safe>
+                {handle}
+              </span>
+            </button>
+          </>
+        ) : (
+          ''
+        )}
+        {props.outcome ? (
+          <span class="outcome" role="status" safe>
+            {props.outcome}
+          </span>
+        ) : (
+          ''
+        )}
+        {props.error ? (
+          <span class="outcome error" role="alert" safe>
+            {props.error}
+          </span>
+        ) : (
+          ''
+        )}
+      </td>
+    </tr>
+  );
+}
+
+const FormFields = Type.Object(
+  {
+    _csrf: Type.Optional(Type.String()),
+    expectedRevision: Type.Optional(Type.String()),
+    sequenceId: Type.Optional(Type.String()),
+    sequenceRevision: Type.Optional(Type.String()),
+    xUserId: Type.Optional(Type.String()),
+    filter: Type.Optional(Type.String()),
+    after: Type.Optional(Type.String()),
+    candidateIds: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  },
+  { additionalProperties: true },
+);
+type FormFields = {
+  expectedRevision?: string;
+  sequenceId?: string;
+  sequenceRevision?: string;
+  xUserId?: string;
+  filter?: string;
+  after?: string;
+  candidateIds?: string | string[];
+};
+
+const revisionField = (value: string | undefined, field: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new AppError(400, 'invalid_request', `${field} must be a positive whole number; reload the page`);
+  return n;
+};
+
+const asFilter = (value: unknown): CandidateFilter =>
+  (CANDIDATE_FILTERS as readonly string[]).includes(value as string) ? (value as CandidateFilter) : 'unreviewed';
+
+/** What a failed decision says on the row: the API's own message for a refusal (409, 404), else a generic line. */
+function refusal(err: unknown): string {
+  if (err instanceof AppError && err.statusCode < 500) return `Not saved: ${err.message}`;
+  throw err;
+}
+
+export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
+  const { plays } = deps.services;
+
+  const requirePlayId = (id: string) => {
+    if (!isUuid(id)) throw notFound('play');
+    return id.toLowerCase();
+  };
+
+  app.get<{ Params: { id: string }; Querystring: { filter?: string; after?: string; notice?: string } }>(
+    '/review/plays/:id',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const workspaceId = req.consoleSession!.auth.workspaceId;
+      const playId = requirePlayId(req.params.id);
+      const filter = asFilter(req.query.filter);
+      const after = req.query.after && isUuid(req.query.after) ? req.query.after : undefined;
+      const page = await plays.listCandidates(workspaceId, playId, { limit: REVIEW_PAGE_SIZE, after, filter });
+      const view = (await plays.listPlays(workspaceId)).plays.find((p) => p.id === playId);
+      const readOnly = page.play.status === 'archived' || !!view?.autopilot;
+      const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+      const counts = page.counts;
+      const base = `/review/plays/${page.play.id}`;
+      const notice = typeof req.query.notice === 'string' ? req.query.notice.slice(0, 300) : '';
+      return sendPage(reply, ctx, {
+        title: page.play.name,
+        nav: 'plays',
+        scripts: ['review.js'],
+        body: (
+          <div id="review-body">
+            <h1 safe>{page.play.name}</h1>
+            <p class="meta">
+              {readOnly ? (
+                <strong>{page.play.status === 'archived' ? 'This Play is archived' : 'This is an autopilot Play'}: its candidates are shown read-only.</strong>
+              ) : (
+                <>
+                  Sequence:{' '}
+                  {page.sequence ? (
+                    <>
+                      <span safe>{page.sequence.name}</span> ({page.sequence.status}, revision {page.sequence.revision})
+                    </>
+                  ) : (
+                    'none'
+                  )}
+                  . Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>g</kbd> good fit, <kbd>n</kbd> not a good fit.
+                </>
+              )}
+            </p>
+            {notice ? (
+              <p role="status" class="notice" safe>
+                {notice}
+              </p>
+            ) : (
+              ''
+            )}
+            <FilterLinks base={base} filter={filter} counts={counts} />
+            <form
+              id="review-form"
+              method="post"
+              action={`${base}/enroll`}
+              hx-post={`${base}/enroll`}
+              hx-target="#review-body"
+              hx-select="#review-body"
+              hx-disinherit="*"
+              hx-swap="outerHTML"
+            >
+              <CsrfField token={ctx.csrfToken} />
+              <input type="hidden" name="expectedRevision" value={String(page.play.revision)} />
+              <input type="hidden" name="sequenceId" value={page.sequence?.id ?? ''} />
+              <input type="hidden" name="sequenceRevision" value={String(page.sequence?.revision ?? '')} />
+              <input type="hidden" name="filter" value={filter} />
+              <input type="hidden" name="after" value={after ?? ''} />
+              <table id="candidates">
+                <caption>
+                  {FILTER_LABELS[filter]} candidates of <span safe>{page.play.name}</span>
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">
+                      <span class="visually-hidden">Select</span>
+                    </th>
+                    <th scope="col">Username</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Decision</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.candidates.length === 0 ? (
+                    <tr>
+                      <td colspan="5">No candidates here.</td>
+                    </tr>
+                  ) : (
+                    page.candidates.map((c) => <CandidateRow playId={page.play.id} c={c} readOnly={readOnly} />)
+                  )}
+                </tbody>
+              </table>
+              {readOnly ? '' : <button type="submit">Enroll selected</button>}
+            </form>
+            <nav aria-label="Pages" class="pager">
+              {after ? <a href={`${base}?filter=${filter}`}>First page</a> : ''}
+              {page.nextCursor ? <a href={`${base}?filter=${filter}&after=${page.nextCursor}`}>Next page</a> : ''}
+            </nav>
+          </div>
+        ),
+      });
+    },
+  );
+
+  /** Re-reads one candidate to draw its row after a decision (the id must match what the row said). */
+  async function rowAfter(req: FastifyRequest, playId: string, candidateId: string, xUserId: string | undefined) {
+    if (!xUserId || !/^\d{1,20}$/.test(xUserId)) return null;
+    const found = await plays.lookupCandidates(req.consoleSession!.auth.workspaceId, playId, [{ xUserId }]);
+    const c = found.results[0]?.candidate;
+    return c && c.id === candidateId ? c : null;
+  }
+
+  /** htmx gets the row; a plain form POST (no `hx-request` header) goes back to the page with the outcome. */
+  async function answerRow(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    playId: string,
+    candidateId: string,
+    body: FormFields,
+    result: { outcome?: string; error?: string },
+  ) {
+    if (!req.headers['hx-request']) {
+      const q = new URLSearchParams({ filter: asFilter(body.filter), notice: result.outcome ?? result.error ?? '' });
+      if (body.after && isUuid(body.after)) q.set('after', body.after);
+      return reply.redirect(`/review/plays/${playId}?${q}`, 303);
+    }
+    const c = await rowAfter(req, playId, candidateId, body.xUserId);
+    if (!c)
+      return sendFragment(
+        reply,
+        <tr>
+          <td colspan="5" safe>
+            {result.outcome ?? result.error ?? ''}
+          </td>
+        </tr>,
+      );
+    // The filter counts changed too: redrawn out of band from the Play's exact counters (one row).
+    const { counts } = await plays.listCandidates(req.consoleSession!.auth.workspaceId, playId, { limit: 1, filter: 'all' });
+    return sendFragment(
+      reply,
+      <>
+        <CandidateRow playId={playId} c={c} readOnly={false} outcome={result.outcome} error={result.error} />
+        <FilterLinks base={`/review/plays/${playId}`} filter={asFilter(body.filter)} counts={counts} oob />
+      </>,
+    );
+  }
+
+  const decisionRoute = { schema: { hide: true, body: FormFields } };
+
+  app.post<{ Params: { id: string; candidateId: string }; Body: FormFields }>(
+    '/review/plays/:id/candidates/:candidateId/good-fit',
+    decisionRoute,
+    async (req, reply) => {
+      const playId = requirePlayId(req.params.id);
+      if (!isUuid(req.params.candidateId)) throw notFound('candidate');
+      const candidateId = req.params.candidateId.toLowerCase();
+      let result: { outcome?: string; error?: string };
+      try {
+        const done = await plays.enroll(req.consoleSession!.auth.workspaceId, playId, {
+          expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
+          sequenceId: req.body.sequenceId ?? '',
+          sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
+          candidateIds: [candidateId],
+        });
+        result = { outcome: OUTCOME_LABELS[done.results[0].result] ?? done.results[0].result };
+      } catch (err) {
+        result = { error: refusal(err) };
+      }
+      return answerRow(req, reply, playId, candidateId, req.body, result);
+    },
+  );
+
+  app.post<{ Params: { id: string; candidateId: string }; Body: FormFields }>(
+    '/review/plays/:id/candidates/:candidateId/not-a-good-fit',
+    decisionRoute,
+    async (req, reply) => {
+      const playId = requirePlayId(req.params.id);
+      if (!isUuid(req.params.candidateId)) throw notFound('candidate');
+      const candidateId = req.params.candidateId.toLowerCase();
+      const auth = req.consoleSession!.auth;
+      let result: { outcome?: string; error?: string };
+      try {
+        const done = await plays.review(
+          auth.workspaceId,
+          playId,
+          { expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'), decisions: [{ candidateId, decision: 'not_a_good_fit' }] },
+          { by: auth.keyId },
+        );
+        result = { outcome: OUTCOME_LABELS[done.results[0].result] ?? done.results[0].result };
+      } catch (err) {
+        result = { error: refusal(err) };
+      }
+      return answerRow(req, reply, playId, candidateId, req.body, result);
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: FormFields }>('/review/plays/:id/enroll', decisionRoute, async (req, reply) => {
+    const playId = requirePlayId(req.params.id);
+    const raw = req.body.candidateIds;
+    const ids = (Array.isArray(raw) ? raw : raw ? [raw] : []).filter((id) => id !== '');
+    let notice: string;
+    if (ids.length === 0) notice = 'Nothing enrolled: select at least one candidate.';
+    else if (ids.length > 200 || !ids.every(isUuid)) notice = 'Nothing enrolled: select at most 200 candidates of this page.';
+    else {
+      try {
+        const done = await plays.enroll(req.consoleSession!.auth.workspaceId, playId, {
+          expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
+          sequenceId: req.body.sequenceId ?? '',
+          sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
+          candidateIds: [...new Set(ids.map((id) => id.toLowerCase()))],
+        });
+        const tally = new Map<string, number>();
+        for (const r of done.results) tally.set(r.result, (tally.get(r.result) ?? 0) + 1);
+        notice = 'Enroll selected: ' + [...tally].map(([k, n]) => `${OUTCOME_LABELS[k] ?? k} ${n}`).join(', ') + '.';
+      } catch (err) {
+        notice = refusal(err);
+      }
+    }
+    const q = new URLSearchParams({ filter: asFilter(req.body.filter), notice });
+    if (req.body.after && isUuid(req.body.after)) q.set('after', req.body.after);
+    return reply.redirect(`/review/plays/${playId}?${q}`, 303);
+  });
+}

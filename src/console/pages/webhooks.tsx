@@ -1,0 +1,159 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AppInstance } from '../../app/types.js';
+import { AppError } from '../../app/errors.js';
+import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField } from '../layout.js';
+import { pageContext, sendPage } from '../render.js';
+
+const WebhookForm = Type.Object(
+  {
+    _csrf: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String()),
+    events: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  },
+  { additionalProperties: true },
+);
+type WebhookForm = { url?: string; events?: string | string[] };
+
+interface Notice {
+  kind: 'created' | 'deleted' | 'pinged' | 'refused';
+  text: string;
+  secret?: string;
+}
+
+/** Webhook subscriptions: list, create (the secret is shown once), delete and a test ping, through the webhooks service. */
+export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
+  const webhooks = deps.services.webhooks;
+
+  async function render(req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200, form: WebhookForm = {}) {
+    const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+    const { webhooks: list, events } = await webhooks.listWebhooks(req.consoleSession!.auth.workspaceId);
+    const chosen = new Set(Array.isArray(form.events) ? form.events : form.events ? [form.events] : []);
+    return sendPage(reply, ctx, {
+      title: 'Webhooks',
+      nav: 'webhooks',
+      status,
+      body: (
+        <>
+          <h1>Webhooks</h1>
+          {notice ? (
+            <div class={`notice notice-${notice.kind}`} role={notice.kind === 'refused' ? 'alert' : 'status'}>
+              <p safe>{notice.text}</p>
+              {notice.secret ? (
+                <p>
+                  Signing secret, shown only now: <code safe>{notice.secret}</code>
+                </p>
+              ) : null}
+            </div>
+          ) : null}
+          <section aria-labelledby="subscriptions">
+            <h2 id="subscriptions">Subscriptions</h2>
+            {list.length === 0 ? (
+              <p>No webhook yet.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">URL</th>
+                    <th scope="col">Events</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((w) => (
+                    <tr>
+                      <td safe>{w.url}</td>
+                      <td safe>{w.events.join(', ')}</td>
+                      <td safe>{w.createdAt.slice(0, 16).replace('T', ' ')}</td>
+                      <td>
+                        <form method="post" action={`/console/webhooks/${w.id}/ping`} class="inline">
+                          <CsrfField token={ctx.csrfToken} />
+                          <button type="submit" aria-label={`Send test ping to ${w.url}`}>
+                            Send test ping
+                          </button>
+                        </form>{' '}
+                        <form method="post" action={`/console/webhooks/${w.id}/delete`} class="inline">
+                          <CsrfField token={ctx.csrfToken} />
+                          <button type="submit" aria-label={`Delete ${w.url}`}>
+                            Delete
+                          </button>
+                        </form>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </section>
+          <section aria-labelledby="new-webhook">
+            <h2 id="new-webhook">New webhook</h2>
+            <form method="post" action="/console/webhooks">
+              <CsrfField token={ctx.csrfToken} />
+              <p>
+                <label for="webhook-url">Receiver URL</label>
+                <input id="webhook-url" name="url" type="url" required placeholder="https://example.com/hooks/outreach" value={form.url ?? ''} />
+              </p>
+              <fieldset>
+                <legend>Events</legend>
+                {events.map((e) => (
+                  <label class="check">
+                    <input type="checkbox" name="events" value={e} checked={chosen.has(e)} /> <span>{e}</span>
+                  </label>
+                ))}
+              </fieldset>
+              <p>
+                <button type="submit">Create webhook</button>
+              </p>
+            </form>
+          </section>
+        </>
+      ),
+    });
+  }
+
+  /** The service's refusals (bad URL, limit reached, unknown id) show on the page with their status and message. */
+  async function attempt(req: FastifyRequest, reply: FastifyReply, run: () => Promise<Notice>, form: WebhookForm = {}) {
+    try {
+      const notice = await run();
+      return render(req, reply, notice);
+    } catch (err) {
+      if (err instanceof AppError && err.statusCode >= 400 && err.statusCode < 500 && err.statusCode !== 404) {
+        return render(req, reply, { kind: 'refused', text: err.message }, err.statusCode, form);
+      }
+      throw err;
+    }
+  }
+
+  app.get('/console/webhooks', { schema: { hide: true } }, async (req, reply) => render(req, reply, null));
+
+  app.post<{ Body: WebhookForm }>('/console/webhooks', { schema: { hide: true, body: WebhookForm } }, async (req, reply) => {
+    const form = req.body;
+    const events = Array.isArray(form.events) ? form.events : form.events ? [form.events] : [];
+    return attempt(
+      req,
+      reply,
+      async () => {
+        if (events.length === 0) throw new AppError(400, 'invalid_request', 'choose at least one event');
+        const created = await deps.services.webhooks.createWebhook(req.consoleSession!.auth.workspaceId, { url: form.url ?? '', events });
+        return { kind: 'created', text: `Created a webhook for ${created.url}.`, secret: created.secret };
+      },
+      form,
+    );
+  });
+
+  app.post<{ Params: { id: string } }>('/console/webhooks/:id/delete', { schema: { hide: true, body: WebhookForm } }, async (req, reply) =>
+    attempt(req, reply, async () => {
+      await webhooks.deleteWebhook(req.consoleSession!.auth.workspaceId, req.params.id);
+      return { kind: 'deleted', text: 'Webhook deleted.' };
+    }),
+  );
+
+  app.post<{ Params: { id: string } }>('/console/webhooks/:id/ping', { schema: { hide: true, body: WebhookForm } }, async (req, reply) =>
+    attempt(req, reply, async () => {
+      await webhooks.sendTestPing(req.consoleSession!.auth.workspaceId, req.params.id);
+      return { kind: 'pinged', text: 'Test ping scheduled: it goes out with the next delivery round.' };
+    }),
+  );
+}

@@ -1,0 +1,215 @@
+import './types.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import csrf from '@fastify/csrf-protection';
+import helmet from '@fastify/helmet';
+import { Type } from 'typebox';
+import type { Config } from '../config/config.js';
+import type { Services } from '../app/services.js';
+import type { AppInstance } from '../app/types.js';
+import { AppError } from '../app/errors.js';
+import { isDatabaseUnavailable } from '../db/database.js';
+import type { RateLimitStore } from '../app/plugins/rate-limit.js';
+import { CONSOLE_SESSION_TTL_MS } from '../modules/console-sessions/console-sessions.service.js';
+import { registerAssets } from './assets.js';
+import { ErrorBody, pageContext, sendPage } from './render.js';
+import { LoginLinkBody, SignInBody } from './pages/sign-in.js';
+import { registerConsolePages } from './pages/index.js';
+
+export interface ConsoleDeps {
+  services: Services;
+  config: Config;
+  rateLimitStore: RateLimitStore;
+}
+
+export const SESSION_COOKIE = 'outreach_console';
+/** Sign-in attempts (key form and login links) per client address per minute. */
+export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
+
+/**
+ * Where a successful sign-in returns to: only a path of this console (never another host, `//host`, or a
+ * backslash trick), else the dashboard.
+ */
+export function safeNext(next: unknown): string {
+  if (typeof next !== 'string' || next.length > 2000) return '/console';
+  if (!/^\/(console|review)(\/|\?|$)/.test(next)) return '/console';
+  if (/[\\\s\x00-\x1f]/.test(next) || next.startsWith('//')) return '/console';
+  return next;
+}
+
+/**
+ * The web console (issue 15): server-rendered pages on the API's services, in their own encapsulated scope, so
+ * cookies, form bodies, CSRF, the strict CSP and the HTML error pages apply to console routes only and the API's
+ * JSON answers stay as they are. Conventions for page authors: docs/console.md.
+ */
+export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
+  const { services, config } = deps;
+  const sessions = services.consoleSessions;
+  const secure = (config.publicUrl ?? '').toLowerCase().startsWith('https:');
+
+  await app.register(cookie);
+  await app.register(formbody, { bodyLimit: 256 * 1024 });
+  await app.register(csrf, {
+    sessionPlugin: '@fastify/cookie',
+    cookieKey: 'outreach_csrf',
+    cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure },
+  });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+        objectSrc: ["'none'"],
+        ...(secure ? { upgradeInsecureRequests: [] } : {}),
+      },
+    },
+    strictTransportSecurity: secure ? { maxAge: 15552000 } : false,
+    crossOriginEmbedderPolicy: false,
+  });
+
+  app.decorateRequest('consoleSession', null);
+
+  // The session behind the cookie, re-checked against its key on every request.
+  app.addHook('onRequest', async (req) => {
+    if (req.routeOptions.url?.startsWith('/console/assets/')) return;
+    req.consoleSession = await sessions.resume(req.cookies[SESSION_COOKIE]);
+  });
+  // Every form POST carries a valid token, checked before anything runs (403, nothing changes).
+  app.addHook('preHandler', (req, reply, done) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return done();
+    app.csrfProtection(req, reply, done);
+  });
+  // Pages without a session show the sign-in form in place (401), and come back here after sign-in.
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.routeOptions.config?.consolePublic || req.consoleSession) return;
+    if (req.headers['hx-request']) return reply.status(401).header('hx-redirect', '/console').send('');
+    const next = req.method === 'GET' ? req.url : '/console';
+    return sendSignIn(req, reply, { next, status: 401 });
+  });
+
+  async function sendSignIn(req: FastifyRequest, reply: FastifyReply, opts: { next: string; status: number; error?: string }) {
+    const ctx = await pageContext(req, reply, sessions);
+    ctx.session = null;
+    return sendPage(reply, ctx, {
+      title: 'Sign in',
+      status: opts.status,
+      body: <SignInBody csrfToken={ctx.csrfToken} next={safeNext(opts.next)} error={opts.error} />,
+    });
+  }
+
+  function setSessionCookie(reply: FastifyReply, sessionId: string) {
+    reply.setCookie(SESSION_COOKIE, sessionId, { path: '/', httpOnly: true, sameSite: 'lax', secure, maxAge: CONSOLE_SESSION_TTL_MS / 1000 });
+  }
+
+  async function signInBudget(req: FastifyRequest) {
+    const { count, resetAt } = await deps.rateLimitStore.hit(`console-sign-in:${req.ip}`, 60_000);
+    return count > SIGN_IN_ATTEMPTS_PER_MINUTE ? Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)) : 0;
+  }
+
+  app.setErrorHandler(async (error: FastifyError | AppError, req, reply) => {
+    const unavailable = !(error instanceof AppError) && isDatabaseUnavailable(error);
+    if (unavailable) reply.header('retry-after', '1');
+    const status = unavailable ? 503 : error instanceof AppError ? error.statusCode : typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (status >= 500 && !unavailable) req.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'console request failed');
+    const [heading, message] =
+      error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET'
+        ? ['Form expired', 'This form’s security token is missing or out of date, so nothing was changed. Go back, reload the page and try again.']
+        : status === 404
+          ? ['Not found', 'There is nothing here, or it belongs to another workspace.']
+          : status === 429
+            ? ['Too many attempts', 'Wait a minute and try again.']
+            : status < 500
+              ? ['Request refused', error instanceof AppError ? error.message : 'The request was not valid.']
+              : unavailable
+                ? ['Database unavailable', 'The database cannot be reached right now. Try again in a moment.']
+                : ['Something went wrong', `The server could not answer. Request id: ${req.id}`];
+    if (error instanceof AppError) for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+    const ctx = await pageContext(req, reply, sessions).catch(() => ({ session: null, csrfToken: '', workspaces: [] }));
+    return sendPage(reply, ctx, { title: heading, status, body: <ErrorBody heading={heading} message={message} /> });
+  });
+
+  registerAssets(app);
+
+  app.get('/', { schema: { hide: true }, config: { consolePublic: true } }, async (_req, reply) => reply.redirect('/console', 303));
+
+  app.get<{ Querystring: { next?: string } }>('/console/sign-in', { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) =>
+    req.consoleSession ? reply.redirect(safeNext(req.query.next), 303) : sendSignIn(req, reply, { next: req.query.next ?? '/console', status: 200 }),
+  );
+
+  app.post<{ Body: { key?: string; next?: string } }>(
+    '/console/sign-in',
+    {
+      schema: { hide: true, body: Type.Object({ key: Type.Optional(Type.String()), next: Type.Optional(Type.String()), _csrf: Type.Optional(Type.String()) }) },
+      config: { consolePublic: true },
+    },
+    async (req, reply) => {
+      const next = safeNext(req.body.next);
+      const wait = await signInBudget(req);
+      if (wait > 0) {
+        reply.header('retry-after', String(wait));
+        return sendSignIn(req, reply, { next, status: 429, error: `Too many sign-in attempts. Wait ${wait} seconds and try again.` });
+      }
+      const started = req.body.key ? await sessions.signInWithKey(req.body.key) : null;
+      if (!started) {
+        return sendSignIn(req, reply, { next, status: 401, error: 'That workspace key was not accepted: it is wrong, revoked or expired.' });
+      }
+      setSessionCookie(reply, started.sessionId);
+      return reply.redirect(next, 303);
+    },
+  );
+
+  app.get<{ Params: { token: string } }>('/console/login/:token', { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
+    const ctx = await pageContext(req, reply, sessions);
+    return sendPage(reply, { ...ctx, session: null }, { title: 'Sign in', body: <LoginLinkBody csrfToken={ctx.csrfToken} token={req.params.token} /> });
+  });
+
+  app.post<{ Body: { token?: string } }>(
+    '/console/login',
+    {
+      schema: { hide: true, body: Type.Object({ token: Type.Optional(Type.String()), _csrf: Type.Optional(Type.String()) }) },
+      config: { consolePublic: true },
+    },
+    async (req, reply) => {
+      const wait = await signInBudget(req);
+      if (wait > 0) throw new AppError(429, 'rate_limited', 'too many sign-in attempts', {}, { 'retry-after': String(wait) });
+      const started = req.body.token ? await sessions.signInWithLink(req.body.token) : null;
+      if (!started)
+        return sendSignIn(req, reply, { next: '/console', status: 401, error: 'That sign-in link is unknown, used or expired. Ask for a new one.' });
+      setSessionCookie(reply, started.sessionId);
+      return reply.redirect('/console', 303);
+    },
+  );
+
+  app.post('/console/sign-out', { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
+    if (req.consoleSession) await sessions.end(req.consoleSession);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.redirect('/console/sign-in', 303);
+  });
+
+  app.post<{ Body: { workspaceId?: string } }>(
+    '/console/workspace',
+    { schema: { hide: true, body: Type.Object({ workspaceId: Type.Optional(Type.String()), _csrf: Type.Optional(Type.String()) }) } },
+    async (req, reply) => {
+      await sessions.switchWorkspace(req.consoleSession!, req.body.workspaceId ?? '');
+      return reply.redirect('/console', 303);
+    },
+  );
+
+  await registerConsolePages(app, deps);
+
+  // Unknown console paths get the HTML 404 page (the API keeps its JSON 404).
+  for (const path of ['/console/*', '/review/*']) {
+    app.all(path, { schema: { hide: true } }, async () => {
+      throw new AppError(404, 'not_found', 'no such page');
+    });
+  }
+}

@@ -1,0 +1,17 @@
+// The hx-* attribute types for TSX (a type reference: the runtime import prints a deprecation warning).
+/// <reference types="@kitajs/html/htmx.d.ts" />
+import type {} from '@fastify/csrf-protection';
+import type { ConsoleSession } from '../modules/console-sessions/console-sessions.service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The console session behind the request's cookie, or null (set on console routes only). */
+    consoleSession: ConsoleSession | null;
+  }
+  interface FastifyContextConfig {
+    /** Console routes that answer without a session (sign-in, login links, assets). */
+    consolePublic?: boolean;
+  }
+}
+
+export type { ConsoleSession };

@@ -1,0 +1,51 @@
+import type { Database } from '../../db/database.js';
+
+export async function insertSession(db: Database, row: { id_hash: string; workspace_id: string; key_id: string | null; expires_at: Date }): Promise<void> {
+  await db.insertInto('console_sessions').values(row).execute();
+}
+
+/** The session and, when it was made with a key, that key's revocation and expiry (read fresh on every request). */
+export async function findSessionWithKey(db: Database, idHash: string) {
+  return db
+    .selectFrom('console_sessions as s')
+    .leftJoin('api_keys as k', 'k.id', 's.key_id')
+    .select([
+      's.id_hash',
+      's.workspace_id',
+      's.key_id',
+      's.selected_workspace_id',
+      's.expires_at',
+      'k.revoked_at as key_revoked_at',
+      'k.expires_at as key_expires_at',
+    ])
+    .where('s.id_hash', '=', idHash)
+    .executeTakeFirst();
+}
+
+export async function deleteSession(db: Database, idHash: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('id_hash', '=', idHash).execute();
+}
+
+export async function deleteExpiredSessions(db: Database, now: Date): Promise<void> {
+  await db.deleteFrom('console_sessions').where('expires_at', '<=', now).execute();
+}
+
+export async function setSelectedWorkspace(db: Database, idHash: string, workspaceId: string | null): Promise<void> {
+  await db.updateTable('console_sessions').set({ selected_workspace_id: workspaceId }).where('id_hash', '=', idHash).execute();
+}
+
+export async function insertLoginLink(db: Database, row: { token_hash: string; workspace_id: string; expires_at: Date }): Promise<void> {
+  await db.insertInto('console_login_links').values(row).execute();
+}
+
+/** Marks an unused, unexpired link used and answers its workspace; a second use (or a race) answers undefined. */
+export async function consumeLoginLink(db: Database, tokenHash: string, now: Date) {
+  return db
+    .updateTable('console_login_links')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['workspace_id'])
+    .executeTakeFirst();
+}

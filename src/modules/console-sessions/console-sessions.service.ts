@@ -1,0 +1,106 @@
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import { isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
+import { notFound } from '../../app/errors.js';
+import type { AuthContext, WorkspacesService } from '../workspaces/workspaces.service.js';
+import * as repo from './console-sessions.repository.js';
+
+/** A console session lasts 12 hours from sign-in (issue 15), whatever the activity. */
+export const CONSOLE_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** `outreach login-link` links work once, within 10 minutes. */
+export const LOGIN_LINK_TTL_MS = 10 * 60 * 1000;
+
+/** Who decided, in a review made by a session that signed in through a login link (it has no key id). */
+export const LINK_SESSION_REVIEWER = 'console';
+
+/** What a signed-in console request knows: the API's AuthContext plus the session's own id hash. */
+export interface ConsoleSession {
+  idHash: string;
+  auth: AuthContext;
+  /** The workspace the session signed in to (a Team owner's home); the switcher lists its client workspaces. */
+  homeWorkspaceId: string;
+}
+
+/**
+ * Console sign-in. The browser only ever holds an opaque random session id; the database holds its SHA-256.
+ * Keys are checked by the same workspaces service the API uses, and a session is re-checked against its key on
+ * every request, so a revoked or expired key ends the session at the next page.
+ */
+export function createConsoleSessionsService(deps: { db: Database; clock: Clock; workspaces: WorkspacesService }) {
+  const { db, clock, workspaces } = deps;
+
+  async function start(workspaceId: string, keyId: string | null) {
+    const sessionId = randomToken(32);
+    const expiresAt = new Date(clock.now().getTime() + CONSOLE_SESSION_TTL_MS);
+    await repo.insertSession(db, { id_hash: sha256Hex(sessionId), workspace_id: workspaceId, key_id: keyId, expires_at: expiresAt });
+    return { sessionId, expiresAt };
+  }
+
+  /** A key typed into the sign-in form; answers null for any key the API would refuse (the caller shows 401). */
+  async function signInWithKey(secret: string) {
+    const key = await workspaces.authenticate(`Bearer ${secret.trim()}`).catch(() => null);
+    if (!key) return null;
+    // Now and then, forget expired sessions (no separate sweeper for a table this small).
+    await repo.deleteExpiredSessions(db, clock.now());
+    return start(key.homeWorkspaceId, key.keyId);
+  }
+
+  async function createLoginLink(workspaceId: string) {
+    if (!isUuid(workspaceId)) throw notFound('workspace');
+    const list = await workspaces.listWorkspaces(workspaceId.toLowerCase()).catch(() => []);
+    if (!list.some((w) => w.id === workspaceId.toLowerCase())) throw notFound('workspace');
+    const token = randomToken(32);
+    const expiresAt = new Date(clock.now().getTime() + LOGIN_LINK_TTL_MS);
+    await repo.insertLoginLink(db, { token_hash: sha256Hex(token), workspace_id: workspaceId.toLowerCase(), expires_at: expiresAt });
+    return { token, path: `/console/login/${token}`, workspaceId: workspaceId.toLowerCase(), expiresAt: expiresAt.toISOString() };
+  }
+
+  /** Redeems a login link once; answers null when it is unknown, used or expired. */
+  async function signInWithLink(token: string) {
+    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    const link = await repo.consumeLoginLink(db, sha256Hex(token), clock.now());
+    if (!link) return null;
+    return start(link.workspace_id, null);
+  }
+
+  /** The session behind a cookie value, or null when it is unknown, expired, or its key is revoked or expired. */
+  async function resume(sessionId: string | undefined): Promise<ConsoleSession | null> {
+    if (!sessionId || sessionId.length > 100) return null;
+    const idHash = sha256Hex(sessionId);
+    const row = await repo.findSessionWithKey(db, idHash);
+    const now = clock.now().getTime();
+    if (!row || row.expires_at.getTime() <= now) return null;
+    // The key row exists while the session does (ON DELETE CASCADE); its revocation and expiry end the session.
+    if (row.key_id !== null) {
+      if (row.key_revoked_at || (row.key_expires_at && row.key_expires_at.getTime() <= now)) {
+        await repo.deleteSession(db, idHash);
+        return null;
+      }
+    }
+    const key = { keyId: row.key_id ?? LINK_SESSION_REVIEWER, homeWorkspaceId: row.workspace_id };
+    // The X-Workspace-Client rules: the home workspace, or a client workspace the Team link still allows.
+    const auth = await workspaces.selectWorkspace(key, row.selected_workspace_id ?? undefined).catch(() => workspaces.selectWorkspace(key, undefined));
+    return { idHash, auth, homeWorkspaceId: row.workspace_id };
+  }
+
+  async function end(session: ConsoleSession) {
+    await repo.deleteSession(db, session.idHash);
+  }
+
+  /** Switches to a client workspace with X-Workspace-Client's rules (400/403 as the API answers). */
+  async function switchWorkspace(session: ConsoleSession, workspaceId: string) {
+    const key = { keyId: session.auth.keyId, homeWorkspaceId: session.homeWorkspaceId };
+    const auth = await workspaces.selectWorkspace(key, workspaceId);
+    await repo.setSelectedWorkspace(db, session.idHash, auth.workspaceId === session.homeWorkspaceId ? null : auth.workspaceId);
+    return auth;
+  }
+
+  /** The home workspace and the client workspaces a Team owner's session may switch to. */
+  async function switchableWorkspaces(session: ConsoleSession) {
+    return workspaces.listWorkspaces(session.homeWorkspaceId);
+  }
+
+  return { signInWithKey, signInWithLink, createLoginLink, resume, end, switchWorkspace, switchableWorkspaces };
+}
+
+export type ConsoleSessionsService = ReturnType<typeof createConsoleSessionsService>;

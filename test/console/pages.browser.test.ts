@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { launchConsoleBrowser } from '../helpers/browser.js';
+import { createMemoryChannels } from '../helpers/memory-channels.js';
+import { insertLead, insertMessagingAccount, insertReply, insertSequence } from '../helpers/factories.js';
+import { dbEngine } from '../helpers/test-database.js';
+import { tableResolver } from '../webhooks/receiver.js';
+
+// Screenshots for the README come from one run (PGlite); the PostgreSQL run checks the same flows.
+const saveShots = dbEngine() === 'pglite';
+const channels = createMemoryChannels();
+
+let t: TestApp;
+let b: Awaited<ReturnType<typeof launchConsoleBrowser>>;
+let page: Page;
+let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+let leadId: string;
+
+async function axeSeriousOrCritical() {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
+beforeAll(async () => {
+  t = await buildTestApp({ realClock: true, drivers: channels.drivers, resolver: tableResolver({ 'hooks.example.com': ['93.184.216.34'] }) });
+  acme = await createWorkspaceWithKey(t, 'Northwind');
+  const account = await insertMessagingAccount(t.db, acme.workspaceId, { name: 'Dana (LinkedIn)' });
+  const sequence = await insertSequence(t.db, acme.workspaceId, { name: 'Berlin founders' });
+  const at = new Date(Date.now() - 5 * 86_400_000);
+  for (let i = 0; i < 12; i++) {
+    const stage = { invited_at: at, ...(i < 8 && { connected_at: at }), ...(i < 6 && { messaged_at: at }), ...(i < 2 && { replied_at: at }) };
+    const id = await insertLead(t.db, acme.workspaceId, {
+      person: `Person ${i}`,
+      company: 'Initech',
+      linkedin_url: `https://www.linkedin.com/in/p${i}`,
+      email: `p${i}@initech.example`,
+      account_id: account,
+      sequence_id: sequence,
+      stage: i < 2 ? 'replied' : 'invited',
+      ...stage,
+    });
+    if (i === 0) leadId = id;
+  }
+  await insertReply(t.db, t.cipher, acme.workspaceId, { leadId, theirMessage: 'Interesting, can you send details?', draft: 'Sure, here they are.' });
+  b = await launchConsoleBrowser(t);
+  page = b.page;
+}, 120_000);
+
+afterAll(async () => {
+  await b?.close();
+  await t?.close();
+});
+
+describe('console pages in a real browser', { timeout: 120_000 }, () => {
+  it('the dashboard draws the funnel chart and passes axe-core', async () => {
+    await page.goto(b.url('/console'));
+    await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    await page.locator('#funnel-chart canvas').waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    if (saveShots) await page.screenshot({ path: 'docs/images/dashboard.png', fullPage: true });
+  });
+
+  it('a reply decision: Send asks for confirmation, then sends the edited draft once', async () => {
+    await page.getByRole('link', { name: 'Pending replies: 1' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Replies' }).waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    await page.getByRole('textbox', { name: 'Draft' }).fill('Sure, the details are attached.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Confirm: Send' }).waitFor();
+    expect(channels.delivered.filter((d) => d.recipient.leadId === leadId)).toHaveLength(0);
+    await page.getByRole('button', { name: 'Yes, send' }).click();
+    await page.getByText('No reply is waiting for a decision.').waitFor();
+    expect(channels.delivered.filter((d) => d.recipient.leadId === leadId).map((d) => d.text)).toEqual(['Sure, the details are attached.']);
+  });
+
+  it('webhooks: create shows the secret once, then a test ping is scheduled', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('textbox', { name: 'Receiver URL' }).fill('https://hooks.example.com/outreach');
+    await page.getByRole('checkbox', { name: 'reply.received' }).check();
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByText('Signing secret, shown only now').waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    await page.getByRole('button', { name: 'Send test ping to https://hooks.example.com/outreach' }).click();
+    await page.getByText('Test ping scheduled').waitFor();
+    expect(await page.getByText('Signing secret, shown only now').count()).toBe(0);
+  });
+});

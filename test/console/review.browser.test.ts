@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { launchConsoleBrowser } from '../helpers/browser.js';
+import { insertCandidates, insertReviewPlay } from '../helpers/factories.js';
+import { dbEngine } from '../helpers/test-database.js';
+
+const XSS = '<img src=x onerror=alert(1)>';
+// Screenshots for the README come from one run (PGlite); the PostgreSQL run checks the same flows.
+const saveShots = dbEngine() === 'pglite';
+
+let t: TestApp;
+let b: Awaited<ReturnType<typeof launchConsoleBrowser>>;
+let page: Page;
+let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+let reviewPath: string;
+let playId: string;
+const dialogs: string[] = [];
+
+async function axeSeriousOrCritical() {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
+const leadsOfPlay = () => t.db.selectFrom('leads').select('x_user_id').where('play_id', '=', playId).execute();
+const decisionOf = (username: string) =>
+  t.db.selectFrom('candidates').select('review_decision').where('play_id', '=', playId).where('username', '=', username).executeTakeFirstOrThrow();
+
+beforeAll(async () => {
+  t = await buildTestApp({ realClock: true });
+  acme = await createWorkspaceWithKey(t, 'Northwind');
+  const world = await insertReviewPlay(t.db, acme.workspaceId, { play: { name: 'Berlin founders' } });
+  playId = world.play.id;
+  // Fixed ids in row order (the table is ordered by candidate id), so j/k land on known rows.
+  const ids = [1, 2, 3, 4, 5].map((n) => `10000000-0000-4000-8000-00000000000${n}`);
+  await insertCandidates(t.db, acme.workspaceId, playId, [
+    { id: ids[0], username: 'ada', name: 'Ada Lovelace' },
+    { id: ids[1], username: 'grace', name: 'Grace Hopper' },
+    { id: ids[2], username: 'xss', name: XSS },
+    { id: ids[3], username: 'linus', name: 'Linus T' },
+    { id: ids[4], username: 'margaret', name: 'Margaret H' },
+  ]);
+  reviewPath = `/review/plays/${playId}`;
+  b = await launchConsoleBrowser(t);
+  page = b.page;
+  page.on('console', (m) => process.env.DEBUG_BROWSER && console.log('browser:', m.type(), m.text()));
+  page.on('pageerror', (e) => process.env.DEBUG_BROWSER && console.log('pageerror:', e.message));
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await b?.close();
+  await t?.close();
+});
+
+describe('console in a real browser', { timeout: 120_000 }, () => {
+  it('the review URL without a session shows the sign-in form; a wrong key gets a clear message; the right key returns to the review page', async () => {
+    await page.goto(b.url(reviewPath));
+    const keyBox = page.getByRole('textbox', { name: 'Workspace key' });
+    await expect(keyBox.isVisible()).resolves.toBe(true);
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    if (saveShots) await page.screenshot({ path: 'docs/images/sign-in.png' });
+
+    await keyBox.fill('ows_this-is-not-a-key-of-anything-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('That workspace key was not accepted');
+
+    await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Berlin founders' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(reviewPath);
+    // The browser keeps only the opaque session cookie, never the key.
+    const cookies = await page.context().cookies();
+    expect(cookies.some((c) => c.value.includes(acme.key))).toBe(false);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+  });
+
+  it('the review page escapes names, passes axe-core, and "Good fit" enrolls a row in place without a reload', async () => {
+    expect(await page.locator('img').count()).toBe(0);
+    await expect(page.getByRole('cell', { name: XSS, exact: true }).isVisible()).resolves.toBe(true);
+    expect(dialogs).toEqual([]);
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    await expect(page.getByRole('link', { name: 'Unreviewed 5' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('link', { name: 'All 5' }).isVisible()).resolves.toBe(true);
+
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    await page.getByRole('button', { name: 'Good fit @ada', exact: true }).click();
+    const adaRow = page.getByRole('row', { name: /@ada/ });
+    await adaRow.getByRole('status').waitFor();
+    expect(await adaRow.getByRole('status').textContent()).toBe('Enrolled');
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+    await page.getByRole('link', { name: 'Unreviewed 4' }).waitFor();
+    await expect(page.getByRole('link', { name: 'Good fit 1' }).isVisible()).resolves.toBe(true);
+    expect((await leadsOfPlay()).length).toBe(1);
+  });
+
+  it('keyboard: j/k move between rows, n marks not a good fit, g good fit', async () => {
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('j'); // ada (decided)
+    await page.keyboard.press('j'); // grace
+    await page.keyboard.press('j'); // xss
+    await page.keyboard.press('k'); // back to grace
+    await page.keyboard.press('n');
+    const graceRow = page.getByRole('row', { name: /@grace/ });
+    await graceRow.getByRole('status').waitFor();
+    expect(await graceRow.getByRole('status').textContent()).toBe('Rejected');
+    expect((await decisionOf('grace')).review_decision).toBe('not_a_good_fit');
+
+    await page.keyboard.press('j'); // xss
+    await page.keyboard.press('g');
+    const xssRow = page.getByRole('row', { name: /@xss/ });
+    await xssRow.getByRole('status').waitFor();
+    expect(await xssRow.getByRole('status').textContent()).toBe('Enrolled');
+    expect((await decisionOf('xss')).review_decision).toBe('good_fit');
+    // Mid-review: decided rows with their outcome, the rest with their buttons and checkboxes.
+    if (saveShots) await page.screenshot({ path: 'docs/images/review.png', fullPage: true });
+  });
+
+  it('checking rows and "Enroll selected" enrolls them', async () => {
+    await page.getByRole('checkbox', { name: 'Select @linus' }).check();
+    await page.getByRole('checkbox', { name: 'Select @margaret' }).check();
+    await page.getByRole('button', { name: 'Enroll selected' }).click();
+    await page.getByText('Enroll selected: Enrolled 2.').waitFor();
+    expect((await leadsOfPlay()).length).toBe(4);
+    await expect(page.getByRole('link', { name: 'Unreviewed 0' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('link', { name: /^All 5/ }).click();
+    await page.getByRole('row', { name: /@margaret/ }).waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+  });
+
+  it('"Sign out" ends the session', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('textbox', { name: 'Workspace key' }).waitFor();
+    await page.goto(b.url(reviewPath));
+    await expect(page.getByRole('textbox', { name: 'Workspace key' }).isVisible()).resolves.toBe(true);
+  });
+});
