@@ -1,0 +1,83 @@
+import { request } from 'undici';
+import type { Database } from '../../db/database.js';
+import type { XOauthRepository, XTokens } from './x-oauth.repository.js';
+
+export interface XOauthSettings {
+  apiUrl: string;
+  clientId: string;
+  clientSecret: string;
+  timeoutMs: number;
+}
+
+/** Refresh this long before expiry, so a request never leaves with a token about to lapse. */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+
+export class XAccountDisconnectedError extends Error {
+  readonly code = 'x_account_disconnected';
+  constructor(readonly userId: string) {
+    super(`X account ${userId} is disconnected: X refused its refresh token; connect it again`);
+  }
+}
+
+/**
+ * A usable access token for a connected X account. Refreshing happens under the row's lock (SELECT … FOR UPDATE)
+ * and re-reads the row once locked: X rotates refresh tokens, so a second worker that waited for the lock finds
+ * fresh tokens and uses them instead of spending the old (now dead) refresh token. A refused refresh marks the
+ * account disconnected (readiness reports `x_account_disconnected`).
+ */
+export function xTokensService(deps: { db: Database; repo: XOauthRepository; settings: XOauthSettings; now?: () => Date }) {
+  const now = deps.now ?? (() => new Date());
+
+  async function exchangeRefresh(refreshToken: string): Promise<XTokens | 'refused'> {
+    const res = await request(`${deps.settings.apiUrl}/2/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${deps.settings.clientId}:${deps.settings.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: deps.settings.clientId }).toString(),
+      headersTimeout: deps.settings.timeoutMs,
+      bodyTimeout: deps.settings.timeoutMs,
+    });
+    const body = (await res.body.json().catch(() => null)) as { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string } | null;
+    if (res.statusCode === 400 || res.statusCode === 401) return 'refused';
+    if (res.statusCode !== 200 || !body?.access_token || !body.refresh_token) throw new Error(`x_token_refresh_failed: HTTP ${res.statusCode}`);
+    return {
+      accessToken: body.access_token,
+      refreshToken: body.refresh_token,
+      expiresAt: new Date(now().getTime() + (body.expires_in ?? 7200) * 1000),
+      scopes: (body.scope ?? '').split(' ').filter(Boolean),
+    };
+  }
+
+  /** Refresh now if the stored token expires within the margin (or `force`, after a 401 answered by X). */
+  async function refresh(workspaceId: string, userId: string, opts: { force?: boolean; staleAccessToken?: string } = {}): Promise<string> {
+    const outcome = await deps.db.transaction().execute(async (trx) => {
+      const row = await deps.repo.findForUpdate(trx, workspaceId, userId);
+      if (!row || row.disconnected) return 'disconnected' as const;
+      const stillFresh = row.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS;
+      // Another worker refreshed while we waited for the lock: its token is the one to use.
+      if (stillFresh && (!opts.force || (opts.staleAccessToken !== undefined && row.accessToken !== opts.staleAccessToken))) return row.accessToken;
+      const fresh = await exchangeRefresh(row.refreshToken);
+      if (fresh === 'refused') {
+        await deps.repo.markDisconnected(trx, workspaceId, userId);
+        return 'disconnected' as const;
+      }
+      await deps.repo.save(trx, workspaceId, userId, fresh);
+      return fresh.accessToken;
+    });
+    if (outcome === 'disconnected') throw new XAccountDisconnectedError(userId);
+    return outcome;
+  }
+
+  return {
+    refresh,
+    async accessToken(workspaceId: string, userId: string): Promise<string> {
+      const row = await deps.repo.find(deps.db, workspaceId, userId);
+      if (!row || row.disconnected) throw new XAccountDisconnectedError(userId);
+      if (row.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS) return row.accessToken;
+      return refresh(workspaceId, userId);
+    },
+  };
+}
+export type XTokensService = ReturnType<typeof xTokensService>;
