@@ -1,0 +1,163 @@
+import type { Database } from '../../db/database.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import type { MailboxHealth, MailboxInput } from './mailboxes.schemas.js';
+
+/** A mailbox with its URLs decrypted: only for the drivers that connect (channels/email.ts, the inbox watcher). */
+export interface MailboxSecretRow {
+  id: string;
+  workspaceId: string;
+  accountId: string;
+  address: string;
+  displayName: string | null;
+  /** null when the stored value cannot be decrypted with the current key. */
+  smtpUrl: string | null;
+  imapUrl: string | null;
+  sentFolder: string | null;
+  health: MailboxHealth;
+  healthDetail: string | null;
+}
+
+const COLUMNS = [
+  'id',
+  'workspace_id',
+  'account_id',
+  'address',
+  'display_name',
+  'smtp_url_enc',
+  'imap_url_enc',
+  'sent_folder',
+  'health',
+  'health_detail',
+] as const;
+
+type Row = {
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  address: string;
+  display_name: string | null;
+  smtp_url_enc: string;
+  imap_url_enc: string;
+  sent_folder: string | null;
+  health: MailboxHealth;
+  health_detail: string | null;
+};
+
+function open(cipher: TextCipher, r: Row): MailboxSecretRow {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    accountId: r.account_id,
+    address: r.address,
+    displayName: r.display_name,
+    smtpUrl: cipher.decrypt(r.smtp_url_enc),
+    imapUrl: cipher.decrypt(r.imap_url_enc),
+    sentFolder: r.sent_folder,
+    health: r.health,
+    healthDetail: r.health_detail,
+  };
+}
+
+/** The one place mailbox credentials are written: plain URLs in, encrypted at rest. One mailbox per account. */
+export async function upsertMailbox(
+  db: Database,
+  cipher: TextCipher,
+  row: { id: string; workspaceId: string; accountId: string } & MailboxInput,
+  health: MailboxHealth = 'unknown',
+): Promise<string> {
+  const values = {
+    address: row.address,
+    display_name: row.displayName ?? null,
+    smtp_url_enc: cipher.encrypt(row.smtpUrl)!,
+    imap_url_enc: cipher.encrypt(row.imapUrl)!,
+    sent_folder: row.sentFolder ?? null,
+    health,
+    health_detail: null,
+    health_checked_at: health === 'unknown' ? null : new Date(),
+  };
+  const saved = await db
+    .insertInto('mailboxes')
+    .values({ id: row.id, workspace_id: row.workspaceId, account_id: row.accountId, ...values })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet(values))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return saved.id;
+}
+
+export async function listMailboxes(db: Database, cipher: TextCipher, workspaceId: string): Promise<MailboxSecretRow[]> {
+  const rows = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).orderBy('address').orderBy('id').execute();
+  return rows.map((r) => open(cipher, r as Row));
+}
+
+export async function getMailbox(db: Database, cipher: TextCipher, workspaceId: string, id: string): Promise<MailboxSecretRow | null> {
+  const r = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return r ? open(cipher, r as Row) : null;
+}
+
+export async function getMailboxByAccount(db: Database, cipher: TextCipher, workspaceId: string, accountId: string): Promise<MailboxSecretRow | null> {
+  const r = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).where('account_id', '=', accountId).executeTakeFirst();
+  return r ? open(cipher, r as Row) : null;
+}
+
+/** Mailboxes of the workspace's `mode: email` accounts that may send (not failed), in a stable order. */
+export async function listSendingEmailMailboxes(db: Database, cipher: TextCipher, workspaceId: string): Promise<MailboxSecretRow[]> {
+  const rows = await db
+    .selectFrom('mailboxes')
+    .innerJoin('messaging_accounts', 'messaging_accounts.id', 'mailboxes.account_id')
+    .select(COLUMNS.map((c) => `mailboxes.${c}` as const))
+    .where('mailboxes.workspace_id', '=', workspaceId)
+    .where('messaging_accounts.mode', '=', 'email')
+    .where('mailboxes.health', 'in', ['unknown', 'ok'])
+    .orderBy('mailboxes.id')
+    .execute();
+  return rows.map((r) => open(cipher, r as Row));
+}
+
+export async function deleteMailbox(db: Database, workspaceId: string, idOrAddress: string): Promise<number> {
+  const res = await db
+    .deleteFrom('mailboxes')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', idOrAddress), eb('address', '=', idOrAddress)]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows ?? 0);
+}
+
+export async function setMailboxHealth(db: Database, id: string, health: MailboxHealth, detail: string | null): Promise<void> {
+  await db.updateTable('mailboxes').set({ health, health_detail: detail, health_checked_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** The lead's sticky mailbox is set once: the first mailbox that sends to it keeps it for the rest of its sequence. */
+export async function stickLeadMailbox(db: Database, workspaceId: string, leadId: string, mailboxId: string): Promise<string> {
+  await db
+    .updateTable('leads')
+    .set({ mailbox_id: mailboxId })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', leadId)
+    .where('mailbox_id', 'is', null)
+    .execute();
+  const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  return r?.mailbox_id ?? mailboxId;
+}
+
+export async function leadMailboxId(db: Database, workspaceId: string, leadId: string): Promise<string | null> {
+  const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  return r?.mailbox_id ?? null;
+}
+
+export async function isSuppressed(db: Database, workspaceId: string, address: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('suppressed_addresses')
+    .select('address')
+    .where('workspace_id', '=', workspaceId)
+    .where('address', '=', address.trim().toLowerCase())
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+export async function suppressAddress(db: Database, workspaceId: string, address: string, reason: 'bounced' | 'unsubscribed', leadId: string | null) {
+  await db
+    .insertInto('suppressed_addresses')
+    .values({ workspace_id: workspaceId, address: address.trim().toLowerCase(), reason, lead_id: leadId })
+    .onConflict((oc) => oc.columns(['workspace_id', 'address']).doNothing())
+    .execute();
+}

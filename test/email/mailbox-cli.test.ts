@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config/config.js';
+import { startServer } from '../../src/server.js';
+import { dbEngine } from '../helpers/test-database.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+
+const run = promisify(execFile);
+const bin = path.resolve('bin/outreach.js');
+
+async function cli(args: string[], env: Record<string, string>) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1', ...env },
+      timeout: 90_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+/** A port nothing listens on: IMAP there is unreachable. */
+async function closedPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+// `npx outreach mailbox …` through a running server on the embedded database (the admin-backend path).
+describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox', { timeout: 300_000 }, () => {
+  let dataDir: string;
+  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let smtp: SmtpReceiver;
+  beforeAll(async () => {
+    smtp = await startSmtpReceiver({ auth: { user: 'dana', pass: 'right-pass' } });
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-mailbox-cli-'));
+    server = await startServer(
+      loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' } as never, {
+        PORT: 0,
+        HOST: '127.0.0.1',
+      }),
+      { print: () => undefined },
+    );
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await smtp?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('mailbox add checks SMTP then IMAP, says which failed and why, never prints the password, and saves nothing', async () => {
+    const ws = await server!.services.workspaces.createWorkspace({ name: 'Mail' });
+    const env = { OUTREACH_DATA_DIR: dataDir };
+    const imapUrl = `imap://dana:imap-secret@127.0.0.1:${await closedPort()}`;
+
+    const wrongPass = await cli(
+      ['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', smtp.url('dana', 'wrong-secret'), '--imap', imapUrl],
+      env,
+    );
+    expect(wrongPass.code).toBe(1);
+    expect(wrongPass.stderr).toMatch(/SMTP connection failed/);
+    expect(wrongPass.stderr).toMatch(/535|auth/i);
+    expect(wrongPass.stderr + wrongPass.stdout).not.toContain('wrong-secret');
+
+    const imapDown = await cli(
+      ['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', smtp.url('dana', 'right-pass'), '--imap', imapUrl],
+      env,
+    );
+    expect(imapDown.code).toBe(1);
+    expect(imapDown.stderr).toMatch(/IMAP connection failed/);
+    expect(imapDown.stderr + imapDown.stdout).not.toContain('right-pass');
+    expect(imapDown.stderr + imapDown.stdout).not.toContain('imap-secret');
+
+    const bad = await cli(['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', 'http://x', '--imap', imapUrl], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/smtpUrl/);
+
+    const list = await cli(['mailbox', 'list', '--workspace', ws.id], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/No mailboxes/);
+  });
+
+  it('mailbox list shows addresses and health, never a password; mailbox remove removes one', async () => {
+    const ws = await server!.services.workspaces.createWorkspace({ name: 'Listed' });
+    const env = { OUTREACH_DATA_DIR: dataDir };
+    await server!.services.mailboxes.add({
+      workspaceId: ws.id,
+      address: 'lee@acme.example',
+      smtpUrl: smtp.url('lee', 'smtp-secret-1'),
+      imapUrl: 'imap://lee:imap-secret-1@127.0.0.1:1143',
+      skipCheck: true,
+    });
+    const list = await cli(['mailbox', 'list', '--workspace', ws.id, '--json'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toContain('secret-1');
+    const rows = JSON.parse(list.stdout) as { id: string; address: string; health: string; smtp: string }[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ address: 'lee@acme.example', health: 'unknown' });
+    expect(rows[0].smtp).toContain('***');
+
+    const removed = await cli(['mailbox', 'remove', '--workspace', ws.id, 'lee@acme.example'], env);
+    expect(removed.code).toBe(0);
+    const again = await cli(['mailbox', 'remove', '--workspace', ws.id, 'lee@acme.example'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/not found/);
+  });
+});
