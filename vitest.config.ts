@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // The suite runs on embedded PGlite always, and again on PostgreSQL when TEST_DATABASE_URL is set.
 const shared = {
-  include: ["src/**/*.test.ts", "src/**/*.test.tsx", "test/**/*.test.ts", "test/**/*.test.tsx"],
+  include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
   globalSetup: ['test/helpers/global-setup.ts'],
   testTimeout: 60_000,
   hookTimeout: 120_000,

@@ -61,7 +61,12 @@ function log(event: LogEvent) {
 }
 
 async function seed(db: Kysely<DB>) {
-  const seeded = await db.selectFrom('play_candidate_counts').select('total').where('workspace_id', '=', WORKSPACE).where('play_id', '=', PLAY).executeTakeFirst();
+  const seeded = await db
+    .selectFrom('play_candidate_counts')
+    .select('total')
+    .where('workspace_id', '=', WORKSPACE)
+    .where('play_id', '=', PLAY)
+    .executeTakeFirst();
   if (seeded && Number(seeded.total) >= CANDIDATES) return false;
   if (seeded) throw new Error('the bench database holds a partial seed; run with --reseed');
   const started = performance.now();
@@ -80,7 +85,14 @@ async function seed(db: Kysely<DB>) {
     for (const id of [PLAY, SIBLING_PLAY]) {
       await trx
         .insertInto('plays')
-        .values({ id, workspace_id: WORKSPACE, name: id === PLAY ? 'Followers at scale' : 'Sibling', status: 'active', sequence_id: SEQUENCE, account_user_id: SENDER })
+        .values({
+          id,
+          workspace_id: WORKSPACE,
+          name: id === PLAY ? 'Followers at scale' : 'Sibling',
+          status: 'active',
+          sequence_id: SEQUENCE,
+          account_user_id: SENDER,
+        })
         .execute();
     }
   });
@@ -91,7 +103,9 @@ async function seed(db: Kysely<DB>) {
     SELECT id, (900000 + row_number() OVER ())::text, 'tenant_' || row_number() OVER () FROM workspaces WHERE id <> ${WORKSPACE}::uuid`.execute(db);
   await sql`
     INSERT INTO sequences (id, workspace_id, name, status, revision, approved_revision, steps)
-    SELECT gen_random_uuid(), w.id, 'Sequence ' || k, 'active', 1, 1, '[]' FROM workspaces w, generate_series(1, 5) k WHERE w.id <> ${WORKSPACE}::uuid`.execute(db);
+    SELECT gen_random_uuid(), w.id, 'Sequence ' || k, 'active', 1, 1, '[]' FROM workspaces w, generate_series(1, 5) k WHERE w.id <> ${WORKSPACE}::uuid`.execute(
+    db,
+  );
   await sql`
     INSERT INTO plays (id, workspace_id, name, status, sequence_id)
     SELECT gen_random_uuid(), s.workspace_id, 'Play for ' || s.name, 'active', s.id FROM sequences s WHERE s.workspace_id <> ${WORKSPACE}::uuid`.execute(db);
@@ -122,7 +136,9 @@ async function seed(db: Kysely<DB>) {
     SELECT gen_random_uuid(), ${WORKSPACE}::uuid, (1000000000 + g)::text, 'user_' || g, ${OTHER_SEQUENCE}::uuid, 'replied', true, now(), now()
     FROM generate_series(7, ${CANDIDATES}, 50) g`.execute(db);
   await sql`VACUUM ANALYZE`.execute(db);
-  console.log(`seeded ${CANDIDATES.toLocaleString('en')} candidates (+100,000 in a sibling Play, ~120,000 leads, 2,000 other tenants with 10,000 Plays) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `seeded ${CANDIDATES.toLocaleString('en')} candidates (+100,000 in a sibling Play, ~120,000 leads, 2,000 other tenants with 10,000 Plays) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return true;
 }
 
@@ -146,16 +162,25 @@ async function main() {
   await migrateToLatest(db);
   await seed(db);
 
-  const config = loadConfig({}, { DATABASE_URL: url, LOG_LEVEL: 'silent', OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, OUTREACH_RATE_LIMIT_PER_MINUTE: 1_000_000 });
+  const config = loadConfig(
+    {},
+    { DATABASE_URL: url, LOG_LEVEL: 'silent', OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, OUTREACH_RATE_LIMIT_PER_MINUTE: 1_000_000 },
+  );
   const services = createServices({ db, config, clock: systemClock, cipher: createTextCipher(randomBytes(32)) });
   const app = await buildApp({ config, db, services, clock: systemClock });
   await app.ready();
   const { key } = await services.workspaces.createApiKey({ workspaceId: WORKSPACE });
   const headers = { authorization: `Bearer ${key}` };
 
-  const total = (await sql<{ n: number }>`SELECT count(*)::int AS n FROM candidates WHERE workspace_id = ${WORKSPACE}::uuid AND play_id = ${PLAY}::uuid`.execute(db)).rows[0].n;
+  const total = (
+    await sql<{ n: number }>`SELECT count(*)::int AS n FROM candidates WHERE workspace_id = ${WORKSPACE}::uuid AND play_id = ${PLAY}::uuid`.execute(db)
+  ).rows[0].n;
   const deepCursor = (
-    await sql<{ id: string }>`SELECT id FROM candidates WHERE workspace_id = ${WORKSPACE}::uuid AND play_id = ${PLAY}::uuid ORDER BY id OFFSET ${Math.floor(total * 0.9)} LIMIT 1`.execute(db)
+    await sql<{
+      id: string;
+    }>`SELECT id FROM candidates WHERE workspace_id = ${WORKSPACE}::uuid AND play_id = ${PLAY}::uuid ORDER BY id OFFSET ${Math.floor(total * 0.9)} LIMIT 1`.execute(
+      db,
+    )
   ).rows[0].id;
   const iterations = WARMUP + runs;
   // Enrollment changes what it touches, so every run gets its own 200 still-unreviewed candidates (some with leads).
@@ -214,7 +239,9 @@ async function main() {
     },
   ];
 
-  console.log(`\nPostgreSQL, ${total.toLocaleString('en')} candidates in the Play; ${runs} timed runs after ${WARMUP} warm-ups, sequential, through app.inject\n`);
+  console.log(
+    `\nPostgreSQL, ${total.toLocaleString('en')} candidates in the Play; ${runs} timed runs after ${WARMUP} warm-ups, sequential, through app.inject\n`,
+  );
   const plans: { name: string; queries: { sql: string; parameters: readonly unknown[] }[] }[] = [];
   for (const op of operations) {
     const times: number[] = [];

@@ -53,7 +53,18 @@ await db.insertInto('workspaces').values({ id: ws, name: 'Bench', energy_balance
 const accounts = Array.from({ length: ACCOUNTS }, () => newMessagingAccountId());
 await db
   .insertInto('messaging_accounts')
-  .values(accounts.map((id, i) => ({ id, workspace_id: ws, name: `A${i}`, time_zone: ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo'][i % 4], connected_at: now, warmup_started_at: null, account_score: null, relations_count: null })))
+  .values(
+    accounts.map((id, i) => ({
+      id,
+      workspace_id: ws,
+      name: `A${i}`,
+      time_zone: ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo'][i % 4],
+      connected_at: now,
+      warmup_started_at: null,
+      account_score: null,
+      relations_count: null,
+    })),
+  )
   .execute();
 const seq = newId();
 await db
@@ -68,8 +79,19 @@ await db
     approved_at: now,
     steps: JSON.stringify([
       { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}} from {{company}}', actions: [], variants: null, tool: null },
-      { index: 1, kind: 'message', delayDays: 2, subject: null, message: null, actions: [], tool: null,
-        variants: [{ key: 'A', weight: 1, messageTmpl: 'A' }, { key: 'B', weight: 1, messageTmpl: 'B' }] },
+      {
+        index: 1,
+        kind: 'message',
+        delayDays: 2,
+        subject: null,
+        message: null,
+        actions: [],
+        tool: null,
+        variants: [
+          { key: 'A', weight: 1, messageTmpl: 'A' },
+          { key: 'B', weight: 1, messageTmpl: 'B' },
+        ],
+      },
     ]),
   })
   .execute();
@@ -85,7 +107,11 @@ const engine = createEngine({ db, config, clock: fixedClock(now), cipher: create
 const start = process.hrtime.bigint();
 const summary = await engine.runPass({ now });
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM activity WHERE workspace_id = ${ws}::uuid AND action = 'invite' AND outcome = 'ok'`.execute(db);
+const { rows } = await sql<{
+  n: number;
+}>`SELECT count(*)::int AS n FROM activity WHERE workspace_id = ${ws}::uuid AND action = 'invite' AND outcome = 'ok'`.execute(db);
 console.log(JSON.stringify(summary));
-console.log(`engine pass over ${LEADS} due leads: ${seconds.toFixed(2)} s (${Math.round(LEADS / seconds)} steps/s), ledger invites ${rows[0].n}, concurrency ${config.engine.concurrency}`);
+console.log(
+  `engine pass over ${LEADS} due leads: ${seconds.toFixed(2)} s (${Math.round(LEADS / seconds)} steps/s), ledger invites ${rows[0].n}, concurrency ${config.engine.concurrency}`,
+);
 await handle.close();

@@ -80,7 +80,15 @@ async function runService() {
   const { createTextCipher } = await import('../src/lib/crypto.js');
   const config = loadConfig(
     {},
-    { DATABASE_URL: DB_URL, OUTREACH_DB_POOL_SIZE: POOL_SIZE, OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, OUTREACH_WORKER_IN_PROCESS: '0', OUTREACH_RATE_LIMIT_PER_MINUTE: 1_000_000_000, LOG_LEVEL: 'silent' },
+    {
+      DATABASE_URL: DB_URL,
+      OUTREACH_DB_POOL_SIZE: POOL_SIZE,
+      OUTREACH_SEED_DEMO: '0',
+      OUTREACH_ENGINE_INTERVAL: 0,
+      OUTREACH_WORKER_IN_PROCESS: '0',
+      OUTREACH_RATE_LIMIT_PER_MINUTE: 1_000_000_000,
+      LOG_LEVEL: 'silent',
+    },
   );
   const handle = await createDatabase({ kind: 'postgres', url: DB_URL, poolSize: POOL_SIZE });
   const services = createServices({ db: handle.db, config, clock: systemClock, cipher: createTextCipher(randomBytes(32)), authChangesUrl: DB_URL });
@@ -103,7 +111,12 @@ async function seed(): Promise<{ key: string; leadIds: string[] }> {
   const { loadConfig } = await import('../src/config/config.js');
   const { systemClock } = await import('../src/lib/clock.js');
   const { createTextCipher } = await import('../src/lib/crypto.js');
-  const services = createServices({ db: handle.db, config: loadConfig({}, { LOG_LEVEL: 'silent' }), clock: systemClock, cipher: createTextCipher(randomBytes(32)) });
+  const services = createServices({
+    db: handle.db,
+    config: loadConfig({}, { LOG_LEVEL: 'silent' }),
+    clock: systemClock,
+    cipher: createTextCipher(randomBytes(32)),
+  });
   const leadIds: string[] = [];
   let key = '';
   // A few workspaces and keys so the key index is not a one-row table; the measured key is the first.
@@ -131,7 +144,9 @@ async function seed(): Promise<{ key: string; leadIds: string[] }> {
 function startChild(role: 'floor' | 'service'): Promise<{ child: ChildProcess; port: number }> {
   // BENCH_PROFILE=dir writes a CPU profile of each server there when it stops.
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${role}`] : [];
-  const child = spawn(process.execPath, [...profile, ...process.execArgv, fileURLToPath(import.meta.url), `--role=${role}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...process.execArgv, fileURLToPath(import.meta.url), `--role=${role}`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c) => {
@@ -177,7 +192,12 @@ async function main() {
   if (role === 'floor') return runFloor();
   if (role === 'service') return runService();
 
-  console.log(`keyed-read bench: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, pool ${POOL_SIZE}, ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `keyed-read bench: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, pool ${POOL_SIZE}, ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const { key, leadIds } = await seed();
   const floor = await startChild('floor');
   const service = await startChild('service');
@@ -207,7 +227,12 @@ async function main() {
       `median: floor ${f.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.floor.p99))} ms, ${median(rounds.map((r) => r.floor.cpuUs))} µs CPU/req), ` +
         `service ${s.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.service.p99))} ms, ${median(rounds.map((r) => r.service.cpuUs))} µs CPU/req), ratio ${(s / f).toFixed(2)} (target >= 1.0)`,
     );
-    console.log(`load after: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load after: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     floor.child.kill();
     service.child.kill();

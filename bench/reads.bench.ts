@@ -202,8 +202,16 @@ async function main() {
     times.sort((x, y) => x - y);
     const body = JSON.parse(last);
     const summary =
-      'count' in body ? `count=${body.count} returned=${body.returned}` : 'total' in body ? `leads=${body.total.leads} groups=${body.groups.length}` : 'funnel' in body ? `leads=${body.funnel.leads} recentActions=${body.recentActions}` : `replies=${body.replies.length}`;
-    console.log(`${url.padEnd(56)} ${percentile(times, 50).toFixed(1).padStart(8)} ${percentile(times, 95).toFixed(1).padStart(8)} ${times.at(-1)!.toFixed(1).padStart(8)}  ${summary}`);
+      'count' in body
+        ? `count=${body.count} returned=${body.returned}`
+        : 'total' in body
+          ? `leads=${body.total.leads} groups=${body.groups.length}`
+          : 'funnel' in body
+            ? `leads=${body.funnel.leads} recentActions=${body.recentActions}`
+            : `replies=${body.replies.length}`;
+    console.log(
+      `${url.padEnd(56)} ${percentile(times, 50).toFixed(1).padStart(8)} ${percentile(times, 95).toFixed(1).padStart(8)} ${times.at(-1)!.toFixed(1).padStart(8)}  ${summary}`,
+    );
   }
 
   if (!process.argv.includes('--no-plans')) {

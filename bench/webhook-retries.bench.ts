@@ -55,11 +55,20 @@ for (let i = 0; i < HOOKS; i++) {
   const secret = `whsec_${randomBytes(32).toString('base64url')}`;
   await setup.db
     .insertInto('webhooks')
-    .values({ id: newId(), workspace_id: workspaceId, url: `http://receiver.bench:${port}/hook/${i}`, events: ['lead.messaged'], secret: webhookSecretCodec.seal(secret, cipher) })
+    .values({
+      id: newId(),
+      workspace_id: workspaceId,
+      url: `http://receiver.bench:${port}/hook/${i}`,
+      events: ['lead.messaged'],
+      secret: webhookSecretCodec.seal(secret, cipher),
+    })
     .execute();
 }
 await setup.db.transaction().execute((trx) =>
-  enqueueEvents(trx, Array.from({ length: EVENTS }, (_, n) => ({ workspaceId, event: 'lead.messaged' as const, data: { n } }))),
+  enqueueEvents(
+    trx,
+    Array.from({ length: EVENTS }, (_, n) => ({ workspaceId, event: 'lead.messaged' as const, data: { n } })),
+  ),
 );
 const resolver = async () => ['127.0.0.1'];
 
@@ -70,12 +79,23 @@ const lostClaims = await dying.claim(LOST);
 const lostAt = performance.now();
 const lostIds = new Set(lostClaims.map((c) => c.id));
 
-console.log(`PostgreSQL: ${(EVENTS * HOOKS).toLocaleString()} due deliveries over ${HOOKS} subscriptions, 2 workers, receiver ${RECEIVER_MS} ms, 503 one time in ten; ${lostIds.size} claims lost with a ${LOST_LEASE_MS / 1000} s lease`);
+console.log(
+  `PostgreSQL: ${(EVENTS * HOOKS).toLocaleString()} due deliveries over ${HOOKS} subscriptions, 2 workers, receiver ${RECEIVER_MS} ms, 503 one time in ten; ${lostIds.size} claims lost with a ${LOST_LEASE_MS / 1000} s lease`,
+);
 const pools = await Promise.all([0, 1].map(() => createDatabase({ kind: 'postgres', url, poolSize: 5 })));
 const started = performance.now();
 const workers = pools.map((p) => startWorker({ db: p.db, config, cipher, resolver, retentionMs: 0 }));
 
-const pendingCount = async () => Number((await setup.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pending').executeTakeFirstOrThrow()).n);
+const pendingCount = async () =>
+  Number(
+    (
+      await setup.db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('state', '=', 'pending')
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 for (;;) {
   await new Promise((r) => setTimeout(r, 2000));
   const pending = await pendingCount();
@@ -106,7 +126,12 @@ console.log(`all done in ${seconds.toFixed(1)} s (${Math.round((EVENTS * HOOKS) 
 console.log(`2nd attempt, lateness after the promised 1 s: ${stats(late2)}`);
 console.log(`3rd attempt, lateness after the promised 4 s: ${stats(late3)}`);
 console.log(`lost claims taken over, delay after the lease ran out: ${stats(retaken)}`);
-const states = await setup.db.selectFrom('webhook_deliveries').select(['state']).select((eb) => eb.fn.countAll<number>().as('n')).groupBy('state').execute();
+const states = await setup.db
+  .selectFrom('webhook_deliveries')
+  .select(['state'])
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .groupBy('state')
+  .execute();
 console.log(`rows ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`);
 server.close();
 await Promise.all([...pools, setup].map((p) => p.close()));

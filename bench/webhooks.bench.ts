@@ -67,17 +67,38 @@ for (let i = 0; i < HOOKS; i++) {
   secrets.set(id, secret);
   await db
     .insertInto('webhooks')
-    .values({ id, workspace_id: workspaceId, url: `http://receiver.bench:${port}/hook/${id}`, events: ['lead.messaged'], secret: webhookSecretCodec.seal(secret, cipher) })
+    .values({
+      id,
+      workspace_id: workspaceId,
+      url: `http://receiver.bench:${port}/hook/${id}`,
+      events: ['lead.messaged'],
+      secret: webhookSecretCodec.seal(secret, cipher),
+    })
     .execute();
 }
-const lead = { id: newId(), person: 'Ada Lovelace', company: 'Analytical Engines', title: 'CTO', email: 'ada@example.com', linkedinUrl: null, account: null, sequenceId: null, stage: 'messaged' };
+const lead = {
+  id: newId(),
+  person: 'Ada Lovelace',
+  company: 'Analytical Engines',
+  title: 'CTO',
+  email: 'ada@example.com',
+  linkedinUrl: null,
+  account: null,
+  sequenceId: null,
+  stage: 'messaged',
+};
 for (let i = 0; i < EVENTS; i += 1000) {
   await db.transaction().execute((trx) =>
-    enqueueEvents(trx, Array.from({ length: Math.min(1000, EVENTS - i) }, (_, n) => ({ workspaceId, event: 'lead.messaged' as const, data: { lead, n: i + n } }))),
+    enqueueEvents(
+      trx,
+      Array.from({ length: Math.min(1000, EVENTS - i) }, (_, n) => ({ workspaceId, event: 'lead.messaged' as const, data: { lead, n: i + n } })),
+    ),
   );
 }
 
-console.log(`${PGLITE ? 'PGlite' : 'PostgreSQL'}: ${EVENTS.toLocaleString()} events × ${HOOKS} subscriptions = ${DELIVERIES.toLocaleString()} deliveries, one worker`);
+console.log(
+  `${PGLITE ? 'PGlite' : 'PostgreSQL'}: ${EVENTS.toLocaleString()} events × ${HOOKS} subscriptions = ${DELIVERIES.toLocaleString()} deliveries, one worker`,
+);
 const started = performance.now();
 let lastReport = started;
 let lastCount = 0;
@@ -92,8 +113,15 @@ await allDelivered;
 const seconds = (performance.now() - started) / 1000;
 clearInterval(progress);
 await worker.stop();
-const states = await db.selectFrom('webhook_deliveries').select(['state']).select((eb) => eb.fn.countAll<number>().as('n')).groupBy('state').execute();
-console.log(`delivered ${seen.size.toLocaleString()} in ${seconds.toFixed(1)} s: ${Math.round(seen.size / seconds).toLocaleString()} signed deliveries/s (target >= 1,000/s)`);
+const states = await db
+  .selectFrom('webhook_deliveries')
+  .select(['state'])
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .groupBy('state')
+  .execute();
+console.log(
+  `delivered ${seen.size.toLocaleString()} in ${seconds.toFixed(1)} s: ${Math.round(seen.size / seconds).toLocaleString()} signed deliveries/s (target >= 1,000/s)`,
+);
 console.log(`duplicates ${duplicates}, bad signatures ${badSignatures}, rows ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`);
 server.close();
 await handle.close();

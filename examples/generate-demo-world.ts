@@ -40,18 +40,98 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 const daysAgo = (d: number, hour = 9) => NOW - d * DAY + (hour - 16) * HOUR + between(0, 50) * 60_000;
 
 const FIRST = [
-  'Maya', 'Liam', 'Aisha', 'Noah', 'Sofia', 'Ethan', 'Chloe', 'Mateo', 'Hana', 'Lucas', 'Zara', 'Oliver', 'Ines', 'Kai', 'Leila', 'Jonas',
-  'Amara', 'Felix', 'Nora', 'Ravi', 'Elif', 'Diego', 'Yuki', 'Samir', 'Freya', 'Tomas', 'Mei', 'Arjun', 'Clara', 'Omar', 'Lena', 'Hugo',
-  'Priyanka', 'Bruno', 'Astrid', 'Kwame', 'Julia', 'Anton', 'Rosa', 'Emeka',
+  'Maya',
+  'Liam',
+  'Aisha',
+  'Noah',
+  'Sofia',
+  'Ethan',
+  'Chloe',
+  'Mateo',
+  'Hana',
+  'Lucas',
+  'Zara',
+  'Oliver',
+  'Ines',
+  'Kai',
+  'Leila',
+  'Jonas',
+  'Amara',
+  'Felix',
+  'Nora',
+  'Ravi',
+  'Elif',
+  'Diego',
+  'Yuki',
+  'Samir',
+  'Freya',
+  'Tomas',
+  'Mei',
+  'Arjun',
+  'Clara',
+  'Omar',
+  'Lena',
+  'Hugo',
+  'Priyanka',
+  'Bruno',
+  'Astrid',
+  'Kwame',
+  'Julia',
+  'Anton',
+  'Rosa',
+  'Emeka',
 ];
 const LAST = [
-  'Chen', 'Okafor', 'Novak', 'Haddad', 'Lindqvist', 'Moreau', 'Tanaka', 'Silva', 'Kowalski', 'Mensah', 'Fischer', 'Rossi', 'Patel', 'Dubois',
-  'Nakamura', 'Alvarez', 'Berg', 'Kaur', 'Osei', 'Schmidt', 'Costa', 'Ivanova', 'Walsh', 'Yilmaz', 'Brennan', 'Sato', 'Varga', 'Nyberg',
+  'Chen',
+  'Okafor',
+  'Novak',
+  'Haddad',
+  'Lindqvist',
+  'Moreau',
+  'Tanaka',
+  'Silva',
+  'Kowalski',
+  'Mensah',
+  'Fischer',
+  'Rossi',
+  'Patel',
+  'Dubois',
+  'Nakamura',
+  'Alvarez',
+  'Berg',
+  'Kaur',
+  'Osei',
+  'Schmidt',
+  'Costa',
+  'Ivanova',
+  'Walsh',
+  'Yilmaz',
+  'Brennan',
+  'Sato',
+  'Varga',
+  'Nyberg',
 ];
 const COMPANIES = [
-  'Initech', 'Globex', 'Hooli', 'Vandelay Industries', 'Umbrella Analytics', 'Stark Robotics', 'Wayne Logistics', 'Pied Piper', 'Soylent Foods',
-  'Tyrell Systems', 'Cyberdyne Cloud', 'Aperture Labs', 'Massive Dynamic', 'Wonka Supply', 'Oscorp Health', 'Dunder Paper', 'Blue Sun Energy',
-  'Gringotts Pay', 'Monarch Freight', 'Nakatomi Trading',
+  'Initech',
+  'Globex',
+  'Hooli',
+  'Vandelay Industries',
+  'Umbrella Analytics',
+  'Stark Robotics',
+  'Wayne Logistics',
+  'Pied Piper',
+  'Soylent Foods',
+  'Tyrell Systems',
+  'Cyberdyne Cloud',
+  'Aperture Labs',
+  'Massive Dynamic',
+  'Wonka Supply',
+  'Oscorp Health',
+  'Dunder Paper',
+  'Blue Sun Energy',
+  'Gringotts Pay',
+  'Monarch Freight',
+  'Nakatomi Trading',
 ];
 const TITLES = ['CEO & Co-founder', 'CTO', 'VP Sales', 'Head of Growth', 'VP Marketing', 'Head of RevOps', 'COO', 'Founder', 'Director of Sales', 'CRO'];
 const BIOTECH = ['Helix Bio', 'Crescent Therapeutics', 'Arbor Genomics', 'Lumen Diagnostics', 'Quanta Cell', 'Northshore Pharma', 'Verdant BioLabs'];
@@ -67,13 +147,17 @@ function person() {
 const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '');
 function handleOf(p: { first: string; last: string; n: number }) {
   const styles = [`${p.first}_${p.last}`, `${p.first}${p.last}${p.n % 100}`, `${p.first[0]}${p.last}_${p.n}`, `the${p.first}${p.n}`];
-  return pick(styles).replace(/[^A-Za-z0-9_]/g, '').slice(0, 15);
+  return pick(styles)
+    .replace(/[^A-Za-z0-9_]/g, '')
+    .slice(0, 15);
 }
 let userIdCounter = 0;
 function xUserId() {
   userIdCounter += 1;
   // A mix of old short ids and recent 19-digit snowflake ids, as real accounts have.
-  return rand() < 0.25 ? String(between(10_000_000, 999_999_999)) : `15${String(between(10, 99))}${String(userIdCounter).padStart(4, '0')}${String(between(10_000_000_000, 99_999_999_999))}`;
+  return rand() < 0.25
+    ? String(between(10_000_000, 999_999_999))
+    : `15${String(between(10, 99))}${String(userIdCounter).padStart(4, '0')}${String(between(10_000_000_000, 99_999_999_999))}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -146,18 +230,35 @@ const sequences: Json[] = [
     approvedAt: iso(daysAgo(40)),
     channels: ['linkedin', 'email'],
     steps: [
-      { kind: 'connect', delayDays: 0, message: 'Hi {{firstName}}, I work with a handful of Series A founders on outbound that does not feel like outbound. Would love to connect.' },
+      {
+        kind: 'connect',
+        delayDays: 0,
+        message: 'Hi {{firstName}}, I work with a handful of Series A founders on outbound that does not feel like outbound. Would love to connect.',
+      },
       { kind: 'engage', delayDays: 1, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }] },
       {
         kind: 'message',
         delayDays: 2,
         variants: [
-          { key: 'A', weight: 50, messageTmpl: 'Thanks for connecting, {{firstName}}! Curious how {{company}} books first meetings today — mostly founder-led?' },
-          { key: 'B', weight: 50, messageTmpl: '{{firstName}}, congrats on the raise. We helped two teams your size double reply rates in a quarter; worth a 15-minute look?' },
+          {
+            key: 'A',
+            weight: 50,
+            messageTmpl: 'Thanks for connecting, {{firstName}}! Curious how {{company}} books first meetings today — mostly founder-led?',
+          },
+          {
+            key: 'B',
+            weight: 50,
+            messageTmpl: '{{firstName}}, congrats on the raise. We helped two teams your size double reply rates in a quarter; worth a 15-minute look?',
+          },
         ],
       },
       { kind: 'message', delayDays: 4, message: 'Bumping this in case it got buried, {{firstName}}. Happy to share the playbook either way.' },
-      { kind: 'email', delayDays: 3, subject: 'Outbound idea for {{company}}', message: 'Hi {{firstName}},\n\nShort version: a 3-step sequence, reviewed by you, sent from your own account. Want the template?\n\nDana' },
+      {
+        kind: 'email',
+        delayDays: 3,
+        subject: 'Outbound idea for {{company}}',
+        message: 'Hi {{firstName}},\n\nShort version: a 3-step sequence, reviewed by you, sent from your own account. Want the template?\n\nDana',
+      },
     ],
   },
   {
@@ -169,7 +270,11 @@ const sequences: Json[] = [
     approvedAt: iso(daysAgo(30)),
     steps: [
       { kind: 'connect', delayDays: 0, message: null },
-      { kind: 'message', delayDays: 1, message: 'Hi {{firstName}} — we are comparing notes with growth leads on Q4 pipeline. What is working for {{company}} right now?' },
+      {
+        kind: 'message',
+        delayDays: 1,
+        message: 'Hi {{firstName}} — we are comparing notes with growth leads on Q4 pipeline. What is working for {{company}} right now?',
+      },
       { kind: 'message', delayDays: 5, message: 'Last nudge from me, {{firstName}}: I can send the benchmark we compiled from 40 B2B teams.' },
     ],
   },
@@ -218,7 +323,14 @@ const sequences: Json[] = [
     approvedAt: iso(daysAgo(35)),
     channels: ['x'],
     steps: [
-      { kind: 'x_engage', delayDays: 0, actions: [{ type: 'like_recent_post', count: 2, reaction: null }, { type: 'follow', count: 1, reaction: null }] },
+      {
+        kind: 'x_engage',
+        delayDays: 0,
+        actions: [
+          { type: 'like_recent_post', count: 2, reaction: null },
+          { type: 'follow', count: 1, reaction: null },
+        ],
+      },
       {
         kind: 'x_dm',
         delayDays: 1,
@@ -239,7 +351,12 @@ const sequences: Json[] = [
     approvedAt: iso(daysAgo(60)),
     steps: [
       { kind: 'message', delayDays: 14, message: 'Hi {{firstName}}, circling back as promised. Is now a better time to compare notes?' },
-      { kind: 'email', delayDays: 7, subject: 'Checking back in', message: 'Hi {{firstName}}, a quick note in case LinkedIn is not your inbox of choice. Still interested?' },
+      {
+        kind: 'email',
+        delayDays: 7,
+        subject: 'Checking back in',
+        message: 'Hi {{firstName}}, a quick note in case LinkedIn is not your inbox of choice. Still interested?',
+      },
     ],
   },
 ];
@@ -260,7 +377,11 @@ interface Cand {
   status: string;
 }
 const reviewers = ['dana@northwind.example', 'marcus@northwind.example', 'api'];
-function candidates(play: string, plan: [status: string, count: number][], opts: { reviewer?: string; people?: XPerson[]; reviewedDaysAgo?: [number, number] } = {}): Cand[] {
+function candidates(
+  play: string,
+  plan: [status: string, count: number][],
+  opts: { reviewer?: string; people?: XPerson[]; reviewedDaysAgo?: [number, number] } = {},
+): Cand[] {
   const out: Cand[] = [];
   let i = 0;
   for (const [status, count] of plan) {
@@ -269,7 +390,11 @@ function candidates(play: string, plan: [status: string, count: number][], opts:
       const [lo, hi] = opts.reviewedDaysAgo ?? [3, 30];
       const review =
         status === 'approved' || status === 'rejected'
-          ? { decision: status === 'approved' ? 'good_fit' : 'not_a_good_fit', reviewedAt: iso(daysAgo(between(lo, hi), between(9, 17))), by: opts.reviewer ?? pick(reviewers) }
+          ? {
+              decision: status === 'approved' ? 'good_fit' : 'not_a_good_fit',
+              reviewedAt: iso(daysAgo(between(lo, hi), between(9, 17))),
+              by: opts.reviewer ?? pick(reviewers),
+            }
           : null;
       out.push({ x, status, json: { id: uid(`candidate/${play}/${x.xUserId}`), xUserId: x.xUserId, username: x.username, name: x.name, status, review } });
     }
@@ -277,14 +402,46 @@ function candidates(play: string, plan: [status: string, count: number][], opts:
   return out;
 }
 
-const followersCands = candidates(PLAY.followers, [['approved', 40], ['rejected', 15], ['imported', 25], ['proposed', 60]]);
+const followersCands = candidates(PLAY.followers, [
+  ['approved', 40],
+  ['rejected', 15],
+  ['imported', 25],
+  ['proposed', 60],
+]);
 // Ten people followed the account and also engaged with the launch post: they are candidates of both Plays.
-const shared = followersCands.filter((c) => c.status === 'proposed').slice(0, 10).map((c) => c.x);
-const launchCands = candidates(PLAY.launch, [['proposed', 30], ['imported', 10], ['approved', 15], ['rejected', 5]], {
-  people: [...shared, ...Array.from({ length: 50 }, () => xPerson())],
-});
-const fabrikamCands = candidates(PLAY.fabrikam, [['approved', 25], ['rejected', 10], ['proposed', 5]], { reviewer: 'autopilot' });
-const saastrCands = candidates(PLAY.saastr, [['approved', 12], ['rejected', 8]], { reviewedDaysAgo: [120, 140] });
+const shared = followersCands
+  .filter((c) => c.status === 'proposed')
+  .slice(0, 10)
+  .map((c) => c.x);
+const launchCands = candidates(
+  PLAY.launch,
+  [
+    ['proposed', 30],
+    ['imported', 10],
+    ['approved', 15],
+    ['rejected', 5],
+  ],
+  {
+    people: [...shared, ...Array.from({ length: 50 }, () => xPerson())],
+  },
+);
+const fabrikamCands = candidates(
+  PLAY.fabrikam,
+  [
+    ['approved', 25],
+    ['rejected', 10],
+    ['proposed', 5],
+  ],
+  { reviewer: 'autopilot' },
+);
+const saastrCands = candidates(
+  PLAY.saastr,
+  [
+    ['approved', 12],
+    ['rejected', 8],
+  ],
+  { reviewedDaysAgo: [120, 140] },
+);
 
 // Scripted outcomes for a few approved people who are not enrolled yet, so enrolling them in the demo
 // shows an accepted follow-up and a reply.
@@ -538,7 +695,15 @@ const nw: Ledger = { leads: [], activity: [], replies: [] };
 
 // X leads enrolled from approved candidates of the followers Play and the autopilot Play.
 const approvedFollowers = followersCands.filter((c) => c.status === 'approved');
-const xStages: [Stage, number][] = [['queued', 5], ['resolving', 1], ['messaged', 7], ['followed_up', 3], ['replied', 4], ['failed', 1], ['skipped', 2]];
+const xStages: [Stage, number][] = [
+  ['queued', 5],
+  ['resolving', 1],
+  ['messaged', 7],
+  ['followed_up', 3],
+  ['replied', 4],
+  ['failed', 1],
+  ['skipped', 2],
+];
 let cursor = 0;
 const xReplied: Json[] = [];
 for (const [stage, count] of xStages) {
@@ -550,7 +715,9 @@ for (const [stage, count] of xStages) {
 fabrikamCands
   .filter((c) => c.status === 'approved')
   .slice(0, 10)
-  .forEach((c, i) => xLead(nw, c, PLAY.fabrikam, (['queued', 'messaged', 'messaged', 'followed_up', 'replied'] as Stage[])[i % 5], between(2, 18), {}, NW_LIVE_X));
+  .forEach((c, i) =>
+    xLead(nw, c, PLAY.fabrikam, (['queued', 'messaged', 'messaged', 'followed_up', 'replied'] as Stage[])[i % 5], between(2, 18), {}, NW_LIVE_X),
+  );
 // Northwind follows back the people it followed, in the simulated public data.
 for (const lead of nw.leads) if (lead.followedAt) follows.push({ follower: String(lead.accountUserId), followed: lead.xUserId });
 
@@ -588,7 +755,8 @@ for (const [stage, count, more] of liPlan) {
   }
 }
 // Priya's account is warming up: a few invites, nothing else yet.
-for (let k = 0; k < 3; k++) linkedInLead(nw, `northwind/li/priya/${k}`, { stage: 'invited', account: ACC.priya, sequenceId: SEQ.founders, startedDaysAgo: between(1, 6) });
+for (let k = 0; k < 3; k++)
+  linkedInLead(nw, `northwind/li/priya/${k}`, { stage: 'invited', account: ACC.priya, sequenceId: SEQ.founders, startedDaysAgo: between(1, 6) });
 // One lead opted out, one snoozed into the nurture sequence, and a finished cohort of the archived webinar sequence.
 linkedInLead(nw, 'northwind/li/opted-out', {
   stage: 'replied',
@@ -630,15 +798,39 @@ const queuedX = nw.leads.filter((l) => l.stage === 'queued' && l.xUserId);
 [queuedLinkedIn[0], queuedLinkedIn[1], queuedLinkedIn[2], queuedX[0], queuedX[1]].forEach((lead, i) => (lead.sandbox = scripts[i]));
 
 // A skipped invite the pacing cap deferred.
-nw.activity.push({ id: uid('activity/northwind/cap'), createdAt: iso(daysAgo(1, 17)), action: 'invite', outcome: 'skipped', units: 0, detail: "today's invite cap reached (ramp phase 2)", account: ACC.priya, leadId: null });
+nw.activity.push({
+  id: uid('activity/northwind/cap'),
+  createdAt: iso(daysAgo(1, 17)),
+  action: 'invite',
+  outcome: 'skipped',
+  units: 0,
+  detail: "today's invite cap reached (ramp phase 2)",
+  account: ACC.priya,
+  leadId: null,
+});
 
 // Pending replies: with and without an email on the lead, and one X reply (no draft).
 const withEmail = linkedInReplied.find((l) => l.email && l.replySentiment === 'neutral') ?? linkedInReplied[0];
 const withoutEmail = linkedInReplied.find((l) => !l.email && l !== withEmail) ?? linkedInReplied[1];
 const replyRows: [Json, string, string, string | null][] = [
-  [withEmail, 'meeting_intent', 'Sounds good, can we meet Tuesday?', "Great! Here's my calendar: https://cal.example/northwind/intro — Tuesday afternoon works on my side."],
-  [withoutEmail, 'question', 'What does pricing look like for a 12-person sales team?', 'Happy to share: most teams your size land on Growth. Want me to walk you through it in 15 minutes?'],
-  [linkedInReplied.find((l) => l !== withEmail && l !== withoutEmail)!, 'not_now', 'Interesting, but we are heads-down until January. Ping me then?', 'Totally understand — I will check back in early January. Good luck with the quarter!'],
+  [
+    withEmail,
+    'meeting_intent',
+    'Sounds good, can we meet Tuesday?',
+    "Great! Here's my calendar: https://cal.example/northwind/intro — Tuesday afternoon works on my side.",
+  ],
+  [
+    withoutEmail,
+    'question',
+    'What does pricing look like for a 12-person sales team?',
+    'Happy to share: most teams your size land on Growth. Want me to walk you through it in 15 minutes?',
+  ],
+  [
+    linkedInReplied.find((l) => l !== withEmail && l !== withoutEmail)!,
+    'not_now',
+    'Interesting, but we are heads-down until January. Ping me then?',
+    'Totally understand — I will check back in early January. Good luck with the quarter!',
+  ],
 ];
 for (const [lead, classification, theirMessage, draft] of replyRows) {
   const id = lead.id as string;
@@ -659,7 +851,16 @@ nw.replies.push({
 // Contoso Labs (Team client of Northwind)
 // ---------------------------------------------------------------------------------------------------
 const contoso: Ledger = { leads: [], activity: [], replies: [] };
-const contosoPlan: [Stage, number][] = [['queued', 4], ['invited', 6], ['accepted', 3], ['messaged', 5], ['followed_up', 2], ['replied', 3], ['failed', 1], ['skipped', 1]];
+const contosoPlan: [Stage, number][] = [
+  ['queued', 4],
+  ['invited', 6],
+  ['accepted', 3],
+  ['messaged', 5],
+  ['followed_up', 2],
+  ['replied', 3],
+  ['failed', 1],
+  ['skipped', 1],
+];
 let ci = 0;
 const contosoReplied: Json[] = [];
 for (const [stage, count] of contosoPlan) {
@@ -709,9 +910,36 @@ const world = {
       energy: { balance: 742, dailyRefill: 1000 },
       xAccounts: [NW_X, NW_LIVE_X],
       messagingAccounts: [
-        { id: ACC.dana, name: 'Dana Whitfield (LinkedIn)', mode: 'linkedin', timeZone: 'Europe/Paris', connectedAt: '2026-03-02T08:12:00Z', warmupStartedAt: '2026-03-02T08:15:00Z', accountScore: 86, relationsCount: 2140 },
-        { id: ACC.marcus, name: 'Marcus Lee (LinkedIn)', mode: 'linkedin', timeZone: 'America/New_York', connectedAt: '2026-06-15T14:40:00Z', warmupStartedAt: '2026-06-15T14:45:00Z', accountScore: 74, relationsCount: 980 },
-        { id: ACC.priya, name: 'Priya Raman (LinkedIn)', mode: 'linkedin', timeZone: 'Asia/Singapore', connectedAt: '2026-11-09T02:05:00Z', warmupStartedAt: '2026-11-10T01:00:00Z', accountScore: 52, relationsCount: 310 },
+        {
+          id: ACC.dana,
+          name: 'Dana Whitfield (LinkedIn)',
+          mode: 'linkedin',
+          timeZone: 'Europe/Paris',
+          connectedAt: '2026-03-02T08:12:00Z',
+          warmupStartedAt: '2026-03-02T08:15:00Z',
+          accountScore: 86,
+          relationsCount: 2140,
+        },
+        {
+          id: ACC.marcus,
+          name: 'Marcus Lee (LinkedIn)',
+          mode: 'linkedin',
+          timeZone: 'America/New_York',
+          connectedAt: '2026-06-15T14:40:00Z',
+          warmupStartedAt: '2026-06-15T14:45:00Z',
+          accountScore: 74,
+          relationsCount: 980,
+        },
+        {
+          id: ACC.priya,
+          name: 'Priya Raman (LinkedIn)',
+          mode: 'linkedin',
+          timeZone: 'Asia/Singapore',
+          connectedAt: '2026-11-09T02:05:00Z',
+          warmupStartedAt: '2026-11-10T01:00:00Z',
+          accountScore: 52,
+          relationsCount: 310,
+        },
       ],
       sequences,
       plays,
@@ -726,7 +954,16 @@ const world = {
       billing: { plan: 'starter', status: 'trialing' },
       energy: { balance: 250, dailyRefill: 250 },
       messagingAccounts: [
-        { id: ACC.elena, name: 'Elena Garcia (LinkedIn)', mode: 'linkedin', timeZone: 'America/Los_Angeles', connectedAt: '2026-10-01T17:30:00Z', warmupStartedAt: '2026-10-01T17:35:00Z', accountScore: 68, relationsCount: 640 },
+        {
+          id: ACC.elena,
+          name: 'Elena Garcia (LinkedIn)',
+          mode: 'linkedin',
+          timeZone: 'America/Los_Angeles',
+          connectedAt: '2026-10-01T17:30:00Z',
+          warmupStartedAt: '2026-10-01T17:35:00Z',
+          accountScore: 68,
+          relationsCount: 640,
+        },
       ],
       sequences: [
         {
@@ -737,7 +974,11 @@ const world = {
           approvedRevision: 1,
           approvedAt: iso(daysAgo(28)),
           steps: [
-            { kind: 'connect', delayDays: 0, message: 'Hi {{firstName}}, I help lab teams at {{company}}-sized orgs stop losing samples in spreadsheets. Open to connect?' },
+            {
+              kind: 'connect',
+              delayDays: 0,
+              message: 'Hi {{firstName}}, I help lab teams at {{company}}-sized orgs stop losing samples in spreadsheets. Open to connect?',
+            },
             { kind: 'message', delayDays: 2, message: 'Thanks for connecting! How does {{company}} track sample custody today?' },
             { kind: 'message', delayDays: 5, message: 'Quick follow-up, {{firstName}}: here is a 2-minute video of our chain-of-custody view.' },
           ],

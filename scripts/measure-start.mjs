@@ -19,7 +19,10 @@ function procStat(pid) {
 
 async function start(dataDir) {
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], { env: { ...process.env, OUTREACH_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', OUTREACH_ENGINE_INTERVAL: '0' }, stdio: 'ignore' });
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: { ...process.env, OUTREACH_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', OUTREACH_ENGINE_INTERVAL: '0' },
+    stdio: 'ignore',
+  });
   let exited = false;
   child.on('exit', () => (exited = true));
   for (;;) {

@@ -32,7 +32,8 @@ export async function openDatabase(config: Config, logger?: { warn(obj: object, 
       kind: 'postgres',
       url: config.database.url,
       poolSize: config.database.poolSize,
-      onIdleError: (err) => logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection dropped; it will be replaced'),
+      onIdleError: (err) =>
+        logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection dropped; it will be replaced'),
     });
   }
   return createDatabase({ kind: 'pglite', dataDir: config.database.dataDir, loadDataDir: initialSnapshotFor(config.database.dataDir) });
@@ -55,7 +56,8 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     const running = readControlFile(config.dataDir);
     if (running) throw new Error(`another server (pid ${running.pid}) is using ${config.dataDir}; stop it or set OUTREACH_DATA_DIR`);
     const workerLock = readWorkerLock(config.dataDir);
-    if (workerLock) throw new Error(`an outreach worker (pid ${workerLock.pid}) is using ${config.dataDir}; stop it first (the server runs the worker in-process)`);
+    if (workerLock)
+      throw new Error(`an outreach worker (pid ${workerLock.pid}) is using ${config.dataDir}; stop it first (the server runs the worker in-process)`);
   }
   const cipher = resolveTextCipher(config);
   const handle = await openDatabase(config, logger);
@@ -65,13 +67,21 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   let demo: DemoWorkspace | null = null;
   const controlToken = config.database.kind === 'pglite' ? randomToken(32) : null;
   const outboxSignal = createOutboxSignal();
-  const services = createServices({ db: handle.db, config, clock: systemClock, cipher, outboxSignal, authChangesUrl: config.database.kind === 'postgres' ? config.database.url : null });
+  const services = createServices({
+    db: handle.db,
+    config,
+    clock: systemClock,
+    cipher,
+    outboxSignal,
+    authChangesUrl: config.database.kind === 'postgres' ? config.database.url : null,
+  });
   try {
     await migrateToLatest(handle.db);
     await verifyEncryptionKey(handle.db, config);
     rateLimitStore = await createRateLimitStore(config);
     app = await buildApp({ config, db: handle.db, services, clock: systemClock, controlToken, rateLimitStore, logger });
-    if (config.webhooksAllowInsecure) logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
+    if (config.webhooksAllowInsecure)
+      logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
     address = await app.listen({ port: config.port, host: config.host });
     // Only a server that listens loads the demo: a start that fails (a busy port) leaves the database as it was,
     // so the next start loads the demo and shows its key.
@@ -98,7 +108,9 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   );
 
   print(`Listening on ${address} (${describeDatabase(config)})`);
-  if (demo) printDemo(print, demo, config.publicUrl ?? `http://localhost:${port}`);
+  const base = (config.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  print(`Console: ${base}/console`);
+  if (demo) printDemo(print, demo, base);
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -153,7 +165,8 @@ function printDemo(print: (line: string) => void, demo: DemoWorkspace, base: str
     print(`  curl -H "Authorization: Bearer ${demo.newKey}" ${base}/api/v1/workspaces`);
   }
   print(`Get a key: npx outreach key create --workspace ${demo.id}`);
-  print(`Reference: ${base}/docs   OpenAPI: ${base}/api/v1/openapi.json`);
+  print(`Console sign-in: the workspace key, or a one-time link from: npx outreach login-link --workspace ${demo.id}`);
+  print(`Reference: ${base}/docs/   Guide: ${base}/docs/guide   OpenAPI: ${base}/api/v1/openapi.json`);
   print('');
 }
 

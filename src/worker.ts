@@ -9,7 +9,6 @@ export { realSleep, startWorker, type RunningWorker, type Sleep, type StartWorke
 // way a server does with its control file, so neither starts on top of the other.
 const lockFileOf = (dataDir: string) => path.join(dataDir, 'worker.json');
 
-
 export function readWorkerLock(dataDir: string): { pid: number } | null {
   try {
     const info = JSON.parse(fs.readFileSync(lockFileOf(dataDir), 'utf8')) as { pid: number };

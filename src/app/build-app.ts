@@ -17,6 +17,7 @@ import { registerApiRoutes, registerAdminRoutes } from './routes.js';
 import { mcpRoutes } from '../mcp/http.js';
 import type { Services } from './services.js';
 import type { AppInstance } from './types.js';
+import { consolePlugin } from '../console/plugin.js';
 
 export interface AppDeps {
   config: Config;
@@ -52,7 +53,10 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       const body = tooLong
         ? { error: 'uri_too_long', message: 'a path parameter is longer than 200 characters' }
         : { error: 'invalid_request', message: 'the request path is not a valid URL' };
-      void (reply as FastifyReply).status(tooLong ? 414 : 400).header('x-request-id', req.id).send(body);
+      void (reply as FastifyReply)
+        .status(tooLong ? 414 : 400)
+        .header('x-request-id', req.id)
+        .send(body);
     },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as AppInstance;
@@ -164,7 +168,9 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
 
   await app.register(mcpRoutes, { services: deps.services, rateLimitStore, rateLimitPerMinute: limit });
   await app.register(async (admin) => registerAdminRoutes(admin as AppInstance, deps), { prefix: '/admin/v1' });
-  registerDocs(app, API_PREFIX);
+  await registerDocs(app, API_PREFIX);
+  // The web console in its own scope (cookies, forms, CSRF, CSP and HTML errors stay out of the API).
+  await app.register(consolePlugin, { services: deps.services, config: deps.config, rateLimitStore });
   return app;
 }
 

@@ -23,8 +23,7 @@ export const forbidden = (code: string, message: string) => new AppError(403, co
 /** 404 bodies use the spec's short phrase (`sequence not found`) as `error`. */
 export const notFound = (what: string) => new AppError(404, `${what} not found`, `${what} not found`);
 /** 409 bodies are `{ok: false, error: <code>}`, plus optional detail such as the current revision. */
-export const conflict = (code: string, message: string, body: Record<string, unknown> = {}) =>
-  new AppError(409, code, message, { ok: false, ...body });
+export const conflict = (code: string, message: string, body: Record<string, unknown> = {}) => new AppError(409, code, message, { ok: false, ...body });
 export const tooManyRequests = (code: string, retryAfterSeconds: number, message = 'rate limit exceeded') =>
   new AppError(429, code, message, {}, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 export const unavailable = (code: string, message: string, body: Record<string, unknown> = {}) => new AppError(503, code, message, body);

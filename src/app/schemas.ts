@@ -36,7 +36,12 @@ export function errorResponses(...statuses: number[]) {
   // The spec's common error set: 503 (a dependency such as the database unavailable) may come from any operation.
   for (const status of [...new Set([400, 401, 403, 429, 500, 503, ...statuses])]) {
     out[status] = Type.Object(
-      { error: Type.Optional(Type.String()), message: Type.Optional(Type.String()), status: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) },
+      {
+        error: Type.Optional(Type.String()),
+        message: Type.Optional(Type.String()),
+        status: Type.Optional(Type.String()),
+        reason: Type.Optional(Type.String()),
+      },
       { additionalProperties: true, description: errorDescriptions[status] ?? 'error' },
     );
   }
@@ -56,4 +61,7 @@ type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLitera
 
 /** One of a vocabulary list (src/domain), published as `anyOf` single values in the list's order. */
 export const OneOf = <const T extends readonly string[]>(values: T, options: TSchemaOptions = {}): TUnion<Literals<T>> =>
-  Type.Union(values.map((v) => Type.Literal(v)), options) as TUnion<Literals<T>>;
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as TUnion<Literals<T>>;

@@ -24,6 +24,8 @@ import { createAuthoringService } from '../modules/authoring/authoring.service.j
 import { createEngine } from '../engine/index.js';
 import { createChannelDrivers } from '../engine/channels/index.js';
 import type { ChannelDrivers } from '../engine/channels/types.js';
+import { createConsoleSessionsService } from '../modules/console-sessions/console-sessions.service.js';
+import { createMailboxesService } from '../modules/mailboxes/mailboxes.service.js';
 
 export interface ServiceDeps {
   db: Database;
@@ -67,7 +69,29 @@ export function createServices(deps: ServiceDeps) {
   const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });
   const authoring = createAuthoringService(deps);
-  return { workspaces, world, webhooks, plays, xLeads, sequences, energy, publicData, readiness, activity, crmLeads, reports, progress, replies, engine, drivers, authoring };
+  const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
+  const mailboxes = createMailboxesService(deps);
+  return {
+    workspaces,
+    world,
+    webhooks,
+    plays,
+    xLeads,
+    sequences,
+    energy,
+    publicData,
+    readiness,
+    activity,
+    crmLeads,
+    reports,
+    progress,
+    replies,
+    engine,
+    drivers,
+    authoring,
+    consoleSessions,
+    mailboxes,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -80,7 +80,10 @@ export function describeValidationErrors(errors: readonly ErrorObject[], root: s
   if (union) {
     const branches = errors.filter((e) => e.instancePath === union.instancePath && e !== union);
     const field = fieldOf(root, union.instancePath);
-    if (branches.length > 0 && branches.every((e) => e.keyword === 'const' || e.keyword === 'enum' || (e.keyword === 'type' && (e.params as { type?: string }).type === 'null'))) {
+    if (
+      branches.length > 0 &&
+      branches.every((e) => e.keyword === 'const' || e.keyword === 'enum' || (e.keyword === 'type' && (e.params as { type?: string }).type === 'null'))
+    ) {
       const allowed = branches.flatMap((e) => {
         const p = e.params as { allowedValue?: unknown; allowedValues?: unknown[] };
         return e.keyword === 'const' ? [p.allowedValue] : e.keyword === 'enum' ? (p.allowedValues ?? []) : [null];

@@ -10,6 +10,8 @@ import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/world.schemas.js';
+import type { MailboxView } from '../modules/mailboxes/mailboxes.schemas.js';
+import { MailboxError, type AddMailboxRequest } from '../modules/mailboxes/mailboxes.service.js';
 
 export type { SeedResult } from '../modules/world/world.schemas.js';
 export type { PassSummary } from '../engine/index.js';
@@ -32,6 +34,15 @@ export interface RevokedApiKey {
   revoked: boolean;
 }
 
+/** A one-time console sign-in link: `path` is relative to the server's public base URL. */
+export interface LoginLink {
+  workspaceId: string;
+  path: string;
+  expiresAt: string;
+  /** Through a running server: the address the CLI reached it at (used when OUTREACH_PUBLIC_URL is unset). */
+  serverUrl?: string;
+}
+
 export interface TeamLink {
   ownerWorkspaceId: string;
   clientWorkspaceId: string;
@@ -51,6 +62,11 @@ export interface AdminBackend {
   createApiKey(input: { workspaceId: string; expiresAt: string | null }): Promise<CreatedApiKey>;
   revokeApiKey(keyId: string): Promise<RevokedApiKey>;
   addTeamLink(input: TeamLink): Promise<TeamLink>;
+  createLoginLink(input: { workspaceId: string }): Promise<LoginLink>;
+  /** Checks SMTP and IMAP before saving; a failure names the connection. Answers never carry a secret. */
+  addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
+  listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
+  removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<{ removed: true }>;
   close(): Promise<void>;
 }
 
@@ -58,7 +74,10 @@ export interface AdminBackend {
 export type ErrorBody = { error?: string; message?: string } & Record<string, unknown>;
 
 export class CliError extends Error {
-  constructor(message: string, readonly body?: ErrorBody | null) {
+  constructor(
+    message: string,
+    readonly body?: ErrorBody | null,
+  ) {
     super(message);
   }
 }
@@ -69,11 +88,29 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     seed: (doc) => services.world.seed(doc),
     engineTick: (input) => services.engine.runPass(input.now ? { now: new Date(input.now) } : {}),
     createWorkspace: (input) => services.workspaces.createWorkspace(input),
-    createApiKey: (input) => services.workspaces.createApiKey({ workspaceId: input.workspaceId, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
+    createApiKey: (input) =>
+      services.workspaces.createApiKey({ workspaceId: input.workspaceId, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
     revokeApiKey: (id) => services.workspaces.revokeApiKey(id),
     addTeamLink: (input) => services.workspaces.addTeamLink(input),
+    createLoginLink: async (input) => {
+      const link = await services.consoleSessions.createLoginLink(input.workspaceId);
+      return { workspaceId: link.workspaceId, path: link.path, expiresAt: link.expiresAt };
+    },
+    addMailbox: (input) => mailboxCall(() => services.mailboxes.add(input)),
+    listMailboxes: (input) => services.mailboxes.list(input.workspaceId),
+    removeMailbox: (input) => mailboxCall(async () => (await services.mailboxes.remove(input.workspaceId, input.mailbox), { removed: true as const })),
     close,
   };
+}
+
+/** A mailbox refusal is an operator's mistake (wrong password, unknown account): a CLI error with its code. */
+async function mailboxCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof MailboxError) throw new CliError(e.message, { error: e.code, message: e.message });
+    throw e;
+  }
 }
 
 function serverBackend(control: ControlInfo): AdminBackend {
@@ -100,6 +137,10 @@ function serverBackend(control: ControlInfo): AdminBackend {
     createApiKey: (input) => call<CreatedApiKey>('/keys', input.expiresAt ? input : { workspaceId: input.workspaceId }),
     revokeApiKey: (id) => call<RevokedApiKey>(`/keys/${encodeURIComponent(id)}/revoke`, {}),
     addTeamLink: (input) => call<TeamLink>('/team-links', input),
+    createLoginLink: async (input) => ({ ...(await call<LoginLink>('/login-links', input)), serverUrl: control.url }),
+    addMailbox: (input) => call<MailboxView>('/mailboxes', input),
+    listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
+    removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
     close: async () => undefined,
   };
 }

@@ -17,7 +17,11 @@ import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
 
 const program = new Command();
-program.name('outreach').description('Workspace Outreach Service: server and operator commands').version(packageVersion(), '-V, --version').showHelpAfterError();
+program
+  .name('outreach')
+  .description('Workspace Outreach Service: server and operator commands')
+  .version(packageVersion(), '-V, --version')
+  .showHelpAfterError();
 
 const out = (json: boolean, value: unknown, human: () => string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
 
@@ -63,7 +67,11 @@ program
     const config = loadConfig();
     announceTarget(config);
     if (config.database.kind === 'pglite' && readControlFile(config.dataDir)) {
-      out(!!opts.json, { applied: [], note: 'the running server applied migrations at start' }, () => 'The running server applied migrations at start; nothing to do.');
+      out(
+        !!opts.json,
+        { applied: [], note: 'the running server applied migrations at start' },
+        () => 'The running server applied migrations at start; nothing to do.',
+      );
       return;
     }
     const handle = await openDatabase(config);
@@ -77,7 +85,9 @@ program
 
 program
   .command('worker')
-  .description('run only the webhook dispatcher and delivery worker against the configured database (the server also runs one unless OUTREACH_WORKER_IN_PROCESS=0)')
+  .description(
+    'run only the webhook dispatcher and delivery worker against the configured database (the server also runs one unless OUTREACH_WORKER_IN_PROCESS=0)',
+  )
   .action(async () => {
     const config = loadConfig();
     requireKnownDatabase(config);
@@ -99,7 +109,8 @@ program
     const handle = await openDatabase(config);
     await migrateToLatest(handle.db);
     await verifyEncryptionKey(handle.db, config);
-    if (config.webhooksAllowInsecure) logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
+    if (config.webhooksAllowInsecure)
+      logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
     const worker = startWorker({ db: handle.db, config, cipher, logger: logger.child({ component: 'webhook-worker' }) });
     const engineServices = createServices({ db: handle.db, config, clock: systemClock, cipher });
     const engineLoop = startEngineLoop(engineServices.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
@@ -132,7 +143,9 @@ program
     out(!!opts.json, result, () =>
       [
         ...result.workspaces.map((w) => `${w.status.padEnd(8)} ${w.id} ${w.name}${w.apiKeys.map((k) => `\n         key (shown once): ${k}`).join('')}`),
-        `counts: ${Object.entries(result.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+        `counts: ${Object.entries(result.counts)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
       ].join('\n'),
     );
   });
@@ -146,7 +159,11 @@ engine
   .action(async (opts: { now?: string; json?: boolean }) => {
     if (opts.now && Number.isNaN(Date.parse(opts.now))) throw new CliError('--now must be an ISO 8601 timestamp');
     const summary = await withBackend((b) => b.engineTick(opts.now ? { now: new Date(opts.now).toISOString() } : {}));
-    out(!!opts.json, summary, () => Object.entries(summary).map(([k, v]) => `${k}: ${v}`).join('\n'));
+    out(!!opts.json, summary, () =>
+      Object.entries(summary)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n'),
+    );
   });
 
 const workspace = program.command('workspace').description('manage workspaces');
@@ -167,7 +184,9 @@ key
   .option('--json', 'machine-readable output')
   .action(async (opts: { workspace: string; expiresAt?: string; json?: boolean }) => {
     if (opts.expiresAt && Number.isNaN(Date.parse(opts.expiresAt))) throw new CliError('--expires-at must be an ISO 8601 timestamp');
-    const created = await withBackend((b) => b.createApiKey({ workspaceId: opts.workspace, expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null }));
+    const created = await withBackend((b) =>
+      b.createApiKey({ workspaceId: opts.workspace, expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null }),
+    );
     out(!!opts.json, created, () => `Key ${created.id} for workspace ${created.workspaceId}\nSecret (shown once): ${created.key}`);
   });
 key
@@ -191,6 +210,78 @@ team
     if (!isRole(role)) throw new CliError(`--role must be ${inWords(ROLES)}`);
     const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role }));
     out(!!opts.json, link, () => `Workspace ${opts.owner} may now select ${opts.client} as ${opts.role}`);
+  });
+
+program
+  .command('login-link')
+  .description('print a one-time web console sign-in link for a workspace (expires in 10 minutes)')
+  .requiredOption('--workspace <id>', 'the workspace to sign in to')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { workspace: string; json?: boolean }) => {
+    const config = loadConfig();
+    const link = await withBackend((b) => b.createLoginLink({ workspaceId: opts.workspace }));
+    const base = (config.publicUrl ?? link.serverUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
+    const url = `${base}${link.path}`;
+    out(
+      !!opts.json,
+      { workspaceId: link.workspaceId, url, expiresAt: link.expiresAt },
+      () => `${url}\nOne-time console sign-in link; expires ${link.expiresAt}.`,
+    );
+  });
+
+const mailbox = program.command('mailbox').description("manage sending mailboxes (a messaging account's SMTP + IMAP identity)");
+mailbox
+  .command('add')
+  .description('check SMTP (verify) and IMAP (login + INBOX) and save the mailbox, credentials encrypted')
+  .requiredOption('--workspace <id>', 'the workspace')
+  .option('--account <id>', 'messaging account (onb_…) that carries it; default: a new e-mail account')
+  .requiredOption('--address <address>', 'the From address')
+  .option('--name <displayName>', 'display name')
+  .requiredOption('--smtp <url>', 'smtp://user:pass@host:port or smtps://…')
+  .requiredOption('--imap <url>', 'imap://user:pass@host:port or imaps://…')
+  .option('--sent-folder <folder>', 'folder a copy of each sent message is appended to')
+  .option('--json', 'machine-readable output')
+  .action(
+    async (opts: { workspace: string; account?: string; address: string; name?: string; smtp: string; imap: string; sentFolder?: string; json?: boolean }) => {
+      const view = await withBackend((b) =>
+        b.addMailbox({
+          workspaceId: opts.workspace,
+          accountId: opts.account,
+          address: opts.address,
+          displayName: opts.name ?? null,
+          smtpUrl: opts.smtp,
+          imapUrl: opts.imap,
+          sentFolder: opts.sentFolder ?? null,
+        }),
+      );
+      out(!!opts.json, view, () => `Mailbox ${view.id} <${view.address}> on account ${view.accountId}: SMTP and IMAP ok`);
+    },
+  );
+mailbox
+  .command('list')
+  .requiredOption('--workspace <id>', 'the workspace')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { workspace: string; json?: boolean }) => {
+    const list = await withBackend((b) => b.listMailboxes({ workspaceId: opts.workspace }));
+    out(!!opts.json, list, () =>
+      list.length === 0
+        ? 'No mailboxes'
+        : list
+            .map(
+              (m) =>
+                `${m.id}  ${m.address}  ${m.health}${m.healthDetail ? ` (${m.healthDetail})` : ''}  account ${m.accountId}  smtp ${m.smtp}  imap ${m.imap}`,
+            )
+            .join('\n'),
+    );
+  });
+mailbox
+  .command('remove')
+  .requiredOption('--workspace <id>', 'the workspace')
+  .argument('<mailbox>', 'mailbox id (mbx_…) or address')
+  .option('--json', 'machine-readable output')
+  .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
+    const result = await withBackend((b) => b.removeMailbox({ workspaceId: opts.workspace, mailbox: id }));
+    out(!!opts.json, result, () => `Removed mailbox ${id}`);
   });
 
 registerApiCommands(program);

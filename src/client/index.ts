@@ -119,7 +119,8 @@ export function createRetryingFetch(options: Pick<ClientOptions, 'timeoutMs' | '
         response = await baseFetch(new Request(attemptRequest, { signal }), init ? { ...init, signal } : undefined);
       } catch (err) {
         // The caller's own abort is final; a timeout or a network failure is retryable.
-        if (callerSignal.aborted || last) throw timeout.aborted && !callerSignal.aborted ? new Error(`request timed out after ${timeoutMs} ms`, { cause: err }) : err;
+        if (callerSignal.aborted || last)
+          throw timeout.aborted && !callerSignal.aborted ? new Error(`request timed out after ${timeoutMs} ms`, { cause: err }) : err;
         error = err;
       }
       if (response && (last || !RETRYABLE_STATUS.has(response.status))) return response;

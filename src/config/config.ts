@@ -51,8 +51,21 @@ const EnvSchema = Type.Object({
   OUTREACH_ENCRYPTION_KEY: Type.Optional(Type.String()),
   OUTREACH_PUBLIC_URL: Type.Optional(Type.String()),
   SMTP_URL: Type.Optional(Type.String()),
+  OUTREACH_X_API_URL: Type.String({ default: 'https://api.x.com' }),
+  OUTREACH_X_AUTHORIZE_URL: Type.String({ default: 'https://x.com/i/oauth2/authorize' }),
+  OUTREACH_X_CLIENT_ID: Type.Optional(Type.String()),
+  OUTREACH_X_CLIENT_SECRET: Type.Optional(Type.String()),
+  OUTREACH_X_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
   LOG_LEVEL: Type.Union(
-    [Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')],
+    [
+      Type.Literal('fatal'),
+      Type.Literal('error'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('debug'),
+      Type.Literal('trace'),
+      Type.Literal('silent'),
+    ],
     { default: 'info' },
   ),
 });
@@ -89,6 +102,14 @@ export interface Config {
   readonly publicUrl: string | null;
   readonly smtpUrl: string | null;
   readonly logLevel: string;
+  /** The real X channel: X API v2 base URL, OAuth authorize URL, the X app's client credentials, request timeout. */
+  readonly x: {
+    readonly apiUrl: string;
+    readonly authorizeUrl: string;
+    readonly clientId: string | null;
+    readonly clientSecret: string | null;
+    readonly timeoutMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -137,7 +158,8 @@ export function parseSendingDays(spec: string): number {
   let mask = 0;
   for (const part of spec.toLowerCase().split(',')) {
     const [from, to = from] = part.split('-').map((d) => WEEKDAYS.indexOf(d));
-    if (from < 0 || to < 0) throw new ConfigError(`invalid configuration: OUTREACH_PACING_DAYS has an unknown day in "${part}" (use sun, mon, tue, wed, thu, fri, sat)`);
+    if (from < 0 || to < 0)
+      throw new ConfigError(`invalid configuration: OUTREACH_PACING_DAYS has an unknown day in "${part}" (use sun, mon, tue, wed, thu, fri, sat)`);
     for (let d = from; ; d = (d + 1) % 7) {
       mask |= 1 << d;
       if (d === to) break;
@@ -154,7 +176,8 @@ export function sendingDaysLabel(mask: number): string {
 function engineConfigOf(e: Env): EngineConfig {
   const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
   const [start, end] = e.OUTREACH_PACING_HOURS.split('-');
-  if (minutes(start) >= minutes(end) || minutes(end) > 24 * 60) throw new ConfigError('invalid configuration: OUTREACH_PACING_HOURS must be HH:MM-HH:MM with start before end');
+  if (minutes(start) >= minutes(end) || minutes(end) > 24 * 60)
+    throw new ConfigError('invalid configuration: OUTREACH_PACING_HOURS must be HH:MM-HH:MM with start before end');
   return Object.freeze({
     batchSize: e.OUTREACH_ENGINE_BATCH_SIZE,
     concurrency: e.OUTREACH_ENGINE_CONCURRENCY,
@@ -266,6 +289,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     publicUrl: e.OUTREACH_PUBLIC_URL ?? null,
     smtpUrl: e.SMTP_URL ?? null,
     logLevel: e.LOG_LEVEL,
+    x: Object.freeze({
+      apiUrl: e.OUTREACH_X_API_URL.replace(/\/+$/, ''),
+      authorizeUrl: e.OUTREACH_X_AUTHORIZE_URL,
+      clientId: e.OUTREACH_X_CLIENT_ID ?? null,
+      clientSecret: e.OUTREACH_X_CLIENT_SECRET ?? null,
+      timeoutMs: e.OUTREACH_X_TIMEOUT_MS,
+    }),
   });
 }
 

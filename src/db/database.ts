@@ -6,8 +6,7 @@ import type { DB } from './schema.js';
 export type Database = Kysely<DB>;
 
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolSize?: number; onIdleError?: (err: Error) => void }
-  | { kind: 'pglite'; dataDir?: string; loadDataDir?: Blob };
+  { kind: 'postgres'; url: string; poolSize?: number; onIdleError?: (err: Error) => void } | { kind: 'pglite'; dataDir?: string; loadDataDir?: Blob };
 
 export interface DatabaseHandle {
   db: Database;

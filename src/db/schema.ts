@@ -53,6 +53,17 @@ export interface XAccountsTable {
   created_at: CreatedAt;
 }
 
+export interface XAccountOauthTable {
+  workspace_id: string;
+  user_id: string;
+  access_token: string;
+  refresh_token: string;
+  expires_at: Timestamp;
+  scopes: Generated<string>;
+  disconnected_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
 export interface MessagingAccountsTable {
   id: string;
   workspace_id: string;
@@ -323,6 +334,7 @@ export interface DB {
   team_links: TeamLinksTable;
   api_keys: ApiKeysTable;
   x_accounts: XAccountsTable;
+  x_account_oauth: XAccountOauthTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;
   plays: PlaysTable;
@@ -345,6 +357,8 @@ export interface DB {
   email_messages: EmailMessagesTable;
   email_inbound_seen: EmailInboundSeenTable;
   suppressed_addresses: SuppressedAddressesTable;
+  console_sessions: ConsoleSessionsTable;
+  console_login_links: ConsoleLoginLinksTable;
 }
 
 /** A messaging account's e-mail identity (migration 0013). The URLs carry credentials and are stored encrypted. */
@@ -394,4 +408,25 @@ export interface SuppressedAddressesTable {
   reason: 'bounced' | 'unsubscribed';
   lead_id: string | null;
   created_at: CreatedAt;
+}
+
+/** A web console session (migration 0015): the SHA-256 of the browser's opaque id, bound to the key it signed in with. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  workspace_id: string;
+  /** NULL for a session started from an operator's login link. */
+  key_id: string | null;
+  /** The client workspace a Team owner switched to; NULL means the home workspace. */
+  selected_workspace_id: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+/** A one-time console sign-in link made by `outreach login-link` (migration 0015). */
+export interface ConsoleLoginLinksTable {
+  token_hash: string;
+  workspace_id: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
 }

@@ -87,9 +87,25 @@ describe('public views through HTTP answer exactly the spec fields', () => {
     expect(res.json().plays).toEqual([
       { id: playId, name: expect.any(String), status: 'active', revision: 1, sequenceId, accountUserId: '2001', reviewApiEnabled: true, autopilot: false },
     ]);
-    const row = { id: playId, name: 'P', status: 'active' as const, revision: 1, sequence_id: null, account_user_id: null, review_api_enabled: true, autopilot: false };
+    const row = {
+      id: playId,
+      name: 'P',
+      status: 'active' as const,
+      revision: 1,
+      sequence_id: null,
+      account_user_id: null,
+      review_api_enabled: true,
+      autopilot: false,
+    };
     expect(Object.keys(toPlayView({ ...row, kind: 'followers' } as typeof row))).toEqual([
-      'id', 'name', 'status', 'revision', 'sequenceId', 'accountUserId', 'reviewApiEnabled', 'autopilot',
+      'id',
+      'name',
+      'status',
+      'revision',
+      'sequenceId',
+      'accountUserId',
+      'reviewApiEnabled',
+      'autopilot',
     ]);
   });
 
@@ -104,17 +120,53 @@ describe('public views through HTTP answer exactly the spec fields', () => {
     });
     const x = (await get(`/api/v1/x/leads/${id}`)).json().lead;
     expect(Object.keys(x)).toEqual([
-      'id', 'xUserId', 'username', 'accountUserId', 'playId', 'sequenceId', 'stage', 'automationStopped', 'currentStep', 'nextActionAt',
-      'followedAt', 'followedBackAt', 'messagedAt', 'repliedAt', 'optedOutAt', 'deliveryGuaranteed',
+      'id',
+      'xUserId',
+      'username',
+      'accountUserId',
+      'playId',
+      'sequenceId',
+      'stage',
+      'automationStopped',
+      'currentStep',
+      'nextActionAt',
+      'followedAt',
+      'followedBackAt',
+      'messagedAt',
+      'repliedAt',
+      'optedOutAt',
+      'deliveryGuaranteed',
     ]);
     expect(x).toMatchObject({ id, stage: 'messaged', messagedAt: '2026-11-20T09:00:00.000Z', repliedAt: null, deliveryGuaranteed: false });
 
     const crm = (await get('/api/v1/leads?q=Grace')).json().leads;
     expect(crm).toHaveLength(1);
     expect(Object.keys(crm[0])).toEqual([
-      'id', 'person', 'company', 'title', 'email', 'linkedinUrl', 'account', 'sequenceId', 'strategyId', 'strategyRunId', 'invitePriority',
-      'stage', 'currentStep', 'nextActionAt', 'sequenceDone', 'invitedAt', 'connectedAt', 'messagedAt', 'repliedAt', 'meetingBookedAt',
-      'meetingOutcome', 'snoozedUntil', 'optedOutAt', 'replySentiment', 'lastError',
+      'id',
+      'person',
+      'company',
+      'title',
+      'email',
+      'linkedinUrl',
+      'account',
+      'sequenceId',
+      'strategyId',
+      'strategyRunId',
+      'invitePriority',
+      'stage',
+      'currentStep',
+      'nextActionAt',
+      'sequenceDone',
+      'invitedAt',
+      'connectedAt',
+      'messagedAt',
+      'repliedAt',
+      'meetingBookedAt',
+      'meetingOutcome',
+      'snoozedUntil',
+      'optedOutAt',
+      'replySentiment',
+      'lastError',
     ]);
     expect(crm[0]).toMatchObject({ id, person: 'Grace Hopper', stage: 'messaged', invitedAt: '2026-11-19T09:00:00.000Z', sequenceDone: false });
   });
@@ -172,10 +224,29 @@ describe('public views through HTTP answer exactly the spec fields', () => {
 describe('event lead object', () => {
   it('is the spec `lead` of Events, in its order, and nothing else from the row', () => {
     const row = {
-      id: 'l1', person: 'P', company: 'C', title: 'T', email: 'e@x.example', linkedin_url: 'https://l.example/p', account_id: 'onb_1',
-      sequence_id: 's1', stage: 'invited', x_user_id: '99', sandbox: { secret: true },
+      id: 'l1',
+      person: 'P',
+      company: 'C',
+      title: 'T',
+      email: 'e@x.example',
+      linkedin_url: 'https://l.example/p',
+      account_id: 'onb_1',
+      sequence_id: 's1',
+      stage: 'invited',
+      x_user_id: '99',
+      sandbox: { secret: true },
     };
-    expect(toEventLead(row)).toEqual({ id: 'l1', person: 'P', company: 'C', title: 'T', email: 'e@x.example', linkedinUrl: 'https://l.example/p', account: 'onb_1', sequenceId: 's1', stage: 'invited' });
+    expect(toEventLead(row)).toEqual({
+      id: 'l1',
+      person: 'P',
+      company: 'C',
+      title: 'T',
+      email: 'e@x.example',
+      linkedinUrl: 'https://l.example/p',
+      account: 'onb_1',
+      sequenceId: 's1',
+      stage: 'invited',
+    });
     expect(Object.keys(toEventLead(row))).toEqual(['id', 'person', 'company', 'title', 'email', 'linkedinUrl', 'account', 'sequenceId', 'stage']);
   });
 });

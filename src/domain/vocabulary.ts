@@ -46,9 +46,33 @@ export type BillingStatus = (typeof BILLING_STATUSES)[number];
 
 /** The spec's activity enum: every ledger entry is written under one of these. */
 export const ACTIVITY_ACTIONS = [
-  'resolve', 'invite', 'accepted', 'like', 'message', 'followup', 'reply_detected', 'view_profile', 'endorse', 'comment', 'enrich',
-  'meeting_invited', 'reply_drafted', 'reply_sent', 'reply_dismissed', 'reply_snoozed', 'sequence_started', 'meeting_booked',
-  'meeting_no_show', 'meeting_synced', 'manual_override', 'email_sent', 'x_dm', 'x_follow', 'x_like', 'x_follow_back', 'error',
+  'resolve',
+  'invite',
+  'accepted',
+  'like',
+  'message',
+  'followup',
+  'reply_detected',
+  'view_profile',
+  'endorse',
+  'comment',
+  'enrich',
+  'meeting_invited',
+  'reply_drafted',
+  'reply_sent',
+  'reply_dismissed',
+  'reply_snoozed',
+  'sequence_started',
+  'meeting_booked',
+  'meeting_no_show',
+  'meeting_synced',
+  'manual_override',
+  'email_sent',
+  'x_dm',
+  'x_follow',
+  'x_like',
+  'x_follow_back',
+  'error',
 ] as const;
 export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
 export const ACTIVITY_OUTCOMES = ['ok', 'skipped', 'failed'] as const;

@@ -73,7 +73,14 @@ async function reservePacingFor(trx: Database, rules: ClaimSettings['pacing'], c
   for (const c of candidates) {
     const bucket = bucketOf(c.step.kind);
     if (bucket && c.row.account_id) {
-      requests.push({ key: c.row.id, workspaceId: c.row.workspace_id, accountId: c.row.account_id, timeZone: c.row.time_zone, warmupStartedAt: c.row.warmup_started_at ? new Date(c.row.warmup_started_at) : null, bucket });
+      requests.push({
+        key: c.row.id,
+        workspaceId: c.row.workspace_id,
+        accountId: c.row.account_id,
+        timeZone: c.row.time_zone,
+        warmupStartedAt: c.row.warmup_started_at ? new Date(c.row.warmup_started_at) : null,
+        bucket,
+      });
     }
   }
   const decisions = await reservePacing(trx, rules, requests, now);

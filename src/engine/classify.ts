@@ -3,10 +3,22 @@ export const CLASSIFICATIONS = ['unsubscribe', 'out_of_office', 'negative', 'mee
 export type Classification = (typeof CLASSIFICATIONS)[number];
 
 const RULES: [Classification, RegExp][] = [
-  ['unsubscribe', /\b(unsubscribe|remove me|opt[\s-]?out|take me off|stop (e-?mailing|messaging|contacting|writing)|do not (contact|email|message)|don'?t (contact|email|message))\b/i],
-  ['out_of_office', /\b(out of (the )?office|on (annual |parental |maternity |paternity )?leave|on vacation|on holiday|away until|back on|auto-?reply|automatic reply|limited access to (my )?e-?mail)\b/i],
-  ['negative', /\b(not interested|no thanks|no thank you|not a (good )?fit|not for us|we'?re (all )?set|already (have|use|using)|not looking|no need|not right now|please stop)\b/i],
-  ['meeting_intent', /\b(meet|meeting|call|chat|calendar|schedule|book|demo|zoom|teams|available|availability|free (on|at)|next week|tomorrow|(mon|tues|wednes|thurs|fri)day)\b/i],
+  [
+    'unsubscribe',
+    /\b(unsubscribe|remove me|opt[\s-]?out|take me off|stop (e-?mailing|messaging|contacting|writing)|do not (contact|email|message)|don'?t (contact|email|message))\b/i,
+  ],
+  [
+    'out_of_office',
+    /\b(out of (the )?office|on (annual |parental |maternity |paternity )?leave|on vacation|on holiday|away until|back on|auto-?reply|automatic reply|limited access to (my )?e-?mail)\b/i,
+  ],
+  [
+    'negative',
+    /\b(not interested|no thanks|no thank you|not a (good )?fit|not for us|we'?re (all )?set|already (have|use|using)|not looking|no need|not right now|please stop)\b/i,
+  ],
+  [
+    'meeting_intent',
+    /\b(meet|meeting|call|chat|calendar|schedule|book|demo|zoom|teams|available|availability|free (on|at)|next week|tomorrow|(mon|tues|wednes|thurs|fri)day)\b/i,
+  ],
   ['question', /\?/],
   ['positive', /\b(interested|sounds (good|great|interesting)|tell me more|love to|happy to|keen|yes|sure|great|thanks|thank you)\b/i],
 ];

@@ -12,7 +12,6 @@ import type { PassSummary } from './scheduler.js';
 /** Same bound as the eligibility snapshot: discovery never reads more followers per run than this. */
 export const DISCOVERY_SNAPSHOT_LIMIT = 5000;
 
-
 interface DiscoveryDeps {
   db: Database;
   config: EngineConfig;
@@ -63,19 +62,32 @@ export function createDiscovery(deps: DiscoveryDeps) {
       if (ids.length === 0) continue;
       await db.transaction().execute(async (trx) => {
         const known = await repo.existingCandidateIds(trx, play.workspace_id, play.play_id, ids);
-        const fresh = ids.filter((id) => !known.has(id)).map((id) => ({ id: newId(), xUserId: id, username: users.get(id)?.username ?? null, name: users.get(id)?.name ?? null }));
+        const fresh = ids
+          .filter((id) => !known.has(id))
+          .map((id) => ({ id: newId(), xUserId: id, username: users.get(id)?.username ?? null, name: users.get(id)?.name ?? null }));
         if (fresh.length === 0) return;
         // Locked in manual enrollment's order (Play, sequence, identities); it also pins the autopilot setting.
         const target = await plays.lockDiscoveryTarget(trx, play.workspace_id, play.play_id, play.account_user_id);
         if (target === undefined) return; // the Play is gone
-        const inserted = await repo.insertDiscoveryBatch(trx, { batchId: newId(), workspaceId: play.workspace_id, playId: play.play_id, now, candidates: fresh });
+        const inserted = await repo.insertDiscoveryBatch(trx, {
+          batchId: newId(),
+          workspaceId: play.workspace_id,
+          playId: play.play_id,
+          now,
+          candidates: fresh,
+        });
         const saved = fresh.filter((c) => inserted.has(c.id));
         const leadIds = new Map<string, string>();
         if (target && saved.length > 0) {
-          const enrolled = await plays.enroll(play.workspace_id, play.play_id, { ...target, candidateIds: saved.map((c) => c.id) }, {
-            tx: trx,
-            by: { kind: 'autopilot', at: now },
-          });
+          const enrolled = await plays.enroll(
+            play.workspace_id,
+            play.play_id,
+            { ...target, candidateIds: saved.map((c) => c.id) },
+            {
+              tx: trx,
+              by: { kind: 'autopilot', at: now },
+            },
+          );
           for (const r of enrolled.results) if (r.leadId !== null) leadIds.set(r.candidateId, r.leadId);
         }
         const events = saved.map((c) => ({

@@ -39,7 +39,13 @@ const EVENT_TEXT_BYTES = 16_384;
 function clipUtf8(text: string | null, maxBytes: number): { text: string | null; truncated: boolean } {
   if (text === null || Buffer.byteLength(text) <= maxBytes) return { text, truncated: false };
   // Cutting inside a multi-byte character leaves a replacement character at the end; drop it.
-  return { text: Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, ''), truncated: true };
+  return {
+    text: Buffer.from(text)
+      .subarray(0, maxBytes)
+      .toString('utf8')
+      .replace(/\uFFFD+$/, ''),
+    truncated: true,
+  };
 }
 
 export function createObserver(deps: ObserverDeps) {
@@ -89,7 +95,17 @@ export function createObserver(deps: ObserverDeps) {
           const lead = await repo.markAccepted(trx, row.id, obs.at, now);
           if (!lead) return;
           await repo.insertActivities(trx, [
-            { id: newId(), workspace_id: row.workspace_id, created_at: obs.at, action: 'accepted', outcome: 'ok', units: 0, detail: JSON.stringify({ channel: 'linkedin' }), account_id: row.account_id, lead_id: row.id },
+            {
+              id: newId(),
+              workspace_id: row.workspace_id,
+              created_at: obs.at,
+              action: 'accepted',
+              outcome: 'ok',
+              units: 0,
+              detail: JSON.stringify({ channel: 'linkedin' }),
+              account_id: row.account_id,
+              lead_id: row.id,
+            },
           ]);
           await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: toEventLead(lead) }, createdAt: obs.at });
           summary.observations += 1;
@@ -97,7 +113,17 @@ export function createObserver(deps: ObserverDeps) {
           const lead = await repo.markFollowedBack(trx, row.id, obs.at, now);
           if (!lead) return;
           await repo.insertActivities(trx, [
-            { id: newId(), workspace_id: row.workspace_id, created_at: obs.at, action: 'x_follow_back', outcome: 'ok', units: 0, detail: JSON.stringify({ channel: 'x' }), account_id: null, lead_id: row.id },
+            {
+              id: newId(),
+              workspace_id: row.workspace_id,
+              created_at: obs.at,
+              action: 'x_follow_back',
+              outcome: 'ok',
+              units: 0,
+              detail: JSON.stringify({ channel: 'x' }),
+              account_id: null,
+              lead_id: row.id,
+            },
           ]);
           await enqueueEvent(trx, {
             workspaceId: row.workspace_id,
@@ -112,11 +138,22 @@ export function createObserver(deps: ObserverDeps) {
             // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
             const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
             if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return;
-            await recordReply(trx, row, obs, now, { classification, draft: null, settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt }, detail: { resumeAt: resumeAt.toISOString() } });
+            await recordReply(trx, row, obs, now, {
+              classification,
+              draft: null,
+              settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
+              detail: { resumeAt: resumeAt.toISOString() },
+            });
             summary.repliesDetected += 1;
             return;
           }
-          const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification), optOut: classification === 'unsubscribe' });
+          const lead = await repo.markReplied(trx, {
+            leadId: row.id,
+            at: obs.at,
+            now,
+            sentiment: sentimentOf(classification),
+            optOut: classification === 'unsubscribe',
+          });
           if (!lead) return;
           const isX = obs.channel === 'x';
           // Social-network replies are answered on the network itself, so they get no draft.
@@ -146,7 +183,9 @@ export function createObserver(deps: ObserverDeps) {
 
   async function runObservations(now: Date, summary: PassSummary) {
     for (let guard = 0; guard < 100_000; guard++) {
-      const claimed = await db.transaction().execute((trx) => repo.claimWatched(trx, { now, limit: config.batchSize, intervalSeconds: config.observeIntervalSeconds }));
+      const claimed = await db
+        .transaction()
+        .execute((trx) => repo.claimWatched(trx, { now, limit: config.batchSize, intervalSeconds: config.observeIntervalSeconds }));
       if (claimed.length === 0) return;
       const rows = claimed.filter((r) => r.watchable);
       const byId = new Map(rows.map((r) => [r.id, r]));

@@ -80,7 +80,11 @@ function accountFor(row: Row, step: Step): string | null {
 }
 
 /** The send this step makes for the lead (templates rendered, variant picked), or why it is skipped. */
-export function prepareSend(row: Row, step: Step, now: Date): { ok: true; send: Omit<PlannedSend, 'units' | 'release'> } | { ok: false; detail: Record<string, unknown> } {
+export function prepareSend(
+  row: Row,
+  step: Step,
+  now: Date,
+): { ok: true; send: Omit<PlannedSend, 'units' | 'release'> } | { ok: false; detail: Record<string, unknown> } {
   const base = { step: row.current_step, kind: step.kind };
   if (step.kind === 'email' && !row.email) return { ok: false, detail: { ...base, reason: 'missing_email' } };
   if (X_KINDS.has(step.kind) && !row.x_user_id) return { ok: false, detail: { ...base, reason: 'missing_x_user_id' } };
@@ -135,7 +139,13 @@ export function prepareSend(row: Row, step: Step, now: Date): { ok: true; send: 
   };
 }
 
-export function localOutcome(row: Row, step: Step | undefined, kind: 'skipped' | 'opted_out' | 'done' | 'uncertain', detail: Record<string, unknown>, now: Date): Outcome {
+export function localOutcome(
+  row: Row,
+  step: Step | undefined,
+  kind: 'skipped' | 'opted_out' | 'done' | 'uncertain',
+  detail: Record<string, unknown>,
+  now: Date,
+): Outcome {
   const base = steadyRecord(row);
   let record: LeadRecord;
   if (kind === 'opted_out') {
@@ -235,7 +245,14 @@ export function checkOutcome(config: OutcomeRules, check: PlannedSend, verdict: 
       action: activityActionOf(step, !!row.messaged_at),
       outcome: 'failed',
       units: 0,
-      detail: detailOf({ step: row.current_step, kind: step.kind, channel: channelOf(step.kind), reason: 'interrupted', confirmed: 'not_sent', retryAt: now.toISOString() }),
+      detail: detailOf({
+        step: row.current_step,
+        kind: step.kind,
+        channel: channelOf(step.kind),
+        reason: 'interrupted',
+        confirmed: 'not_sent',
+        retryAt: now.toISOString(),
+      }),
       account_id: accountFor(row, step),
     },
     event: null,

@@ -109,9 +109,7 @@ export interface PacingRequest {
   bucket: PacingBucket;
 }
 
-export type PacingDecision =
-  | { granted: true; localDay: string }
-  | { granted: false; retryAt: Date; reason: 'outside_sending_hours' | 'daily_cap' | 'spacing' };
+export type PacingDecision = { granted: true; localDay: string } | { granted: false; retryAt: Date; reason: 'outside_sending_hours' | 'daily_cap' | 'spacing' };
 
 /**
  * Reserves today's budget for the requests, in order, under a row lock on each account's counter, so
@@ -145,7 +143,15 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
     open.map((o) => ({ workspace_id: o.list[0].workspaceId, account_id: o.list[0].accountId, local_day: o.day })),
   );
   const current = new Map(rows.map((r) => [r.account_id, r]));
-  const updates: { workspace_id: string; account_id: string; local_day: string; invites: number; messages: number; actions: number; last_action_at: string | null }[] = [];
+  const updates: {
+    workspace_id: string;
+    account_id: string;
+    local_day: string;
+    invites: number;
+    messages: number;
+    actions: number;
+    last_action_at: string | null;
+  }[] = [];
   const spacing = rules.spacingSeconds * 1000;
   for (const { list, tz, day } of open) {
     const first = list[0];

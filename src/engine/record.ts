@@ -13,14 +13,16 @@ import * as sql from './sql/index.js';
  */
 export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary) {
   if (outcomes.length === 0) return;
-  const recorded = await sql.recordLeads(trx, outcomes.map((o) => o.record), now);
+  const recorded = await sql.recordLeads(
+    trx,
+    outcomes.map((o) => o.record),
+    now,
+  );
   const byId = new Map(recorded.map((r) => [r.id, r]));
   const applied = outcomes.filter((o) => byId.has(o.row.id));
   await sql.insertActivities(
     trx,
-    applied
-      .filter((o) => o.activity)
-      .map((o) => ({ id: newId(), workspace_id: o.row.workspace_id, lead_id: o.row.id, created_at: now, ...o.activity! })),
+    applied.filter((o) => o.activity).map((o) => ({ id: newId(), workspace_id: o.row.workspace_id, lead_id: o.row.id, created_at: now, ...o.activity! })),
   );
   await enqueueEvents(
     trx,
@@ -34,7 +36,10 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
   const refunds = new Map<string, number>();
   for (const o of applied) if (o.refundUnits > 0) refunds.set(o.row.workspace_id, (refunds.get(o.row.workspace_id) ?? 0) + o.refundUnits);
   // Counters before the workspace row: the claim transaction takes them in that order too.
-  await releaseReservations(trx, applied.flatMap((o) => (o.release ? [o.release] : [])));
+  await releaseReservations(
+    trx,
+    applied.flatMap((o) => (o.release ? [o.release] : [])),
+  );
   await sql.refundEnergy(trx, refunds);
   for (const o of applied) if (o.tally) summary[o.tally] += 1;
 }

@@ -29,7 +29,15 @@ export function bucketOf(kind: StepKind): PacingBucket | null {
   return 'actions';
 }
 
-const ENGAGE_ACTION: Record<string, string> = { like: 'like', like_last_post: 'like', react: 'like', comment: 'comment', endorse: 'endorse', view_profile: 'view_profile', view: 'view_profile' };
+const ENGAGE_ACTION: Record<string, string> = {
+  like: 'like',
+  like_last_post: 'like',
+  react: 'like',
+  comment: 'comment',
+  endorse: 'endorse',
+  view_profile: 'view_profile',
+  view: 'view_profile',
+};
 const X_ENGAGE_ACTION: Record<string, string> = { follow: 'x_follow', like: 'x_like', like_last_post: 'x_like', react: 'x_like' };
 
 /** The ledger action (spec activity enum) one attempt of this step is written under. */

@@ -30,7 +30,10 @@ export function resolveEncryptionKey(config: Config): { key: Buffer; source: str
     fs.writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
   }
   const key = decodeEncryptionKey(fs.readFileSync(file, 'utf8'));
-  if (!key) throw new ConfigError(`invalid configuration: ${file} does not hold a 32-byte key; restore it, or set OUTREACH_ENCRYPTION_KEY to the key this database was written with`);
+  if (!key)
+    throw new ConfigError(
+      `invalid configuration: ${file} does not hold a 32-byte key; restore it, or set OUTREACH_ENCRYPTION_KEY to the key this database was written with`,
+    );
   return { key, source: file };
 }
 
@@ -48,7 +51,8 @@ export async function verifyEncryptionKey(db: Database, config: Config): Promise
   const fingerprint = encryptionKeyFingerprint(key);
   const saved = await getOrInitInstanceSetting(db, FINGERPRINT_SETTING, fingerprint);
   if (saved === fingerprint) return;
-  const given = source === 'OUTREACH_ENCRYPTION_KEY' ? 'OUTREACH_ENCRYPTION_KEY is' : `OUTREACH_ENCRYPTION_KEY is not set and the generated key in ${source} is`;
+  const given =
+    source === 'OUTREACH_ENCRYPTION_KEY' ? 'OUTREACH_ENCRYPTION_KEY is' : `OUTREACH_ENCRYPTION_KEY is not set and the generated key in ${source} is`;
   throw new ConfigError(
     `invalid configuration: ${given} not the key this database was written with (the database expects key fingerprint ${saved}, ` +
       `this key's is ${fingerprint}); set OUTREACH_ENCRYPTION_KEY to the original key, or stored message text could not be read`,

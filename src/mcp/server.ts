@@ -1,7 +1,14 @@
 // The low-level Server is used on purpose: McpServer.registerTool wants zod shapes, while these tools take their JSON
 // Schema straight from the TypeBox definitions the HTTP routes use, so there is one schema language and no conversion.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorObject } from 'ajv';
 import { Value } from 'typebox/value';
 import { AppError } from '../app/errors.js';

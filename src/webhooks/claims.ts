@@ -101,7 +101,10 @@ export async function claimDueDeliveries(
       });
     }
     await repo.markClaimed(trx, claimed, leaseExpiresAt);
-    await repo.insertAttempts(trx, claimed.map((c) => ({ id: newId(), delivery_id: c.id, attempt: c.attempt, started_at: now })));
+    await repo.insertAttempts(
+      trx,
+      claimed.map((c) => ({ id: newId(), delivery_id: c.id, attempt: c.attempt, started_at: now })),
+    );
     return claimed;
   });
 }
@@ -146,10 +149,7 @@ function finished(claim: ClaimedDelivery, result: AttemptResult, now: Date): rep
  * always written (it is what happened); a delivery only changes while its claim still holds the lease
  * token, so a worker that overran its lease and was replaced cannot overwrite its successor's state.
  */
-export async function completeAttempts(
-  db: Database,
-  done: Array<{ claim: ClaimedDelivery; result: AttemptResult; now: Date }>,
-): Promise<Completion[]> {
+export async function completeAttempts(db: Database, done: Array<{ claim: ClaimedDelivery; result: AttemptResult; now: Date }>): Promise<Completion[]> {
   const items = done.map((d) => finished(d.claim, d.result, d.now));
   const moved = await db.transaction().execute((trx) => repo.recordFinishedAttempts(trx, items));
   return items.map((i) => ({ state: i.state, nextAttemptAt: i.nextAttemptAt, fenced: !moved.has(i.deliveryId) }));

@@ -7,14 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildDeliveryRequest,
-  classifyStatus,
-  deliverOnce,
-  MAX_ATTEMPTS,
-  RETRY_DELAYS_MS,
-  WEBHOOK_USER_AGENT,
-} from './deliver.js';
+import { buildDeliveryRequest, classifyStatus, deliverOnce, MAX_ATTEMPTS, RETRY_DELAYS_MS, WEBHOOK_USER_AGENT } from './deliver.js';
 import { verifyWebhook } from './sign.js';
 
 // Neither name resolves through the system resolver (.test is reserved), so a
@@ -75,9 +68,7 @@ function makeHandler(fixture: Pick<Fixture, 'requests'>, onHugeClosed: (bytes: n
       }
       const redirect = /^\/redirect\/(\d{3})$/.exec(path);
       if (redirect) {
-        res
-          .writeHead(Number(redirect[1]), { location: `http://127.0.0.1:${redirectTargetPort}/target` })
-          .end();
+        res.writeHead(Number(redirect[1]), { location: `http://127.0.0.1:${redirectTargetPort}/target` }).end();
         return;
       }
       switch (path) {
@@ -134,11 +125,21 @@ beforeAll(async () => {
   execFileSync(
     'openssl',
     [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
-      '-keyout', keyPath, '-out', certPath,
-      '-subj', `/CN=${HOOK_HOST}`,
-      '-addext', `subjectAltName=DNS:${HOOK_HOST}`,
-      '-days', '2',
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-subj',
+      `/CN=${HOOK_HOST}`,
+      '-addext',
+      `subjectAltName=DNS:${HOOK_HOST}`,
+      '-days',
+      '2',
     ],
     { stdio: 'ignore' },
   );
@@ -184,8 +185,7 @@ function sampleRequest() {
 }
 
 /** One delivery of the sample request to `url`, pinned to the loopback address. */
-const deliverTo = (url: URL, over: Partial<Parameters<typeof deliverOnce>[0]> = {}) =>
-  deliverOnce({ url, address: '127.0.0.1', ...sampleRequest(), ...over });
+const deliverTo = (url: URL, over: Partial<Parameters<typeof deliverOnce>[0]> = {}) => deliverOnce({ url, address: '127.0.0.1', ...sampleRequest(), ...over });
 
 describe('buildDeliveryRequest', () => {
   it('builds the spec body and headers with a verifiable signature', () => {
@@ -212,9 +212,7 @@ describe('buildDeliveryRequest', () => {
       'x-service-delivery': 'd-1',
       'x-service-signature': expect.stringMatching(new RegExp(`^t=${nowSeconds},v1=[0-9a-f]{64}$`)),
     });
-    expect(
-      verifyWebhook(body, headers['x-service-signature'], SECRET, { now: () => nowSeconds * 1000 }),
-    ).toEqual({ ok: true, timestamp: nowSeconds });
+    expect(verifyWebhook(body, headers['x-service-signature'], SECRET, { now: () => nowSeconds * 1000 })).toEqual({ ok: true, timestamp: nowSeconds });
   });
 
   it('keeps the data key when data is undefined', () => {
@@ -244,10 +242,30 @@ describe('retry policy constants', () => {
   });
 
   it.each([
-    [200, 'success'], [201, 'success'], [202, 'success'], [204, 'success'], [299, 'success'],
-    [429, 'retry'], [500, 'retry'], [502, 'retry'], [503, 'retry'], [504, 'retry'], [599, 'retry'],
-    [300, 'fail'], [301, 'fail'], [302, 'fail'], [304, 'fail'], [307, 'fail'], [308, 'fail'],
-    [400, 'fail'], [401, 'fail'], [403, 'fail'], [404, 'fail'], [408, 'fail'], [410, 'fail'], [422, 'fail'],
+    [200, 'success'],
+    [201, 'success'],
+    [202, 'success'],
+    [204, 'success'],
+    [299, 'success'],
+    [429, 'retry'],
+    [500, 'retry'],
+    [502, 'retry'],
+    [503, 'retry'],
+    [504, 'retry'],
+    [599, 'retry'],
+    [300, 'fail'],
+    [301, 'fail'],
+    [302, 'fail'],
+    [304, 'fail'],
+    [307, 'fail'],
+    [308, 'fail'],
+    [400, 'fail'],
+    [401, 'fail'],
+    [403, 'fail'],
+    [404, 'fail'],
+    [408, 'fail'],
+    [410, 'fail'],
+    [422, 'fail'],
   ] as const)('classifies HTTP %i as %s', (status, outcome) => {
     expect(classifyStatus(status)).toBe(outcome);
   });

@@ -43,7 +43,15 @@ const attemptsOf = async (hookId: string) =>
   t.db
     .selectFrom('webhook_attempts')
     .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
-    .select(['webhook_attempts.attempt', 'webhook_attempts.status', 'webhook_attempts.outcome', 'webhook_attempts.error', 'webhook_attempts.started_at', 'webhook_attempts.duration_ms', 'webhook_deliveries.id as delivery_id'])
+    .select([
+      'webhook_attempts.attempt',
+      'webhook_attempts.status',
+      'webhook_attempts.outcome',
+      'webhook_attempts.error',
+      'webhook_attempts.started_at',
+      'webhook_attempts.duration_ms',
+      'webhook_deliveries.id as delivery_id',
+    ])
     .where('webhook_deliveries.webhook_id', '=', hookId)
     .orderBy('webhook_attempts.attempt')
     .execute();
@@ -113,7 +121,11 @@ describe('one delivery, end to end through a real receiver', () => {
     expect((await w.runOnce()).reports.filter((r) => r.webhookId === hook.id)).toEqual([]);
 
     const attempts = await attemptsOf(hook.id);
-    expect(attempts.map((a) => [a.attempt, a.status, a.outcome])).toEqual([[1, 503, 'retry'], [2, 503, 'retry'], [3, 503, 'retry']]);
+    expect(attempts.map((a) => [a.attempt, a.status, a.outcome])).toEqual([
+      [1, 503, 'retry'],
+      [2, 503, 'retry'],
+      [3, 503, 'retry'],
+    ]);
     expect(attempts.map((a) => a.started_at.getTime() - t0)).toEqual([0, 1000, 5000]);
 
     const seen = rx.requests.filter((r) => r.headers['x-service-delivery'] === d.id);
@@ -248,7 +260,10 @@ describe('workers that die, and several workers', () => {
     const seen = rx.on(path);
     expect(seen).toHaveLength(1);
     expect(seen[0].headers['x-service-delivery']).toBe(mine.id);
-    expect((await attemptsOf(hook.id)).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'lost'], [2, 'success']]);
+    expect((await attemptsOf(hook.id)).map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'lost'],
+      [2, 'success'],
+    ]);
   });
 
   it('a worker that overran its lease after sending: the receiver may see the id twice (dedupe on it), the delivery is recorded once', async () => {

@@ -165,10 +165,18 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
       nextAttemptAt: done.nextAttemptAt,
       fenced: done.fenced,
     };
-    const fields = { deliveryId: claimed.id, webhookId: claimed.webhookId, event: claimed.event, attempt: claimed.attempt, status: result.status, durationMs: result.durationMs };
+    const fields = {
+      deliveryId: claimed.id,
+      webhookId: claimed.webhookId,
+      event: claimed.event,
+      attempt: claimed.attempt,
+      status: result.status,
+      durationMs: result.durationMs,
+    };
     if (done.fenced) logger.warn({ ...fields, error: result.error }, 'webhook attempt finished after its lease was taken over');
     else if (done.state === 'delivered') logger.debug(fields, 'webhook delivered');
-    else if (done.state === 'pending') logger.info({ ...fields, error: result.error, nextAttemptAt: done.nextAttemptAt?.toISOString() }, 'webhook attempt failed; retry scheduled');
+    else if (done.state === 'pending')
+      logger.info({ ...fields, error: result.error, nextAttemptAt: done.nextAttemptAt?.toISOString() }, 'webhook attempt failed; retry scheduled');
     else logger.warn({ ...fields, error: result.error }, 'webhook delivery failed');
     return report;
   }

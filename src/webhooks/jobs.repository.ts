@@ -9,7 +9,11 @@ export type OutboxEventRow = { id: string; workspace_id: string; event: string; 
 
 /** Multi-row inserts of at most 1,000 rows: a pass of the engine emits thousands of events in one transaction. */
 export async function insertOutboxEvents(trx: Database, rows: OutboxEventRow[]) {
-  for (let i = 0; i < rows.length; i += 1000) await trx.insertInto('outbox_events').values(rows.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 1000)
+    await trx
+      .insertInto('outbox_events')
+      .values(rows.slice(i, i + 1000))
+      .execute();
 }
 
 /** Undispatched events, oldest first; rows another dispatcher holds are skipped rather than waited for. */

@@ -101,7 +101,14 @@ describe('dispatchOutbox', () => {
     const signal = createOutboxSignal();
     const ws = await workspaceWithHooks([{ events: ['ping'] }]);
     const { createWebhooksService } = await import('../modules/webhooks/webhooks.service.js');
-    const svc = createWebhooksService({ db: t.db, config: t.config, clock: t.clock, cipher: createTextCipher(randomBytes(32)), resolver, outboxSignal: signal });
+    const svc = createWebhooksService({
+      db: t.db,
+      config: t.config,
+      clock: t.clock,
+      cipher: createTextCipher(randomBytes(32)),
+      resolver,
+      outboxSignal: signal,
+    });
     const woke = signal.next();
     await svc.sendTestPing(ws.workspaceId, ws.hookIds[0]);
     await expect(woke).resolves.toBeUndefined();
@@ -110,7 +117,11 @@ describe('dispatchOutbox', () => {
   it('concurrent dispatchers never create a delivery twice', async () => {
     const ws = await workspaceWithHooks([{ events: ['lead.invited'] }, { events: ['lead.invited'] }]);
     for (let i = 0; i < 30; i++) await emit(ws.workspaceId, 'lead.invited');
-    await Promise.all(Array.from({ length: 4 }, () => dispatchOutbox(t.db, { now: t.clock.now(), batchSize: 7 }).then(() => dispatchOutbox(t.db, { now: t.clock.now(), batchSize: 7 }))));
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        dispatchOutbox(t.db, { now: t.clock.now(), batchSize: 7 }).then(() => dispatchOutbox(t.db, { now: t.clock.now(), batchSize: 7 })),
+      ),
+    );
     for (let i = 0; i < 5; i++) await dispatchOutbox(t.db, { now: t.clock.now() });
     expect(await deliveriesOf(ws.workspaceId)).toHaveLength(60);
   });
@@ -175,7 +186,10 @@ describe('claims: leases, attempt numbers, backoff', () => {
     const next = (await claimMine(deliveryId))[0];
     expect(next).toMatchObject({ attempt: 2, lostAttempts: 1 });
     const attempts = await t.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
-    expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'lost'], [2, null]]);
+    expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'lost'],
+      [2, null],
+    ]);
     // The dead worker wakes up late: its result is recorded on its own attempt but cannot move the delivery.
     const late = await completeAttempt(t.db, dead, { outcome: 'success', status: 200, durationMs: 1, error: null }, t.clock.now());
     expect(late.fenced).toBe(true);
@@ -225,7 +239,13 @@ describe('sealed message text in event data', () => {
     const key = createTextCipher(randomBytes(32));
     const data = { replyId: 'r1', theirMessage: sealText(key, 'See you Tuesday'), draft: sealText(key, null), lead: { id: 'l1' }, note: { other: 'x' } };
     expect(JSON.stringify(data)).not.toContain('Tuesday');
-    expect(openSealedData(JSON.stringify(data), key)).toEqual({ replyId: 'r1', theirMessage: 'See you Tuesday', draft: null, lead: { id: 'l1' }, note: { other: 'x' } });
+    expect(openSealedData(JSON.stringify(data), key)).toEqual({
+      replyId: 'r1',
+      theirMessage: 'See you Tuesday',
+      draft: null,
+      lead: { id: 'l1' },
+      note: { other: 'x' },
+    });
     expect(openSealedData(data, createTextCipher(randomBytes(32)))).toMatchObject({ theirMessage: null, lead: { id: 'l1' } });
   });
 });

@@ -19,9 +19,7 @@ export type ReceiverUrlRejection =
   | 'non_ipv4_address'
   | 'non_public_address';
 
-export type CheckReceiverUrlResult =
-  | { ok: true; url: URL; address: string }
-  | { ok: false; reason: ReceiverUrlRejection; message: string };
+export type CheckReceiverUrlResult = { ok: true; url: URL; address: string } | { ok: false; reason: ReceiverUrlRejection; message: string };
 
 export interface CheckReceiverUrlOptions {
   resolver: Resolver;
@@ -142,10 +140,7 @@ function unbracket(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
-export async function checkReceiverUrl(
-  input: string,
-  opts: CheckReceiverUrlOptions,
-): Promise<CheckReceiverUrlResult> {
+export async function checkReceiverUrl(input: string, opts: CheckReceiverUrlOptions): Promise<CheckReceiverUrlResult> {
   const insecure = opts.allowInsecure === true;
 
   if (typeof input !== 'string' || input.length === 0) {

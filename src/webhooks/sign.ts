@@ -2,15 +2,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
-export type VerifyFailureReason =
-  | 'missing_signature'
-  | 'malformed_signature'
-  | 'timestamp_out_of_tolerance'
-  | 'signature_mismatch';
+export type VerifyFailureReason = 'missing_signature' | 'malformed_signature' | 'timestamp_out_of_tolerance' | 'signature_mismatch';
 
-export type VerifyResult =
-  | { ok: true; timestamp: number }
-  | { ok: false; reason: VerifyFailureReason };
+export type VerifyResult = { ok: true; timestamp: number } | { ok: false; reason: VerifyFailureReason };
 
 export interface VerifyOptions {
   toleranceSeconds?: number;
@@ -74,12 +68,7 @@ function parseSignatureHeader(header: string): ParsedHeader | null {
   return { timestamp, signatures };
 }
 
-export function verifyWebhook(
-  rawBody: string | Buffer,
-  signatureHeader: string | undefined,
-  secret: string,
-  opts: VerifyOptions = {},
-): VerifyResult {
+export function verifyWebhook(rawBody: string | Buffer, signatureHeader: string | undefined, secret: string, opts: VerifyOptions = {}): VerifyResult {
   assertSecret(secret);
   const tolerance = opts.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (!Number.isFinite(tolerance) || tolerance < 0) {
@@ -106,9 +95,7 @@ export function verifyWebhook(
       matched = true;
     }
   }
-  return matched
-    ? { ok: true, timestamp: parsed.timestamp }
-    : { ok: false, reason: 'signature_mismatch' };
+  return matched ? { ok: true, timestamp: parsed.timestamp } : { ok: false, reason: 'signature_mismatch' };
 }
 
 export function generateWebhookSecret(): string {

@@ -133,7 +133,10 @@ export function startWorker(opts: StartWorkerOptions): RunningWorker {
       .then((report) => opts.onAttempt?.(report))
       .catch((err: unknown) => {
         // The lease brings the delivery back if this attempt could not be recorded.
-        logger.error({ deliveryId: claimed.id, attempt: claimed.attempt, err: { type: (err as Error).name, message: (err as Error).message } }, 'webhook attempt could not be recorded');
+        logger.error(
+          { deliveryId: claimed.id, attempt: claimed.attempt, err: { type: (err as Error).name, message: (err as Error).message } },
+          'webhook attempt could not be recorded',
+        );
       })
       .finally(() => {
         inflight.delete(p);

@@ -22,7 +22,13 @@ function queryCounter() {
       return args.result;
     },
   };
-  return { plugin, reset: () => (count = 0), get count() { return count; } };
+  return {
+    plugin,
+    reset: () => (count = 0),
+    get count() {
+      return count;
+    },
+  };
 }
 
 const waitFor = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 5_000) => {
@@ -90,7 +96,11 @@ describe('a warm keyed read makes one database round trip (issue 16: query count
     const before = services.workspaces.authCache.sizes().keys;
     for (let i = 0; i < 20; i++) {
       counter.reset();
-      const res = await app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ows_${randomBytes(32).toString('base64url')}` } });
+      const res = await app.inject({
+        method: 'GET',
+        url: '/api/v1/workspaces',
+        headers: { authorization: `Bearer ows_${randomBytes(32).toString('base64url')}` },
+      });
       expect(res.statusCode).toBe(401);
       expect(counter.count).toBe(1);
     }
@@ -194,7 +204,11 @@ describe.skipIf(dbEngine() !== 'postgres')('invalidation across processes (Postg
     expect(await status(b, selected, leadPath)).toBe(200);
     await setWorkspaceState(bHandle.db, client.workspaceId, { xChannelEnabled: false });
     await operator.workspaces.workspaceSettingsChanged(client.workspaceId);
-    await waitFor('channel_disabled in both', async () => (await status(a, selected, leadPath)) === 403 && (await status(b, selected, leadPath)) === 403, 1_000);
+    await waitFor(
+      'channel_disabled in both',
+      async () => (await status(a, selected, leadPath)) === 403 && (await status(b, selected, leadPath)) === 403,
+      1_000,
+    );
   });
 
   it('drops the whole cache when the listening connection drops, serves uncached meanwhile, and listens again', async () => {

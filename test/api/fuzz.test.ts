@@ -33,24 +33,82 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const strings = ['', ' ', 'a', '@', '@alice', 'alice', '0', '-1', '1', '12345678901234567890', '123456789012345678901', 'null', 'true',
-  '00000000-0000-4000-8000-000000000000', 'onb_00000000-0000-4000-8000-000000000000', '../../etc/passwd', '%00', '\u0000', '😀', 'x'.repeat(5000),
-  "'; drop table leads; --", '<script>', 'https://example.com', 'http://127.0.0.1/', 'active', 'paused', 'draft', 'send', 'good_fit'];
+const strings = [
+  '',
+  ' ',
+  'a',
+  '@',
+  '@alice',
+  'alice',
+  '0',
+  '-1',
+  '1',
+  '12345678901234567890',
+  '123456789012345678901',
+  'null',
+  'true',
+  '00000000-0000-4000-8000-000000000000',
+  'onb_00000000-0000-4000-8000-000000000000',
+  '../../etc/passwd',
+  '%00',
+  '\u0000',
+  '😀',
+  'x'.repeat(5000),
+  "'; drop table leads; --",
+  '<script>',
+  'https://example.com',
+  'http://127.0.0.1/',
+  'active',
+  'paused',
+  'draft',
+  'send',
+  'good_fit',
+];
 
 function value(r: () => number, depth = 0): unknown {
   const k = Math.floor(r() * (depth > 2 ? 6 : 9));
   switch (k) {
-    case 0: return null;
-    case 1: return r() < 0.5;
-    case 2: return [0, -1, 1, 1.5, 1e21, Number.MAX_SAFE_INTEGER, 100, 101, 200, 201][Math.floor(r() * 10)];
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return [0, -1, 1, 1.5, 1e21, Number.MAX_SAFE_INTEGER, 100, 101, 200, 201][Math.floor(r() * 10)];
     case 3:
     case 4:
-    case 5: return strings[Math.floor(r() * strings.length)];
-    case 6: return Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1));
-    case 7: return Array.from({ length: [0, 1, 100, 101, 201][Math.floor(r() * 5)] }, () => value(r, depth + 2));
+    case 5:
+      return strings[Math.floor(r() * strings.length)];
+    case 6:
+      return Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1));
+    case 7:
+      return Array.from({ length: [0, 1, 100, 101, 201][Math.floor(r() * 5)] }, () => value(r, depth + 2));
     default: {
-      const keys = ['username', 'account', 'leads', 'xUserId', 'xUsername', 'reference', 'identities', 'requestId', 'expectedRevision', 'name',
-        'sequenceId', 'sequenceRevision', 'candidateIds', 'status', 'decision', 'text', 'days', 'by', 'url', 'events', 'workspaces', 'extra', '__proto__', 'constructor'];
+      const keys = [
+        'username',
+        'account',
+        'leads',
+        'xUserId',
+        'xUsername',
+        'reference',
+        'identities',
+        'requestId',
+        'expectedRevision',
+        'name',
+        'sequenceId',
+        'sequenceRevision',
+        'candidateIds',
+        'status',
+        'decision',
+        'text',
+        'days',
+        'by',
+        'url',
+        'events',
+        'workspaces',
+        'extra',
+        '__proto__',
+        'constructor',
+      ];
       const o: Record<string, unknown> = {};
       const n = Math.floor(r() * 5);
       for (let i = 0; i < n; i++) o[keys[Math.floor(r() * keys.length)]] = value(r, depth + 1);
@@ -105,7 +163,8 @@ describe('no input of any shape produces a 500 (guide: bad input gets a clear 4x
         const res = await t.app.inject({ method: op.method as 'GET', url, headers, payload });
         sent++;
         const documented503 = res.statusCode === 503 && op.path.endsWith('/x/users/resolve');
-        if (res.statusCode >= 500 && !documented503) failures.push(`${op.method} ${url.slice(0, 120)} ${payload?.slice(0, 200)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+        if (res.statusCode >= 500 && !documented503)
+          failures.push(`${op.method} ${url.slice(0, 120)} ${payload?.slice(0, 200)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
         if (res.statusCode >= 400) {
           expect(res.headers['content-type'], `${op.method} ${url}`).toMatch(/application\/json/);
         }

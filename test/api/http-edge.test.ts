@@ -40,7 +40,14 @@ const resolve = (contentType: string, body: string, headers: Record<string, stri
 
 describe('JSON media types (issue 13 defect 3)', () => {
   it('accepts application/json with any parameters and application/*+json; the body is parsed and validated', async () => {
-    for (const ct of ['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON ; charset="utf-8"', 'application/json; foo=bar; charset=utf-8', 'application/vnd.api+json', 'application/merge-patch+json; charset=utf-8']) {
+    for (const ct of [
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'Application/JSON ; charset="utf-8"',
+      'application/json; foo=bar; charset=utf-8',
+      'application/vnd.api+json',
+      'application/merge-patch+json; charset=utf-8',
+    ]) {
       const res = await resolve(ct, '{"username":"someone","bogus":1}');
       expect(res.status, ct).toBe(400);
       const body = await res.json();
@@ -115,7 +122,12 @@ describe('refused requests: the client reads the answer (issue 13 defect 5)', ()
         c.enqueue(chunk);
       },
     });
-    const streamed = await fetch(`${base}/api/v1/x/users/resolve`, { method: 'POST', headers: { ...ws.auth, 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    const streamed = await fetch(`${base}/api/v1/x/users/resolve`, {
+      method: 'POST',
+      headers: { ...ws.auth, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(streamed.status).toBe(413);
     expect(await streamed.json()).toMatchObject({ error: 'body_too_large' });
   });
@@ -181,7 +193,12 @@ describe('a key in the query string (issue 13 defect 6, issue 17 finding 6)', ()
 
 describe('X-Request-Id', () => {
   it('is on every answer, errors from the edge and from the auth hook included', async () => {
-    for (const [url, headers] of [['/api/v1/workspaces', ws.auth], ['/api/v1/workspaces', {}], [`/api/v1/workspaces?api_key=${ws.key}`, {}], ['/nowhere', {}]] as const) {
+    for (const [url, headers] of [
+      ['/api/v1/workspaces', ws.auth],
+      ['/api/v1/workspaces', {}],
+      [`/api/v1/workspaces?api_key=${ws.key}`, {}],
+      ['/nowhere', {}],
+    ] as const) {
       const res = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'x-request-id': 'abc-123' } });
       expect(res.headers['x-request-id'], url).toBe('abc-123');
     }

@@ -54,13 +54,21 @@ describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout
   });
 
   it('while a server runs on the same embedded database, commands go through it and its API sees the result', async () => {
-    server = await startServer(loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' } as never, { PORT: 0, HOST: '127.0.0.1' }), {
-      print: () => undefined,
-    });
+    server = await startServer(
+      loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' } as never, {
+        PORT: 0,
+        HOST: '127.0.0.1',
+      }),
+      {
+        print: () => undefined,
+      },
+    );
     expect(fs.existsSync(path.join(dataDir, 'server.json'))).toBe(true);
     const env = { OUTREACH_DATA_DIR: dataDir };
     const live = await cli(['workspace', 'create', '--name', 'Live', '--json'], env);
-    expect(live.stderr).toMatch(new RegExp(`outreach: using the server at http://127\\.0\\.0\\.1:${server.port} \\(pid ${process.pid}\\) on the embedded database in`));
+    expect(live.stderr).toMatch(
+      new RegExp(`outreach: using the server at http://127\\.0\\.0\\.1:${server.port} \\(pid ${process.pid}\\) on the embedded database in`),
+    );
     const ws = JSON.parse(live.stdout);
     const key = JSON.parse((await cli(['key', 'create', '--workspace', ws.id, '--json'], env)).stdout);
     const res = await server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${key.key}` } });

@@ -63,7 +63,16 @@ describe('outreach import FILE.csv --play ID (issue 17)', { timeout: 240_000 }, 
     const second = await cli(['import', file, '--play', play.id, '--json']);
     expect(second.code).toBe(0);
     const summary = JSON.parse(second.stdout);
-    expect(summary).toMatchObject({ chunks: 5, chunksSent: 5, replayedChunks: 2, replayedLeads: 199, imported: 251, existing: 0, duplicates: 1, complete: true });
+    expect(summary).toMatchObject({
+      chunks: 5,
+      chunksSent: 5,
+      replayedChunks: 2,
+      replayedLeads: 199,
+      imported: 251,
+      existing: 0,
+      duplicates: 1,
+      complete: true,
+    });
     expect(summary.invalid).toEqual([{ line: 152, reason: 'user id "not-a-number" is not a numeric id' }]);
 
     const rows = await t.db.selectFrom('candidates').select(['x_user_id', 'name']).where('play_id', '=', play.id).execute();

@@ -47,9 +47,13 @@ const cliTrigger = (event: string, key: string) =>
 
 describe('outreach listen / trigger (issue 17)', { timeout: 180_000 }, () => {
   it('listen forwards a triggered event of its own workspace, signed with the secret it printed; filtered and foreign events are not forwarded', async () => {
-    const child = spawn(process.execPath, [bin, 'listen', '--forward-to', receiverUrl, '--events', 'reply.received,ping', '--url', url, '--max-events', '1', '--json'], {
-      env: { ...process.env, OUTREACH_API_KEY: a.key, LOG_LEVEL: 'silent' },
-    });
+    const child = spawn(
+      process.execPath,
+      [bin, 'listen', '--forward-to', receiverUrl, '--events', 'reply.received,ping', '--url', url, '--max-events', '1', '--json'],
+      {
+        env: { ...process.env, OUTREACH_API_KEY: a.key, LOG_LEVEL: 'silent' },
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -85,7 +89,11 @@ describe('outreach listen / trigger (issue 17)', { timeout: 180_000 }, () => {
   it('trigger goes through the outbox (so subscriptions get it too); bad event names are clear 400s; the routes are marked extensions', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/events/trigger', headers: a.auth, payload: { event: 'x.followed' } });
     expect(res.statusCode).toBe(202);
-    const row = await t.db.selectFrom('outbox_events').select(['workspace_id', 'event', 'webhook_id']).where('id', '=', res.json().id).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('outbox_events')
+      .select(['workspace_id', 'event', 'webhook_id'])
+      .where('id', '=', res.json().id)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ workspace_id: a.workspaceId, event: 'x.followed', webhook_id: null });
     const bad = await t.app.inject({ method: 'POST', url: '/api/v1/events/trigger', headers: a.auth, payload: { event: 'lead.exploded' } });
     expect(bad.statusCode).toBe(400);

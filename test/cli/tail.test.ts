@@ -59,7 +59,11 @@ describe('outreach tail (issue 17)', { timeout: 90_000 }, () => {
       await tail.waitFor(() => tail.out().includes(mine), 'the new entry');
       // Several more polls see the same page; the entry is still printed once.
       await new Promise((r) => setTimeout(r, 1000));
-      const lines = tail.out().trim().split('\n').map((l) => JSON.parse(l));
+      const lines = tail
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(lines).toEqual([expect.objectContaining({ id: mine, action: 'x_dm', detail: 'new one' })]);
       expect(tail.out()).not.toContain(old);
     } finally {

@@ -22,9 +22,7 @@ describe.runIf(dbEngine() === 'postgres')('losing pooled connections (PostgreSQL
     await Promise.all([1, 2, 3].map(() => sql`select pg_sleep(0.05)`.execute(handle.db)));
     const admin = new pg.Client({ connectionString: base.url });
     await admin.connect();
-    const killed = await admin.query(
-      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-    );
+    const killed = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     await admin.end();
     expect(killed.rowCount).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, 200));

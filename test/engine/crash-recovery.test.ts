@@ -35,13 +35,22 @@ async function crashedSend(name: string, afterDelivery: boolean) {
   const { workspaceId: ws } = await createWorkspaceWithKey(t, name);
   await t.db.updateTable('workspaces').set({ energy_balance: 10, energy_daily_refill: 0, energy_refilled_at: T0 }).where('id', '=', ws).execute();
   const account = await insertAccount(t.db, ws);
-  const seq = await insertSequence(t.db, ws, { steps: steps(step('connect', { message: 'Hi {{firstName}}' }), step('message', { delayDays: 3, message: 'Later' })) });
-  const id = await insertLead(t.db, ws, { person: `${name} Person`, linkedin_url: `https://li.example/${name}`, account_id: account, sequence_id: seq, next_action_at: T0 });
+  const seq = await insertSequence(t.db, ws, {
+    steps: steps(step('connect', { message: 'Hi {{firstName}}' }), step('message', { delayDays: 3, message: 'Later' })),
+  });
+  const id = await insertLead(t.db, ws, {
+    person: `${name} Person`,
+    linkedin_url: `https://li.example/${name}`,
+    account_id: account,
+    sequence_id: seq,
+    next_action_at: T0,
+  });
   channels.stallNext(afterDelivery);
   const abandoned = t.services.engine.runPass({ now: T0 });
   leftovers.push(abandoned);
   await expect.poll(inflightKey(id), { timeout: 10_000 }).toBe(`${id}:${seq}:0`);
-  const energy = async () => Number((await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', ws).executeTakeFirstOrThrow()).energy_balance);
+  const energy = async () =>
+    Number((await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', ws).executeTakeFirstOrThrow()).energy_balance);
   expect(await energy()).toBe(9);
   return { ws, id, seq, account, abandoned, energy, delivered: () => channels.delivered.filter((a) => a.recipient.leadId === id) };
 }

@@ -59,8 +59,17 @@ it('saves new followers of a followers Play as proposed candidates in a discover
   const s3 = await t.services.engine.runPass({ now: new Date(T0.getTime() + 2 * 3_600_000) });
   expect(s3.discovered).toBe(1);
 
-  const candidates = await t.db.selectFrom('candidates').select(['x_user_id', 'status', 'username', 'batch_id']).where('play_id', '=', playId).orderBy('x_user_id').execute();
-  expect(candidates.map((c) => [c.x_user_id, c.status, c.username])).toEqual([['1001', 'proposed', 'alice'], ['1002', 'proposed', 'bob'], ['1003', 'proposed', 'carol']]);
+  const candidates = await t.db
+    .selectFrom('candidates')
+    .select(['x_user_id', 'status', 'username', 'batch_id'])
+    .where('play_id', '=', playId)
+    .orderBy('x_user_id')
+    .execute();
+  expect(candidates.map((c) => [c.x_user_id, c.status, c.username])).toEqual([
+    ['1001', 'proposed', 'alice'],
+    ['1002', 'proposed', 'bob'],
+    ['1003', 'proposed', 'carol'],
+  ]);
   const batches = await t.db.selectFrom('candidate_batches').select(['id', 'source']).where('play_id', '=', playId).execute();
   expect(batches.map((b) => b.source)).toEqual(['discovery', 'discovery']);
   const events = (await eventsOf(t.db, ws)).filter((e) => e.event === 'x.followed');
@@ -115,7 +124,10 @@ it('an autopilot Play enrolls what it discovers into its sequence, and the engin
     expect(l).toMatchObject({ sequence_id: seq, play_id: playId, candidate_id: candidates[i].id, account_user_id: '3001', stage: 'queued', current_step: 0 });
     expect(l.next_action_at?.toISOString()).toBe(now.toISOString());
   });
-  expect(leads.map((l) => [l.x_user_id, l.username, l.person])).toEqual([['4001', 'dora', 'Dora'], ['4002', 'erin', 'Erin']]);
+  expect(leads.map((l) => [l.x_user_id, l.username, l.person])).toEqual([
+    ['4001', 'dora', 'Dora'],
+    ['4002', 'erin', 'Erin'],
+  ]);
 
   const events = await followedEvents(ws);
   expect(events.map((e) => [e.data.follower.xUserId, e.data.enrolled, e.data.leadId, e.data.candidateId])).toEqual(
@@ -176,7 +188,10 @@ it('an autopilot Play whose sequence is archived, or whose account is not connec
 
   expect((await t.services.engine.runPass({ now })).discovered).toBe(2);
 
-  for (const [playId, xUserId] of [[archivedPlay, '4021'], [unconnectedPlay, '4031']]) {
+  for (const [playId, xUserId] of [
+    [archivedPlay, '4021'],
+    [unconnectedPlay, '4031'],
+  ]) {
     expect((await candidatesOf(playId)).map((c) => [c.x_user_id, c.status, c.review_decision, c.reviewed_by])).toEqual([[xUserId, 'proposed', null, null]]);
   }
   expect(await leadsOfWorkspace(ws)).toEqual([]);

@@ -29,7 +29,13 @@ describe('a LinkedIn sequence end to end', () => {
     const seq = await insertSequence(t.db, ws, {
       steps: steps(
         step('connect', { message: 'Hi {{firstName}}' }),
-        step('message', { delayDays: 1, variants: [{ key: 'A', weight: 50, messageTmpl: 'A {{company}}' }, { key: 'B', weight: 50, messageTmpl: 'B {{company}}' }] }),
+        step('message', {
+          delayDays: 1,
+          variants: [
+            { key: 'A', weight: 50, messageTmpl: 'A {{company}}' },
+            { key: 'B', weight: 50, messageTmpl: 'B {{company}}' },
+          ],
+        }),
         step('message', { delayDays: 3, message: 'Following up, {{firstName}}' }),
       ),
     });
@@ -92,7 +98,9 @@ describe('a LinkedIn sequence end to end', () => {
   it('skips a step whose template needs a missing value, with the reason in detail, and never sends it', async () => {
     const ws = await workspace('Templates');
     const account = await insertAccount(t.db, ws);
-    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect', { message: 'Hi {{firstName}} at {{company}}' }), step('engage', { actions: [{ type: 'like', count: 1, reaction: null }] })) });
+    const seq = await insertSequence(t.db, ws, {
+      steps: steps(step('connect', { message: 'Hi {{firstName}} at {{company}}' }), step('engage', { actions: [{ type: 'like', count: 1, reaction: null }] })),
+    });
     const id = await insertLead(t.db, ws, { person: 'Ann', company: null, account_id: account, sequence_id: seq, next_action_at: T0 });
     const s = await t.services.engine.runPass({ now: T0 });
     expect(s).toMatchObject({ actions: 1, skipped: 1 });
@@ -109,7 +117,9 @@ describe('a LinkedIn sequence end to end', () => {
     const account = await insertAccount(t.db, ws);
     const seq = await insertSequence(t.db, ws, { steps: steps(step('connect'), step('engage', { delayDays: 2 })) });
     const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0 });
-    await sql`UPDATE leads SET inflight_key = ${`${id}:${seq}:0`}, inflight_step = 0, inflight_at = ${new Date(T0.getTime() - 2 * H).toISOString()}::timestamptz WHERE id = ${id}::uuid`.execute(t.db);
+    await sql`UPDATE leads SET inflight_key = ${`${id}:${seq}:0`}, inflight_step = 0, inflight_at = ${new Date(T0.getTime() - 2 * H).toISOString()}::timestamptz WHERE id = ${id}::uuid`.execute(
+      t.db,
+    );
     const s = await t.services.engine.runPass({ now: T0 });
     expect(s).toMatchObject({ actions: 0, failed: 1 });
     const acts = await activityOf(t.db, id);
@@ -124,8 +134,18 @@ describe('a LinkedIn sequence end to end', () => {
     const ws = await workspace('Failures');
     const account = await insertAccount(t.db, ws);
     const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')) });
-    const limited = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0, sandbox: JSON.stringify({ rateLimited: 1, retryAfterSeconds: 1800 }) });
-    const broken = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0, sandbox: JSON.stringify({ failWith: 'profile_unavailable' }) });
+    const limited = await insertLead(t.db, ws, {
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      sandbox: JSON.stringify({ rateLimited: 1, retryAfterSeconds: 1800 }),
+    });
+    const broken = await insertLead(t.db, ws, {
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      sandbox: JSON.stringify({ failWith: 'profile_unavailable' }),
+    });
     const s1 = await t.services.engine.runPass({ now: T0 });
     expect(s1).toMatchObject({ actions: 0, failed: 2 });
     expect(await lead(broken)).toMatchObject({ stage: 'failed', automation_stopped: true, last_error: 'profile_unavailable' });
@@ -144,7 +164,13 @@ describe('gating', () => {
     const ws = await workspace(name);
     const account = await insertAccount(t.db, ws);
     const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')), ...seqOpts });
-    const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0, linkedin_url: `https://linkedin.example/${name}`, email: `${name}@x.example` });
+    const id = await insertLead(t.db, ws, {
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      linkedin_url: `https://linkedin.example/${name}`,
+      email: `${name}@x.example`,
+    });
     return { ws, account, seq, id };
   }
 
@@ -194,7 +220,10 @@ describe('gating', () => {
     const account = await insertAccount(t.db, ws, { storedStatus: 'disconnected' });
     const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')) });
     const id = await insertLead(t.db, ws, { account_id: account, sequence_id: seq, next_action_at: T0 });
-    const xseq = await insertSequence(t.db, ws, { channels: ['x'], steps: steps(step('x_engage', { actions: [{ type: 'follow', count: 1, reaction: null }] }), step('x_dm', { message: 'hey {{username}}' })) });
+    const xseq = await insertSequence(t.db, ws, {
+      channels: ['x'],
+      steps: steps(step('x_engage', { actions: [{ type: 'follow', count: 1, reaction: null }] }), step('x_dm', { message: 'hey {{username}}' })),
+    });
     const xl = await insertLead(t.db, ws, { sequence_id: xseq, next_action_at: T0, x_user_id: '5550001', username: 'carol', account_user_id: '7770001' });
     await t.services.engine.runPass({ now: T0 });
     expect(await activityOf(t.db, id)).toHaveLength(0);
@@ -202,7 +231,10 @@ describe('gating', () => {
     await insertXAccount(t.db, ws, { userId: '7770001', handle: 'acme_x' });
     const s = await t.services.engine.runPass({ now: T0 });
     expect(s.actions).toBe(2);
-    expect((await activityOf(t.db, xl)).map((a) => [a.action, a.account_id])).toEqual([['x_follow', null], ['x_dm', null]]);
+    expect((await activityOf(t.db, xl)).map((a) => [a.action, a.account_id])).toEqual([
+      ['x_follow', null],
+      ['x_dm', null],
+    ]);
     expect(await lead(xl)).toMatchObject({ stage: 'messaged' });
     const events = await eventsOf(t.db, ws);
     expect(events.map((e) => [e.event, e.data.channel])).toEqual([['lead.messaged', 'x']]);
@@ -234,7 +266,11 @@ describe('gating', () => {
 
   it('snoozed and stopped leads wait', async () => {
     const { id } = await setup('snoozed');
-    await t.db.updateTable('leads').set({ snoozed_until: new Date(T0.getTime() + 5 * H) }).where('id', '=', id).execute();
+    await t.db
+      .updateTable('leads')
+      .set({ snoozed_until: new Date(T0.getTime() + 5 * H) })
+      .where('id', '=', id)
+      .execute();
     await t.services.engine.runPass({ now: T0 });
     expect(await activityOf(t.db, id)).toHaveLength(0);
     await t.services.engine.runPass({ now: new Date(T0.getTime() + 6 * H) });
@@ -248,7 +284,10 @@ describe('out-of-office replies', () => {
     const account = await insertAccount(t.db, ws.workspaceId);
     const seq = await insertSequence(t.db, ws.workspaceId, {
       channels: ['email'],
-      steps: steps(step('email', { subject: 'Hi', message: 'First {{firstName}}' }), step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' })),
+      steps: steps(
+        step('email', { subject: 'Hi', message: 'First {{firstName}}' }),
+        step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' }),
+      ),
     });
     const id = await insertLead(t.db, ws.workspaceId, {
       person: 'Olga Away',
@@ -293,7 +332,14 @@ describe('long replies', () => {
     const seq = await insertSequence(t.db, ws, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'Hello {{firstName}}' })) });
     // 2-byte characters throughout, so the cut falls inside one; 40,000 bytes sealed would break the event bound.
     const text = `Sounds good, can we meet? ${'é'.repeat(20_000)}`;
-    const id = await insertLead(t.db, ws, { person: 'Long Writer', email: 'long@x.example', account_id: account, sequence_id: seq, next_action_at: T0, sandbox: JSON.stringify({ replyAfterHours: 1, replyText: text }) });
+    const id = await insertLead(t.db, ws, {
+      person: 'Long Writer',
+      email: 'long@x.example',
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      sandbox: JSON.stringify({ replyAfterHours: 1, replyText: text }),
+    });
     await t.services.engine.runPass({ now: T0 });
     expect((await t.services.engine.runPass({ now: new Date(T0.getTime() + 2 * H) })).repliesDetected).toBe(1);
     const stored = await t.db.selectFrom('replies').selectAll().where('lead_id', '=', id).executeTakeFirstOrThrow();
@@ -313,21 +359,37 @@ describe('sandbox inbox with several messages', () => {
     const account = await insertAccount(t.db, ws.workspaceId);
     const seq = await insertSequence(t.db, ws.workspaceId, {
       channels: ['email'],
-      steps: steps(step('email', { subject: 'Hi', message: 'First {{firstName}}' }), step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' })),
+      steps: steps(
+        step('email', { subject: 'Hi', message: 'First {{firstName}}' }),
+        step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' }),
+      ),
     });
     const id = await insertLead(t.db, ws.workspaceId, {
-      person: 'Vera Back', email: 'vera@x.example', account_id: account, sequence_id: seq, next_action_at: T0,
-      sandbox: JSON.stringify({ replyAfterHours: 3, replyText: 'I am out of office until next week.', laterReplies: [{ afterHours: 240, text: 'Back now. Can we talk Thursday?' }] }),
+      person: 'Vera Back',
+      email: 'vera@x.example',
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      sandbox: JSON.stringify({
+        replyAfterHours: 3,
+        replyText: 'I am out of office until next week.',
+        laterReplies: [{ afterHours: 240, text: 'Back now. Can we talk Thursday?' }],
+      }),
     });
     for (let h = 0; h <= 260; h += 2) await t.services.engine.runPass({ now: new Date(T0.getTime() + h * H) });
     expect((await activityOf(t.db, id)).map((a) => `${a.action}:${JSON.parse(a.detail).classification ?? ''}`)).toEqual([
-      'email_sent:', 'reply_detected:out_of_office', 'email_sent:', 'reply_detected:meeting_intent',
+      'email_sent:',
+      'reply_detected:out_of_office',
+      'email_sent:',
+      'reply_detected:meeting_intent',
     ]);
     const l = await lead(id);
     expect(l).toMatchObject({ stage: 'replied', automation_stopped: true });
     expect(l.replied_at?.toISOString()).toBe(new Date(T0.getTime() + 240 * H).toISOString());
     const queue = (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies;
-    expect(queue.map((r: { classification: string; theirMessage: string }) => [r.classification, r.theirMessage])).toEqual([['meeting_intent', 'Back now. Can we talk Thursday?']]);
+    expect(queue.map((r: { classification: string; theirMessage: string }) => [r.classification, r.theirMessage])).toEqual([
+      ['meeting_intent', 'Back now. Can we talk Thursday?'],
+    ]);
     expect((await eventsOf(t.db, ws.workspaceId)).map((e) => e.event)).toEqual(['lead.emailed', 'lead.emailed', 'reply.received']);
   });
 });

@@ -38,7 +38,11 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
 
   expect((await t.services.engine.runPass({ now: T0 })).actions).toBe(1);
   // She answers; the engine froze the lead as it does on any reply.
-  await t.db.updateTable('leads').set({ replied_at: new Date(T0.getTime() + H), stage: 'replied', automation_stopped: true, next_action_at: null }).where('id', '=', id).execute();
+  await t.db
+    .updateTable('leads')
+    .set({ replied_at: new Date(T0.getTime() + H), stage: 'replied', automation_stopped: true, next_action_at: null })
+    .where('id', '=', id)
+    .execute();
   const replyId = await insertReply(t.db, t.cipher, ws.workspaceId, { leadId: id, classification: 'positive', theirMessage: 'Tell me more', draft: 'Sure' });
 
   t.clock.set(new Date(T0.getTime() + 2 * H));
@@ -48,7 +52,12 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
   for (let h = 2; h <= 60; h += 1) await t.services.engine.runPass({ now: new Date(T0.getTime() + h * H) });
   const texts = channels.delivered.filter((a) => a.recipient.leadId === id).map((a) => a.text);
   expect(texts).toEqual(['First touch', 'Follow-up one', 'Follow-up two']);
-  expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['email_sent:ok', 'sequence_started:ok', 'email_sent:ok', 'email_sent:ok']);
+  expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual([
+    'email_sent:ok',
+    'sequence_started:ok',
+    'email_sent:ok',
+    'email_sent:ok',
+  ]);
   const lead = await t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   // She did reply: the stage keeps saying so while the follow-up runs; the lane ends when its steps do.
   expect(lead).toMatchObject({ sequence_id: followUp, current_step: 2, automation_stopped: true, stage: 'replied', next_action_at: null });
@@ -57,14 +66,18 @@ it('a replied lead put into the follow-up sequence receives all of its steps, th
 it('a new answer during the follow-up sequence freezes it again and enters the queue; the first answer is not counted twice', async () => {
   const { ws, id } = await followUpWorld('Second answer', 'Sam Twice');
   const at = (hours: number) => new Date(T0.getTime() + hours * H);
-  const pending = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; lead: { id: string } }[];
+  const pending = async () =>
+    (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; lead: { id: string } }[];
 
   await t.services.engine.runPass({ now: at(0) });
   channels.receive(id, { channel: 'email', text: 'Tell me more about pricing?', at: at(1) });
   expect((await t.services.engine.runPass({ now: at(2) })).repliesDetected).toBe(1);
   const [firstReply] = await pending();
   t.clock.set(at(3));
-  expect((await t.app.inject({ method: 'POST', url: `/api/v1/replies/${firstReply.id}/decide`, headers: ws.auth, payload: { decision: 'start_sequence' } })).statusCode).toBe(200);
+  expect(
+    (await t.app.inject({ method: 'POST', url: `/api/v1/replies/${firstReply.id}/decide`, headers: ws.auth, payload: { decision: 'start_sequence' } }))
+      .statusCode,
+  ).toBe(200);
   expect((await t.services.engine.runPass({ now: at(3) })).actions).toBe(1);
 
   channels.receive(id, { channel: 'email', text: 'Yes, can we meet on Tuesday?', at: at(5) });
@@ -88,16 +101,28 @@ it('after a reply is answered (decision send), the person’s next answer is det
   const ws = await createWorkspaceWithKey(t, 'Conversation');
   const account = await insertAccount(t.db, ws.workspaceId);
   const seq = await insertSequence(t.db, ws.workspaceId, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'Opening line' })) });
-  const id = await insertLead(t.db, ws.workspaceId, { person: 'Cora Chat', email: 'cora@x.example', account_id: account, sequence_id: seq, next_action_at: T0 });
+  const id = await insertLead(t.db, ws.workspaceId, {
+    person: 'Cora Chat',
+    email: 'cora@x.example',
+    account_id: account,
+    sequence_id: seq,
+    next_action_at: T0,
+  });
   const at = (hours: number) => new Date(T0.getTime() + hours * H);
-  const pending = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; theirMessage: string }[];
+  const pending = async () =>
+    (await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth })).json().replies as { id: string; theirMessage: string }[];
 
   await t.services.engine.runPass({ now: at(0) });
   channels.receive(id, { channel: 'email', text: 'What does it cost?', at: at(1) });
   await t.services.engine.runPass({ now: at(2) });
   const [question] = await pending();
   t.clock.set(at(3));
-  const answered = await t.app.inject({ method: 'POST', url: `/api/v1/replies/${question.id}/decide`, headers: ws.auth, payload: { decision: 'send', text: 'It starts at 49 a month.' } });
+  const answered = await t.app.inject({
+    method: 'POST',
+    url: `/api/v1/replies/${question.id}/decide`,
+    headers: ws.auth,
+    payload: { decision: 'send', text: 'It starts at 49 a month.' },
+  });
   expect(answered.statusCode, answered.body).toBe(200);
   expect(await pending()).toEqual([]);
 

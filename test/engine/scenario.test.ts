@@ -63,10 +63,18 @@ function scenarioWorld() {
     const script: Script = {};
     if (i % 3 === 0) script.acceptsInviteAfterHours = 10;
     if (i % 6 === 0) Object.assign(script, { replyAfterHours: 6, replyText: i === 0 ? 'Please unsubscribe me' : 'Sounds good, can we talk next week?' });
-    lead(`la${i}`, {
-      person: `Ann${i} Smith`, company: `Co${i}`, email: i === 59 ? 'gone@optout.example' : `la${i}@x.example`,
-      linkedinUrl: `https://li.example/la${i}`, account: la, sequenceId: linkedin,
-    }, script);
+    lead(
+      `la${i}`,
+      {
+        person: `Ann${i} Smith`,
+        company: `Co${i}`,
+        email: i === 59 ? 'gone@optout.example' : `la${i}@x.example`,
+        linkedinUrl: `https://li.example/la${i}`,
+        account: la,
+        sequenceId: linkedin,
+      },
+      script,
+    );
   }
   for (let j = 0; j < 50; j++) {
     const script: Script = {};
@@ -76,15 +84,32 @@ function scenarioWorld() {
   }
   for (let k = 0; k < 30; k++) {
     const script: Script =
-      k === 25 ? { replyAfterHours: 12, replyText: 'I am out of office until next week with limited access to email.' }
-      : k % 5 === 0 ? { replyAfterHours: 12, replyText: 'Interesting. What does it cost?' }
-      : {};
+      k === 25
+        ? { replyAfterHours: 12, replyText: 'I am out of office until next week with limited access to email.' }
+        : k % 5 === 0
+          ? { replyAfterHours: 12, replyText: 'Interesting. What does it cost?' }
+          : {};
     lead(`tk${k}`, { person: `Kei${k} Sato`, company: `KK${k}`, email: `tk${k}@x.example`, account: tokyo, sequenceId: email }, script);
   }
   // Due on day 10, long after la0 (same address, other sequence and account) asked to be removed on day 3.
-  lead('late', { person: 'Ann0 Smith', company: 'Co0', email: 'LA0@x.example', account: tokyo, sequenceId: email, nextActionAt: iso(new Date(T0.getTime() + 10 * 24 * H)) });
+  lead('late', {
+    person: 'Ann0 Smith',
+    company: 'Co0',
+    email: 'LA0@x.example',
+    account: tokyo,
+    sequenceId: email,
+    nextActionAt: iso(new Date(T0.getTime() + 10 * 24 * H)),
+  });
   // An identity that opted out before the scenario, on a lead of no sequence: la59 shares its address.
-  lead('gone', { person: 'Gone', email: 'GONE@optout.example', stage: 'replied', optedOutAt: '2026-09-01T00:00:00.000Z', sequenceId: null, nextActionAt: null, repliedAt: '2026-09-01T00:00:00.000Z' });
+  lead('gone', {
+    person: 'Gone',
+    email: 'GONE@optout.example',
+    stage: 'replied',
+    optedOutAt: '2026-09-01T00:00:00.000Z',
+    sequenceId: null,
+    nextActionAt: null,
+    repliedAt: '2026-09-01T00:00:00.000Z',
+  });
 
   const doc = {
     workspaces: [
@@ -101,17 +126,41 @@ function scenarioWorld() {
         ],
         sequences: [
           {
-            id: linkedin, name: 'Founders', status: 'active', revision: 1, approvedRevision: 1, channels: ['linkedin'],
+            id: linkedin,
+            name: 'Founders',
+            status: 'active',
+            revision: 1,
+            approvedRevision: 1,
+            channels: ['linkedin'],
             steps: [
               { kind: 'connect', message: 'Hi {{firstName}}' },
-              { kind: 'message', delayDays: 2, variants: [{ key: 'A', weight: 50, messageTmpl: 'A note for {{company}}' }, { key: 'B', weight: 50, messageTmpl: 'B note for {{company}}' }] },
+              {
+                kind: 'message',
+                delayDays: 2,
+                variants: [
+                  { key: 'A', weight: 50, messageTmpl: 'A note for {{company}}' },
+                  { key: 'B', weight: 50, messageTmpl: 'B note for {{company}}' },
+                ],
+              },
               { kind: 'message', delayDays: 4, message: 'Following up, {{firstName}}' },
             ],
           },
           {
-            id: email, name: 'Email', status: 'active', revision: 1, approvedRevision: 1, channels: ['email'],
+            id: email,
+            name: 'Email',
+            status: 'active',
+            revision: 1,
+            approvedRevision: 1,
+            channels: ['email'],
             steps: [
-              { kind: 'email', subject: 'Hello {{company}}', variants: [{ key: 'short', weight: 1, messageTmpl: 'Short {{firstName}}' }, { key: 'long', weight: 1, messageTmpl: 'Long {{firstName}}' }] },
+              {
+                kind: 'email',
+                subject: 'Hello {{company}}',
+                variants: [
+                  { key: 'short', weight: 1, messageTmpl: 'Short {{firstName}}' },
+                  { key: 'long', weight: 1, messageTmpl: 'Long {{firstName}}' },
+                ],
+              },
               { kind: 'email', delayDays: 3, subject: 'Re: {{company}}', message: 'Bumping this, {{firstName}}' },
             ],
           },
@@ -134,7 +183,12 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   const zoneOf: Record<string, string> = { [la]: 'America/Los_Angeles', [paris]: 'Europe/Paris', [tokyo]: 'Asia/Tokyo' };
 
   // Through the public API: a signed subscription to every engine event, and one stop before anything ran.
-  const hook = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: auth, payload: { url: `http://receiver.test:${rx.port}/ok/scenario`, events: EVENTS } });
+  const hook = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/webhooks',
+    headers: auth,
+    payload: { url: `http://receiver.test:${rx.port}/ok/scenario`, events: EVENTS },
+  });
   expect(hook.statusCode).toBe(201);
   const secret = hook.json().secret as string;
   const stop = await t.app.inject({ method: 'POST', url: `/api/v1/x/leads/${w.ids.pa49}/stop`, headers: auth });
@@ -155,8 +209,14 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   });
 
   // Every send inside its account's local sending hours on a local weekday; invite caps never exceeded.
-  const sends = await t.db.selectFrom('activity').select(['account_id', 'action', 'created_at', 'lead_id']).where('workspace_id', '=', ws).where('outcome', '=', 'ok')
-    .where('action', 'in', ['invite', 'message', 'followup', 'email_sent']).orderBy('created_at').execute();
+  const sends = await t.db
+    .selectFrom('activity')
+    .select(['account_id', 'action', 'created_at', 'lead_id'])
+    .where('workspace_id', '=', ws)
+    .where('outcome', '=', 'ok')
+    .where('action', 'in', ['invite', 'message', 'followup', 'email_sent'])
+    .orderBy('created_at')
+    .execute();
   const perDay = new Map<string, number>();
   for (const s of sends) {
     const tz = zoneOf[s.account_id!];
@@ -196,7 +256,10 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   expect(tk25Sends[1] - tk25Sends[0]).toBeGreaterThanOrEqual(7 * 24 * H);
 
   const replies = await t.db.selectFrom('replies').select(['classification', 'channel', 'state']).where('workspace_id', '=', ws).execute();
-  const byClass = replies.reduce<Record<string, number>>((m, r) => ({ ...m, [`${r.classification}:${r.state}`]: (m[`${r.classification}:${r.state}`] ?? 0) + 1 }), {});
+  const byClass = replies.reduce<Record<string, number>>(
+    (m, r) => ({ ...m, [`${r.classification}:${r.state}`]: (m[`${r.classification}:${r.state}`] ?? 0) + 1 }),
+    {},
+  );
   expect(byClass).toEqual({ 'unsubscribe:pending': 1, 'meeting_intent:pending': 9, 'negative:pending': 5, 'question:pending': 5, 'out_of_office:decided': 1 });
   const queue = await t.app.inject({ method: 'GET', url: '/api/v1/replies?limit=200', headers: auth });
   expect(queue.json().replies).toHaveLength(20);
@@ -205,8 +268,18 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   const { rows: arms } = await sql<{ sequence_id: string; variant_key: string | null }>`
     SELECT DISTINCT sequence_id, variant_key FROM leads WHERE workspace_id = ${ws}::uuid AND messaged_at IS NOT NULL`.execute(t.db);
   expect(arms.every((a) => a.variant_key !== null)).toBe(true);
-  expect(arms.filter((a) => a.sequence_id === w.sequences.linkedin).map((a) => a.variant_key).sort()).toEqual(['A', 'B']);
-  expect(arms.filter((a) => a.sequence_id === w.sequences.email).map((a) => a.variant_key).sort()).toEqual(['long', 'short']);
+  expect(
+    arms
+      .filter((a) => a.sequence_id === w.sequences.linkedin)
+      .map((a) => a.variant_key)
+      .sort(),
+  ).toEqual(['A', 'B']);
+  expect(
+    arms
+      .filter((a) => a.sequence_id === w.sequences.email)
+      .map((a) => a.variant_key)
+      .sort(),
+  ).toEqual(['long', 'short']);
 
   // What GET /progress reports reads the same counters the engine enforced.
   const pacing = await t.services.engine.accountPacing(la, new Date('2026-10-21T20:00:00Z'));
@@ -233,10 +306,22 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   expect(byEvent).toEqual(expected);
 
   // Each delivery matches the ledger entry it reports: same lead, same instant.
-  const ledger = await t.db.selectFrom('activity').select(['action', 'lead_id', 'created_at']).where('workspace_id', '=', ws).where('outcome', '=', 'ok').execute();
+  const ledger = await t.db
+    .selectFrom('activity')
+    .select(['action', 'lead_id', 'created_at'])
+    .where('workspace_id', '=', ws)
+    .where('outcome', '=', 'ok')
+    .execute();
   const entries = (action: string | string[]) =>
-    ledger.filter((a) => (Array.isArray(action) ? action.includes(a.action) : a.action === action)).map((a) => `${a.lead_id}@${iso(a.created_at)}`).sort();
-  const delivered = (event: string) => bodies.filter((b) => b.event === event).map((b) => `${b.data.lead.id}@${b.createdAt}`).sort();
+    ledger
+      .filter((a) => (Array.isArray(action) ? action.includes(a.action) : a.action === action))
+      .map((a) => `${a.lead_id}@${iso(a.created_at)}`)
+      .sort();
+  const delivered = (event: string) =>
+    bodies
+      .filter((b) => b.event === event)
+      .map((b) => `${b.data.lead.id}@${b.createdAt}`)
+      .sort();
   expect(delivered('lead.invited')).toEqual(entries('invite'));
   expect(delivered('lead.accepted')).toEqual(entries('accepted'));
   expect(delivered('lead.messaged')).toEqual(entries(['message', 'followup']));
@@ -244,6 +329,10 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   const replyDeliveries = bodies.filter((b) => b.event === 'reply.received');
   expect(replyDeliveries.some((b) => b.data.lead.id === w.ids.tk25)).toBe(false);
   const meeting = replyDeliveries.find((b) => b.data.lead.id === w.ids.la6)!;
-  expect(meeting.data).toMatchObject({ classification: 'meeting_intent', theirMessage: 'Sounds good, can we talk next week?', lead: { id: w.ids.la6, account: la, stage: 'replied' } });
+  expect(meeting.data).toMatchObject({
+    classification: 'meeting_intent',
+    theirMessage: 'Sounds good, can we talk next week?',
+    lead: { id: w.ids.la6, account: la, stage: 'replied' },
+  });
   expect(meeting.data.draft).toContain('https://cal.example/acme');
 });

@@ -20,19 +20,28 @@ let auth: { authorization: string };
 
 beforeAll(async () => {
   t = await buildTestApp({ env: { ...ENGINE_ENV, OUTREACH_ADMIN_TOKEN: ADMIN }, now: T0.toISOString() });
-  const person = (name: string) => ({ person: name, linkedinUrl: `https://www.linkedin.com/in/${name.toLowerCase()}`, account: ids.account, sequenceId: ids.seq });
+  const person = (name: string) => ({
+    person: name,
+    linkedinUrl: `https://www.linkedin.com/in/${name.toLowerCase()}`,
+    account: ids.account,
+    sequenceId: ids.seq,
+  });
   const world = {
-    workspaces: [{
-      id: ids.ws,
-      name: 'Seeded leads',
-      apiKeys: [{}],
-      messagingAccounts: [{ id: ids.account, name: 'Dana', timeZone: 'UTC' }],
-      sequences: [{ id: ids.seq, name: 'Invite', status: 'active', revision: 1, approvedRevision: 1, steps: [{ kind: 'connect', message: 'Hi {{firstName}}' }] }],
-      leads: [
-        { id: ids.absent, ...person('Absent') },
-        { id: ids.explicitNull, ...person('Parked'), nextActionAt: null },
-      ],
-    }],
+    workspaces: [
+      {
+        id: ids.ws,
+        name: 'Seeded leads',
+        apiKeys: [{}],
+        messagingAccounts: [{ id: ids.account, name: 'Dana', timeZone: 'UTC' }],
+        sequences: [
+          { id: ids.seq, name: 'Invite', status: 'active', revision: 1, approvedRevision: 1, steps: [{ kind: 'connect', message: 'Hi {{firstName}}' }] },
+        ],
+        leads: [
+          { id: ids.absent, ...person('Absent') },
+          { id: ids.explicitNull, ...person('Parked'), nextActionAt: null },
+        ],
+      },
+    ],
   };
   const res = await t.app.inject({
     method: 'POST',

@@ -32,19 +32,32 @@ async function oneInviteLead(timeZone: string, due: Date) {
   const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')) });
   const ids = [];
   for (const n of [1, 2]) {
-    ids.push(await insertLead(t.db, ws, { person: `P${n}`, linkedin_url: `https://li.example/${timeZone}/${n}`, account_id: account, sequence_id: seq, next_action_at: due }));
+    ids.push(
+      await insertLead(t.db, ws, {
+        person: `P${n}`,
+        linkedin_url: `https://li.example/${timeZone}/${n}`,
+        account_id: account,
+        sequence_id: seq,
+        next_action_at: due,
+      }),
+    );
   }
   return { account, ids };
 }
 
-const nextAt = async (id: string) => (await t.db.selectFrom('leads').select('next_action_at').where('id', '=', id).executeTakeFirstOrThrow()).next_action_at?.toISOString();
+const nextAt = async (id: string) =>
+  (await t.db.selectFrom('leads').select('next_action_at').where('id', '=', id).executeTakeFirstOrThrow()).next_action_at?.toISOString();
 
 describe('weekday-only sending in the account’s time zone', () => {
   it('Saturday noon in Tokyo, inside the hours but not a sending day, waits for Monday 09:00 Tokyo; the weekend passes do nothing', async () => {
     const satTokyo = new Date('2026-11-07T03:00:00.000Z'); // Saturday 12:00 in Tokyo
     const { account, ids } = await oneInviteLead('Asia/Tokyo', satTokyo);
     const monday = '2026-11-09T00:00:00.000Z'; // Monday 09:00 in Tokyo
-    expect(await t.services.engine.accountPacing(account, satTokyo)).toMatchObject({ sendingDays: 'mon,tue,wed,thu,fri', withinSendingHours: false, nextWindowAt: monday });
+    expect(await t.services.engine.accountPacing(account, satTokyo)).toMatchObject({
+      sendingDays: 'mon,tue,wed,thu,fri',
+      withinSendingHours: false,
+      nextWindowAt: monday,
+    });
     expect((await t.services.engine.runPass({ now: satTokyo })).deferred).toBe(2);
     expect(await nextAt(ids[0])).toBe(monday);
     for (const at of ['2026-11-07T06:00:00.000Z', '2026-11-08T04:00:00.000Z']) expect((await t.services.engine.runPass({ now: new Date(at) })).actions).toBe(0);
@@ -66,7 +79,8 @@ describe('weekday-only sending in the account’s time zone', () => {
 });
 
 describe('local wall-clock times across DST (zonedTime)', () => {
-  const at = (y: number, m: number, d: number, hhmm: string, tz: string) => zonedTime(y, m, d, Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3)), tz).toISOString();
+  const at = (y: number, m: number, d: number, hhmm: string, tz: string) =>
+    zonedTime(y, m, d, Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3)), tz).toISOString();
   it('a time inside a spring-forward gap moves forward by the gap, never earlier than asked (west and east of UTC)', () => {
     expect(at(2026, 3, 8, '02:30', 'America/New_York')).toBe('2026-03-08T07:30:00.000Z'); // 03:30 EDT
     expect(at(2026, 3, 29, '02:30', 'Europe/Paris')).toBe('2026-03-29T01:30:00.000Z'); // 03:30 CEST
@@ -80,12 +94,22 @@ describe('local wall-clock times across DST (zonedTime)', () => {
   });
   it('a window opening inside a gap on a sending day is waited for, not retried in the past', async () => {
     const { workspaceId: ws } = await createWorkspaceWithKey(t, 'DST gap');
-    const gapApp = await buildTestApp({ handle: t.handle, env: { ...ENV, OUTREACH_PACING_DAYS: 'sun-sat', OUTREACH_PACING_HOURS: '02:30-17:00' }, now: '2026-03-08T06:00:00.000Z' });
+    const gapApp = await buildTestApp({
+      handle: t.handle,
+      env: { ...ENV, OUTREACH_PACING_DAYS: 'sun-sat', OUTREACH_PACING_HOURS: '02:30-17:00' },
+      now: '2026-03-08T06:00:00.000Z',
+    });
     try {
       const account = await insertAccount(t.db, ws, { timeZone: 'America/New_York' });
       const seq = await insertSequence(t.db, ws, { steps: steps(step('connect')) });
       const now = new Date('2026-03-08T06:50:00.000Z'); // 01:50 EST, before the window and the gap
-      const id = await insertLead(t.db, ws, { person: 'Gap', linkedin_url: 'https://li.example/gap', account_id: account, sequence_id: seq, next_action_at: now });
+      const id = await insertLead(t.db, ws, {
+        person: 'Gap',
+        linkedin_url: 'https://li.example/gap',
+        account_id: account,
+        sequence_id: seq,
+        next_action_at: now,
+      });
       const s = await gapApp.services.engine.runPass({ now });
       expect(s).toMatchObject({ actions: 0, deferred: 1 });
       expect(await nextAt(id)).toBe('2026-03-08T07:30:00.000Z');

@@ -51,8 +51,25 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
   const appClock: Clock = options.realClock ? systemClock : clock;
   const cipher = options.cipher ?? createTextCipher(randomBytes(32));
-  const services = createServices({ db: handle.db, config, clock: appClock, cipher, publicData: options.publicData, resolver: options.resolver, drivers: options.drivers, authChangesUrl: (handle as { url?: string }).url });
-  const app = await buildApp({ config, db: handle.db, services, clock: appClock, rateLimitStore: options.rateLimitStore, controlToken: options.controlToken, logger: options.logger });
+  const services = createServices({
+    db: handle.db,
+    config,
+    clock: appClock,
+    cipher,
+    publicData: options.publicData,
+    resolver: options.resolver,
+    drivers: options.drivers,
+    authChangesUrl: (handle as { url?: string }).url,
+  });
+  const app = await buildApp({
+    config,
+    db: handle.db,
+    services,
+    clock: appClock,
+    rateLimitStore: options.rateLimitStore,
+    controlToken: options.controlToken,
+    logger: options.logger,
+  });
   await app.ready();
   return {
     app,

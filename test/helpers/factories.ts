@@ -216,14 +216,26 @@ export type LeadFixture = Partial<Omit<Insertable<LeadsTable>, 'workspace_id'>>;
 /** Every column the fixture does not name takes its database default (null for the nullable ones). */
 export async function insertLead(db: Database, workspaceId: string, f: LeadFixture = {}) {
   const id = f.id ?? newId();
-  await db.insertInto('leads').values({ ...f, id, workspace_id: workspaceId }).execute();
+  await db
+    .insertInto('leads')
+    .values({ ...f, id, workspace_id: workspaceId })
+    .execute();
   return id;
 }
 
 export async function insertActivity(
   db: Database,
   workspaceId: string,
-  f: { action: string; outcome?: 'ok' | 'skipped' | 'failed'; createdAt: Date | string; accountId?: string | null; leadId?: string | null; detail?: string; units?: number; id?: string },
+  f: {
+    action: string;
+    outcome?: 'ok' | 'skipped' | 'failed';
+    createdAt: Date | string;
+    accountId?: string | null;
+    leadId?: string | null;
+    detail?: string;
+    units?: number;
+    id?: string;
+  },
 ) {
   const id = f.id ?? newId();
   await db
@@ -271,7 +283,8 @@ export async function insertReply(
       lead_id: f.leadId,
       channel: f.channel ?? 'linkedin',
       classification: f.classification ?? 'meeting_intent',
-      their_message: f.rawTheirMessage !== undefined ? f.rawTheirMessage : cipher.encrypt(f.theirMessage === undefined ? 'Sounds good, can we talk?' : f.theirMessage),
+      their_message:
+        f.rawTheirMessage !== undefined ? f.rawTheirMessage : cipher.encrypt(f.theirMessage === undefined ? 'Sounds good, can we talk?' : f.theirMessage),
       draft: f.rawDraft !== undefined ? f.rawDraft : cipher.encrypt(f.draft === undefined ? 'Great, here is a time.' : f.draft),
       replied_at: f.repliedAt ?? new Date('2026-11-20T10:00:00.000Z'),
       state: f.state ?? 'pending',

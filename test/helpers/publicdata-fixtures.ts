@@ -32,11 +32,7 @@ export async function setWorkspace(db: Database, workspaceId: string, v: Workspa
 }
 
 export async function energyRow(db: Database, workspaceId: string) {
-  return db
-    .selectFrom('workspaces')
-    .select(['energy_balance', 'energy_refilled_at'])
-    .where('id', '=', workspaceId)
-    .executeTakeFirstOrThrow();
+  return db.selectFrom('workspaces').select(['energy_balance', 'energy_refilled_at']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
 }
 
 /** Public-data charges in the activity ledger of one workspace. */
@@ -60,7 +56,11 @@ export async function seedPublicWorld(db: Database, world: SandboxWorld) {
       .execute();
   }
   if (world.follows?.length) {
-    await db.insertInto('publicdata_follows').values(world.follows).onConflict((oc) => oc.columns(['followed', 'follower']).doNothing()).execute();
+    await db
+      .insertInto('publicdata_follows')
+      .values(world.follows)
+      .onConflict((oc) => oc.columns(['followed', 'follower']).doNothing())
+      .execute();
   }
   if (world.unavailable?.length) {
     await db

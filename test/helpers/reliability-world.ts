@@ -82,9 +82,30 @@ function plan(label: Tenant['label']) {
     xAccounts: [t.xAccount],
     messagingAccounts: [{ id: t.messagingAccountId, name: `${label} LinkedIn` }],
     sequences: [
-      { id: t.sequences.active, name: texts.seqName, status: 'active', revision: 1, approvedRevision: 1, steps: [{ kind: 'x_dm', message: texts.stepMessage }] },
-      { id: t.sequences.draft, name: `${label} draft`, status: 'draft', revision: 2, approvedRevision: null, steps: [{ kind: 'x_dm', message: 'Draft hello' }] },
-      { id: t.sequences.archived, name: `${label} archived`, status: 'archived', revision: 1, approvedRevision: 1, steps: [{ kind: 'x_dm', message: 'Old hello' }] },
+      {
+        id: t.sequences.active,
+        name: texts.seqName,
+        status: 'active',
+        revision: 1,
+        approvedRevision: 1,
+        steps: [{ kind: 'x_dm', message: texts.stepMessage }],
+      },
+      {
+        id: t.sequences.draft,
+        name: `${label} draft`,
+        status: 'draft',
+        revision: 2,
+        approvedRevision: null,
+        steps: [{ kind: 'x_dm', message: 'Draft hello' }],
+      },
+      {
+        id: t.sequences.archived,
+        name: `${label} archived`,
+        status: 'archived',
+        revision: 1,
+        approvedRevision: 1,
+        steps: [{ kind: 'x_dm', message: 'Old hello' }],
+      },
       { id: t.sequences.linkedin, name: `${label} linkedin`, status: 'paused', revision: 1, approvedRevision: 1, steps: [{ kind: 'connect', message: 'Hi' }] },
     ],
     plays: [

@@ -25,7 +25,12 @@ export async function startRepliesWorld() {
   const list = (ws: Ws, query = '', headers: Record<string, string> = {}) =>
     t.app.inject({ method: 'GET', url: `/api/v1/replies${query}`, headers: { ...ws.auth, ...headers } });
   const decide = (ws: Ws, id: string, body: unknown, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'POST', url: `/api/v1/replies/${id}/decide`, headers: { ...ws.auth, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) });
+    t.app.inject({
+      method: 'POST',
+      url: `/api/v1/replies/${id}/decide`,
+      headers: { ...ws.auth, 'content-type': 'application/json', ...headers },
+      payload: JSON.stringify(body),
+    });
 
   const replyRow = (id: string) => t.db.selectFrom('replies').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const leadRow = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

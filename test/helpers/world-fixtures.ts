@@ -58,7 +58,14 @@ export function smallWorld(): any {
             approvedRevision: 3,
             steps: [
               { kind: 'connect', delayDays: 0, message: 'Hi {{firstName}}' },
-              { kind: 'message', delayDays: 2, variants: [{ key: 'A', weight: 50, messageTmpl: 'a' }, { key: 'B', weight: 50, messageTmpl: 'b' }] },
+              {
+                kind: 'message',
+                delayDays: 2,
+                variants: [
+                  { key: 'A', weight: 50, messageTmpl: 'a' },
+                  { key: 'B', weight: 50, messageTmpl: 'b' },
+                ],
+              },
             ],
           },
           { id: SEQ2, name: 'Nurture', status: 'draft' },
@@ -71,7 +78,14 @@ export function smallWorld(): any {
             sequenceId: SEQ1,
             accountUserId: '2001',
             candidates: [
-              { id: C1, xUserId: '1001', username: 'alice', name: 'Alice', status: 'approved', review: { decision: 'good_fit', reviewedAt: '2026-11-20T10:00:00Z', by: 'dana' } },
+              {
+                id: C1,
+                xUserId: '1001',
+                username: 'alice',
+                name: 'Alice',
+                status: 'approved',
+                review: { decision: 'good_fit', reviewedAt: '2026-11-20T10:00:00Z', by: 'dana' },
+              },
               { id: C2, xUserId: '1002', username: '@bob_x', sandbox: { followsBackAfterHours: null, replyAfterHours: 3, replyText: 'hi' } },
               { id: C3, xUserId: '1003', review: { decision: 'not_a_good_fit' } },
             ],
@@ -95,8 +109,13 @@ export function smallWorld(): any {
             messagedAt: '2026-11-04T10:00:00Z',
             repliedAt: '2026-11-05T10:00:00Z',
             sandbox: {
-              acceptsInviteAfterHours: 3, replyAfterHours: 20, replyText: 'Sounds good', laterReplies: [{ afterHours: 90, text: 'Following up myself' }],
-              failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] }, rateLimited: 1, retryAfterSeconds: 60,
+              acceptsInviteAfterHours: 3,
+              replyAfterHours: 20,
+              replyText: 'Sounds good',
+              laterReplies: [{ afterHours: 90, text: 'Following up myself' }],
+              failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] },
+              rateLimited: 1,
+              retryAfterSeconds: 60,
             },
           },
           {
@@ -128,8 +147,21 @@ export function smallWorld(): any {
 }
 
 export const TABLES = [
-  'workspaces', 'team_links', 'api_keys', 'x_accounts', 'messaging_accounts', 'sequences', 'plays', 'candidate_batches', 'candidates',
-  'leads', 'replies', 'activity', 'publicdata_users', 'publicdata_follows', 'publicdata_unavailable',
+  'workspaces',
+  'team_links',
+  'api_keys',
+  'x_accounts',
+  'messaging_accounts',
+  'sequences',
+  'plays',
+  'candidate_batches',
+  'candidates',
+  'leads',
+  'replies',
+  'activity',
+  'publicdata_users',
+  'publicdata_follows',
+  'publicdata_unavailable',
 ] as const;
 
 export async function rowCounts(t: TestApp): Promise<Record<string, number>> {

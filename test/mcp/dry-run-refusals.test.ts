@@ -25,10 +25,20 @@ beforeAll(async () => {
   ids.approvedSequence = (await ok(client, 'create_sequence', { name: 'Approved', steps: [step(0)] })).sequence.id;
   await ok(client, 'approve_sequence', { sequenceId: ids.approvedSequence, expectedRevision: 1 });
   ids.play = (await ok(client, 'create_play', { name: 'Play', sequenceId: ids.approvedSequence, accountUserId: ids.account })).play.id;
-  const staged = await ok(client, 'import_candidates', { playId: ids.play, requestId: 'dry-refusal-1', expectedRevision: 1, leads: [{ xUserId: '9300000001' }] });
+  const staged = await ok(client, 'import_candidates', {
+    playId: ids.play,
+    requestId: 'dry-refusal-1',
+    expectedRevision: 1,
+    leads: [{ xUserId: '9300000001' }],
+  });
   ids.candidate = staged.results[0].candidateId;
   // A lead without an email: invite is not among its reply's allowedDecisions.
-  ids.lead = await insertLead(t.db, workspaceId, { person: 'No Email', linkedin_url: 'https://www.linkedin.com/in/no-email', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
+  ids.lead = await insertLead(t.db, workspaceId, {
+    person: 'No Email',
+    linkedin_url: 'https://www.linkedin.com/in/no-email',
+    stage: 'replied',
+    replied_at: new Date('2026-11-22T09:00:00.000Z'),
+  });
   ids.reply = await insertReply(t.db, t.cipher, workspaceId, { leadId: ids.lead, draft: 'Sure.' });
 });
 afterAll(async () => {
@@ -38,18 +48,47 @@ afterAll(async () => {
 
 /** The raw tools/call result, so the test sees isError itself rather than a helper's reading of it. */
 async function dryRun(name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: { ...args, dryRun: true } })) as { isError?: boolean; structuredContent?: unknown; content: { type: string; text: string }[] };
+  const result = (await client.callTool({ name, arguments: { ...args, dryRun: true } })) as {
+    isError?: boolean;
+    structuredContent?: unknown;
+    content: { type: string; text: string }[];
+  };
   return { isError: result.isError, structuredContent: result.structuredContent, body: JSON.parse(result.content[0].text) as Record<string, unknown> };
 }
 
 const cases: Record<string, { args: () => Record<string, unknown>; error: string; httpStatus: number; also?: Record<string, unknown> }> = {
   create_sequence: { args: () => ({ name: 'Bad', steps: [step(1)] }), error: 'invalid_steps', httpStatus: 400 },
-  replace_sequence_steps: { args: () => ({ sequenceId: ids.sequence, expectedRevision: 5, steps: [step(0)] }), error: 'stale_sequence_revision', httpStatus: 409, also: { currentRevision: 1 } },
-  approve_sequence: { args: () => ({ sequenceId: ids.sequence, expectedRevision: 5 }), error: 'stale_sequence_revision', httpStatus: 409, also: { currentRevision: 1 } },
+  replace_sequence_steps: {
+    args: () => ({ sequenceId: ids.sequence, expectedRevision: 5, steps: [step(0)] }),
+    error: 'stale_sequence_revision',
+    httpStatus: 409,
+    also: { currentRevision: 1 },
+  },
+  approve_sequence: {
+    args: () => ({ sequenceId: ids.sequence, expectedRevision: 5 }),
+    error: 'stale_sequence_revision',
+    httpStatus: 409,
+    also: { currentRevision: 1 },
+  },
   create_play: { args: () => ({ name: 'P', sequenceId: ids.sequence, accountUserId: '9399999999' }), error: 'account_not_connected', httpStatus: 409 },
-  edit_play: { args: () => ({ playId: ids.play, expectedRevision: 5, name: 'Renamed' }), error: 'stale_play_revision', httpStatus: 409, also: { currentRevision: 1 } },
-  set_play_status: { args: () => ({ playId: ids.play, expectedRevision: 5, status: 'paused' }), error: 'stale_play_revision', httpStatus: 409, also: { currentRevision: 1 } },
-  set_play_review_api: { args: () => ({ playId: ids.play, expectedRevision: 5, enabled: false }), error: 'stale_play_revision', httpStatus: 409, also: { currentRevision: 1 } },
+  edit_play: {
+    args: () => ({ playId: ids.play, expectedRevision: 5, name: 'Renamed' }),
+    error: 'stale_play_revision',
+    httpStatus: 409,
+    also: { currentRevision: 1 },
+  },
+  set_play_status: {
+    args: () => ({ playId: ids.play, expectedRevision: 5, status: 'paused' }),
+    error: 'stale_play_revision',
+    httpStatus: 409,
+    also: { currentRevision: 1 },
+  },
+  set_play_review_api: {
+    args: () => ({ playId: ids.play, expectedRevision: 5, enabled: false }),
+    error: 'stale_play_revision',
+    httpStatus: 409,
+    also: { currentRevision: 1 },
+  },
   stop_lead: { args: () => ({ leadId: UNKNOWN }), error: 'lead not found', httpStatus: 404 },
   import_candidates: {
     args: () => ({ playId: ids.play, requestId: 'dry-refusal-2', expectedRevision: 5, leads: [{ xUserId: '9300000002' }] }),
@@ -75,7 +114,11 @@ const cases: Record<string, { args: () => Record<string, unknown>; error: string
 
 describe('a dry run the real call would refuse is a tool error with the blocker code', () => {
   it('covers every write tool', () => {
-    expect(Object.keys(cases).sort()).toEqual(ALL_TOOLS.filter((x) => !x.readOnly).map((x) => x.name).sort());
+    expect(Object.keys(cases).sort()).toEqual(
+      ALL_TOOLS.filter((x) => !x.readOnly)
+        .map((x) => x.name)
+        .sort(),
+    );
   });
 
   for (const [name, c] of Object.entries(cases)) {

@@ -26,7 +26,11 @@ export async function connectInMemory(services: Services, workspaceId: string) {
 
 /** Calls a tool and answers its structured result or its API error body. */
 export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-  const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    structuredContent?: Record<string, any>;
+    content: { type: string; text?: string }[];
+  };
   const text = result.content.find((c) => c.type === 'text')?.text ?? '{}';
   if (result.isError) return { ok: false, error: JSON.parse(text) };
   return { ok: true, data: result.structuredContent ?? JSON.parse(text) };

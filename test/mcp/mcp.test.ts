@@ -23,7 +23,15 @@ let client: Client;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const count = async (table: 'sequences' | 'plays' | 'candidates' | 'leads' | 'replies' | 'activity', workspaceId: string) =>
-  Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await t.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 beforeAll(async () => {
   channels = createMemoryChannels();
@@ -48,13 +56,23 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     const { tools } = await client.listTools();
     const names = tools.map((x) => x.name);
     expect(names).toEqual(ALL_TOOLS.map((x) => x.name));
-    for (const name of ['create_sequence', 'replace_sequence_steps', 'approve_sequence', 'create_play', 'edit_play', 'set_play_status', 'set_play_review_api']) {
+    for (const name of [
+      'create_sequence',
+      'replace_sequence_steps',
+      'approve_sequence',
+      'create_play',
+      'edit_play',
+      'set_play_status',
+      'set_play_review_api',
+    ]) {
       expect(names).toContain(name);
     }
     for (const tool of tools) {
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(tool.outputSchema, tool.name).toBeUndefined();
-      expect(tool.name, 'one naming scheme: verb_noun').toMatch(/^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide)_[a-z]+(_[a-z]+)*$/);
+      expect(tool.name, 'one naming scheme: verb_noun').toMatch(
+        /^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide)_[a-z]+(_[a-z]+)*$/,
+      );
       expect(tool.description, tool.name).toMatch(/contacts a prospect: (no|YES)/);
       const contacts = /contacts a prospect: YES/.test(tool.description!);
       expect(contacts, tool.name).toBe(tool.name === 'decide_reply');
@@ -78,12 +96,26 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     // Author: draft → new steps → approve the exact revision → activate.
     const created = await ok(client, 'create_sequence', { name: 'Founders on X', steps: [step(0)] });
     const seqId = created.sequence.id;
-    expect(created).toMatchObject({ dryRun: false, changed: true, sequence: { status: 'draft', revision: 1, approved: false, approvedRevision: null, channels: ['x'] } });
+    expect(created).toMatchObject({
+      dryRun: false,
+      changed: true,
+      sequence: { status: 'draft', revision: 1, approved: false, approvedRevision: null, channels: ['x'] },
+    });
 
     const replaced = await ok(client, 'replace_sequence_steps', {
       sequenceId: seqId,
       expectedRevision: 1,
-      steps: [step(0, { message: 'Hi {{firstName|there}}, thanks for following!' }), step(1, { delayDays: 3, message: null, variants: [{ key: 'A', weight: 1, messageTmpl: 'Quick follow-up' }, { key: 'B', weight: 1, messageTmpl: 'Any thoughts?' }] })],
+      steps: [
+        step(0, { message: 'Hi {{firstName|there}}, thanks for following!' }),
+        step(1, {
+          delayDays: 3,
+          message: null,
+          variants: [
+            { key: 'A', weight: 1, messageTmpl: 'Quick follow-up' },
+            { key: 'B', weight: 1, messageTmpl: 'Any thoughts?' },
+          ],
+        }),
+      ],
     });
     expect(replaced.sequence).toMatchObject({ revision: 2, approved: false, status: 'draft' });
 
@@ -172,7 +204,12 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect((await ok(client, 'list_leads', { limit: 10 })).count).toBe(2);
 
     // A LinkedIn reply waiting for a decision: a dry run sends nothing, the real decision sends once.
-    const replyLead = await insertLead(t.db, home.workspaceId, { person: 'Linus T', linkedin_url: 'https://www.linkedin.com/in/linus', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
+    const replyLead = await insertLead(t.db, home.workspaceId, {
+      person: 'Linus T',
+      linkedin_url: 'https://www.linkedin.com/in/linus',
+      stage: 'replied',
+      replied_at: new Date('2026-11-22T09:00:00.000Z'),
+    });
     const replyId = await insertReply(t.db, t.cipher, home.workspaceId, { leadId: replyLead, draft: 'Happy to talk, Tuesday?' });
     const pending = await ok(client, 'list_replies', {});
     expect(pending.replies.map((r: { id: string }) => r.id)).toContain(replyId);
@@ -189,9 +226,17 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
 
     // Every answer above conforms to the schema get_output_schema gives for its tool (the compacted form included).
     const answers: [string, unknown][] = [
-      ['create_sequence', created], ['replace_sequence_steps', replaced], ['approve_sequence', approved], ['import_candidates', imported],
-      ['list_candidates', page], ['enroll_candidates', enrolled], ['get_progress', progress], ['list_activity', sent],
-      ['list_replies', pending], ['decide_reply', decidePreview], ['decide_reply', decided],
+      ['create_sequence', created],
+      ['replace_sequence_steps', replaced],
+      ['approve_sequence', approved],
+      ['import_candidates', imported],
+      ['list_candidates', page],
+      ['enroll_candidates', enrolled],
+      ['get_progress', progress],
+      ['list_activity', sent],
+      ['list_replies', pending],
+      ['decide_reply', decidePreview],
+      ['decide_reply', decided],
     ];
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
@@ -211,7 +256,11 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
   });
 
   it('an invalid argument is named with the rule and the allowed values, in the API’s words', async () => {
-    const { play } = await ok(client, 'create_play', { name: 'Messages', sequenceId: (await ok(client, 'create_sequence', { name: 'M' })).sequence.id, accountUserId: account.userId });
+    const { play } = await ok(client, 'create_play', {
+      name: 'Messages',
+      sequenceId: (await ok(client, 'create_sequence', { name: 'M' })).sequence.id,
+      accountUserId: account.userId,
+    });
     expect(await fails(client, 'list_candidates', { playId: play.id, filter: 'pending' })).toEqual({
       error: 'invalid_request',
       httpStatus: 400,
@@ -230,7 +279,12 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
   it('dry runs of every write tool leave the database as it was', async () => {
     const { sequence } = await ok(client, 'create_sequence', { name: 'Dry', steps: [step(0)] });
     const { play } = await ok(client, 'create_play', { name: 'Dry play', sequenceId: sequence.id, accountUserId: account.userId });
-    const staged = await ok(client, 'import_candidates', { playId: play.id, requestId: 'dry-run-000', expectedRevision: 1, leads: [{ xUserId: '9200000000' }] });
+    const staged = await ok(client, 'import_candidates', {
+      playId: play.id,
+      requestId: 'dry-run-000',
+      expectedRevision: 1,
+      leads: [{ xUserId: '9200000000' }],
+    });
     const reviewable = staged.results[0].candidateId;
     const snapshot = async () => ({
       sequences: await t.db.selectFrom('sequences').selectAll().where('workspace_id', '=', home.workspaceId).orderBy('id').execute(),
@@ -250,13 +304,21 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       await ok(client, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'archived', ...dry }),
       await ok(client, 'set_play_review_api', { playId: play.id, expectedRevision: 1, enabled: false, ...dry }),
       await ok(client, 'import_candidates', { playId: play.id, requestId: 'dry-run-001', expectedRevision: 1, leads: [{ xUserId: '9200000001' }], ...dry }),
-      await ok(client, 'review_candidates', { playId: play.id, expectedRevision: 1, decisions: [{ candidateId: reviewable, decision: 'not_a_good_fit' }], ...dry }),
+      await ok(client, 'review_candidates', {
+        playId: play.id,
+        expectedRevision: 1,
+        decisions: [{ candidateId: reviewable, decision: 'not_a_good_fit' }],
+        ...dry,
+      }),
     ];
     for (const a of answers) expect(a.dryRun).toBe(true);
     expect(answers[1].sequence.revision).toBe(2);
     expect(answers[2].sequence.approved).toBe(true);
     expect(answers[4].play).toMatchObject({ name: 'Renamed', revision: 2 });
-    expect(answers[8].results[0]).toMatchObject({ result: 'reviewed', candidate: { status: 'rejected', review: { decision: 'not_a_good_fit', by: home.keyId } } });
+    expect(answers[8].results[0]).toMatchObject({
+      result: 'reviewed',
+      candidate: { status: 'rejected', review: { decision: 'not_a_good_fit', by: home.keyId } },
+    });
     expect(answers[8].counts).toEqual({ total: 1, unreviewed: 0, goodFit: 0, notAGoodFit: 1 });
     // A dry run is the real call rolled back, so one the real call would refuse is the same tool error.
     expect(await fails(client, 'set_sequence_status', { sequenceId: sequence.id, status: 'active', ...dry })).toMatchObject({
@@ -276,7 +338,12 @@ describe('authentication and workspace selection (same rules as the API)', () =>
     fetch(to, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
     });
 
   it('401 unauthorized without a key, with a malformed one and with an unknown one', async () => {
@@ -308,11 +375,16 @@ describe('authentication and workspace selection (same rules as the API)', () =>
       const { sequence } = await ok(teamClient, 'create_sequence', { name: 'Team sequence' });
       expect(await count('sequences', team.workspaceId)).toBe(1);
       // The home workspace's connection cannot see it: foreign ids are unknown ids.
-      expect(await fails(client, 'approve_sequence', { sequenceId: sequence.id, expectedRevision: 1 })).toMatchObject({ error: 'sequence not found', httpStatus: 404 });
-      const homeSeq = (await ok(client, 'list_sequences')).sequences[0];
-      expect(await fails(teamClient, 'replace_sequence_steps', { sequenceId: homeSeq.id, expectedRevision: homeSeq.revision, steps: [step(0)] })).toMatchObject({
+      expect(await fails(client, 'approve_sequence', { sequenceId: sequence.id, expectedRevision: 1 })).toMatchObject({
         error: 'sequence not found',
+        httpStatus: 404,
       });
+      const homeSeq = (await ok(client, 'list_sequences')).sequences[0];
+      expect(await fails(teamClient, 'replace_sequence_steps', { sequenceId: homeSeq.id, expectedRevision: homeSeq.revision, steps: [step(0)] })).toMatchObject(
+        {
+          error: 'sequence not found',
+        },
+      );
     } finally {
       await teamClient.close();
     }

@@ -101,7 +101,32 @@ describe('tool schemas are the HTTP API’s schemas', () => {
     const ajv = new Ajv({ strict: false, allErrors: false });
     addFormats(ajv);
     // Each value is tried at every property of every tool: the compacted schema must agree with the original on all.
-    const probes: unknown[] = [null, '', 'x', 'all', 'good_fit', 'active', 'archived', 'send', 'sequence', '1', 'pending', 0, 1, -1, 1.5, 500, true, false, [], {}, ['x'], UUID, `urn:uuid:${UUID}`, '9100000001'];
+    const probes: unknown[] = [
+      null,
+      '',
+      'x',
+      'all',
+      'good_fit',
+      'active',
+      'archived',
+      'send',
+      'sequence',
+      '1',
+      'pending',
+      0,
+      1,
+      -1,
+      1.5,
+      500,
+      true,
+      false,
+      [],
+      {},
+      ['x'],
+      UUID,
+      `urn:uuid:${UUID}`,
+      '9100000001',
+    ];
     for (const tool of ALL_TOOLS) {
       const original = ajv.compile(plain(tool.input));
       const advertised = ajv.compile(toolListing(tool).inputSchema);

@@ -25,7 +25,8 @@ function startProxy(target: number) {
     seen.push({ method: req.method ?? '', path });
     const i = faults.findIndex((f) => f.method === req.method && f.path.test(path));
     const fault = i >= 0 ? faults.splice(i, 1)[0] : undefined;
-    const answerFault = () => res.writeHead(fault!.status, { 'content-type': 'application/json', ...fault!.headers }).end(JSON.stringify({ error: 'injected' }));
+    const answerFault = () =>
+      res.writeHead(fault!.status, { 'content-type': 'application/json', ...fault!.headers }).end(JSON.stringify({ error: 'injected' }));
     if (fault?.when === 'before') {
       req.resume();
       req.on('end', answerFault);

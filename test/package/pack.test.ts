@@ -25,7 +25,9 @@ let consumer: string;
 let tarball: string;
 
 function consumerLockfile(): object {
-  const lock = JSON.parse(fs.readFileSync(path.join(repo, 'package-lock.json'), 'utf8')) as { packages: Record<string, { name?: string; version?: string; resolved?: string; dev?: boolean; link?: boolean }> };
+  const lock = JSON.parse(fs.readFileSync(path.join(repo, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { name?: string; version?: string; resolved?: string; dev?: boolean; link?: boolean }>;
+  };
   const packages: Record<string, object> = { '': { name: 'consumer', version: '1.0.0' } };
   for (const [key, entry] of Object.entries(lock.packages)) {
     if (!key || entry.dev || entry.link || !entry.version) continue;
@@ -45,7 +47,11 @@ describe.skipIf(dbEngine() !== 'pglite')('the importable package (issue 17: npm 
     for (const entry of COPIED) fs.cpSync(path.join(repo, entry), path.join(source, entry), { recursive: true });
     fs.symlinkSync(path.join(repo, 'node_modules'), path.join(source, 'node_modules'), 'dir');
     // The embedded-database snapshot is for `npm start`, not for importing: skipping it keeps the test shorter.
-    const packed = await run(npm, ['pack', '--json', '--pack-destination', work], { cwd: source, env: { ...process.env, OUTREACH_SKIP_SNAPSHOT: '1' }, maxBuffer: 64 << 20 });
+    const packed = await run(npm, ['pack', '--json', '--pack-destination', work], {
+      cwd: source,
+      env: { ...process.env, OUTREACH_SKIP_SNAPSHOT: '1' },
+      maxBuffer: 64 << 20,
+    });
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
     tarball = path.join(work, info.filename);
     expect(info.files.map((f) => f.path)).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/client/openapi.d.ts', 'bin/outreach.js']));
@@ -74,7 +80,10 @@ describe.skipIf(dbEngine() !== 'pglite')('the importable package (issue 17: npm 
         valid: verifyWebhook(BODY, HEADER, SECRET),
         tampered: verifyWebhook(BODY.replace('l-1', 'l-2'), HEADER, SECRET),
       }));`;
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, env: { PATH: process.env.PATH, BODY: body, HEADER: header, SECRET: secret } });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: consumer,
+      env: { PATH: process.env.PATH, BODY: body, HEADER: header, SECRET: secret },
+    });
     const result = JSON.parse(stdout);
     expect(result.client).toBe('function');
     expect(result.valid).toMatchObject({ ok: true });
@@ -100,7 +109,16 @@ void client.GET('/api/v1/no-such-path');
     fs.writeFileSync(
       path.join(consumer, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [path.join(repo, 'node_modules/@types')] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          lib: ['ES2022', 'DOM'],
+          types: ['node'],
+          typeRoots: [path.join(repo, 'node_modules/@types')],
+        },
         files: ['check.ts'],
       }),
     );

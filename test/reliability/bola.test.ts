@@ -60,11 +60,35 @@ interface Route {
 
 const routes: Route[] = [
   { method: 'GET', path: (id) => `/plays/${id}/candidates`, kind: 'play', found: 200 },
-  { method: 'POST', path: (id) => `/plays/${id}/candidates/lookup`, kind: 'play', body: (x) => ({ identities: [{ xUserId: x.candidates[0].xUserId }] }), found: 200 },
+  {
+    method: 'POST',
+    path: (id) => `/plays/${id}/candidates/lookup`,
+    kind: 'play',
+    body: (x) => ({ identities: [{ xUserId: x.candidates[0].xUserId }] }),
+    found: 200,
+  },
   // Stale revisions: a found Play answers 409 and nothing is written.
-  { method: 'POST', path: (id) => `/plays/${id}/import`, kind: 'play', body: () => ({ requestId: 'bola-import-1', expectedRevision: 99, leads: [{ xUserId: '123456' }] }), found: 409 },
-  { method: 'POST', path: (id) => `/plays/${id}/enroll`, kind: 'play', body: (x) => ({ expectedRevision: 99, sequenceId: x.sequences.active, sequenceRevision: 1, candidateIds: [x.candidates[1].id] }), found: 409 },
-  { method: 'POST', path: (id) => `/plays/${id}/leads`, kind: 'play', body: (x) => ({ expectedRevision: 99, sequenceId: x.sequences.active, sequenceRevision: 1, candidateIds: [x.candidates[1].id] }), found: 409 },
+  {
+    method: 'POST',
+    path: (id) => `/plays/${id}/import`,
+    kind: 'play',
+    body: () => ({ requestId: 'bola-import-1', expectedRevision: 99, leads: [{ xUserId: '123456' }] }),
+    found: 409,
+  },
+  {
+    method: 'POST',
+    path: (id) => `/plays/${id}/enroll`,
+    kind: 'play',
+    body: (x) => ({ expectedRevision: 99, sequenceId: x.sequences.active, sequenceRevision: 1, candidateIds: [x.candidates[1].id] }),
+    found: 409,
+  },
+  {
+    method: 'POST',
+    path: (id) => `/plays/${id}/leads`,
+    kind: 'play',
+    body: (x) => ({ expectedRevision: 99, sequenceId: x.sequences.active, sequenceRevision: 1, candidateIds: [x.candidates[1].id] }),
+    found: 409,
+  },
   { method: 'GET', path: (id) => `/plays/${id}/leads`, kind: 'play', found: 200 },
   { method: 'GET', path: (id) => `/x/leads/${id}`, kind: 'xLead', found: 200 },
   { method: 'POST', path: (id) => `/x/leads/${id}/stop`, kind: 'xLead', found: 200 },
@@ -125,14 +149,21 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
     let checked = 0;
     const cases = callers()
       .filter((c) => c.selected)
-      .flatMap((caller) => routes.flatMap((route) => w.tenants.filter((x) => x !== caller.selected).flatMap((owner) => idsOf(owner).map(([kind, id]) => ({ caller, route, owner, kind, id })))));
+      .flatMap((caller) =>
+        routes.flatMap((route) =>
+          w.tenants.filter((x) => x !== caller.selected).flatMap((owner) => idsOf(owner).map(([kind, id]) => ({ caller, route, owner, kind, id }))),
+        ),
+      );
     await inBatches(cases, 8, async ({ caller, route, owner, kind, id }) => {
       const foreign = await call(route, id, caller, caller.selected!);
       // One never-existing id per caller and route is enough to compare against.
       const cacheKey = `${caller.name} ${route.method} ${route.path('')}`;
       if (!unknownAnswers.has(cacheKey)) {
         const unknownId = newId();
-        unknownAnswers.set(cacheKey, call(route, unknownId, caller, caller.selected!).then((r) => ({ id: unknownId, body: r.body })));
+        unknownAnswers.set(
+          cacheKey,
+          call(route, unknownId, caller, caller.selected!).then((r) => ({ id: unknownId, body: r.body })),
+        );
       }
       const { id: unknownId, body: unknownBody } = await unknownAnswers.get(cacheKey)!;
       const unknown = { body: unknownBody };
@@ -140,7 +171,8 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
       const where = `${caller.name}: ${route.method} ${route.path('{id}')} with ${owner.label}'s ${kind}`;
       if (foreign.status !== 404) problems.push(`${where} → ${foreign.status} ${foreign.body.slice(0, 200)} (expected 404)`);
       const normalized = foreign.body.split(id).join('<id>');
-      if (normalized !== unknown.body.split(unknownId).join('<id>')) problems.push(`${where}: answer differs from a never-existing id's: ${foreign.body.slice(0, 200)} vs ${unknown.body.slice(0, 200)}`);
+      if (normalized !== unknown.body.split(unknownId).join('<id>'))
+        problems.push(`${where}: answer differs from a never-existing id's: ${foreign.body.slice(0, 200)} vs ${unknown.body.slice(0, 200)}`);
       const leaks = leaksInto(foreign.body, caller.selected);
       if (leaks.length) problems.push(`${where} leaks ${leaks.join(', ')}`);
     });
@@ -151,7 +183,15 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
   it('a refused selection is 403 workspace_forbidden for every route and id, saying nothing about the id', async () => {
     const problems: string[] = [];
     const refused = callers().filter((c) => !c.selected);
-    const cases = refused.flatMap((caller) => routes.flatMap((route) => w.tenants.flatMap((owner) => idsOf(owner).slice(0, 5).map(([kind, id]) => ({ caller, route, owner, kind, id })))));
+    const cases = refused.flatMap((caller) =>
+      routes.flatMap((route) =>
+        w.tenants.flatMap((owner) =>
+          idsOf(owner)
+            .slice(0, 5)
+            .map(([kind, id]) => ({ caller, route, owner, kind, id })),
+        ),
+      ),
+    );
     const bodies = new Set<string>();
     await inBatches(cases, 8, async ({ caller, route, owner, kind, id }) => {
       const res = await call(route, id, caller, owner);
@@ -190,10 +230,20 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
       const home = caller.selected!;
       const closed = await call(routes[0], home.plays.noReview, caller, home);
       expect(closed.status, caller.name).toBe(404);
-      const autopilot = await t.app.inject({ method: 'POST', url: `/api/v1/plays/${home.plays.autopilot}/import`, headers: caller.headers, payload: { requestId: 'bola-autopilot', expectedRevision: 1, leads: [{ xUserId: '123456' }] } });
+      const autopilot = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/plays/${home.plays.autopilot}/import`,
+        headers: caller.headers,
+        payload: { requestId: 'bola-autopilot', expectedRevision: 1, leads: [{ xUserId: '123456' }] },
+      });
       expect(autopilot.statusCode, caller.name).toBe(409);
       expect(autopilot.json().error).toBe('play_autopilot');
-      const xReply = await t.app.inject({ method: 'POST', url: `/api/v1/replies/${home.replies.x}/decide`, headers: caller.headers, payload: { decision: 'dismiss' } });
+      const xReply = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/replies/${home.replies.x}/decide`,
+        headers: caller.headers,
+        payload: { decision: 'dismiss' },
+      });
       expect(xReply.statusCode, caller.name).toBe(409);
       expect(xReply.json().error).toBe('decision_not_allowed');
     }
@@ -228,19 +278,34 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
           payload: { identities: [{ xUserId: other.candidates[0].xUserId }, { username: other.candidates[1].username }] },
         });
         expect(lookup.statusCode, label).toBe(200);
-        expect(lookup.json().results.map((r: { exists: boolean }) => r.exists), label).toEqual([false, false]);
-        const cursor = await t.app.inject({ method: 'GET', url: `/api/v1/plays/${home.plays.review}/candidates?after=${other.candidates[0].id}`, headers: caller.headers });
+        expect(
+          lookup.json().results.map((r: { exists: boolean }) => r.exists),
+          label,
+        ).toEqual([false, false]);
+        const cursor = await t.app.inject({
+          method: 'GET',
+          url: `/api/v1/plays/${home.plays.review}/candidates?after=${other.candidates[0].id}`,
+          headers: caller.headers,
+        });
         expect(cursor.statusCode, label).toBeLessThan(500);
         const activity = await t.app.inject({ method: 'GET', url: `/api/v1/activity?account=${other.messagingAccountId}`, headers: caller.headers });
         expect(activity.statusCode, label).toBe(200);
         expect(activity.json().count, label).toBe(0);
         const search = await t.app.inject({ method: 'GET', url: `/api/v1/leads?q=${encodeURIComponent(other.privateTexts[3])}`, headers: caller.headers });
         expect(search.json().count, label).toBe(0);
-        const sentIds = new Set([other.candidates[0].id, other.candidates[1].id, other.sequences.active, other.messagingAccountId, other.candidates[0].xUserId]);
+        const sentIds = new Set([
+          other.candidates[0].id,
+          other.candidates[1].id,
+          other.sequences.active,
+          other.messagingAccountId,
+          other.candidates[0].xUserId,
+        ]);
         for (const res of [enrollForeignCandidate, enrollForeignSequence, lookup, cursor, activity, search]) {
           expect(leaksInto(res.body, home), label).toEqual([]);
           // Ids the caller did not send itself never come back: the other workspace's id, its other candidates.
-          for (const id of [other.id, other.candidates[2].id, other.candidates[3].id, other.candidates[2].xUserId, other.leads.x, other.plays.review].filter((v) => !sentIds.has(v))) {
+          for (const id of [other.id, other.candidates[2].id, other.candidates[3].id, other.candidates[2].xUserId, other.leads.x, other.plays.review].filter(
+            (v) => !sentIds.has(v),
+          )) {
             expect(res.body.includes(id), `${label}: answer echoes ${id}`).toBe(false);
           }
         }
@@ -262,7 +327,10 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
       const clientKey = pick((await t.app.inject({ method: 'GET', url: `/api/v1${path}`, headers: w.client.auth })).json());
       expect(client.length, path).toBeGreaterThan(0);
       expect(new Set(client), path).toEqual(new Set(clientKey));
-      expect(own.filter((id: string) => client.includes(id)), path).toEqual([]);
+      expect(
+        own.filter((id: string) => client.includes(id)),
+        path,
+      ).toEqual([]);
     }
   });
 

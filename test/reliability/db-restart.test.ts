@@ -63,7 +63,12 @@ describe.skipIf(dbEngine() === 'pglite')('PostgreSQL restart under load (Postgre
     const ws = await createWorkspaceWithKey(t, 'Restart');
     auth = ws.auth;
     workspaceId = ws.workspaceId;
-    const hook = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: auth, payload: { url: `http://127.0.0.1:${rx.port}/ok/restart`, events: ['lead.invited'] } });
+    const hook = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      headers: auth,
+      payload: { url: `http://127.0.0.1:${rx.port}/ok/restart`, events: ['lead.invited'] },
+    });
     expect(hook.statusCode, hook.body).toBe(201);
     worker = startWorker({ db: t.db, config: t.config, cipher: t.cipher, idlePollMs: 200, logger: logs.logger.child({ component: 'webhook-worker' }) });
     engine = startEngineLoop(t.services.engine, 1, logs.logger.child({ component: 'engine' }));
@@ -115,7 +120,9 @@ describe.skipIf(dbEngine() === 'pglite')('PostgreSQL restart under load (Postgre
     expect(after.length).toBeGreaterThan(0);
     expect(after.map((s) => s.status)).toEqual(after.map(() => 200));
     const during = statuses.filter((s) => s.at >= window.awayFrom && s.at <= window.backAt);
-    console.info(`restart: ${unheardClientErrors.length} unhandled client errors; ${statuses.length} requests, ${during.length} while away: ${JSON.stringify(Object.fromEntries([...new Set(during.map((s) => s.status))].map((c) => [c, during.filter((s) => s.status === c).length])))}`);
+    console.info(
+      `restart: ${unheardClientErrors.length} unhandled client errors; ${statuses.length} requests, ${during.length} while away: ${JSON.stringify(Object.fromEntries([...new Set(during.map((s) => s.status))].map((c) => [c, during.filter((s) => s.status === c).length])))}`,
+    );
   });
 
   // Was a defect: a request that needed the database while it was away answered 500 internal_error (the pg error is not
@@ -134,7 +141,13 @@ describe.skipIf(dbEngine() === 'pglite')('PostgreSQL restart under load (Postgre
   it('the engine loop and the webhook delivery loop resume: a lead due now is sent and its event delivered', async () => {
     const account = await insertAccount(t.db, workspaceId);
     const seq = await insertSequence(t.db, workspaceId, { steps: steps(step('connect', { message: 'Hi {{firstName}}' })) });
-    const lead = await insertLead(t.db, workspaceId, { person: 'After Restart', linkedin_url: 'https://li.example/after-restart', account_id: account, sequence_id: seq, next_action_at: new Date(Date.now() - 1000) });
+    const lead = await insertLead(t.db, workspaceId, {
+      person: 'After Restart',
+      linkedin_url: 'https://li.example/after-restart',
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: new Date(Date.now() - 1000),
+    });
     await expect.poll(() => channels.delivered.filter((a) => a.recipient.leadId === lead).length, { timeout: 30_000, interval: 200 }).toBe(1);
     await expect.poll(() => rx.on('/ok/restart').filter((r) => r.body.includes(lead)).length, { timeout: 30_000, interval: 200 }).toBeGreaterThanOrEqual(1);
     // And a plain outbox event, for the delivery loop alone.

@@ -105,7 +105,9 @@ describe('issue 13 defects, fixed', () => {
   });
 
   it('a header block over the limit answers the project’s JSON error body', async () => {
-    const res = await raw(`GET /api/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.owner.key}\r\nX-Big: ${'h'.repeat(20_000)}\r\nConnection: close\r\n\r\n`);
+    const res = await raw(
+      `GET /api/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.owner.key}\r\nX-Big: ${'h'.repeat(20_000)}\r\nConnection: close\r\n\r\n`,
+    );
     expect(res.status).toBe(431);
     expect(JSON.parse(res.body).error).toMatch(/^[a-z_]+$/);
   });
@@ -123,11 +125,24 @@ describe('the log of this server', () => {
     // One more normal session, so there is a log to scan.
     for (const tenant of w.tenants) {
       await fetch(`${base}/api/v1/replies`, { headers: tenant.auth });
-      await fetch(`${base}/api/v1/replies/${tenant.replies.linkedin}/decide`, { method: 'POST', headers: { ...tenant.auth, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'snooze', days: 2 }) });
+      await fetch(`${base}/api/v1/replies/${tenant.replies.linkedin}/decide`, {
+        method: 'POST',
+        headers: { ...tenant.auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'snooze', days: 2 }),
+      });
     }
-    const text = logs.text().split('\n').filter((line) => !line.includes('api_key=')).join('\n');
+    const text = logs
+      .text()
+      .split('\n')
+      .filter((line) => !line.includes('api_key='))
+      .join('\n');
     expect(logs.lines.length).toBeGreaterThan(0);
     expect(text).not.toMatch(KEY_SHAPE);
-    expect(findSecrets(text, w.tenants.flatMap((x) => [x.key, ...x.privateTexts]))).toEqual([]);
+    expect(
+      findSecrets(
+        text,
+        w.tenants.flatMap((x) => [x.key, ...x.privateTexts]),
+      ),
+    ).toEqual([]);
   });
 });

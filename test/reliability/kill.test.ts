@@ -55,7 +55,13 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
 
   function spawnChild(mode: 'webhooks' | 'engine', extra: Record<string, string> = {}) {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/reliability/kill-child.ts'], {
-      env: { ...process.env, KILL_CHILD_MODE: mode, KILL_CHILD_DATABASE_URL: (t.handle as { url?: string }).url!, KILL_CHILD_CIPHER_KEY: cipherKey.toString('hex'), ...extra },
+      env: {
+        ...process.env,
+        KILL_CHILD_MODE: mode,
+        KILL_CHILD_DATABASE_URL: (t.handle as { url?: string }).url!,
+        KILL_CHILD_CIPHER_KEY: cipherKey.toString('hex'),
+        ...extra,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.add(child);
@@ -98,13 +104,16 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
       const res = await t.app.inject({
         method: 'POST',
         url: '/api/v1/webhooks',
-        headers: (await t.services.workspaces.createApiKey({ workspaceId }).then((k) => ({ authorization: `Bearer ${k.key}` }))),
+        headers: await t.services.workspaces.createApiKey({ workspaceId }).then((k) => ({ authorization: `Bearer ${k.key}` })),
         payload: { url: `http://127.0.0.1:${port}/hook`, events: ['lead.invited'] },
       });
       expect(res.statusCode, res.body).toBe(201);
       secret = res.json().secret;
       await t.db.transaction().execute((trx) =>
-        enqueueEvents(trx, Array.from({ length: EVENTS }, (_, i) => ({ workspaceId, event: 'lead.invited' as const, data: { lead: { id: `lead-${i}` } } }))),
+        enqueueEvents(
+          trx,
+          Array.from({ length: EVENTS }, (_, i) => ({ workspaceId, event: 'lead.invited' as const, data: { lead: { id: `lead-${i}` } } })),
+        ),
       );
       let workers = [spawnChild('webhooks'), spawnChild('webhooks')];
       await Promise.all(workers.map((w) => w.ready));
@@ -124,7 +133,11 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
       await until(
         'every delivery to finish',
         async () => {
-          const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhooks h ON h.id = d.webhook_id WHERE h.workspace_id = ${workspaceId}::uuid AND d.state = 'delivered'`.execute(t.db);
+          const { rows } = await sql<{
+            n: number;
+          }>`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhooks h ON h.id = d.webhook_id WHERE h.workspace_id = ${workspaceId}::uuid AND d.state = 'delivered'`.execute(
+            t.db,
+          );
           return Number(rows[0].n) === EVENTS;
         },
         120_000,
@@ -156,7 +169,9 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
     const { workspaceId: ws } = await createWorkspaceWithKey(t, 'Kill engine');
     await t.db.updateTable('workspaces').set({ energy_balance: 1_000_000 }).where('id', '=', ws).execute();
     const accounts = [await insertAccount(t.db, ws), await insertAccount(t.db, ws), await insertAccount(t.db, ws)];
-    const seq = await insertSequence(t.db, ws, { steps: steps(step('connect', { message: 'Hi {{firstName}}' }), step('engage', { actions: [{ type: 'like', count: 1, reaction: null }] })) });
+    const seq = await insertSequence(t.db, ws, {
+      steps: steps(step('connect', { message: 'Hi {{firstName}}' }), step('engage', { actions: [{ type: 'like', count: 1, reaction: null }] })),
+    });
     await sql`INSERT INTO leads (id, workspace_id, person, linkedin_url, account_id, sequence_id, next_action_at)
       SELECT gen_random_uuid(), ${ws}::uuid, 'Kill ' || g, 'https://li.example/kill-' || g, (ARRAY[${accounts[0]}, ${accounts[1]}, ${accounts[2]}])[1 + g % 3], ${seq}::uuid, now() - make_interval(secs => g)
       FROM generate_series(0, ${3 * LEADS_PER_ACCOUNT - 1}) g`.execute(t.db);
@@ -169,7 +184,8 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
     const log: string[] = [];
     const provider = createServer(async (req, res) => {
       const body = JSON.parse((await readBody(req)).toString());
-      if (req.url === '/confirm') return void res.end(JSON.stringify(accepted.has(body.key) ? { status: 'sent', externalId: body.key } : { status: 'not_sent' }));
+      if (req.url === '/confirm')
+        return void res.end(JSON.stringify(accepted.has(body.key) ? { status: 'sent', externalId: body.key } : { status: 'not_sent' }));
       await sleep(150 + Math.floor(Math.random() * 100));
       log.push(`${Date.now()} ${body.pid} ${body.key}${accepted.has(body.key) ? ' REPEAT' : ''}`);
       if (accepted.has(body.key)) repeats.push(body.key);
@@ -210,7 +226,9 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
       await until(
         'the capped work to finish and every in-flight mark to clear',
         async () => {
-          const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM leads WHERE workspace_id = ${ws}::uuid AND inflight_key IS NOT NULL`.execute(t.db);
+          const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM leads WHERE workspace_id = ${ws}::uuid AND inflight_key IS NOT NULL`.execute(
+            t.db,
+          );
           return accepted.size >= expected && Number(rows[0].n) === 0;
         },
         120_000,
@@ -221,7 +239,9 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
       if (repeats.length) {
         const lead = repeats[0].split(':')[0];
         const { rows } = await sql`SELECT action, outcome, detail, created_at FROM activity WHERE lead_id = ${lead}::uuid ORDER BY created_at`.execute(t.db);
-        console.info(`${repeats.length} repeats; first ${repeats[0]}\n${log.filter((l) => l.includes(lead) || l.includes('KILL')).join('\n')}\n${JSON.stringify(rows, null, 1)}`);
+        console.info(
+          `${repeats.length} repeats; first ${repeats[0]}\n${log.filter((l) => l.includes(lead) || l.includes('KILL')).join('\n')}\n${JSON.stringify(rows, null, 1)}`,
+        );
       }
       expect(repeats).toEqual([]);
       expect(accepted.size).toBe(expected);

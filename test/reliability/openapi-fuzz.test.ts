@@ -43,9 +43,27 @@ const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true 
 addFormats(ajv);
 
 const TENANT_TABLES = [
-  'workspaces', 'api_keys', 'team_links', 'x_accounts', 'messaging_accounts', 'sequences', 'plays', 'candidate_batches', 'candidates',
-  'play_candidate_counts', 'import_requests', 'leads', 'replies', 'activity', 'outbox_events', 'webhooks', 'webhook_deliveries',
-  'webhook_attempts', 'idempotency_records', 'engine_account_days', 'engine_discovery',
+  'workspaces',
+  'api_keys',
+  'team_links',
+  'x_accounts',
+  'messaging_accounts',
+  'sequences',
+  'plays',
+  'candidate_batches',
+  'candidates',
+  'play_candidate_counts',
+  'import_requests',
+  'leads',
+  'replies',
+  'activity',
+  'outbox_events',
+  'webhooks',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'idempotency_records',
+  'engine_account_days',
+  'engine_discovery',
 ];
 
 /** Row count and a hash of every row's content, per table, in one round trip. */
@@ -85,7 +103,13 @@ beforeAll(async () => {
         const schema = r.content?.['application/json']?.schema;
         responses.set(Number(code), schema ? ajv.compile(schema) : null);
       }
-      operations.push({ method: method.toUpperCase(), path, params: op.parameters ?? [], body: op.requestBody?.content?.['application/json']?.schema ?? null, responses });
+      operations.push({
+        method: method.toUpperCase(),
+        path,
+        params: op.parameters ?? [],
+        body: op.requestBody?.content?.['application/json']?.schema ?? null,
+        responses,
+      });
     }
   }
 }, 120_000);
@@ -109,7 +133,28 @@ const pollution = fc.constantFrom<unknown>(
 );
 
 const wild: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 1e21, -1e21, Number.MAX_SAFE_INTEGER, '', ' ', '0', '-1', 'null', 'true', '[]', '{}', '%00', '../..', "' or 1=1 --"),
+  fc.constantFrom<unknown>(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    1e21,
+    -1e21,
+    Number.MAX_SAFE_INTEGER,
+    '',
+    ' ',
+    '0',
+    '-1',
+    'null',
+    'true',
+    '[]',
+    '{}',
+    '%00',
+    '../..',
+    "' or 1=1 --",
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.constantFrom(...UNICODE).map((u) => u.repeat(3)),
@@ -144,22 +189,36 @@ function idPool(): Ctx {
 }
 
 /** `arb` in about one case of `oneIn`, otherwise undefined. */
-const sometimes = <T,>(arb: fc.Arbitrary<T>, oneIn: number): fc.Arbitrary<T | undefined> =>
+const sometimes = <T>(arb: fc.Arbitrary<T>, oneIn: number): fc.Arbitrary<T | undefined> =>
   fc.oneof({ weight: oneIn - 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
 
-const maybeWild = <T,>(arb: fc.Arbitrary<T>, weight = 10): fc.Arbitrary<unknown> => fc.oneof({ weight, arbitrary: arb as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: wild });
+const maybeWild = <T>(arb: fc.Arbitrary<T>, weight = 10): fc.Arbitrary<unknown> =>
+  fc.oneof({ weight, arbitrary: arb as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: wild });
 
 function stringFor(s: Schema, ctx: Ctx): fc.Arbitrary<unknown> {
   const pattern: string | undefined = s.pattern;
   if (s.format === 'uuid' || pattern?.includes('[0-9a-fA-F]{8}-')) {
-    if (pattern?.startsWith('^onb_')) return fc.oneof(fc.constantFrom(...ctx.accounts), fc.uuid().map((u) => `onb_${u}`));
+    if (pattern?.startsWith('^onb_'))
+      return fc.oneof(
+        fc.constantFrom(...ctx.accounts),
+        fc.uuid().map((u) => `onb_${u}`),
+      );
     return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...ctx.uuids) }, { weight: 1, arbitrary: fc.uuid() });
   }
-  if (pattern === '^[1-9][0-9]{0,19}$') return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ctx.userIds) }, { weight: 1, arbitrary: fc.stringMatching(/^[1-9][0-9]{0,19}$/) });
-  if (pattern?.includes('A-Za-z0-9_]{1,15}')) return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ctx.handles) }, { weight: 1, arbitrary: fc.stringMatching(/^@?[A-Za-z0-9_]{1,15}$/) });
+  if (pattern === '^[1-9][0-9]{0,19}$')
+    return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ctx.userIds) }, { weight: 1, arbitrary: fc.stringMatching(/^[1-9][0-9]{0,19}$/) });
+  if (pattern?.includes('A-Za-z0-9_]{1,15}'))
+    return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ctx.handles) }, { weight: 1, arbitrary: fc.stringMatching(/^@?[A-Za-z0-9_]{1,15}$/) });
   if (s.format === 'uri') {
     return fc.oneof(
-      fc.constantFrom(`https://${WEBHOOK_HOST}/fuzz`, 'http://example.com/', 'https://127.0.0.1/', 'https://user:pw@hooks.example/', `https://${WEBHOOK_HOST}/#frag`, `https://${WEBHOOK_HOST}:8443/`),
+      fc.constantFrom(
+        `https://${WEBHOOK_HOST}/fuzz`,
+        'http://example.com/',
+        'https://127.0.0.1/',
+        'https://user:pw@hooks.example/',
+        `https://${WEBHOOK_HOST}/#frag`,
+        `https://${WEBHOOK_HOST}:8443/`,
+      ),
       fc.webUrl(),
     );
   }
@@ -189,7 +248,10 @@ function fromSchema(s: Schema, ctx: Ctx, depth = 0): fc.Arbitrary<unknown> {
     case 'integer': {
       const lo = s.minimum ?? -5;
       const hi = s.maximum ?? lo + 1000;
-      return fc.oneof({ weight: 4, arbitrary: fc.integer({ min: lo, max: hi }) }, { weight: 1, arbitrary: fc.constantFrom(lo - 1, hi + 1, lo, hi, 2 ** 31, 2 ** 53) });
+      return fc.oneof(
+        { weight: 4, arbitrary: fc.integer({ min: lo, max: hi }) },
+        { weight: 1, arbitrary: fc.constantFrom(lo - 1, hi + 1, lo, hi, 2 ** 31, 2 ** 53) },
+      );
     }
     case 'number':
       return fc.double({ noNaN: true, noDefaultInfinity: true });
@@ -214,7 +276,10 @@ function fromSchema(s: Schema, ctx: Ctx, depth = 0): fc.Arbitrary<unknown> {
       const fields = props.map(([name, ps]) => {
         const value = maybeWild(fromSchema(ps, ctx, depth + 1), 12);
         // A required field is usually there; an optional one about half the time.
-        return fc.option(value.map((v) => [name, v] as const), { freq: required.has(name) ? 12 : 2, nil: undefined });
+        return fc.option(
+          value.map((v) => [name, v] as const),
+          { freq: required.has(name) ? 12 : 2, nil: undefined },
+        );
       });
       const extra = sometimes(fc.tuple(fc.constantFrom(...HOSTILE_KEYS), wild), 6);
       return fc.tuple(fc.tuple(...fields), extra).map(([present, hostile]) => {
@@ -236,7 +301,9 @@ interface Request {
 
 /** Percent-encodes the UTF-8 bytes (a lone surrogate becomes U+FFFD, as any client would send it). */
 const encodeText = (text: string) =>
-  [...Buffer.from(text, 'utf8')].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  [...Buffer.from(text, 'utf8')]
+    .map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
 const encodeParam = (v: unknown) => encodeText(typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'));
 
 function requestArb(op: Operation, ctx: Ctx, withSelector: boolean): fc.Arbitrary<Request> {
@@ -255,27 +322,85 @@ function requestArb(op: Operation, ctx: Ctx, withSelector: boolean): fc.Arbitrar
     ),
   );
   const queryArb = fc.tuple(
-    fc.tuple(...queryParams.map((p) => fc.option(maybeWild(fromSchema(p.schema, ctx), 6).map((v) => `${p.name}=${encodeParam(v)}`), { freq: 2, nil: undefined }))),
-    sometimes(fc.constantFrom('__proto__[polluted]=1', 'constructor[prototype][polluted]=1', '__proto__=x', 'limit=1&limit=2', 'unknown=1', `q=${'%F0%9F%98%80'.repeat(300)}`, 'a'.repeat(9000) + '=1', '%ZZ=1'), 6),
+    fc.tuple(
+      ...queryParams.map((p) =>
+        fc.option(
+          maybeWild(fromSchema(p.schema, ctx), 6).map((v) => `${p.name}=${encodeParam(v)}`),
+          { freq: 2, nil: undefined },
+        ),
+      ),
+    ),
+    sometimes(
+      fc.constantFrom(
+        '__proto__[polluted]=1',
+        'constructor[prototype][polluted]=1',
+        '__proto__=x',
+        'limit=1&limit=2',
+        'unknown=1',
+        `q=${'%F0%9F%98%80'.repeat(300)}`,
+        'a'.repeat(9000) + '=1',
+        '%ZZ=1',
+      ),
+      6,
+    ),
   );
   const bodyArb: fc.Arbitrary<{ payload?: string | Buffer; contentType?: string; kind: string }> = op.body
     ? fc.oneof(
         { weight: 14, arbitrary: fromSchema(op.body, ctx).map((v) => ({ payload: JSON.stringify(v), contentType: 'application/json', kind: 'schema' })) },
         { weight: 2, arbitrary: wild.map((v) => ({ payload: JSON.stringify(v) ?? '', contentType: 'application/json', kind: 'wild' })) },
-        { weight: 1, arbitrary: fc.constantFrom('{"broken": ', '{"a":1}{"b":2}', '\uFEFF{}', '[', '{"__proto__":{"polluted":"yes"}}', '{"constructor":{"prototype":{"polluted":"yes"}}}', 'null', '"text"').map((p) => ({ payload: p, contentType: 'application/json', kind: 'raw' })) },
         {
           weight: 1,
-          arbitrary: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-8', 'application/vnd.api+json', 'APPLICATION/JSON', 'application/jsonx', '').map((ct) => ({ payload: '{}', contentType: ct, kind: `ct:${ct}` })),
+          arbitrary: fc
+            .constantFrom(
+              '{"broken": ',
+              '{"a":1}{"b":2}',
+              '\uFEFF{}',
+              '[',
+              '{"__proto__":{"polluted":"yes"}}',
+              '{"constructor":{"prototype":{"polluted":"yes"}}}',
+              'null',
+              '"text"',
+            )
+            .map((p) => ({ payload: p, contentType: 'application/json', kind: 'raw' })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom(
+              'text/plain',
+              'application/x-www-form-urlencoded',
+              'multipart/form-data; boundary=x',
+              'application/json; charset=utf-8',
+              'application/vnd.api+json',
+              'APPLICATION/JSON',
+              'application/jsonx',
+              '',
+            )
+            .map((ct) => ({ payload: '{}', contentType: ct, kind: `ct:${ct}` })),
         },
         { weight: 1, arbitrary: fc.constant({ payload: Buffer.alloc(1024 * 1024 + 4096, 0x61), contentType: 'application/json', kind: 'oversized' }) },
         { weight: 1, arbitrary: fc.constant({ payload: `{"requestId":"${'é'.repeat(300_000)}"}`, contentType: 'application/json', kind: 'large-unicode' }) },
         { weight: 1, arbitrary: fc.constant({ kind: 'none' }) },
       )
-    : fc.oneof({ weight: 10, arbitrary: fc.constant({ kind: 'none' }) }, { weight: 1, arbitrary: fc.constant({ payload: '{"unexpected":true}', contentType: 'application/json', kind: 'unexpected-body' }) });
+    : fc.oneof(
+        { weight: 10, arbitrary: fc.constant({ kind: 'none' }) },
+        { weight: 1, arbitrary: fc.constant({ payload: '{"unexpected":true}', contentType: 'application/json', kind: 'unexpected-body' }) },
+      );
   const selectorArb: fc.Arbitrary<string | string[] | undefined> = withSelector
     ? fc.oneof(
         { weight: 10, arbitrary: fc.constant(world.client.id) },
-        { weight: 1, arbitrary: fc.constantFrom(world.owner.id, world.stranger.id, world.client.id.toUpperCase(), '00000000-0000-4000-8000-000000000000', 'not-a-uuid', '', `${world.client.id}, ${world.client.id}`) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            world.owner.id,
+            world.stranger.id,
+            world.client.id.toUpperCase(),
+            '00000000-0000-4000-8000-000000000000',
+            'not-a-uuid',
+            '',
+            `${world.client.id}, ${world.client.id}`,
+          ),
+        },
         { weight: 1, arbitrary: fc.constant<string[]>([world.client.id, world.client.id]) },
         { weight: 1, arbitrary: fc.constant<string[]>([world.client.id, world.stranger.id]) },
       )
@@ -297,8 +422,9 @@ function requestArb(op: Operation, ctx: Ctx, withSelector: boolean): fc.Arbitrar
       ),
     },
   );
-  return fc.tuple(pathArb, queryArb, bodyArb, selectorArb, authArb, sometimes(fc.constantFrom('fuzz-id', 'x'.repeat(80), '../etc', '😀'), 8)).map(
-    ([pathValues, [query, extraQuery], body, selector, authorization, requestId]) => {
+  return fc
+    .tuple(pathArb, queryArb, bodyArb, selectorArb, authArb, sometimes(fc.constantFrom('fuzz-id', 'x'.repeat(80), '../etc', '😀'), 8))
+    .map(([pathValues, [query, extraQuery], body, selector, authorization, requestId]) => {
       let i = 0;
       const path = op.path.replace(/\{[^}]+\}/g, () => encodeText(pathValues[i++]));
       const q = [...query.filter((x): x is string => !!x), ...(extraQuery ? [extraQuery] : [])];
@@ -309,8 +435,7 @@ function requestArb(op: Operation, ctx: Ctx, withSelector: boolean): fc.Arbitrar
       if (requestId) headers['x-request-id'] = requestId;
       const url = q.length ? `${path}?${q.join('&')}` : path;
       return { url, headers, payload: body.payload, label: body.kind };
-    },
-  );
+    });
 }
 
 // ---- the property ------------------------------------------------------------------------------------------
@@ -346,7 +471,9 @@ async function check(op: Operation, r: Request, before: Record<string, string>):
   expect(op.responses.has(res.statusCode), `undocumented status ${res.statusCode} ${res.body.slice(0, 200)} for ${where}`).toBe(true);
   const validate = op.responses.get(res.statusCode);
   if (validate && !validate(body)) {
-    throw new Error(`response ${res.statusCode} does not match its documented schema: ${ajv.errorsText(validate.errors)}; body ${res.body.slice(0, 400)}; for ${where}`);
+    throw new Error(
+      `response ${res.statusCode} does not match its documented schema: ${ajv.errorsText(validate.errors)}; body ${res.body.slice(0, 400)}; for ${where}`,
+    );
   }
   expect(res.headers['x-request-id'], where).toBeTruthy();
   // Every answer may change state only when it succeeded; a 4xx leaves every table exactly as it was.
@@ -371,7 +498,8 @@ describe(`OpenAPI-driven property fuzzer (seed ${SEED}, ${RUNS} runs per operati
           } catch (error) {
             // Keep the first example of each kind of failure and go on, so one run shows every distinct defect.
             const kind = `${op.method} ${op.path} ${(error as Error).message.split(' for ')[0].slice(0, 80)}`;
-            if (!failures.has(kind)) failures.set(kind, `[RELIABILITY_SEED=${SEED}, operation seed ${seed}, request ${n}] ${(error as Error).message.slice(0, 1500)}`);
+            if (!failures.has(kind))
+              failures.set(kind, `[RELIABILITY_SEED=${SEED}, operation seed ${seed}, request ${n}] ${(error as Error).message.slice(0, 1500)}`);
             before = await fingerprint();
           }
         }
@@ -404,7 +532,9 @@ describe(`OpenAPI-driven property fuzzer (seed ${SEED}, ${RUNS} runs per operati
   it('reports what it covered', () => {
     // One line per operation and status, so a regression in coverage (everything a 400) is visible in CI logs.
     const lines = [...statusCounts.entries()].sort().map(([k, n]) => `${k}: ${n}`);
-    console.info(`fuzz: ${sent} requests, seed ${SEED}; ${Math.round(spent.inject)} ms in requests, ${Math.round(spent.fingerprint)} ms in table fingerprints\n${lines.join('\n')}`);
+    console.info(
+      `fuzz: ${sent} requests, seed ${SEED}; ${Math.round(spent.inject)} ms in requests, ${Math.round(spent.fingerprint)} ms in table fingerprints\n${lines.join('\n')}`,
+    );
     expect(operations.length).toBeGreaterThanOrEqual(26);
   });
 });

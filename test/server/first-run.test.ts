@@ -24,7 +24,14 @@ async function place() {
 
 const boot = async (env: Record<string, string | number>) => {
   const lines: string[] = [];
-  const config = loadConfig({}, { PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: 0, OUTREACH_WORKER_IN_PROCESS: '0', ...env } as never);
+  const config = loadConfig({}, {
+    PORT: 0,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    OUTREACH_ENGINE_INTERVAL: 0,
+    OUTREACH_WORKER_IN_PROCESS: '0',
+    ...env,
+  } as never);
   const server = await startServer(config, { print: (l) => lines.push(l) });
   return { server, out: lines.join('\n') };
 };
@@ -40,7 +47,13 @@ describe('HOST default', () => {
 
 describe('OUTREACH_ENCRYPTION_KEY', () => {
   it('must be 32 bytes, hex or base64; anything else stops start-up naming the variable (and not echoing the value)', () => {
-    for (const bad of ['short', 'a'.repeat(63), randomBytes(16).toString('hex'), randomBytes(31).toString('base64'), 'correct horse battery staple and more words']) {
+    for (const bad of [
+      'short',
+      'a'.repeat(63),
+      randomBytes(16).toString('hex'),
+      randomBytes(31).toString('base64'),
+      'correct horse battery staple and more words',
+    ]) {
       const run = () => loadConfig({ OUTREACH_ENCRYPTION_KEY: bad });
       expect(run).toThrow(ConfigError);
       expect(run).toThrow(/OUTREACH_ENCRYPTION_KEY must be 32 bytes/);
@@ -74,42 +87,51 @@ describe('OUTREACH_ENCRYPTION_KEY', () => {
 });
 
 describe('the demo on start', () => {
-  it('a start that fails to listen loads nothing; the next start loads the demo and shows a fresh key once; later starts say where to look and how to get a key', { timeout: 240_000 }, async () => {
-    const where = await place();
-    const busy = net.createServer();
-    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
-    const busyPort = (busy.address() as net.AddressInfo).port;
-    try {
-      await expect(boot({ ...where, PORT: busyPort })).rejects.toThrow(/EADDRINUSE/);
-    } finally {
-      busy.close();
-    }
+  it(
+    'a start that fails to listen loads nothing; the next start loads the demo and shows a fresh key once; later starts say where to look and how to get a key',
+    { timeout: 240_000 },
+    async () => {
+      const where = await place();
+      const busy = net.createServer();
+      await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+      const busyPort = (busy.address() as net.AddressInfo).port;
+      try {
+        await expect(boot({ ...where, PORT: busyPort })).rejects.toThrow(/EADDRINUSE/);
+      } finally {
+        busy.close();
+      }
 
-    const first = await boot(where);
-    const demo = first.server.demo!;
-    expect(demo.name).toBe('Northwind Outreach');
-    expect(demo.newKey).toMatch(/^ows_[A-Za-z0-9_-]{43}$/);
-    const base = `http://localhost:${first.server.port}`;
-    expect(first.out).toContain(`Demo workspace: Northwind Outreach (${demo.id})`);
-    expect(first.out).toContain(`Reference: ${base}/docs`);
-    // No console URL until the console exists: a printed link must not answer 404.
-    expect(first.out).not.toContain('/console');
-    expect(first.out).toContain(demo.newKey);
-    expect(first.out).toContain(`npx outreach key create --workspace ${demo.id}`);
-    expect(first.out).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+ \((embedded database in|PostgreSQL at)/);
-    const res = await first.server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${demo.newKey}` } });
-    expect(res.statusCode).toBe(200);
-    // Exactly one demo key exists: the failed start issued none.
-    const keys = await first.server.handle.db.selectFrom('api_keys').select('id').where('workspace_id', '=', demo.id).execute();
-    expect(keys).toHaveLength(1);
-    await first.server.stop();
+      const first = await boot(where);
+      const demo = first.server.demo!;
+      expect(demo.name).toBe('Northwind Outreach');
+      expect(demo.newKey).toMatch(/^ows_[A-Za-z0-9_-]{43}$/);
+      const base = `http://localhost:${first.server.port}`;
+      expect(first.out).toContain(`Demo workspace: Northwind Outreach (${demo.id})`);
+      expect(first.out).toContain(`Reference: ${base}/docs`);
+      // The printed console URL answers: the sign-in form (not a 404), and the demo key signs in.
+      expect(first.out).toContain(`Console: ${base}/console`);
+      expect(first.out).toContain(`npx outreach login-link --workspace ${demo.id}`);
+      const consolePage = await first.server.app.inject({ method: 'GET', url: '/console' });
+      expect(consolePage.statusCode).toBe(401);
+      expect(consolePage.body).toContain('Workspace key');
+      expect(first.out).toContain(demo.newKey);
+      expect(first.out).toContain(`npx outreach key create --workspace ${demo.id}`);
+      expect(first.out).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+ \((embedded database in|PostgreSQL at)/);
+      const res = await first.server.app.inject({ method: 'GET', url: '/api/v1/workspaces', headers: { authorization: `Bearer ${demo.newKey}` } });
+      expect(res.statusCode).toBe(200);
+      // Exactly one demo key exists: the failed start issued none.
+      const keys = await first.server.handle.db.selectFrom('api_keys').select('id').where('workspace_id', '=', demo.id).execute();
+      expect(keys).toHaveLength(1);
+      await first.server.stop();
 
-    const again = await boot({ ...where, OUTREACH_PUBLIC_URL: 'https://outreach.example' });
-    expect(again.server.demo).toEqual({ id: demo.id, name: 'Northwind Outreach', newKey: null });
-    expect(again.out).toContain(`Demo workspace: Northwind Outreach (${demo.id})`);
-    expect(again.out).toContain('Reference: https://outreach.example/docs');
-    expect(again.out).toContain(`npx outreach key create --workspace ${demo.id}`);
-    expect(again.out).not.toMatch(/ows_/);
-    await again.server.stop();
-  });
+      const again = await boot({ ...where, OUTREACH_PUBLIC_URL: 'https://outreach.example' });
+      expect(again.server.demo).toEqual({ id: demo.id, name: 'Northwind Outreach', newKey: null });
+      expect(again.out).toContain(`Demo workspace: Northwind Outreach (${demo.id})`);
+      expect(again.out).toContain('Reference: https://outreach.example/docs');
+      expect(again.out).toContain('Console: https://outreach.example/console');
+      expect(again.out).toContain(`npx outreach key create --workspace ${demo.id}`);
+      expect(again.out).not.toMatch(/ows_/);
+      await again.server.stop();
+    },
+  );
 });

@@ -43,7 +43,15 @@ export async function startReceiver(tls?: { key: Buffer; cert: Buffer }): Promis
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
       const path = req.url ?? '/';
-      requests.push({ at: performance.now(), method: req.method, path, headers: req.headers, raw, body: raw.toString('utf8'), remote: req.socket.remoteAddress });
+      requests.push({
+        at: performance.now(),
+        method: req.method,
+        path,
+        headers: req.headers,
+        raw,
+        body: raw.toString('utf8'),
+        remote: req.socket.remoteAddress,
+      });
       const bare = path.split('?')[0];
       const delivery = String(req.headers['x-service-delivery'] ?? '');
       const seen = (perDelivery.get(delivery) ?? 0) + 1;

@@ -72,7 +72,12 @@ describe('through the HTTP API and a running worker', () => {
     await rx.waitFor(() => rx.on(path).length === 1);
     const [req] = rx.on(path);
     const body = JSON.parse(req.body);
-    expect(body).toEqual({ id: req.headers['x-service-delivery'], event: 'ping', createdAt: expect.any(String), data: { webhookId: hook.id, message: expect.any(String) } });
+    expect(body).toEqual({
+      id: req.headers['x-service-delivery'],
+      event: 'ping',
+      createdAt: expect.any(String),
+      data: { webhookId: hook.id, message: expect.any(String) },
+    });
     expect(req.headers['x-service-event']).toBe('ping');
     const header = String(req.headers['x-service-signature']);
     expect(verifyWebhook(req.raw, header, hook.secret)).toMatchObject({ ok: true });
@@ -133,7 +138,8 @@ describe('through the HTTP API and a running worker', () => {
       paths.push(p);
     }
     let second: DatabaseHandle | null = null;
-    const otherDb = dbEngine() === 'postgres' ? (second = await createDatabase({ kind: 'postgres', url: (t.handle as { url?: string }).url!, poolSize: 5 })).db : t.db;
+    const otherDb =
+      dbEngine() === 'postgres' ? (second = await createDatabase({ kind: 'postgres', url: (t.handle as { url?: string }).url!, poolSize: 5 })).db : t.db;
     try {
       const seenBy = { a: 0, b: 0 };
       const reports: AttemptReport[] = [];
@@ -171,7 +177,27 @@ describe('through the HTTP API and a running worker', () => {
   it('over HTTPS: TLS to the pinned address, certificate checked against the hook name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'e2e-tls-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-subj', '/CN=secure.test', '-addext', 'subjectAltName=DNS:secure.test', '-days', '2'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          join(dir, 'k.pem'),
+          '-out',
+          join(dir, 'c.pem'),
+          '-subj',
+          '/CN=secure.test',
+          '-addext',
+          'subjectAltName=DNS:secure.test',
+          '-days',
+          '2',
+        ],
+        { stdio: 'ignore' },
+      );
       const cert = readFileSync(join(dir, 'c.pem'));
       const secure = await startReceiver({ key: readFileSync(join(dir, 'k.pem')), cert });
       try {
@@ -180,7 +206,9 @@ describe('through the HTTP API and a running worker', () => {
         expect(res.statusCode).toBe(201);
         const hook = res.json();
         runWorker({ ca: cert });
-        await t.db.transaction().execute((trx) => enqueueEvent(trx, { workspaceId: ws.workspaceId, event: 'lead.meeting_booked', data: { lead: { id: 'l1' } } }));
+        await t.db
+          .transaction()
+          .execute((trx) => enqueueEvent(trx, { workspaceId: ws.workspaceId, event: 'lead.meeting_booked', data: { lead: { id: 'l1' } } }));
         await secure.waitFor(() => secure.requests.length === 1, 30_000);
         expect(verifyWebhook(secure.requests[0].raw, String(secure.requests[0].headers['x-service-signature']), hook.secret).ok).toBe(true);
         expect(secure.requests[0].headers.host).toBe(`secure.test:${secure.port}`);
@@ -192,45 +220,56 @@ describe('through the HTTP API and a running worker', () => {
     }
   }, 90_000);
 
-  it.skipIf(dbEngine() === 'pglite')('a worker process SIGKILLed mid-delivery: after its lease another worker delivers the same delivery id', async () => {
-    const path = `/hold/kill-${newId()}`;
-    const ws = await createWorkspaceWithKey(t, 'kill');
-    // An IP literal, so the child needs no test resolver (loopback literals are allowed in insecure mode).
-    const res = await api(ws, 'POST', '/webhooks', { url: `http://127.0.0.1:${rx.port}${path}`, events: ['reply.received'] });
-    const hook = res.json();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/webhooks/worker-child.ts'], {
-      env: { ...process.env, CHILD_DATABASE_URL: (t.handle as { url?: string }).url!, CHILD_CIPHER_KEY: cipherKey.toString('hex') },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const exited = new Promise((r) => child.once('exit', r));
-    try {
-      await t.db.transaction().execute((trx) => enqueueEvent(trx, { workspaceId: ws.workspaceId, event: 'reply.received', data: { replyId: 'r1' } }));
-      await rx.waitFor(() => rx.on(path).length === 1, 60_000);
-      child.kill('SIGKILL');
-      await exited;
-      const first = rx.on(path)[0].headers['x-service-delivery'];
-      const claimedBy = await t.db.selectFrom('webhook_deliveries').select(['attempts', 'state', 'lease_token']).where('webhook_id', '=', hook.id).executeTakeFirstOrThrow();
-      expect(claimedBy).toMatchObject({ attempts: 1, state: 'pending' });
-      expect(claimedBy.lease_token).not.toBeNull();
+  it.skipIf(dbEngine() === 'pglite')(
+    'a worker process SIGKILLed mid-delivery: after its lease another worker delivers the same delivery id',
+    async () => {
+      const path = `/hold/kill-${newId()}`;
+      const ws = await createWorkspaceWithKey(t, 'kill');
+      // An IP literal, so the child needs no test resolver (loopback literals are allowed in insecure mode).
+      const res = await api(ws, 'POST', '/webhooks', { url: `http://127.0.0.1:${rx.port}${path}`, events: ['reply.received'] });
+      const hook = res.json();
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/webhooks/worker-child.ts'], {
+        env: { ...process.env, CHILD_DATABASE_URL: (t.handle as { url?: string }).url!, CHILD_CIPHER_KEY: cipherKey.toString('hex') },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        await t.db.transaction().execute((trx) => enqueueEvent(trx, { workspaceId: ws.workspaceId, event: 'reply.received', data: { replyId: 'r1' } }));
+        await rx.waitFor(() => rx.on(path).length === 1, 60_000);
+        child.kill('SIGKILL');
+        await exited;
+        const first = rx.on(path)[0].headers['x-service-delivery'];
+        const claimedBy = await t.db
+          .selectFrom('webhook_deliveries')
+          .select(['attempts', 'state', 'lease_token'])
+          .where('webhook_id', '=', hook.id)
+          .executeTakeFirstOrThrow();
+        expect(claimedBy).toMatchObject({ attempts: 1, state: 'pending' });
+        expect(claimedBy.lease_token).not.toBeNull();
 
-      runWorker({ idlePollMs: 200 });
-      await rx.waitFor(() => rx.on(path).length === 2, 60_000);
-      rx.release(200);
-      await new Promise((r) => setTimeout(r, 300));
-      const seen = rx.on(path);
-      expect(seen.map((r) => r.headers['x-service-delivery'])).toEqual([first, first]);
-      const attempts = await t.db
-        .selectFrom('webhook_attempts')
-        .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
-        .select(['webhook_attempts.attempt', 'webhook_attempts.outcome'])
-        .where('webhook_deliveries.webhook_id', '=', hook.id)
-        .orderBy('webhook_attempts.attempt')
-        .execute();
-      expect(attempts).toEqual([{ attempt: 1, outcome: 'lost' }, { attempt: 2, outcome: 'success' }]);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  }, 180_000);
+        runWorker({ idlePollMs: 200 });
+        await rx.waitFor(() => rx.on(path).length === 2, 60_000);
+        rx.release(200);
+        await new Promise((r) => setTimeout(r, 300));
+        const seen = rx.on(path);
+        expect(seen.map((r) => r.headers['x-service-delivery'])).toEqual([first, first]);
+        const attempts = await t.db
+          .selectFrom('webhook_attempts')
+          .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+          .select(['webhook_attempts.attempt', 'webhook_attempts.outcome'])
+          .where('webhook_deliveries.webhook_id', '=', hook.id)
+          .orderBy('webhook_attempts.attempt')
+          .execute();
+        expect(attempts).toEqual([
+          { attempt: 1, outcome: 'lost' },
+          { attempt: 2, outcome: 'success' },
+        ]);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    },
+    180_000,
+  );
 });
 
 describe('with OUTREACH_WEBHOOKS_ALLOW_INSECURE off (the default)', () => {
@@ -318,65 +357,84 @@ describe('startServer runs the worker in-process', () => {
 
   // A first boot on a fresh embedded data directory costs tens of seconds (initdb), and this wiring
   // does not depend on the engine, so it runs on PostgreSQL only.
-  it.skipIf(dbEngine() === 'pglite')('OUTREACH_WORKER_IN_PROCESS=0: the server only queues; nothing is sent', async () => {
-    const s = await boot({ OUTREACH_WORKER_IN_PROCESS: '0' });
-    try {
-      const path = `/ok/no-worker-${newId()}`;
-      const created = await s.call('POST', '/webhooks', { url: `http://127.0.0.1:${rx.port}${path}`, events: ['ping'] });
-      expect((await s.call('POST', `/webhooks/${created.json.id}/test`)).status).toBe(202);
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(rx.on(path)).toEqual([]);
-      const queued = await s.server.handle.db.selectFrom('outbox_events').select(['dispatched_at']).execute();
-      expect(queued).toEqual([{ dispatched_at: null }]);
-    } finally {
-      await s.close();
-    }
-  }, 180_000);
+  it.skipIf(dbEngine() === 'pglite')(
+    'OUTREACH_WORKER_IN_PROCESS=0: the server only queues; nothing is sent',
+    async () => {
+      const s = await boot({ OUTREACH_WORKER_IN_PROCESS: '0' });
+      try {
+        const path = `/ok/no-worker-${newId()}`;
+        const created = await s.call('POST', '/webhooks', { url: `http://127.0.0.1:${rx.port}${path}`, events: ['ping'] });
+        expect((await s.call('POST', `/webhooks/${created.json.id}/test`)).status).toBe(202);
+        await new Promise((r) => setTimeout(r, 1500));
+        expect(rx.on(path)).toEqual([]);
+        const queued = await s.server.handle.db.selectFrom('outbox_events').select(['dispatched_at']).execute();
+        expect(queued).toEqual([{ dispatched_at: null }]);
+      } finally {
+        await s.close();
+      }
+    },
+    180_000,
+  );
 });
 
 describe('outreach worker (CLI)', () => {
   const bin = join(process.cwd(), 'bin/outreach.js');
 
-  it.runIf(dbEngine() === 'pglite')('refuses to open the embedded database while a server runs on it', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'outreach-worker-cli-'));
-    try {
-      // A control file naming a live process (this one) is what a running server leaves behind.
-      writeControlFile(dataDir, { pid: process.pid, url: 'http://127.0.0.1:1', token: 'x'.repeat(32) });
-      const child = spawn(process.execPath, [bin, 'worker'], { env: { ...process.env, OUTREACH_DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-      const code = await new Promise<number | null>((r) => child.once('exit', r));
-      expect(code).toBe(1);
-      expect(stderr).toMatch(/already delivers webhooks in-process/);
-      expect(stderr).toMatch(/PostgreSQL/);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 120_000);
+  it.runIf(dbEngine() === 'pglite')(
+    'refuses to open the embedded database while a server runs on it',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'outreach-worker-cli-'));
+      try {
+        // A control file naming a live process (this one) is what a running server leaves behind.
+        writeControlFile(dataDir, { pid: process.pid, url: 'http://127.0.0.1:1', token: 'x'.repeat(32) });
+        const child = spawn(process.execPath, [bin, 'worker'], {
+          env: { ...process.env, OUTREACH_DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+        const code = await new Promise<number | null>((r) => child.once('exit', r));
+        expect(code).toBe(1);
+        expect(stderr).toMatch(/already delivers webhooks in-process/);
+        expect(stderr).toMatch(/PostgreSQL/);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 
-  it.runIf(dbEngine() === 'postgres')('runs only the worker against PostgreSQL, delivers, and stops cleanly on SIGTERM', async () => {
-    const path = `/ok/cli-worker-${newId()}`;
-    const { ws } = await hookFor(path, ['x.followed']);
-    const child = spawn(process.execPath, [bin, 'worker'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: (t.handle as { url?: string }).url!,
-        OUTREACH_ENCRYPTION_KEY: cipherKey.toString('hex'),
-        OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1',
-        LOG_LEVEL: 'silent',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const exited = new Promise<number | null>((r) => child.once('exit', r));
-    try {
-      // receiver.test is not in real DNS; the hook is rewritten to the loopback literal the child can reach.
-      await t.db.updateTable('webhooks').set({ url: `http://127.0.0.1:${rx.port}${path}` }).where('workspace_id', '=', ws.workspaceId).execute();
-      await t.db.transaction().execute((trx) => enqueueEvent(trx, { workspaceId: ws.workspaceId, event: 'x.followed', data: { follower: '42' } }));
-      await rx.waitFor(() => rx.on(path).length === 1, 30_000);
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  }, 120_000);
+  it.runIf(dbEngine() === 'postgres')(
+    'runs only the worker against PostgreSQL, delivers, and stops cleanly on SIGTERM',
+    async () => {
+      const path = `/ok/cli-worker-${newId()}`;
+      const { ws } = await hookFor(path, ['x.followed']);
+      const child = spawn(process.execPath, [bin, 'worker'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: (t.handle as { url?: string }).url!,
+          OUTREACH_ENCRYPTION_KEY: cipherKey.toString('hex'),
+          OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1',
+          LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const exited = new Promise<number | null>((r) => child.once('exit', r));
+      try {
+        // receiver.test is not in real DNS; the hook is rewritten to the loopback literal the child can reach.
+        await t.db
+          .updateTable('webhooks')
+          .set({ url: `http://127.0.0.1:${rx.port}${path}` })
+          .where('workspace_id', '=', ws.workspaceId)
+          .execute();
+        await t.db.transaction().execute((trx) => enqueueEvent(trx, { workspaceId: ws.workspaceId, event: 'x.followed', data: { follower: '42' } }));
+        await rx.waitFor(() => rx.on(path).length === 1, 30_000);
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    },
+    120_000,
+  );
 });

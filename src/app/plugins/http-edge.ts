@@ -11,8 +11,18 @@ export const DRAIN_TIMEOUT_MS = 10_000;
 
 /** Query parameters that carry an API key by convention: such a request is refused (400) and the value never logged. */
 const KEY_PARAMS = new Set([
-  'api_key', 'apikey', 'api-key', 'key', 'access_token', 'accesstoken', 'auth_token', 'authtoken', 'x-api-key', 'x_api_key',
-  'authorization', 'bearer',
+  'api_key',
+  'apikey',
+  'api-key',
+  'key',
+  'access_token',
+  'accesstoken',
+  'auth_token',
+  'authtoken',
+  'x-api-key',
+  'x_api_key',
+  'authorization',
+  'bearer',
 ]);
 /** Further secrets that are never logged, though a route may one day take them (a one-time login token, say). */
 const SECRET_PARAMS = new Set([...KEY_PARAMS, 'token', 'secret', 'client_secret', 'password', 'signature']);

@@ -58,7 +58,9 @@ export function readCsvRows(text: string): { rows: Row[]; invalid: { line: numbe
   const idCol = pick(ID_COLUMNS);
   const handleCol = pick(HANDLE_COLUMNS);
   if (records.length && !idCol && !handleCol) {
-    throw new CliError(`the CSV needs a user id column (xUserId, user_id or id) or a handle column (username or handle); its columns are: ${header.join(', ')}`);
+    throw new CliError(
+      `the CSV needs a user id column (xUserId, user_id or id) or a handle column (username or handle); its columns are: ${header.join(', ')}`,
+    );
   }
   const nameCol = pick(NAME_COLUMNS);
   const refCol = pick(REFERENCE_COLUMNS);
@@ -193,7 +195,10 @@ export function registerImport(program: Command) {
           .hideHelp(),
       ),
   ).action(async (file: string, opts: ImportOptions) => {
-    const bar = process.stdout.isTTY && !opts.json ? new cliProgress.SingleBar({ format: 'import [{bar}] {value}/{total} chunks' }, cliProgress.Presets.shades_classic) : null;
+    const bar =
+      process.stdout.isTTY && !opts.json
+        ? new cliProgress.SingleBar({ format: 'import [{bar}] {value}/{total} chunks' }, cliProgress.Presets.shades_classic)
+        : null;
     let summary: ImportSummary;
     try {
       summary = await runImport(file, opts, (done, total) => (done === 0 ? bar?.start(total, 0) : bar?.update(done)));

@@ -111,7 +111,14 @@ export function registerListen(program: Command) {
       try {
         for await (const raw of serverSentData(res.body)) {
           const e = JSON.parse(raw) as StreamedEvent;
-          const delivery = buildDeliveryRequest({ deliveryId: e.id, event: e.event, createdAt: e.createdAt, data: e.data, secret, nowSeconds: Math.floor(Date.now() / 1000) });
+          const delivery = buildDeliveryRequest({
+            deliveryId: e.id,
+            event: e.event,
+            createdAt: e.createdAt,
+            data: e.data,
+            secret,
+            nowSeconds: Math.floor(Date.now() / 1000),
+          });
           let status: number | string;
           try {
             const answer = await fetch(opts.forwardTo, { method: 'POST', headers: delivery.headers, body: delivery.body, signal: AbortSignal.timeout(10_000) });
@@ -121,7 +128,10 @@ export function registerListen(program: Command) {
             status = `failed: ${(err as Error).message}`;
           }
           forwarded++;
-          if (opts.json) process.stdout.write(`${JSON.stringify({ id: e.id, event: e.event, createdAt: e.createdAt, data: e.data, forwardedTo: opts.forwardTo, status })}\n`);
+          if (opts.json)
+            process.stdout.write(
+              `${JSON.stringify({ id: e.id, event: e.event, createdAt: e.createdAt, data: e.data, forwardedTo: opts.forwardTo, status })}\n`,
+            );
           else process.stdout.write(`${e.createdAt}  --> ${e.event} [${e.id}]\n${e.createdAt}  <-- [${status}] POST ${opts.forwardTo} [${e.id}]\n`);
           if (opts.maxEvents !== undefined && forwarded >= opts.maxEvents) {
             stop.abort();

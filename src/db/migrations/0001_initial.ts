@@ -4,7 +4,9 @@ import { executeStatements } from '../sql-script.js';
 // One plain-PostgreSQL schema for both engines. Every tenant table leads its keys and indexes with
 // workspace_id so that a Citus deployment can distribute by it and every tenant query is an index range.
 export async function up(db: Kysely<any>): Promise<void> {
-  await executeStatements(db, `
+  await executeStatements(
+    db,
+    `
     CREATE TABLE workspaces (
       id uuid PRIMARY KEY,
       name text NOT NULL,
@@ -289,5 +291,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     CREATE TABLE publicdata_unavailable (
       handle text PRIMARY KEY
     );
-  `);
+  `,
+  );
 }

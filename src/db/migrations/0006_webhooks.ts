@@ -10,7 +10,9 @@ import { executeStatements } from '../sql-script.js';
 //   budget (the receiver may never have been contacted) but are capped so a delivery that keeps killing
 //   its worker cannot loop forever.
 export async function up(db: Kysely<any>): Promise<void> {
-  await executeStatements(db, `
+  await executeStatements(
+    db,
+    `
     ALTER TABLE webhook_deliveries ADD COLUMN lease_token uuid;
     ALTER TABLE webhook_deliveries ADD COLUMN lost_attempts integer NOT NULL DEFAULT 0;
     ALTER TABLE webhook_deliveries ADD COLUMN last_status integer;
@@ -23,5 +25,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     ALTER TABLE webhook_attempts ADD COLUMN outcome text CHECK (outcome IN ('success','retry','fail','lost'));
 
     CREATE INDEX outbox_dispatched ON outbox_events (dispatched_at) WHERE dispatched_at IS NOT NULL;
-  `);
+  `,
+  );
 }

@@ -10,8 +10,11 @@ import { executeStatements } from '../sql-script.js';
 //   a retry is found without reading past that subscription's backlog, and its in-flight count is a
 //   short range scan.
 export async function up(db: Kysely<any>): Promise<void> {
-  await executeStatements(db, `
+  await executeStatements(
+    db,
+    `
     CREATE INDEX webhook_deliveries_hook_due ON webhook_deliveries (webhook_id, next_attempt_at) WHERE state = 'pending';
     CREATE INDEX webhook_deliveries_hook_retry ON webhook_deliveries (webhook_id, next_attempt_at) WHERE state = 'pending' AND attempts > 0;
-  `);
+  `,
+  );
 }

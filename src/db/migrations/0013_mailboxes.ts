@@ -6,7 +6,9 @@ import { executeStatements } from '../sql-script.js';
 // inbound messages already handled (once across restarts and concurrent workers), and the workspace's
 // suppressed addresses (bounced or unsubscribed).
 export async function up(db: Kysely<any>): Promise<void> {
-  await executeStatements(db, `
+  await executeStatements(
+    db,
+    `
     CREATE TABLE mailboxes (
       id text PRIMARY KEY,
       workspace_id uuid NOT NULL REFERENCES workspaces(id),
@@ -60,5 +62,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (workspace_id, address)
     );
-  `);
+  `,
+  );
 }

@@ -9,6 +9,8 @@ import * as m0010 from './0010_webhook_fair_claims.js';
 import * as m0011 from './0011_instance_settings.js';
 import * as m0012 from './0012_event_stream.js';
 import * as m0013 from './0013_mailboxes.js';
+import * as m0015 from './0015_console_sessions.js';
+import * as m0016 from './0016_x_oauth.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -29,6 +31,8 @@ import * as m0013 from './0013_mailboxes.js';
  * | 0012 | 0012_event_stream     | the event stream's index: a workspace's recent events in order          |
  * | 0013 | 0013_mailboxes        | e-mail: mailboxes, sent Message-IDs, INBOX position and handled mail,   |
  * |      |                       | suppressed addresses; a lead's sticky mailbox                           |
+ * | 0015 | 0015_console_sessions | web console sessions (hashed ids, bound to a key) and one-time login links |
+ * | 0016 | 0016_x_oauth          | a connected X account's OAuth tokens (encrypted), expiry, disconnection   |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
@@ -45,4 +49,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011_instance_settings': m0011,
   '0012_event_stream': m0012,
   '0013_mailboxes': m0013,
+  '0015_console_sessions': m0015,
+  '0016_x_oauth': m0016,
 };

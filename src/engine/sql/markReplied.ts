@@ -17,6 +17,8 @@ export async function markReplied(
     FROM workspaces w
     WHERE l.id = ${p.leadId}::uuid AND w.id = l.workspace_id AND NOT ${FROZEN_BY_ANSWER}
       AND NOT EXISTS (SELECT 1 FROM replies r WHERE r.workspace_id = l.workspace_id AND r.lead_id = l.id AND r.replied_at >= ${at}::timestamptz)
-    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage, w.booking_link AS workspace_booking_link`.execute(trx);
+    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage, w.booking_link AS workspace_booking_link`.execute(
+    trx,
+  );
   return rows[0];
 }

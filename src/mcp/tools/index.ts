@@ -14,7 +14,6 @@ const OPERATING_TOOLS: readonly Tool[] = [...authoringTools, ...xTools, ...plays
 /** Every tool the server knows, authoring first; the order is the order tools/list answers. */
 export const ALL_TOOLS: readonly Tool[] = [...OPERATING_TOOLS, outputSchemaTool(OPERATING_TOOLS)];
 
-
 /**
  * Names tools had before one scheme (verb_noun; a channel qualifier only where another channel has the same noun)
  * was applied throughout. Still callable, never listed in tools/list; docs/mcp.md records the rename.

@@ -15,7 +15,12 @@ export function toolOutputSchema(tool: Tool): Record<string, unknown> {
 export function outputSchemaTool(tools: readonly Tool[]): Tool {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const Input = Type.Object(
-    { tool: Type.Enum(tools.map((t) => t.name), { description: 'the tool whose answer to describe' }) },
+    {
+      tool: Type.Enum(
+        tools.map((t) => t.name),
+        { description: 'the tool whose answer to describe' },
+      ),
+    },
     { additionalProperties: false },
   );
   return defineTool<unknown, typeof Input>({

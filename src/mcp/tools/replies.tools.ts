@@ -87,7 +87,7 @@ export const repliesTools = [
         contactsProspect: contacts,
         blockers: [],
         reply,
-        ...(contacts && { message: decision === 'send' && text !== undefined ? text : ('draft' in reply ? reply.draft : null), channel: reply.channel }),
+        ...(contacts && { message: decision === 'send' && text !== undefined ? text : 'draft' in reply ? reply.draft : null, channel: reply.channel }),
       };
     },
   }),

@@ -33,8 +33,7 @@ export const reportingTools = [
     name: 'get_funnel_report',
     title: 'Funnel report',
     description:
-      'Lifetime funnel of the workspace grouped by sequence (default) or messaging account, with experiment arms (variant keys). ' +
-      READ_ONLY_SAFETY,
+      'Lifetime funnel of the workspace grouped by sequence (default) or messaging account, with experiment arms (variant keys). ' + READ_ONLY_SAFETY,
     input: FunnelInput,
     output: FunnelReportResponse,
     contactsProspects: false,

@@ -55,9 +55,7 @@ export function defineTool<S, I extends TObject>(def: ToolDefinition<S, I>): Too
   return { ...(def as unknown as Tool), validate: compileStrict(def.input) };
 }
 
-export const DryRunFlag = Type.Optional(
-  Type.Boolean({ default: false, description: 'true: answer what the call would do and change nothing' }),
-);
+export const DryRunFlag = Type.Optional(Type.Boolean({ default: false, description: 'true: answer what the call would do and change nothing' }));
 
 /** What a previewing write tool answers under dryRun: the facts the real call would check, never a write. */
 export const DryRunPreview = Type.Object(

@@ -132,4 +132,3 @@ export const xTools = [
     run: ({ services, auth }, args) => services.xLeads.stopLead(auth.workspaceId, args.leadId, { dryRun: args.dryRun }),
   }),
 ];
-

@@ -7,9 +7,7 @@ const Outcome = Type.Enum([...ACTIVITY_OUTCOMES]);
 export const ActivityQuery = Type.Object(
   {
     account: Type.Optional(MessagingAccountId()),
-    action: Type.Optional(
-      Type.String({ maxLength: 2000, description: `comma-separated actions; each must be one of: ${ACTIVITY_ACTIONS.join(', ')}` }),
-    ),
+    action: Type.Optional(Type.String({ maxLength: 2000, description: `comma-separated actions; each must be one of: ${ACTIVITY_ACTIONS.join(', ')}` })),
     outcome: Type.Optional(Outcome),
     sinceDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, description: 'entries of the last N days (1 to 365)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200, description: 'page size, 1 to 1000 (default 200)' })),

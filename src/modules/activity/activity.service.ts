@@ -12,7 +12,14 @@ export const DEFAULT_ACTIVITY_RETENTION_DAYS = 180;
 
 /** `invite, x_dm` → ['invite', 'x_dm']; the first unknown name is a 400 that names it. */
 export function parseActions(list: string): string[] {
-  const names = [...new Set(list.split(',').map((s) => s.trim()).filter((s) => s.length > 0))];
+  const names = [
+    ...new Set(
+      list
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
+  ];
   if (names.length === 0) throw badRequest('invalid_action', 'action must name at least one action', { action: list });
   for (const name of names) {
     if (!KNOWN.has(name)) {

@@ -24,7 +24,8 @@ beforeAll(async () => {
 
   const day = (n: number) => `2026-11-${String(n).padStart(2, '0')}T10:00:00.000Z`;
   // invite: 5 ok (2 in the last 3 days), 1 failed, 1 skipped.
-  for (const n of [2, 10, 15, 19, 20]) await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: day(n), accountId: acc1, leadId: lead, units: 1 });
+  for (const n of [2, 10, 15, 19, 20])
+    await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: day(n), accountId: acc1, leadId: lead, units: 1 });
   await insertActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'failed', createdAt: day(20), accountId: acc2, detail: '{"error":"rate_limited"}' });
   await insertActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'skipped', createdAt: day(20), accountId: acc2 });
   // x_dm: 2 confirmed, 1 failed; no messaging account.

@@ -5,6 +5,7 @@ import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
+import { MailboxError } from '../mailboxes/mailboxes.service.js';
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -49,13 +50,18 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     {
       schema: {
         hide: true,
-        body: Type.Object({ workspaceId: Uuid(), expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])) }, { additionalProperties: false }),
+        body: Type.Object(
+          { workspaceId: Uuid(), expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])) },
+          { additionalProperties: false },
+        ),
       },
     },
     async (req, reply) =>
-      reply.status(201).send(
-        await services.workspaces.createApiKey({ workspaceId: req.body.workspaceId, expiresAt: req.body.expiresAt ? new Date(req.body.expiresAt) : null }),
-      ),
+      reply
+        .status(201)
+        .send(
+          await services.workspaces.createApiKey({ workspaceId: req.body.workspaceId, expiresAt: req.body.expiresAt ? new Date(req.body.expiresAt) : null }),
+        ),
   );
 
   app.post('/keys/:id/revoke', { schema: { hide: true, params: Type.Object({ id: Type.String() }) } }, async (req) =>
@@ -67,12 +73,51 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     {
       schema: {
         hide: true,
-        body: Type.Object(
-          { ownerWorkspaceId: Uuid(), clientWorkspaceId: Uuid(), role: OneOf(ROLES) },
-          { additionalProperties: false },
-        ),
+        body: Type.Object({ ownerWorkspaceId: Uuid(), clientWorkspaceId: Uuid(), role: OneOf(ROLES) }, { additionalProperties: false }),
       },
     },
     async (req, reply) => reply.status(201).send(await services.workspaces.addTeamLink(req.body)),
+  );
+
+  // A one-time web console sign-in link (`outreach login-link`); the token is in the path, shown this once.
+  app.post('/login-links', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req, reply) => {
+    const link = await services.consoleSessions.createLoginLink(req.body.workspaceId);
+    return reply.status(201).send({ workspaceId: link.workspaceId, path: link.path, expiresAt: link.expiresAt });
+  });
+
+  // Mailboxes (CLI `outreach mailbox …` through a running server). Answers never carry a URL's password.
+  const mailboxRefusal = (e: unknown): never => {
+    if (e instanceof MailboxError) {
+      const status = e.code === 'account_not_found' || e.code === 'mailbox_not_found' ? 404 : e.code === 'invalid_mailbox' ? 400 : 422;
+      throw new AppError(status, e.code, e.message);
+    }
+    throw e;
+  };
+  const MailboxBody = Type.Object(
+    {
+      workspaceId: Uuid(),
+      accountId: Type.Optional(Type.String({ minLength: 1 })),
+      address: Type.String({ minLength: 3 }),
+      displayName: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      smtpUrl: Type.String({ minLength: 1 }),
+      imapUrl: Type.String({ minLength: 1 }),
+      sentFolder: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+    },
+    { additionalProperties: false },
+  );
+  app.post('/mailboxes', { schema: { hide: true, body: MailboxBody } }, async (req, reply) => {
+    const view = await services.mailboxes.add(req.body).catch(mailboxRefusal);
+    return reply.status(201).send(view);
+  });
+  app.post('/mailboxes/list', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req) =>
+    services.mailboxes.list(req.body.workspaceId),
+  );
+  app.post(
+    '/mailboxes/remove',
+    { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), mailbox: Type.String({ minLength: 1 }) }, { additionalProperties: false }) } },
+    async (req) => {
+      await services.mailboxes.remove(req.body.workspaceId, req.body.mailbox).catch(mailboxRefusal);
+      return { removed: true };
+    },
   );
 }

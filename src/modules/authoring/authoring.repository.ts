@@ -71,13 +71,7 @@ export async function approveSequence(db: Database, workspaceId: string, sequenc
 }
 
 export async function lockXAccountShared(db: Database, workspaceId: string, userId: string) {
-  return db
-    .selectFrom('x_accounts')
-    .select(['user_id'])
-    .where('workspace_id', '=', workspaceId)
-    .where('user_id', '=', userId)
-    .forShare()
-    .executeTakeFirst();
+  return db.selectFrom('x_accounts').select(['user_id']).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).forShare().executeTakeFirst();
 }
 
 export async function insertPlay(
@@ -102,12 +96,7 @@ export async function insertPlay(
     .executeTakeFirstOrThrow();
 }
 
-export async function updatePlay(
-  db: Database,
-  workspaceId: string,
-  playId: string,
-  set: PlayPatch & { revision: number; now: Date },
-) {
+export async function updatePlay(db: Database, workspaceId: string, playId: string, set: PlayPatch & { revision: number; now: Date }) {
   const { now, ...values } = set;
   return db
     .updateTable('plays')

@@ -16,9 +16,7 @@ const MAX_TEXT = 10_000;
 const PlayKind = Type.Literal('followers', { description: 'followers (default): people who follow the connected account', default: 'followers' });
 
 const Revision = (description: string) => Type.Integer({ minimum: 1, description });
-const DryRun = Type.Optional(
-  Type.Boolean({ description: 'true: check everything and answer what would be saved, then save nothing', default: false }),
-);
+const DryRun = Type.Optional(Type.Boolean({ description: 'true: check everything and answer what would be saved, then save nothing', default: false }));
 
 export const StepAction = Type.Object(
   {
@@ -48,7 +46,8 @@ export const AuthoringStep = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: MAX_TEXT,
-        description: 'template; placeholders {{firstName}}, {{lastName}}, {{fullName}}, {{name}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}, optionally {{field|fallback}}',
+        description:
+          'template; placeholders {{firstName}}, {{lastName}}, {{fullName}}, {{name}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}, optionally {{field|fallback}}',
       }),
     ),
     actions: Type.Array(StepAction, { maxItems: 10, description: 'for example a like-last-post action' }),
@@ -102,7 +101,9 @@ export const CreatePlayInput = Type.Object(
     sequenceId: Uuid({ description: 'a sequence of this workspace; enrollment queues leads into it' }),
     accountUserId: UserId({ description: 'a connected X account of this workspace (list_x_accounts): the sender and, for followers, the account followed' }),
     autopilot: Type.Optional(Type.Boolean({ default: false, description: 'true: no manual import or enrollment' })),
-    reviewApiEnabled: Type.Optional(Type.Boolean({ default: true, description: 'true: candidates can be reviewed, imported, looked up and enrolled through the API' })),
+    reviewApiEnabled: Type.Optional(
+      Type.Boolean({ default: true, description: 'true: candidates can be reviewed, imported, looked up and enrolled through the API' }),
+    ),
     dryRun: DryRun,
   },
   { additionalProperties: false },
@@ -172,10 +173,7 @@ export const AuthoredSequence = Type.Object(
   { additionalProperties: false },
 );
 
-export const AuthoredPlay = Type.Object(
-  { ...Play.properties, kind: Type.String() },
-  { additionalProperties: false },
-);
+export const AuthoredPlay = Type.Object({ ...Play.properties, kind: Type.String() }, { additionalProperties: false });
 
 const DryRunFlag = Type.Boolean({ description: 'true: nothing was saved; the answer shows what would have been' });
 const Changed = Type.Boolean({ description: 'false when the request matched what was already saved (revision unchanged)' });

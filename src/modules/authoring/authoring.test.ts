@@ -37,7 +37,11 @@ describe('create_sequence', () => {
   it('creates a draft at revision 1, unapproved, with channels implied by its steps', async () => {
     const r = await ok(mcp, 'create_sequence', {
       name: '  Founders  ',
-      steps: [step(0, { kind: 'connect', message: null }), step(1, { kind: 'email', subject: 'Hello {{company}}', delayDays: 2 }), step(2, { kind: 'x_engage', message: null, actions: [{ type: 'like_last_post', count: 1, reaction: null }] })],
+      steps: [
+        step(0, { kind: 'connect', message: null }),
+        step(1, { kind: 'email', subject: 'Hello {{company}}', delayDays: 2 }),
+        step(2, { kind: 'x_engage', message: null, actions: [{ type: 'like_last_post', count: 1, reaction: null }] }),
+      ],
     });
     expect(r).toMatchObject({ changed: true, dryRun: false });
     expect(r.sequence).toMatchObject({ name: 'Founders', status: 'draft', revision: 1, approvedRevision: null, approvedAt: null, approved: false });
@@ -80,7 +84,13 @@ describe('create_sequence', () => {
         step(2, { variants: [{ key: 'A', weight: 1, messageTmpl: 'x' }] }),
         step(3, { kind: 'engage', message: null }),
         step(4, { message: 'Hi {{nickname}}' }),
-        step(5, { message: null, variants: [{ key: 'A', weight: 1, messageTmpl: 'x' }, { key: 'A', weight: 2, messageTmpl: 'y' }] }),
+        step(5, {
+          message: null,
+          variants: [
+            { key: 'A', weight: 1, messageTmpl: 'x' },
+            { key: 'A', weight: 2, messageTmpl: 'y' },
+          ],
+        }),
       ],
     });
     expect(e).toMatchObject({ error: 'invalid_steps', httpStatus: 400 });
@@ -164,7 +174,12 @@ describe('replace_sequence_steps', () => {
   it('of two concurrent replacements from the same revision exactly one wins', async () => {
     const draft = await newDraft();
     const results = await Promise.all(
-      ['A', 'B'].map((m) => t.services.authoring.replaceSteps(ws, draft.id, { expectedRevision: 1, steps: [step(0, { message: m }) as never] }).then(() => 'ok', (e) => e.code)),
+      ['A', 'B'].map((m) =>
+        t.services.authoring.replaceSteps(ws, draft.id, { expectedRevision: 1, steps: [step(0, { message: m }) as never] }).then(
+          () => 'ok',
+          (e) => e.code,
+        ),
+      ),
     );
     expect(results.sort()).toEqual(['ok', 'stale_sequence_revision']);
     expect((await seqRow(draft.id)).revision).toBe(2);
@@ -183,7 +198,10 @@ describe('approve_sequence', () => {
     const draft = await newDraft();
     t.clock.set('2026-11-21T13:00:00.000Z');
     const r = await ok(mcp, 'approve_sequence', { sequenceId: draft.id, expectedRevision: 1 });
-    expect(r).toMatchObject({ changed: true, sequence: { status: 'draft', revision: 1, approvedRevision: 1, approvedAt: '2026-11-21T13:00:00.000Z', approved: true } });
+    expect(r).toMatchObject({
+      changed: true,
+      sequence: { status: 'draft', revision: 1, approvedRevision: 1, approvedAt: '2026-11-21T13:00:00.000Z', approved: true },
+    });
     for (const status of ['active', 'paused'] as const) {
       const id = await insertSequence(t.db, ws, { status, revision: 2, approvedRevision: 1 });
       expect((await ok(mcp, 'approve_sequence', { sequenceId: id, expectedRevision: 2 })).sequence).toMatchObject({ status, approvedRevision: 2 });
@@ -219,7 +237,10 @@ describe('approve_sequence', () => {
     const archived = await insertSequence(t.db, ws, { status: 'archived', approvedRevision: null });
     expect(await fails(mcp, 'approve_sequence', { sequenceId: archived, expectedRevision: 1 })).toMatchObject({ error: 'archived_sequence_is_read_only' });
     const draft = await newDraft();
-    expect(await fails(otherMcp, 'approve_sequence', { sequenceId: draft.id, expectedRevision: 1 })).toMatchObject({ error: 'sequence not found', httpStatus: 404 });
+    expect(await fails(otherMcp, 'approve_sequence', { sequenceId: draft.id, expectedRevision: 1 })).toMatchObject({
+      error: 'sequence not found',
+      httpStatus: 404,
+    });
   });
 
   it('dryRun approves nothing', async () => {
@@ -252,7 +273,10 @@ describe('create_play', () => {
 
   it('404 for a sequence of another workspace, 409 for an archived one, 409 account_not_connected for a foreign account', async () => {
     const theirs = (await ok(otherMcp, 'create_sequence', { name: 'Theirs' })).sequence;
-    expect(await fails(mcp, 'create_play', { name: 'P', sequenceId: theirs.id, accountUserId })).toMatchObject({ error: 'sequence not found', httpStatus: 404 });
+    expect(await fails(mcp, 'create_play', { name: 'P', sequenceId: theirs.id, accountUserId })).toMatchObject({
+      error: 'sequence not found',
+      httpStatus: 404,
+    });
     const archived = await insertSequence(t.db, ws, { status: 'archived' });
     expect(await fails(mcp, 'create_play', { name: 'P', sequenceId: archived, accountUserId })).toMatchObject({ error: 'archived_sequence_is_read_only' });
     const seq = await newDraft();
@@ -300,16 +324,24 @@ describe('edit_play, set_play_status, set_play_review_api', () => {
     expect(await fails(otherMcp, 'edit_play', { playId: play.id, expectedRevision: 1, name: 'X' })).toMatchObject({ error: 'play not found', httpStatus: 404 });
     const theirs = (await ok(otherMcp, 'create_sequence', { name: 'Theirs' })).sequence;
     expect(await fails(mcp, 'edit_play', { playId: play.id, expectedRevision: 1, sequenceId: theirs.id })).toMatchObject({ error: 'sequence not found' });
-    expect(await fails(mcp, 'edit_play', { playId: play.id, expectedRevision: 1, accountUserId: otherAccountUserId })).toMatchObject({ error: 'account_not_connected' });
+    expect(await fails(mcp, 'edit_play', { playId: play.id, expectedRevision: 1, accountUserId: otherAccountUserId })).toMatchObject({
+      error: 'account_not_connected',
+    });
     expect((await playRow(play.id)).revision).toBe(1);
   });
 
   it('set_play_status bumps the revision; archived is final', async () => {
     const play = await newPlay();
-    expect((await ok(mcp, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'paused' })).play).toMatchObject({ status: 'paused', revision: 2 });
+    expect((await ok(mcp, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'paused' })).play).toMatchObject({
+      status: 'paused',
+      revision: 2,
+    });
     expect((await ok(mcp, 'set_play_status', { playId: play.id, expectedRevision: 2, status: 'paused' })).changed).toBe(false);
     expect(await fails(mcp, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'active' })).toMatchObject({ error: 'stale_play_revision' });
-    expect((await ok(mcp, 'set_play_status', { playId: play.id, expectedRevision: 2, status: 'archived' })).play).toMatchObject({ status: 'archived', revision: 3 });
+    expect((await ok(mcp, 'set_play_status', { playId: play.id, expectedRevision: 2, status: 'archived' })).play).toMatchObject({
+      status: 'archived',
+      revision: 3,
+    });
     for (const [tool, args] of [
       ['set_play_status', { status: 'active' }],
       ['set_play_status', { status: 'archived' }],
@@ -335,7 +367,9 @@ describe('edit_play, set_play_status, set_play_review_api', () => {
   it('a Play edit makes an import planned against the old revision fail (409 stale_play_revision)', async () => {
     const play = await newPlay();
     await ok(mcp, 'edit_play', { playId: play.id, expectedRevision: 1, name: 'Moved on' });
-    expect(await fails(mcp, 'import_candidates', { playId: play.id, requestId: 'stale-import-1', expectedRevision: 1, leads: [{ xUserId: '9300000001' }] })).toMatchObject({
+    expect(
+      await fails(mcp, 'import_candidates', { playId: play.id, requestId: 'stale-import-1', expectedRevision: 1, leads: [{ xUserId: '9300000001' }] }),
+    ).toMatchObject({
       error: 'stale_play_revision',
     });
   });

@@ -15,7 +15,11 @@ export const LeadsQuery = Type.Object(
       }),
     ),
     q: Type.Optional(
-      Type.String({ maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: 'case-insensitive substring of person, company or title; % and _ are literal; no control characters; empty: no filter' }),
+      Type.String({
+        maxLength: 200,
+        pattern: '^[^\\x00-\\x1f\\x7f]*$',
+        description: 'case-insensitive substring of person, company or title; % and _ are literal; no control characters; empty: no filter',
+      }),
     ),
     engaged: Type.Optional(Flag('1: only leads with any outreach activity (a contact milestone or a recorded activity time)')),
     booked: Type.Optional(Flag('1: only leads with a booked meeting')),

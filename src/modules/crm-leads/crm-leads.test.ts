@@ -148,9 +148,17 @@ describe('GET /leads', () => {
   });
 
   it('engaged, booked and sinceDays (which implies engaged)', async () => {
-    expect(await ids('?engaged=1')).toEqual(
-      ['Full Person', 'accepted', 'booked', 'failed_after_invite', 'followed_up', 'invited', 'messaged', 'replied', 'touched_recently'],
-    );
+    expect(await ids('?engaged=1')).toEqual([
+      'Full Person',
+      'accepted',
+      'booked',
+      'failed_after_invite',
+      'followed_up',
+      'invited',
+      'messaged',
+      'replied',
+      'touched_recently',
+    ]);
     expect((await get(a, '?engaged=0')).json().count).toBe(17);
     expect(await ids('?booked=1')).toEqual(['booked']);
     expect(await ids('?sinceDays=3')).toEqual(['replied', 'touched_recently']);
@@ -166,7 +174,22 @@ describe('GET /leads', () => {
   });
 
   it('400 for a bad stage, flag, sinceDays or limit', async () => {
-    for (const q of ['stage=bogus', 'stage=Replied', 'engaged=2', 'engaged=true', 'booked=yes', 'sinceDays=0', 'sinceDays=366', 'sinceDays=x', 'limit=0', 'limit=501', 'limit=2.5', 'q=a%0Ab', 'q=%00', 'q=' + 'x'.repeat(201)]) {
+    for (const q of [
+      'stage=bogus',
+      'stage=Replied',
+      'engaged=2',
+      'engaged=true',
+      'booked=yes',
+      'sinceDays=0',
+      'sinceDays=366',
+      'sinceDays=x',
+      'limit=0',
+      'limit=501',
+      'limit=2.5',
+      'q=a%0Ab',
+      'q=%00',
+      'q=' + 'x'.repeat(201),
+    ]) {
       const res = await get(a, `?${q}`);
       expect(res.statusCode, q).toBe(400);
     }

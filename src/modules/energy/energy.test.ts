@@ -39,7 +39,9 @@ describe('refill schedule', () => {
     }
     for (const c of cases) {
       const ws = await workspace({ balance: c.balance, dailyRefill: 10, refilledAt: c.refilledAt, status: c.status });
-      const { rows } = await sql<{ available: number }>`SELECT ${effectiveBalanceSql('w', now)} AS available FROM workspaces w WHERE w.id = ${ws}::uuid`.execute(t.db);
+      const { rows } = await sql<{
+        available: number;
+      }>`SELECT ${effectiveBalanceSql('w', now)} AS available FROM workspaces w WHERE w.id = ${ws}::uuid`.execute(t.db);
       const row = { energy_balance: c.balance, energy_daily_refill: 10, energy_refilled_at: new Date(c.refilledAt), billing_status: c.status };
       expect([Number(rows[0].available), effectiveBalance(row, now)], JSON.stringify(c)).toEqual([c.expected, c.expected]);
     }

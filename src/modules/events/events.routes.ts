@@ -58,7 +58,12 @@ export async function eventsRoutes(app: AppInstance, opts: { deps: AppDeps }) {
       const read = events.openReader(req.auth.workspaceId, filter);
       reply.hijack();
       const res = reply.raw;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
       res.write(`: streaming events of workspace ${req.auth.workspaceId}${filter ? ` (${filter.join(',')})` : ''}\n\n`);
       open.add(res);
       let closed = false;

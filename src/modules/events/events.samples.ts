@@ -12,7 +12,15 @@ export function sampleEventData(event: WebhookEvent, workspaceId: string, now: D
   const base = { test: true, workspaceId };
   switch (event) {
     case 'reply.received':
-      return { ...base, ...lead, replyId: randomUUID(), channel: 'linkedin', receivedAt: at, theirMessage: 'Thanks for reaching out, happy to talk next week.', draft: 'Great, does Tuesday 10:00 work?' };
+      return {
+        ...base,
+        ...lead,
+        replyId: randomUUID(),
+        channel: 'linkedin',
+        receivedAt: at,
+        theirMessage: 'Thanks for reaching out, happy to talk next week.',
+        draft: 'Great, does Tuesday 10:00 work?',
+      };
     case 'lead.invited':
       return { ...base, ...lead, account: 'onb_00000000-0000-4000-8000-000000000000', invitedAt: at };
     case 'lead.accepted':

@@ -30,10 +30,15 @@ function withoutSealedText(data: unknown): unknown {
 
 export function parseEventList(list: string | undefined): WebhookEvent[] | null {
   if (list === undefined || list.trim() === '') return null;
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !isWebhookEvent(n));
   if (unknown.length) {
-    throw badRequest('invalid_event', `unknown event ${unknown.map((n) => JSON.stringify(n)).join(', ')}; events are: ${WEBHOOK_EVENTS.join(', ')}`, { events: [...WEBHOOK_EVENTS] });
+    throw badRequest('invalid_event', `unknown event ${unknown.map((n) => JSON.stringify(n)).join(', ')}; events are: ${WEBHOOK_EVENTS.join(', ')}`, {
+      events: [...WEBHOOK_EVENTS],
+    });
   }
   return names as WebhookEvent[];
 }

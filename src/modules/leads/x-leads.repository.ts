@@ -40,11 +40,7 @@ export async function lockLeadLanes(db: Database, workspaceId: string, leadId: s
     .where((eb) =>
       eb.or([
         eb('id', '=', leadId),
-        eb(
-          'x_user_id',
-          '=',
-          eb.selectFrom('leads as l').select('l.x_user_id').where('l.workspace_id', '=', workspaceId).where('l.id', '=', leadId),
-        ),
+        eb('x_user_id', '=', eb.selectFrom('leads as l').select('l.x_user_id').where('l.workspace_id', '=', workspaceId).where('l.id', '=', leadId)),
       ]),
     )
     .orderBy('id')
@@ -79,7 +75,17 @@ export async function stopLanes(db: Database, workspaceId: string, leadIds: stri
 
 export async function insertActivities(
   db: Database,
-  rows: { id: string; workspace_id: string; created_at: Date; action: string; outcome: 'ok'; units: number; detail: string; account_id: string | null; lead_id: string }[],
+  rows: {
+    id: string;
+    workspace_id: string;
+    created_at: Date;
+    action: string;
+    outcome: 'ok';
+    units: number;
+    detail: string;
+    account_id: string | null;
+    lead_id: string;
+  }[],
 ) {
   if (rows.length === 0) return;
   await db.insertInto('activity').values(rows).execute();

@@ -27,34 +27,38 @@ export function createXLeadsService(deps: { db: Database; clock: Clock }) {
   async function stopLead(workspaceId: string, leadId: string, options: { dryRun?: boolean } = {}) {
     // The path accepts upper-case hex; the database answers lower-case ids.
     leadId = leadId.toLowerCase();
-    return rollbackIfDryRun(options.dryRun, (work) => db.transaction().execute(work), async (trx: Database) => {
-      const laneIds = await repo.lockLeadLanes(trx, workspaceId, leadId);
-      if (!laneIds.includes(leadId)) throw notFound('lead');
-      const now = clock.now();
-      const changed = await repo.stopLanes(trx, workspaceId, laneIds, now);
-      await repo.insertActivities(
-        trx,
-        changed.map((lane) => ({
-          id: newId(),
-          workspace_id: workspaceId,
-          created_at: now,
-          action: 'manual_override',
-          outcome: 'ok' as const,
-          units: 0,
-          detail: JSON.stringify({ op: 'stop', scope: 'lead_automation', requestedLeadId: leadId }),
-          account_id: lane.account_id,
-          lead_id: lane.id,
-        })),
-      );
-      const row = await repo.findLead(trx, workspaceId, leadId);
-      return {
-        ok: true as const,
-        lead: row ? toXLeadView(row) : null,
-        scope: 'lead_automation' as const,
-        permanentSuppression: false as const,
-        note: STOP_NOTE,
-      };
-    });
+    return rollbackIfDryRun(
+      options.dryRun,
+      (work) => db.transaction().execute(work),
+      async (trx: Database) => {
+        const laneIds = await repo.lockLeadLanes(trx, workspaceId, leadId);
+        if (!laneIds.includes(leadId)) throw notFound('lead');
+        const now = clock.now();
+        const changed = await repo.stopLanes(trx, workspaceId, laneIds, now);
+        await repo.insertActivities(
+          trx,
+          changed.map((lane) => ({
+            id: newId(),
+            workspace_id: workspaceId,
+            created_at: now,
+            action: 'manual_override',
+            outcome: 'ok' as const,
+            units: 0,
+            detail: JSON.stringify({ op: 'stop', scope: 'lead_automation', requestedLeadId: leadId }),
+            account_id: lane.account_id,
+            lead_id: lane.id,
+          })),
+        );
+        const row = await repo.findLead(trx, workspaceId, leadId);
+        return {
+          ok: true as const,
+          lead: row ? toXLeadView(row) : null,
+          scope: 'lead_automation' as const,
+          permanentSuppression: false as const,
+          note: STOP_NOTE,
+        };
+      },
+    );
   }
 
   return { getLead, stopLead };

@@ -24,8 +24,7 @@ const stopLead = (ws: { auth: Record<string, string> }, id: string, headers: Rec
   t.app.inject({ method: 'POST', url: `/api/v1/x/leads/${id}/stop`, headers: { ...ws.auth, ...headers } });
 
 const leadRow = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const overrides = (leadId: string) =>
-  t.db.selectFrom('activity').selectAll().where('lead_id', '=', leadId).where('action', '=', 'manual_override').execute();
+const overrides = (leadId: string) => t.db.selectFrom('activity').selectAll().where('lead_id', '=', leadId).where('action', '=', 'manual_override').execute();
 
 let uid = 1_000_000;
 const nextXUserId = () => String(++uid);
@@ -137,7 +136,12 @@ describe('GET /x/leads/{id}', () => {
 describe('POST /x/leads/{id}/stop', () => {
   it('takes the lead id in upper-case hex as GET does (a uuid is case-insensitive)', async () => {
     const sequenceId = await insertSequence(t.db, a.workspaceId);
-    const id = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId(), sequence_id: sequenceId, stage: 'queued', next_action_at: new Date('2026-11-22T00:00:00.000Z') });
+    const id = await insertLead(t.db, a.workspaceId, {
+      x_user_id: nextXUserId(),
+      sequence_id: sequenceId,
+      stage: 'queued',
+      next_action_at: new Date('2026-11-22T00:00:00.000Z'),
+    });
     const res = await stopLead(a, id.toUpperCase());
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().lead).toMatchObject({ id, automationStopped: true });
@@ -187,14 +191,26 @@ describe('POST /x/leads/{id}/stop', () => {
     // A lead still marked queued but already followed was contacted, so it is not turned into skipped.
     const followedButQueued = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId(), stage: 'queued', followed_at: followedAt });
     const m = (await stopLead(a, messaged)).json().lead;
-    expect(m).toMatchObject({ stage: 'messaged', currentStep: 2, messagedAt: messagedAt.toISOString(), followedAt: followedAt.toISOString(), automationStopped: true, nextActionAt: null });
+    expect(m).toMatchObject({
+      stage: 'messaged',
+      currentStep: 2,
+      messagedAt: messagedAt.toISOString(),
+      followedAt: followedAt.toISOString(),
+      automationStopped: true,
+      nextActionAt: null,
+    });
     const q = (await stopLead(a, followedButQueued)).json().lead;
     expect(q).toMatchObject({ stage: 'queued', automationStopped: true, followedAt: followedAt.toISOString() });
   });
 
   it('idempotent: a second stop answers the same lead and writes no second activity entry', async () => {
     const accountId = await insertMessagingAccount(t.db, a.workspaceId);
-    const id = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId(), account_id: accountId, stage: 'queued', next_action_at: new Date('2026-11-22T00:00:00.000Z') });
+    const id = await insertLead(t.db, a.workspaceId, {
+      x_user_id: nextXUserId(),
+      account_id: accountId,
+      stage: 'queued',
+      next_action_at: new Date('2026-11-22T00:00:00.000Z'),
+    });
     const first = await stopLead(a, id);
     t.clock.advance(60_000);
     const second = await stopLead(a, id);
@@ -229,8 +245,20 @@ describe('POST /x/leads/{id}/stop', () => {
     const s3 = await insertSequence(t.db, a.workspaceId);
     const due = new Date('2026-11-22T00:00:00.000Z');
     const queuedLane = await insertLead(t.db, a.workspaceId, { x_user_id: xUserId, sequence_id: s1, stage: 'queued', next_action_at: due });
-    const messagedLane = await insertLead(t.db, a.workspaceId, { x_user_id: xUserId, sequence_id: s2, stage: 'messaged', messaged_at: due, next_action_at: due });
-    const finishedLane = await insertLead(t.db, a.workspaceId, { x_user_id: xUserId, sequence_id: s3, stage: 'replied', replied_at: due, automation_stopped: true });
+    const messagedLane = await insertLead(t.db, a.workspaceId, {
+      x_user_id: xUserId,
+      sequence_id: s2,
+      stage: 'messaged',
+      messaged_at: due,
+      next_action_at: due,
+    });
+    const finishedLane = await insertLead(t.db, a.workspaceId, {
+      x_user_id: xUserId,
+      sequence_id: s3,
+      stage: 'replied',
+      replied_at: due,
+      automation_stopped: true,
+    });
     const otherPerson = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId(), sequence_id: s1, stage: 'queued', next_action_at: due });
     const otherWorkspace = await insertLead(t.db, b.workspaceId, { x_user_id: xUserId, stage: 'queued', next_action_at: due });
 
@@ -262,7 +290,12 @@ describe('POST /x/leads/{id}/stop', () => {
   });
 
   it('a lead already done (stopped, nothing due) answers ok and writes nothing', async () => {
-    const id = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId(), stage: 'replied', automation_stopped: true, replied_at: new Date('2026-11-20T00:00:00.000Z') });
+    const id = await insertLead(t.db, a.workspaceId, {
+      x_user_id: nextXUserId(),
+      stage: 'replied',
+      automation_stopped: true,
+      replied_at: new Date('2026-11-20T00:00:00.000Z'),
+    });
     const res = await stopLead(a, id);
     expect(res.statusCode).toBe(200);
     expect(res.json().lead).toMatchObject({ stage: 'replied', automationStopped: true });
@@ -300,7 +333,12 @@ describe('POST /x/leads/{id}/stop', () => {
 
   it('takes no body: a bare POST with a JSON content type and an empty body is accepted, and a sent body is ignored', async () => {
     const id = await insertLead(t.db, a.workspaceId, { x_user_id: nextXUserId() });
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/x/leads/${id}/stop`, headers: { ...a.auth, 'content-type': 'application/json' }, payload: '' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/x/leads/${id}/stop`,
+      headers: { ...a.auth, 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(res.statusCode).toBe(200);
     const withBody = await t.app.inject({ method: 'POST', url: `/api/v1/x/leads/${id}/stop`, headers: a.auth, payload: { permanent: true } });
     expect(withBody.statusCode).toBe(200);
@@ -320,12 +358,31 @@ describe('OpenAPI description of the lead operations', () => {
     const get = doc.paths['/api/v1/x/leads/{id}'].get;
     const stop = doc.paths['/api/v1/x/leads/{id}/stop'].post;
     for (const op of [get, stop]) {
-      expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(expect.arrayContaining(['header:x-workspace-client', 'path:id']));
+      expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(
+        expect.arrayContaining(['header:x-workspace-client', 'path:id']),
+      );
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
     }
     const lead = get.responses['200'].content['application/json'].schema.properties.lead;
     expect(Object.keys(lead.properties).sort()).toEqual(
-      ['accountUserId', 'automationStopped', 'currentStep', 'deliveryGuaranteed', 'followedAt', 'followedBackAt', 'id', 'messagedAt', 'nextActionAt', 'optedOutAt', 'playId', 'repliedAt', 'sequenceId', 'stage', 'username', 'xUserId'].sort(),
+      [
+        'accountUserId',
+        'automationStopped',
+        'currentStep',
+        'deliveryGuaranteed',
+        'followedAt',
+        'followedBackAt',
+        'id',
+        'messagedAt',
+        'nextActionAt',
+        'optedOutAt',
+        'playId',
+        'repliedAt',
+        'sequenceId',
+        'stage',
+        'username',
+        'xUserId',
+      ].sort(),
     );
     expect(lead.required).toHaveLength(16);
     const stopBody = stop.responses['200'].content['application/json'].schema;

@@ -168,7 +168,12 @@ describe('GET /plays/{id}/candidates', () => {
 
   it('limit defaults to 100 and accepts 1..200', async () => {
     const play = await insertPlay(t.db, acme.workspaceId);
-    await insertCandidates(t.db, acme.workspaceId, play.id, Array.from({ length: 230 }, () => ({})));
+    await insertCandidates(
+      t.db,
+      acme.workspaceId,
+      play.id,
+      Array.from({ length: 230 }, () => ({})),
+    );
     const first = (await api.get(`/plays/${play.id}/candidates`)).json();
     expect(first.candidates).toHaveLength(100);
     expect(first.nextCursor).toBe(first.candidates[99].id);
@@ -193,7 +198,12 @@ describe('GET /plays/{id}/candidates', () => {
 
   it('walking every page while candidates are being added returns every earlier row exactly once', async () => {
     const { play } = await insertReviewPlay(t.db, acme.workspaceId);
-    const original = await insertCandidates(t.db, acme.workspaceId, play.id, Array.from({ length: 40 }, () => ({})));
+    const original = await insertCandidates(
+      t.db,
+      acme.workspaceId,
+      play.id,
+      Array.from({ length: 40 }, () => ({})),
+    );
     const added: string[] = [];
     const rows = await walkPages<CandidateOut>(
       async (after) => {
@@ -207,7 +217,11 @@ describe('GET /plays/{id}/candidates', () => {
     );
     const ids = rows.map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const o of original) expect(ids.filter((id) => id === o.id), o.id).toHaveLength(1);
+    for (const o of original)
+      expect(
+        ids.filter((id) => id === o.id),
+        o.id,
+      ).toHaveLength(1);
     expect(ids.every((id) => original.some((o) => o.id === id) || added.includes(id))).toBe(true);
     expect(ids).toEqual([...ids].sort());
   });

@@ -3,7 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/helpers/build-test-app.js';
 import { startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { dbEngine } from '../../../test/helpers/test-database.js';
-import { type CandidateFixture, type PlayFixture, type SequenceFixture, insertCandidates, insertLead, insertPlay, insertReviewPlay, insertSequence, insertXAccount, nextXUserId, X_SEQUENCE } from '../../../test/helpers/factories.js';
+import {
+  type CandidateFixture,
+  type PlayFixture,
+  type SequenceFixture,
+  insertCandidates,
+  insertLead,
+  insertPlay,
+  insertReviewPlay,
+  insertSequence,
+  insertXAccount,
+  nextXUserId,
+  X_SEQUENCE,
+} from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 import { snapshot } from './plays.test-support.js';
 
@@ -75,9 +87,20 @@ describe('POST /plays/{id}/enroll: results', () => {
     const otherSeq = await insertSequence(t.db, acme.workspaceId, { ...X_SEQUENCE, status: 'paused' });
     const otherPlay = await insertPlay(t.db, acme.workspaceId, { sequenceId: otherSeq });
     const leads = [
-      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, sequence_id: otherSeq, play_id: otherPlay.id, stage: 'messaged', current_step: 2 }),
+      await insertLead(t.db, acme.workspaceId, {
+        x_user_id: s.candidates[0].xUserId,
+        sequence_id: otherSeq,
+        play_id: otherPlay.id,
+        stage: 'messaged',
+        current_step: 2,
+      }),
       await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[1].xUserId, sequence_id: otherSeq, stage: 'skipped', automation_stopped: true }),
-      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'replied', automation_stopped: true, replied_at: new Date('2026-11-02T00:00:00Z') }),
+      await insertLead(t.db, acme.workspaceId, {
+        x_user_id: s.candidates[2].xUserId,
+        stage: 'replied',
+        automation_stopped: true,
+        replied_at: new Date('2026-11-02T00:00:00Z'),
+      }),
     ];
     const before = await snapshot(t.db);
     const res = await s.enroll(s.candidates.map((c) => c.id));
@@ -153,7 +176,17 @@ describe('POST /plays/{id}/enroll: results', () => {
     const leads = (await api.get(`/plays/${s.play.id}/leads`)).json();
     expect(leads).toEqual({
       playId: s.play.id,
-      leads: [{ id: res.results[0].leadId, name: 'Ada', xUserId: s.candidates[0].xUserId, username: s.candidates[0].username, sequenceId: s.sequence.id, stage: 'queued', createdAt: NOW }],
+      leads: [
+        {
+          id: res.results[0].leadId,
+          name: 'Ada',
+          xUserId: s.candidates[0].xUserId,
+          username: s.candidates[0].username,
+          sequenceId: s.sequence.id,
+          stage: 'queued',
+          createdAt: NOW,
+        },
+      ],
       nextCursor: null,
       hasMore: false,
     });
@@ -168,7 +201,11 @@ describe('POST /plays/{id}/enroll: the sequence is never changed', () => {
       const before = await snapshot(t.db);
       const res = await s.enroll([s.candidates[0].id]);
       expect(res.statusCode, sequence.status).toBe(200);
-      expect(res.json()).toMatchObject({ sequenceStatus: sequence.status, sequenceStatusChanged: false, reviewUrl: `http://localhost:8080/review/plays/${s.play.id}` });
+      expect(res.json()).toMatchObject({
+        sequenceStatus: sequence.status,
+        sequenceStatusChanged: false,
+        reviewUrl: `http://localhost:8080/review/plays/${s.play.id}`,
+      });
       expect((await snapshot(t.db)).sequences).toEqual(before.sequences);
     }
   });
@@ -268,7 +305,12 @@ describe('POST /plays/{id}/enroll: candidates and input', () => {
     const foreign = await insertReviewPlay(t.db, other.workspaceId);
     const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     for (const playId of [newId(), foreign.play.id, disabled.play.id]) {
-      const res = await api.post(`/plays/${playId}/enroll`, { expectedRevision: 1, sequenceId: s.sequence.id, sequenceRevision: 1, candidateIds: [s.candidates[0].id] });
+      const res = await api.post(`/plays/${playId}/enroll`, {
+        expectedRevision: 1,
+        sequenceId: s.sequence.id,
+        sequenceRevision: 1,
+        candidateIds: [s.candidates[0].id],
+      });
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ error: 'play not found' });
     }
@@ -322,7 +364,11 @@ describe('POST /plays/{id}/leads is the same operation as POST /plays/{id}/enrol
     for (const path of ['enroll', 'leads'] as const) {
       const s = await setup([{}, { review: { decision: 'good_fit' } }, { review: { decision: 'not_a_good_fit' } }, {}]);
       await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[3].xUserId });
-      const res = await s.enroll(s.candidates.map((c) => c.id), {}, path);
+      const res = await s.enroll(
+        s.candidates.map((c) => c.id),
+        {},
+        path,
+      );
       const stale = await s.enroll([s.candidates[0].id], { expectedRevision: 9 }, path);
       const leads = await leadsOfPlay(s.play.id);
       runs.push({
@@ -374,12 +420,16 @@ describe('POST /plays/{id}/enroll: concurrency', () => {
       await writer.connect();
       try {
         await writer.query('BEGIN');
-        await writer.query(`UPDATE candidates SET review_decision = 'not_a_good_fit', status = 'rejected', reviewed_by = 'product' WHERE id = $1`, [s.candidates[1].id]);
+        await writer.query(`UPDATE candidates SET review_decision = 'not_a_good_fit', status = 'rejected', reviewed_by = 'product' WHERE id = $1`, [
+          s.candidates[1].id,
+        ]);
         const pending = s.enroll(s.candidates.map((c) => c.id));
         // The enrollment reads the candidate as unreviewed (the change is not committed) and then waits on its row.
         // Scoped to this test's database (other files run beside it) and patient under a loaded machine.
         for (let i = 0; i < 500; i++) {
-          const waiting = await writer.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+          const waiting = await writer.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+          );
           if (waiting.rowCount) break;
           await new Promise((r) => setTimeout(r, 20));
         }

@@ -233,11 +233,13 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
     const { play } = await insertReviewPlay(t.db, acme.workspaceId);
     // The last write of an import fails, after the batch and the candidates were written in the same transaction.
     await sql
+      .raw(`CREATE OR REPLACE FUNCTION test_fail_import() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated failure'; END $$`)
+      .execute(t.db);
+    await sql
       .raw(
-        `CREATE OR REPLACE FUNCTION test_fail_import() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated failure'; END $$`,
+        `CREATE TRIGGER test_fail_import BEFORE INSERT ON import_requests FOR EACH ROW WHEN (NEW.request_id LIKE 'explode%') EXECUTE FUNCTION test_fail_import()`,
       )
       .execute(t.db);
-    await sql.raw(`CREATE TRIGGER test_fail_import BEFORE INSERT ON import_requests FOR EACH ROW WHEN (NEW.request_id LIKE 'explode%') EXECUTE FUNCTION test_fail_import()`).execute(t.db);
     try {
       const before = await snapshot(t.db);
       const leads = [{ xUserId: nextXUserId() }, { xUserId: nextXUserId() }];
@@ -364,7 +366,9 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
         // Let the import reach the unique index and wait on the uncommitted row before the writer commits.
         // Scoped to this test's database (other files run beside it) and patient under a loaded machine.
         for (let i = 0; i < 500; i++) {
-          const waiting = await writer.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+          const waiting = await writer.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+          );
           if (waiting.rowCount) break;
           await new Promise((r) => setTimeout(r, 20));
         }

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp } from '../../../test/helpers/build-test-app.js';
 import { startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
-import { insertBatch, insertCandidates, insertLead, insertPlay, insertReviewPlay, insertSequence, nextXUserId, X_SEQUENCE } from '../../../test/helpers/factories.js';
+import {
+  insertBatch,
+  insertCandidates,
+  insertLead,
+  insertPlay,
+  insertReviewPlay,
+  insertSequence,
+  nextXUserId,
+  X_SEQUENCE,
+} from '../../../test/helpers/factories.js';
 import { snapshot } from './plays.test-support.js';
 
 let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
@@ -35,9 +44,27 @@ describe('POST /plays/{id}/candidates/lookup', () => {
     const sibling = await insertPlay(t.db, acme.workspaceId);
     await insertCandidates(t.db, acme.workspaceId, sibling.id, [{ xUserId: ids.dora, username: 'dora' }]);
     const otherSeq = await insertSequence(t.db, acme.workspaceId, X_SEQUENCE);
-    leads.aliceElsewhere = await insertLead(t.db, acme.workspaceId, { x_user_id: ids.alice, sequence_id: otherSeq, stage: 'messaged', created_at: new Date('2026-01-01T00:00:00Z') });
-    leads.aliceHere = await insertLead(t.db, acme.workspaceId, { x_user_id: ids.alice, sequence_id: sequenceId, play_id: playId, candidate_id: alice.id, stage: 'queued', created_at: new Date('2026-02-01T00:00:00Z') });
-    leads.bobReplied = await insertLead(t.db, acme.workspaceId, { x_user_id: ids.bob, username: 'bob', sequence_id: otherSeq, stage: 'replied', automation_stopped: true });
+    leads.aliceElsewhere = await insertLead(t.db, acme.workspaceId, {
+      x_user_id: ids.alice,
+      sequence_id: otherSeq,
+      stage: 'messaged',
+      created_at: new Date('2026-01-01T00:00:00Z'),
+    });
+    leads.aliceHere = await insertLead(t.db, acme.workspaceId, {
+      x_user_id: ids.alice,
+      sequence_id: sequenceId,
+      play_id: playId,
+      candidate_id: alice.id,
+      stage: 'queued',
+      created_at: new Date('2026-02-01T00:00:00Z'),
+    });
+    leads.bobReplied = await insertLead(t.db, acme.workspaceId, {
+      x_user_id: ids.bob,
+      username: 'bob',
+      sequence_id: otherSeq,
+      stage: 'replied',
+      automation_stopped: true,
+    });
     leads.dora = await insertLead(t.db, acme.workspaceId, { x_user_id: ids.dora, username: 'Dora', stage: 'skipped', automation_stopped: true });
     // Another workspace's lead for the same identity is never listed.
     await insertLead(t.db, other.workspaceId, { x_user_id: ids.bob, username: 'bob', stage: 'queued' });
@@ -96,7 +123,13 @@ describe('POST /plays/{id}/candidates/lookup', () => {
 
   it('a candidate of another Play is not a match, but the identity’s leads are still listed (by id, or by saved handle)', async () => {
     const res = await lookup([{ xUserId: ids.dora }, { username: '@dora' }]);
-    const expected = { exists: false, candidate: null, enrolledInPlay: false, currentFollowerStatus: 'unknown', existingLeads: [{ id: leads.dora, sequenceId: null, playId: null, stage: 'skipped' }] };
+    const expected = {
+      exists: false,
+      candidate: null,
+      enrolledInPlay: false,
+      currentFollowerStatus: 'unknown',
+      existingLeads: [{ id: leads.dora, sequenceId: null, playId: null, stage: 'skipped' }],
+    };
     expect(res.json().results).toEqual([expected, expected]);
   });
 
@@ -104,14 +137,24 @@ describe('POST /plays/{id}/candidates/lookup', () => {
     const res = await lookup([{ username: 'bob' }, { xUserId: nextXUserId() }, { xUserId: ids.alice }, { username: 'bob' }]);
     const results = res.json().results;
     expect(results).toHaveLength(4);
-    expect(results.map((r: { candidate: { id: string } | null }) => r.candidate?.id ?? null)).toEqual([candidateIds.bob, null, candidateIds.alice, candidateIds.bob]);
+    expect(results.map((r: { candidate: { id: string } | null }) => r.candidate?.id ?? null)).toEqual([
+      candidateIds.bob,
+      null,
+      candidateIds.alice,
+      candidateIds.bob,
+    ]);
   });
 
   it('409 ambiguous_identity when a handle matches candidates with different user ids; numeric ids still resolve', async () => {
     const res = await lookup([{ xUserId: ids.alice }, { username: '@TWIN' }]);
     expect(res.statusCode).toBe(409);
     expect(res.json()).toMatchObject({ ok: false, error: 'ambiguous_identity', usernames: ['twin'] });
-    expect(res.json().candidates.map((c: { xUserId: string }) => c.xUserId).sort()).toEqual([ids.twinA, ids.twinB].sort());
+    expect(
+      res
+        .json()
+        .candidates.map((c: { xUserId: string }) => c.xUserId)
+        .sort(),
+    ).toEqual([ids.twinA, ids.twinB].sort());
     const byId = await lookup([{ xUserId: ids.twinA }, { xUserId: ids.twinB }]);
     expect(byId.json().results.map((r: { candidate: { id: string } }) => r.candidate.id)).toEqual([candidateIds.twinA, candidateIds.twinB]);
   });

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { client, startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
-import { insertCandidates, insertLead, insertPlay, insertReviewPlay, insertSequence, insertXAccount, nextXUserId, setWorkspaceState, X_SEQUENCE } from '../../../test/helpers/factories.js';
+import {
+  insertCandidates,
+  insertLead,
+  insertPlay,
+  insertReviewPlay,
+  insertSequence,
+  insertXAccount,
+  nextXUserId,
+  setWorkspaceState,
+  X_SEQUENCE,
+} from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 import { snapshot, walkPages } from './plays.test-support.js';
 
@@ -18,7 +28,12 @@ describe('GET /x/accounts', () => {
     await insertXAccount(t.db, other.workspaceId, { userId: '2003', handle: 'not_yours' });
     const res = await client(t, ws.auth).get('/x/accounts');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ accounts: [{ userId: '2001', handle: 'acme_hq' }, { userId: '2002', handle: 'acme_sales' }] });
+    expect(res.json()).toEqual({
+      accounts: [
+        { userId: '2001', handle: 'acme_hq' },
+        { userId: '2002', handle: 'acme_sales' },
+      ],
+    });
   });
 
   it('answers an empty list for a workspace without connected accounts', async () => {
@@ -33,7 +48,9 @@ describe('GET /x/accounts', () => {
     await insertXAccount(t.db, clientWs.workspaceId, { userId: '3001', handle: 'client_hq' });
     const c = client(t, owner.auth);
     expect((await c.get('/x/accounts')).json()).toEqual({ accounts: [] });
-    expect((await c.get('/x/accounts', { 'x-workspace-client': clientWs.workspaceId })).json()).toEqual({ accounts: [{ userId: '3001', handle: 'client_hq' }] });
+    expect((await c.get('/x/accounts', { 'x-workspace-client': clientWs.workspaceId })).json()).toEqual({
+      accounts: [{ userId: '3001', handle: 'client_hq' }],
+    });
     expect((await c.get('/x/accounts', { 'x-workspace-client': other.workspaceId })).statusCode).toBe(403);
   });
 
@@ -65,7 +82,16 @@ describe('GET /x/plays', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       plays: [
-        { id: a.id, name: 'Followers of acme_hq', status: 'active', revision: 4, sequenceId: seq, accountUserId: '2001', reviewApiEnabled: true, autopilot: false },
+        {
+          id: a.id,
+          name: 'Followers of acme_hq',
+          status: 'active',
+          revision: 4,
+          sequenceId: seq,
+          accountUserId: '2001',
+          reviewApiEnabled: true,
+          autopilot: false,
+        },
         { id: b.id, name: 'Old', status: 'archived', revision: 1, sequenceId: null, accountUserId: null, reviewApiEnabled: false, autopilot: true },
       ],
     });
@@ -86,7 +112,9 @@ describe('social-network channel disabled', () => {
     }
     expect((await c.get(`/plays/${play.id}/candidates`)).statusCode).toBe(200);
     expect((await c.post(`/plays/${play.id}/candidates/lookup`, { identities: [{ xUserId: cand.xUserId }] })).statusCode).toBe(200);
-    expect((await c.post(`/plays/${play.id}/import`, { requestId: 'channel-off-1', expectedRevision: 1, leads: [{ xUserId: nextXUserId() }] })).statusCode).toBe(200);
+    expect(
+      (await c.post(`/plays/${play.id}/import`, { requestId: 'channel-off-1', expectedRevision: 1, leads: [{ xUserId: nextXUserId() }] })).statusCode,
+    ).toBe(200);
     const enroll = await c.post(`/plays/${play.id}/enroll`, { expectedRevision: 1, sequenceId: sequence.id, sequenceRevision: 1, candidateIds: [cand.id] });
     expect(enroll.statusCode).toBe(200);
     expect((await c.get(`/plays/${play.id}/leads`)).statusCode).toBe(200);
@@ -100,14 +128,15 @@ describe('tenancy: another workspace’s Play answers 404 exactly like an unknow
     const foreign = await insertReviewPlay(t.db, other.workspaceId);
     const [foreignCandidate] = await insertCandidates(t.db, other.workspaceId, foreign.play.id, [{}]);
     const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
-    const routes = (id: string, sequenceId: string) => [
-      ['GET', `/plays/${id}/candidates`],
-      ['POST', `/plays/${id}/candidates/lookup`, { identities: [{ xUserId: foreignCandidate.xUserId }] }],
-      ['POST', `/plays/${id}/import`, { requestId: 'tenancy-0001', expectedRevision: 1, leads: [{ xUserId: '42' }] }],
-      ['POST', `/plays/${id}/enroll`, { expectedRevision: 1, sequenceId, sequenceRevision: 1, candidateIds: [foreignCandidate.id] }],
-      ['POST', `/plays/${id}/leads`, { expectedRevision: 1, sequenceId, sequenceRevision: 1, candidateIds: [foreignCandidate.id] }],
-      ['GET', `/plays/${id}/leads`],
-    ] as const;
+    const routes = (id: string, sequenceId: string) =>
+      [
+        ['GET', `/plays/${id}/candidates`],
+        ['POST', `/plays/${id}/candidates/lookup`, { identities: [{ xUserId: foreignCandidate.xUserId }] }],
+        ['POST', `/plays/${id}/import`, { requestId: 'tenancy-0001', expectedRevision: 1, leads: [{ xUserId: '42' }] }],
+        ['POST', `/plays/${id}/enroll`, { expectedRevision: 1, sequenceId, sequenceRevision: 1, candidateIds: [foreignCandidate.id] }],
+        ['POST', `/plays/${id}/leads`, { expectedRevision: 1, sequenceId, sequenceRevision: 1, candidateIds: [foreignCandidate.id] }],
+        ['GET', `/plays/${id}/leads`],
+      ] as const;
     const before = await snapshot(t.db);
     for (const id of [foreign.play.id, newId(), disabled.play.id]) {
       const seqId = id === disabled.play.id ? disabled.sequence.id : foreign.sequence.id;
@@ -183,7 +212,15 @@ describe('GET /plays/{id}/leads', () => {
     expect(body).toMatchObject({ playId, nextCursor: null, hasMore: false });
     expect(body.leads.map((l: { id: string }) => l.id)).toEqual([...leadIds].sort());
     const first = body.leads.find((l: { id: string }) => l.id === leadIds[1]);
-    expect(first).toEqual({ id: leadIds[1], name: 'Lead 1', xUserId: expect.any(String), username: 'lead_1', sequenceId, stage: 'queued', createdAt: '2026-11-01T00:01:00.000Z' });
+    expect(first).toEqual({
+      id: leadIds[1],
+      name: 'Lead 1',
+      xUserId: expect.any(String),
+      username: 'lead_1',
+      sequenceId,
+      stage: 'queued',
+      createdAt: '2026-11-01T00:01:00.000Z',
+    });
     expect(body.leads.find((l: { id: string }) => l.id === leadIds[0]).name).toBeNull();
   });
 
@@ -196,7 +233,10 @@ describe('GET /plays/{id}/leads', () => {
         expect(body.hasMore).toBe(body.nextCursor !== null);
         return { items: body.leads, nextCursor: body.nextCursor };
       });
-      expect(rows.map((r) => r.id), String(limit)).toEqual([...leadIds].sort());
+      expect(
+        rows.map((r) => r.id),
+        String(limit),
+      ).toEqual([...leadIds].sort());
       expect(pages.at(-1)!.hasMore).toBe(false);
     }
   });
@@ -231,7 +271,10 @@ describe('OpenAPI description', () => {
       expect(op, `${method} ${path}`).toBeDefined();
       const schema = op.responses['200'].content['application/json'].schema;
       expect(schema.required?.slice().sort(), path).toEqual(required.slice().sort());
-      expect(op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'x-workspace-client'), path).toBe(true);
+      expect(
+        op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'x-workspace-client'),
+        path,
+      ).toBe(true);
       if (path.includes('{id}')) expect(op.responses['404'], path).toBeDefined();
     }
     const importBody = doc.paths['/api/v1/plays/{id}/import'].post.requestBody.content['application/json'].schema;

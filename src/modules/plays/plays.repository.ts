@@ -21,12 +21,7 @@ export type ExistingLeadRow = Awaited<ReturnType<typeof findLeadsByXUserIds>>[nu
 export { listXAccounts } from '../workspaces/workspaces.repository.js';
 
 export async function xAccountExists(db: Database, workspaceId: string, userId: string) {
-  const row = await db
-    .selectFrom('x_accounts')
-    .select('user_id')
-    .where('workspace_id', '=', workspaceId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await db.selectFrom('x_accounts').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
   return row !== undefined;
 }
 
@@ -79,18 +74,16 @@ export async function candidateCounts(db: Database, workspaceId: string, playId:
 }
 
 /** Keyset page in id order; fetches one extra row so the caller knows whether another page exists. */
-export async function listCandidatesPage(
-  db: Database,
-  workspaceId: string,
-  playId: string,
-  page: { filter: CandidateFilter; after?: string; limit: number },
-) {
+export async function listCandidatesPage(db: Database, workspaceId: string, playId: string, page: { filter: CandidateFilter; after?: string; limit: number }) {
   let q = db.selectFrom('candidates').select(candidateColumns).where('workspace_id', '=', workspaceId).where('play_id', '=', playId);
   if (page.filter === 'unreviewed') q = q.where('review_decision', 'is', null);
   // A literal, not a parameter: the partial index for the filter is only chosen when the planner sees the value.
   else if (page.filter !== 'all') q = q.where('review_decision', '=', sql.lit(page.filter));
   if (page.after) q = q.where('id', '>', page.after);
-  return q.orderBy('id').limit(page.limit + 1).execute();
+  return q
+    .orderBy('id')
+    .limit(page.limit + 1)
+    .execute();
 }
 
 export async function findCandidatesByIds(db: Database, workspaceId: string, playId: string, ids: readonly string[]) {
@@ -157,7 +150,10 @@ export async function listPlayLeadsPage(db: Database, workspaceId: string, playI
     .where('workspace_id', '=', workspaceId)
     .where('play_id', '=', playId);
   if (page.after) q = q.where('id', '>', page.after);
-  return q.orderBy('id').limit(page.limit + 1).execute();
+  return q
+    .orderBy('id')
+    .limit(page.limit + 1)
+    .execute();
 }
 
 export async function findImportRequest(db: Database, workspaceId: string, playId: string, requestId: string) {
@@ -180,7 +176,10 @@ export async function insertImport(
   },
 ) {
   const { batch, candidates } = rows;
-  await db.insertInto('candidate_batches').values({ ...batch, source: 'import' }).execute();
+  await db
+    .insertInto('candidate_batches')
+    .values({ ...batch, source: 'import' })
+    .execute();
   if (candidates.length > 0) {
     await db
       .insertInto('candidates')
@@ -259,8 +258,20 @@ export async function insertQueuedLeads(
   await db
     .insertInto('leads')
     .columns([
-      'id', 'workspace_id', 'person', 'x_user_id', 'username', 'account_user_id', 'sequence_id', 'play_id', 'candidate_id',
-      'stage', 'current_step', 'next_action_at', 'created_at', 'updated_at',
+      'id',
+      'workspace_id',
+      'person',
+      'x_user_id',
+      'username',
+      'account_user_id',
+      'sequence_id',
+      'play_id',
+      'candidate_id',
+      'stage',
+      'current_step',
+      'next_action_at',
+      'created_at',
+      'updated_at',
     ])
     .expression(
       sql`select r.id, ${shared.workspaceId}::uuid, r.person, r.x_user_id, r.username, ${shared.accountUserId}, ${shared.sequenceId}::uuid,

@@ -36,8 +36,16 @@ describe('POST /plays/{id}/candidates/review: decisions', () => {
     const body = res.json();
     expect(body.playId).toBe(s.play.id);
     expect(body.results).toEqual([
-      { candidateId: a.id, result: 'reviewed', candidate: expect.objectContaining({ id: a.id, status: 'approved', review: { decision: 'good_fit', reviewedAt: NOW, by: acme.keyId } }) },
-      { candidateId: b.id, result: 'reviewed', candidate: expect.objectContaining({ id: b.id, status: 'rejected', review: { decision: 'not_a_good_fit', reviewedAt: NOW, by: acme.keyId } }) },
+      {
+        candidateId: a.id,
+        result: 'reviewed',
+        candidate: expect.objectContaining({ id: a.id, status: 'approved', review: { decision: 'good_fit', reviewedAt: NOW, by: acme.keyId } }),
+      },
+      {
+        candidateId: b.id,
+        result: 'reviewed',
+        candidate: expect.objectContaining({ id: b.id, status: 'rejected', review: { decision: 'not_a_good_fit', reviewedAt: NOW, by: acme.keyId } }),
+      },
     ]);
     expect(body.counts).toEqual({ total: 3, unreviewed: 1, goodFit: 1, notAGoodFit: 1 });
     expect(body.counts).toEqual(await countsOf(s.play.id));
@@ -103,7 +111,15 @@ describe('POST /plays/{id}/candidates/review: decisions', () => {
     expect(res.json().results[0].candidate.review.by).toBe(acme.keyId);
     // Without the selector the same key is in its home workspace, where this Play does not exist.
     expect((await s.review([{ candidateId: s.candidates[0].id, decision: 'not_a_good_fit' }])).statusCode).toBe(404);
-    expect((await s.review([{ candidateId: s.candidates[0].id, decision: 'not_a_good_fit' }], {}, client(t, { ...other.auth, 'x-workspace-client': team.workspaceId }))).statusCode).toBe(403);
+    expect(
+      (
+        await s.review(
+          [{ candidateId: s.candidates[0].id, decision: 'not_a_good_fit' }],
+          {},
+          client(t, { ...other.auth, 'x-workspace-client': team.workspaceId }),
+        )
+      ).statusCode,
+    ).toBe(403);
   });
 });
 
@@ -120,7 +136,10 @@ describe('POST /plays/{id}/candidates/review: enrollment’s Play rules (409, no
   });
 
   it('play_archived and play_autopilot', async () => {
-    for (const [play, error] of [[{ status: 'archived' }, 'play_archived'], [{ autopilot: true }, 'play_autopilot']] as const) {
+    for (const [play, error] of [
+      [{ status: 'archived' }, 'play_archived'],
+      [{ autopilot: true }, 'play_autopilot'],
+    ] as const) {
       const s = await setup([{}], { play });
       const before = await snapshot(t.db);
       const res = await s.review([{ candidateId: s.candidates[0].id, decision: 'good_fit' }]);
@@ -143,7 +162,10 @@ describe('POST /plays/{id}/candidates/review: ids and input', () => {
     const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     const before = await snapshot(t.db);
     for (const playId of [newId(), foreign.play.id, disabled.play.id]) {
-      const res = await api.post(`/plays/${playId}/candidates/review`, { expectedRevision: 1, decisions: [{ candidateId: s.candidates[0].id, decision: 'good_fit' }] });
+      const res = await api.post(`/plays/${playId}/candidates/review`, {
+        expectedRevision: 1,
+        decisions: [{ candidateId: s.candidates[0].id, decision: 'good_fit' }],
+      });
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ error: 'play not found' });
     }
@@ -158,7 +180,9 @@ describe('POST /plays/{id}/candidates/review: ids and input', () => {
     const [foreignCandidate] = await insertCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
     const unknown = newId();
     const before = await snapshot(t.db);
-    const res = await s.review([s.candidates[0].id, siblingCandidate.id, foreignCandidate.id, unknown].map((candidateId) => ({ candidateId, decision: 'good_fit' as const })));
+    const res = await s.review(
+      [s.candidates[0].id, siblingCandidate.id, foreignCandidate.id, unknown].map((candidateId) => ({ candidateId, decision: 'good_fit' as const })),
+    );
     expect(res.statusCode).toBe(404);
     expect(res.json()).toMatchObject({ error: 'candidate not found', candidateIds: [siblingCandidate.id, foreignCandidate.id, unknown] });
     expect(await snapshot(t.db)).toEqual(before);
@@ -209,7 +233,9 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
     // Every extension is marked, and nothing else is: the review route and the CLI's event stream and trigger.
     const extensions = Object.entries<Record<string, Record<string, unknown>>>(doc.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).filter(([, o]) => o['x-extension'] === true).map(([method]) => `${method.toUpperCase()} ${path}`),
+      Object.entries(methods)
+        .filter(([, o]) => o['x-extension'] === true)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     expect(extensions.sort()).toEqual(['GET /api/v1/events/stream', 'POST /api/v1/events/trigger', 'POST /api/v1/plays/{id}/candidates/review']);
   });
@@ -224,7 +250,9 @@ describe('plays.review: dry run and concurrency', () => {
     expect(dry.results[0]).toMatchObject({ result: 'reviewed', candidate: { status: 'rejected' } });
     expect(dry.counts).toEqual({ total: 2, unreviewed: 1, goodFit: 0, notAGoodFit: 1 });
     expect(await snapshot(t.db)).toEqual(before);
-    await expect(t.services.plays.review(acme.workspaceId, s.play.id, { ...input, expectedRevision: 2 }, { by: acme.keyId, dryRun: true })).rejects.toMatchObject({
+    await expect(
+      t.services.plays.review(acme.workspaceId, s.play.id, { ...input, expectedRevision: 2 }, { by: acme.keyId, dryRun: true }),
+    ).rejects.toMatchObject({
       code: 'stale_play_revision',
     });
     const real = await t.services.plays.review(acme.workspaceId, s.play.id, input, { by: acme.keyId });

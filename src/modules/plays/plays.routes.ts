@@ -3,8 +3,7 @@ import type { AppInstance } from '../../app/types.js';
 import type { LookupIdentity, PlaysService } from './plays.service.js';
 import { ListPlaysResponse, ListXAccountsResponse, PAGE_LIMIT_DEFAULT, PlayIdParams, PlayOperations as Op } from './plays.schemas.js';
 
-const PLAY_404 =
-  'A 404 `play not found` means the id is unknown, belongs to another workspace, or the Play has not enabled the review API.';
+const PLAY_404 = 'A 404 `play not found` means the id is unknown, belongs to another workspace, or the Play has not enabled the review API.';
 
 // The /plays/{id}/* operations are not gated on the social-network channel: the spec scopes channel_disabled to /x/*
 // paths, and reading or reviewing saved candidates does not touch the network (see docs/plays-and-candidates.md).

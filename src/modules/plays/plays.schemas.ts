@@ -31,7 +31,9 @@ export const CandidateReview = Type.Object(
   {
     decision: ReviewDecision,
     reviewedAt: Nullable(Timestamp()),
-    by: Nullable(Type.String({ description: 'who decided: `api` for enrollment through this API, the API key id for a review decision, `autopilot` for discovery' })),
+    by: Nullable(
+      Type.String({ description: 'who decided: `api` for enrollment through this API, the API key id for a review decision, `autopilot` for discovery' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -104,10 +106,7 @@ export const LookupIdentity = Type.Object(
   { additionalProperties: false, description: 'exactly one of xUserId or username' },
 );
 
-export const LookupBody = Type.Object(
-  { identities: Type.Array(LookupIdentity, { minItems: 1, maxItems: 200 }) },
-  { additionalProperties: false },
-);
+export const LookupBody = Type.Object({ identities: Type.Array(LookupIdentity, { minItems: 1, maxItems: 200 }) }, { additionalProperties: false });
 
 export const ExistingLead = Type.Object(
   { id: Uuid(), sequenceId: Nullable(Uuid()), playId: Nullable(Uuid()), stage: Type.String() },
@@ -200,10 +199,11 @@ export const EnrollResponse = Type.Object({
 export const ReviewBody = Type.Object(
   {
     expectedRevision: Revision('the Play revision'),
-    decisions: Type.Array(
-      Type.Object({ candidateId: Uuid(), decision: ReviewDecision }, { additionalProperties: false }),
-      { minItems: 1, maxItems: 200, description: 'one decision per candidate; each candidateId at most once' },
-    ),
+    decisions: Type.Array(Type.Object({ candidateId: Uuid(), decision: ReviewDecision }, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: 200,
+      description: 'one decision per candidate; each candidateId at most once',
+    }),
   },
   { additionalProperties: false },
 );

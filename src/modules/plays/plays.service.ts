@@ -49,7 +49,13 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
       nextCursor,
       play: { id: play.id, name: play.name, revision: play.revision, status: play.status },
       sequence: sequence
-        ? { id: sequence.id, name: sequence.name, revision: sequence.revision, status: sequence.status, approved: sequence.approved_revision === sequence.revision }
+        ? {
+            id: sequence.id,
+            name: sequence.name,
+            revision: sequence.revision,
+            status: sequence.status,
+            approved: sequence.approved_revision === sequence.revision,
+          }
         : null,
       reviewUrl: reviewUrl(play.id),
     };
@@ -78,8 +84,7 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
       });
     }
     const candidateById = new Map(byId.map((c) => [c.x_user_id, c]));
-    const resolve = (i: LookupIdentity) =>
-      i.xUserId !== undefined ? candidateById.get(i.xUserId) : candidatesByHandle.get(normalizeHandle(i.username))?.[0];
+    const resolve = (i: LookupIdentity) => (i.xUserId !== undefined ? candidateById.get(i.xUserId) : candidatesByHandle.get(normalizeHandle(i.username))?.[0]);
 
     // An identity's leads are found by user id once it is known; a handle no candidate resolved falls back to the leads' saved handle.
     const knownIds = new Set(xUserIds);

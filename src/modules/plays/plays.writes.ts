@@ -104,7 +104,12 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
         assertManualPlay(play);
         assertPlayRevision(play, input.expectedRevision);
 
-        const existing = await repo.findCandidatesByXUserIds(trx, workspaceId, playId, input.leads.map((l) => l.xUserId));
+        const existing = await repo.findCandidatesByXUserIds(
+          trx,
+          workspaceId,
+          playId,
+          input.leads.map((l) => l.xUserId),
+        );
         const existingByXUserId = new Map(existing.map((c) => [c.x_user_id, c.id]));
         const now = clock.now();
         const batchId = newTimeOrderedId();
@@ -212,8 +217,19 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       }
       const candidates = candidateIds.map((id) => byId.get(id)!);
       const toReview = candidates.filter((c) => c.review_decision === null);
-      await repo.lockIdentities(trx, workspaceId, toReview.map((c) => c.x_user_id));
-      const leadsOf = groupBy(await repo.findLeadsByXUserIds(trx, workspaceId, candidates.map((c) => c.x_user_id)), (l) => l.x_user_id);
+      await repo.lockIdentities(
+        trx,
+        workspaceId,
+        toReview.map((c) => c.x_user_id),
+      );
+      const leadsOf = groupBy(
+        await repo.findLeadsByXUserIds(
+          trx,
+          workspaceId,
+          candidates.map((c) => c.x_user_id),
+        ),
+        (l) => l.x_user_id,
+      );
 
       const now = by.kind === 'autopilot' ? by.at : clock.now();
       const newLeads: { id: string; candidate_id: string; x_user_id: string; username: string | null; person: string | null }[] = [];
@@ -227,17 +243,19 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
         return { candidateId: c.id, result: 'enrolled' as const, leadId: id };
       });
       const reviewer = by.kind === 'autopilot' ? AUTOPILOT_REVIEWER : API_REVIEWER;
-      const marked = await repo.markCandidatesReviewed(trx, workspaceId, playId, toReview.map((c) => c.id), { decision: 'good_fit', at: now, by: reviewer });
+      const marked = await repo.markCandidatesReviewed(
+        trx,
+        workspaceId,
+        playId,
+        toReview.map((c) => c.id),
+        { decision: 'good_fit', at: now, by: reviewer },
+      );
       if (marked !== toReview.length) {
         throw conflict('review_conflict', 'another review of these candidates was saved at the same time; nothing was enrolled, read them again', {
           playId,
         });
       }
-      await repo.insertQueuedLeads(
-        trx,
-        { workspaceId, playId, sequenceId: sequence.id, accountUserId: play.account_user_id, at: now },
-        newLeads,
-      );
+      await repo.insertQueuedLeads(trx, { workspaceId, playId, sequenceId: sequence.id, accountUserId: play.account_user_id, at: now }, newLeads);
       return { results, sequenceStatus: sequence.status, sequenceStatusChanged: false as const, reviewUrl: reviewUrl(play.id) };
     });
   }
@@ -261,7 +279,12 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       assertManualPlay(play);
       assertPlayRevision(play, input.expectedRevision);
 
-      const rows = await repo.findCandidatesByIds(trx, workspaceId, playId, decisions.map((d) => d.candidateId));
+      const rows = await repo.findCandidatesByIds(
+        trx,
+        workspaceId,
+        playId,
+        decisions.map((d) => d.candidateId),
+      );
       const byId = new Map(rows.map((c) => [c.id, c]));
       const missing = decisions.filter((d) => !byId.has(d.candidateId)).map((d) => d.candidateId);
       if (missing.length > 0) {
@@ -291,7 +314,16 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
           });
         }
       }
-      const saved = new Map((await repo.findCandidatesByIds(trx, workspaceId, playId, decisions.map((d) => d.candidateId))).map((c) => [c.id, c]));
+      const saved = new Map(
+        (
+          await repo.findCandidatesByIds(
+            trx,
+            workspaceId,
+            playId,
+            decisions.map((d) => d.candidateId),
+          )
+        ).map((c) => [c.id, c]),
+      );
       const counts = await repo.candidateCounts(trx, workspaceId, playId);
       return {
         playId: play.id,

@@ -19,7 +19,10 @@ export const PacingEntry = Type.Object({
   pacingTimeZone: Type.String({ description: 'the IANA zone whose calendar day the budget follows' }),
   invitesSentToday: Type.Integer({ minimum: 0, description: 'invites sent since local midnight in the pacing time zone' }),
   inviteCapToday: Type.Integer({ minimum: 0, description: "today's connection-request budget in the account's own time zone" }),
-  rampPhase: Type.Integer({ minimum: 1, description: 'warm-up stage: week 1…N of the ramp schedule, N+1 once the ramp is over or when no warm-up was started' }),
+  rampPhase: Type.Integer({
+    minimum: 1,
+    description: 'warm-up stage: week 1…N of the ramp schedule, N+1 once the ramp is over or when no warm-up was started',
+  }),
   accountScore: Nullable(Type.Integer()),
   relationsCount: Nullable(Type.Integer()),
 });

@@ -51,12 +51,22 @@ beforeAll(async () => {
   await insertLead(t.db, a.workspaceId, { stage: 'failed', invited_at: d(1), last_error: 'boom' });
   await insertLead(t.db, a.workspaceId, { stage: 'messaged', invited_at: d(1), connected_at: d(2), messaged_at: d(3) });
   const positive = await insertLead(t.db, a.workspaceId, {
-    stage: 'replied', invited_at: d(1), connected_at: d(2), messaged_at: d(3), replied_at: d(4),
-    meeting_booked_at: d(5), meeting_outcome: 'no_show',
+    stage: 'replied',
+    invited_at: d(1),
+    connected_at: d(2),
+    messaged_at: d(3),
+    replied_at: d(4),
+    meeting_booked_at: d(5),
+    meeting_outcome: 'no_show',
   });
   await insertReply(t.db, cipher, a.workspaceId, { leadId: positive, classification: 'meeting_intent' });
   const negative = await insertLead(t.db, a.workspaceId, {
-    stage: 'replied', invited_at: d(1), connected_at: d(2), messaged_at: d(3), replied_at: d(4), reply_sentiment: 'negative',
+    stage: 'replied',
+    invited_at: d(1),
+    connected_at: d(2),
+    messaged_at: d(3),
+    replied_at: d(4),
+    reply_sentiment: 'negative',
     meeting_booked_at: d(6),
   });
   await insertReply(t.db, cipher, a.workspaceId, { leadId: negative, classification: 'meeting_intent' });
@@ -75,8 +85,14 @@ beforeAll(async () => {
   await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T07:00:00.000Z', accountId: warmAccount });
 
   // The engine's per-account day counters are what pacing enforces; yesterday's row must not count.
-  for (const [account, day, invites] of [[nyAccount, '2026-11-21', 3], [nyAccount, '2026-11-20', 9], [warmAccount, '2026-11-21', 2]] as const) {
-    await sql`INSERT INTO engine_account_days (workspace_id, account_id, local_day, invites) VALUES (${a.workspaceId}, ${account}, ${day}::date, ${invites})`.execute(t.db);
+  for (const [account, day, invites] of [
+    [nyAccount, '2026-11-21', 3],
+    [nyAccount, '2026-11-20', 9],
+    [warmAccount, '2026-11-21', 2],
+  ] as const) {
+    await sql`INSERT INTO engine_account_days (workspace_id, account_id, local_day, invites) VALUES (${a.workspaceId}, ${account}, ${day}::date, ${invites})`.execute(
+      t.db,
+    );
   }
 
   await insertLead(t.db, b.workspaceId, { stage: 'replied', invited_at: d(1), replied_at: d(2) });
@@ -176,8 +192,18 @@ describe('GET /progress', () => {
     const empty = await createWorkspaceWithKey(t, 'Empty');
     const body = (await get(empty)).json();
     expect(body.funnel).toEqual({
-      leads: 0, invited: 0, accepted: 0, messaged: 0, replied: 0, meetingsBooked: 0, repliesPositive: 0, repliesNegative: 0,
-      acceptRate: 0, replyRate: 0, meetingsQualifying: 0, meetingsNoShowOrCancelled: 0,
+      leads: 0,
+      invited: 0,
+      accepted: 0,
+      messaged: 0,
+      replied: 0,
+      meetingsBooked: 0,
+      repliesPositive: 0,
+      repliesNegative: 0,
+      acceptRate: 0,
+      replyRate: 0,
+      meetingsQualifying: 0,
+      meetingsNoShowOrCancelled: 0,
     });
     expect(body).toMatchObject({ queued: 0, recentActions: 0, recentFailures: 0, accounts: [] });
   });

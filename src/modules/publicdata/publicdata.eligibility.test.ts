@@ -17,11 +17,7 @@ describe('POST /x/eligibility', () => {
     const ws = await workspace();
     const res = await eligibility(ws.auth, {
       account: '@acme_HQ',
-      leads: [
-        { xUsername: '@Alice', reference: 'crm-1' },
-        { xUsername: 'bob_b' },
-        { xUsername: 'nobody_here', reference: '' },
-      ],
+      leads: [{ xUsername: '@Alice', reference: 'crm-1' }, { xUsername: 'bob_b' }, { xUsername: 'nobody_here', reference: '' }],
     });
     expect(res.statusCode).toBe(200);
     const now = t.clock.now().toISOString();
@@ -77,7 +73,9 @@ describe('POST /x/eligibility', () => {
     expect(res.json().results.map((r: { followsAccount: unknown }) => r.followsAccount)).toEqual([true, true, true, true]);
     expect(await ledger(t.db, ws.workspaceId)).toMatchObject({ count: 3, units: 3 });
     expect((await energyRow(t.db, ws.workspaceId)).energy_balance).toBe(997);
-    expect({ leads: await countRows(t.db, 'leads'), candidates: await countRows(t.db, 'candidates'), events: await countRows(t.db, 'outbox_events') }).toEqual(before);
+    expect({ leads: await countRows(t.db, 'leads'), candidates: await countRows(t.db, 'candidates'), events: await countRows(t.db, 'outbox_events') }).toEqual(
+      before,
+    );
   });
 
   it('a cache hit costs nothing and keeps checkedAt (the time of the evidence)', async () => {
@@ -93,7 +91,10 @@ describe('POST /x/eligibility', () => {
 
   it('a provider error on one lead gives that lead null with a reason and never fails the request', async () => {
     const ws = await workspace();
-    const res = await eligibility(ws.auth, { account: 'acme_hq', leads: [{ xUsername: 'alice' }, { xUsername: 'ghost', reference: 'r' }, { xUsername: 'carol' }] });
+    const res = await eligibility(ws.auth, {
+      account: 'acme_hq',
+      leads: [{ xUsername: 'alice' }, { xUsername: 'ghost', reference: 'r' }, { xUsername: 'carol' }],
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().results).toEqual([
       expect.objectContaining({ followsAccount: true }),
@@ -140,7 +141,15 @@ describe('POST /x/eligibility', () => {
       const results = res.json().results as { followsAccount: unknown; reason: string | null; reference: string }[];
       expect(results).toHaveLength(10);
       expect(results[0]).toMatchObject({ followsAccount: true, reason: null, reference: 'r0' });
-      expect(results[9]).toEqual({ xUserId: null, followsAccount: null, checkedAt: null, reason: 'time_budget_exceeded', evidence: null, reference: 'r9', xUsername: 'user7' });
+      expect(results[9]).toEqual({
+        xUserId: null,
+        followsAccount: null,
+        checkedAt: null,
+        reason: 'time_budget_exceeded',
+        evidence: null,
+        reference: 'r9',
+        xUsername: 'user7',
+      });
       const firstLate = results.findIndex((r) => r.reason === 'time_budget_exceeded');
       expect(firstLate).toBeGreaterThan(0);
       expect(results.slice(firstLate).every((r) => r.reason === 'time_budget_exceeded' && r.followsAccount === null)).toBe(true);
@@ -254,10 +263,17 @@ describe('POST /x/eligibility', () => {
 describe('OpenAPI', () => {
   it('documents the three operations with the workspace selector header and full response schemas', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-    for (const [path, method] of [['/api/v1/x/users/resolve', 'post'], ['/api/v1/x/eligibility', 'post'], ['/api/v1/x/readiness', 'get']] as const) {
+    for (const [path, method] of [
+      ['/api/v1/x/users/resolve', 'post'],
+      ['/api/v1/x/eligibility', 'post'],
+      ['/api/v1/x/readiness', 'get'],
+    ] as const) {
       const op = doc.paths[path][method];
       expect(op, path).toBeDefined();
-      expect(op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'x-workspace-client'), path).toBe(true);
+      expect(
+        op.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'x-workspace-client'),
+        path,
+      ).toBe(true);
       expect(op.responses['200'].content['application/json'].schema, path).toBeDefined();
     }
     expect(doc.paths['/api/v1/x/users/resolve'].post.responses['503'].content['application/json'].schema.properties.status).toBeDefined();

@@ -2,14 +2,7 @@ import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { PublicDataService } from './publicdata.service.js';
 import type { ReadinessService } from './readiness.service.js';
-import {
-  EligibilityBody,
-  EligibilityResponse,
-  ReadinessResponse,
-  ResolveBody,
-  ResolveResponse,
-  ResolveUnknownResponse,
-} from './publicdata.schemas.js';
+import { EligibilityBody, EligibilityResponse, ReadinessResponse, ResolveBody, ResolveResponse, ResolveUnknownResponse } from './publicdata.schemas.js';
 
 export async function publicDataRoutes(app: AppInstance, opts: { publicData: PublicDataService; readiness: ReadinessService }) {
   app.post(

@@ -97,9 +97,7 @@ const section = <T extends TSchema>(data: T) =>
 export const AccountsData = Type.Object(
   {
     xAccounts: Nullable(Type.Array(Type.Object({ userId: UserId(), handle: Type.String() }))),
-    messagingAccounts: Nullable(
-      Type.Array(Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), storedStatus: Type.String() })),
-    ),
+    messagingAccounts: Nullable(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), storedStatus: Type.String() }))),
   },
   { additionalProperties: true },
 );

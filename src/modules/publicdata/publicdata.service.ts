@@ -52,8 +52,7 @@ export interface PublicDataServiceDeps {
 }
 
 function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reason: string): AppError {
-  const message =
-    code === 'identity_unknown' ? 'the profile could not be verified' : 'the public-data provider is unavailable; identity is unknown';
+  const message = code === 'identity_unknown' ? 'the profile could not be verified' : 'the public-data provider is unavailable; identity is unknown';
   return new AppError(503, code, message, { status: 'unknown', user: null, provider: PROVIDER, sendsMessages: false, reason });
 }
 
@@ -173,9 +172,7 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
           if (blocked) return unknown(xUserId, blocked);
           try {
             loaded = await snapshots.getOrLoad(snapshotKey, () =>
-              paidRead(workspaceId, 'enrich', 'follower_snapshot', () =>
-                provider.followerSnapshot(accountUserId, { limit: SNAPSHOT_LIMIT }, budget),
-              ),
+              paidRead(workspaceId, 'enrich', 'follower_snapshot', () => provider.followerSnapshot(accountUserId, { limit: SNAPSHOT_LIMIT }, budget)),
             );
           } catch (err) {
             const reason = failure(err);

@@ -79,7 +79,14 @@ describe('POST /x/users/resolve', () => {
     const ws = await workspace();
     const res = await resolve(ws.auth, 'Ghost');
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toMatchObject({ status: 'unknown', user: null, provider: 'publicdata', sendsMessages: false, error: 'provider_unavailable', reason: 'provider_unavailable' });
+    expect(res.json()).toMatchObject({
+      status: 'unknown',
+      user: null,
+      provider: 'publicdata',
+      sendsMessages: false,
+      error: 'provider_unavailable',
+      reason: 'provider_unavailable',
+    });
   });
 
   it('503 with reason provider_timeout when the provider times out, and 503 when it fails outright', async () => {

@@ -150,7 +150,12 @@ describe('GET /x/readiness', () => {
       try {
         let { status, body } = await readiness(ws.auth);
         expect(status).toBe(200);
-        expect(body.accounts).toEqual({ state: 'unavailable', observedAt: null, data: null, issues: [{ code: 'section_unavailable', message: expect.any(String), retryable: true }] });
+        expect(body.accounts).toEqual({
+          state: 'unavailable',
+          observedAt: null,
+          data: null,
+          issues: [{ code: 'section_unavailable', message: expect.any(String), retryable: true }],
+        });
         expect(body.billing.state).toBe('complete');
         restores.push(t.services.readiness.overrideSource('billing', fail), t.services.readiness.overrideSource('energy', fail));
         ({ status, body } = await readiness(ws.auth));

@@ -2,7 +2,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NOW, startRepliesWorld, type RepliesWorld } from '../../../test/helpers/replies-world.js';
 import { newId } from '../../lib/ids.js';
 
-let t: RepliesWorld['t'], channels: RepliesWorld['channels'], a: RepliesWorld['a'], foreign: RepliesWorld['foreign'], bare: RepliesWorld['bare'], decide: RepliesWorld['decide'], replyRow: RepliesWorld['replyRow'], ledger: RepliesWorld['ledger'], events: RepliesWorld['events'], deliveredTo: RepliesWorld['deliveredTo'], scenario: RepliesWorld['scenario'];
+let t: RepliesWorld['t'],
+  channels: RepliesWorld['channels'],
+  a: RepliesWorld['a'],
+  foreign: RepliesWorld['foreign'],
+  bare: RepliesWorld['bare'],
+  decide: RepliesWorld['decide'],
+  replyRow: RepliesWorld['replyRow'],
+  ledger: RepliesWorld['ledger'],
+  events: RepliesWorld['events'],
+  deliveredTo: RepliesWorld['deliveredTo'],
+  scenario: RepliesWorld['scenario'];
 beforeAll(async () => ({ t, channels, a, foreign, bare, decide, replyRow, ledger, events, deliveredTo, scenario } = await startRepliesWorld()));
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));

@@ -2,8 +2,24 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NOW, BOOKING, startRepliesWorld, type RepliesWorld } from '../../../test/helpers/replies-world.js';
 import { insertLead, insertReply, insertSequence } from '../../../test/helpers/factories.js';
 
-let t: RepliesWorld['t'], channels: RepliesWorld['channels'], a: RepliesWorld['a'], foreign: RepliesWorld['foreign'], account: RepliesWorld['account'], followUp: RepliesWorld['followUp'], list: RepliesWorld['list'], decide: RepliesWorld['decide'], replyRow: RepliesWorld['replyRow'], leadRow: RepliesWorld['leadRow'], ledger: RepliesWorld['ledger'], events: RepliesWorld['events'], deliveredTo: RepliesWorld['deliveredTo'], scenario: RepliesWorld['scenario'];
-beforeAll(async () => ({ t, channels, a, foreign, account, followUp, list, decide, replyRow, leadRow, ledger, events, deliveredTo, scenario } = await startRepliesWorld()));
+let t: RepliesWorld['t'],
+  channels: RepliesWorld['channels'],
+  a: RepliesWorld['a'],
+  foreign: RepliesWorld['foreign'],
+  account: RepliesWorld['account'],
+  followUp: RepliesWorld['followUp'],
+  list: RepliesWorld['list'],
+  decide: RepliesWorld['decide'],
+  replyRow: RepliesWorld['replyRow'],
+  leadRow: RepliesWorld['leadRow'],
+  ledger: RepliesWorld['ledger'],
+  events: RepliesWorld['events'],
+  deliveredTo: RepliesWorld['deliveredTo'],
+  scenario: RepliesWorld['scenario'];
+beforeAll(
+  async () =>
+    ({ t, channels, a, foreign, account, followUp, list, decide, replyRow, leadRow, ledger, events, deliveredTo, scenario } = await startRepliesWorld()),
+);
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
 
@@ -13,11 +29,28 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
     const res = await decide(a, replyId, { decision: 'send' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      ok: true, replyId, leadId, decision: 'send', state: 'decided', by: 'api', decidedAt: NOW, snoozedUntil: null, messaged: true, sequenceId: null, optedOutLeadIds: [],
+      ok: true,
+      replyId,
+      leadId,
+      decision: 'send',
+      state: 'decided',
+      by: 'api',
+      decidedAt: NOW,
+      snoozedUntil: null,
+      messaged: true,
+      sequenceId: null,
+      optedOutLeadIds: [],
     });
     const sent = deliveredTo(leadId);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ workspaceId: a.workspaceId, accountId: account, kind: 'reply', channel: 'linkedin', text: 'Great, here is a time.', idempotencyKey: `reply:${replyId}` });
+    expect(sent[0]).toMatchObject({
+      workspaceId: a.workspaceId,
+      accountId: account,
+      kind: 'reply',
+      channel: 'linkedin',
+      text: 'Great, here is a time.',
+      idempotencyKey: `reply:${replyId}`,
+    });
     expect(sent[0].recipient).toMatchObject({ leadId, email: expect.stringMatching(/@initech/), linkedinUrl: expect.stringMatching(/linkedin/) });
     expect(await replyRow(replyId)).toMatchObject({ state: 'decided', decision: 'send', decided_by: 'api' });
     const lead = await leadRow(leadId);
@@ -25,13 +58,30 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
     const entries = await ledger(leadId);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ action: 'reply_sent', outcome: 'ok', units: 1, account_id: account, workspace_id: a.workspaceId });
-    expect(JSON.parse(entries[0].detail)).toMatchObject({ replyId, decision: 'send', by: 'api', channel: 'linkedin', externalId: expect.any(String), edited: false });
+    expect(JSON.parse(entries[0].detail)).toMatchObject({
+      replyId,
+      decision: 'send',
+      by: 'api',
+      channel: 'linkedin',
+      externalId: expect.any(String),
+      edited: false,
+    });
     expect(entries[0].detail).not.toContain('Great, here is a time.');
     const ev = await events(leadId);
     expect(ev.map((e) => e.event)).toEqual(['lead.messaged']);
     expect(ev[0].workspace_id).toBe(a.workspaceId);
     expect(ev[0].data).toEqual({
-      lead: { id: leadId, person: lead.person, company: 'Initech', title: 'CTO', email: lead.email, linkedinUrl: lead.linkedin_url, account, sequenceId: null, stage: 'replied' },
+      lead: {
+        id: leadId,
+        person: lead.person,
+        company: 'Initech',
+        title: 'CTO',
+        email: lead.email,
+        linkedinUrl: lead.linkedin_url,
+        account,
+        sequenceId: null,
+        stage: 'replied',
+      },
     });
   });
 
@@ -39,9 +89,17 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
     const { leadId, replyId } = await scenario({ lead: { messaged_at: null } });
     // The first attempt reached the provider; the process died before its transaction committed.
     const lost = await channels.drivers.forChannel('linkedin').perform({
-      workspaceId: a.workspaceId, accountId: account, accountUserId: null, kind: 'reply', channel: 'linkedin',
+      workspaceId: a.workspaceId,
+      accountId: account,
+      accountUserId: null,
+      kind: 'reply',
+      channel: 'linkedin',
       recipient: { leadId, person: null, email: null, linkedinUrl: null, xUserId: null, username: null, sandbox: null },
-      subject: null, text: 'Great, here is a time.', actions: [], idempotencyKey: `reply:${replyId}`, at: new Date(NOW),
+      subject: null,
+      text: 'Great, here is a time.',
+      actions: [],
+      idempotencyKey: `reply:${replyId}`,
+      at: new Date(NOW),
     });
     expect(deliveredTo(leadId)).toHaveLength(1);
     const res = await decide(a, replyId, { decision: 'send' });
@@ -157,8 +215,14 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
   });
 
   it('opt_out permanently suppresses every lead of the identity in the workspace and writes manual_override per lead', async () => {
-    const { leadId, replyId } = await scenario({ lead: { email: 'Same@Person.example', linkedin_url: 'https://www.linkedin.com/in/same', next_action_at: new Date('2026-11-22T00:00:00.000Z') } });
-    const sameEmail = await insertLead(t.db, a.workspaceId, { email: 'same@person.example', stage: 'queued', next_action_at: new Date('2026-11-22T00:00:00.000Z') });
+    const { leadId, replyId } = await scenario({
+      lead: { email: 'Same@Person.example', linkedin_url: 'https://www.linkedin.com/in/same', next_action_at: new Date('2026-11-22T00:00:00.000Z') },
+    });
+    const sameEmail = await insertLead(t.db, a.workspaceId, {
+      email: 'same@person.example',
+      stage: 'queued',
+      next_action_at: new Date('2026-11-22T00:00:00.000Z'),
+    });
     const sameProfile = await insertLead(t.db, a.workspaceId, { linkedin_url: 'HTTPS://www.linkedin.com/in/SAME', stage: 'messaged', account_id: account });
     const unrelated = await insertLead(t.db, a.workspaceId, { email: 'other@person.example', stage: 'queued' });
     const otherWorkspace = await insertLead(t.db, foreign.workspaceId, { email: 'same@person.example', stage: 'queued' });

@@ -66,7 +66,14 @@ export interface DecisionDeps {
 type Handler = (s: DecisionScope, deps: DecisionDeps) => Promise<DecisionEffect | ChannelRefusal>;
 
 /** One ledger entry of this decision; messaging decisions that went out cost one unit. */
-function entry(s: DecisionScope, action: string, outcome: 'ok' | 'failed', detail: Record<string, unknown>, leadId = s.lead.id, accountId = s.lead.account_id): ActivityRow {
+function entry(
+  s: DecisionScope,
+  action: string,
+  outcome: 'ok' | 'failed',
+  detail: Record<string, unknown>,
+  leadId = s.lead.id,
+  accountId = s.lead.account_id,
+): ActivityRow {
   return {
     id: newId(),
     workspace_id: s.workspaceId,

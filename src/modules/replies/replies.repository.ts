@@ -31,9 +31,7 @@ export async function listPending(db: Database, workspaceId: string, now: Date, 
       ...LEAD_COLUMNS,
     ])
     .where('replies.workspace_id', '=', workspaceId)
-    .where((eb) =>
-      eb.or([eb('replies.state', '=', 'pending'), eb.and([eb('replies.state', '=', 'snoozed'), eb('replies.snoozed_until', '<=', now)])]),
-    )
+    .where((eb) => eb.or([eb('replies.state', '=', 'pending'), eb.and([eb('replies.state', '=', 'snoozed'), eb('replies.snoozed_until', '<=', now)])]))
     .orderBy('replies.replied_at')
     .orderBy('replies.id')
     .limit(limit)
@@ -47,7 +45,10 @@ export async function findDecisionSettings(db: Database, workspaceId: string) {
   return db
     .selectFrom('workspaces')
     .leftJoin('sequences', (join) =>
-      join.onRef('sequences.id', '=', 'workspaces.follow_up_sequence_id').onRef('sequences.workspace_id', '=', 'workspaces.id').on('sequences.status', '<>', 'archived'),
+      join
+        .onRef('sequences.id', '=', 'workspaces.follow_up_sequence_id')
+        .onRef('sequences.workspace_id', '=', 'workspaces.id')
+        .on('sequences.status', '<>', 'archived'),
     )
     .select(['workspaces.booking_link', 'sequences.id as follow_up_sequence_id'])
     .where('workspaces.id', '=', workspaceId)
@@ -75,13 +76,7 @@ export async function insertIdempotencyRecord(db: Database, row: Insertable<DB['
 
 /** The row lock is what makes two concurrent decisions on one reply queue up: the second sees the first's result. */
 export async function lockReply(db: Database, workspaceId: string, replyId: string) {
-  return db
-    .selectFrom('replies')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', replyId)
-    .forUpdate()
-    .executeTakeFirst();
+  return db.selectFrom('replies').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', replyId).forUpdate().executeTakeFirst();
 }
 
 export async function findLead(db: Database, workspaceId: string, leadId: string) {

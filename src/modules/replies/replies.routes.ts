@@ -1,7 +1,16 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { RepliesService } from './replies.service.js';
-import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams, SNOOZE_DEFAULT_DAYS, SNOOZE_MAX_DAYS } from './replies.schemas.js';
+import {
+  DecideBody,
+  DecideHeaders,
+  DecideResponse,
+  RepliesQuery,
+  RepliesResponse,
+  ReplyIdParams,
+  SNOOZE_DEFAULT_DAYS,
+  SNOOZE_MAX_DAYS,
+} from './replies.schemas.js';
 
 export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesService }) {
   app.get(

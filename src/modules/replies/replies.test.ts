@@ -5,7 +5,16 @@ import { insertLead, insertMessagingAccount, insertReply, insertSequence, setWor
 import { createTextCipher } from '../../lib/crypto.js';
 import { randomBytes } from 'node:crypto';
 
-let t: RepliesWorld['t'], a: RepliesWorld['a'], foreign: RepliesWorld['foreign'], client: RepliesWorld['client'], bare: RepliesWorld['bare'], account: RepliesWorld['account'], list: RepliesWorld['list'], decide: RepliesWorld['decide'], ledger: RepliesWorld['ledger'], scenario: RepliesWorld['scenario'];
+let t: RepliesWorld['t'],
+  a: RepliesWorld['a'],
+  foreign: RepliesWorld['foreign'],
+  client: RepliesWorld['client'],
+  bare: RepliesWorld['bare'],
+  account: RepliesWorld['account'],
+  list: RepliesWorld['list'],
+  decide: RepliesWorld['decide'],
+  ledger: RepliesWorld['ledger'],
+  scenario: RepliesWorld['scenario'];
 beforeAll(async () => ({ t, a, foreign, client, bare, account, list, decide, ledger, scenario } = await startRepliesWorld()));
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
@@ -16,27 +25,64 @@ describe('GET /replies', () => {
     const qAccount = await insertMessagingAccount(t.db, q.workspaceId);
     const seqId = await insertSequence(t.db, q.workspaceId);
     const lead = await insertLead(t.db, q.workspaceId, {
-      person: 'Bob B.', company: 'Initech', title: 'CTO', email: 'bob@initech.example', linkedin_url: 'https://www.linkedin.com/in/bob',
-      account_id: qAccount, sequence_id: seqId, stage: 'replied',
+      person: 'Bob B.',
+      company: 'Initech',
+      title: 'CTO',
+      email: 'bob@initech.example',
+      linkedin_url: 'https://www.linkedin.com/in/bob',
+      account_id: qAccount,
+      sequence_id: seqId,
+      stage: 'replied',
     });
     const xLead = await insertLead(t.db, q.workspaceId, { x_user_id: '1234567', username: 'xperson', stage: 'replied' });
     const newer = await insertReply(t.db, t.cipher, q.workspaceId, {
-      leadId: lead, classification: 'meeting_intent', theirMessage: 'Sounds good, Tuesday?', draft: 'Great, here is my calendar.', repliedAt: '2026-11-20T10:00:00.000Z',
+      leadId: lead,
+      classification: 'meeting_intent',
+      theirMessage: 'Sounds good, Tuesday?',
+      draft: 'Great, here is my calendar.',
+      repliedAt: '2026-11-20T10:00:00.000Z',
     });
-    const older = await insertReply(t.db, t.cipher, q.workspaceId, { leadId: xLead, channel: 'x', classification: 'positive', theirMessage: 'hey!', draft: null, repliedAt: '2026-11-19T10:00:00.000Z' });
+    const older = await insertReply(t.db, t.cipher, q.workspaceId, {
+      leadId: xLead,
+      channel: 'x',
+      classification: 'positive',
+      theirMessage: 'hey!',
+      draft: null,
+      repliedAt: '2026-11-19T10:00:00.000Z',
+    });
     // Text written under another key, or tampered with, is unavailable rather than garbage.
     const unreadable = await insertReply(t.db, t.cipher, q.workspaceId, {
-      leadId: lead, rawTheirMessage: createTextCipher(randomBytes(32)).encrypt('secret'), rawDraft: 'not-ciphertext', repliedAt: '2026-11-20T11:00:00.000Z',
+      leadId: lead,
+      rawTheirMessage: createTextCipher(randomBytes(32)).encrypt('secret'),
+      rawDraft: 'not-ciphertext',
+      repliedAt: '2026-11-20T11:00:00.000Z',
     });
     await insertReply(t.db, t.cipher, q.workspaceId, { leadId: lead, state: 'decided', repliedAt: '2026-11-01T10:00:00.000Z' });
-    await insertReply(t.db, t.cipher, q.workspaceId, { leadId: lead, state: 'snoozed', snoozedUntil: new Date('2026-11-22T12:00:00.000Z'), repliedAt: '2026-11-02T10:00:00.000Z' });
-    const due = await insertReply(t.db, t.cipher, q.workspaceId, { leadId: lead, state: 'snoozed', snoozedUntil: new Date('2026-11-21T11:59:00.000Z'), repliedAt: '2026-11-03T10:00:00.000Z' });
+    await insertReply(t.db, t.cipher, q.workspaceId, {
+      leadId: lead,
+      state: 'snoozed',
+      snoozedUntil: new Date('2026-11-22T12:00:00.000Z'),
+      repliedAt: '2026-11-02T10:00:00.000Z',
+    });
+    const due = await insertReply(t.db, t.cipher, q.workspaceId, {
+      leadId: lead,
+      state: 'snoozed',
+      snoozedUntil: new Date('2026-11-21T11:59:00.000Z'),
+      repliedAt: '2026-11-03T10:00:00.000Z',
+    });
 
     const res = await list(q);
     expect(res.statusCode).toBe(200);
     const replies = res.json().replies;
     expect(replies.map((r: { id: string }) => r.id)).toEqual([due, older, newer, unreadable]);
-    const leadObject = { id: lead, person: 'Bob B.', company: 'Initech', title: 'CTO', linkedinUrl: 'https://www.linkedin.com/in/bob', email: 'bob@initech.example' };
+    const leadObject = {
+      id: lead,
+      person: 'Bob B.',
+      company: 'Initech',
+      title: 'CTO',
+      linkedinUrl: 'https://www.linkedin.com/in/bob',
+      email: 'bob@initech.example',
+    };
     expect(replies[2]).toEqual({
       id: newer,
       channel: 'linkedin',
@@ -82,7 +128,10 @@ describe('GET /replies', () => {
     const suppressed = await scenario({ lead: { opted_out_at: new Date('2026-11-20T00:00:00.000Z') } });
     const full = await scenario();
     const byId = new Map(
-      [...(await list(bare)).json().replies, ...(await list(a, '?limit=200')).json().replies].map((r: { id: string; allowedDecisions: string[] }) => [r.id, r.allowedDecisions]),
+      [...(await list(bare)).json().replies, ...(await list(a, '?limit=200')).json().replies].map((r: { id: string; allowedDecisions: string[] }) => [
+        r.id,
+        r.allowedDecisions,
+      ]),
     );
     expect(byId.get(noEmail.replyId)).toEqual(['send', 'snooze', 'meeting_booked', 'dismiss', 'opt_out']);
     expect(byId.get(booked.replyId)).toEqual(['send', 'invite', 'snooze', 'dismiss', 'opt_out']);

@@ -1,12 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Database } from '../../db/database.js';
-import {
-  DISQUALIFIED_OUTCOMES,
-  NEGATIVE_CLASSIFICATIONS,
-  NO_SHOW_OR_CANCELLED_OUTCOMES,
-  POSITIVE_CLASSIFICATIONS,
-  type FunnelCountsRow,
-} from './funnel.js';
+import { DISQUALIFIED_OUTCOMES, NEGATIVE_CLASSIFICATIONS, NO_SHOW_OR_CANCELLED_OUTCOMES, POSITIVE_CLASSIFICATIONS, type FunnelCountsRow } from './funnel.js';
 
 const list = (values: readonly string[]) => sql.join(values.map((v) => sql.lit(v)));
 
@@ -67,21 +61,9 @@ export async function groupedFunnelAndArms(db: Database, workspaceId: string, gr
 }
 
 export async function listSequences(db: Database, workspaceId: string) {
-  return db
-    .selectFrom('sequences')
-    .select(['id', 'name', 'steps'])
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('sequences').select(['id', 'name', 'steps']).where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
 }
 
 export async function listMessagingAccounts(db: Database, workspaceId: string) {
-  return db
-    .selectFrom('messaging_accounts')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('messaging_accounts').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
 }

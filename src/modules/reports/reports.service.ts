@@ -25,8 +25,16 @@ function variantSteps(steps: unknown): { keys: string[]; onConnect: boolean } {
 }
 
 const COUNT_KEYS = [
-  'leads', 'invited', 'accepted', 'messaged', 'replied', 'meetings_booked', 'replies_positive', 'replies_negative',
-  'meetings_qualifying', 'meetings_no_show_or_cancelled',
+  'leads',
+  'invited',
+  'accepted',
+  'messaged',
+  'replied',
+  'meetings_booked',
+  'replies_positive',
+  'replies_negative',
+  'meetings_qualifying',
+  'meetings_no_show_or_cancelled',
 ] as const;
 
 function sumRows(rows: FunnelCountsRow[]): FunnelCountsRow {
@@ -83,7 +91,10 @@ export function createReportsService(deps: { db: Database }) {
     }
     const order = new Map(sequences.map((s, i) => [s.id, i]));
     const experimentArms = [...arms.values()].sort(
-      (a, b) => (order.get(a.sequenceId) ?? Infinity) - (order.get(b.sequenceId) ?? Infinity) || a.sequenceId.localeCompare(b.sequenceId) || a.variantKey.localeCompare(b.variantKey),
+      (a, b) =>
+        (order.get(a.sequenceId) ?? Infinity) - (order.get(b.sequenceId) ?? Infinity) ||
+        a.sequenceId.localeCompare(b.sequenceId) ||
+        a.variantKey.localeCompare(b.variantKey),
     );
 
     return { groupBy, total: toFunnel(totalRow), groups, experimentArms, excludedWarmupAccounts: [] as string[] };

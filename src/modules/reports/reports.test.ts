@@ -22,7 +22,18 @@ let seqEmpty: string;
 let acc1: string;
 let acc2: string;
 
-const zero = { leads: 0, invited: 0, accepted: 0, messaged: 0, replied: 0, meetingsBooked: 0, repliesPositive: 0, repliesNegative: 0, acceptRate: 0, replyRate: 0 };
+const zero = {
+  leads: 0,
+  invited: 0,
+  accepted: 0,
+  messaged: 0,
+  replied: 0,
+  meetingsBooked: 0,
+  repliesPositive: 0,
+  repliesNegative: 0,
+  acceptRate: 0,
+  replyRate: 0,
+};
 
 beforeAll(async () => {
   t = await buildTestApp();
@@ -49,13 +60,27 @@ beforeAll(async () => {
 
   await insertLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc1, variant_key: 'A', invited_at: d(1), connected_at: d(2), messaged_at: d(3) });
   const replied = await insertLead(t.db, a.workspaceId, {
-    sequence_id: seqA, account_id: acc1, variant_key: 'A', invited_at: d(1), connected_at: d(2), messaged_at: d(3), replied_at: d(4), meeting_booked_at: d(5),
+    sequence_id: seqA,
+    account_id: acc1,
+    variant_key: 'A',
+    invited_at: d(1),
+    connected_at: d(2),
+    messaged_at: d(3),
+    replied_at: d(4),
+    meeting_booked_at: d(5),
   });
   await insertReply(t.db, cipher, a.workspaceId, { leadId: replied, classification: 'positive' });
   await insertLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc2, variant_key: 'B', invited_at: d(1) });
   // Assigned an arm but the variant step has not gone out yet.
   await insertLead(t.db, a.workspaceId, { sequence_id: seqA, account_id: acc2, variant_key: 'B' });
-  const negative = await insertLead(t.db, a.workspaceId, { sequence_id: seqB, account_id: acc2, variant_key: 'X', invited_at: d(1), messaged_at: d(2), replied_at: d(3) });
+  const negative = await insertLead(t.db, a.workspaceId, {
+    sequence_id: seqB,
+    account_id: acc2,
+    variant_key: 'X',
+    invited_at: d(1),
+    messaged_at: d(2),
+    replied_at: d(3),
+  });
   await insertReply(t.db, cipher, a.workspaceId, { leadId: negative, classification: 'unsubscribe' });
   await insertLead(t.db, a.workspaceId, { x_user_id: '123456', messaged_at: d(2) });
 
@@ -71,11 +96,50 @@ describe('GET /reports/funnel', () => {
     const body = res.json();
     expect(body.groupBy).toBe('sequence');
     expect(body.total).toEqual({
-      leads: 6, invited: 4, accepted: 2, messaged: 4, replied: 2, meetingsBooked: 1, repliesPositive: 1, repliesNegative: 1, acceptRate: 0.5, replyRate: 0.5,
+      leads: 6,
+      invited: 4,
+      accepted: 2,
+      messaged: 4,
+      replied: 2,
+      meetingsBooked: 1,
+      repliesPositive: 1,
+      repliesNegative: 1,
+      acceptRate: 0.5,
+      replyRate: 0.5,
     });
     expect(body.groups).toEqual([
-      { id: seqA, name: 'Founders', funnel: { leads: 4, invited: 3, accepted: 2, messaged: 2, replied: 1, meetingsBooked: 1, repliesPositive: 1, repliesNegative: 0, acceptRate: 0.6667, replyRate: 0.5 } },
-      { id: seqB, name: 'CTOs', funnel: { leads: 1, invited: 1, accepted: 0, messaged: 1, replied: 1, meetingsBooked: 0, repliesPositive: 0, repliesNegative: 1, acceptRate: 0, replyRate: 1 } },
+      {
+        id: seqA,
+        name: 'Founders',
+        funnel: {
+          leads: 4,
+          invited: 3,
+          accepted: 2,
+          messaged: 2,
+          replied: 1,
+          meetingsBooked: 1,
+          repliesPositive: 1,
+          repliesNegative: 0,
+          acceptRate: 0.6667,
+          replyRate: 0.5,
+        },
+      },
+      {
+        id: seqB,
+        name: 'CTOs',
+        funnel: {
+          leads: 1,
+          invited: 1,
+          accepted: 0,
+          messaged: 1,
+          replied: 1,
+          meetingsBooked: 0,
+          repliesPositive: 0,
+          repliesNegative: 1,
+          acceptRate: 0,
+          replyRate: 1,
+        },
+      },
       { id: seqEmpty, name: 'Unused', funnel: zero },
       { id: null, name: null, funnel: { ...zero, leads: 1, messaged: 1 } },
     ]);

@@ -51,13 +51,7 @@ export const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_re
 
 /** Authoring edits and approvals of one sequence serialize here, and so do status changes (they lock the same row). */
 export async function lockSequence(db: Database, workspaceId: string, sequenceId: string) {
-  return db
-    .selectFrom('sequences')
-    .select(sequenceColumns)
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', sequenceId)
-    .forUpdate()
-    .executeTakeFirst();
+  return db.selectFrom('sequences').select(sequenceColumns).where('workspace_id', '=', workspaceId).where('id', '=', sequenceId).forUpdate().executeTakeFirst();
 }
 
 /**
@@ -75,10 +69,5 @@ export async function lockSequenceForShare(db: Database, workspaceId: string, se
 }
 
 export async function updateSequenceStatus(db: Database, workspaceId: string, sequenceId: string, status: SequenceStatus, now: Date) {
-  await db
-    .updateTable('sequences')
-    .set({ status, updated_at: now })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', sequenceId)
-    .execute();
+  await db.updateTable('sequences').set({ status, updated_at: now }).where('workspace_id', '=', workspaceId).where('id', '=', sequenceId).execute();
 }

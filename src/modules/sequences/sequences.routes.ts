@@ -10,8 +10,7 @@ export async function sequencesRoutes(app: AppInstance, opts: { sequences: Seque
     {
       schema: {
         summary: 'List sequences with their steps, approval state, exact lead count and why each cannot run',
-        description:
-          `Ordered by creation time, then id. \`executionBlockReason\` is null when the sequence can run, otherwise the first obstacle of: ${EXECUTION_BLOCK_REASONS.join(', ')}.`,
+        description: `Ordered by creation time, then id. \`executionBlockReason\` is null when the sequence can run, otherwise the first obstacle of: ${EXECUTION_BLOCK_REASONS.join(', ')}.`,
         tags: ['sequences'],
         headers: WorkspaceClientHeader,
         response: { 200: ListSequencesResponse, ...errorResponses() },

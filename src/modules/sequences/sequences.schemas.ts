@@ -24,10 +24,9 @@ export const SequenceStep = Type.Object({
   delayDays: Type.Integer({ description: 'counted from the previous step' }),
   subject: Nullable(Type.String()),
   message: Nullable(Type.String({ description: 'a message step carries either message or variants' })),
-  actions: Type.Array(
-    Type.Object({ type: Type.String(), count: Nullable(Type.Integer()), reaction: Nullable(Type.String()) }),
-    { description: 'for example a like-last-post action' },
-  ),
+  actions: Type.Array(Type.Object({ type: Type.String(), count: Nullable(Type.Integer()), reaction: Nullable(Type.String()) }), {
+    description: 'for example a like-last-post action',
+  }),
   variants: Nullable(Type.Array(Type.Object({ key: Type.String(), weight: Type.Number(), messageTmpl: Type.String() }))),
   tool: Nullable(Type.String()),
 });
@@ -56,10 +55,7 @@ export const ListSequencesResponse = Type.Object({ sequences: Type.Array(Sequenc
 
 export const SequenceIdParams = Type.Object({ id: Uuid({ description: 'Sequence uuid' }) });
 
-export const SetSequenceStatusBody = Type.Object(
-  { status: SettableStatus },
-  { additionalProperties: false },
-);
+export const SetSequenceStatusBody = Type.Object({ status: SettableStatus }, { additionalProperties: false });
 
 export const SetSequenceStatusResponse = Type.Object({
   ok: Type.Literal(true),

@@ -76,7 +76,11 @@ export function toStep(raw: Partial<SequenceStepRow> & Record<string, unknown>, 
       ? raw.actions.map((a) => ({ type: String(a?.type ?? ''), count: typeof a?.count === 'number' ? a.count : null, reaction: str(a?.reaction) }))
       : [],
     variants: Array.isArray(raw.variants)
-      ? raw.variants.map((v) => ({ key: String(v?.key ?? ''), weight: typeof v?.weight === 'number' ? v.weight : 0, messageTmpl: String(v?.messageTmpl ?? '') }))
+      ? raw.variants.map((v) => ({
+          key: String(v?.key ?? ''),
+          weight: typeof v?.weight === 'number' ? v.weight : 0,
+          messageTmpl: String(v?.messageTmpl ?? ''),
+        }))
       : null,
     tool: str(raw.tool),
   };
@@ -126,10 +130,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
         revision: r.revision,
         approvedAt: r.approved_at ? r.approved_at.toISOString() : null,
         approvedRevision: r.approved_revision,
-        executionBlockReason: executionBlockReason(
-          { status: r.status, revision: r.revision, approvedRevision: r.approved_revision, channels, steps },
-          ctx,
-        ),
+        executionBlockReason: executionBlockReason({ status: r.status, revision: r.revision, approvedRevision: r.approved_revision, channels, steps }, ctx),
         leadCount: Number(r.lead_count ?? 0),
         channels,
         steps,
@@ -142,19 +143,23 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
    * the real transition runs and rolls back, so the answer and every refusal are the real ones.
    */
   async function setStatus(workspaceId: string, sequenceId: string, status: SettableStatus, options: { dryRun?: boolean } = {}) {
-    return rollbackIfDryRun(options.dryRun, (work) => db.transaction().execute(work), async (trx: Database) => {
-      const seq = await repo.lockSequence(trx, workspaceId, sequenceId);
-      if (!seq) throw notFound('sequence');
-      const approved = seq.approved_revision !== null && seq.approved_revision === seq.revision;
-      const decision = decideTransition(seq.status, status, approved);
-      if ('error' in decision) {
-        const detail: Record<string, unknown> = { currentStatus: seq.status };
-        if (decision.error === 'sequence_approval_required') Object.assign(detail, { revision: seq.revision, approvedRevision: seq.approved_revision });
-        throw conflict(decision.error, CONFLICT_MESSAGES[decision.error], detail);
-      }
-      if (seq.status !== decision.to) await repo.updateSequenceStatus(trx, workspaceId, sequenceId, decision.to, clock.now());
-      return { ok: true as const, sequenceId: seq.id, previousStatus: seq.status as SettableStatus, status: decision.to };
-    });
+    return rollbackIfDryRun(
+      options.dryRun,
+      (work) => db.transaction().execute(work),
+      async (trx: Database) => {
+        const seq = await repo.lockSequence(trx, workspaceId, sequenceId);
+        if (!seq) throw notFound('sequence');
+        const approved = seq.approved_revision !== null && seq.approved_revision === seq.revision;
+        const decision = decideTransition(seq.status, status, approved);
+        if ('error' in decision) {
+          const detail: Record<string, unknown> = { currentStatus: seq.status };
+          if (decision.error === 'sequence_approval_required') Object.assign(detail, { revision: seq.revision, approvedRevision: seq.approved_revision });
+          throw conflict(decision.error, CONFLICT_MESSAGES[decision.error], detail);
+        }
+        if (seq.status !== decision.to) await repo.updateSequenceStatus(trx, workspaceId, sequenceId, decision.to, clock.now());
+        return { ok: true as const, sequenceId: seq.id, previousStatus: seq.status as SettableStatus, status: decision.to };
+      },
+    );
   }
 
   return { listSequences, setStatus };

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { type SequenceFixture, insertLead, insertMessagingAccount, insertSequence, insertXAccount, setWorkspaceState } from '../../../test/helpers/factories.js';
+import {
+  type SequenceFixture,
+  insertLead,
+  insertMessagingAccount,
+  insertSequence,
+  insertXAccount,
+  setWorkspaceState,
+} from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
@@ -40,7 +47,16 @@ describe('GET /sequences', () => {
     // Every field of every step kind, stored as the API must answer it.
     const foundersSteps = [
       { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-      { index: 1, kind: 'engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }], variants: null, tool: null },
+      {
+        index: 1,
+        kind: 'engage',
+        delayDays: 1,
+        subject: null,
+        message: null,
+        actions: [{ type: 'like_last_post', count: 1, reaction: 'like' }],
+        variants: null,
+        tool: null,
+      },
       {
         index: 2,
         kind: 'message',
@@ -75,7 +91,10 @@ describe('GET /sequences', () => {
       approvedRevision: null,
       channels: ['x'],
       createdAt: new Date('2026-10-02T00:00:00.000Z'),
-      steps: [{ kind: 'x_dm', delayDays: 0, message: 'Hey' }, { kind: 'x_engage', delayDays: 1, actions: [{ type: 'like_last_post' }] }],
+      steps: [
+        { kind: 'x_dm', delayDays: 0, message: 'Hey' },
+        { kind: 'x_engage', delayDays: 1, actions: [{ type: 'like_last_post' }] },
+      ],
     });
     const res = await list(ws);
     expect(res.statusCode).toBe(200);
@@ -105,7 +124,16 @@ describe('GET /sequences', () => {
           channels: ['x'],
           steps: [
             { index: 0, kind: 'x_dm', delayDays: 0, subject: null, message: 'Hey', actions: [], variants: null, tool: null },
-            { index: 1, kind: 'x_engage', delayDays: 1, subject: null, message: null, actions: [{ type: 'like_last_post', count: null, reaction: null }], variants: null, tool: null },
+            {
+              index: 1,
+              kind: 'x_engage',
+              delayDays: 1,
+              subject: null,
+              message: null,
+              actions: [{ type: 'like_last_post', count: null, reaction: null }],
+              variants: null,
+              tool: null,
+            },
           ],
         },
       ],
@@ -132,7 +160,8 @@ describe('GET /sequences', () => {
     const s1 = await insertSequence(t.db, ws.workspaceId, { createdAt: new Date('2026-10-01T00:00:00.000Z') });
     const s2 = await insertSequence(t.db, ws.workspaceId, { createdAt: new Date('2026-10-02T00:00:00.000Z') });
     const empty = await insertSequence(t.db, ws.workspaceId, { createdAt: new Date('2026-10-03T00:00:00.000Z') });
-    for (let i = 0; i < 137; i++) await insertLead(t.db, ws.workspaceId, { sequence_id: s1, stage: i % 3 === 0 ? 'messaged' : 'queued', automation_stopped: i % 5 === 0 });
+    for (let i = 0; i < 137; i++)
+      await insertLead(t.db, ws.workspaceId, { sequence_id: s1, stage: i % 3 === 0 ? 'messaged' : 'queued', automation_stopped: i % 5 === 0 });
     for (let i = 0; i < 4; i++) await insertLead(t.db, ws.workspaceId, { sequence_id: s2, stage: 'skipped', automation_stopped: true });
     await insertLead(t.db, ws.workspaceId, { sequence_id: null });
     const foreignSeq = await insertSequence(t.db, b.workspaceId);
@@ -176,27 +205,104 @@ describe('executionBlockReason', () => {
   const cases: Case[] = [
     { name: 'null when an approved active sequence has billing, a connected account and energy', expected: null },
     { name: 'null while billing is trialing', ws: { billingStatus: 'trialing' }, expected: null },
-    { name: 'sequence_archived for an archived sequence, before anything else', seq: { status: 'archived', revision: 2, approvedRevision: 1 }, ws: { billingStatus: 'canceled' }, expected: 'sequence_archived' },
-    { name: 'sequence_approval_required when the current revision was edited after approval', seq: { status: 'active', revision: 4, approvedRevision: 3 }, expected: 'sequence_approval_required' },
+    {
+      name: 'sequence_archived for an archived sequence, before anything else',
+      seq: { status: 'archived', revision: 2, approvedRevision: 1 },
+      ws: { billingStatus: 'canceled' },
+      expected: 'sequence_archived',
+    },
+    {
+      name: 'sequence_approval_required when the current revision was edited after approval',
+      seq: { status: 'active', revision: 4, approvedRevision: 3 },
+      expected: 'sequence_approval_required',
+    },
     { name: 'sequence_approval_required when never approved', seq: { status: 'active', approvedRevision: null }, expected: 'sequence_approval_required' },
-    { name: 'sequence_approval_required before sequence_draft for an unapproved draft', seq: { status: 'draft', revision: 2, approvedRevision: 1 }, expected: 'sequence_approval_required' },
-    { name: 'sequence_approval_required before sequence_paused for an unapproved paused sequence', seq: { status: 'paused', revision: 2, approvedRevision: 1 }, expected: 'sequence_approval_required' },
+    {
+      name: 'sequence_approval_required before sequence_draft for an unapproved draft',
+      seq: { status: 'draft', revision: 2, approvedRevision: 1 },
+      expected: 'sequence_approval_required',
+    },
+    {
+      name: 'sequence_approval_required before sequence_paused for an unapproved paused sequence',
+      seq: { status: 'paused', revision: 2, approvedRevision: 1 },
+      expected: 'sequence_approval_required',
+    },
     { name: 'sequence_draft for an approved draft', seq: { status: 'draft' }, expected: 'sequence_draft' },
-    { name: 'sequence_paused for an approved paused sequence, before workspace obstacles', seq: { status: 'paused' }, ws: { billingStatus: 'past_due', energyBalance: 0, energyRefilledAt: refilledToday }, accounts: [], expected: 'sequence_paused' },
+    {
+      name: 'sequence_paused for an approved paused sequence, before workspace obstacles',
+      seq: { status: 'paused' },
+      ws: { billingStatus: 'past_due', energyBalance: 0, energyRefilledAt: refilledToday },
+      accounts: [],
+      expected: 'sequence_paused',
+    },
     { name: 'billing_inactive when billing is past_due', ws: { billingStatus: 'past_due' }, expected: 'billing_inactive' },
-    { name: 'billing_inactive when billing is canceled, before missing accounts and energy', ws: { billingStatus: 'canceled', energyBalance: 0, energyRefilledAt: refilledToday }, accounts: [], expected: 'billing_inactive' },
+    {
+      name: 'billing_inactive when billing is canceled, before missing accounts and energy',
+      ws: { billingStatus: 'canceled', energyBalance: 0, energyRefilledAt: refilledToday },
+      accounts: [],
+      expected: 'billing_inactive',
+    },
     { name: 'no_sending_account without any messaging account', accounts: [], expected: 'no_sending_account' },
-    { name: 'no_sending_account when the only messaging account is not connected', accounts: [{ mode: 'linkedin', stored_status: 'disconnected' }], expected: 'no_sending_account' },
-    { name: 'any connected messaging account sends the non-X steps, whatever its mode (as the engine does)', seq: { channels: ['linkedin', 'email'], steps: [{ index: 0, kind: 'email', delayDays: 0 }] }, accounts: [{ mode: 'linkedin' }], expected: null },
+    {
+      name: 'no_sending_account when the only messaging account is not connected',
+      accounts: [{ mode: 'linkedin', stored_status: 'disconnected' }],
+      expected: 'no_sending_account',
+    },
+    {
+      name: 'any connected messaging account sends the non-X steps, whatever its mode (as the engine does)',
+      seq: { channels: ['linkedin', 'email'], steps: [{ index: 0, kind: 'email', delayDays: 0 }] },
+      accounts: [{ mode: 'linkedin' }],
+      expected: null,
+    },
     { name: 'no_sending_account when a declared x channel has no saved X account', seq: { channels: ['linkedin', 'x'] }, expected: 'no_sending_account' },
-    { name: 'no_sending_account when an X step has no saved X account, even if x is not declared', seq: { channels: ['linkedin'], steps: [{ index: 0, kind: 'x_engage', delayDays: 0 }] }, expected: 'no_sending_account' },
-    { name: 'no_sending_account when an X sequence has an X account but a LinkedIn step has no messaging account', seq: { channels: ['x'], steps: [{ index: 0, kind: 'x_dm', delayDays: 0 }, { index: 1, kind: 'connect', delayDays: 1 }] }, accounts: [], xAccount: true, expected: 'no_sending_account' },
+    {
+      name: 'no_sending_account when an X step has no saved X account, even if x is not declared',
+      seq: { channels: ['linkedin'], steps: [{ index: 0, kind: 'x_engage', delayDays: 0 }] },
+      expected: 'no_sending_account',
+    },
+    {
+      name: 'no_sending_account when an X sequence has an X account but a LinkedIn step has no messaging account',
+      seq: {
+        channels: ['x'],
+        steps: [
+          { index: 0, kind: 'x_dm', delayDays: 0 },
+          { index: 1, kind: 'connect', delayDays: 1 },
+        ],
+      },
+      accounts: [],
+      xAccount: true,
+      expected: 'no_sending_account',
+    },
     { name: 'null for an X-only sequence with a saved X account and no messaging account', seq: xSteps, accounts: [], xAccount: true, expected: null },
-    { name: 'an X sequence is blocked while the workspace X channel is off (the engine sends no X step then)', seq: xSteps, ws: { xChannelEnabled: false }, accounts: [], xAccount: true, expected: 'x_channel_disabled' },
-    { name: 'no_sending_account before energy_exhausted', accounts: [], ws: { energyBalance: 0, energyRefilledAt: refilledToday }, expected: 'no_sending_account' },
-    { name: 'energy_exhausted when the balance is 0 and today\'s refill was already written', ws: { energyBalance: 0, energyRefilledAt: refilledToday }, expected: 'energy_exhausted' },
-    { name: 'null when the balance is 0 but today\'s refill is still owed (the engine tops it up before spending)', ws: { energyBalance: 0, energyDailyRefill: 50, energyRefilledAt: new Date('2026-11-20T08:00:00.000Z') }, expected: null },
-    { name: 'energy_exhausted while trialing too, once today\'s refill is spent', ws: { billingStatus: 'trialing', energyBalance: 0, energyRefilledAt: refilledToday }, expected: 'energy_exhausted' },
+    {
+      name: 'an X sequence is blocked while the workspace X channel is off (the engine sends no X step then)',
+      seq: xSteps,
+      ws: { xChannelEnabled: false },
+      accounts: [],
+      xAccount: true,
+      expected: 'x_channel_disabled',
+    },
+    {
+      name: 'no_sending_account before energy_exhausted',
+      accounts: [],
+      ws: { energyBalance: 0, energyRefilledAt: refilledToday },
+      expected: 'no_sending_account',
+    },
+    {
+      name: "energy_exhausted when the balance is 0 and today's refill was already written",
+      ws: { energyBalance: 0, energyRefilledAt: refilledToday },
+      expected: 'energy_exhausted',
+    },
+    {
+      name: "null when the balance is 0 but today's refill is still owed (the engine tops it up before spending)",
+      ws: { energyBalance: 0, energyDailyRefill: 50, energyRefilledAt: new Date('2026-11-20T08:00:00.000Z') },
+      expected: null,
+    },
+    {
+      name: "energy_exhausted while trialing too, once today's refill is spent",
+      ws: { billingStatus: 'trialing', energyBalance: 0, energyRefilledAt: refilledToday },
+      expected: 'energy_exhausted',
+    },
   ];
   for (const c of cases) {
     it(c.name, async () => {
@@ -260,16 +366,51 @@ describe('PATCH /sequences/{id}/status: the transition table', () => {
   }
 
   const refused = [
-    { from: 'draft', to: 'active', approvedRevision: 1, revision: 2, error: 'sequence_approval_required', rule: 'draft → active refused when the draft is not approved' },
-    { from: 'draft', to: 'active', approvedRevision: null, revision: 1, error: 'sequence_approval_required', rule: 'draft → active refused when never approved' },
-    { from: 'paused', to: 'active', approvedRevision: 2, revision: 3, error: 'sequence_approval_required', rule: 'paused → active refused when the current revision is not approved' },
-    { from: 'active', to: 'active', approvedRevision: 2, revision: 3, error: 'sequence_approval_required', rule: 'active → active refused when the current revision is not approved' },
+    {
+      from: 'draft',
+      to: 'active',
+      approvedRevision: 1,
+      revision: 2,
+      error: 'sequence_approval_required',
+      rule: 'draft → active refused when the draft is not approved',
+    },
+    {
+      from: 'draft',
+      to: 'active',
+      approvedRevision: null,
+      revision: 1,
+      error: 'sequence_approval_required',
+      rule: 'draft → active refused when never approved',
+    },
+    {
+      from: 'paused',
+      to: 'active',
+      approvedRevision: 2,
+      revision: 3,
+      error: 'sequence_approval_required',
+      rule: 'paused → active refused when the current revision is not approved',
+    },
+    {
+      from: 'active',
+      to: 'active',
+      approvedRevision: 2,
+      revision: 3,
+      error: 'sequence_approval_required',
+      rule: 'active → active refused when the current revision is not approved',
+    },
     { from: 'paused', to: 'paused', approvedRevision: 1, revision: 1, error: 'invalid_transition', rule: 'paused → paused is not in the table' },
     { from: 'draft', to: 'paused', approvedRevision: 1, revision: 1, error: 'invalid_transition', rule: 'draft → paused is not in the table' },
     { from: 'draft', to: 'draft', approvedRevision: 1, revision: 1, error: 'invalid_transition', rule: 'draft → draft is not in the table' },
     { from: 'archived', to: 'active', approvedRevision: 1, revision: 1, error: 'archived_sequence_is_read_only', rule: 'archived → active (even approved)' },
     { from: 'archived', to: 'paused', approvedRevision: 1, revision: 1, error: 'archived_sequence_is_read_only', rule: 'archived → paused' },
-    { from: 'archived', to: 'draft', approvedRevision: 2, revision: 3, error: 'archived_sequence_is_read_only', rule: 'archived → draft (read-only wins over approval)' },
+    {
+      from: 'archived',
+      to: 'draft',
+      approvedRevision: 2,
+      revision: 3,
+      error: 'archived_sequence_is_read_only',
+      rule: 'archived → draft (read-only wins over approval)',
+    },
   ] as const;
   for (const row of refused) {
     it(`409 ${row.error}: ${row.rule}; nothing changes`, async () => {
@@ -370,7 +511,16 @@ describe('OpenAPI description of the sequence operations', () => {
     expect(Object.keys(seq.properties).sort()).toEqual(
       ['approvedAt', 'approvedRevision', 'channels', 'executionBlockReason', 'id', 'leadCount', 'name', 'revision', 'status', 'steps'].sort(),
     );
-    expect(Object.keys(seq.properties.steps.items.properties).sort()).toEqual(['actions', 'delayDays', 'index', 'kind', 'message', 'subject', 'tool', 'variants']);
+    expect(Object.keys(seq.properties.steps.items.properties).sort()).toEqual([
+      'actions',
+      'delayDays',
+      'index',
+      'kind',
+      'message',
+      'subject',
+      'tool',
+      'variants',
+    ]);
     const body = patchOp.requestBody.content['application/json'].schema;
     expect(body.additionalProperties).toBe(false);
     expect(body.required).toEqual(['status']);

@@ -30,7 +30,6 @@ export interface CachedWorkspace {
   xChannelEnabled: boolean;
 }
 
-
 /** A bounded map that forgets the least recently used entry first and every entry after its time to live. */
 export class LruCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();

@@ -16,10 +16,7 @@ export async function notifyAuthChange(db: Database, message: string) {
  * A dedicated connection (outside the pool, which would recycle it) that LISTENs for auth changes.
  * `onDrop` fires once when the connection fails or the server ends it.
  */
-export async function listenForAuthChanges(
-  url: string,
-  handlers: { onMessage(payload: string): void; onDrop(): void },
-): Promise<AuthChangeListener> {
+export async function listenForAuthChanges(url: string, handlers: { onMessage(payload: string): void; onDrop(): void }): Promise<AuthChangeListener> {
   const client = new pg.Client({ connectionString: url, keepAlive: true });
   let closing = false;
   let dropped = false;
@@ -55,11 +52,7 @@ export async function findWorkspaceSettings(db: Database, workspaceId: string) {
 }
 
 export async function findApiKeyByHash(db: Database, keyHash: string) {
-  return db
-    .selectFrom('api_keys')
-    .select(['id', 'workspace_id', 'expires_at', 'revoked_at'])
-    .where('key_hash', '=', keyHash)
-    .executeTakeFirst();
+  return db.selectFrom('api_keys').select(['id', 'workspace_id', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash).executeTakeFirst();
 }
 
 export async function findTeamLink(db: Database, ownerWorkspaceId: string, clientWorkspaceId: string) {
@@ -105,12 +98,7 @@ export async function insertApiKey(
 }
 
 export async function revokeApiKey(db: Database, keyId: string, at: Date) {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: at })
-    .where('id', '=', keyId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const result = await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
@@ -128,11 +116,5 @@ export async function upsertTeamLink(db: Database, row: { owner_workspace_id: st
 
 /** The workspace's saved X identities, in the order they were connected. */
 export async function listXAccounts(db: Database, workspaceId: string) {
-  return db
-    .selectFrom('x_accounts')
-    .select(['user_id', 'handle'])
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('created_at')
-    .orderBy('user_id')
-    .execute();
+  return db.selectFrom('x_accounts').select(['user_id', 'handle']).where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('user_id').execute();
 }

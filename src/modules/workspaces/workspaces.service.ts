@@ -66,10 +66,7 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
     return { keyId: key.keyId, homeWorkspaceId: key.homeWorkspaceId };
   }
 
-  async function selectWorkspace(
-    key: { keyId: string; homeWorkspaceId: string },
-    selector: string | string[] | undefined,
-  ): Promise<AuthContext> {
+  async function selectWorkspace(key: { keyId: string; homeWorkspaceId: string }, selector: string | string[] | undefined): Promise<AuthContext> {
     if (selector === undefined || selector === '') {
       return { ...key, workspaceId: key.homeWorkspaceId, role: 'owner' };
     }

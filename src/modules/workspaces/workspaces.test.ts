@@ -133,7 +133,9 @@ describe('errors, limits and versioning', () => {
       const { buildApp } = await import('../../app/build-app.js');
       const app = await buildApp({ config: app2.config, db: app2.db, services: app2.services, clock: app2.clock });
       app.get('/old', { config: { deprecation: { sunset } } }, async () => ({ ok: true }));
-      expect(() => app.get('/too-soon', { config: { deprecation: { sunset: new Date(app2.clock.now().getTime() + 89 * 86_400_000).toISOString() } } }, async () => ({}))).toThrow(/90 days/);
+      expect(() =>
+        app.get('/too-soon', { config: { deprecation: { sunset: new Date(app2.clock.now().getTime() + 89 * 86_400_000).toISOString() } } }, async () => ({})),
+      ).toThrow(/90 days/);
       await app.ready();
       const res = await app.inject({ method: 'GET', url: '/old' });
       expect(res.headers.deprecation).toBe('true');

@@ -68,7 +68,13 @@ describe('the demo world (examples/demo-world.json)', () => {
     expect(new Set(nw.plays.map((p: any) => p.status))).toEqual(new Set(['active', 'paused', 'archived']));
     expect(nw.plays.some((p: any) => p.autopilot) && nw.plays.some((p: any) => !p.reviewApiEnabled)).toBe(true);
     const replyLeads = nw.replies.map((r: any) => [r.channel, !!nw.leads.find((l: any) => l.id === r.leadId)?.email]);
-    expect(replyLeads).toEqual(expect.arrayContaining([['linkedin', true], ['linkedin', false], ['x', false]]));
+    expect(replyLeads).toEqual(
+      expect.arrayContaining([
+        ['linkedin', true],
+        ['linkedin', false],
+        ['x', false],
+      ]),
+    );
   });
 
   it('holds no key secret: the demo key is generated at load', () => {
@@ -81,7 +87,10 @@ describe('the demo world (examples/demo-world.json)', () => {
     const result = await t.services.world.seed(demo);
     const elapsed = performance.now() - started;
     expect(result.counts).toEqual(fileCounts());
-    expect(result.workspaces.map((w) => [w.name, w.status])).toEqual([['Northwind Outreach', 'created'], ['Contoso Labs', 'created']]);
+    expect(result.workspaces.map((w) => [w.name, w.status])).toEqual([
+      ['Northwind Outreach', 'created'],
+      ['Contoso Labs', 'created'],
+    ]);
     demoKey = result.workspaces[0].apiKeys[0];
     expect(demoKey).toMatch(/^ows_[A-Za-z0-9_-]{43}$/);
     const res = await listWorkspaces(t, demoKey);
@@ -171,7 +180,14 @@ describe('a large world', () => {
           xAccounts: [{ userId: '42', handle: 'bulk' }],
           messagingAccounts: [{ id: account }],
           sequences: [{ id: u(501), status: 'active', approvedRevision: 1, steps: [{ kind: 'connect' }, { kind: 'message', delayDays: 1, message: 'hi' }] }],
-          plays: [{ id: u(502), sequenceId: u(501), accountUserId: '42', candidates: Array.from({ length: 250 }, (_, i) => ({ xUserId: String(10_000 + i), username: `user_${i}` })) }],
+          plays: [
+            {
+              id: u(502),
+              sequenceId: u(501),
+              accountUserId: '42',
+              candidates: Array.from({ length: 250 }, (_, i) => ({ xUserId: String(10_000 + i), username: `user_${i}` })),
+            },
+          ],
           leads: Array.from({ length: 1000 }, (_, i) => ({
             person: `Person ${i}`,
             company: 'Initech',
@@ -189,7 +205,11 @@ describe('a large world', () => {
     const result = await t.services.world.seed(world);
     const elapsed = performance.now() - started;
     expect(result.counts).toEqual({ sequences: 1, plays: 1, candidates: 250, leads: 1000, replies: 0, activity: 1000 });
-    const linked = await t.db.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('candidate_id', 'is not', null).executeTakeFirstOrThrow();
+    const linked = await t.db
+      .selectFrom('leads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('candidate_id', 'is not', null)
+      .executeTakeFirstOrThrow();
     expect(Number(linked.n)).toBe(250);
     expect(elapsed).toBeLessThan(20_000);
   });

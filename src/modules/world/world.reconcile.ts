@@ -26,7 +26,10 @@ type Owners = Map<string, string>;
 async function loadSaved(db: Database, plan: Plan) {
   const [workspaces, keys, accounts, sequences, plays, candidates, leads, replies, activity] = await Promise.all([
     repo.findWorkspaces(db, uniq([...plan.workspaces.map((w) => w.id), ...refIds(plan, 'workspace')])),
-    repo.findApiKeysByHash(db, plan.workspaces.flatMap((w) => w.keys.map((k) => k.hash))),
+    repo.findApiKeysByHash(
+      db,
+      plan.workspaces.flatMap((w) => w.keys.map((k) => k.hash)),
+    ),
     repo.findOwners(db, 'messaging_accounts', uniq([...explicitIds(plan.accounts), ...refIds(plan, 'account')])),
     repo.findOwners(db, 'sequences', uniq([...explicitIds(plan.sequences), ...refIds(plan, 'sequence')])),
     repo.findOwners(db, 'plays', uniq([...explicitIds(plan.plays), ...refIds(plan, 'play')])),
@@ -90,9 +93,7 @@ async function matchCandidates(db: Database, plan: Plan, saved: Saved, playOwner
     ...plan.candidates.filter((c) => c.play.existing).map((c) => c.row.x_user_id),
     ...plan.leads.filter((l) => l.row.x_user_id && l.row.play_id).map((l) => l.row.x_user_id as string),
   ]);
-  const byIdentity = new Map(
-    (await repo.findCandidatesByIdentity(db, savedPlayIds, identityUsers)).map((c) => [`${c.play_id}|${c.x_user_id}`, c.id]),
-  );
+  const byIdentity = new Map((await repo.findCandidatesByIdentity(db, savedPlayIds, identityUsers)).map((c) => [`${c.play_id}|${c.x_user_id}`, c.id]));
   for (const c of plan.candidates) {
     if (c.existing || !c.play.existing) continue;
     const savedId = byIdentity.get(`${c.play.id}|${c.row.x_user_id}`);
@@ -113,11 +114,7 @@ async function matchCandidates(db: Database, plan: Plan, saved: Saved, playOwner
 
 /** Every cross-reference names an object of the same workspace, in the file or saved. */
 async function checkRefs(db: Database, plan: Plan, saved: Saved, owners: Record<'account' | 'sequence' | 'play' | 'lead', Owners>): Promise<void> {
-  const xAccountsSaved = await repo.findXAccounts(
-    db,
-    uniq(plan.refs.filter((r) => r.kind === 'xAccount').map((r) => r.ws.id)),
-    uniq(refIds(plan, 'xAccount')),
-  );
+  const xAccountsSaved = await repo.findXAccounts(db, uniq(plan.refs.filter((r) => r.kind === 'xAccount').map((r) => r.ws.id)), uniq(refIds(plan, 'xAccount')));
   const inFile = new Map<RefKind, Owners>([
     ['workspace', new Map(plan.workspaces.map((w) => [w.id, w.id]))],
     ['sequence', new Map(plan.sequences.map((s) => [s.id, s.ws.id]))],

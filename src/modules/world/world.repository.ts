@@ -14,7 +14,11 @@ function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
 }
 
 async function insertRows<T extends keyof DB>(db: Database, table: T, rows: readonly Insertable<DB[T]>[]): Promise<void> {
-  for (const chunk of chunks(rows, INSERT_CHUNK)) await db.insertInto(table).values(chunk as never).execute();
+  for (const chunk of chunks(rows, INSERT_CHUNK))
+    await db
+      .insertInto(table)
+      .values(chunk as never)
+      .execute();
 }
 
 /** Tables whose rows carry their own uuid and their workspace. */
@@ -24,7 +28,13 @@ export async function findOwners(db: Database, table: OwnedTable, ids: readonly 
   const out: { id: string; workspace_id: string }[] = [];
   for (const chunk of chunks(ids, LOOKUP_CHUNK)) {
     // The tables share the two selected columns; naming one of them keeps Kysely's typing simple.
-    out.push(...(await db.selectFrom(table as 'sequences').select(['id', 'workspace_id']).where('id', 'in', chunk).execute()));
+    out.push(
+      ...(await db
+        .selectFrom(table as 'sequences')
+        .select(['id', 'workspace_id'])
+        .where('id', 'in', chunk)
+        .execute()),
+    );
   }
   return out;
 }
@@ -65,12 +75,7 @@ export async function findCandidatesByIdentity(db: Database, playIds: readonly s
   if (playIds.length === 0) return out;
   for (const chunk of chunks(xUserIds, LOOKUP_CHUNK)) {
     out.push(
-      ...(await db
-        .selectFrom('candidates')
-        .select(['id', 'play_id', 'x_user_id'])
-        .where('play_id', 'in', playIds)
-        .where('x_user_id', 'in', chunk)
-        .execute()),
+      ...(await db.selectFrom('candidates').select(['id', 'play_id', 'x_user_id']).where('play_id', 'in', playIds).where('x_user_id', 'in', chunk).execute()),
     );
   }
   return out;
@@ -100,7 +105,11 @@ export async function insertReplies(db: Database, cipher: TextCipher, rows: Inse
 /** An existing link is left as it is, like every other object the file names again. */
 export async function insertTeamLinks(db: Database, rows: Insertable<DB['team_links']>[]) {
   for (const chunk of chunks(rows, INSERT_CHUNK)) {
-    await db.insertInto('team_links').values(chunk).onConflict((oc) => oc.columns(['owner_workspace_id', 'client_workspace_id']).doNothing()).execute();
+    await db
+      .insertInto('team_links')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['owner_workspace_id', 'client_workspace_id']).doNothing())
+      .execute();
   }
 }
 
@@ -110,7 +119,11 @@ export async function insertTeamLinks(db: Database, rows: Insertable<DB['team_li
  */
 export async function insertXAccounts(db: Database, rows: Insertable<DB['x_accounts']>[]) {
   for (const chunk of chunks(rows, INSERT_CHUNK)) {
-    await db.insertInto('x_accounts').values(chunk).onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing()).execute();
+    await db
+      .insertInto('x_accounts')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing())
+      .execute();
   }
 }
 
@@ -127,7 +140,11 @@ export async function upsertPublicData(
       .execute();
   }
   for (const chunk of chunks(data.follows, INSERT_CHUNK)) {
-    await db.insertInto('publicdata_follows').values(chunk).onConflict((oc) => oc.columns(['followed', 'follower']).doNothing()).execute();
+    await db
+      .insertInto('publicdata_follows')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['followed', 'follower']).doNothing())
+      .execute();
   }
   for (const chunk of chunks(data.unavailable, INSERT_CHUNK)) {
     await db

@@ -105,10 +105,7 @@ export const ApiKeyEntry = Type.Object(
   closed,
 );
 
-export const ClientEntry = Type.Object(
-  { workspaceId: Uuid(), role: Opt(Type.Enum([...ROLES], { default: WORLD_DEFAULTS.role })) },
-  closed,
-);
+export const ClientEntry = Type.Object({ workspaceId: Uuid(), role: Opt(Type.Enum([...ROLES], { default: WORLD_DEFAULTS.role })) }, closed);
 
 export const Settings = Type.Object(
   {
@@ -147,14 +144,13 @@ export const MessagingAccount = Type.Object(
     warmupStartedAt: OptNull(Timestamp()),
     accountScore: OptNull(Count()),
     relationsCount: OptNull(Count()),
+    /** The sender's e-mail identity ("Mailboxes"); checked field by field in planners/accounts.ts. */
+    mailbox: Opt(Type.Unknown()),
   },
   closed,
 );
 
-export const StepAction = Type.Object(
-  { type: Text(50), count: OptNull(Count()), reaction: OptNull(Text(50)) },
-  closed,
-);
+export const StepAction = Type.Object({ type: Text(50), count: OptNull(Count()), reaction: OptNull(Text(50)) }, closed);
 
 export const StepVariant = Type.Object(
   {

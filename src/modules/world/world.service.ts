@@ -1,3 +1,4 @@
+import { upsertMailbox } from '../mailboxes/mailboxes.repository.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ServiceDeps } from '../../app/services.js';
 import { AppError, conflict } from '../../app/errors.js';
@@ -21,7 +22,8 @@ const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~
 function firstProblem(errors: ErrorObject[]): { path: string; message: string } {
   const located = errors.map((e) => {
     const p = e.params as Record<string, unknown>;
-    if (e.keyword === 'additionalProperties') return { path: `${e.instancePath}/${escapePointer(String(p.additionalProperty))}`, message: 'is not a known field', e };
+    if (e.keyword === 'additionalProperties')
+      return { path: `${e.instancePath}/${escapePointer(String(p.additionalProperty))}`, message: 'is not a known field', e };
     if (e.keyword === 'required') return { path: `${e.instancePath}/${escapePointer(String(p.missingProperty))}`, message: 'is required', e };
     if (e.keyword === 'enum') return { path: e.instancePath, message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`, e };
     if (e.keyword === 'const') return { path: e.instancePath, message: `must be ${JSON.stringify(p.allowedValue)}`, e };
@@ -38,11 +40,24 @@ function firstProblem(errors: ErrorObject[]): { path: string; message: string } 
 /** Inserts what is not saved yet, parents first; a Play's new candidates share one `seed` batch. */
 async function write(db: Database, cipher: TextCipher, plan: Plan, now: Date): Promise<SeedResult['counts']> {
   const fresh = <R>(items: Item<R>[]) => items.filter((i) => !i.existing).map((i) => i.row);
-  await repo.insertWorkspaces(db, plan.workspaces.filter((w) => !w.existing).map((w) => w.row));
+  await repo.insertWorkspaces(
+    db,
+    plan.workspaces.filter((w) => !w.existing).map((w) => w.row),
+  );
   await repo.insertTeamLinks(db, plan.teamLinks);
-  await repo.insertApiKeys(db, plan.workspaces.flatMap((w) => w.keys.filter((k) => !k.existing).map((k) => k.row)));
-  await repo.insertXAccounts(db, plan.xAccounts.map((x) => x.row));
+  await repo.insertApiKeys(
+    db,
+    plan.workspaces.flatMap((w) => w.keys.filter((k) => !k.existing).map((k) => k.row)),
+  );
+  await repo.insertXAccounts(
+    db,
+    plan.xAccounts.map((x) => x.row),
+  );
   await repo.insertMessagingAccounts(db, fresh(plan.accounts));
+  const freshAccounts = new Set(fresh(plan.accounts).map((a) => a.id));
+  for (const m of plan.mailboxes.filter((x) => freshAccounts.has(x.accountId))) {
+    await upsertMailbox(db, cipher, { id: `mbx_${newId()}`, workspaceId: m.workspaceId, accountId: m.accountId, ...m.input });
+  }
   const sequences = fresh(plan.sequences);
   await repo.insertSequences(db, sequences);
   const plays = fresh(plan.plays);
@@ -59,7 +74,10 @@ async function write(db: Database, cipher: TextCipher, plan: Plan, now: Date): P
     c.row.batch_id = batch.id;
   }
   await repo.insertCandidateBatches(db, [...batches.values()]);
-  await repo.insertCandidates(db, newCandidates.map((c) => c.row));
+  await repo.insertCandidates(
+    db,
+    newCandidates.map((c) => c.row),
+  );
 
   const leads = fresh(plan.leads);
   await repo.insertLeads(db, leads);

@@ -2,7 +2,33 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { createTextCipher } from '../../lib/crypto.js';
-import { ADMIN, admin, u, ACME, BETA, SEQ1, SEQ2, PLAY, C1, C2, C3, L1, L2, R1, R2, A1, A2, A3, ACC, KEY, KEY_B, smallWorld, rowCounts, seed, listWorkspaces } from '../../../test/helpers/world-fixtures.js';
+import {
+  ADMIN,
+  admin,
+  u,
+  ACME,
+  BETA,
+  SEQ1,
+  SEQ2,
+  PLAY,
+  C1,
+  C2,
+  C3,
+  L1,
+  L2,
+  R1,
+  R2,
+  A1,
+  A2,
+  A3,
+  ACC,
+  KEY,
+  KEY_B,
+  smallWorld,
+  rowCounts,
+  seed,
+  listWorkspaces,
+} from '../../../test/helpers/world-fixtures.js';
 
 describe('POST /admin/v1/seed loads a valid world', () => {
   let t: TestApp;
@@ -29,7 +55,12 @@ describe('POST /admin/v1/seed loads a valid world', () => {
   it('the keys authenticate, and the Team owner lists its client with the role from the file', async () => {
     const res = await listWorkspaces(t, KEY);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ workspaces: [{ id: ACME, name: 'Acme', role: 'owner' }, { id: BETA, name: 'Beta', role: 'admin' }] });
+    expect(res.json()).toEqual({
+      workspaces: [
+        { id: ACME, name: 'Acme', role: 'owner' },
+        { id: BETA, name: 'Beta', role: 'admin' },
+      ],
+    });
     expect((await listWorkspaces(t, KEY_B)).json()).toEqual({ workspaces: [{ id: BETA, name: 'Beta', role: 'owner' }] });
     expect((await listWorkspaces(t, KEY, { 'x-workspace-client': BETA })).statusCode).toBe(200);
   });
@@ -66,7 +97,10 @@ describe('POST /admin/v1/seed loads a valid world', () => {
         subject: null,
         message: null,
         actions: [],
-        variants: [{ key: 'A', weight: 50, messageTmpl: 'a' }, { key: 'B', weight: 50, messageTmpl: 'b' }],
+        variants: [
+          { key: 'A', weight: 50, messageTmpl: 'a' },
+          { key: 'B', weight: 50, messageTmpl: 'b' },
+        ],
         tool: null,
       },
     ]);
@@ -116,7 +150,15 @@ describe('POST /admin/v1/seed loads a valid world', () => {
     expect(l1.replied_at?.toISOString()).toBe('2026-11-05T10:00:00.000Z');
     expect(l1.last_activity_at?.toISOString()).toBe('2026-11-05T10:00:00.000Z');
     const l2 = await t.db.selectFrom('leads').selectAll().where('id', '=', L2).executeTakeFirstOrThrow();
-    expect(l2).toMatchObject({ x_user_id: '1001', username: 'alice', account_user_id: '2001', play_id: PLAY, candidate_id: C1, automation_stopped: true, stage: 'messaged' });
+    expect(l2).toMatchObject({
+      x_user_id: '1001',
+      username: 'alice',
+      account_user_id: '2001',
+      play_id: PLAY,
+      candidate_id: C1,
+      automation_stopped: true,
+      stage: 'messaged',
+    });
     expect(l2.created_at.toISOString()).toBe(t.clock.now().toISOString());
   });
 
@@ -195,7 +237,17 @@ describe('POST /admin/v1/seed loads a valid world', () => {
   it('a revoked or expired key from the file does not authenticate', async () => {
     const revoked = 'ows_test_revoked_key_000000000000000000000';
     const expired = 'ows_test_expired_key_000000000000000000000';
-    const res = await seed(t, { workspaces: [{ name: 'Gamma', apiKeys: [{ key: revoked, revoked: true }, { key: expired, expiresAt: '2026-01-01T00:00:00Z' }] }] });
+    const res = await seed(t, {
+      workspaces: [
+        {
+          name: 'Gamma',
+          apiKeys: [
+            { key: revoked, revoked: true },
+            { key: expired, expiresAt: '2026-01-01T00:00:00Z' },
+          ],
+        },
+      ],
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().workspaces[0]).toMatchObject({ name: 'Gamma', status: 'created', apiKeys: [revoked, expired] });
     expect((await listWorkspaces(t, revoked)).statusCode).toBe(401);

@@ -163,10 +163,7 @@ describe('http error handling', () => {
   });
 
   it('retries a 500 and succeeds on the next attempt', async () => {
-    handler = (_call, res) =>
-      calls.length === 1
-        ? json(res, 500, { error: 'oops' })
-        : json(res, 200, { status: 'success', data: user('1001', 'alice') });
+    handler = (_call, res) => (calls.length === 1 ? json(res, 500, { error: 'oops' }) : json(res, 200, { status: 'success', data: user('1001', 'alice') }));
     expect(await provider().resolveHandle('alice')).toMatchObject({ xUserId: '1001' });
     expect(calls).toHaveLength(2);
   });
@@ -240,11 +237,8 @@ describe('http error handling', () => {
   });
 
   it('reports an oversized body as unavailable', async () => {
-    handler = (_call, res) =>
-      json(res, 200, { status: 'success', data: user('1001', 'alice', 'x'.repeat(5000)) });
-    expect((await failure(provider({ maxResponseBytes: 1024 }).resolveHandle('alice'))).reason).toBe(
-      'response_too_large',
-    );
+    handler = (_call, res) => json(res, 200, { status: 'success', data: user('1001', 'alice', 'x'.repeat(5000)) });
+    expect((await failure(provider({ maxResponseBytes: 1024 }).resolveHandle('alice'))).reason).toBe('response_too_large');
   });
 
   it('retries network failures and then reports them', async () => {
@@ -287,9 +281,7 @@ describe('http error handling', () => {
       await new Promise((r) => setTimeout(r, 300));
       if (!res.destroyed) json(res, 200, {});
     };
-    expect(await failure(provider().resolveHandle('alice', AbortSignal.timeout(30)))).toBeInstanceOf(
-      ProviderTimeoutError,
-    );
+    expect(await failure(provider().resolveHandle('alice', AbortSignal.timeout(30)))).toBeInstanceOf(ProviderTimeoutError);
   });
 });
 
@@ -346,9 +338,7 @@ describe('http follows', () => {
 
   it('reports a missing following field as unavailable', async () => {
     handler = (_call, res) => json(res, 200, { data: { followed_by: true } });
-    expect(
-      (await failure(provider().follows({ username: 'alice' }, { xUserId: '2001', username: 'acme_hq' }))).reason,
-    ).toBe('bad_shape');
+    expect((await failure(provider().follows({ username: 'alice' }, { xUserId: '2001', username: 'acme_hq' }))).reason).toBe('bad_shape');
   });
 
   it('throws on provider trouble instead of answering', async () => {
@@ -371,11 +361,7 @@ describe('http followerSnapshot', () => {
     const snap = await provider().followerSnapshot('2001', { limit: 100 });
     expect(snap).toMatchObject({ userIds: ['1', '2', '3', '4', '5'], complete: true, checkedAt: NOW.toISOString() });
     expect(snap.users[0]).toEqual({ xUserId: '1', username: 'u1', name: 'U1' });
-    expect(calls.map((c) => c.query)).toEqual([
-      { userId: '2001' },
-      { userId: '2001', cursor: 'c2' },
-      { userId: '2001', cursor: 'c3' },
-    ]);
+    expect(calls.map((c) => c.query)).toEqual([{ userId: '2001' }, { userId: '2001', cursor: 'c2' }, { userId: '2001', cursor: 'c3' }]);
   });
 
   it('stops at the limit and reports the snapshot incomplete', async () => {
@@ -409,8 +395,7 @@ describe('http followerSnapshot', () => {
   });
 
   it('skips unusable entries but then cannot claim completeness', async () => {
-    handler = (_call, res) =>
-      json(res, 200, { followers: [user('1', 'u1'), { id: 'x', userName: 'u2' }], has_next_page: false });
+    handler = (_call, res) => json(res, 200, { followers: [user('1', 'u1'), { id: 'x', userName: 'u2' }], has_next_page: false });
     expect(await provider().followerSnapshot('2001', { limit: 100 })).toMatchObject({ userIds: ['1'], complete: false });
   });
 

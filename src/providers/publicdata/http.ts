@@ -60,9 +60,7 @@ class Transient extends Error {
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 function errorCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
-    ? (err as { code: string }).code
-    : undefined;
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
 }
 
 function positive(value: number | undefined, fallback: number, label: string): number {
@@ -165,9 +163,7 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
       if (timer.aborted || TIMEOUT_CODES.has(errorCode(err) ?? '')) {
         throw new ProviderTimeoutError(`public-data provider did not answer within ${timeoutMs} ms`, { cause: err });
       }
-      throw new Transient(
-        new ProviderUnavailableError('public-data provider could not be reached', { reason: 'network', cause: err }),
-      );
+      throw new Transient(new ProviderUnavailableError('public-data provider could not be reached', { reason: 'network', cause: err }));
     }
   }
 
@@ -207,19 +203,13 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
     if (typeof followerHandle !== 'string') return followerHandle;
     const targetHandle = targetHandleOf(target);
     if (targetHandle === null) return nullAnswer(FOLLOW_REASON.targetHandleRequired);
-    const result = mapping.followCheck.parse(
-      await call(mapping.followCheck.request(stripAt(follower.username!), targetHandle), signal),
-    );
+    const result = mapping.followCheck.parse(await call(mapping.followCheck.request(stripAt(follower.username!), targetHandle), signal));
     const checkedAt = now().toISOString();
     if (result.kind === 'not_found') return nullAnswer(FOLLOW_REASON.userNotFound, checkedAt);
     return { follows: result.following, checkedAt, reason: null, evidence: EVIDENCE.relationship };
   }
 
-  async function followerSnapshot(
-    targetUserId: string,
-    opts: { limit: number },
-    signal?: AbortSignal,
-  ): Promise<FollowerSnapshot> {
+  async function followerSnapshot(targetUserId: string, opts: { limit: number }, signal?: AbortSignal): Promise<FollowerSnapshot> {
     const limit = Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : 0;
     const checkedAt = now().toISOString();
     if (limit === 0) return { userIds: [], users: [], complete: false, checkedAt };

@@ -5,10 +5,7 @@ import { createPublicDataProvider } from './index.js';
 import { SANDBOX_PEOPLE } from '../../../test/helpers/publicdata-fixtures.js';
 
 const world: SandboxWorld = {
-  users: [
-    ...SANDBOX_PEOPLE,
-    { xUserId: '2001', username: 'acme_hq', name: 'Acme' },
-  ],
+  users: [...SANDBOX_PEOPLE, { xUserId: '2001', username: 'acme_hq', name: 'Acme' }],
   follows: [
     { follower: '1001', followed: '2001' },
     { follower: '1003', followed: '2001' },
@@ -237,7 +234,12 @@ describe('sandbox latency and failure injection', () => {
       const p = createSandboxProvider(world, { failureRate: 0.3, random: mulberry32(seed) });
       const outcomes: string[] = [];
       for (let i = 0; i < 40; i++) {
-        outcomes.push(await p.resolveHandle('alice').then(() => 'ok', () => 'fail'));
+        outcomes.push(
+          await p.resolveHandle('alice').then(
+            () => 'ok',
+            () => 'fail',
+          ),
+        );
       }
       return outcomes;
     };

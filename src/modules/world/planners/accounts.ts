@@ -1,3 +1,4 @@
+import { mailboxInputProblem, type MailboxInput } from '../../mailboxes/mailboxes.schemas.js';
 import { newMessagingAccountId } from '../../../lib/ids.js';
 import { WORLD_DEFAULTS as D, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, lower, orderedTime, stripAt, type WsContext } from './plan.js';
@@ -34,6 +35,17 @@ export function planMessagingAccounts(w: WorldWorkspace, cx: WsContext): void {
     const timeZone = a.timeZone ?? D.timeZone;
     if (!isTimeZone(timeZone)) throw invalidWorld(`${at}/timeZone`, 'must be an IANA time zone such as Europe/Paris');
     const mode = a.mode ?? D.messagingMode;
+    if (a.mailbox !== undefined) {
+      const problem = mailboxInputProblem(a.mailbox, 'mailbox');
+      if (problem) {
+        const [field, ...why] = problem.split(' ');
+        throw invalidWorld(`${at}/${field.replace(/\./g, '/')}`, why.join(' '));
+      }
+      const m = a.mailbox as MailboxInput;
+      cx.plan.mailboxes.push({ workspaceId: cx.ws.id, accountId, existing: false, input: m });
+    } else if (mode === 'email') {
+      throw invalidWorld(`${at}/mailbox`, 'is required for an account of mode "email"');
+    }
     cx.plan.accounts.push(
       cx.item(at, accountId, !!a.id, {
         id: accountId,

@@ -5,8 +5,21 @@ import { lower, type WsContext } from './plan.js';
 // Actions that act on the outside world cost one unit when they succeed; observations and bookkeeping
 // (accepted, reply_detected, reply_dismissed, …) and failed or skipped attempts cost nothing.
 const SPENDING_ACTIONS = new Set<ActivityAction>([
-  'resolve', 'invite', 'like', 'message', 'followup', 'view_profile', 'endorse', 'comment', 'enrich', 'meeting_invited',
-  'reply_sent', 'email_sent', 'x_dm', 'x_follow', 'x_like',
+  'resolve',
+  'invite',
+  'like',
+  'message',
+  'followup',
+  'view_profile',
+  'endorse',
+  'comment',
+  'enrich',
+  'meeting_invited',
+  'reply_sent',
+  'email_sent',
+  'x_dm',
+  'x_follow',
+  'x_like',
 ]);
 
 export function planActivity(w: WorldWorkspace, cx: WsContext): void {

@@ -14,7 +14,8 @@ function defaultNextActionAt(l: WorldLead, now: Date): string | Date | null {
 
 /** The two spellings of one field (list view and cross-channel view) must agree when both are given. */
 function checkSpellings(l: WorldLead, path: string): void {
-  if (l.person != null && l.name != null && l.person !== l.name) throw invalidWorld(`${path}/name`, 'differs from person (name is the same field in the lead list view)');
+  if (l.person != null && l.name != null && l.person !== l.name)
+    throw invalidWorld(`${path}/name`, 'differs from person (name is the same field in the lead list view)');
   if (l.automationStopped !== undefined && l.sequenceDone !== undefined && l.automationStopped !== l.sequenceDone) {
     throw invalidWorld(`${path}/sequenceDone`, 'differs from automationStopped (both name the same saved flag)');
   }

@@ -1,3 +1,4 @@
+import type { MailboxInput } from '../../mailboxes/mailboxes.schemas.js';
 import type { Insertable } from 'kysely';
 import { AppError } from '../../../app/errors.js';
 import type { DB } from '../../../db/schema.js';
@@ -55,6 +56,8 @@ export interface Plan {
   teamLinks: Row<'team_links'>[];
   xAccounts: { ws: WsPlan; row: Row<'x_accounts'> }[];
   accounts: Item<Row<'messaging_accounts'>>[];
+  /** Mailboxes of new accounts; URLs in plain text here, encrypted by the repository when written. */
+  mailboxes: { workspaceId: string; accountId: string; existing: boolean; input: MailboxInput }[];
   sequences: Item<Row<'sequences'>>[];
   plays: Item<Row<'plays'>>[];
   candidates: CandidateItem[];
@@ -72,6 +75,7 @@ export function emptyPlan(): Plan {
     teamLinks: [],
     xAccounts: [],
     accounts: [],
+    mailboxes: [],
     sequences: [],
     plays: [],
     candidates: [],

@@ -8,7 +8,10 @@ function candidateStatus(c: WorldCandidate, path: string): Row<'candidates'>['st
   const status = c.status ?? (decision === 'good_fit' ? 'approved' : decision === 'not_a_good_fit' ? 'rejected' : 'proposed');
   const expected = status === 'approved' ? 'good_fit' : status === 'rejected' ? 'not_a_good_fit' : null;
   if (decision !== expected) {
-    throw invalidWorld(`${path}/review`, expected ? `status ${status} needs review.decision ${expected}` : `status ${status} is unreviewed, so review must be null`);
+    throw invalidWorld(
+      `${path}/review`,
+      expected ? `status ${status} needs review.decision ${expected}` : `status ${status} is unreviewed, so review must be null`,
+    );
   }
   return status;
 }
