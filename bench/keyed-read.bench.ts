@@ -149,7 +149,7 @@ function startChild(role: 'floor' | 'service'): Promise<{ child: ChildProcess; p
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (c) => {
+    child.stdout.on('data', (c) => {
       out += String(c);
       const m = /LISTENING (\d+)/.exec(out);
       if (m) resolve({ child, port: Number(m[1]) });

@@ -241,7 +241,8 @@ function literal(v: unknown): string {
   if (v instanceof Date) return `'${v.toISOString()}'`;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `ARRAY[${v.map(literal).join(',')}]`;
-  return `'${String(v).replace(/'/g, "''")}'`;
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 main().catch((err) => {

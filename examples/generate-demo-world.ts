@@ -838,7 +838,7 @@ for (const [lead, classification, theirMessage, draft] of replyRows) {
   act(nw, id, Date.parse(lead.repliedAt as string) + 2 * 60_000, 'reply_drafted', { account: lead.account, units: 0 });
 }
 nw.replies.push({
-  id: uid(`reply/${xReplied[0].id}`),
+  id: uid(`reply/${String(xReplied[0].id)}`),
   leadId: xReplied[0].id,
   channel: 'x',
   classification: 'interested',
@@ -879,7 +879,7 @@ for (const [stage, count] of contosoPlan) {
   }
 }
 contoso.replies.push({
-  id: uid(`reply/${contosoReplied[0].id}`),
+  id: uid(`reply/${String(contosoReplied[0].id)}`),
   leadId: contosoReplied[0].id,
   channel: 'linkedin',
   classification: 'meeting_intent',

@@ -29,7 +29,9 @@ async function start(dataDir) {
     if (exited) throw new Error('the server exited during start-up');
     try {
       if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   const readyMs = Math.round(performance.now() - started);

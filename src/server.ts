@@ -64,7 +64,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
   let rateLimitStore: RateLimitStore | null = null;
   let address: string;
-  let demo: DemoWorkspace | null = null;
+  let demo: DemoWorkspace | null;
   const controlToken = config.database.kind === 'pglite' ? randomToken(32) : null;
   const outboxSignal = createOutboxSignal();
   const services = createServices({

@@ -103,7 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       if (error.message && error.message !== error.code) body.message = error.message;
       return reply.status(error.statusCode).send(body);
     }
-    const fe = error as FastifyError;
+    const fe = error;
     if (fe.validation) {
       return reply.status(400).send({ error: 'invalid_request', message: fe.message });
     }
@@ -161,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', authHook);
-      await registerApiRoutes(api as AppInstance, deps);
+      await registerApiRoutes(api, deps);
     },
     { prefix: API_PREFIX },
   );

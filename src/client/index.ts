@@ -78,10 +78,10 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 
 const sleep = (ms: number, signal: AbortSignal | null) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(signal.reason as Error);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal!.reason);
+      reject(signal!.reason as Error);
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

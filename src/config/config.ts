@@ -219,7 +219,7 @@ function describeRule(name: string, fallback: string): string {
   const schema = (EnvSchema.properties as unknown as Record<string, Record<string, unknown> | undefined>)[name];
   if (!schema) return fallback;
   const choices = (schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const).filter((v) => v !== undefined);
-  if (choices?.length) return `must be one of: ${choices.join(', ')}`;
+  if (choices?.length) return `must be one of: ${choices.map((c) => String(c as string | number)).join(', ')}`;
   if (schema.type === 'integer' || schema.type === 'number') {
     const kind = schema.type === 'integer' ? 'a whole number' : 'a number';
     const min = schema.minimum as number | undefined;

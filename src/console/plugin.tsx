@@ -34,6 +34,7 @@ export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 2000) return '/console';
   if (!/^\/(console|review)(\/|\?|$)/.test(next)) return '/console';
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (/[\\\s\x00-\x1f]/.test(next) || next.startsWith('//')) return '/console';
   return next;
 }

@@ -47,7 +47,7 @@ export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHa
       await db.destroy();
       if (!pglite.closed) await pglite.close();
     },
-    dump: () => pglite.dumpDataDir('none') as Promise<Blob>,
+    dump: () => pglite.dumpDataDir('none'),
   };
 }
 

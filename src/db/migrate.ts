@@ -16,7 +16,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   if (await allMigrationsApplied(db)) return [];
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 

@@ -100,7 +100,7 @@ export function createMcpServer(services: Services, auth: AuthContext, options: 
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     // Validation fills defaults in place, so the caller's object is never the one changed.
-    const args = structuredClone(request.params.arguments ?? {}) as Record<string, unknown>;
+    const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
     if (!tool.validate(args)) return errorResult({ error: 'invalid_request', httpStatus: 400, message: inputError(tool.validate.errors) });
     const ctx = { services, auth };
     try {

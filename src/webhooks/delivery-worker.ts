@@ -70,7 +70,7 @@ function withDeadline(resolver: Resolver, ms: number): Resolver {
         },
         (err: unknown) => {
           clearTimeout(timer);
-          reject(err);
+          reject(err instanceof Error ? err : new Error(String(err)));
         },
       );
     });

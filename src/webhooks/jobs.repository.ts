@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { WebhookAttemptsTable } from '../db/schema.js';
 
 // All SQL of the outbox, the dispatcher and the delivery queue. Every timestamp comes from the caller's
 // clock, never from now() in SQL, so a test clock and the rows it produces always agree.
@@ -235,7 +234,7 @@ export async function findNextWork(db: Database): Promise<{ undispatched: boolea
     .where('state', '=', 'pending')
     .executeTakeFirst();
   const at = next?.at ?? null;
-  return { undispatched: undispatched !== undefined, nextDeliveryAt: at === null ? null : new Date(at as Date | string) };
+  return { undispatched: undispatched !== undefined, nextDeliveryAt: at === null ? null : new Date(at) };
 }
 
 /**

@@ -274,6 +274,7 @@ describe('checkReceiverUrl (strict)', () => {
 
   it('treats a resolver that throws a non-Error as a resolution failure', async () => {
     const resolver: Resolver = async () => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- a resolver that throws a non-Error is the case under test
       throw 'boom';
     };
     const result = await checkReceiverUrl('https://public.example/', { resolver });

@@ -151,6 +151,7 @@ export async function checkReceiverUrl(input: string, opts: CheckReceiverUrlOpti
   }
   // The WHATWG parser silently strips these, so the stored URL would differ
   // from what was checked; refuse instead of guessing.
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (/[\u0000-\u0020\u007f]/.test(input)) {
     return reject('invalid_url', 'URL must not contain whitespace or control characters');
   }

@@ -10,7 +10,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
 describe.skipIf(!redisUrl)('rate limit shared through Redis (REDIS_URL)', () => {
   let a: TestApp;
   let b: TestApp;
-  let redis: Redis[] = [];
+  const redis: Redis[] = [];
   beforeAll(async () => {
     const prefix = `outreach:test:${randomBytes(6).toString('hex')}:`;
     const connect = () => {

@@ -55,10 +55,13 @@ describe.runIf(dbEngine() === 'pglite')('operator CLI (npx outreach)', { timeout
 
   it('while a server runs on the same embedded database, commands go through it and its API sees the result', async () => {
     server = await startServer(
-      loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' } as never, {
-        PORT: 0,
-        HOST: '127.0.0.1',
-      }),
+      loadConfig(
+        { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' },
+        {
+          PORT: 0,
+          HOST: '127.0.0.1',
+        },
+      ),
       {
         print: () => undefined,
       },

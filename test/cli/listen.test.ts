@@ -65,7 +65,7 @@ describe('outreach listen / trigger (issue 17)', { timeout: 180_000 }, () => {
         if (Date.now() > until || child.exitCode !== null) throw new Error(`listen did not start: ${stderr}`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      const secret = /signing secret is (whsec_[A-Za-z0-9_-]+)/.exec(stderr)![1]!;
+      const secret = /signing secret is (whsec_[A-Za-z0-9_-]+)/.exec(stderr)![1];
 
       await cliTrigger('reply.received', b.key); // another workspace
       await cliTrigger('lead.invited', a.key); // not in --events
@@ -75,11 +75,11 @@ describe('outreach listen / trigger (issue 17)', { timeout: 180_000 }, () => {
       expect(await exited).toBe(0);
       expect(received).toHaveLength(1);
       const [hit] = received;
-      expect(verifyWebhook(hit!.body, hit!.headers['x-service-signature'] as string, secret)).toMatchObject({ ok: true });
-      expect(verifyWebhook(hit!.body, hit!.headers['x-service-signature'] as string, 'whsec_wrong')).toMatchObject({ ok: false, reason: 'signature_mismatch' });
-      const body = JSON.parse(hit!.body);
+      expect(verifyWebhook(hit.body, hit.headers['x-service-signature'] as string, secret)).toMatchObject({ ok: true });
+      expect(verifyWebhook(hit.body, hit.headers['x-service-signature'] as string, 'whsec_wrong')).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+      const body = JSON.parse(hit.body);
       expect(body).toMatchObject({ id: mine.id, event: 'reply.received', data: { test: true, workspaceId: a.workspaceId } });
-      expect(hit!.headers['x-service-event']).toBe('reply.received');
+      expect(hit.headers['x-service-event']).toBe('reply.received');
       expect(JSON.parse(stdout.trim())).toMatchObject({ id: mine.id, event: 'reply.received', status: 204 });
     } finally {
       if (child.exitCode === null) child.kill('SIGINT');

@@ -40,7 +40,7 @@ describe('console dashboard /console (issue 15 §5)', () => {
     expect(page.body).toContain('/console/assets/uPlot.iife.min.js');
     const api = (await t.app.inject({ method: 'GET', url: '/api/v1/reports/funnel?group_by=account', headers: acme.auth })).json();
     expect(api.total).toMatchObject({ leads: 3, invited: 3, accepted: 2, messaged: 2, replied: 1 });
-    const data = /data-funnel="([^"]+)"/.exec(page.body)![1]!.replace(/&#34;|&quot;/g, '"');
+    const data = /data-funnel="([^"]+)"/.exec(page.body)![1].replace(/&#34;|&quot;/g, '"');
     expect(JSON.parse(data).values).toEqual([3, 3, 2, 2, 1, 0]);
     expect(page.body).toContain('By sequence');
     expect(page.body).toContain('By account');

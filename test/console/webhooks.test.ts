@@ -36,7 +36,7 @@ describe('console webhooks /console/webhooks (issue 15 §7)', () => {
     expect(secret).toBeTruthy();
     const [row] = await hooksOf(acme.workspaceId);
     expect(row).toMatchObject({ url: 'https://hooks.example.com/in' });
-    expect(row!.events).toEqual(expect.arrayContaining(['reply.received', 'lead.invited']));
+    expect(row.events).toEqual(expect.arrayContaining(['reply.received', 'lead.invited']));
     const list = await c.get('/console/webhooks');
     expect(list.body).toContain('https://hooks.example.com/in');
     expect(list.body).not.toContain(secret!);
@@ -56,13 +56,13 @@ describe('console webhooks /console/webhooks (issue 15 §7)', () => {
   it('Send test ping schedules a ping for that subscription; Delete removes it', async () => {
     const [row] = await hooksOf(acme.workspaceId);
     await c.get('/console/webhooks');
-    const ping = await c.post(`/console/webhooks/${row!.id}/ping`);
+    const ping = await c.post(`/console/webhooks/${row.id}/ping`);
     expect(ping.statusCode).toBe(200);
     expect(ping.body).toContain('Test ping scheduled');
-    expect(await pingsFor(row!.id)).toHaveLength(1);
-    const del = await c.post(`/console/webhooks/${row!.id}/delete`);
+    expect(await pingsFor(row.id)).toHaveLength(1);
+    const del = await c.post(`/console/webhooks/${row.id}/delete`);
     expect(del.statusCode).toBe(200);
-    expect((await hooksOf(acme.workspaceId)).map((h) => h.id)).not.toContain(row!.id);
+    expect((await hooksOf(acme.workspaceId)).map((h) => h.id)).not.toContain(row.id);
   });
 
   it("another workspace's webhook gives the 404 page and is left alone; a POST without CSRF gets 403", async () => {

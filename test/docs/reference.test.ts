@@ -10,7 +10,7 @@ afterAll(async () => t?.close());
 
 /** Every absolute URL in src/href attributes of a page: the reference must not reach outside this server. */
 function externalAssets(html: string): string[] {
-  return [...html.matchAll(/(?:src|href)\s*=\s*["'](https?:\/\/[^"']+)["']/g)].map((m) => m[1]!);
+  return [...html.matchAll(/(?:src|href)\s*=\s*["'](https?:\/\/[^"']+)["']/g)].map((m) => m[1]);
 }
 
 describe('/docs: the interactive reference (issue 15 §8)', () => {

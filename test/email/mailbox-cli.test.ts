@@ -44,10 +44,13 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox', { timeout: 300_0
     smtp = await startSmtpReceiver({ auth: { user: 'dana', pass: 'right-pass' } });
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-mailbox-cli-'));
     server = await startServer(
-      loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' } as never, {
-        PORT: 0,
-        HOST: '127.0.0.1',
-      }),
+      loadConfig(
+        { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' },
+        {
+          PORT: 0,
+          HOST: '127.0.0.1',
+        },
+      ),
       { print: () => undefined },
     );
   });

@@ -204,7 +204,7 @@ export async function createWebhooks(t: TestApp, world: ReliabilityWorld, perTen
         payload: { url: `https://${WEBHOOK_HOST}/${tenant.label}/${i}`, events: ['lead.invited', 'ping'] },
       });
       if (res.statusCode !== 201) throw new Error(`webhook setup failed: ${res.statusCode} ${res.body}`);
-      const hook = res.json() as { id: string; secret: string };
+      const hook = res.json<{ id: string; secret: string }>();
       tenant.webhooks.push(hook.id);
       tenant.webhookSecrets.push(hook.secret);
     }

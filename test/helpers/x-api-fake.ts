@@ -143,7 +143,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
       }
       const userId = q.get('login_as') ?? [...users.keys()][0];
       const code = `code_${randomBytes(8).toString('hex')}`;
-      codes.set(code, { userId: userId!, challenge: q.get('code_challenge')!, redirectUri: q.get('redirect_uri')!, scope: q.get('scope') ?? '' });
+      codes.set(code, { userId: userId, challenge: q.get('code_challenge')!, redirectUri: q.get('redirect_uri')!, scope: q.get('scope') ?? '' });
       const back = new URL(q.get('redirect_uri')!);
       back.searchParams.set('state', q.get('state') ?? '');
       back.searchParams.set('code', code);
@@ -185,7 +185,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
     // Scripted failures come before authentication, like an overloaded edge would.
     const scriptedIndex = scripted.findIndex((s) => `${method} ${path}`.startsWith(s.match));
     if (scriptedIndex >= 0) {
-      const entry = scripted[scriptedIndex]!;
+      const entry = scripted[scriptedIndex];
       if (--entry.remaining <= 0) scripted.splice(scriptedIndex, 1);
       const { status, resetAt } = entry.failure;
       if (status === 429) {
@@ -223,7 +223,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
 
     let m = /^\/2\/users\/by\/username\/([^/]+)$/.exec(path);
     if (method === 'GET' && m) {
-      const username = decodeURIComponent(m[1]!);
+      const username = decodeURIComponent(m[1]);
       const user = [...users.values()].find((u) => u.username.toLowerCase() === username.toLowerCase());
       if (user) return send(res, 200, { data: userView(user) }, headers);
       return send(
@@ -248,7 +248,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
 
     m = /^\/2\/users\/([^/]+)\/followers$/.exec(path);
     if (method === 'GET' && m) {
-      const target = m[1]!;
+      const target = m[1];
       const all = [...follows.entries()].filter(([, set]) => set.has(target)).map(([id]) => id);
       return page(
         res,
@@ -265,7 +265,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
       const list = own.map((p) => ({ id: p.id, text: p.text, edit_history_tweet_ids: [p.id] }));
       const max = Math.min(100, Math.max(5, Number(url.searchParams.get('max_results') ?? 10)));
       if (list.length === 0) return send(res, 200, { meta: { result_count: 0 } }, headers);
-      return page(res, list, url, max, headers, { newest_id: list[0]!.id, oldest_id: list[list.length - 1]!.id });
+      return page(res, list, url, max, headers, { newest_id: list[0].id, oldest_id: list[list.length - 1].id });
     }
 
     m = /^\/2\/users\/([^/]+)\/following$/.exec(path);
@@ -289,7 +289,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
 
     m = /^\/2\/dm_conversations\/with\/([^/]+)\/messages$/.exec(path);
     if (method === 'POST' && m) {
-      const participant = users.get(m[1]!);
+      const participant = users.get(m[1]);
       if (!participant) return invalid(res, 'participant_id', headers);
       if (!participant.acceptsDms)
         return problem(res, 403, 'Forbidden', DM_NOT_PERMITTED, headers, 'https://api.twitter.com/2/problems/not-authorized-for-resource');

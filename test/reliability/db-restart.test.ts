@@ -32,6 +32,7 @@ describe.skipIf(dbEngine() === 'pglite')('PostgreSQL restart under load (Postgre
   // An 'error' event on a pg client nobody listens to is an uncaught exception: it would end the server
   // process. They are recorded here (and pinned by a failing test below) instead of ending the test run.
   const unheardClientErrors: string[] = [];
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with .apply(this) below
   const originalEmit = pg.Client.prototype.emit;
 
   async function admin<T>(fn: (c: pg.Client) => Promise<T>) {

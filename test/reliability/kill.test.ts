@@ -66,7 +66,7 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
     });
     children.add(child);
     const ready = new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => c.toString().includes('ready') && resolve());
+      child.stdout.on('data', (c: Buffer) => c.toString().includes('ready') && resolve());
       child.once('exit', () => reject(new Error('child exited before it was ready')));
     });
     // A replacement may be killed before it is ready; only a caller that awaits `ready` cares.

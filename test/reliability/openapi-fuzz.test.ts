@@ -192,8 +192,7 @@ function idPool(): Ctx {
 const sometimes = <T>(arb: fc.Arbitrary<T>, oneIn: number): fc.Arbitrary<T | undefined> =>
   fc.oneof({ weight: oneIn - 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
 
-const maybeWild = <T>(arb: fc.Arbitrary<T>, weight = 10): fc.Arbitrary<unknown> =>
-  fc.oneof({ weight, arbitrary: arb as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: wild });
+const maybeWild = <T>(arb: fc.Arbitrary<T>, weight = 10): fc.Arbitrary<unknown> => fc.oneof({ weight, arbitrary: arb }, { weight: 1, arbitrary: wild });
 
 function stringFor(s: Schema, ctx: Ctx): fc.Arbitrary<unknown> {
   const pattern: string | undefined = s.pattern;

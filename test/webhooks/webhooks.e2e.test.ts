@@ -57,7 +57,7 @@ async function hookFor(path: string, events: string[] = ['lead.invited']) {
   const ws = await createWorkspaceWithKey(t, 'e2e');
   const res = await api(ws, 'POST', '/webhooks', { url: `http://receiver.test:${rx.port}${path}`, events });
   expect(res.statusCode).toBe(201);
-  return { ws, hook: res.json() as { id: string; url: string; events: string[]; secret: string } };
+  return { ws, hook: res.json<{ id: string; url: string; events: string[]; secret: string }>() };
 }
 
 describe('through the HTTP API and a running worker', () => {
@@ -316,7 +316,7 @@ describe('startServer runs the worker in-process', () => {
       db = await createTestDatabase();
       env.DATABASE_URL = db.url!;
     }
-    const server = await startServer(loadConfig({}, env as never), { print: () => undefined });
+    const server = await startServer(loadConfig({}, env), { print: () => undefined });
     const ws = await server.services.workspaces.createWorkspace({ name: 'server' });
     const key = await server.services.workspaces.createApiKey({ workspaceId: ws.id });
     const call = async (method: string, path: string, body?: object) => {
@@ -345,7 +345,7 @@ describe('startServer runs the worker in-process', () => {
       const created = await s.call('POST', '/webhooks', { url: `http://127.0.0.1:${rx.port}${path}`, events: ['lead.invited'] });
       expect(created.status).toBe(201);
       const started = Date.now();
-      const ping = await s.call('POST', `/webhooks/${created.json.id}/test`);
+      const ping = await s.call('POST', `/webhooks/${String(created.json.id)}/test`);
       expect(ping.status).toBe(202);
       await rx.waitFor(() => rx.on(path).length === 1, 20_000);
       expect(Date.now() - started).toBeLessThan(20_000);
@@ -364,7 +364,7 @@ describe('startServer runs the worker in-process', () => {
       try {
         const path = `/ok/no-worker-${newId()}`;
         const created = await s.call('POST', '/webhooks', { url: `http://127.0.0.1:${rx.port}${path}`, events: ['ping'] });
-        expect((await s.call('POST', `/webhooks/${created.json.id}/test`)).status).toBe(202);
+        expect((await s.call('POST', `/webhooks/${String(created.json.id)}/test`)).status).toBe(202);
         await new Promise((r) => setTimeout(r, 1500));
         expect(rx.on(path)).toEqual([]);
         const queued = await s.server.handle.db.selectFrom('outbox_events').select(['dispatched_at']).execute();
@@ -392,7 +392,7 @@ describe('outreach worker (CLI)', () => {
           stdio: ['ignore', 'ignore', 'pipe'],
         });
         let stderr = '';
-        child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
         const code = await new Promise<number | null>((r) => child.once('exit', r));
         expect(code).toBe(1);
         expect(stderr).toMatch(/already delivers webhooks in-process/);

@@ -34,7 +34,7 @@ describe('x-api-fake: X API v2 shapes over HTTP', () => {
     expect(await (await post('/2/users/2001/following', { target_user_id: '3001' })).json()).toEqual({ data: { following: true, pending_follow: false } });
     const p = x.post('3001', 'hello world');
     const tweets = (await (await get('/2/users/3001/tweets?max_results=5')).json()) as { data: { id: string }[]; meta: { result_count: number } };
-    expect(tweets.data[0]!.id).toBe(p.id);
+    expect(tweets.data[0].id).toBe(p.id);
     expect(await (await post('/2/users/2001/likes', { tweet_id: p.id })).json()).toEqual({ data: { liked: true } });
     const dm = await post('/2/dm_conversations/with/3001/messages', { text: 'hi' });
     expect(dm.status).toBe(201);

@@ -43,12 +43,12 @@ export function renderMarkdown(source: string): string {
     list = null;
   };
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+    const line = lines[i];
     const fence = /^```(\w*)\s*$/.exec(line);
     if (fence) {
       flush();
       const code: string[] = [];
-      for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) code.push(lines[i]!);
+      for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) code.push(lines[i]);
       const lang = fence[1] ? ` class="language-${escapeHtml(fence[1])}"` : '';
       out.push(`<pre><code${lang}>${escapeHtml(code.join('\n'))}</code></pre>`);
       continue;
@@ -56,15 +56,15 @@ export function renderMarkdown(source: string): string {
     const heading = /^(#{1,4})\s+(.*)$/.exec(line);
     if (heading) {
       flush();
-      const level = heading[1]!.length;
-      out.push(`<h${level} id="${slug(heading[2]!)}">${inline(heading[2]!)}</h${level}>`);
+      const level = heading[1].length;
+      out.push(`<h${level} id="${slug(heading[2])}">${inline(heading[2])}</h${level}>`);
       continue;
     }
     const item = /^\s*[-*]\s+(.*)$/.exec(line);
     if (item) {
       if (paragraph.length) flush();
       list ??= [];
-      list.push(item[1]!);
+      list.push(item[1]);
       continue;
     }
     if (line.trim() === '') {

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deprecation } from '../types.js';
 
 const MIN_NOTICE_DAYS = 90;
 
@@ -9,7 +8,7 @@ const MIN_NOTICE_DAYS = 90;
  */
 export function registerDeprecationHeaders(app: FastifyInstance, now: () => Date): void {
   app.addHook('onRoute', (route) => {
-    const deprecation = (route.config as { deprecation?: Deprecation } | undefined)?.deprecation;
+    const deprecation = route.config?.deprecation;
     if (!deprecation) return;
     const sunset = new Date(deprecation.sunset);
     if (Number.isNaN(sunset.getTime())) throw new Error(`route ${route.url}: invalid sunset date`);
@@ -23,6 +22,6 @@ export function registerDeprecationHeaders(app: FastifyInstance, now: () => Date
       if (deprecation.link) reply.header('link', `<${deprecation.link}>; rel="deprecation"`);
     };
     const existing = route.onSend;
-    route.onSend = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook as never] : [hook as never];
+    route.onSend = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
   });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createClient, type OutreachClient } from '../../client/index.js';
-import { CliError, type ErrorBody } from '../admin-backend.js';
+import { CliError } from '../admin-backend.js';
 
 /** The API commands (tail, import, listen, trigger) talk to a running server over HTTP with a workspace key. */
 export interface ApiOptions {
@@ -51,7 +51,7 @@ export function resolveApi(opts: ApiOptions): ApiTarget {
 export function apiError(what: string, status: number, error: unknown): CliError {
   const body = error && typeof error === 'object' ? (error as { error?: string; message?: string }) : undefined;
   const detail = body?.message ?? body?.error ?? `HTTP ${status}`;
-  return new CliError(`${what}: ${status} ${detail}`, body && body.error ? (body as ErrorBody) : null);
+  return new CliError(`${what}: ${status} ${detail}`, body && body.error ? body : null);
 }
 
 export const commaList = (v: string) =>

@@ -53,7 +53,7 @@ export function readCsvRows(text: string): { rows: Row[]; invalid: { line: numbe
   } catch (e) {
     throw new CliError(`the CSV cannot be read: ${(e as Error).message}`);
   }
-  const header = records.length ? Object.keys(records[0]!) : [];
+  const header = records.length ? Object.keys(records[0]) : [];
   const pick = (names: string[]) => names.find((n) => header.includes(n));
   const idCol = pick(ID_COLUMNS);
   const handleCol = pick(HANDLE_COLUMNS);
@@ -70,8 +70,8 @@ export function readCsvRows(text: string): { rows: Row[]; invalid: { line: numbe
     const line = i + 2; // the header is line 1
     const id = idCol ? r[idCol] : '';
     const handle = handleCol ? r[handleCol] : '';
-    const name = nameCol && r[nameCol] ? r[nameCol]!.slice(0, 200) : undefined;
-    const reference = refCol && r[refCol] ? r[refCol]!.slice(0, 200) : undefined;
+    const name = nameCol && r[nameCol] ? r[nameCol].slice(0, 200) : undefined;
+    const reference = refCol && r[refCol] ? r[refCol].slice(0, 200) : undefined;
     if (id) {
       if (!USER_ID.test(id)) return invalid.push({ line, reason: `user id ${JSON.stringify(id)} is not a numeric id` });
       rows.push({ line, xUserId: id, name, reference });
@@ -169,7 +169,10 @@ export async function runImport(file: string, opts: ImportOptions, progress: (do
         // Sent by an earlier run: its stored answer is not counted again as imported.
         summary.replayedChunks++;
         summary.replayedLeads += data.results.length;
-      } else for (const r of data.results) r.result === 'imported' ? summary.imported++ : summary.existing++;
+      } else
+        for (const r of data.results)
+          if (r.result === 'imported') summary.imported++;
+          else summary.existing++;
     }
     progress(index + 1, chunks.length);
   }

@@ -97,7 +97,7 @@ export function registerListen(program: Command) {
         continue;
       }
       if (!res.ok || !res.body) {
-        const body = await res.json().catch(() => undefined);
+        const body: unknown = await res.json().catch(() => undefined);
         throw apiError('GET /api/v1/events/stream', res.status, body);
       }
       failures = 0;

@@ -51,7 +51,7 @@ export function registerTail(program: Command) {
     const poll = async (): Promise<Entry[]> => {
       const { data, error, response } = await api.client.GET('/api/v1/activity', { params: { query: { limit: 200, ...(action ? { action } : {}) } } });
       if (!data) throw apiError('GET /api/v1/activity', response.status, error);
-      return data.actions as Entry[];
+      return data.actions;
     };
     const print = (entries: Entry[]) => {
       for (const e of entries) process.stdout.write(`${opts.json ? JSON.stringify(e) : formatEntry(e)}\n`);

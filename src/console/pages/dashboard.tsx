@@ -69,7 +69,7 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
     const pendingLabel = pending.replies.length >= PENDING_PAGE ? `${PENDING_PAGE}+` : String(pending.replies.length);
     const chartData = JSON.stringify({ labels: STAGES.map(([, label]) => label), values: STAGES.map(([key]) => total[key]) });
     const groupRows = (groups: typeof bySequence.groups, none: string) =>
-      groups.map((g) => ({ name: g.name ?? (g.id === null ? none : g.id), funnel: g.funnel as Funnel }));
+      groups.map((g) => ({ name: g.name ?? (g.id === null ? none : g.id), funnel: g.funnel }));
     return sendPage(reply, ctx, {
       title: 'Dashboard',
       nav: 'dashboard',

@@ -40,8 +40,8 @@ type PendingReply = Awaited<ReturnType<ConsoleDeps['services']['replies']['listP
 
 function ReplyCard(props: { r: PendingReply; csrf: string }) {
   const { r, csrf } = props;
-  const allowed = 'allowedDecisions' in r ? (r.allowedDecisions as Decision[]) : [];
-  const draft = 'draft' in r ? (r.draft as string | null) : null;
+  const allowed = 'allowedDecisions' in r ? r.allowedDecisions : [];
+  const draft = 'draft' in r ? r.draft : null;
   const attempt = randomUUID();
   const heading = `${r.lead.person ?? 'Unknown person'}${r.lead.company ? `, ${r.lead.company}` : ''}`;
   return (
@@ -51,7 +51,9 @@ function ReplyCard(props: { r: PendingReply; csrf: string }) {
       </h2>
       <p class="meta">
         <span safe>{r.channel}</span> · <span safe>{r.classification}</span> · replied{' '}
-        <time datetime={r.repliedAt} safe>{r.repliedAt.slice(0, 16).replace('T', ' ')}</time>
+        <time datetime={r.repliedAt} safe>
+          {r.repliedAt.slice(0, 16).replace('T', ' ')}
+        </time>
         {r.snoozedUntil ? ' · back from snooze' : ''}
       </p>
       <h3>Their message</h3>

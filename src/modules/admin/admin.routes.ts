@@ -34,7 +34,7 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     '/engine/tick',
     { schema: { hide: true, body: Type.Optional(Type.Object({ now: Type.Optional(Type.String({ format: 'date-time' })) }, { additionalProperties: false })) } },
     async (req) => {
-      const body = (req.body ?? {}) as { now?: string };
+      const body = req.body ?? {};
       return services.engine.runPass(body.now ? { now: new Date(body.now) } : {});
     },
   );

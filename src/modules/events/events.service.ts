@@ -67,7 +67,7 @@ export function createEventsService(deps: { db: Database; clock: Clock }) {
       const rows = await listOutboxEventsSince(db, workspaceId, since, STREAM_PAGE);
       const fresh: StreamedEvent[] = [];
       for (const r of rows) {
-        const createdAt = new Date(r.created_at as unknown as string | Date).getTime();
+        const createdAt = new Date(r.created_at).getTime();
         horizon = Math.max(horizon, createdAt);
         if (seen.has(r.id)) continue;
         seen.set(r.id, createdAt);

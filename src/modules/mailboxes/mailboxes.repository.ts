@@ -86,17 +86,17 @@ export async function upsertMailbox(
 
 export async function listMailboxes(db: Database, cipher: TextCipher, workspaceId: string): Promise<MailboxSecretRow[]> {
   const rows = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).orderBy('address').orderBy('id').execute();
-  return rows.map((r) => open(cipher, r as Row));
+  return rows.map((r) => open(cipher, r));
 }
 
 export async function getMailbox(db: Database, cipher: TextCipher, workspaceId: string, id: string): Promise<MailboxSecretRow | null> {
   const r = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-  return r ? open(cipher, r as Row) : null;
+  return r ? open(cipher, r) : null;
 }
 
 export async function getMailboxByAccount(db: Database, cipher: TextCipher, workspaceId: string, accountId: string): Promise<MailboxSecretRow | null> {
   const r = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).where('account_id', '=', accountId).executeTakeFirst();
-  return r ? open(cipher, r as Row) : null;
+  return r ? open(cipher, r) : null;
 }
 
 /** Mailboxes of the workspace's `mode: email` accounts that may send (not failed), in a stable order. */
@@ -110,7 +110,7 @@ export async function listSendingEmailMailboxes(db: Database, cipher: TextCipher
     .where('mailboxes.health', 'in', ['unknown', 'ok'])
     .orderBy('mailboxes.id')
     .execute();
-  return rows.map((r) => open(cipher, r as Row));
+  return rows.map((r) => open(cipher, r));
 }
 
 export async function deleteMailbox(db: Database, workspaceId: string, idOrAddress: string): Promise<number> {

@@ -183,7 +183,7 @@ async function createEmailAccount(db: Database, workspaceId: string, m: MailboxI
   const id = newMessagingAccountId();
   await db
     .insertInto('messaging_accounts')
-    .values({ id, workspace_id: workspaceId, name: m.displayName ? `${m.displayName} (e-mail)` : m.address, mode: 'email' } as never)
+    .values({ id, workspace_id: workspaceId, name: m.displayName ? `${m.displayName} (e-mail)` : m.address, mode: 'email' })
     .execute();
   return id;
 }

@@ -23,7 +23,7 @@ async function listAll(playId: string, query: string, c: Client = api) {
   return walkPages<CandidateOut>(async (after) => {
     const res = await c.get(`/plays/${playId}/candidates?${query}${after ? `&after=${after}` : ''}`);
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json() as CandidatesPage;
+    const body = res.json<CandidatesPage>();
     return { items: body.candidates, nextCursor: body.nextCursor };
   });
 }
@@ -207,7 +207,7 @@ describe('GET /plays/{id}/candidates', () => {
     const added: string[] = [];
     const rows = await walkPages<CandidateOut>(
       async (after) => {
-        const body = (await api.get(`/plays/${play.id}/candidates?limit=6${after ? `&after=${after}` : ''}`)).json() as CandidatesPage;
+        const body = (await api.get(`/plays/${play.id}/candidates?limit=6${after ? `&after=${after}` : ''}`)).json<CandidatesPage>();
         return { items: body.candidates, nextCursor: body.nextCursor };
       },
       async () => {

@@ -10,12 +10,11 @@ let t: RepliesWorld['t'],
   foreign: RepliesWorld['foreign'],
   client: RepliesWorld['client'],
   bare: RepliesWorld['bare'],
-  account: RepliesWorld['account'],
   list: RepliesWorld['list'],
   decide: RepliesWorld['decide'],
   ledger: RepliesWorld['ledger'],
   scenario: RepliesWorld['scenario'];
-beforeAll(async () => ({ t, a, foreign, client, bare, account, list, decide, ledger, scenario } = await startRepliesWorld()));
+beforeAll(async () => ({ t, a, foreign, client, bare, list, decide, ledger, scenario } = await startRepliesWorld()));
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
 

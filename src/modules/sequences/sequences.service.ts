@@ -8,7 +8,7 @@ import { effectiveBalance } from '../../domain/energy.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
 import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
 import * as repo from './sequences.repository.js';
-import { isStepKind, type BillingStatus, type SequenceStatus } from '../../domain/vocabulary.js';
+import { isStepKind, type SequenceStatus } from '../../domain/vocabulary.js';
 import type { EXECUTION_BLOCK_REASONS, SETTABLE_STATUSES } from './sequences.schemas.js';
 
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
@@ -114,7 +114,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
     ]);
     const ctx: RunContext = {
       billingStatus: ws?.billing_status ?? 'canceled',
-      energyAvailable: ws ? effectiveBalance({ ...ws, billing_status: ws.billing_status as BillingStatus }, clock.now()) : 0,
+      energyAvailable: ws ? effectiveBalance({ ...ws, billing_status: ws.billing_status }, clock.now()) : 0,
       unitsPerAction: config.engine.unitsPerAction,
       hasConnectedMessagingAccount,
       hasXAccount,

@@ -21,13 +21,14 @@ export function explainEventsError(events: unknown): AppError | null {
   if (events.length < 1 || events.length > MAX_EVENTS_PER_WEBHOOK) {
     return badRequest('invalid_request', `events must list 1 to ${MAX_EVENTS_PER_WEBHOOK} events`);
   }
-  const unknown = events.find((e) => !isWebhookEvent(e));
+  const names = events as unknown[];
+  const unknown = names.find((e) => !isWebhookEvent(e));
   if (unknown !== undefined) {
     return badRequest('unknown_event', `unknown event ${JSON.stringify(unknown)}; known events: ${WEBHOOK_EVENTS.join(', ')}`, {
       events: [...WEBHOOK_EVENTS],
     });
   }
-  const duplicate = events.find((e, i) => events.indexOf(e) !== i);
+  const duplicate = names.find((e, i) => names.indexOf(e) !== i);
   if (duplicate !== undefined) return badRequest('duplicate_event', `event ${JSON.stringify(duplicate)} is listed more than once`);
   return null;
 }

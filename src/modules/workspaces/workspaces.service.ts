@@ -83,7 +83,7 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
 
   async function listWorkspaces(homeWorkspaceId: string) {
     const rows = await repo.listHomeAndClientWorkspaces(db, homeWorkspaceId);
-    return rows.map((r) => ({ id: r.id, name: r.name, role: r.role as Role }));
+    return rows.map((r) => ({ id: r.id, name: r.name, role: r.role }));
   }
 
   async function createWorkspace(input: { name: string; id?: string }) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { DEMO_WORLD_PATH } from '../../server.js';
-import { ADMIN, admin, u, KEY, smallWorld, rowCounts, seed, listWorkspaces } from '../../../test/helpers/world-fixtures.js';
+import { ADMIN, u, KEY, smallWorld, rowCounts, seed, listWorkspaces } from '../../../test/helpers/world-fixtures.js';
 
 describe('admin access', () => {
   let t: TestApp;

@@ -14,11 +14,7 @@ function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
 }
 
 async function insertRows<T extends keyof DB>(db: Database, table: T, rows: readonly Insertable<DB[T]>[]): Promise<void> {
-  for (const chunk of chunks(rows, INSERT_CHUNK))
-    await db
-      .insertInto(table)
-      .values(chunk as never)
-      .execute();
+  for (const chunk of chunks(rows, INSERT_CHUNK)) await db.insertInto(table).values(chunk).execute();
 }
 
 /** Tables whose rows carry their own uuid and their workspace. */

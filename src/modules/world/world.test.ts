@@ -4,7 +4,6 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app
 import { createTextCipher } from '../../lib/crypto.js';
 import {
   ADMIN,
-  admin,
   u,
   ACME,
   BETA,
