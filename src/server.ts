@@ -5,7 +5,8 @@ import pino from 'pino';
 import { buildApp } from './app/build-app.js';
 import { createServices } from './app/services.js';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './app/plugins/rate-limit.js';
-import { describeDatabase, type Config } from './config/config.js';
+import { sql } from 'kysely';
+import { ConfigError, describeDatabase, type Config } from './config/config.js';
 import { createDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { initialSnapshotFor } from './db/initial-snapshot.js';
@@ -26,7 +27,29 @@ export function createLogger(config: Config) {
   });
 }
 
+/**
+ * Opens the configured database and proves it answers. A failure here is the operator's setting, not a bug, so it
+ * becomes a ConfigError naming the variable (DATABASE_URL or OUTREACH_DATA_DIR) instead of "unexpected error".
+ */
 export async function openDatabase(config: Config, logger?: { warn(obj: object, msg: string): void }): Promise<DatabaseHandle> {
+  let handle: DatabaseHandle | null = null;
+  try {
+    handle = await createDatabaseFor(config, logger);
+    await sql`SELECT 1`.execute(handle.db);
+    return handle;
+  } catch (err) {
+    await handle?.close().catch(() => undefined);
+    const e = err as Error & { code?: string };
+    const reason = e.message || e.code || String(err);
+    throw new ConfigError(
+      config.database.kind === 'postgres'
+        ? `DATABASE_URL: cannot use the ${describeDatabase(config)}: ${reason}`
+        : `OUTREACH_DATA_DIR: cannot open the ${describeDatabase(config)}: ${reason}`,
+    );
+  }
+}
+
+function createDatabaseFor(config: Config, logger?: { warn(obj: object, msg: string): void }): Promise<DatabaseHandle> {
   if (config.database.kind === 'postgres') {
     return createDatabase({
       kind: 'postgres',

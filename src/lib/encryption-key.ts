@@ -26,8 +26,13 @@ export function resolveEncryptionKey(config: Config): { key: Buffer; source: str
   }
   const file = generatedKeyFile(config);
   if (!fs.existsSync(file)) {
-    fs.mkdirSync(config.dataDir, { recursive: true });
-    fs.writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    try {
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      fs.writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      // The first write into the data dir: an unwritable or impossible path is the operator's setting.
+      throw new ConfigError(`OUTREACH_DATA_DIR: cannot write to ${config.dataDir}: ${(err as Error).message}`);
+    }
   }
   const key = decodeEncryptionKey(fs.readFileSync(file, 'utf8'));
   if (!key)
