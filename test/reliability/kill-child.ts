@@ -17,7 +17,9 @@ const config = loadConfig({}, { DATABASE_URL: url, OUTREACH_WEBHOOKS_ALLOW_INSEC
 const cipher = createTextCipher(Buffer.from(process.env.KILL_CHILD_CIPHER_KEY!, 'hex'));
 
 if (process.env.KILL_CHILD_MODE === 'webhooks') {
-  startWorker({ db: handle.db, config, cipher, timeoutMs: 2000, leaseMs: 5000, idlePollMs: 100, retentionMs: 0 });
+  // The lease is generous: under a loaded CI machine a live worker can take seconds to report, and a lease that
+  // expires under a live worker counts as a lost attempt (three of those fail the delivery, by design).
+  startWorker({ db: handle.db, config, cipher, timeoutMs: 2000, leaseMs: 15_000, idlePollMs: 100, retentionMs: 0 });
 } else {
   const provider = process.env.KILL_CHILD_PROVIDER_URL!;
   const call = async (path: string, body: object) => {
