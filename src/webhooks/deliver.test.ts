@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDeliveryRequest, classifyStatus, deliverOnce, MAX_ATTEMPTS, RETRY_DELAYS_MS, WEBHOOK_USER_AGENT } from './deliver.js';
+import { buildDeliveryRequest, classifyStatus, createReceiverAgents, deliverOnce, MAX_ATTEMPTS, RETRY_DELAYS_MS, WEBHOOK_USER_AGENT } from './deliver.js';
 import { verifyWebhook } from './sign.js';
 
 // Neither name resolves through the system resolver (.test is reserved), so a
@@ -406,5 +406,51 @@ describe('deliverOnce over https', () => {
   it('retries on 503 over TLS', async () => {
     const result = await deliverTo(httpsUrl('/status/503'), { ca: certPem });
     expect(result).toMatchObject({ outcome: 'retry', status: 503 });
+  });
+});
+
+describe('keep-alive connections to receivers (a delivery worker shares them across attempts)', () => {
+  it('attempts to one receiver reuse one connection; each attempt still goes to its pinned address', async () => {
+    let connections = 0;
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+    });
+    server.on('connection', () => connections++);
+    const port = await listen(server);
+    const agents = createReceiverAgents();
+    try {
+      const url = new URL(`http://${HOOK_HOST}:${port}/hook`);
+      for (let i = 0; i < 10; i++) {
+        const result = await deliverOnce({ url, address: '127.0.0.1', body: '{}', headers: { 'content-type': 'application/json' }, agents });
+        expect(result.outcome).toBe('success');
+      }
+      // undici may open a second socket when the next request comes before the first socket is marked idle.
+      expect(connections).toBeLessThanOrEqual(2);
+      // The pin is part of the key: the same origin checked to another address never reuses the first socket.
+      const pinned = { url, servername: HOOK_HOST, timeoutMs: 1000 };
+      expect(agents.agentFor({ ...pinned, address: '127.0.0.1' })).toBe(agents.agentFor({ ...pinned, address: '127.0.0.1' }));
+      expect(agents.agentFor({ ...pinned, address: '127.0.0.2' })).not.toBe(agents.agentFor({ ...pinned, address: '127.0.0.1' }));
+    } finally {
+      await agents.close();
+      server.close();
+    }
+  });
+
+  it('without shared agents an attempt opens and closes its own connection', async () => {
+    let connections = 0;
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+    });
+    server.on('connection', () => connections++);
+    const port = await listen(server);
+    try {
+      const url = new URL(`http://${HOOK_HOST}:${port}/hook`);
+      for (let i = 0; i < 3; i++) await deliverOnce({ url, address: '127.0.0.1', body: '{}', headers: {} });
+      expect(connections).toBe(3);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -25,6 +25,69 @@ export interface DeliverOnceArgs {
   tlsServername?: string;
   /** Extra trust anchor, for tests against self-signed receivers. */
   ca?: string | Buffer;
+  /** Keep-alive connections shared across attempts (a delivery worker's); without it each attempt connects anew. */
+  agents?: ReceiverAgents;
+}
+
+/**
+ * Keep-alive connections to receivers, one undici Agent per everything a socket is pinned to: the origin, the
+ * checked address, the TLS name and trust. A name that resolves elsewhere on a later attempt gets another key, so
+ * a reused socket always goes to an address that passed the check. Idle sockets are closed after a second, well
+ * inside the usual server keep-alive (Node 5 s, nginx 75 s), so a receiver closing an idle socket under us is rare;
+ * when it happens the attempt fails as a network error and is retried like one. Bounded: the least recently used
+ * agent is closed past `max`.
+ */
+export interface ReceiverAgents {
+  agentFor(args: { url: URL; address: string; servername: string; ca?: string | Buffer; timeoutMs: number }): Agent;
+  close(): Promise<void>;
+}
+
+export const RECEIVER_KEEP_ALIVE_MS = 1000;
+
+export function createReceiverAgents(opts: { max?: number } = {}): ReceiverAgents {
+  const max = opts.max ?? 256;
+  const agents = new Map<string, Agent>();
+  return {
+    agentFor({ url, address, servername, ca, timeoutMs }) {
+      const key = `${url.origin}|${address}|${servername}|${ca === undefined ? '' : 'ca'}|${timeoutMs}`;
+      let agent = agents.get(key);
+      if (agent) {
+        agents.delete(key);
+      } else {
+        agent = newAgent({ address, servername, ca, timeoutMs, keepAliveMs: RECEIVER_KEEP_ALIVE_MS });
+        if (agents.size >= max) {
+          const [oldestKey, oldest] = agents.entries().next().value as [string, Agent];
+          agents.delete(oldestKey);
+          void oldest.close().catch(() => undefined);
+        }
+      }
+      agents.set(key, agent);
+      return agent;
+    },
+    async close() {
+      const all = [...agents.values()];
+      agents.clear();
+      await Promise.all(all.map((a) => a.close().catch(() => undefined)));
+    },
+  };
+}
+
+function newAgent(args: { address: string; servername: string; ca?: string | Buffer; timeoutMs: number; keepAliveMs: number | null }): Agent {
+  return new Agent({
+    connect: {
+      lookup: pinnedLookup(args.address),
+      // SNI must not carry an IP address (RFC 6066), and Node warns if it does.
+      ...(isIP(args.servername) === 0 ? { servername: args.servername } : {}),
+      ...(args.ca !== undefined ? { ca: args.ca } : {}),
+      timeout: args.timeoutMs,
+    },
+    headersTimeout: args.timeoutMs,
+    bodyTimeout: args.timeoutMs,
+    ...(args.keepAliveMs === null
+      ? // An agent of its own for one delivery: keeping sockets around only leaks them.
+        { pipelining: 0 }
+      : { pipelining: 1, keepAliveTimeout: args.keepAliveMs, keepAliveMaxTimeout: args.keepAliveMs }),
+  });
 }
 
 export interface DeliveryResult {
@@ -72,19 +135,8 @@ export async function deliverOnce(args: DeliverOnceArgs): Promise<DeliveryResult
   }
 
   const servername = args.tlsServername ?? args.url.hostname;
-  const agent = new Agent({
-    connect: {
-      lookup: pinnedLookup(args.address),
-      // SNI must not carry an IP address (RFC 6066), and Node warns if it does.
-      ...(isIP(servername) === 0 ? { servername } : {}),
-      ...(args.ca !== undefined ? { ca: args.ca } : {}),
-      timeout: timeoutMs,
-    },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    // Each delivery gets its own agent, so keeping sockets around only leaks them.
-    pipelining: 0,
-  });
+  const shared = args.agents?.agentFor({ url: args.url, address: args.address, servername, ca: args.ca, timeoutMs });
+  const agent = shared ?? newAgent({ address: args.address, servername, ca: args.ca, timeoutMs, keepAliveMs: null });
 
   // One deadline covering connect, headers and body: the per-phase undici
   // timeouts above would otherwise let a slow receiver take several multiples.
@@ -131,7 +183,7 @@ export async function deliverOnce(args: DeliverOnceArgs): Promise<DeliveryResult
     return { outcome, status, durationMs: elapsed(), error };
   } finally {
     clearTimeout(timer);
-    await agent.destroy().catch(() => undefined);
+    if (!shared) await agent.destroy().catch(() => undefined);
   }
 }
 

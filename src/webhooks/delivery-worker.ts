@@ -7,7 +7,7 @@ import { claimDueDeliveries, createCompletionBatcher, type AttemptResult, type C
 import { dispatchOutbox, DEFAULT_DISPATCH_BATCH } from './dispatcher.js';
 import { openSealedData } from './outbox.js';
 import { webhookSecretCodec } from '../modules/webhooks/webhooks.repository.js';
-import { buildDeliveryRequest, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, deliverOnce } from './deliver.js';
+import { buildDeliveryRequest, createReceiverAgents, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, deliverOnce } from './deliver.js';
 import { checkReceiverUrl, systemResolver, type Resolver } from './safe-url.js';
 
 /** The pino subset the worker uses; fields are ids, counts and reason codes, never URLs, secrets or bodies. */
@@ -90,6 +90,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
   const logger = opts.logger ?? silentLogger;
   const perSubscription = opts.perSubscription ?? DEFAULT_PER_SUBSCRIPTION;
   const completions = createCompletionBatcher(db);
+  const agents = createReceiverAgents();
 
   async function dispatch(batchSize = DEFAULT_DISPATCH_BATCH) {
     let events = 0;
@@ -142,6 +143,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
       timeoutMs,
       maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
+      agents,
     });
   }
 
@@ -192,7 +194,10 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
     return { dispatched: deliveries, reports };
   }
 
-  return { dispatch, claim, deliver, runOnce, leaseMs, timeoutMs, perSubscription };
+  /** Closes the kept-alive receiver connections; attempts after this connect anew. */
+  const close = () => agents.close();
+
+  return { dispatch, claim, deliver, runOnce, close, leaseMs, timeoutMs, perSubscription };
 }
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
