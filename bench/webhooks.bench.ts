@@ -1,4 +1,5 @@
-// Webhook fan-out (issue 16): one delivery worker (startWorker, the production loop) against a local
+// Webhook fan-out (issue 16): one delivery worker (startWorker, the production loop) against a local receiver in a
+// worker thread
 // receiver that answers 200, on PostgreSQL. Prints signed deliveries per second; target >= 1,000/s.
 // Run: npx tsx bench/webhooks.bench.ts
 //   BENCH_EVENTS=20000   events in the outbox before the worker starts
@@ -8,8 +9,7 @@
 // so never point this at a database you care about. Not a test: it prints numbers, it asserts nothing
 // beyond every delivery arriving once with a valid signature.
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../src/config/config.js';
 import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -17,7 +17,6 @@ import { createTextCipher } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
 import { webhookSecretCodec } from '../src/modules/webhooks/webhooks.repository.js';
 import { enqueueEvents } from '../src/webhooks/outbox.js';
-import { verifyWebhook } from '../src/webhooks/sign.js';
 import { startWorker } from '../src/worker.js';
 import { recreateDatabase } from './fresh-database.js';
 
@@ -34,37 +33,59 @@ await migrateToLatest(db);
 const config = loadConfig({}, { DATABASE_URL: url, OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1', OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent' });
 const cipher = createTextCipher(randomBytes(32));
 
-// The receiver verifies every signature (a real receiver's cost is not ours, but a bad signature is a bug).
+// The receiver runs in a worker thread (its own event loop, like a receiver on another machine: its cost is not
+// the worker's) and verifies every signature: a bad signature or a duplicate is a bug. It reports its counts.
 const secrets = new Map<string, string>();
-const seen = new Set<string>();
-let duplicates = 0;
-let badSignatures = 0;
-let done: () => void = () => {};
-const allDelivered = new Promise<void>((resolve) => (done = resolve));
+const receiverCode = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { createServer } = require('node:http');
+const { createHmac, timingSafeEqual } = require('node:crypto');
+const secrets = new Map(Object.entries(workerData.secrets));
+const seen = new Set();
+let duplicates = 0, badSignatures = 0;
+const verify = (raw, header, secret) => {
+  const m = /^t=(\\d+),v1=([0-9a-f]{64})$/.exec(header || '');
+  if (!m || !secret) return false;
+  const h = createHmac('sha256', secret).update(m[1] + '.').update(raw).digest();
+  return timingSafeEqual(h, Buffer.from(m[2], 'hex'));
+};
+const report = () => parentPort.postMessage({ seen: seen.size, duplicates, badSignatures });
 const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const raw = Buffer.concat(chunks);
-    const hookId = (req.url ?? '').split('/')[2];
-    const check = verifyWebhook(raw, req.headers['x-service-signature'] as string | undefined, secrets.get(hookId) ?? '');
-    if (!check.ok) badSignatures++;
+    const hookId = (req.url || '').split('/')[2];
+    if (!verify(Buffer.concat(chunks), req.headers['x-service-signature'], secrets.get(hookId))) badSignatures++;
     const id = String(req.headers['x-service-delivery']);
     if (seen.has(id)) duplicates++;
     seen.add(id);
     res.writeHead(200).end();
-    if (seen.size === DELIVERIES) done();
+    if (seen.size === workerData.total) report();
   });
 });
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-const port = (server.address() as AddressInfo).port;
+setInterval(report, 200).unref();
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+`;
+let receiver: Worker | null = null;
+const counts = { seen: 0, duplicates: 0, badSignatures: 0 };
+let done: () => void = () => {};
+const allDelivered = new Promise<void>((resolve) => (done = resolve));
+async function startReceiver(): Promise<number> {
+  receiver = new Worker(receiverCode, { eval: true, workerData: { secrets: Object.fromEntries(secrets), total: DELIVERIES } });
+  return new Promise((resolve) =>
+    receiver!.on('message', (m: { port?: number; seen?: number; duplicates?: number; badSignatures?: number }) => {
+      if (m.port !== undefined) return resolve(m.port);
+      Object.assign(counts, m);
+      if (counts.seen === DELIVERIES) done();
+    }),
+  );
+}
 
 const workspaceId = newId();
 await db.insertInto('workspaces').values({ id: workspaceId, name: 'Bench' }).execute();
-for (let i = 0; i < HOOKS; i++) {
-  const id = newId();
-  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-  secrets.set(id, secret);
+for (let i = 0; i < HOOKS; i++) secrets.set(newId(), `whsec_${randomBytes(32).toString('base64url')}`);
+const port = await startReceiver();
+for (const [id, secret] of secrets) {
   await db
     .insertInto('webhooks')
     .values({
@@ -104,9 +125,9 @@ let lastReport = started;
 let lastCount = 0;
 const progress = setInterval(() => {
   const now = performance.now();
-  console.log(`  ${seen.size.toLocaleString()} delivered, ${Math.round(((seen.size - lastCount) * 1000) / (now - lastReport))}/s`);
+  console.log(`  ${counts.seen.toLocaleString()} delivered, ${Math.round(((counts.seen - lastCount) * 1000) / (now - lastReport))}/s`);
   lastReport = now;
-  lastCount = seen.size;
+  lastCount = counts.seen;
 }, 5000);
 const worker = startWorker({ db, config, cipher, resolver: async () => ['127.0.0.1'], idlePollMs: 100, retentionMs: 0 });
 await allDelivered;
@@ -120,8 +141,8 @@ const states = await db
   .groupBy('state')
   .execute();
 console.log(
-  `delivered ${seen.size.toLocaleString()} in ${seconds.toFixed(1)} s: ${Math.round(seen.size / seconds).toLocaleString()} signed deliveries/s (target >= 1,000/s)`,
+  `delivered ${counts.seen.toLocaleString()} in ${seconds.toFixed(1)} s: ${Math.round(counts.seen / seconds).toLocaleString()} signed deliveries/s (target >= 1,000/s)`,
 );
-console.log(`duplicates ${duplicates}, bad signatures ${badSignatures}, rows ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`);
-server.close();
+console.log(`duplicates ${counts.duplicates}, bad signatures ${counts.badSignatures}, rows ${states.map((s) => `${s.state} ${s.n}`).join(', ')}`);
+await (receiver as Worker | null)?.terminate();
 await handle.close();
