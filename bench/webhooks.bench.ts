@@ -1,6 +1,5 @@
 // Webhook fan-out (issue 16): one delivery worker (startWorker, the production loop) against a local receiver in a
-// worker thread
-// receiver that answers 200, on PostgreSQL. Prints signed deliveries per second; target >= 1,000/s.
+// worker thread that answers 200, on PostgreSQL. Prints signed deliveries per second; target >= 1,000/s.
 // Run: npx tsx bench/webhooks.bench.ts
 //   BENCH_EVENTS=20000   events in the outbox before the worker starts
 //   BENCH_HOOKS=10       subscriptions of one workspace, all on the receiver (10 is the spec's maximum)
