@@ -1,10 +1,13 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitStore } from '../app/plugins/rate-limit.js';
 import { createAuthHook } from '../app/plugins/auth.js';
 import type { Services } from '../app/services.js';
 import type { AppInstance } from '../app/types.js';
-import { createMcpServer } from './server.js';
+
+// The MCP SDK (and the tool schemas) cost about half a second of CPU to load, so a server loads them at its first
+// /mcp request instead of at every start; later requests reuse the loaded modules.
+let mcpModules: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./server.js')]> | null = null;
+const loadMcpModules = () => (mcpModules ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./server.js')]));
 
 export const MCP_PATH = '/mcp';
 
@@ -30,6 +33,7 @@ export async function mcpRoutes(app: AppInstance, opts: McpHttpOptions) {
   app.post(MCP_PATH, { schema: { hide: true } }, async (req: FastifyRequest, reply: FastifyReply) => {
     // Fastify has already read the stream; without a parsed body the transport would wait for bytes that never come.
     if (req.body === undefined) return reply.status(400).send(jsonRpcError(-32700, 'Parse error: empty body'));
+    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadMcpModules();
     const server = createMcpServer(services, req.auth, { log: req.log });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
