@@ -197,6 +197,7 @@ service auth {
       const c = await client(user);
       try {
         const s = await c.status(folder, { messages: true, uidValidity: true, uidNext: true });
+        if (!s) throw new Error(`no folder ${folder}`);
         return { uidValidity: BigInt(s.uidValidity ?? 0), messages: s.messages ?? 0, uidNext: s.uidNext ?? 0 };
       } finally {
         await c.logout().catch(() => c.close());
@@ -206,7 +207,8 @@ service auth {
       // Dovecot keeps UIDVALIDITY in the maildir's dovecot-uidlist; removing the maildir makes a new one.
       const home = path.join(dir, 'mail', user, 'Maildir');
       for (const sub of ['cur', 'new', 'tmp']) fs.rmSync(path.join(home, sub), { recursive: true, force: true });
-      for (const f of fs.existsSync(home) ? fs.readdirSync(home) : []) if (f.startsWith('dovecot')) fs.rmSync(path.join(home, f), { recursive: true, force: true });
+      for (const f of fs.existsSync(home) ? fs.readdirSync(home) : [])
+        if (f.startsWith('dovecot')) fs.rmSync(path.join(home, f), { recursive: true, force: true });
       // A later UIDVALIDITY is derived from the clock (seconds); make sure it differs.
       await new Promise((r) => setTimeout(r, 1100));
     },
