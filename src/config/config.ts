@@ -32,6 +32,7 @@ const EnvSchema = Type.Object({
   OUTREACH_PACING_SPACING: Type.Integer({ minimum: 0, default: 30 }),
   OUTREACH_PACING_DAYS: Type.String({ pattern: '^[A-Za-z]{3}(-[A-Za-z]{3})?(,[A-Za-z]{3}(-[A-Za-z]{3})?)*$', default: 'mon-fri' }),
   OUTREACH_ENGINE_OOO_RESUME_DAYS: Type.Integer({ minimum: 1, maximum: 90, default: 7 }),
+  OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
   OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
   OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
   OUTREACH_SANDBOX_ACCEPT_MAX_HOURS: Type.Number({ minimum: 0, default: 72 }),
@@ -127,6 +128,8 @@ export interface EngineConfig {
   readonly discoveryIntervalSeconds: number;
   /** An out-of-office auto-reply snoozes the lead this many days, then its sequence goes on. */
   readonly outOfOfficeResumeDays: number;
+  /** Seconds between two polls of one mailbox's INBOX (docs/email.md). */
+  readonly inboxPollSeconds: number;
   readonly pacing: {
     readonly inviteCap: number;
     /** Daily invite caps of warm-up weeks 1, 2, …; after the last week the full inviteCap applies. */
@@ -189,6 +192,7 @@ function engineConfigOf(e: Env): EngineConfig {
     observeDays: e.OUTREACH_ENGINE_OBSERVE_DAYS,
     discoveryIntervalSeconds: e.OUTREACH_DISCOVERY_INTERVAL,
     outOfOfficeResumeDays: e.OUTREACH_ENGINE_OOO_RESUME_DAYS,
+    inboxPollSeconds: e.OUTREACH_INBOX_POLL_INTERVAL,
     pacing: Object.freeze({
       inviteCap: e.OUTREACH_PACING_INVITE_CAP,
       rampSchedule: Object.freeze(e.OUTREACH_PACING_RAMP === '' ? [] : e.OUTREACH_PACING_RAMP.split(',').map(Number)),

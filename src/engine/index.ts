@@ -10,6 +10,7 @@ import { createDiscovery } from './discovery.js';
 import { createObserver } from './observe.js';
 import { createPacingReader } from './pacing.js';
 import { createScheduler, emptySummary, type PassSummary } from './scheduler.js';
+import { createInboxWatcher } from '../modules/inbox/inbox.service.js';
 
 export type { PassSummary } from './scheduler.js';
 export type { AccountPacing } from './pacing.js';
@@ -29,7 +30,8 @@ export interface EngineDeps {
 }
 
 /**
- * The sending engine. A pass: record what the outside world did (acceptances, follow-backs, replies), run
+ * The sending engine. A pass: read the mailboxes' INBOXes (replies, bounces, out-of-office, unsubscribes), record
+ * what the outside world did (acceptances, follow-backs, replies), run
  * every due step exactly once, then run due Play discovery. Passes may overlap, in one process or many.
  */
 export function createEngine(deps: EngineDeps) {
@@ -38,10 +40,12 @@ export function createEngine(deps: EngineDeps) {
   const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher });
   const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null, plays: deps.plays });
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing });
+  const inbox = createInboxWatcher({ db: deps.db, cipher: deps.cipher, config: { pollIntervalSeconds: cfg.inboxPollSeconds }, applyReply: observer.applyIn });
 
   async function runPass(opts: { now?: Date } = {}): Promise<PassSummary> {
     const now = opts.now ?? deps.clock.now();
     const summary = emptySummary();
+    await inbox.runInboxPoll(now, summary);
     await observer.runObservations(now, summary);
     await scheduler.runSteps(now, summary);
     await discovery.runDiscovery(now, summary);

@@ -6,7 +6,7 @@ import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
 import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';
-import { classifyReply, draftReply, sentimentOf } from './classify.js';
+import { classifyReply, draftReply, sentimentOf, type Classification } from './classify.js';
 import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from './recipients.js';
 import type { PassSummary } from './scheduler.js';
@@ -28,6 +28,9 @@ function channelsOf(row: repo.WatchedRow): Channel[] {
 }
 
 const DAY = 86_400_000;
+
+/** What recording an observation needs to know about its lead. */
+export type ObservedLead = Pick<repo.WatchedRow, 'id' | 'workspace_id' | 'account_id' | 'x_account_user_id' | 'x_user_id' | 'username'>;
 
 /**
  * A long e-mail reply (quoted thread included) must not push its event past the outbox's size bound: the event
@@ -54,7 +57,7 @@ export function createObserver(deps: ObserverDeps) {
   /** The reply row (text and draft encrypted) and its `reply_detected` ledger entry; returns the reply id. */
   async function recordReply(
     trx: Database,
-    row: repo.WatchedRow,
+    row: ObservedLead,
     obs: Extract<InboundObservation, { type: 'reply' }>,
     now: Date,
     r: { classification: string; draft: string | null; settled?: repo.SettledReply; detail?: Record<string, unknown> },
@@ -89,96 +92,111 @@ export function createObserver(deps: ObserverDeps) {
   }
 
   async function apply(obs: InboundObservation, row: repo.WatchedRow, now: Date, summary: PassSummary) {
-    await withTxRetry(() =>
-      db.transaction().execute(async (trx) => {
-        if (obs.type === 'invite_accepted') {
-          const lead = await repo.markAccepted(trx, row.id, obs.at, now);
-          if (!lead) return;
-          await repo.insertActivities(trx, [
-            {
-              id: newId(),
-              workspace_id: row.workspace_id,
-              created_at: obs.at,
-              action: 'accepted',
-              outcome: 'ok',
-              units: 0,
-              detail: JSON.stringify({ channel: 'linkedin' }),
-              account_id: row.account_id,
-              lead_id: row.id,
-            },
-          ]);
-          await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: toEventLead(lead) }, createdAt: obs.at });
-          summary.observations += 1;
-        } else if (obs.type === 'followed_back') {
-          const lead = await repo.markFollowedBack(trx, row.id, obs.at, now);
-          if (!lead) return;
-          await repo.insertActivities(trx, [
-            {
-              id: newId(),
-              workspace_id: row.workspace_id,
-              created_at: obs.at,
-              action: 'x_follow_back',
-              outcome: 'ok',
-              units: 0,
-              detail: JSON.stringify({ channel: 'x' }),
-              account_id: null,
-              lead_id: row.id,
-            },
-          ]);
-          await enqueueEvent(trx, {
-            workspaceId: row.workspace_id,
-            event: 'x.followed',
-            data: { accountUserId: row.x_account_user_id, follower: { xUserId: row.x_user_id, username: row.username }, leadId: row.id, source: 'follow_back' },
-            createdAt: obs.at,
-          });
-          summary.observations += 1;
-        } else {
-          const classification = classifyReply(obs.text);
-          if (classification === 'out_of_office') {
-            // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
-            const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
-            if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return;
-            await recordReply(trx, row, obs, now, {
-              classification,
-              draft: null,
-              settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
-              detail: { resumeAt: resumeAt.toISOString() },
-            });
-            summary.repliesDetected += 1;
-            return;
-          }
-          const lead = await repo.markReplied(trx, {
-            leadId: row.id,
-            at: obs.at,
-            now,
-            sentiment: sentimentOf(classification),
-            optOut: classification === 'unsubscribe',
-          });
-          if (!lead) return;
-          const isX = obs.channel === 'x';
-          // Social-network replies are answered on the network itself, so they get no draft.
-          const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
-          const replyId = await recordReply(trx, row, obs, now, { classification, draft });
-          const { workspace_booking_link: _link, ...leadRow } = lead;
-          const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
-          await enqueueEvent(trx, {
-            workspaceId: row.workspace_id,
-            event: 'reply.received',
-            data: {
-              replyId,
-              lead: toEventLead(leadRow),
-              classification,
-              theirMessage: sealText(cipher, eventText.text),
-              draft: sealText(cipher, draft),
-              ...(eventText.truncated && { theirMessageTruncated: true }),
-              ...(isX && { channel: 'x' }),
-            },
-            createdAt: obs.at,
-          });
-          summary.repliesDetected += 1;
-        }
-      }),
-    );
+    await withTxRetry(() => db.transaction().execute((trx) => applyIn(trx, obs, row, now, summary)));
+  }
+
+  /**
+   * One observation inside the caller's transaction. `forced` sets the classification instead of the text
+   * classifier (the inbox watcher knows an auto-reply by its headers). Returns what it recorded, or null
+   * when the lead was already past it.
+   */
+  async function applyIn(
+    trx: Database,
+    obs: InboundObservation,
+    row: ObservedLead,
+    now: Date,
+    summary: PassSummary,
+    forced?: Classification,
+  ): Promise<'observed' | 'snoozed' | 'replied' | null> {
+    if (obs.type === 'invite_accepted') {
+      const lead = await repo.markAccepted(trx, row.id, obs.at, now);
+      if (!lead) return null;
+      await repo.insertActivities(trx, [
+        {
+          id: newId(),
+          workspace_id: row.workspace_id,
+          created_at: obs.at,
+          action: 'accepted',
+          outcome: 'ok',
+          units: 0,
+          detail: JSON.stringify({ channel: 'linkedin' }),
+          account_id: row.account_id,
+          lead_id: row.id,
+        },
+      ]);
+      await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: toEventLead(lead) }, createdAt: obs.at });
+      summary.observations += 1;
+      return 'observed';
+    } else if (obs.type === 'followed_back') {
+      const lead = await repo.markFollowedBack(trx, row.id, obs.at, now);
+      if (!lead) return null;
+      await repo.insertActivities(trx, [
+        {
+          id: newId(),
+          workspace_id: row.workspace_id,
+          created_at: obs.at,
+          action: 'x_follow_back',
+          outcome: 'ok',
+          units: 0,
+          detail: JSON.stringify({ channel: 'x' }),
+          account_id: null,
+          lead_id: row.id,
+        },
+      ]);
+      await enqueueEvent(trx, {
+        workspaceId: row.workspace_id,
+        event: 'x.followed',
+        data: { accountUserId: row.x_account_user_id, follower: { xUserId: row.x_user_id, username: row.username }, leadId: row.id, source: 'follow_back' },
+        createdAt: obs.at,
+      });
+      summary.observations += 1;
+      return 'observed';
+    } else {
+      const classification = forced ?? classifyReply(obs.text);
+      if (classification === 'out_of_office') {
+        // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
+        const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
+        if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return null;
+        await recordReply(trx, row, obs, now, {
+          classification,
+          draft: null,
+          settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
+          detail: { resumeAt: resumeAt.toISOString() },
+        });
+        summary.repliesDetected += 1;
+        return 'snoozed';
+      }
+      const lead = await repo.markReplied(trx, {
+        leadId: row.id,
+        at: obs.at,
+        now,
+        sentiment: sentimentOf(classification),
+        optOut: classification === 'unsubscribe',
+      });
+      if (!lead) return null;
+      const isX = obs.channel === 'x';
+      // Social-network replies are answered on the network itself, so they get no draft.
+      const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
+      const replyId = await recordReply(trx, row, obs, now, { classification, draft });
+      const { workspace_booking_link: _link, ...leadRow } = lead;
+      const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
+      await enqueueEvent(trx, {
+        workspaceId: row.workspace_id,
+        event: 'reply.received',
+        data: {
+          replyId,
+          lead: toEventLead(leadRow),
+          classification,
+          theirMessage: sealText(cipher, eventText.text),
+          draft: sealText(cipher, draft),
+          ...(eventText.truncated && { theirMessageTruncated: true }),
+          ...(isX && { channel: 'x' }),
+        },
+        createdAt: obs.at,
+      });
+      summary.repliesDetected += 1;
+      return 'replied';
+    }
   }
 
   async function runObservations(now: Date, summary: PassSummary) {
@@ -220,5 +238,5 @@ export function createObserver(deps: ObserverDeps) {
     }
   }
 
-  return { runObservations };
+  return { runObservations, applyIn };
 }

@@ -7,6 +7,7 @@ import type { ActionResult, ChannelDrivers, DeliveryCheck } from './channels/typ
 import { claimBatch } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
+import type { MailboxPassCounts } from '../modules/inbox/inbox.service.js';
 
 export interface PassSummary {
   /** Steps that went out (outcome ok). */
@@ -20,6 +21,8 @@ export interface PassSummary {
   observations: number;
   /** New candidates saved by Play discovery. */
   discovered: number;
+  /** Per mailbox polled this pass (inbox watcher): replies, out-of-office, bounces, unsubscribes, unmatched mail. */
+  mailboxes?: Record<string, MailboxPassCounts>;
 }
 
 export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed: 0, repliesDetected: 0, deferred: 0, observations: 0, discovered: 0 });

@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Billing, EnergyService, EnergyState } from '../energy/energy.service.js';
 import * as repo from './publicdata.repository.js';
 import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js';
+import { failedMailboxes } from '../inbox/inbox.repository.js';
 
 export const READINESS_NOTE =
   'Read-only snapshot of saved state. The public-data provider was not contacted (providerHealthChecked: false) and nothing here guarantees delivery.';
@@ -18,6 +19,8 @@ export const ISSUE = {
   energyExhausted: 'energy_exhausted',
   sectionPartial: 'section_partial',
   sectionUnavailable: 'section_unavailable',
+  mailboxAuthFailed: 'mailbox_auth_failed',
+  mailboxUnreachable: 'mailbox_unreachable',
 } as const;
 
 /** A balance under this share of the daily refill is reported as low. */
@@ -28,11 +31,14 @@ export interface ReadinessSources {
   messagingAccounts(workspaceId: string): Promise<{ id: string; name: string; mode: string; storedStatus: string }[]>;
   billing(workspaceId: string): Promise<Billing>;
   energy(workspaceId: string): Promise<EnergyState>;
+  /** Mailboxes whose last SMTP or IMAP login failed (they do not send until fixed). */
+  failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string }[]>;
 }
 
 type Observed<T> = { ok: true; value: T; observedAt: string } | { ok: false };
 type XAccounts = Awaited<ReturnType<ReadinessSources['xAccounts']>>;
 type MessagingAccounts = Awaited<ReturnType<ReadinessSources['messagingAccounts']>>;
+type FailedMailboxes = Awaited<ReturnType<ReadinessSources['failedMailboxes']>>;
 
 const issue = (code: string, message: string, retryable: boolean): ReadinessIssueRow => ({ code, message, retryable });
 
@@ -52,6 +58,7 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
       (await repo.listMessagingAccounts(db, ws)).map((a) => ({ id: a.id, name: a.name, mode: a.mode, storedStatus: a.stored_status })),
     billing: (ws) => energy.getBilling(ws),
     energy: (ws) => energy.getEnergy(ws),
+    failedMailboxes: (ws) => failedMailboxes(db, ws),
   };
   const sources: ReadinessSources = { ...defaults };
 
@@ -73,7 +80,7 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     }
   }
 
-  function accountsSection(x: Observed<XAccounts>, m: Observed<MessagingAccounts>): ReadinessOutput['accounts'] {
+  function accountsSection(x: Observed<XAccounts>, m: Observed<MessagingAccounts>, mb: Observed<FailedMailboxes>): ReadinessOutput['accounts'] {
     if (!x.ok && !m.ok) return unavailableSection('accounts');
     const issues: ReadinessIssueRow[] = [];
     if (x.ok && x.value.length === 0) {
@@ -85,6 +92,19 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     if (m.ok) {
       for (const a of m.value.filter((a) => a.storedStatus !== 'connected')) {
         issues.push(issue(ISSUE.messagingAccountDisconnected, `messaging account ${a.id} is ${a.storedStatus}; reconnect it in the product`, false));
+      }
+    }
+    if (mb.ok) {
+      for (const f of mb.value) {
+        issues.push(
+          f.health === 'auth_failed'
+            ? issue(
+                ISSUE.mailboxAuthFailed,
+                `mailbox ${f.address} (${f.id}) refused the login; it sends and is read no more until its password is fixed (npx outreach mailbox add)`,
+                false,
+              )
+            : issue(ISSUE.mailboxUnreachable, `mailbox ${f.address} (${f.id}) could not be reached; it is tried again in a few minutes`, true),
+        );
       }
     }
     if (!x.ok || !m.ok) {
@@ -134,16 +154,17 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
 
   async function snapshot(workspaceId: string): Promise<ReadinessOutput> {
     const asOf = clock.now().toISOString();
-    const [x, m, b, e] = await Promise.all([
+    const [x, m, b, e, mb] = await Promise.all([
       observe(() => sources.xAccounts(workspaceId)),
       observe(() => sources.messagingAccounts(workspaceId)),
       observe(() => sources.billing(workspaceId)),
       observe(() => sources.energy(workspaceId)),
+      observe(() => sources.failedMailboxes(workspaceId)),
     ]);
     return {
       workspaceId,
       asOf,
-      accounts: accountsSection(x, m),
+      accounts: accountsSection(x, m, mb),
       billing: billingSection(b),
       energy: energySection(e),
       providerHealthChecked: false,

@@ -1,0 +1,280 @@
+import { sql } from 'kysely';
+import type { Database } from '../../db/database.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import type { MailboxHealth } from '../mailboxes/mailboxes.schemas.js';
+
+// The inbox watcher's SQL: which mailbox to poll next (a lease on the mailbox row), its INBOX position, the
+// once-only claim of each message, matching a message to a lead, and the effects of a bounce or a mailto
+// unsubscribe. Every tenant read names the workspace.
+
+export interface PollMailbox {
+  id: string;
+  workspaceId: string;
+  accountId: string;
+  address: string;
+  /** null when it cannot be decrypted with the current key. */
+  imapUrl: string | null;
+  health: MailboxHealth;
+  healthDetail: string | null;
+  uidValidity: bigint | null;
+  lastUid: number;
+  createdAt: Date;
+}
+
+/**
+ * Takes up to `limit` mailboxes whose poll is due and pushes their next poll `leaseSeconds` ahead, so another
+ * worker skips them while this one reads (SKIP LOCKED; a crashed poll is retried once the lease ends).
+ */
+export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { now: Date; limit: number; leaseSeconds: number }): Promise<PollMailbox[]> {
+  const now = p.now.toISOString();
+  const { rows } = await sql<{
+    id: string;
+    workspace_id: string;
+    account_id: string;
+    address: string;
+    imap_url_enc: string;
+    health: MailboxHealth;
+    health_detail: string | null;
+    imap_uidvalidity: string | null;
+    imap_last_uid: string;
+    created_at: Date;
+  }>`
+    WITH due AS (
+      SELECT id FROM mailboxes WHERE next_poll_at <= ${now}::timestamptz
+      ORDER BY next_poll_at, id LIMIT ${p.limit} FOR UPDATE SKIP LOCKED
+    )
+    UPDATE mailboxes m SET next_poll_at = ${now}::timestamptz + make_interval(secs => ${p.leaseSeconds})
+    FROM due WHERE m.id = due.id
+    RETURNING m.id, m.workspace_id, m.account_id, m.address, m.imap_url_enc, m.health, m.health_detail,
+      m.imap_uidvalidity::text AS imap_uidvalidity, m.imap_last_uid::text AS imap_last_uid, m.created_at`.execute(db);
+  return rows.map((r) => ({
+    id: r.id,
+    workspaceId: r.workspace_id,
+    accountId: r.account_id,
+    address: r.address,
+    imapUrl: cipher.decrypt(r.imap_url_enc),
+    health: r.health,
+    healthDetail: r.health_detail,
+    uidValidity: r.imap_uidvalidity === null ? null : BigInt(r.imap_uidvalidity),
+    lastUid: Number(r.imap_last_uid),
+    createdAt: new Date(r.created_at),
+  }));
+}
+
+/** Where the next poll starts, and when it is due. */
+export async function savePollPosition(db: Database, p: { mailboxId: string; uidValidity: bigint; lastUid: number; nextPollAt: Date }): Promise<void> {
+  await db
+    .updateTable('mailboxes')
+    .set({ imap_uidvalidity: p.uidValidity.toString(), imap_last_uid: String(p.lastUid), next_poll_at: p.nextPollAt as never })
+    .where('id', '=', p.mailboxId)
+    .execute();
+}
+
+export async function setNextPoll(db: Database, mailboxId: string, nextPollAt: Date): Promise<void> {
+  await db
+    .updateTable('mailboxes')
+    .set({ next_poll_at: nextPollAt as never })
+    .where('id', '=', mailboxId)
+    .execute();
+}
+
+/** The watcher's view of a mailbox's health: a failed IMAP login marks it; a good login clears only what IMAP marked. */
+export async function setImapHealth(db: Database, mailboxId: string, health: MailboxHealth, detail: string | null, now: Date): Promise<void> {
+  await db.updateTable('mailboxes').set({ health, health_detail: detail, health_checked_at: now }).where('id', '=', mailboxId).execute();
+}
+
+/**
+ * Claims one INBOX message for handling: true for the one transaction that inserts it (the key is the
+ * mailbox, UIDVALIDITY and UID), false when it was handled before. Runs inside the transaction that applies the
+ * message's effects, so a failed transaction leaves the message for the next poll.
+ */
+export async function claimInboundMessage(
+  trx: Database,
+  p: { mailboxId: string; uidValidity: bigint; uid: number; outcome: string; now: Date },
+): Promise<boolean> {
+  const row = await trx
+    .insertInto('email_inbound_seen')
+    .values({ mailbox_id: p.mailboxId, uidvalidity: p.uidValidity.toString() as never, uid: p.uid as never, outcome: p.outcome, seen_at: p.now as never })
+    .onConflict((oc) => oc.columns(['mailbox_id', 'uidvalidity', 'uid']).doNothing())
+    .returning('uid')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Records an inbound message's Message-ID against its lead (threading for a `send` decision, and a second guard:
+ * the same message seen again under a new UIDVALIDITY is not applied twice). False when it was already there.
+ */
+export async function recordInboundMessageId(
+  trx: Database,
+  p: { workspaceId: string; messageId: string; leadId: string; mailboxId: string; subject: string | null; at: Date },
+): Promise<boolean> {
+  const row = await trx
+    .insertInto('email_messages')
+    .values({
+      workspace_id: p.workspaceId,
+      message_id: `<${p.messageId}>`,
+      lead_id: p.leadId,
+      mailbox_id: p.mailboxId,
+      idempotency_key: `in:${p.messageId}`,
+      subject: p.subject,
+      direction: 'in',
+      sent_at: p.at as never,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning('message_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The lead one of our sent messages went to, by its Message-ID (any of `ids`, first match in order wins). */
+export async function leadBySentMessageIds(db: Database, workspaceId: string, ids: string[]): Promise<string | null> {
+  if (ids.length === 0) return null;
+  const rows = await db
+    .selectFrom('email_messages')
+    .select(['lead_id', sql<string>`lower(btrim(message_id, '<> '))`.as('mid')])
+    .where('workspace_id', '=', workspaceId)
+    .where('direction', '=', 'out')
+    .where(sql<boolean>`lower(btrim(message_id, '<> ')) IN (${sql.join(ids)})`)
+    .execute();
+  for (const id of ids) {
+    const hit = rows.find((r) => r.mid === id);
+    if (hit) return hit.lead_id;
+  }
+  return null;
+}
+
+/**
+ * A contacted lead of the workspace with this address: the one this mailbox wrote to first, then the one last
+ * e-mailed, then the one last messaged on any channel.
+ */
+export async function contactedLeadByAddress(db: Database, workspaceId: string, address: string, mailboxId: string): Promise<string | null> {
+  const r = await db
+    .selectFrom('leads')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where(sql<boolean>`lower(email) = ${address.toLowerCase()}`)
+    .where((eb) => eb.or([eb('messaged_at', 'is not', null), eb('invited_at', 'is not', null)]))
+    .orderBy(sql`(mailbox_id IS NOT DISTINCT FROM ${mailboxId}) DESC`)
+    .orderBy(sql`(last_message_channel = 'email') DESC`)
+    .orderBy(sql`messaged_at DESC NULLS LAST`)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  return r?.id ?? null;
+}
+
+export interface InboxLead {
+  id: string;
+  workspace_id: string;
+  account_id: string | null;
+  email: string | null;
+  stage: string;
+  x_user_id: string | null;
+  username: string | null;
+  x_account_user_id: string | null;
+}
+
+export async function lockLead(trx: Database, workspaceId: string, leadId: string): Promise<InboxLead | null> {
+  const r = await trx
+    .selectFrom('leads')
+    .select(['id', 'workspace_id', 'account_id', 'email', 'stage', 'x_user_id', 'username', 'account_user_id as x_account_user_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', leadId)
+    .forUpdate()
+    .executeTakeFirst();
+  return (r as InboxLead | undefined) ?? null;
+}
+
+/** A hard bounce: the lead fails for good with `lastError: "bounced"`; false when it had already failed so. */
+export async function failLeadBounced(trx: Database, p: { workspaceId: string; leadId: string; now: Date }): Promise<boolean> {
+  const res = await trx
+    .updateTable('leads')
+    .set({ stage: 'failed', last_error: 'bounced', automation_stopped: true, next_action_at: null, observe_next_at: null, updated_at: p.now })
+    .where('workspace_id', '=', p.workspaceId)
+    .where('id', '=', p.leadId)
+    .where((eb) => eb.or([eb('stage', '<>', 'failed'), eb('last_error', 'is', null), eb('last_error', '<>', 'bounced')]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows ?? 0) > 0;
+}
+
+/**
+ * Opts a person out of every sequence of the workspace: each lead with this e-mail address (case-insensitive)
+ * or this lead itself, locked in id order. Returns the leads it changed (those not yet opted out).
+ */
+export async function optOutIdentity(
+  trx: Database,
+  p: { workspaceId: string; leadId: string; email: string | null; at: Date; now: Date },
+): Promise<{ id: string; account_id: string | null }[]> {
+  const lanes = await trx
+    .selectFrom('leads')
+    .select(['id', 'account_id', 'opted_out_at'])
+    .where('workspace_id', '=', p.workspaceId)
+    .where((eb) => eb.or([eb('id', '=', p.leadId), ...(p.email ? [eb(sql`lower(email)`, '=', p.email.toLowerCase())] : [])]))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  const fresh = lanes.filter((l) => l.opted_out_at === null);
+  if (fresh.length === 0) return [];
+  await trx
+    .updateTable('leads')
+    .set({ opted_out_at: p.at, automation_stopped: true, next_action_at: null, observe_next_at: null, updated_at: p.now })
+    .where('workspace_id', '=', p.workspaceId)
+    .where(
+      'id',
+      'in',
+      fresh.map((l) => l.id),
+    )
+    .execute();
+  return fresh.map((l) => ({ id: l.id, account_id: l.account_id }));
+}
+
+export async function insertActivity(
+  trx: Database,
+  row: {
+    id: string;
+    workspaceId: string;
+    at: Date;
+    action: string;
+    outcome: 'ok' | 'failed' | 'skipped';
+    detail: Record<string, unknown>;
+    accountId: string | null;
+    leadId: string;
+  },
+): Promise<void> {
+  await trx
+    .insertInto('activity')
+    .values({
+      id: row.id,
+      workspace_id: row.workspaceId,
+      created_at: row.at,
+      action: row.action,
+      outcome: row.outcome,
+      units: 0,
+      detail: JSON.stringify(row.detail),
+      account_id: row.accountId,
+      lead_id: row.leadId,
+    } as never)
+    .execute();
+}
+
+/** Mailboxes of a workspace whose last check failed (readiness). */
+export async function failedMailboxes(
+  db: Database,
+  workspaceId: string,
+): Promise<{ id: string; address: string; health: MailboxHealth; checkedAt: Date | null }[]> {
+  const rows = await db
+    .selectFrom('mailboxes')
+    .select(['id', 'address', 'health', 'health_checked_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('health', 'in', ['auth_failed', 'unreachable'])
+    .orderBy('address')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    address: r.address,
+    health: r.health as MailboxHealth,
+    checkedAt: r.health_checked_at ? new Date(r.health_checked_at) : null,
+  }));
+}
