@@ -99,6 +99,8 @@ export interface SequencesTable {
   approved_at: Timestamp | null;
   channels: ColumnType<string[], string[] | undefined, string[]>;
   steps: Json<SequenceStepRow[]>;
+  /** The approved revision's steps (migration 0017); NULL when never approved or approved before 0017. */
+  approved_steps: ColumnType<SequenceStepRow[] | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }

@@ -6,6 +6,7 @@ import { reviewPages } from './review.js';
 import { accountsPages } from './accounts.js';
 import { repliesPages } from './replies.js';
 import { webhooksPages } from './webhooks.js';
+import { sequencesPages } from './sequences.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -18,4 +19,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   accountsPages(app, deps);
   repliesPages(app, deps);
   webhooksPages(app, deps);
+  sequencesPages(app, deps);
 }

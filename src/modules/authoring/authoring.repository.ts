@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
 import type { PlayStatus } from '../../domain/vocabulary.js';
@@ -61,13 +62,16 @@ export async function updateSequenceSteps(
 }
 
 export async function approveSequence(db: Database, workspaceId: string, sequenceId: string, revision: number, now: Date) {
-  return db
-    .updateTable('sequences')
-    .set({ approved_revision: revision, approved_at: now, updated_at: now })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', sequenceId)
-    .returning(sequenceColumns)
-    .executeTakeFirstOrThrow();
+  return (
+    db
+      .updateTable('sequences')
+      // The approved steps are kept beside the revision number, so a later revision can be compared with them.
+      .set({ approved_revision: revision, approved_at: now, updated_at: now, approved_steps: sql<string>`steps` })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', sequenceId)
+      .returning(sequenceColumns)
+      .executeTakeFirstOrThrow()
+  );
 }
 
 export async function lockXAccountShared(db: Database, workspaceId: string, userId: string) {

@@ -2,20 +2,22 @@ import type { Database } from '../../db/database.js';
 import type { SequenceStatus } from '../../domain/vocabulary.js';
 
 /** Every sequence of the workspace with its exact lead count, in one query (one grouped count, no per-row lookups). */
-export async function listSequencesWithLeadCounts(db: Database, workspaceId: string) {
+export async function listSequencesWithLeadCounts(db: Database, workspaceId: string, onlySequenceId?: string) {
   const counts = db
     .selectFrom('leads')
     .select(['sequence_id'])
     .select((eb) => eb.fn.countAll<number>().as('lead_count'))
     .where('workspace_id', '=', workspaceId)
     .where('sequence_id', 'is not', null)
+    .$if(onlySequenceId !== undefined, (q) => q.where('sequence_id', '=', onlySequenceId!))
     .groupBy('sequence_id')
     .as('c');
   return db
     .selectFrom('sequences as s')
     .leftJoin(counts, 'c.sequence_id', 's.id')
-    .select(['s.id', 's.name', 's.status', 's.revision', 's.approved_revision', 's.approved_at', 's.channels', 's.steps', 'c.lead_count'])
+    .select(['s.id', 's.name', 's.status', 's.revision', 's.approved_revision', 's.approved_at', 's.channels', 's.steps', 's.approved_steps', 'c.lead_count'])
     .where('s.workspace_id', '=', workspaceId)
+    .$if(onlySequenceId !== undefined, (q) => q.where('s.id', '=', onlySequenceId!))
     .orderBy('s.created_at')
     .orderBy('s.id')
     .execute();

@@ -86,6 +86,31 @@ export function toStep(raw: Partial<SequenceStepRow> & Record<string, unknown>, 
   };
 }
 
+export type Step = ReturnType<typeof toStep>;
+export type StepChange =
+  | { position: number; change: 'unchanged'; step: Step }
+  | { position: number; change: 'changed'; step: Step; approved: Step }
+  | { position: number; change: 'added'; step: Step }
+  | { position: number; change: 'removed'; approved: Step };
+
+/**
+ * Step by step, by position: what a reviewer approving the current revision approves beyond the approved one.
+ * Steps are compared by content (kind, delay, subject, message, actions, variants, tool), not by object identity.
+ */
+export function diffSteps(approved: Step[], current: Step[]): StepChange[] {
+  const same = (a: Step, b: Step) => JSON.stringify({ ...a, index: 0 }) === JSON.stringify({ ...b, index: 0 });
+  const out: StepChange[] = [];
+  for (let i = 0; i < Math.max(approved.length, current.length); i++) {
+    const before = approved[i];
+    const now = current[i];
+    if (before && now)
+      out.push(same(before, now) ? { position: i, change: 'unchanged', step: now } : { position: i, change: 'changed', step: now, approved: before });
+    else if (now) out.push({ position: i, change: 'added', step: now });
+    else out.push({ position: i, change: 'removed', approved: before });
+  }
+  return out;
+}
+
 type Transition = { to: SettableStatus } | { error: 'sequence_approval_required' | 'archived_sequence_is_read_only' | 'invalid_transition' };
 
 /** The spec's transition table, exactly; anything it does not list is refused rather than guessed. */
@@ -105,9 +130,9 @@ const CONFLICT_MESSAGES = {
 export function createSequencesService(deps: { db: Database; clock: Clock; config: Config }) {
   const { db, clock, config } = deps;
 
-  async function listSequences(workspaceId: string) {
+  async function readSequences(workspaceId: string, onlySequenceId?: string) {
     const [rows, ws, hasConnectedMessagingAccount, hasXAccount] = await Promise.all([
-      repo.listSequencesWithLeadCounts(db, workspaceId),
+      repo.listSequencesWithLeadCounts(db, workspaceId, onlySequenceId),
       repo.findWorkspaceRunState(db, workspaceId),
       repo.hasConnectedMessagingAccount(db, workspaceId),
       repo.hasXAccount(db, workspaceId),
@@ -134,8 +159,26 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
         leadCount: Number(r.lead_count ?? 0),
         channels,
         steps,
+        approvedSteps: Array.isArray(r.approved_steps) ? r.approved_steps.map((s, i) => toStep(s as never, i)) : null,
       };
     });
+  }
+
+  /** The API's list (GET /sequences): every field of the spec, nothing more. */
+  async function listSequences(workspaceId: string) {
+    return (await readSequences(workspaceId)).map(({ approvedSteps: _approvedSteps, ...view }) => view);
+  }
+
+  /**
+   * One sequence for a reviewer: the list's fields, plus what changed since the approved revision, step by step.
+   * `approvedStepsKnown` is false when the approval predates migration 0017, which began keeping approved steps.
+   */
+  async function getSequenceForReview(workspaceId: string, sequenceId: string) {
+    const [seq] = await readSequences(workspaceId, sequenceId);
+    if (!seq) throw notFound('sequence');
+    const { approvedSteps, ...view } = seq;
+    const approvedStepsKnown = seq.approvedRevision === null || approvedSteps !== null;
+    return { ...view, approvedStepsKnown, changes: diffSteps(approvedSteps ?? [], seq.steps) };
   }
 
   /**
@@ -162,7 +205,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
     );
   }
 
-  return { listSequences, setStatus };
+  return { listSequences, getSequenceForReview, setStatus };
 }
 
 export type SequencesService = ReturnType<typeof createSequencesService>;
