@@ -129,7 +129,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
           : status === 429
             ? ['Too many attempts', 'Wait a minute and try again.']
             : status < 500
-              ? ['Request refused', error instanceof AppError ? error.message : 'The request was not valid.']
+              ? ['Request refused', error instanceof AppError || error.validation ? error.message : 'The request was not valid.']
               : unavailable
                 ? ['Database unavailable', 'The database cannot be reached right now. Try again in a moment.']
                 : ['Something went wrong', `The server could not answer. Request id: ${req.id}`];

@@ -7,6 +7,7 @@ import { accountsPages } from './accounts.js';
 import { repliesPages } from './replies.js';
 import { webhooksPages } from './webhooks.js';
 import { sequencesPages } from './sequences.js';
+import { leadsActivityPages } from './leads-activity.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -20,4 +21,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   repliesPages(app, deps);
   webhooksPages(app, deps);
   sequencesPages(app, deps);
+  leadsActivityPages(app, deps);
 }
