@@ -17,6 +17,7 @@ let b: Awaited<ReturnType<typeof launchConsoleBrowser>>;
 let page: Page;
 let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let leadId: string;
+let draftSequence: string;
 
 async function axeSeriousOrCritical() {
   const result = await new AxeBuilder({ page }).analyze();
@@ -43,6 +44,16 @@ beforeAll(async () => {
     });
     if (i === 0) leadId = id;
   }
+  draftSequence = await insertSequence(t.db, acme.workspaceId, {
+    name: 'Munich CTOs',
+    status: 'draft',
+    revision: 1,
+    approvedRevision: null,
+    steps: [
+      { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
+      { index: 1, kind: 'message', delayDays: 2, subject: null, message: 'Thanks for connecting', actions: [], variants: null, tool: null },
+    ],
+  });
   await insertReply(t.db, t.cipher, acme.workspaceId, { leadId, theirMessage: 'Interesting, can you send details?', draft: 'Sure, here they are.' });
   b = await launchConsoleBrowser(t);
   page = b.page;
@@ -87,5 +98,35 @@ describe('console pages in a real browser', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Send test ping to https://hooks.example.com/outreach' }).click();
     await page.getByText('Test ping scheduled').waitFor();
     expect(await page.getByText('Signing secret, shown only now').count()).toBe(0);
+  });
+
+  it('sequence approval: the page shows the steps of the exact revision, Approve records it, Activate starts it', async () => {
+    await page.getByRole('link', { name: 'Sequences' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sequences' }).waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    await page.getByRole('link', { name: 'Munich CTOs' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Steps of revision 1 (none approved yet)' }).waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    if (saveShots) await page.screenshot({ path: 'docs/images/sequence-approval.png', fullPage: true });
+    await page.getByRole('button', { name: 'Approve revision 1' }).click();
+    await page.getByText('Approved revision 1.').waitFor();
+    const row = await t.db.selectFrom('sequences').select(['approved_revision', 'status']).where('id', '=', draftSequence).executeTakeFirstOrThrow();
+    expect(row).toEqual({ approved_revision: 1, status: 'draft' });
+    await page.getByRole('link', { name: 'All sequences' }).click();
+    await page.getByRole('button', { name: 'Activate Munich CTOs' }).click();
+    await page.getByText('Status changed from draft to active.').waitFor();
+    expect((await t.db.selectFrom('sequences').select('status').where('id', '=', draftSequence).executeTakeFirstOrThrow()).status).toBe('active');
+  });
+
+  it('leads and activity: the filter forms narrow the lists and pass axe-core', async () => {
+    await page.getByRole('link', { name: 'Leads' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Leads' }).waitFor();
+    await page.getByLabel('Stage reached').selectOption('replied');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('2 leads match').waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
+    await page.getByRole('link', { name: 'Activity' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
+    expect(await axeSeriousOrCritical()).toEqual([]);
   });
 });
