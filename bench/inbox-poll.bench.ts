@@ -39,10 +39,7 @@ async function main() {
     const ws = newId();
     await db.insertInto('workspaces').values({ id: ws, name: 'Bench' }).execute();
     const account = newMessagingAccountId();
-    await db
-      .insertInto('messaging_accounts')
-      .values({ id: account, workspace_id: ws, name: 'Dana', mode: 'email' } as never)
-      .execute();
+    await db.insertInto('messaging_accounts').values({ id: account, workspace_id: ws, name: 'Dana', mode: 'email' }).execute();
     const mailboxId = `mbx_${newId()}`;
     await upsertMailbox(db, cipher, {
       id: mailboxId,

@@ -34,7 +34,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_PACING_DAYS: 'sun-sat', OUTREACH_PACING_HOURS: '00:00-24:00', OUTREACH_INBOX_POLL_INTERVAL: 60 },
     });
     ws = await createWorkspaceWithKey(t, 'Mailers');
-    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' } as never);
+    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
     const view = await t.services.mailboxes.add({
       workspaceId: ws.workspaceId,
       accountId: account,
@@ -117,7 +117,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
   const pending = async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth });
     expect(res.statusCode, res.body).toBe(200);
-    return (res.json() as { replies: { lead: { id: string }; channel: string; theirMessage: string | null; classification: string }[] }).replies;
+    return res.json<{ replies: { lead: { id: string }; channel: string; theirMessage: string | null; classification: string }[] }>().replies;
   };
 
   it('a real reply (In-Reply-To our Message-ID) freezes the lead, queues the reply without the quoted thread, writes reply_detected and reply.received', async () => {
@@ -341,7 +341,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
   });
 
   it('a mailbox with a wrong password reports mailbox_auth_failed in readiness, is not retried in a tight loop, and never shows the password', async () => {
-    const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' } as never);
+    const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
     const bad = await t.services.mailboxes.add({
       workspaceId: ws.workspaceId,
       accountId: acc,
@@ -367,7 +367,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
   });
 
   it('a mailbox whose server cannot be reached reports mailbox_unreachable', async () => {
-    const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' } as never);
+    const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
     const down = await t.services.mailboxes.add({
       workspaceId: ws.workspaceId,
       accountId: acc,
