@@ -279,6 +279,52 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     expect(sup).toHaveLength(0);
   });
 
+  it('a typical mailer-daemon bounce without a DSN part fails the lead and suppresses the address', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    await dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: 'MAILER-DAEMON@mail.initech.example',
+          To: 'dana@acme.example',
+          Subject: 'Mail delivery failed: returning message to sender',
+          'Message-ID': `<md-${leadId}@mail.initech.example>`,
+        },
+        `This message was created automatically by mail delivery software.\n\nA message that you sent could not be delivered to one or more of its recipients:\n\n  ${email}\n    SMTP error from remote mail server after RCPT TO: 550 5.1.1 User unknown\n\n------ This is a copy of the message, including all the headers. ------\nMessage-ID: ${messageId}\nSubject: Quick question\n`,
+      ),
+    );
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ bounces: 1 });
+    expect(await lead(leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced' });
+    expect(await t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute()).toMatchObject([{ reason: 'bounced' }]);
+  });
+
+  it('out-of-office is also recognized by X-Autoreply, Precedence: auto_reply and a typical subject alone', async () => {
+    const cases: Record<string, string>[] = [{ 'X-Autoreply': 'yes' }, { Precedence: 'auto_reply' }, { Subject: 'Automatic reply: Quick question' }];
+    const leads: string[] = [];
+    for (const headers of cases) {
+      const { leadId, email, messageId } = await emailedLead();
+      leads.push(leadId);
+      await dovecot.deliver(
+        'dana',
+        raw(
+          {
+            From: email,
+            To: 'dana@acme.example',
+            Subject: 'Re: Quick question',
+            'In-Reply-To': messageId,
+            'Message-ID': `<ooo2-${leadId}@x.example>`,
+            ...headers,
+          },
+          'I am travelling with limited access.',
+        ),
+      );
+    }
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ outOfOffice: 3, replies: 0 });
+    for (const id of leads) expect(await lead(id)).toMatchObject({ stage: 'messaged', automation_stopped: false });
+  });
+
   it('a mailto unsubscribe opts the person out in every sequence of the workspace and suppresses the address', async () => {
     const { leadId, email } = await emailedLead();
     const otherLane = await insertLead(t.db, ws.workspaceId, { person: 'Same person', email, stage: 'queued', next_action_at: new Date(clock) } as never);
