@@ -104,6 +104,7 @@ listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+auth_failure_delay = 0
 default_internal_user = ${internalUser}
 default_internal_group = ${asRoot ? (internalUser === 'dovecot' ? 'dovecot' : 'nogroup') : String(me.gid)}
 default_login_user = ${loginUser}

@@ -45,8 +45,8 @@ function headerText(mail: ParsedMail, name: string): string | null {
   const v = mail.headers.get(name);
   if (v === undefined || v === null) return null;
   if (typeof v === 'string') return v;
-  if (typeof v === 'object' && 'value' in (v as object)) return String((v as { value: unknown }).value);
-  return String(v);
+  if (typeof v === 'object' && 'value' in v) return typeof v.value === 'string' ? v.value : null;
+  return typeof v === 'number' || typeof v === 'boolean' ? String(v) : null;
 }
 
 const OOO_SUBJECT =

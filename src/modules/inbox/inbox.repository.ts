@@ -254,7 +254,7 @@ export async function insertActivity(
       detail: JSON.stringify(row.detail),
       account_id: row.accountId,
       lead_id: row.leadId,
-    } as never)
+    })
     .execute();
 }
 
@@ -274,7 +274,7 @@ export async function failedMailboxes(
   return rows.map((r) => ({
     id: r.id,
     address: r.address,
-    health: r.health as MailboxHealth,
+    health: r.health,
     checkedAt: r.health_checked_at ? new Date(r.health_checked_at) : null,
   }));
 }

@@ -153,6 +153,8 @@ export function createInboxWatcher(deps: InboxDeps) {
               await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at }, ref, now, summary, 'out_of_office');
               return 'out_of_office';
             case 'unsubscribe': {
+              // TODO(issue 14 item 3): when the /u/<token> opt-out service lands (branch wt/email-send), call it here so both
+              // ways out share one home; until then the opt-out is written through this module's repository.
               const lanes = await repo.optOutIdentity(trx, { workspaceId: mb.workspaceId, leadId, email: lead.email ?? parsed.from, at, now });
               const address = lead.email ?? parsed.from;
               if (address) await suppressAddress(trx, mb.workspaceId, address, 'unsubscribed', leadId);

@@ -1,0 +1,433 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
+import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { newId } from '../../src/lib/ids.js';
+
+// Issue 14 "Watching the inbox", against a real Dovecot: every message arrives by IMAP APPEND into the
+// sender's INBOX, and the engine pass (POST /admin/v1/engine/tick) reads it.
+if (!dovecotAvailable()) console.warn(`test/email/inbox.test.ts skipped: ${DOVECOT_MISSING}`);
+
+const PASS = 'dana-imap-pw-7731';
+const DAY = 86_400_000;
+
+describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
+  let t: TestApp;
+  let dovecot: Dovecot;
+  let smtp: SmtpReceiver;
+  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+  let account: string;
+  let mailboxId: string;
+  let sequenceId: string;
+  // Each pass runs at a later time, so every mailbox is due again.
+  let clock = Date.now();
+
+  beforeAll(async () => {
+    dovecot = await startDovecot([
+      { user: 'dana', pass: PASS },
+      { user: 'eve', pass: 'eve-pw' },
+    ]);
+    smtp = await startSmtpReceiver();
+    t = await buildTestApp({
+      env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_PACING_DAYS: 'sun-sat', OUTREACH_PACING_HOURS: '00:00-24:00', OUTREACH_INBOX_POLL_INTERVAL: 60 },
+    });
+    ws = await createWorkspaceWithKey(t, 'Mailers');
+    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
+    const view = await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: account,
+      address: 'dana@acme.example',
+      displayName: 'Dana',
+      smtpUrl: smtp.url(),
+      imapUrl: dovecot.url('dana'),
+      skipCheck: true,
+    });
+    mailboxId = view.id;
+    sequenceId = await insertSequence(t.db, ws.workspaceId, {
+      channels: ['email'],
+      steps: [
+        { index: 0, kind: 'email', delayDays: 0, subject: 'Quick question', message: 'Hi', actions: [], variants: null, tool: null },
+        { index: 1, kind: 'email', delayDays: 3, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
+        { index: 2, kind: 'email', delayDays: 3, subject: null, message: 'Last note', actions: [], variants: null, tool: null },
+      ] as never,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+    await dovecot?.stop();
+  });
+
+  async function tick(): Promise<{ repliesDetected: number; mailboxes?: Record<string, Record<string, unknown>> }> {
+    clock += 120_000;
+    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  }
+
+  let n = 0;
+  /** A lead the mailbox e-mailed (step 0 sent, step 1 due in 3 days), with the Message-ID of that e-mail on record. */
+  async function emailedLead(f: { email?: string } = {}) {
+    n += 1;
+    const email = f.email ?? `bob${n}@initech.example`;
+    const sentAt = new Date(clock - DAY);
+    const leadId = await insertLead(t.db, ws.workspaceId, {
+      person: `Bob Number${n}`,
+      email,
+      account_id: account,
+      sequence_id: sequenceId,
+      stage: 'messaged',
+      current_step: 1,
+      messaged_at: sentAt,
+      last_message_channel: 'email',
+      last_activity_at: sentAt,
+      next_action_at: new Date(clock + 3 * DAY),
+      mailbox_id: mailboxId,
+    } as never);
+    const messageId = `<step0.${n}.${newId().slice(0, 8)}@acme.example>`;
+    await t.db
+      .insertInto('email_messages')
+      .values({
+        workspace_id: ws.workspaceId,
+        message_id: messageId,
+        lead_id: leadId,
+        mailbox_id: mailboxId,
+        idempotency_key: `${leadId}:${sequenceId}:0`,
+        subject: 'Quick question',
+        direction: 'out',
+        sent_at: sentAt as never,
+      })
+      .execute();
+    return { leadId, email, messageId };
+  }
+
+  const raw = (headers: Record<string, string>, body: string) =>
+    Object.entries({ 'MIME-Version': '1.0', 'Content-Type': 'text/plain; charset=utf-8', ...headers })
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n') +
+    '\r\n\r\n' +
+    body.replace(/\n/g, '\r\n');
+
+  const lead = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const ledger = (id: string) => t.db.selectFrom('activity').selectAll().where('lead_id', '=', id).orderBy('created_at').execute();
+  const repliesOf = (id: string) => t.db.selectFrom('replies').selectAll().where('lead_id', '=', id).execute();
+  const pending = async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: ws.auth });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json<{ replies: { lead: { id: string }; channel: string; theirMessage: string | null; classification: string }[] }>().replies;
+  };
+
+  it('a real reply (In-Reply-To our Message-ID) freezes the lead, queues the reply without the quoted thread, writes reply_detected and reply.received', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    await dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: `Bob <${email}>`,
+          To: 'Dana <dana@acme.example>',
+          Subject: 'Re: Quick question',
+          'Message-ID': `<reply-${leadId}@initech.example>`,
+          'In-Reply-To': messageId,
+          References: messageId,
+          Date: new Date(clock).toUTCString(),
+        },
+        `Sounds good, can we meet Tuesday?\n\nOn Mon, Nov 23, 2026 at 10:00 AM Dana <dana@acme.example> wrote:\n> Hi Bob\n> the first e-mail\n`,
+      ),
+    );
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ replies: 1 });
+    const l = await lead(leadId);
+    expect(l).toMatchObject({ stage: 'replied', automation_stopped: true, next_action_at: null });
+    const queued = (await pending()).filter((r) => r.lead.id === leadId);
+    expect(queued).toHaveLength(1);
+    expect(queued[0]).toMatchObject({ channel: 'email', classification: 'meeting_intent', theirMessage: 'Sounds good, can we meet Tuesday?' });
+    const stored = await repliesOf(leadId);
+    expect(stored[0].their_message).not.toContain('Tuesday'); // encrypted at rest
+    expect((await ledger(leadId)).map((a) => a.action)).toContain('reply_detected');
+    const events = await t.db.selectFrom('outbox_events').select(['event', 'data']).where('event', '=', 'reply.received').execute();
+    expect(events.some((e) => JSON.stringify(e.data).includes(leadId))).toBe(true);
+  });
+
+  it('a reply from another client without threading headers matches by the sender address among contacted leads', async () => {
+    const { leadId, email } = await emailedLead();
+    await dovecot.deliver(
+      'dana',
+      raw(
+        { From: email.toUpperCase(), To: 'dana@acme.example', Subject: 'hello from my phone', 'Message-ID': `<phone-${leadId}@mobile.example>` },
+        'Interested, tell me more',
+      ),
+    );
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ replies: 1, unmatched: 0 });
+    expect(await lead(leadId)).toMatchObject({ stage: 'replied', automation_stopped: true });
+  });
+
+  it('unmatched mail is ignored and counted in the pass summary, not stored', async () => {
+    const before = await t.db
+      .selectFrom('replies')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    await dovecot.deliver(
+      'dana',
+      raw({ From: 'stranger@elsewhere.example', To: 'dana@acme.example', Subject: 'Newsletter', 'Message-ID': '<nl-1@elsewhere.example>' }, 'Big sale'),
+    );
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ unmatched: 1, replies: 0 });
+    const after = await t.db
+      .selectFrom('replies')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(after.n).toBe(before.n);
+    const inbound = await t.db.selectFrom('email_messages').select('message_id').where('message_id', '=', '<nl-1@elsewhere.example>').execute();
+    expect(inbound).toHaveLength(0);
+  });
+
+  it('an out-of-office auto-reply (Auto-Submitted) is not a reply: the lead snoozes and its sequence resumes after', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    await dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: email,
+          To: 'dana@acme.example',
+          Subject: 'Re: Quick question',
+          'Auto-Submitted': 'auto-replied',
+          'In-Reply-To': messageId,
+          'Message-ID': `<ooo-${leadId}@initech.example>`,
+          Date: new Date(clock).toUTCString(),
+        },
+        'Thanks for your message. I will read it when I return.',
+      ),
+    );
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ outOfOffice: 1, replies: 0 });
+    const l = await lead(leadId);
+    expect(l.automation_stopped).toBe(false);
+    expect(l.stage).toBe('messaged');
+    expect(l.snoozed_until).not.toBeNull();
+    expect(new Date(l.next_action_at!).getTime()).toBeGreaterThanOrEqual(new Date(l.snoozed_until!).getTime());
+    const [reply] = await repliesOf(leadId);
+    expect(reply).toMatchObject({ classification: 'out_of_office', state: 'decided', decision: 'snooze' });
+    expect((await pending()).some((r) => r.lead.id === leadId)).toBe(false);
+    // Once the snooze is over, the next step goes out.
+    clock = new Date(l.next_action_at!).getTime() + 60_000;
+    await tick();
+    const after = await lead(leadId);
+    expect(after.current_step).toBe(2);
+    expect((await ledger(leadId)).some((a) => a.outcome === 'ok' && a.action !== 'reply_detected')).toBe(true);
+  });
+
+  const dsn = (p: { to: string; status: string; original: string; recipient: string }) =>
+    [
+      'From: Mail Delivery System <MAILER-DAEMON@mx.initech.example>',
+      `To: ${p.to}`,
+      `Subject: ${p.status.startsWith('4') ? 'Delayed Mail (still being retried)' : 'Undelivered Mail Returned to Sender'}`,
+      `Message-ID: <dsn-${newId()}@mx.initech.example>`,
+      'Auto-Submitted: auto-replied',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
+      '',
+      '--BOUNDARY',
+      'Content-Type: text/plain',
+      '',
+      'This is the mail system at host mx.initech.example. I could not deliver your message.',
+      '',
+      '--BOUNDARY',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; mx.initech.example',
+      '',
+      `Final-Recipient: rfc822; ${p.recipient}`,
+      `Action: ${p.status.startsWith('4') ? 'delayed' : 'failed'}`,
+      `Status: ${p.status}`,
+      '',
+      '--BOUNDARY',
+      'Content-Type: text/rfc822-headers',
+      '',
+      'From: dana@acme.example',
+      `To: ${p.recipient}`,
+      `Message-ID: ${p.original}`,
+      'Subject: Quick question',
+      '',
+      '--BOUNDARY--',
+      '',
+    ].join('\r\n');
+
+  it('a DSN bounce with a 5.x.x status fails the lead with lastError "bounced" and suppresses the address', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    await dovecot.deliver('dana', dsn({ to: 'dana@acme.example', status: '5.1.1', original: messageId, recipient: email }));
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ bounces: 1 });
+    expect(await lead(leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced', automation_stopped: true, next_action_at: null });
+    const sup = await t.db.selectFrom('suppressed_addresses').selectAll().where('workspace_id', '=', ws.workspaceId).where('address', '=', email).execute();
+    expect(sup).toMatchObject([{ reason: 'bounced', lead_id: leadId }]);
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1/leads/${leadId}`, headers: ws.auth });
+    if (res.statusCode === 200) expect(res.body).toContain('bounced');
+  });
+
+  it('a 4.x.x delivery report is noted on the ledger and nothing stops', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    await dovecot.deliver('dana', dsn({ to: 'dana@acme.example', status: '4.4.1', original: messageId, recipient: email }));
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ delayed: 1, bounces: 0 });
+    expect(await lead(leadId)).toMatchObject({ stage: 'messaged', automation_stopped: false, last_error: null });
+    expect((await ledger(leadId)).some((a) => a.outcome === 'failed' && String(a.detail).includes('delayed'))).toBe(true);
+    const sup = await t.db.selectFrom('suppressed_addresses').selectAll().where('address', '=', email).execute();
+    expect(sup).toHaveLength(0);
+  });
+
+  it('a typical mailer-daemon bounce without a DSN part fails the lead and suppresses the address', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    await dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: 'MAILER-DAEMON@mail.initech.example',
+          To: 'dana@acme.example',
+          Subject: 'Mail delivery failed: returning message to sender',
+          'Message-ID': `<md-${leadId}@mail.initech.example>`,
+        },
+        `This message was created automatically by mail delivery software.\n\nA message that you sent could not be delivered to one or more of its recipients:\n\n  ${email}\n    SMTP error from remote mail server after RCPT TO: 550 5.1.1 User unknown\n\n------ This is a copy of the message, including all the headers. ------\nMessage-ID: ${messageId}\nSubject: Quick question\n`,
+      ),
+    );
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ bounces: 1 });
+    expect(await lead(leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced' });
+    expect(await t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute()).toMatchObject([{ reason: 'bounced' }]);
+  });
+
+  it('out-of-office is also recognized by X-Autoreply, Precedence: auto_reply and a typical subject alone', async () => {
+    const cases: Record<string, string>[] = [{ 'X-Autoreply': 'yes' }, { Precedence: 'auto_reply' }, { Subject: 'Automatic reply: Quick question' }];
+    const leads: string[] = [];
+    for (const headers of cases) {
+      const { leadId, email, messageId } = await emailedLead();
+      leads.push(leadId);
+      await dovecot.deliver(
+        'dana',
+        raw(
+          {
+            From: email,
+            To: 'dana@acme.example',
+            Subject: 'Re: Quick question',
+            'In-Reply-To': messageId,
+            'Message-ID': `<ooo2-${leadId}@x.example>`,
+            ...headers,
+          },
+          'I am travelling with limited access.',
+        ),
+      );
+    }
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ outOfOffice: 3, replies: 0 });
+    for (const id of leads) expect(await lead(id)).toMatchObject({ stage: 'messaged', automation_stopped: false });
+  });
+
+  it('a mailto unsubscribe opts the person out in every sequence of the workspace and suppresses the address', async () => {
+    const { leadId, email } = await emailedLead();
+    const otherLane = await insertLead(t.db, ws.workspaceId, { person: 'Same person', email, stage: 'queued', next_action_at: new Date(clock) } as never);
+    await dovecot.deliver('dana', raw({ From: email, To: 'dana@acme.example', Subject: 'unsubscribe', 'Message-ID': `<unsub-${leadId}@initech.example>` }, ''));
+    const summary = await tick();
+    expect(summary.mailboxes?.[mailboxId]).toMatchObject({ unsubscribes: 1, replies: 0 });
+    for (const id of [leadId, otherLane]) {
+      const l = await lead(id);
+      expect(l.opted_out_at).not.toBeNull();
+      expect(l.automation_stopped).toBe(true);
+    }
+    expect((await ledger(leadId)).some((a) => a.action === 'manual_override' && String(a.detail).includes('mailto_unsubscribe'))).toBe(true);
+    const sup = await t.db.selectFrom('suppressed_addresses').selectAll().where('address', '=', email).execute();
+    expect(sup).toMatchObject([{ reason: 'unsubscribed' }]);
+  });
+
+  it('each message is handled once: again after a lost INBOX position, from two engines at once, and after a UIDVALIDITY change', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    const replyRaw = raw(
+      { From: email, To: 'dana@acme.example', Subject: 'Re: Quick question', 'In-Reply-To': messageId, 'Message-ID': `<once-${leadId}@initech.example>` },
+      'Yes please, interested',
+    );
+    await dovecot.deliver('dana', replyRaw);
+    // A second app on the same database: another process's engine.
+    const second = await buildTestApp({ handle: t.handle, cipher: t.cipher, env: { OUTREACH_ADMIN_TOKEN: ADMIN } });
+    try {
+      clock += 120_000;
+      const body = { now: new Date(clock).toISOString() };
+      const [a, b] = await Promise.all([
+        t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: body }),
+        second.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: body }),
+      ]);
+      const total = [a.json(), b.json()].reduce((s, x) => s + (x.mailboxes?.[mailboxId]?.replies ?? 0), 0);
+      expect(total).toBe(1);
+      // The stored position is lost (a restore, say): every message is read again, none applied again.
+      await t.db.updateTable('mailboxes').set({ imap_last_uid: '0' }).where('id', '=', mailboxId).execute();
+      const again = await tick();
+      expect(again.mailboxes?.[mailboxId]).toMatchObject({ replies: 0, unmatched: 0 });
+      expect(await repliesOf(leadId)).toHaveLength(1);
+      // The server renumbers the INBOX (new UIDVALIDITY): the same reply is seen under a new UID, and is not applied twice.
+      const before = await dovecot.status('dana');
+      await dovecot.resetInbox('dana');
+      await dovecot.deliver('dana', replyRaw);
+      const { leadId: newLead, email: newEmail, messageId: newMid } = await emailedLead();
+      await dovecot.deliver(
+        'dana',
+        raw(
+          { From: newEmail, To: 'dana@acme.example', 'In-Reply-To': newMid, Subject: 'Re: Quick question', 'Message-ID': `<new-${newLead}@x.example>` },
+          'Sure, sounds good',
+        ),
+      );
+      expect((await dovecot.status('dana')).uidValidity).not.toBe(before.uidValidity);
+      const renumbered = await tick();
+      expect(renumbered.mailboxes?.[mailboxId]).toMatchObject({ replies: 1 });
+      expect(await repliesOf(leadId)).toHaveLength(1);
+      expect(await repliesOf(newLead)).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a mailbox with a wrong password reports mailbox_auth_failed in readiness, is not retried in a tight loop, and never shows the password', async () => {
+    const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
+    const bad = await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: acc,
+      address: 'eve@acme.example',
+      smtpUrl: smtp.url(),
+      imapUrl: dovecot.url('eve', 'wrong-secret-991'),
+      skipCheck: true,
+    });
+    const first = await tick();
+    expect(first.mailboxes?.[bad.id]).toMatchObject({ error: 'mailbox_auth_failed' });
+    expect(JSON.stringify(first)).not.toContain('wrong-secret-991');
+    const second = await tick();
+    expect(second.mailboxes?.[bad.id]).toBeUndefined();
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
+    expect(res.statusCode).toBe(200);
+    const codes = (res.json().accounts.issues as { code: string }[]).map((i) => i.code);
+    expect(codes).toContain('mailbox_auth_failed');
+    expect(res.body).not.toContain('wrong-secret-991');
+    const row = await t.db.selectFrom('mailboxes').select(['health', 'health_detail']).where('id', '=', bad.id).executeTakeFirstOrThrow();
+    expect(row.health).toBe('auth_failed');
+    expect(row.health_detail ?? '').not.toContain('wrong-secret-991');
+    await t.services.mailboxes.remove(ws.workspaceId, bad.id);
+  });
+
+  it('a mailbox whose server cannot be reached reports mailbox_unreachable', async () => {
+    const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
+    const down = await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: acc,
+      address: 'down@acme.example',
+      smtpUrl: smtp.url(),
+      imapUrl: 'imap://down:pw@127.0.0.1:1',
+      skipCheck: true,
+    });
+    const first = await tick();
+    expect(first.mailboxes?.[down.id]).toMatchObject({ error: 'mailbox_unreachable' });
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
+    expect((res.json().accounts.issues as { code: string; retryable: boolean }[]).find((i) => i.code === 'mailbox_unreachable')).toMatchObject({
+      retryable: true,
+    });
+    await t.services.mailboxes.remove(ws.workspaceId, down.id);
+  });
+});
