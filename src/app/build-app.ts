@@ -1,3 +1,4 @@
+import { openApiWebhooks } from '../webhooks/event-catalog.js';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -192,10 +193,13 @@ type OpenApiOperation = {
  * - The spec types X-Workspace-Client as a uuid. The route schemas leave it a plain string on purpose: the service
  *   checks it and answers 400 `invalid_workspace_client` (also for a header sent twice), which a schema format
  *   would turn into a generic validation error. The published document still says uuid.
+ * - The `webhooks` section: each event's payload and the signature headers (src/webhooks/event-catalog.ts).
  * - Every operation that takes a body answers 413 `body_too_large` past the body limit, and every operation 414
  *   `uri_too_long` and 431 `headers_too_large` past the URL and header limits, before its route runs.
  */
 function completeOpenApiDocument<T>(doc: T): T {
+  // The events a subscription receives, as OpenAPI 3.1 webhooks (payload, signature headers, an example each).
+  (doc as { webhooks?: unknown }).webhooks = openApiWebhooks();
   const paths = (doc as { paths?: Record<string, Record<string, OpenApiOperation>> }).paths ?? {};
   for (const methods of Object.values(paths)) {
     for (const op of Object.values(methods)) {

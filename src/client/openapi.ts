@@ -6328,7 +6328,758 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "lead.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * lead.accepted
+         * @description Sent when a prospect accepted the connection. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "lead.accepted",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "lead": {
+                     *           "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *           "person": "Ada Lovelace",
+                     *           "company": "Analytical Engines Ltd",
+                     *           "title": "Founder",
+                     *           "email": "ada@analytical-engines.example",
+                     *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                     *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *           "sequenceId": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+                     *           "stage": "accepted"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            lead: {
+                                account: string | null;
+                                company: string | null;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                sequenceId: string | null;
+                                stage: string;
+                                title: string | null;
+                            };
+                            /** @description present (true) on a sample sent by POST /events/trigger */
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "lead.accepted";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.emailed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * lead.emailed
+         * @description Sent when an email step was sent. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "lead.emailed",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "lead": {
+                     *           "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *           "person": "Ada Lovelace",
+                     *           "company": "Analytical Engines Ltd",
+                     *           "title": "Founder",
+                     *           "email": "ada@analytical-engines.example",
+                     *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                     *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *           "sequenceId": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+                     *           "stage": "messaged"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            lead: {
+                                account: string | null;
+                                company: string | null;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                sequenceId: string | null;
+                                stage: string;
+                                title: string | null;
+                            };
+                            /** @description present (true) on a sample sent by POST /events/trigger */
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "lead.emailed";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.invited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * lead.invited
+         * @description Sent when a connection request went out. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "lead.invited",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "lead": {
+                     *           "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *           "person": "Ada Lovelace",
+                     *           "company": "Analytical Engines Ltd",
+                     *           "title": "Founder",
+                     *           "email": "ada@analytical-engines.example",
+                     *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                     *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *           "sequenceId": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+                     *           "stage": "invited"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            lead: {
+                                account: string | null;
+                                company: string | null;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                sequenceId: string | null;
+                                stage: string;
+                                title: string | null;
+                            };
+                            /** @description present (true) on a sample sent by POST /events/trigger */
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "lead.invited";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.meeting_booked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * lead.meeting_booked
+         * @description Sent when a meeting was recorded for a lead. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "lead.meeting_booked",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "lead": {
+                     *           "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *           "person": "Ada Lovelace",
+                     *           "company": "Analytical Engines Ltd",
+                     *           "title": "Founder",
+                     *           "email": "ada@analytical-engines.example",
+                     *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                     *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *           "sequenceId": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+                     *           "stage": "replied"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            lead: {
+                                account: string | null;
+                                company: string | null;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                sequenceId: string | null;
+                                stage: string;
+                                title: string | null;
+                            };
+                            /** @description present (true) on a sample sent by POST /events/trigger */
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "lead.meeting_booked";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.messaged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * lead.messaged
+         * @description Sent when a message or follow-up was sent; a social-network DM carries `channel: "x"`. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "lead.messaged",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "lead": {
+                     *           "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *           "person": "Ada Lovelace",
+                     *           "company": "Analytical Engines Ltd",
+                     *           "title": "Founder",
+                     *           "email": "ada@analytical-engines.example",
+                     *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                     *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *           "sequenceId": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+                     *           "stage": "messaged"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /**
+                             * @description present on a social-network DM
+                             * @constant
+                             */
+                            channel?: "x";
+                            lead: {
+                                account: string | null;
+                                company: string | null;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                sequenceId: string | null;
+                                stage: string;
+                                title: string | null;
+                            };
+                            /** @description present (true) on a sample sent by POST /events/trigger */
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "lead.messaged";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ping
+         * @description Sent when POST /webhooks/{id}/test was called. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "ping",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "webhookId": "3a2b1c0d-9e8f-4a6b-8c5d-4e3f2a1b0c9d",
+                     *         "message": "This is a test event from outreach trigger."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            message: string;
+                            test?: boolean;
+                            webhookId: string;
+                        };
+                        /** @constant */
+                        event: "ping";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reply.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reply.received
+         * @description Sent when a prospect replied and the sequence froze. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "reply.received",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "lead": {
+                     *           "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *           "person": "Ada Lovelace",
+                     *           "company": "Analytical Engines Ltd",
+                     *           "title": "Founder",
+                     *           "email": "ada@analytical-engines.example",
+                     *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                     *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *           "sequenceId": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+                     *           "stage": "replied"
+                     *         },
+                     *         "replyId": "0b9d6a4e-1c2f-4a7b-8e3d-5f6a7b8c9d0e",
+                     *         "classification": "interested",
+                     *         "theirMessage": "Thanks for reaching out, happy to talk next week.",
+                     *         "draft": "Great, does Tuesday 10:00 work?"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @constant */
+                            channel?: "x";
+                            classification: string | null;
+                            draft: string | null;
+                            lead: {
+                                account: string | null;
+                                company: string | null;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                sequenceId: string | null;
+                                stage: string;
+                                title: string | null;
+                            };
+                            /** Format: uuid */
+                            replyId: string;
+                            /** @description present (true) on a sample sent by POST /events/trigger */
+                            test?: boolean;
+                            theirMessage: string | null;
+                            theirMessageTruncated?: boolean;
+                        };
+                        /** @constant */
+                        event: "reply.received";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "x.followed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * x.followed
+         * @description Sent when an inbound follow of the connected social-network account (discovery of a Play, or a follow-back). Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "x.followed",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "accountUserId": "1550000000000000001",
+                     *         "follower": {
+                     *           "xUserId": "1234567890",
+                     *           "username": "ada_sample"
+                     *         },
+                     *         "leadId": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                     *         "source": "follow_back",
+                     *         "checkedAt": "2026-11-24T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            accountHandle?: string | null;
+                            /** @description the connected X account that was followed */
+                            accountUserId: string;
+                            /** Format: uuid */
+                            candidateId?: string;
+                            /** Format: date-time */
+                            checkedAt?: string;
+                            enrolled?: boolean;
+                            follower: {
+                                name?: string | null;
+                                username: string | null;
+                                xUserId: string;
+                            };
+                            leadId: string | null;
+                            /** Format: uuid */
+                            playId?: string;
+                            source: "discovery" | "follow_back";
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "x.followed";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;
