@@ -409,6 +409,23 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     const row = await t.db.selectFrom('mailboxes').select(['health', 'health_detail']).where('id', '=', bad.id).executeTakeFirstOrThrow();
     expect(row.health).toBe('auth_failed');
     expect(row.health_detail ?? '').not.toContain('wrong-secret-991');
+    // The password is fixed (the mailbox saved again): it is read on the next pass, and readiness is clear.
+    await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: acc,
+      address: 'eve@acme.example',
+      smtpUrl: smtp.url(),
+      imapUrl: dovecot.url('eve'),
+      skipCheck: true,
+    });
+    await dovecot.deliver(
+      'eve',
+      raw({ From: 'someone@elsewhere.example', To: 'eve@acme.example', Subject: 'hi', 'Message-ID': '<eve-1@elsewhere.example>' }, 'hello'),
+    );
+    const fixed = await tick();
+    expect(fixed.mailboxes?.[bad.id]).toEqual({ replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 1 });
+    const clear = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
+    expect((clear.json().accounts.issues as { code: string }[]).map((i) => i.code)).not.toContain('mailbox_auth_failed');
     await t.services.mailboxes.remove(ws.workspaceId, bad.id);
   });
 
