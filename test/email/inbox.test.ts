@@ -386,6 +386,36 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     }
   });
 
+  it("two engines reading the same INBOX at once (the second after the first one's lease ran out) apply each message once", async () => {
+    const sent = await Promise.all(Array.from({ length: 5 }, () => emailedLead()));
+    for (const s of sent) {
+      await dovecot.deliver(
+        'dana',
+        raw(
+          { From: s.email, To: 'dana@acme.example', Subject: 'Re: Quick question', 'In-Reply-To': s.messageId, 'Message-ID': `<race-${s.leadId}@x.example>` },
+          'Happy to talk',
+        ),
+      );
+    }
+    const second = await buildTestApp({ handle: t.handle, cipher: t.cipher, env: { OUTREACH_ADMIN_TOKEN: ADMIN } });
+    try {
+      clock += 120_000;
+      // The second engine's pass runs 10 minutes later: the first one's 5-minute lease on the mailbox has ended.
+      const [a, b] = await Promise.all([
+        t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } }),
+        second.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock + 600_000).toISOString() } }),
+      ]);
+      clock += 600_000;
+      expect(a.statusCode, a.body).toBe(200);
+      expect(b.statusCode, b.body).toBe(200);
+      const total = [a.json(), b.json()].reduce((sum, x) => sum + (x.mailboxes?.[mailboxId]?.replies ?? 0), 0);
+      expect(total).toBe(5);
+      for (const s of sent) expect(await repliesOf(s.leadId)).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a mailbox with a wrong password reports mailbox_auth_failed in readiness, is not retried in a tight loop, and never shows the password', async () => {
     const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
     const bad = await t.services.mailboxes.add({
