@@ -386,6 +386,36 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     }
   });
 
+  it("two engines reading the same INBOX at once (the second after the first one's lease ran out) apply each message once", async () => {
+    const sent = await Promise.all(Array.from({ length: 5 }, () => emailedLead()));
+    for (const s of sent) {
+      await dovecot.deliver(
+        'dana',
+        raw(
+          { From: s.email, To: 'dana@acme.example', Subject: 'Re: Quick question', 'In-Reply-To': s.messageId, 'Message-ID': `<race-${s.leadId}@x.example>` },
+          'Happy to talk',
+        ),
+      );
+    }
+    const second = await buildTestApp({ handle: t.handle, cipher: t.cipher, env: { OUTREACH_ADMIN_TOKEN: ADMIN } });
+    try {
+      clock += 120_000;
+      // The second engine's pass runs 10 minutes later: the first one's 5-minute lease on the mailbox has ended.
+      const [a, b] = await Promise.all([
+        t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } }),
+        second.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock + 600_000).toISOString() } }),
+      ]);
+      clock += 600_000;
+      expect(a.statusCode, a.body).toBe(200);
+      expect(b.statusCode, b.body).toBe(200);
+      const total = [a.json(), b.json()].reduce((sum, x) => sum + (x.mailboxes?.[mailboxId]?.replies ?? 0), 0);
+      expect(total).toBe(5);
+      for (const s of sent) expect(await repliesOf(s.leadId)).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a mailbox with a wrong password reports mailbox_auth_failed in readiness, is not retried in a tight loop, and never shows the password', async () => {
     const acc = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
     const bad = await t.services.mailboxes.add({
@@ -409,6 +439,23 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     const row = await t.db.selectFrom('mailboxes').select(['health', 'health_detail']).where('id', '=', bad.id).executeTakeFirstOrThrow();
     expect(row.health).toBe('auth_failed');
     expect(row.health_detail ?? '').not.toContain('wrong-secret-991');
+    // The password is fixed (the mailbox saved again): it is read on the next pass, and readiness is clear.
+    await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: acc,
+      address: 'eve@acme.example',
+      smtpUrl: smtp.url(),
+      imapUrl: dovecot.url('eve'),
+      skipCheck: true,
+    });
+    await dovecot.deliver(
+      'eve',
+      raw({ From: 'someone@elsewhere.example', To: 'eve@acme.example', Subject: 'hi', 'Message-ID': '<eve-1@elsewhere.example>' }, 'hello'),
+    );
+    const fixed = await tick();
+    expect(fixed.mailboxes?.[bad.id]).toEqual({ replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 1 });
+    const clear = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
+    expect((clear.json().accounts.issues as { code: string }[]).map((i) => i.code)).not.toContain('mailbox_auth_failed');
     await t.services.mailboxes.remove(ws.workspaceId, bad.id);
   });
 

@@ -160,6 +160,9 @@ service auth {
     exitNote = `Dovecot exited (${code ?? signal}): ${stderr.trim()} ${log.trim()}`.trim();
   });
   child.on('error', (e) => (exitNote = `Dovecot could not start: ${e.message}`));
+  // A test process that dies without stop() must not leave its Dovecot behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   try {
     await waitForGreeting(port, 15_000, () => exitNote);
   } catch (e) {
@@ -214,6 +217,7 @@ service auth {
       await new Promise((r) => setTimeout(r, 1100));
     },
     async stop() {
+      process.removeListener('exit', killOnExit);
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((r) => child.once('exit', () => r()));
         child.kill('SIGTERM');

@@ -74,6 +74,8 @@ export async function upsertMailbox(
     health,
     health_detail: null,
     health_checked_at: health === 'unknown' ? null : new Date(),
+    // Saved again (a fixed password, say): its INBOX is read on the next pass, not after a failure's back-off.
+    next_poll_at: new Date() as never,
   };
   const saved = await db
     .insertInto('mailboxes')
