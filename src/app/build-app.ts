@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { openApiWebhooks } from '../webhooks/event-catalog.js';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -182,17 +183,25 @@ const ERROR_BODY_SCHEMA = {
   additionalProperties: true,
 };
 
+type OpenApiContent = Record<string, { example?: unknown; schema?: unknown }>;
 type OpenApiOperation = {
   parameters?: { in?: string; name?: string; schema?: Record<string, unknown> }[];
-  requestBody?: unknown;
-  responses?: Record<string, unknown>;
+  requestBody?: { content?: OpenApiContent };
+  responses?: Record<string, { description?: string; content?: OpenApiContent } | undefined>;
 };
+
+/** One real request and answer per operation, from `npm run gen:examples` (a run on the demo world). */
+const OPERATION_EXAMPLES = JSON.parse(readFileSync(new URL('./openapi-examples.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { request?: unknown; status: number; response: unknown }
+>;
 
 /**
  * Two facts the route schemas cannot state, written into the published document:
  * - The spec types X-Workspace-Client as a uuid. The route schemas leave it a plain string on purpose: the service
  *   checks it and answers 400 `invalid_workspace_client` (also for a header sent twice), which a schema format
  *   would turn into a generic validation error. The published document still says uuid.
+ * - An example request and answer for each operation (src/app/openapi-examples.json, from `npm run gen:examples`).
  * - The `webhooks` section: each event's payload and the signature headers (src/webhooks/event-catalog.ts).
  * - Every operation that takes a body answers 413 `body_too_large` past the body limit, and every operation 414
  *   `uri_too_long` and 431 `headers_too_large` past the URL and header limits, before its route runs.
@@ -201,8 +210,16 @@ function completeOpenApiDocument<T>(doc: T): T {
   // The events a subscription receives, as OpenAPI 3.1 webhooks (payload, signature headers, an example each).
   (doc as { webhooks?: unknown }).webhooks = openApiWebhooks();
   const paths = (doc as { paths?: Record<string, Record<string, OpenApiOperation>> }).paths ?? {};
-  for (const methods of Object.values(paths)) {
-    for (const op of Object.values(methods)) {
+  for (const [route, methods] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const example = OPERATION_EXAMPLES[`${method.toUpperCase()} ${route}`];
+      if (example) {
+        const requestMedia = op.requestBody?.content?.['application/json'];
+        if (requestMedia && example.request !== undefined) requestMedia.example = example.request;
+        const answer = op.responses?.[String(example.status)]?.content;
+        const media = answer ? Object.values(answer)[0] : undefined;
+        if (media) media.example = example.response;
+      }
       for (const p of op.parameters ?? []) {
         if (p.in === 'header' && p.name?.toLowerCase() === 'x-workspace-client') p.schema = { ...p.schema, format: 'uuid' };
       }

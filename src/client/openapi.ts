@@ -40,6 +40,44 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "count": 51,
+                         *       "returned": 2,
+                         *       "actions": [
+                         *         {
+                         *           "id": "b211780f-7e17-4524-9453-ab526c1b5ed7",
+                         *           "createdAt": "2026-11-18T10:22:00.000Z",
+                         *           "action": "invite",
+                         *           "outcome": "ok",
+                         *           "units": 1,
+                         *           "detail": "{\"sequenceId\":\"5d54d50e-93ef-4851-93f8-b2d6af88547f\"}",
+                         *           "account": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
+                         *           "lead": {
+                         *             "id": "b4a8e597-fb15-4784-b204-fa8c74cd178e",
+                         *             "person": "Hugo Dubois",
+                         *             "company": "Nakatomi Trading",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/hugo-dubois-273"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "7dc49b1c-0844-4665-8a8c-028ed8c1af20",
+                         *           "createdAt": "2026-11-18T09:16:00.000Z",
+                         *           "action": "invite",
+                         *           "outcome": "ok",
+                         *           "units": 1,
+                         *           "detail": "{\"sequenceId\":\"32731ed2-e1a1-4137-aa3c-1411f55ccf55\"}",
+                         *           "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
+                         *           "lead": {
+                         *             "id": "c1f4913f-71da-4cba-949d-c3d12db9f969",
+                         *             "person": "Hugo Tanaka",
+                         *             "company": "Monarch Freight",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/hugo-tanaka-313"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description newest first */
                             actions: {
@@ -239,6 +277,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example id: 5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11
+                         *     event: lead.invited
+                         *     data: {"id":"5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11","event":"lead.invited","createdAt":"2026-11-24T09:30:00.000Z","data":{"lead":{"id":"6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10","person":"Ada Lovelace","stage":"invited"}}}
+                         */
                         "text/event-stream": string;
                     };
                 };
@@ -405,6 +448,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "event": "lead.invited"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description the event type to emit a sample of
@@ -421,6 +469,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "id": "552ae745-e34b-4832-b75f-111eb98a2f47",
+                         *       "event": "lead.invited",
+                         *       "data": {
+                         *         "lead": {
+                         *           "id": "6ba93b01-2422-4760-a616-7c625e3b7044",
+                         *           "person": "Ada Lovelace",
+                         *           "company": "Analytical Engines Ltd",
+                         *           "title": "Founder",
+                         *           "email": "ada@analytical-engines.example",
+                         *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
+                         *           "account": "onb_00000000-0000-4000-8000-000000000000",
+                         *           "sequenceId": "9d95a55b-327d-4fe4-89b6-9a31d937e700",
+                         *           "stage": "invited"
+                         *         },
+                         *         "test": true,
+                         *         "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68"
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             /** @description the sample data; always has `test: true` */
                             data: {
@@ -629,6 +699,68 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "count": 55,
+                         *       "returned": 2,
+                         *       "leads": [
+                         *         {
+                         *           "id": "dac80a60-b629-4698-9d2a-fb080a2b583f",
+                         *           "person": "Ethan Ivanova",
+                         *           "company": "Cyberdyne Cloud",
+                         *           "title": "Founder",
+                         *           "email": null,
+                         *           "linkedinUrl": null,
+                         *           "account": null,
+                         *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *           "strategyId": null,
+                         *           "strategyRunId": null,
+                         *           "invitePriority": 0,
+                         *           "stage": "replied",
+                         *           "currentStep": 2,
+                         *           "nextActionAt": null,
+                         *           "sequenceDone": true,
+                         *           "invitedAt": null,
+                         *           "connectedAt": null,
+                         *           "messagedAt": "2026-11-19T10:27:00.000Z",
+                         *           "repliedAt": "2026-11-19T22:27:00.000Z",
+                         *           "meetingBookedAt": null,
+                         *           "meetingOutcome": null,
+                         *           "snoozedUntil": null,
+                         *           "optedOutAt": null,
+                         *           "replySentiment": "positive",
+                         *           "lastError": null
+                         *         },
+                         *         {
+                         *           "id": "1e4e0bd4-a052-4aed-98c2-73476c14c324",
+                         *           "person": "Mateo Lindqvist",
+                         *           "company": "Soylent Foods",
+                         *           "title": "CTO",
+                         *           "email": null,
+                         *           "linkedinUrl": null,
+                         *           "account": null,
+                         *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *           "strategyId": null,
+                         *           "strategyRunId": null,
+                         *           "invitePriority": 0,
+                         *           "stage": "replied",
+                         *           "currentStep": 2,
+                         *           "nextActionAt": null,
+                         *           "sequenceDone": true,
+                         *           "invitedAt": null,
+                         *           "connectedAt": null,
+                         *           "messagedAt": "2026-11-18T12:43:00.000Z",
+                         *           "repliedAt": "2026-11-18T18:43:00.000Z",
+                         *           "meetingBookedAt": null,
+                         *           "meetingOutcome": null,
+                         *           "snoozedUntil": null,
+                         *           "optedOutAt": null,
+                         *           "replySentiment": "positive",
+                         *           "lastError": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description exact number of leads matching the filters */
                             count: number;
@@ -843,6 +975,49 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "counts": {
+                         *         "total": 140,
+                         *         "unreviewed": 85,
+                         *         "goodFit": 40,
+                         *         "notAGoodFit": 15
+                         *       },
+                         *       "candidates": [
+                         *         {
+                         *           "id": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
+                         *           "xUserId": "1563012613259747456",
+                         *           "username": "AKaur_126",
+                         *           "name": "Aisha Kaur",
+                         *           "status": "proposed",
+                         *           "review": null
+                         *         },
+                         *         {
+                         *           "id": "01d23e68-9967-4801-8676-8c64fc6a041f",
+                         *           "xUserId": "696519333",
+                         *           "username": "BrunoNovak79",
+                         *           "name": "Bruno Novak",
+                         *           "status": "imported",
+                         *           "review": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": "1114e4c0-fafa-4cd7-af2d-4f29d6bb868d",
+                         *       "play": {
+                         *         "id": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *         "name": "Followers of @northwind_hq",
+                         *         "revision": 3,
+                         *         "status": "active"
+                         *       },
+                         *       "sequence": {
+                         *         "id": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *         "name": "X followers — warm DM",
+                         *         "revision": 2,
+                         *         "status": "active",
+                         *         "approved": true
+                         *       },
+                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *     }
+                         */
                         "application/json": {
                             candidates: {
                                 /** Format: uuid */
@@ -1070,6 +1245,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "identities": [
+                     *         {
+                     *           "username": "AKaur_126"
+                     *         },
+                     *         {
+                     *           "xUserId": "696519333"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         identities: {
                             /** @description leading @ optional, case-insensitive */
@@ -1086,6 +1273,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *       "results": [
+                         *         {
+                         *           "exists": true,
+                         *           "candidate": {
+                         *             "id": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
+                         *             "xUserId": "1563012613259747456",
+                         *             "username": "AKaur_126",
+                         *             "name": "Aisha Kaur",
+                         *             "status": "proposed",
+                         *             "review": null
+                         *           },
+                         *           "enrolledInPlay": false,
+                         *           "currentFollowerStatus": "unknown",
+                         *           "existingLeads": []
+                         *         },
+                         *         {
+                         *           "exists": true,
+                         *           "candidate": {
+                         *             "id": "01d23e68-9967-4801-8676-8c64fc6a041f",
+                         *             "xUserId": "696519333",
+                         *             "username": "BrunoNovak79",
+                         *             "name": "Bruno Novak",
+                         *             "status": "imported",
+                         *             "review": null
+                         *           },
+                         *           "enrolledInPlay": false,
+                         *           "currentFollowerStatus": "unknown",
+                         *           "existingLeads": []
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             playId: string;
@@ -1332,6 +1554,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "expectedRevision": 3,
+                     *       "decisions": [
+                     *         {
+                     *           "candidateId": "09e71cfd-9839-4571-9f24-3ecd084b458c",
+                     *           "decision": "not_a_good_fit"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description one decision per candidate; each candidateId at most once */
                         decisions: {
@@ -1351,6 +1584,36 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *       "results": [
+                         *         {
+                         *           "candidateId": "09e71cfd-9839-4571-9f24-3ecd084b458c",
+                         *           "result": "reviewed",
+                         *           "candidate": {
+                         *             "id": "09e71cfd-9839-4571-9f24-3ecd084b458c",
+                         *             "xUserId": "1565010227787625368",
+                         *             "username": "Astrid_Lindqvis",
+                         *             "name": "Astrid Lindqvist",
+                         *             "status": "rejected",
+                         *             "review": {
+                         *               "decision": "not_a_good_fit",
+                         *               "reviewedAt": "2026-11-24T03:31:06.119Z",
+                         *               "by": "4c05ea23-8915-4480-a08a-83aa721a4bf2"
+                         *             }
+                         *           }
+                         *         }
+                         *       ],
+                         *       "counts": {
+                         *         "total": 140,
+                         *         "unreviewed": 84,
+                         *         "goodFit": 40,
+                         *         "notAGoodFit": 16
+                         *       },
+                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *     }
+                         */
                         "application/json": {
                             counts: {
                                 goodFit: number;
@@ -1598,6 +1861,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "expectedRevision": 3,
+                     *       "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                     *       "sequenceRevision": 2,
+                     *       "candidateIds": [
+                     *         "011409db-4641-4cdb-9f06-18cfe6a8aa11"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         candidateIds: string[];
                         /** @description the Play revision */
@@ -1619,6 +1892,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "results": [
+                         *         {
+                         *           "candidateId": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
+                         *           "result": "enrolled",
+                         *           "leadId": "01a20b9b-712d-7330-a685-f004e5fe1744"
+                         *         }
+                         *       ],
+                         *       "sequenceStatus": "active",
+                         *       "sequenceStatusChanged": false,
+                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *     }
+                         */
                         "application/json": {
                             results: {
                                 /** Format: uuid */
@@ -1845,6 +2132,23 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "requestId": "import-2026-11-24-001",
+                     *       "expectedRevision": 3,
+                     *       "leads": [
+                     *         {
+                     *           "xUserId": "1790000000000000001",
+                     *           "name": "Grace Hopper",
+                     *           "reference": "crm-42"
+                     *         },
+                     *         {
+                     *           "xUserId": "1790000000000000002",
+                     *           "name": "Katherine Johnson"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description the Play revision */
                         expectedRevision: number;
@@ -1867,6 +2171,30 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *       "batchId": "01a20b9b-714a-71fd-a23c-ce82a18b9a52",
+                         *       "requestId": "import-2026-11-24-001",
+                         *       "replayed": false,
+                         *       "results": [
+                         *         {
+                         *           "xUserId": "1790000000000000001",
+                         *           "reference": "crm-42",
+                         *           "candidateId": "01a20b9b-714a-7e64-9ca6-6ed2c561e702",
+                         *           "result": "imported"
+                         *         },
+                         *         {
+                         *           "xUserId": "1790000000000000002",
+                         *           "reference": null,
+                         *           "candidateId": "01a20b9b-714a-7cf3-a79e-e2571eafab3c",
+                         *           "result": "imported"
+                         *         }
+                         *       ],
+                         *       "enrolled": false,
+                         *       "sendsMessages": false
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             batchId: string;
@@ -2108,6 +2436,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *       "leads": [
+                         *         {
+                         *           "id": "010836c0-ce61-40e3-b856-62ba9700b998",
+                         *           "name": "Aisha Fischer",
+                         *           "xUserId": "252532011",
+                         *           "username": "theAisha6",
+                         *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *           "stage": "resolving",
+                         *           "createdAt": "2026-11-03T13:29:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "01a20b9b-712d-7330-a685-f004e5fe1744",
+                         *           "name": "Aisha Kaur",
+                         *           "xUserId": "1563012613259747456",
+                         *           "username": "AKaur_126",
+                         *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *           "stage": "queued",
+                         *           "createdAt": "2026-11-24T03:31:06.157Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": "01a20b9b-712d-7330-a685-f004e5fe1744",
+                         *       "hasMore": true
+                         *     }
+                         */
                         "application/json": {
                             hasMore: boolean;
                             leads: {
@@ -2293,6 +2648,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "expectedRevision": 3,
+                     *       "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                     *       "sequenceRevision": 2,
+                     *       "candidateIds": [
+                     *         "01d23e68-9967-4801-8676-8c64fc6a041f"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         candidateIds: string[];
                         /** @description the Play revision */
@@ -2314,6 +2679,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "results": [
+                         *         {
+                         *           "candidateId": "01d23e68-9967-4801-8676-8c64fc6a041f",
+                         *           "result": "enrolled",
+                         *           "leadId": "01a20b9b-7138-7b68-87dc-d5e4f758945d"
+                         *         }
+                         *       ],
+                         *       "sequenceStatus": "active",
+                         *       "sequenceStatusChanged": false,
+                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *     }
+                         */
                         "application/json": {
                             results: {
                                 /** Format: uuid */
@@ -2544,6 +2923,62 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "asOf": "2026-11-24T03:31:06.280Z",
+                         *       "period": {
+                         *         "since": "2026-11-17T03:31:06.280Z",
+                         *         "days": 7
+                         *       },
+                         *       "funnel": {
+                         *         "leads": 101,
+                         *         "invited": 51,
+                         *         "accepted": 39,
+                         *         "messaged": 55,
+                         *         "replied": 22,
+                         *         "meetingsBooked": 6,
+                         *         "repliesPositive": 14,
+                         *         "repliesNegative": 3,
+                         *         "acceptRate": 0.7647,
+                         *         "replyRate": 0.4,
+                         *         "meetingsQualifying": 4,
+                         *         "meetingsNoShowOrCancelled": 2
+                         *       },
+                         *       "queued": 20,
+                         *       "recentActions": 20,
+                         *       "recentFailures": 0,
+                         *       "accounts": [
+                         *         {
+                         *           "id": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *           "name": "Dana Whitfield (LinkedIn)",
+                         *           "mode": "linkedin",
+                         *           "storedStatus": "connected",
+                         *           "connectedAt": "2026-03-02T08:12:00.000Z",
+                         *           "warmupStartedAt": "2026-03-02T08:15:00.000Z",
+                         *           "pacingTimeZone": "Europe/Paris",
+                         *           "invitesSentToday": 0,
+                         *           "inviteCapToday": 40,
+                         *           "rampPhase": 4,
+                         *           "accountScore": 86,
+                         *           "relationsCount": 2140
+                         *         },
+                         *         {
+                         *           "id": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
+                         *           "name": "Marcus Lee (LinkedIn)",
+                         *           "mode": "linkedin",
+                         *           "storedStatus": "connected",
+                         *           "connectedAt": "2026-06-15T14:40:00.000Z",
+                         *           "warmupStartedAt": "2026-06-15T14:45:00.000Z",
+                         *           "pacingTimeZone": "America/New_York",
+                         *           "invitesSentToday": 0,
+                         *           "inviteCapToday": 40,
+                         *           "rampPhase": 4,
+                         *           "accountScore": 74,
+                         *           "relationsCount": 980
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description one entry per messaging account, in creation order */
                             accounts: {
@@ -2777,6 +3212,58 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "replies": [
+                         *         {
+                         *           "id": "3d94d2d1-c842-488b-89db-ccdbf983ac6b",
+                         *           "channel": "linkedin",
+                         *           "lead": {
+                         *             "id": "e46088b2-c6e8-488b-a08f-e3cdac80d83d",
+                         *             "person": "Elif Haddad",
+                         *             "company": "Wonka Supply",
+                         *             "title": "Director of Sales",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/elif-haddad-300",
+                         *             "email": "elif.haddad@wonkasupply.example"
+                         *           },
+                         *           "account": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
+                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "classification": "meeting_intent",
+                         *           "theirMessage": "Sounds good, can we meet Tuesday?",
+                         *           "repliedAt": "2026-10-25T02:03:00.000Z",
+                         *           "snoozedUntil": null,
+                         *           "draft": "Great! Here's my calendar: https://cal.example/northwind/intro — Tuesday afternoon works on my side.",
+                         *           "allowedDecisions": [
+                         *             "send",
+                         *             "invite"
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "1ee86b1c-c12c-418f-be8a-39c1d6442643",
+                         *           "channel": "linkedin",
+                         *           "lead": {
+                         *             "id": "4c33bacd-0e82-4ff0-8908-a28c69e16f71",
+                         *             "person": "Arjun Nakamura",
+                         *             "company": "Dunder Paper",
+                         *             "title": "VP Marketing",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/arjun-nakamura-301",
+                         *             "email": null
+                         *           },
+                         *           "account": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "classification": "question",
+                         *           "theirMessage": "What does pricing look like for a 12-person sales team?",
+                         *           "repliedAt": "2026-10-27T14:34:00.000Z",
+                         *           "snoozedUntil": null,
+                         *           "draft": "Happy to share: most teams your size land on Growth. Want me to walk you through it in 15 minutes?",
+                         *           "allowedDecisions": [
+                         *             "send",
+                         *             "booking_link"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description pending replies, oldest first */
                             replies: {
@@ -2978,6 +3465,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "decision": "snooze",
+                     *       "days": 3
+                     *     }
+                     */
                     "application/json": {
                         /** @description audit-trail label (default api) */
                         by?: string;
@@ -2997,6 +3490,21 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "replyId": "3d94d2d1-c842-488b-89db-ccdbf983ac6b",
+                         *       "leadId": "e46088b2-c6e8-488b-a08f-e3cdac80d83d",
+                         *       "decision": "snooze",
+                         *       "state": "snoozed",
+                         *       "by": "api",
+                         *       "decidedAt": "2026-11-24T03:31:06.365Z",
+                         *       "snoozedUntil": "2026-11-27T03:31:06.365Z",
+                         *       "messaged": false,
+                         *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *       "optedOutLeadIds": []
+                         *     }
+                         */
                         "application/json": {
                             by: string;
                             /** Format: date-time */
@@ -3236,6 +3744,76 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "groupBy": "sequence",
+                         *       "total": {
+                         *         "leads": 101,
+                         *         "invited": 51,
+                         *         "accepted": 39,
+                         *         "messaged": 55,
+                         *         "replied": 22,
+                         *         "meetingsBooked": 6,
+                         *         "repliesPositive": 14,
+                         *         "repliesNegative": 3,
+                         *         "acceptRate": 0.7647,
+                         *         "replyRate": 0.4
+                         *       },
+                         *       "groups": [
+                         *         {
+                         *           "id": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "name": "Founders — Series A outbound",
+                         *           "funnel": {
+                         *             "leads": 51,
+                         *             "invited": 38,
+                         *             "accepted": 28,
+                         *             "messaged": 23,
+                         *             "replied": 11,
+                         *             "meetingsBooked": 5,
+                         *             "repliesPositive": 5,
+                         *             "repliesNegative": 3,
+                         *             "acceptRate": 0.7368,
+                         *             "replyRate": 0.4783
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "5d54d50e-93ef-4851-93f8-b2d6af88547f",
+                         *           "name": "Heads of Growth — Q4",
+                         *           "funnel": {
+                         *             "leads": 9,
+                         *             "invited": 7,
+                         *             "accepted": 5,
+                         *             "messaged": 4,
+                         *             "replied": 2,
+                         *             "meetingsBooked": 1,
+                         *             "repliesPositive": 1,
+                         *             "repliesNegative": 0,
+                         *             "acceptRate": 0.7143,
+                         *             "replyRate": 0.5
+                         *           }
+                         *         }
+                         *       ],
+                         *       "experimentArms": [
+                         *         {
+                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "variantKey": "A",
+                         *           "sent": 0,
+                         *           "accepted": 0,
+                         *           "replied": 0,
+                         *           "meetingsBooked": 0
+                         *         },
+                         *         {
+                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "variantKey": "B",
+                         *           "sent": 0,
+                         *           "accepted": 0,
+                         *           "replied": 0,
+                         *           "meetingsBooked": 0
+                         *         }
+                         *       ],
+                         *       "excludedWarmupAccounts": []
+                         *     }
+                         */
                         "application/json": {
                             /** @description Always empty; kept for older clients. */
                             excludedWarmupAccounts: string[];
@@ -3472,6 +4050,89 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "sequences": [
+                         *         {
+                         *           "id": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "name": "Founders — Series A outbound",
+                         *           "status": "active",
+                         *           "revision": 3,
+                         *           "approvedAt": "2026-10-11T09:35:00.000Z",
+                         *           "approvedRevision": 3,
+                         *           "executionBlockReason": null,
+                         *           "leadCount": 51,
+                         *           "channels": [
+                         *             "linkedin",
+                         *             "email"
+                         *           ],
+                         *           "steps": [
+                         *             {
+                         *               "index": 0,
+                         *               "kind": "connect",
+                         *               "delayDays": 0,
+                         *               "subject": null,
+                         *               "message": "Hi {{firstName}}, I work with a handful of Series A founders on outbound that does not feel like outbound. Would love to connect.",
+                         *               "actions": [],
+                         *               "variants": null,
+                         *               "tool": null
+                         *             },
+                         *             {
+                         *               "index": 1,
+                         *               "kind": "engage",
+                         *               "delayDays": 1,
+                         *               "subject": null,
+                         *               "message": null,
+                         *               "actions": [
+                         *                 {
+                         *                   "type": "like_last_post",
+                         *                   "count": 1,
+                         *                   "reaction": "like"
+                         *                 }
+                         *               ],
+                         *               "variants": null,
+                         *               "tool": null
+                         *             }
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "5d54d50e-93ef-4851-93f8-b2d6af88547f",
+                         *           "name": "Heads of Growth — Q4",
+                         *           "status": "paused",
+                         *           "revision": 2,
+                         *           "approvedAt": "2026-10-21T09:17:00.000Z",
+                         *           "approvedRevision": 2,
+                         *           "executionBlockReason": "sequence_paused",
+                         *           "leadCount": 9,
+                         *           "channels": [
+                         *             "linkedin"
+                         *           ],
+                         *           "steps": [
+                         *             {
+                         *               "index": 0,
+                         *               "kind": "connect",
+                         *               "delayDays": 0,
+                         *               "subject": null,
+                         *               "message": null,
+                         *               "actions": [],
+                         *               "variants": null,
+                         *               "tool": null
+                         *             },
+                         *             {
+                         *               "index": 1,
+                         *               "kind": "message",
+                         *               "delayDays": 1,
+                         *               "subject": null,
+                         *               "message": "Hi {{firstName}} — we are comparing notes with growth leads on Q4 pipeline. What is working for {{company}} right now?",
+                         *               "actions": [],
+                         *               "variants": null,
+                         *               "tool": null
+                         *             }
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             sequences: ({
                                 approvedAt: string | null;
@@ -3681,6 +4342,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "paused"
+                     *     }
+                     */
                     "application/json": {
                         status: "active" | "paused" | "draft";
                     };
@@ -3693,6 +4359,14 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *       "previousStatus": "active",
+                         *       "status": "paused"
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {boolean} */
                             ok: true;
@@ -3912,6 +4586,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "webhooks": [],
+                         *       "events": [
+                         *         "reply.received",
+                         *         "lead.invited"
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description the event catalog */
                             events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping")[];
@@ -4074,6 +4757,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://hooks.example.com/outreach",
+                     *       "events": [
+                     *         "reply.received",
+                     *         "lead.messaged"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping")[];
                         /**
@@ -4091,6 +4783,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "3a2b1c0d-9e8f-4a6b-8c5d-4e3f2a1b0c9d",
+                         *       "url": "https://hooks.example.com/outreach",
+                         *       "events": [
+                         *         "reply.received",
+                         *         "lead.messaged"
+                         *       ],
+                         *       "createdAt": "2026-11-24T09:30:00.000Z",
+                         *       "secret": "whsec_example-shown-once"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: date-time */
                             createdAt: string;
@@ -4306,6 +5010,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "id": "3a2b1c0d-9e8f-4a6b-8c5d-4e3f2a1b0c9d"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: uuid */
                             id: string;
@@ -4499,6 +5209,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "id": "3a2b1c0d-9e8f-4a6b-8c5d-4e3f2a1b0c9d",
+                         *       "event": "ping"
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {string} */
                             event: "ping";
@@ -4690,6 +5407,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "workspaces": [
+                         *         {
+                         *           "id": "89df90f7-2d45-4da0-be88-b5de26c57b68",
+                         *           "name": "Northwind Outreach",
+                         *           "role": "owner"
+                         *         },
+                         *         {
+                         *           "id": "9684496b-2785-45ca-be3c-f80c6a23cc04",
+                         *           "name": "Contoso Labs",
+                         *           "role": "admin"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             workspaces: {
                                 /** Format: uuid */
@@ -4867,6 +5600,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "accounts": [
+                         *         {
+                         *           "userId": "1582047716390912001",
+                         *           "handle": "northwind_hq"
+                         *         },
+                         *         {
+                         *           "userId": "1582047716390912002",
+                         *           "handle": "northwind_live"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             accounts: {
                                 handle: string;
@@ -5038,6 +5785,20 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "account": "northwind_hq",
+                     *       "leads": [
+                     *         {
+                     *           "xUsername": "AKaur_126",
+                     *           "reference": "crm-7"
+                     *         },
+                     *         {
+                     *           "xUserId": "696519333"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description A connected X handle of the workspace, `@` optional, case-insensitive. */
                         account: string;
@@ -5058,6 +5819,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "account": "northwind_hq",
+                         *       "results": [
+                         *         {
+                         *           "xUserId": "1563012613259747456",
+                         *           "followsAccount": true,
+                         *           "checkedAt": "2026-11-24T03:31:06.247Z",
+                         *           "reason": null,
+                         *           "evidence": "public_relationship",
+                         *           "reference": "crm-7",
+                         *           "xUsername": "AKaur_126"
+                         *         },
+                         *         {
+                         *           "xUserId": "696519333",
+                         *           "followsAccount": true,
+                         *           "checkedAt": "2026-11-24T03:31:06.249Z",
+                         *           "reason": null,
+                         *           "evidence": "follower_snapshot"
+                         *         }
+                         *       ],
+                         *       "provider": "publicdata",
+                         *       "sendsMessages": false
+                         *     }
+                         */
                         "application/json": {
                             /** @description The connected account handle as saved. */
                             account: string;
@@ -5280,6 +6066,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "lead": {
+                         *         "id": "010836c0-ce61-40e3-b856-62ba9700b998",
+                         *         "xUserId": "252532011",
+                         *         "username": "theAisha6",
+                         *         "accountUserId": "1582047716390912001",
+                         *         "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *         "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *         "stage": "resolving",
+                         *         "automationStopped": false,
+                         *         "currentStep": 0,
+                         *         "nextActionAt": "2026-11-20T17:00:00.000Z",
+                         *         "followedAt": null,
+                         *         "followedBackAt": null,
+                         *         "messagedAt": null,
+                         *         "repliedAt": null,
+                         *         "optedOutAt": null,
+                         *         "deliveryGuaranteed": false
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             lead: {
                                 accountUserId: string | null;
@@ -5494,6 +6302,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "lead": {
+                         *         "id": "010836c0-ce61-40e3-b856-62ba9700b998",
+                         *         "xUserId": "252532011",
+                         *         "username": "theAisha6",
+                         *         "accountUserId": "1582047716390912001",
+                         *         "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *         "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *         "stage": "skipped",
+                         *         "automationStopped": true,
+                         *         "currentStep": 0,
+                         *         "nextActionAt": null,
+                         *         "followedAt": null,
+                         *         "followedBackAt": null,
+                         *         "messagedAt": null,
+                         *         "repliedAt": null,
+                         *         "optedOutAt": null,
+                         *         "deliveryGuaranteed": false
+                         *       },
+                         *       "scope": "lead_automation",
+                         *       "permanentSuppression": false,
+                         *       "note": "Future automation of this lead is stopped in every sequence lane of its identity. Actions already dispatched are not recalled, contacted history is kept, and the identity is not permanently suppressed: it may be enrolled again later."
+                         *     }
+                         */
                         "application/json": {
                             lead: {
                                 accountUserId: string | null;
@@ -5708,6 +6542,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "plays": [
+                         *         {
+                         *           "id": "9002e57c-2cff-467b-befc-728559a5dd9c",
+                         *           "name": "Followers of @northwind_hq",
+                         *           "status": "active",
+                         *           "revision": 3,
+                         *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *           "accountUserId": "1582047716390912001",
+                         *           "reviewApiEnabled": true,
+                         *           "autopilot": false
+                         *         },
+                         *         {
+                         *           "id": "d8221846-a8ee-47c6-a644-4e30f02db31b",
+                         *           "name": "Engaged with our launch post",
+                         *           "status": "paused",
+                         *           "revision": 2,
+                         *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *           "accountUserId": "1582047716390912001",
+                         *           "reviewApiEnabled": true,
+                         *           "autopilot": false
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             plays: {
                                 accountUserId: string | null;
@@ -5893,6 +6753,65 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68",
+                         *       "asOf": "2026-11-24T03:31:06.254Z",
+                         *       "accounts": {
+                         *         "state": "complete",
+                         *         "observedAt": "2026-11-24T03:31:06.255Z",
+                         *         "data": {
+                         *           "xAccounts": [
+                         *             {
+                         *               "userId": "1582047716390912001",
+                         *               "handle": "northwind_hq"
+                         *             },
+                         *             {
+                         *               "userId": "1582047716390912002",
+                         *               "handle": "northwind_live"
+                         *             }
+                         *           ],
+                         *           "messagingAccounts": [
+                         *             {
+                         *               "id": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *               "name": "Dana Whitfield (LinkedIn)",
+                         *               "mode": "linkedin",
+                         *               "storedStatus": "connected"
+                         *             },
+                         *             {
+                         *               "id": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
+                         *               "name": "Marcus Lee (LinkedIn)",
+                         *               "mode": "linkedin",
+                         *               "storedStatus": "connected"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "issues": []
+                         *       },
+                         *       "billing": {
+                         *         "state": "complete",
+                         *         "observedAt": "2026-11-24T03:31:06.256Z",
+                         *         "data": {
+                         *           "plan": "growth",
+                         *           "status": "active"
+                         *         },
+                         *         "issues": []
+                         *       },
+                         *       "energy": {
+                         *         "state": "complete",
+                         *         "observedAt": "2026-11-24T03:31:06.256Z",
+                         *         "data": {
+                         *           "balance": 739,
+                         *           "dailyRefill": 1000,
+                         *           "nextRefillAt": "2026-11-25T00:00:00.000Z"
+                         *         },
+                         *         "issues": []
+                         *       },
+                         *       "providerHealthChecked": false,
+                         *       "deliveryGuaranteed": false,
+                         *       "note": "Read-only snapshot of saved state. The public-data provider was not contacted (providerHealthChecked: false) and nothing here guarantees delivery."
+                         *     }
+                         */
                         "application/json": {
                             accounts: {
                                 data: ({
@@ -6126,6 +7045,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "username": "AKaur_126"
+                     *     }
+                     */
                     "application/json": {
                         /** @description Exact handle, `@` optional, case-insensitive. */
                         username: string;
@@ -6139,6 +7063,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "status": "resolved",
+                         *       "user": {
+                         *         "xUserId": "1563012613259747456",
+                         *         "username": "AKaur_126",
+                         *         "name": "Aisha Kaur",
+                         *         "checkedAt": "2026-11-24T03:31:06.239Z",
+                         *         "evidence": "public_profile"
+                         *       },
+                         *       "provider": "publicdata",
+                         *       "sendsMessages": false
+                         *     }
+                         */
                         "application/json": {
                             /**
                              * @description The public-data provider that answered; there is no fallback source.

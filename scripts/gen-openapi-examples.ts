@@ -1,0 +1,132 @@
+// `npm run gen:examples`: one example request and answer per API operation, taken from a real run of the service on
+// the demo world (an embedded database in a temporary directory), written to src/app/openapi-examples.json. The
+// OpenAPI document attaches them to each operation (build-app.ts); test/api/openapi-examples.test.ts checks that
+// every operation has one and that each still fits its schema, so rerun this after changing a route's schema.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/config.js';
+import { startServer } from '../src/server.js';
+
+export const EXAMPLES_PATH = fileURLToPath(new URL('../src/app/openapi-examples.json', import.meta.url));
+
+type Example = { request?: unknown; status: number; response: unknown };
+// Answers are read loosely here; test/api/openapi-examples.test.ts checks them against the schemas.
+type Json = Record<string, any>;
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-examples-'));
+const server = await startServer(
+  loadConfig({ OUTREACH_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0', OUTREACH_WORKER_IN_PROCESS: '0' }),
+  { print: () => undefined },
+);
+const key = server.demo?.newKey;
+if (!key) throw new Error('the demo world did not load with a new key');
+const examples: Record<string, Example> = {};
+
+async function call(method: string, route: string, url: string, body?: unknown): Promise<Json> {
+  const res = await server.app.inject({
+    method: method as 'GET',
+    url,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { payload: JSON.stringify(body) }),
+  });
+  if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+  const answer = res.json<Json>();
+  examples[`${method} ${route}`] = { ...(body !== undefined && { request: body }), status: res.statusCode, response: trim(answer) };
+  return answer;
+}
+
+/** Long lists are cut to their first two items: an example shows the shape, not the demo world. */
+function trim(value: unknown): unknown {
+  if (Array.isArray(value)) return value.slice(0, 2).map(trim);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, trim(v)]));
+  return value;
+}
+
+try {
+  const v1 = '/api/v1';
+  await call('GET', '/api/v1/workspaces', `${v1}/workspaces`);
+  const accounts = await call('GET', '/api/v1/x/accounts', `${v1}/x/accounts`);
+  const plays = await call('GET', '/api/v1/x/plays', `${v1}/x/plays`);
+  const play = (plays.plays as Json[]).find((p) => p.reviewApi === true || p.reviewApiEnabled === true) ?? plays.plays[0];
+  const candidates = await call('GET', '/api/v1/plays/{id}/candidates', `${v1}/plays/${play.id}/candidates?filter=unreviewed&limit=5`);
+  const [first, second, third] = candidates.candidates as Json[];
+  await call('POST', '/api/v1/plays/{id}/candidates/lookup', `${v1}/plays/${play.id}/candidates/lookup`, {
+    identities: [{ username: first.username ?? 'someone' }, { xUserId: second.xUserId }],
+  });
+  const sequences = await call('GET', '/api/v1/sequences', `${v1}/sequences`);
+  const sequence = (sequences.sequences as Json[]).find((s) => s.id === play.sequenceId) ?? sequences.sequences[0];
+  await call('POST', '/api/v1/plays/{id}/candidates/review', `${v1}/plays/${play.id}/candidates/review`, {
+    expectedRevision: play.revision,
+    decisions: [{ candidateId: third.id, decision: 'not_a_good_fit' }],
+  });
+  await call('POST', '/api/v1/plays/{id}/enroll', `${v1}/plays/${play.id}/enroll`, {
+    expectedRevision: play.revision,
+    sequenceId: sequence.id,
+    sequenceRevision: sequence.revision,
+    candidateIds: [first.id],
+  });
+  await call('POST', '/api/v1/plays/{id}/leads', `${v1}/plays/${play.id}/leads`, {
+    expectedRevision: play.revision,
+    sequenceId: sequence.id,
+    sequenceRevision: sequence.revision,
+    candidateIds: [second.id],
+  });
+  await call('POST', '/api/v1/plays/{id}/import', `${v1}/plays/${play.id}/import`, {
+    requestId: 'import-2026-11-24-001',
+    expectedRevision: play.revision,
+    leads: [
+      { xUserId: '1790000000000000001', name: 'Grace Hopper', reference: 'crm-42' },
+      { xUserId: '1790000000000000002', name: 'Katherine Johnson' },
+    ],
+  });
+  const leads = await call('GET', '/api/v1/plays/{id}/leads', `${v1}/plays/${play.id}/leads?limit=2`);
+  const xLead = (leads.leads as Json[])[0];
+  await call('GET', '/api/v1/x/leads/{id}', `${v1}/x/leads/${xLead.id}`);
+  await call('POST', '/api/v1/x/users/resolve', `${v1}/x/users/resolve`, { username: first.username ?? 'ada_lovelace' });
+  await call('POST', '/api/v1/x/eligibility', `${v1}/x/eligibility`, {
+    account: (accounts.accounts as Json[])[0].username ?? (accounts.accounts as Json[])[0].handle,
+    leads: [{ xUsername: first.username ?? 'ada_lovelace', reference: 'crm-7' }, { xUserId: second.xUserId }],
+  });
+  await call('GET', '/api/v1/x/readiness', `${v1}/x/readiness`);
+  await call('GET', '/api/v1/progress', `${v1}/progress`);
+  await call('GET', '/api/v1/reports/funnel', `${v1}/reports/funnel`);
+  await call('GET', '/api/v1/leads', `${v1}/leads?stage=messaged&limit=2`);
+  await call('GET', '/api/v1/activity', `${v1}/activity?action=invite&outcome=ok&limit=2`);
+  const replies = await call('GET', '/api/v1/replies', `${v1}/replies?limit=2`);
+  await call('POST', '/api/v1/replies/{id}/decide', `${v1}/replies/${(replies.replies as Json[])[0].id}/decide`, { decision: 'snooze', days: 3 });
+  await call('PATCH', '/api/v1/sequences/{id}/status', `${v1}/sequences/${sequence.id}/status`, { status: 'paused' });
+  await call('POST', '/api/v1/x/leads/{id}/stop', `${v1}/x/leads/${xLead.id}/stop`);
+  await call('POST', '/api/v1/events/trigger', `${v1}/events/trigger`, { event: 'lead.invited' });
+  await call('GET', '/api/v1/webhooks', `${v1}/webhooks`);
+} finally {
+  await server.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+// Written by hand: creating a subscription resolves the receiver's name (no network here), the event stream is a
+// long-lived text/event-stream, and a ping needs a subscription.
+const webhookId = '3a2b1c0d-9e8f-4a6b-8c5d-4e3f2a1b0c9d';
+examples['POST /api/v1/webhooks'] = {
+  request: { url: 'https://hooks.example.com/outreach', events: ['reply.received', 'lead.messaged'] },
+  status: 201,
+  response: {
+    id: webhookId,
+    url: 'https://hooks.example.com/outreach',
+    events: ['reply.received', 'lead.messaged'],
+    createdAt: '2026-11-24T09:30:00.000Z',
+    secret: 'whsec_example-shown-once',
+  },
+};
+examples['POST /api/v1/webhooks/{id}/test'] = { status: 202, response: { ok: true, id: webhookId, event: 'ping' } };
+examples['DELETE /api/v1/webhooks/{id}'] = { status: 200, response: { ok: true, id: webhookId } };
+examples['GET /api/v1/events/stream'] = {
+  status: 200,
+  response:
+    'id: 5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11\nevent: lead.invited\ndata: {"id":"5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11","event":"lead.invited","createdAt":"2026-11-24T09:30:00.000Z","data":{"lead":{"id":"6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10","person":"Ada Lovelace","stage":"invited"}}}\n\n',
+};
+
+const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
+fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);
+console.log(`wrote ${Object.keys(sorted).length} examples to ${EXAMPLES_PATH}`);
