@@ -20,6 +20,7 @@ import { mcpRoutes } from '../mcp/http.js';
 import type { Services } from './services.js';
 import type { AppInstance } from './types.js';
 import { consolePlugin } from '../console/plugin.js';
+import { unsubscribeRoutes } from '../modules/unsubscribe/unsubscribe.routes.js';
 
 export interface AppDeps {
   config: Config;
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   await app.register(async (admin) => registerAdminRoutes(admin as AppInstance, deps), { prefix: '/admin/v1' });
   await registerDocs(app, API_PREFIX);
   // The web console in its own scope (cookies, forms, CSRF, CSP and HTML errors stay out of the API).
+  await app.register(unsubscribeRoutes, { unsubscribe: deps.services.unsubscribe });
   await app.register(consolePlugin, { services: deps.services, config: deps.config, rateLimitStore });
   return app;
 }

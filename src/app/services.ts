@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import { createUnsubscribeService } from '../modules/unsubscribe/unsubscribe.service.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
@@ -71,6 +72,7 @@ export function createServices(deps: ServiceDeps) {
   const authoring = createAuthoringService(deps);
   const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
   const mailboxes = createMailboxesService(deps);
+  const unsubscribe = createUnsubscribeService(deps);
   return {
     workspaces,
     world,
@@ -91,6 +93,7 @@ export function createServices(deps: ServiceDeps) {
     authoring,
     consoleSessions,
     mailboxes,
+    unsubscribe,
   };
 }
 

@@ -8,6 +8,11 @@ export interface TextCipher {
   encrypt(plain: string | null): string | null;
   /** null when the value is absent or cannot be decrypted with this key. */
   decrypt(stored: string | null): string | null;
+  /**
+   * An HMAC-SHA256 of `data` (base64url) under a key derived from this one for `purpose`, so a signature made for one
+   * purpose (an unsubscribe link, say) can never stand in for another, and the encryption key itself is never used raw.
+   */
+  sign(purpose: string, data: string): string;
 }
 
 /**
@@ -35,7 +40,16 @@ export function encryptionKeyFingerprint(key: Buffer): string {
 
 export function createTextCipher(key: Buffer): TextCipher {
   if (key.length !== 32) throw new Error('encryption key must be 32 bytes');
+  const purposeKeys = new Map<string, Buffer>();
+  const keyFor = (purpose: string) => {
+    let k = purposeKeys.get(purpose);
+    if (!k) purposeKeys.set(purpose, (k = createHmac('sha256', key).update(`outreach:${purpose}`).digest()));
+    return k;
+  };
   return {
+    sign(purpose, data) {
+      return createHmac('sha256', keyFor(purpose)).update(data).digest('base64url');
+    },
     encrypt(plain) {
       if (plain === null) return null;
       const iv = randomBytes(12);

@@ -57,6 +57,8 @@ const isSecret = (p: { name: string; value: string }) => SECRET_PARAMS.has(p.nam
 
 /** The URL as it may be logged: credential and search parameters keep their name, lose their value. */
 export function redactUrl(url: string): string {
+  // An unsubscribe link's path is its capability (/u/<token>): logged without the token.
+  if (url.startsWith('/u/')) return '/u/[redacted]';
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = queryParams(url);

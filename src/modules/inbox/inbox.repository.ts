@@ -278,3 +278,8 @@ export async function failedMailboxes(
     checkedAt: r.health_checked_at ? new Date(r.health_checked_at) : null,
   }));
 }
+
+/** A lead an unsubscribe link names, with what its opt-out needs. */
+export async function findLeadForOptOut(db: Database, workspaceId: string, leadId: string) {
+  return db.selectFrom('leads').select(['id', 'email', 'opted_out_at']).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+}

@@ -13,6 +13,7 @@ import { redactSecrets } from '../mailboxes/mailboxes.schemas.js';
 import { imapClientOptions } from '../mailboxes/mailboxes.service.js';
 import { parseInbound, type ParsedInbound } from './inbox.parse.js';
 import * as repo from './inbox.repository.js';
+import { optOutPerson } from '../unsubscribe/unsubscribe.service.js';
 
 /** What one pass did with one mailbox's INBOX (the engine's pass summary carries one per mailbox polled). */
 export interface MailboxPassCounts {
@@ -153,23 +154,8 @@ export function createInboxWatcher(deps: InboxDeps) {
               await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at }, ref, now, summary, 'out_of_office');
               return 'out_of_office';
             case 'unsubscribe': {
-              // TODO(issue 14 item 3): when the /u/<token> opt-out service lands (branch wt/email-send), call it here so both
-              // ways out share one home; until then the opt-out is written through this module's repository.
-              const lanes = await repo.optOutIdentity(trx, { workspaceId: mb.workspaceId, leadId, email: lead.email ?? parsed.from, at, now });
-              const address = lead.email ?? parsed.from;
-              if (address) await suppressAddress(trx, mb.workspaceId, address, 'unsubscribed', leadId);
-              for (const lane of lanes) {
-                await repo.insertActivity(trx, {
-                  id: newId(),
-                  workspaceId: mb.workspaceId,
-                  at,
-                  action: 'manual_override',
-                  outcome: 'ok',
-                  detail: { op: 'opt_out', via: 'mailto_unsubscribe', channel: 'email', permanent: true },
-                  accountId: lane.account_id,
-                  leadId: lane.id,
-                });
-              }
+              // The same opt-out as the /u link (one home: unsubscribe.service.ts).
+              await optOutPerson(trx, { workspaceId: mb.workspaceId, leadId, email: lead.email ?? parsed.from, at, now, via: 'mailto_unsubscribe' });
               return 'unsubscribe';
             }
             case 'bounce': {
