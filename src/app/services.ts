@@ -65,7 +65,7 @@ export function createServices(deps: ServiceDeps) {
   const crmLeads = createCrmLeadsService(deps);
   const reports = createReportsService(deps);
   // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
-  const drivers = deps.drivers ?? createChannelDrivers(deps.config);
+  const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher } });
   const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
   const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });

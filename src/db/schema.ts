@@ -391,7 +391,7 @@ export interface EmailMessagesTable {
   idempotency_key: string;
   subject: string | null;
   direction: Generated<'out' | 'in'>;
-  sent_at: Generated<Timestamp>;
+  sent_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 /** An INBOX message already handled, so each is processed once across restarts and workers. */

@@ -1,4 +1,7 @@
 import type { Config } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { createMailboxEmailDriver } from './email.js';
 import { createSmtpEmailDriver } from './email-smtp.js';
 import { createSandboxDriver } from './sandbox.js';
 import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
@@ -9,14 +12,20 @@ export { createSmtpEmailDriver } from './email-smtp.js';
 export { confirmDelivery } from './confirm.js';
 
 /**
- * One driver per channel: the seeded sandbox everywhere, except e-mail over SMTP when SMTP_URL is set.
+ * One driver per channel: the seeded sandbox everywhere, except e-mail: from each account's mailbox when it has one
+ * (with `mailboxes`), else over SMTP when SMTP_URL is set.
  * `overrides` plugs in other real connectors (or test doubles) per channel.
  */
-export function createChannelDrivers(config: Config, deps: { overrides?: Partial<Record<Channel, ChannelDriver>> } = {}): ChannelDrivers & { close(): void } {
+export function createChannelDrivers(
+  config: Config,
+  deps: { overrides?: Partial<Record<Channel, ChannelDriver>>; mailboxes?: { db: Database; cipher: TextCipher } } = {},
+): ChannelDrivers & { close(): void } {
   const opts = config.engine.sandbox;
+  const globalEmail = config.smtpUrl ? createSmtpEmailDriver(config.smtpUrl, config.engine.smtpFrom) : createSandboxDriver('email', opts);
   const drivers: Record<Channel, ChannelDriver> = {
     linkedin: createSandboxDriver('linkedin', opts),
-    email: config.smtpUrl ? createSmtpEmailDriver(config.smtpUrl, config.engine.smtpFrom) : createSandboxDriver('email', opts),
+    // A lead whose account (or workspace) has a mailbox is sent from it; the rest go to SMTP_URL or the sandbox.
+    email: deps.mailboxes ? createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }) : globalEmail,
     x: createSandboxDriver('x', opts),
     instagram: createSandboxDriver('instagram', opts),
     ...deps.overrides,

@@ -1,0 +1,175 @@
+import { ImapFlow } from 'imapflow';
+import nodemailer, { type Transporter } from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import type { Config } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import type { MailboxSecretRow } from '../../modules/mailboxes/mailboxes.repository.js';
+import { isSuppressed } from '../../modules/mailboxes/mailboxes.repository.js';
+import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from '../../modules/mailboxes/mailboxes.service.js';
+import * as sent from '../../modules/mailboxes/sent-messages.repository.js';
+import { unsubscribeToken } from '../../modules/unsubscribe/unsubscribe.service.js';
+import { shortHash } from '../hash.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, OutboundAction } from './types.js';
+
+export interface MailboxEmailDeps {
+  db: Database;
+  cipher: TextCipher;
+  config: Config;
+  /** Carries the e-mail of a lead whose account has no mailbox: SMTP_URL when set, else the sandbox. */
+  fallback: ChannelDriver;
+}
+
+const MAX_REFERENCES = 20;
+const IMAP_TIMEOUT_MS = 15_000;
+
+/** `Re: Re: Hello` and `RE: Hello` are the thread "Hello". */
+const baseSubject = (s: string) => s.replace(/^(\s*re\s*:\s*)+/i, '').trim();
+
+/**
+ * Real e-mail from each sender's own mailbox (docs/email.md): one pooled SMTP transport per mailbox, a Message-ID
+ * derived from the step's idempotency key and stored before the hand-off, follow-ups threaded under the first
+ * message (In-Reply-To, References, `Re: <first subject>`), List-Unsubscribe with one-click POST, a copy appended to
+ * the sent folder, and `confirm` answered from that folder. A lead whose account has no mailbox goes to `fallback`.
+ */
+export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver & { close(): void } {
+  const { db, cipher, config, fallback } = deps;
+  const transports = new Map<string, Transporter>();
+  const publicBase = (config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
+
+  function transportFor(mailbox: MailboxSecretRow & { smtpUrl: string }) {
+    const key = `${mailbox.id}\u0000${mailbox.smtpUrl}`;
+    let t = transports.get(key);
+    if (!t) transports.set(key, (t = nodemailer.createTransport(smtpTransportOptions(mailbox.smtpUrl, true))));
+    return t;
+  }
+
+  const messageIdOf = (action: OutboundAction, mailbox: MailboxSecretRow) =>
+    `<${shortHash('email', action.workspaceId, action.idempotencyKey)}@${mailbox.address.split('@')[1] ?? 'outreach.invalid'}>`;
+
+  async function withImap<T>(mailbox: MailboxSecretRow, run: (client: ImapFlow) => Promise<T>): Promise<T> {
+    const client = new ImapFlow({ ...imapClientOptions(mailbox.imapUrl!), connectionTimeout: IMAP_TIMEOUT_MS, greetingTimeout: IMAP_TIMEOUT_MS });
+    await client.connect();
+    try {
+      return await run(client);
+    } finally {
+      await client.logout().catch(() => client.close());
+    }
+  }
+
+  /** The sent folder keeps a copy, as a person's mail client would; a failure here never undoes the send. */
+  async function appendToSent(mailbox: MailboxSecretRow, raw: Buffer) {
+    if (!mailbox.imapUrl) return;
+    const folder = mailbox.sentFolder ?? 'Sent';
+    await withImap(mailbox, async (client) => {
+      try {
+        await client.append(folder, raw, ['\\Seen']);
+      } catch {
+        await client.mailboxCreate(folder).catch(() => undefined);
+        await client.append(folder, raw, ['\\Seen']);
+      }
+    }).catch(() => undefined);
+  }
+
+  return {
+    channel: 'email',
+
+    async perform(action): Promise<ActionResult> {
+      const to = action.recipient.email;
+      if (!to) return { outcome: 'failed', error: 'no_email_address', retryable: false };
+      const mailbox = await resolveSendingMailbox(
+        { db, cipher },
+        { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
+      );
+      if (!mailbox) return fallback.perform(action);
+      // An address that bounced or unsubscribed is never written to again, from any mailbox of the workspace.
+      if (await isSuppressed(db, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
+      if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
+
+      const messageId = messageIdOf(action, mailbox);
+      const thread = (await sent.threadOf(db, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
+      const firstSubject = thread.find((m) => m.direction === 'out' && m.subject)?.subject ?? thread.find((m) => m.subject)?.subject ?? null;
+      const subject = action.subject ?? (firstSubject ? `Re: ${baseSubject(firstSubject)}` : '');
+      const references = thread.map((m) => m.message_id).slice(-MAX_REFERENCES);
+      const unsubscribeUrl = `${publicBase}/u/${unsubscribeToken(cipher, action.workspaceId, action.recipient.leadId)}`;
+      const raw = await new MailComposer({
+        from: { name: mailbox.displayName ?? '', address: mailbox.address },
+        to,
+        subject,
+        text: action.text ?? '',
+        messageId,
+        date: action.at,
+        ...(references.length > 0 && { inReplyTo: references[references.length - 1], references }),
+        headers: {
+          'List-Unsubscribe': `<${unsubscribeUrl}>, <mailto:${mailbox.address}?subject=unsubscribe>`,
+          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+        },
+      })
+        .compile()
+        .build();
+
+      // Stored before the hand-off: a crash after SMTP accepted it must still find the attempt (confirm below).
+      await sent.recordOutgoing(db, {
+        workspaceId: action.workspaceId,
+        messageId,
+        leadId: action.recipient.leadId,
+        mailboxId: mailbox.id,
+        idempotencyKey: action.idempotencyKey,
+        subject,
+        at: action.at,
+      });
+      try {
+        await transportFor(mailbox as MailboxSecretRow & { smtpUrl: string }).sendMail({ envelope: { from: mailbox.address, to: [to] }, raw });
+      } catch (err) {
+        const e = err as { responseCode?: number; code?: string };
+        // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
+        if (e.code === 'EAUTH') return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true };
+        if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
+          await sent.forgetOutgoing(db, action.workspaceId, action.idempotencyKey);
+          return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
+        }
+        if (typeof e.responseCode === 'number') return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
+        return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
+      }
+      await appendToSent(mailbox, raw);
+      return { outcome: 'ok', externalId: messageId };
+    },
+
+    /**
+     * After a crash: `not_sent` only when no send of this step was ever started (no stored Message-ID); `sent` when
+     * the sent folder holds it; otherwise `unknown`, because SMTP may have taken it even though the copy is missing.
+     */
+    async confirm(action): Promise<DeliveryCheck> {
+      const mailbox = await resolveSendingMailbox(
+        { db, cipher },
+        { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
+      );
+      if (!mailbox) return fallback.confirm ? fallback.confirm(action) : { status: 'unknown' };
+      const started = await sent.findOutgoing(db, action.workspaceId, action.idempotencyKey);
+      if (!started) return { status: 'not_sent' };
+      if (!mailbox.imapUrl) return { status: 'unknown' };
+      try {
+        const found = await withImap(mailbox, async (client) => {
+          const lock = await client.getMailboxLock(mailbox.sentFolder ?? 'Sent');
+          try {
+            const uids = await client.search({ header: { 'message-id': started.message_id } }, { uid: true });
+            return Array.isArray(uids) && uids.length > 0;
+          } finally {
+            lock.release();
+          }
+        });
+        return found ? { status: 'sent', externalId: started.message_id } : { status: 'unknown' };
+      } catch {
+        return { status: 'unknown' };
+      }
+    },
+
+    observe: fallback.observe ? (input) => fallback.observe!(input) : undefined,
+
+    close() {
+      for (const t of transports.values()) t.close();
+      transports.clear();
+      (fallback as { close?: () => void }).close?.();
+    },
+  };
+}

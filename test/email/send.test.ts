@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
+import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { readUnsubscribeToken } from '../../src/modules/unsubscribe/unsubscribe.service.js';
+
+// Issue 14 §2: e-mail from the sender's own mailbox (SMTP to a real smtp-server receiver, the sent folder on a real
+// Dovecot): stored Message-IDs, threaded follow-ups, List-Unsubscribe with one-click, suppression, 5xx final.
+if (!dovecotAvailable()) console.warn(`test/email/send.test.ts skipped: ${DOVECOT_MISSING}`);
+
+const DAY = 86_400_000;
+
+describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
+  let t: TestApp;
+  let dovecot: Dovecot;
+  let smtp: SmtpReceiver;
+  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+  let account: string;
+  let sequenceId: string;
+  let clock = Date.parse('2026-11-24T09:00:00.000Z');
+
+  beforeAll(async () => {
+    dovecot = await startDovecot([{ user: 'dana', pass: 'dana-pw-5521' }]);
+    smtp = await startSmtpReceiver();
+    t = await buildTestApp({
+      env: {
+        OUTREACH_ADMIN_TOKEN: ADMIN,
+        OUTREACH_PACING_DAYS: 'sun-sat',
+        OUTREACH_PACING_HOURS: '00:00-24:00',
+        OUTREACH_PACING_SPACING: 0,
+        OUTREACH_PUBLIC_URL: 'https://outreach.example.com',
+        OUTREACH_INBOX_POLL_INTERVAL: 3600,
+      },
+    });
+    ws = await createWorkspaceWithKey(t, 'Mailers');
+    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
+    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
+    await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: account,
+      address: 'dana@acme.example',
+      displayName: 'Dana Scott',
+      smtpUrl: smtp.url(),
+      imapUrl: dovecot.url('dana'),
+      skipCheck: true,
+    });
+    sequenceId = await insertSequence(t.db, ws.workspaceId, {
+      channels: ['email'],
+      steps: [
+        { index: 0, kind: 'email', delayDays: 0, subject: 'Quick question', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
+        { index: 1, kind: 'email', delayDays: 1, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
+      ] as never,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+    await dovecot?.stop();
+  });
+
+  async function tick(advanceMs = 120_000) {
+    clock += advanceMs;
+    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  }
+  const lead = (email: string) =>
+    insertLead(t.db, ws.workspaceId, { person: 'Bob Slydell', email, account_id: account, sequence_id: sequenceId, next_action_at: new Date(clock) });
+  const to = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
+
+  it('the first e-mail carries a stored Message-ID, List-Unsubscribe (https and mailto) with one-click, and lands in the sent folder', async () => {
+    const leadId = await lead('bob@initech.example');
+    await tick();
+    const [first] = to('bob@initech.example');
+    expect(first).toBeDefined();
+    expect(first.header('from')).toBe('Dana Scott <dana@acme.example>');
+    expect(first.header('subject')).toBe('Quick question');
+    const messageId = first.header('message-id')!;
+    expect(messageId).toMatch(/^<[0-9a-f]{24}@acme\.example>$/);
+    const stored = await t.db.selectFrom('email_messages').selectAll().where('lead_id', '=', leadId).execute();
+    expect(stored.map((r) => r.message_id)).toEqual([messageId]);
+    const unsubscribe = first.header('list-unsubscribe')!;
+    const url = /<(https:\/\/outreach\.example\.com\/u\/([A-Za-z0-9_-]+))>/.exec(unsubscribe);
+    expect(url).not.toBeNull();
+    expect(readUnsubscribeToken(t.cipher, url![2])).toEqual({ workspaceId: ws.workspaceId, leadId });
+    expect(unsubscribe).toContain('<mailto:dana@acme.example?subject=unsubscribe>');
+    expect(first.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
+    const sentFolder = await dovecot.status('dana', 'Sent');
+    expect(sentFolder.messages).toBe(1);
+  });
+
+  it('a follow-up continues the thread: In-Reply-To and References point to the first, subject "Re: <first subject>"', async () => {
+    await tick(DAY + 60_000);
+    const mails = to('bob@initech.example');
+    expect(mails).toHaveLength(2);
+    const firstId = mails[0].header('message-id');
+    expect(mails[1].header('in-reply-to')).toBe(firstId);
+    expect(mails[1].header('references')).toBe(firstId);
+    expect(mails[1].header('subject')).toBe('Re: Quick question');
+    expect(mails[1].header('message-id')).not.toBe(firstId);
+  });
+
+  it('confirm after a crash: sent when the sent folder holds the Message-ID, not_sent when no send was started', async () => {
+    const leadId = (await t.db.selectFrom('leads').select('id').where('email', '=', 'bob@initech.example').executeTakeFirstOrThrow()).id;
+    const [row] = await t.db.selectFrom('email_messages').selectAll().where('lead_id', '=', leadId).orderBy('sent_at').execute();
+    const driver = t.services.drivers.forChannel('email');
+    const action = {
+      workspaceId: ws.workspaceId,
+      accountId: account,
+      accountUserId: null,
+      kind: 'email' as const,
+      channel: 'email' as const,
+      recipient: { leadId, person: 'Bob', email: 'bob@initech.example', linkedinUrl: null, xUserId: null, username: null, sandbox: null },
+      subject: null,
+      text: null,
+      actions: [],
+      at: new Date(clock),
+    };
+    expect(await driver.confirm!({ ...action, idempotencyKey: row.idempotency_key })).toEqual({ status: 'sent', externalId: row.message_id });
+    expect(await driver.confirm!({ ...action, idempotencyKey: 'never-started' })).toEqual({ status: 'not_sent' });
+  });
+
+  it('a suppressed address is never written to; SMTP 5xx fails the lead for good, 4xx is retried', async () => {
+    await t.db.insertInto('suppressed_addresses').values({ workspace_id: ws.workspaceId, address: 'gone@initech.example', reason: 'bounced' }).execute();
+    const suppressed = await lead('gone@initech.example');
+    await tick();
+    expect(to('gone@initech.example')).toHaveLength(0);
+    expect((await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', '=', suppressed).executeTakeFirstOrThrow()).last_error).toContain(
+      'address_suppressed',
+    );
+
+    smtp.failNext(550, 1, 'No such user');
+    const refused = await lead('nobody@initech.example');
+    await tick();
+    const refusedRow = await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', '=', refused).executeTakeFirstOrThrow();
+    expect(refusedRow).toMatchObject({ stage: 'failed' });
+    expect(refusedRow.last_error).toContain('smtp_550');
+    expect(await t.db.selectFrom('email_messages').selectAll().where('lead_id', '=', refused).execute()).toEqual([]);
+
+    smtp.failNext(451, 1, 'Try again later');
+    const later = await lead('later@initech.example');
+    await tick();
+    expect((await t.db.selectFrom('leads').select('stage').where('id', '=', later).executeTakeFirstOrThrow()).stage).not.toBe('failed');
+    await tick(61 * 60_000); // OUTREACH_ENGINE_RETRY_MINUTES (60) later
+    expect(to('later@initech.example')).toHaveLength(1);
+  });
+});
