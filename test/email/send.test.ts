@@ -44,6 +44,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
       displayName: 'Dana Scott',
       smtpUrl: smtp.url(),
       imapUrl: dovecot.url('dana'),
+      sentFolder: 'Sent',
       skipCheck: true,
     });
     sequenceId = await insertSequence(t.db, ws.workspaceId, {

@@ -57,10 +57,14 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     }
   }
 
-  /** The sent folder keeps a copy, as a person's mail client would; a failure here never undoes the send. */
+  /**
+   * The sent folder keeps a copy, as a person's mail client would, when the mailbox names one (the contract: "where a
+   * copy of each sent message is appended"; Gmail's SMTP files its own copy, so there it stays unset). A failure here
+   * never undoes the send.
+   */
   async function appendToSent(mailbox: MailboxSecretRow, raw: Buffer) {
-    if (!mailbox.imapUrl) return;
-    const folder = mailbox.sentFolder ?? 'Sent';
+    if (!mailbox.imapUrl || !mailbox.sentFolder) return;
+    const folder = mailbox.sentFolder;
     await withImap(mailbox, async (client) => {
       try {
         await client.append(folder, raw, ['\\Seen']);
@@ -147,10 +151,11 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       if (!mailbox) return fallback.confirm ? fallback.confirm(action) : { status: 'unknown' };
       const started = await sent.findOutgoing(db, action.workspaceId, action.idempotencyKey);
       if (!started) return { status: 'not_sent' };
-      if (!mailbox.imapUrl) return { status: 'unknown' };
+      const folder = mailbox.sentFolder;
+      if (!mailbox.imapUrl || !folder) return { status: 'unknown' };
       try {
         const found = await withImap(mailbox, async (client) => {
-          const lock = await client.getMailboxLock(mailbox.sentFolder ?? 'Sent');
+          const lock = await client.getMailboxLock(folder);
           try {
             const uids = await client.search({ header: { 'message-id': started.message_id } }, { uid: true });
             return Array.isArray(uids) && uids.length > 0;
