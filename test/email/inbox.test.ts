@@ -151,6 +151,41 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     expect(events.some((e) => JSON.stringify(e.data).includes(leadId))).toBe(true);
   });
 
+  it('a decision `send` on an e-mail reply answers in the thread, from the mailbox, under their message', async () => {
+    const { leadId, email, messageId } = await emailedLead();
+    const theirId = `<answer-${leadId}@initech.example>`;
+    await dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: `Bob <${email}>`,
+          To: 'dana@acme.example',
+          Subject: 'Re: Quick question',
+          'Message-ID': theirId,
+          'In-Reply-To': messageId,
+          Date: new Date(clock).toUTCString(),
+        },
+        'Yes, tell me more.',
+      ),
+    );
+    await tick();
+    const reply = (await repliesOf(leadId))[0];
+    expect(reply).toBeDefined();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/replies/${reply.id}/decide`,
+      headers: { ...ws.auth, 'idempotency-key': `thread-${leadId}` },
+      payload: { decision: 'send', text: 'Happy to: here are the details.' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const answer = smtp.messages.filter((m) => m.to.includes(email)).at(-1)!;
+    expect(answer).toBeDefined();
+    expect(answer.header('from')).toContain('dana@acme.example');
+    expect(answer.header('in-reply-to')).toBe(theirId);
+    expect(answer.header('references')).toBe(`${messageId} ${theirId}`);
+    expect(answer.header('subject')).toBe('Re: Quick question');
+  });
+
   it('a reply from another client without threading headers matches by the sender address among contacted leads', async () => {
     const { leadId, email } = await emailedLead();
     await dovecot.deliver(

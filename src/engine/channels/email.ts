@@ -10,7 +10,7 @@ import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from '
 import * as sent from '../../modules/mailboxes/sent-messages.repository.js';
 import { unsubscribeToken } from '../../modules/unsubscribe/unsubscribe.service.js';
 import { shortHash } from '../hash.js';
-import type { ActionResult, ChannelDriver, DeliveryCheck, OutboundAction } from './types.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from './types.js';
 
 export interface MailboxEmailDeps {
   db: Database;
@@ -75,23 +75,43 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     }).catch(() => undefined);
   }
 
+  /** true / false when the mailbox's sent folder could be searched for the Message-ID; null when it could not. */
+  async function searchSentFolder(mailbox: MailboxSecretRow, messageId: string): Promise<boolean | null> {
+    const folder = mailbox.sentFolder;
+    if (!mailbox.imapUrl || !folder) return null;
+    try {
+      return await withImap(mailbox, async (client) => {
+        const lock = await client.getMailboxLock(folder);
+        try {
+          const uids = await client.search({ header: { 'message-id': messageId } }, { uid: true });
+          return Array.isArray(uids) && uids.length > 0;
+        } finally {
+          lock.release();
+        }
+      });
+    } catch {
+      return null;
+    }
+  }
+
   return {
     channel: 'email',
 
-    async perform(action): Promise<ActionResult> {
+    async perform(action: OutboundAction, ctx?: DriverContext): Promise<ActionResult> {
+      const q = ctx?.db ?? db;
       const to = action.recipient.email;
       if (!to) return { outcome: 'failed', error: 'no_email_address', retryable: false };
       const mailbox = await resolveSendingMailbox(
-        { db, cipher },
+        { db: q, cipher },
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
-      if (!mailbox) return fallback.perform(action);
+      if (!mailbox) return fallback.perform(action, ctx);
       // An address that bounced or unsubscribed is never written to again, from any mailbox of the workspace.
-      if (await isSuppressed(db, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
+      if (await isSuppressed(q, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
       if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
 
       const messageId = messageIdOf(action, mailbox);
-      const thread = (await sent.threadOf(db, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
+      const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
       const firstSubject = thread.find((m) => m.direction === 'out' && m.subject)?.subject ?? thread.find((m) => m.subject)?.subject ?? null;
       const subject = action.subject ?? (firstSubject ? `Re: ${baseSubject(firstSubject)}` : '');
       const references = thread.map((m) => m.message_id).slice(-MAX_REFERENCES);
@@ -113,7 +133,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         .build();
 
       // Stored before the hand-off: a crash after SMTP accepted it must still find the attempt (confirm below).
-      await sent.recordOutgoing(db, {
+      await sent.recordOutgoing(q, {
         workspaceId: action.workspaceId,
         messageId,
         leadId: action.recipient.leadId,
@@ -129,7 +149,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
         if (e.code === 'EAUTH') return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true };
         if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
-          await sent.forgetOutgoing(db, action.workspaceId, action.idempotencyKey);
+          await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
           return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
         }
         if (typeof e.responseCode === 'number') return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
@@ -143,30 +163,20 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
      * After a crash: `not_sent` only when no send of this step was ever started (no stored Message-ID); `sent` when
      * the sent folder holds it; otherwise `unknown`, because SMTP may have taken it even though the copy is missing.
      */
-    async confirm(action): Promise<DeliveryCheck> {
+    async confirm(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck> {
+      const q = ctx?.db ?? db;
       const mailbox = await resolveSendingMailbox(
-        { db, cipher },
+        { db: q, cipher },
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
-      if (!mailbox) return fallback.confirm ? fallback.confirm(action) : { status: 'unknown' };
-      const started = await sent.findOutgoing(db, action.workspaceId, action.idempotencyKey);
-      if (!started) return { status: 'not_sent' };
-      const folder = mailbox.sentFolder;
-      if (!mailbox.imapUrl || !folder) return { status: 'unknown' };
-      try {
-        const found = await withImap(mailbox, async (client) => {
-          const lock = await client.getMailboxLock(folder);
-          try {
-            const uids = await client.search({ header: { 'message-id': started.message_id } }, { uid: true });
-            return Array.isArray(uids) && uids.length > 0;
-          } finally {
-            lock.release();
-          }
-        });
-        return found ? { status: 'sent', externalId: started.message_id } : { status: 'unknown' };
-      } catch {
-        return { status: 'unknown' };
-      }
+      if (!mailbox) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
+      const messageId = messageIdOf(action, mailbox);
+      const started = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
+      // The sent folder is asked even without a stored row: a reply decision stores it inside its own transaction,
+      // which a crash after SMTP accepted the message rolls back.
+      const inSentFolder = await searchSentFolder(mailbox, messageId);
+      if (inSentFolder === true) return { status: 'sent', externalId: messageId };
+      return started ? { status: 'unknown' } : { status: 'not_sent' };
     },
 
     observe: fallback.observe ? (input) => fallback.observe!(input) : undefined,

@@ -1,3 +1,4 @@
+import type { Database } from '../../db/database.js';
 import type { Channel, StepKind } from '../../domain/vocabulary.js';
 
 export type { Channel, StepKind };
@@ -71,14 +72,23 @@ export type InboundObservation =
 /** What a provider knows about an action it may have received before the engine crashed. */
 export type DeliveryCheck = { status: 'sent'; externalId: string | null } | { status: 'not_sent' } | { status: 'unknown' };
 
+/**
+ * What a caller lends a driver for one call. `db` is the caller's open transaction: a driver that reads or writes
+ * the database (the mailbox e-mail driver) uses it, so it never waits on locks its own caller holds (a reply
+ * decision sends while its reply and lead rows are locked; PGlite has a single connection).
+ */
+export interface DriverContext {
+  db?: Database;
+}
+
 export interface ChannelDriver {
   readonly channel: Channel;
-  perform(action: OutboundAction): Promise<ActionResult>;
+  perform(action: OutboundAction, ctx?: DriverContext): Promise<ActionResult>;
   /**
    * Asks the provider, by idempotency key, whether `action` went out. Only drivers whose provider can answer
    * implement it; without it (or on `unknown`) a send interrupted by a crash is recorded as uncertain, never repeated.
    */
-  confirm?(action: OutboundAction): Promise<DeliveryCheck>;
+  confirm?(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck>;
   /** Observations due up to `now` for the given leads (sandbox: scripted; real: provider inbox). */
   observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
 }

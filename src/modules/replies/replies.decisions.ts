@@ -118,8 +118,8 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
   // A send whose record was lost (the process died after the provider took it, before this transaction
   // committed) is found by its key on the retry instead of reaching the prospect twice.
   // Short: the reply and lead rows are locked while a person waits for the answer.
-  const earlier = await confirmDelivery(driver, action, REPLY_CONFIRM_TIMEOUT_MS);
-  const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action);
+  const earlier = await confirmDelivery(driver, action, REPLY_CONFIRM_TIMEOUT_MS, { db: trx });
+  const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action, { db: trx });
   if (result.outcome !== 'ok') {
     // The reply stays pending; the failed attempt is still history and is committed as such.
     const reason = result.outcome === 'failed' ? { error: result.error, retryable: result.retryable } : { error: 'rate_limited' };
