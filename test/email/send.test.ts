@@ -153,4 +153,39 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     await tick(2 * 3_600_000); // past OUTREACH_ENGINE_RETRY_MINUTES (60)
     expect(to('later@initech.example')).toHaveLength(1);
   });
+
+  it('a mailbox whose SMTP login is refused stops sending: readiness says mailbox_auth_failed, the lead waits, no password anywhere', async () => {
+    const guarded = await startSmtpReceiver({ auth: { user: 'erin', pass: 'right-pw-8814' } });
+    try {
+      const erinAccount = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
+      await t.services.mailboxes.add({
+        workspaceId: ws.workspaceId,
+        accountId: erinAccount,
+        address: 'erin@acme.example',
+        smtpUrl: guarded.url('erin', 'wrong-pw-4471'),
+        imapUrl: dovecot.url('dana'),
+        skipCheck: true,
+      });
+      const leadId = await insertLead(t.db, ws.workspaceId, {
+        person: 'Pat',
+        email: 'pat@initech.example',
+        account_id: erinAccount,
+        sequence_id: sequenceId,
+        next_action_at: new Date(clock),
+      });
+      await tick();
+      expect(guarded.messages).toHaveLength(0);
+      const row = await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', '=', leadId).executeTakeFirstOrThrow();
+      expect(row.stage).not.toBe('failed');
+      expect(row.last_error).toBe('smtp_auth_failed');
+      const readiness = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
+      expect(readiness.body).toContain('mailbox_auth_failed');
+      expect(readiness.body).not.toContain('wrong-pw-4471');
+      // The next attempt does not even reach SMTP (its error is the mailbox's, not SMTP's): stopped until fixed.
+      await tick(2 * 3_600_000);
+      expect((await t.db.selectFrom('leads').select('last_error').where('id', '=', leadId).executeTakeFirstOrThrow()).last_error).toBe('mailbox_auth_failed');
+    } finally {
+      await guarded.close();
+    }
+  });
 });

@@ -5,7 +5,7 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import type { MailboxSecretRow } from '../../modules/mailboxes/mailboxes.repository.js';
-import { isSuppressed } from '../../modules/mailboxes/mailboxes.repository.js';
+import { isSuppressed, setMailboxHealth } from '../../modules/mailboxes/mailboxes.repository.js';
 import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from '../../modules/mailboxes/mailboxes.service.js';
 import * as sent from '../../modules/mailboxes/sent-messages.repository.js';
 import { unsubscribeToken } from '../../modules/unsubscribe/unsubscribe.service.js';
@@ -109,6 +109,9 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // An address that bounced or unsubscribed is never written to again, from any mailbox of the workspace.
       if (await isSuppressed(q, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
       if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
+      // A mailbox whose login was refused (SMTP here, or IMAP by the inbox watcher) stops sending until it is fixed
+      // (`mailbox add` again resets it); readiness names it. The step waits and is retried, the lead is not failed.
+      if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true };
 
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
@@ -147,7 +150,10 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       } catch (err) {
         const e = err as { responseCode?: number; code?: string };
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
-        if (e.code === 'EAUTH') return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true };
+        if (e.code === 'EAUTH') {
+          await setMailboxHealth(q, mailbox.id, 'auth_failed', 'SMTP: the server refused the login');
+          return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true };
+        }
         if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
           await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
           return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
