@@ -27,6 +27,9 @@ import { createChannelDrivers } from '../engine/channels/index.js';
 import type { ChannelDrivers } from '../engine/channels/types.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/console-sessions.service.js';
 import { createMailboxesService } from '../modules/mailboxes/mailboxes.service.js';
+import { xOauthRepository } from '../modules/x-oauth/x-oauth.repository.js';
+import { xTokensService } from '../modules/x-oauth/x-tokens.service.js';
+import { createXConnectService } from '../modules/x-oauth/x-connect.service.js';
 
 export interface ServiceDeps {
   db: Database;
@@ -64,9 +67,20 @@ export function createServices(deps: ServiceDeps) {
   const activity = createActivityService(deps);
   const crmLeads = createCrmLeadsService(deps);
   const reports = createReportsService(deps);
+  // The connected X accounts: their tokens (refreshed under a row lock), the real X driver and the DM watcher.
+  const xRepo = xOauthRepository(deps.cipher);
+  const xSettings = { apiUrl: deps.config.x.apiUrl, timeoutMs: deps.config.x.timeoutMs };
+  const xTokens = xTokensService({
+    db: deps.db,
+    repo: xRepo,
+    settings: { ...xSettings, clientId: deps.config.x.clientId ?? '', clientSecret: deps.config.x.clientSecret ?? '' },
+    now: () => deps.clock.now(),
+  });
+  const x = { db: deps.db, repo: xRepo, tokens: xTokens, settings: xSettings };
   // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
-  const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher } });
-  const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
+  const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x });
+  const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays, x });
+  const xConnect = createXConnectService({ ...deps, repo: xRepo });
   const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });
   const authoring = createAuthoringService(deps);
@@ -94,6 +108,7 @@ export function createServices(deps: ServiceDeps) {
     consoleSessions,
     mailboxes,
     unsubscribe,
+    xConnect,
   };
 }
 

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import type { Config } from '../config/config.js';
 import { createServices, type Services } from '../app/services.js';
+import { AppError } from '../app/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { openDatabase } from '../server.js';
@@ -53,6 +54,12 @@ export interface TeamLink {
  * The operator commands, whether they run on the database directly or through a running server. Both
  * answer the same typed results: the server's admin routes send what the same services return.
  */
+export interface XConnectStart {
+  authorizeUrl: string;
+  expiresAt: string;
+  callbackUrl: string;
+}
+
 export interface AdminBackend {
   via: 'database' | 'server';
   /** `doc` is checked by the world loader, which answers a 400 naming the first problem. */
@@ -67,6 +74,8 @@ export interface AdminBackend {
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
   listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
   removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<{ removed: true }>;
+  /** Starts "Connect X account": the authorize URL a person opens in a browser, good once for 10 minutes. */
+  startXConnect(input: { workspaceId: string }): Promise<XConnectStart>;
   close(): Promise<void>;
 }
 
@@ -99,6 +108,15 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     addMailbox: (input) => mailboxCall(() => services.mailboxes.add(input)),
     listMailboxes: (input) => services.mailboxes.list(input.workspaceId),
     removeMailbox: (input) => mailboxCall(async () => (await services.mailboxes.remove(input.workspaceId, input.mailbox), { removed: true as const })),
+    startXConnect: async (input) => {
+      try {
+        const started = await services.xConnect.begin(input.workspaceId);
+        return { authorizeUrl: started.authorizeUrl, expiresAt: started.expiresAt.toISOString(), callbackUrl: services.xConnect.callbackUrl() };
+      } catch (e) {
+        if (e instanceof AppError) throw new CliError(e.message, { error: e.code, message: e.message });
+        throw e;
+      }
+    },
     close,
   };
 }
@@ -141,6 +159,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     addMailbox: (input) => call<MailboxView>('/mailboxes', input),
     listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
     removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
+    startXConnect: (input) => call<XConnectStart>('/x/connect', input),
     close: async () => undefined,
   };
 }

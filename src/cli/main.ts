@@ -284,6 +284,21 @@ mailbox
     out(!!opts.json, result, () => `Removed mailbox ${id}`);
   });
 
+const x = program.command('x').description('the real X channel (docs/x-channel.md)');
+x.command('connect')
+  .description('print the URL that connects an X account to a workspace (OAuth 2.0 with PKCE; for a server without a browser)')
+  .requiredOption('--workspace <id>', 'the workspace the X account joins')
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { workspace: string; json?: boolean }) => {
+    const started = await withBackend((b) => b.startXConnect({ workspaceId: opts.workspace }));
+    out(
+      !!opts.json,
+      started,
+      () =>
+        `${started.authorizeUrl}\nOpen this URL in a browser signed in to the X account, and approve. X then sends the browser to ${started.callbackUrl}, which must reach this server (OUTREACH_PUBLIC_URL). Good once, until ${started.expiresAt}.`,
+    );
+  });
+
 registerApiCommands(program);
 
 try {

@@ -33,6 +33,7 @@ const EnvSchema = Type.Object({
   OUTREACH_PACING_DAYS: Type.String({ pattern: '^[A-Za-z]{3}(-[A-Za-z]{3})?(,[A-Za-z]{3}(-[A-Za-z]{3})?)*$', default: 'mon-fri' }),
   OUTREACH_ENGINE_OOO_RESUME_DAYS: Type.Integer({ minimum: 1, maximum: 90, default: 7 }),
   OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
+  OUTREACH_X_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 120 }),
   OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
   OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
   OUTREACH_SANDBOX_ACCEPT_MAX_HOURS: Type.Number({ minimum: 0, default: 72 }),
@@ -41,7 +42,7 @@ const EnvSchema = Type.Object({
   OUTREACH_SANDBOX_REPLY_MAX_HOURS: Type.Number({ minimum: 0, default: 96 }),
   OUTREACH_SANDBOX_FAILURE_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
   SMTP_FROM: Type.String({ default: 'outreach@localhost' }),
-  OUTREACH_PUBLICDATA_PROVIDER: Type.Union([Type.Literal('sandbox'), Type.Literal('http')], { default: 'sandbox' }),
+  OUTREACH_PUBLICDATA_PROVIDER: Type.Union([Type.Literal('sandbox'), Type.Literal('http'), Type.Literal('x')], { default: 'sandbox' }),
   OUTREACH_PUBLICDATA_URL: Type.Optional(Type.String()),
   OUTREACH_PUBLICDATA_KEY: Type.Optional(Type.String()),
   OUTREACH_PUBLICDATA_CACHE_TTL: Type.Integer({ minimum: 0, default: 60 }),
@@ -89,8 +90,10 @@ export interface Config {
   readonly activityRetentionDays: number;
   readonly engine: EngineConfig;
   readonly publicData: {
-    readonly kind: 'sandbox' | 'http';
+    readonly kind: 'sandbox' | 'http' | 'x';
+    /** OUTREACH_PUBLICDATA_URL (the `http` provider); the `x` provider uses `x.apiUrl` instead. */
     readonly url: string | null;
+    /** OUTREACH_PUBLICDATA_KEY: the `http` provider's API key, or the X app's Bearer Token for `x`. */
     readonly key: string | null;
     readonly cacheTtlSeconds: number;
     readonly eligibilityBudgetMs: number;
@@ -130,6 +133,8 @@ export interface EngineConfig {
   readonly outOfOfficeResumeDays: number;
   /** Seconds between two polls of one mailbox's INBOX (docs/email.md). */
   readonly inboxPollSeconds: number;
+  /** Seconds between two DM polls of one connected X account (docs/x-channel.md). */
+  readonly xPollSeconds: number;
   readonly pacing: {
     readonly inviteCap: number;
     /** Daily invite caps of warm-up weeks 1, 2, …; after the last week the full inviteCap applies. */
@@ -193,6 +198,7 @@ function engineConfigOf(e: Env): EngineConfig {
     discoveryIntervalSeconds: e.OUTREACH_DISCOVERY_INTERVAL,
     outOfOfficeResumeDays: e.OUTREACH_ENGINE_OOO_RESUME_DAYS,
     inboxPollSeconds: e.OUTREACH_INBOX_POLL_INTERVAL,
+    xPollSeconds: e.OUTREACH_X_POLL_INTERVAL,
     pacing: Object.freeze({
       inviteCap: e.OUTREACH_PACING_INVITE_CAP,
       rampSchedule: Object.freeze(e.OUTREACH_PACING_RAMP === '' ? [] : e.OUTREACH_PACING_RAMP.split(',').map(Number)),
@@ -262,6 +268,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   if (e.OUTREACH_PUBLICDATA_PROVIDER === 'http' && !e.OUTREACH_PUBLICDATA_KEY) {
     throw new ConfigError('invalid configuration: OUTREACH_PUBLICDATA_KEY is required when OUTREACH_PUBLICDATA_PROVIDER=http');
+  }
+  if (e.OUTREACH_PUBLICDATA_PROVIDER === 'x' && !e.OUTREACH_PUBLICDATA_KEY) {
+    throw new ConfigError("invalid configuration: OUTREACH_PUBLICDATA_KEY (the X app's Bearer Token) is required when OUTREACH_PUBLICDATA_PROVIDER=x");
   }
   return Object.freeze({
     port: e.PORT,

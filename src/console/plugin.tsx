@@ -27,6 +27,14 @@ export const SESSION_COOKIE = 'outreach_console';
 /** Sign-in attempts (key form and login links) per client address per minute. */
 export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
 
+const xAuthorizeOrigin = (url: string): string | null => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+};
+
 /**
  * Where a successful sign-in returns to: only a path of this console (never another host, `//host`, or a
  * backslash trick), else the dashboard.
@@ -66,7 +74,9 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
         imgSrc: ["'self'", 'data:'],
         connectSrc: ["'self'"],
         fontSrc: ["'self'"],
-        formAction: ["'self'"],
+        // "Connect X account" posts here and is redirected to X's authorize page: browsers apply form-action to
+        // the redirect too, so X's origin is allowed as a form target.
+        formAction: ["'self'", xAuthorizeOrigin(config.x.authorizeUrl)].filter((v): v is string => v !== null),
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
         objectSrc: ["'none'"],

@@ -62,6 +62,32 @@ export interface XAccountOauthTable {
   scopes: Generated<string>;
   disconnected_at: Timestamp | null;
   updated_at: Timestamp;
+  /** After X answered 429: nothing is sent from the account before this instant (migration 0018). */
+  rate_limited_until: Timestamp | null;
+  /** The newest DM event id the watcher has handled (X ids grow with time). */
+  dm_newest_event_id: string | null;
+  next_poll_at: CreatedAt;
+  followers_next_at: CreatedAt;
+  poll_lease_until: Timestamp | null;
+  connected_at: CreatedAt;
+}
+
+export interface XOauthStatesTable {
+  state: string;
+  workspace_id: string;
+  /** Encrypted PKCE code verifier. */
+  code_verifier: string;
+  redirect_uri: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+export interface XDmEventsSeenTable {
+  workspace_id: string;
+  account_user_id: string;
+  event_id: string;
+  lead_id: string | null;
+  seen_at: CreatedAt;
 }
 
 export interface MessagingAccountsTable {
@@ -337,6 +363,8 @@ export interface DB {
   api_keys: ApiKeysTable;
   x_accounts: XAccountsTable;
   x_account_oauth: XAccountOauthTable;
+  x_oauth_states: XOauthStatesTable;
+  x_dm_events_seen: XDmEventsSeenTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;
   plays: PlaysTable;
@@ -378,7 +406,7 @@ export interface MailboxesTable {
   health_checked_at: Timestamp | null;
   imap_uidvalidity: string | null;
   imap_last_uid: Generated<string>;
-  next_poll_at: Generated<Timestamp>;
+  next_poll_at: CreatedAt;
   created_at: CreatedAt;
 }
 

@@ -11,6 +11,8 @@ import { createObserver } from './observe.js';
 import { createPacingReader } from './pacing.js';
 import { createScheduler, emptySummary, type PassSummary } from './scheduler.js';
 import { createInboxWatcher } from '../modules/inbox/inbox.service.js';
+import { createXWatcher } from '../modules/x-oauth/x-watcher.service.js';
+import type { XAccountClientDeps } from '../modules/x-oauth/x-account-client.js';
 
 export type { PassSummary } from './scheduler.js';
 export type { AccountPacing } from './pacing.js';
@@ -27,10 +29,13 @@ export interface EngineDeps {
   energy?: EnergyService | null;
   /** Autopilot discovery enrolls through it (enrollment's one home). */
   plays?: PlaysService;
+  /** Connected X accounts (tokens, X API settings): their DMs and follow-backs are polled; without it, none are. */
+  x?: XAccountClientDeps;
 }
 
 /**
- * The sending engine. A pass: read the mailboxes' INBOXes (replies, bounces, out-of-office, unsubscribes), record
+ * The sending engine. A pass: read the mailboxes' INBOXes (replies, bounces, out-of-office, unsubscribes) and the
+ * connected X accounts' DMs and followers, record
  * what the outside world did (acceptances, follow-backs, replies), run
  * every due step exactly once, then run due Play discovery. Passes may overlap, in one process or many.
  */
@@ -42,10 +47,15 @@ export function createEngine(deps: EngineDeps) {
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing });
   const inbox = createInboxWatcher({ db: deps.db, cipher: deps.cipher, config: { pollIntervalSeconds: cfg.inboxPollSeconds }, applyReply: observer.applyIn });
 
+  const xWatcher = deps.x
+    ? createXWatcher({ ...deps.x, db: deps.db, config: { pollIntervalSeconds: cfg.xPollSeconds, observeDays: cfg.observeDays }, applyReply: observer.applyIn })
+    : null;
+
   async function runPass(opts: { now?: Date } = {}): Promise<PassSummary> {
     const now = opts.now ?? deps.clock.now();
     const summary = emptySummary();
     await inbox.runInboxPoll(now, summary);
+    await xWatcher?.runXPoll(now, summary);
     await observer.runObservations(now, summary);
     await scheduler.runSteps(now, summary);
     await discovery.runDiscovery(now, summary);

@@ -200,11 +200,15 @@ export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: A
       tally: 'actions',
     };
   }
-  const attempts = row.step_attempts + 1;
   const limited = result.outcome === 'rate_limited';
   const error = limited ? 'rate_limited' : result.error;
-  const permanent = (!limited && !result.retryable) || attempts >= config.maxAttempts;
-  const retryAt = new Date(now.getTime() + (limited ? Math.max(1, result.retryAfterSeconds) * 1000 : config.retryMinutes * 60_000));
+  // A rate limit, or an account that cannot act now (waitSeconds), is the sending side's pacing, not the lead's
+  // trouble: the step waits and the answer is not one of the lead's attempts, so it never fails the lead.
+  const waitSeconds = limited ? result.retryAfterSeconds : result.waitSeconds;
+  const waiting = waitSeconds !== undefined;
+  const attempts = waiting ? row.step_attempts : row.step_attempts + 1;
+  const permanent = !waiting && result.outcome === 'failed' && (!result.retryable || attempts >= config.maxAttempts);
+  const retryAt = new Date(now.getTime() + (waiting ? Math.max(1, waitSeconds) * 1000 : config.retryMinutes * 60_000));
   const record: LeadRecord = permanent
     ? { ...base, stage: 'failed', automation_stopped: true, next_action_at: null, last_error: error, step_attempts: attempts }
     : { ...base, next_action_at: retryAt.toISOString(), last_error: error, step_attempts: attempts };

@@ -44,6 +44,7 @@ export function recipientIdentityOf(row: RecipientIdentityRow): Recipient {
 export function recipientOf(row: LeadContactRow): Recipient {
   return {
     ...recipientIdentityOf(row),
+    xAccountUserId: row.x_account_user_id,
     history: {
       invitedAt: date(row.invited_at),
       connectedAt: date(row.connected_at),

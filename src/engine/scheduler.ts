@@ -1,3 +1,4 @@
+import type { XAccountPassCounts } from '../modules/x-oauth/x-watcher.service.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { mapLimit } from '../lib/map-limit.js';
@@ -23,6 +24,8 @@ export interface PassSummary {
   discovered: number;
   /** Per mailbox polled this pass (inbox watcher): replies, out-of-office, bounces, unsubscribes, unmatched mail. */
   mailboxes?: Record<string, MailboxPassCounts>;
+  /** Per connected X account polled this pass (X watcher): DM replies, follow-backs, unmatched DMs. */
+  xAccounts?: Record<string, XAccountPassCounts>;
 }
 
 export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed: 0, repliesDetected: 0, deferred: 0, observations: 0, discovered: 0 });

@@ -1,22 +1,42 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError } from '../../app/errors.js';
 import type { AppInstance } from '../../app/types.js';
+import { CALLBACK_PATH } from '../../modules/x-oauth/x-connect.service.js';
+import { CsrfField } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
-import { pageContext, sendPage } from '../render.js';
+import { ErrorBody, pageContext, sendPage } from '../render.js';
+
+const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
+const CallbackQuery = Type.Object(
+  { state: Type.Optional(Type.String()), code: Type.Optional(Type.String()), error: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
 
 /** The workspace's sending accounts and connected X identities. */
 export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
-  app.get('/console/accounts', { schema: { hide: true } }, async (req, reply) => {
+  const { xConnect } = deps.services;
+
+  async function renderAccounts(req: FastifyRequest, reply: FastifyReply, notice: { kind: 'done' | 'refused'; text: string } | null, status = 200) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [{ accounts }, { accounts: xAccounts }] = await Promise.all([
+    const [{ accounts }, { accounts: xAccounts }, connections] = await Promise.all([
       deps.services.progress.progress(workspaceId, 1),
       deps.services.plays.listAccounts(workspaceId),
+      xConnect.connections(workspaceId),
     ]);
     return sendPage(reply, ctx, {
       title: 'Accounts',
       nav: 'accounts',
+      status,
       body: (
         <>
           <h1>Accounts</h1>
+          {notice && (
+            <p class={notice.kind === 'done' ? 'notice' : 'notice error'} role={notice.kind === 'done' ? 'status' : 'alert'} safe>
+              {notice.text}
+            </p>
+          )}
           <section aria-labelledby="sending-accounts">
             <h2 id="sending-accounts">Sending accounts</h2>
             {accounts.length === 0 ? (
@@ -53,19 +73,89 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
             {xAccounts.length === 0 ? (
               <p>No X account is connected.</p>
             ) : (
-              <ul>
-                {xAccounts.map((a) => (
-                  <li>
-                    <span safe>{'@' + a.handle}</span> (user id <span safe>{a.userId}</span>)
-                  </li>
-                ))}
-              </ul>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Handle</th>
+                    <th scope="col">User id</th>
+                    <th scope="col">Channel</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {xAccounts.map((a) => {
+                    const c = connections.get(a.userId);
+                    const label = !c
+                      ? 'Sandbox (not connected to X)'
+                      : c.status === 'disconnected'
+                        ? 'Disconnected: X refused its tokens, connect it again'
+                        : c.rateLimitedUntil && c.rateLimitedUntil > new Date()
+                          ? `Connected to X, paused by X's rate limit until ${c.rateLimitedUntil.toISOString()}`
+                          : 'Connected to X';
+                    return (
+                      <tr>
+                        <td safe>{'@' + a.handle}</td>
+                        <td safe>{a.userId}</td>
+                        <td safe>{label}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
             )}
-            {/* The X channel's "Connect X account" button goes here (x-driver adds it). */}
-            <div id="x-connect"></div>
+            {xConnect.configured() ? (
+              <form method="post" action="/console/accounts/x/connect">
+                <CsrfField token={ctx.csrfToken} />
+                <button type="submit">Connect X account</button>
+              </form>
+            ) : (
+              <p>
+                To connect a real X account, set <code>OUTREACH_X_CLIENT_ID</code> and <code>OUTREACH_X_CLIENT_SECRET</code> (see docs/x-developer-app.md).
+              </p>
+            )}
           </section>
         </>
       ),
     });
+  }
+
+  app.get('/console/accounts', { schema: { hide: true } }, async (req, reply) => renderAccounts(req, reply, null));
+
+  // Starts OAuth 2.0 with PKCE: the service keeps the state and verifier; the person goes to X to approve.
+  app.post('/console/accounts/x/connect', { schema: { hide: true, body: FormBody } }, async (req, reply) => {
+    try {
+      const { authorizeUrl } = await xConnect.begin(req.consoleSession!.auth.workspaceId);
+      return reply.redirect(authorizeUrl, 303);
+    } catch (err) {
+      if (err instanceof AppError) return renderAccounts(req, reply, { kind: 'refused', text: err.message }, err.statusCode);
+      throw err;
+    }
   });
+
+  // X sends the person back here. The single-use state (bound to the workspace that started the connect) is what
+  // authorizes it, so it also works from a browser without a console session (`outreach x connect` on a server).
+  app.get<{ Querystring: { state?: string; code?: string; error?: string } }>(
+    CALLBACK_PATH,
+    { schema: { hide: true, querystring: CallbackQuery }, config: { consolePublic: true } },
+    async (req, reply) => {
+      const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+      try {
+        const done = await xConnect.complete({ state: req.query.state, code: req.query.code, error: req.query.error });
+        if (req.consoleSession && req.consoleSession.auth.workspaceId === done.workspaceId) {
+          return renderAccounts(req, reply, { kind: 'done', text: `Connected @${done.handle} (user id ${done.userId}).` });
+        }
+        return sendPage(reply, ctx, {
+          title: 'X account connected',
+          body: (
+            <>
+              <h1>X account connected</h1>
+              <p role="status" safe>{`Connected @${done.handle} (user id ${done.userId}). You can close this page.`}</p>
+            </>
+          ),
+        });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        return sendPage(reply, ctx, { title: 'X account not connected', status: err.statusCode, body: <ErrorBody heading="X account not connected" message={err.message} /> });
+      }
+    },
+  );
 }

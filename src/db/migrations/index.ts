@@ -12,6 +12,7 @@ import * as m0013 from './0013_mailboxes.js';
 import * as m0015 from './0015_console_sessions.js';
 import * as m0016 from './0016_x_oauth.js';
 import * as m0017 from './0017_sequence_approved_steps.js';
+import * as m0018 from './0018_x_channel.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -35,10 +36,12 @@ import * as m0017 from './0017_sequence_approved_steps.js';
  * | 0015 | 0015_console_sessions | web console sessions (hashed ids, bound to a key) and one-time login links |
  * | 0016 | 0016_x_oauth          | a connected X account's OAuth tokens (encrypted), expiry, disconnection   |
  * | 0017 | 0017_sequence_approved_steps | the approved revision's steps, to show what changed since approval |
+ * | 0018 | 0018_x_channel        | X: pending connects (state + PKCE verifier), the account's 429 pause, the |
+ * |      |                       | DM watcher's position and the DM events already handled                 |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0018.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0019.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -54,4 +57,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0015_console_sessions': m0015,
   '0016_x_oauth': m0016,
   '0017_sequence_approved_steps': m0017,
+  '0018_x_channel': m0018,
 };

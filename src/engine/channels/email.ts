@@ -21,6 +21,8 @@ export interface MailboxEmailDeps {
 }
 
 const MAX_REFERENCES = 20;
+/** A step whose mailbox refused the login looks again after this long (a person has to fix the password). */
+const AUTH_FAILED_WAIT_SECONDS = 1800;
 const IMAP_TIMEOUT_MS = 15_000;
 
 /** `Re: Re: Hello` and `RE: Hello` are the thread "Hello". */
@@ -111,7 +113,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
       // A mailbox whose login was refused (SMTP here, or IMAP by the inbox watcher) stops sending until it is fixed
       // (`mailbox add` again resets it); readiness names it. The step waits and is retried, the lead is not failed.
-      if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true };
+      // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
+      if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
 
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
@@ -152,7 +155,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
         if (e.code === 'EAUTH') {
           await setMailboxHealth(q, mailbox.id, 'auth_failed', 'SMTP: the server refused the login');
-          return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true };
+          return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
         }
         if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
           await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);

@@ -4,21 +4,28 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { createMailboxEmailDriver } from './email.js';
 import { createSmtpEmailDriver } from './email-smtp.js';
 import { createSandboxDriver } from './sandbox.js';
+import { createXDriver, type XDriverDeps } from './x.js';
 import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
 
 export * from './types.js';
 export { createSandboxDriver } from './sandbox.js';
 export { createSmtpEmailDriver } from './email-smtp.js';
 export { confirmDelivery } from './confirm.js';
+export { createXDriver } from './x.js';
 
 /**
  * One driver per channel: the seeded sandbox everywhere, except e-mail: from each account's mailbox when it has one
- * (with `mailboxes`), else over SMTP when SMTP_URL is set.
+ * (with `mailboxes`), else over SMTP when SMTP_URL is set; and X: through the X API v2 for every X account connected
+ * with OAuth (with `x`), the sandbox for the rest.
  * `overrides` plugs in other real connectors (or test doubles) per channel.
  */
 export function createChannelDrivers(
   config: Config,
-  deps: { overrides?: Partial<Record<Channel, ChannelDriver>>; mailboxes?: { db: Database; cipher: TextCipher } } = {},
+  deps: {
+    overrides?: Partial<Record<Channel, ChannelDriver>>;
+    mailboxes?: { db: Database; cipher: TextCipher };
+    x?: Omit<XDriverDeps, 'fallback'>;
+  } = {},
 ): ChannelDrivers & { close(): void } {
   const opts = config.engine.sandbox;
   const globalEmail = config.smtpUrl ? createSmtpEmailDriver(config.smtpUrl, config.engine.smtpFrom) : createSandboxDriver('email', opts);
@@ -26,7 +33,7 @@ export function createChannelDrivers(
     linkedin: createSandboxDriver('linkedin', opts),
     // A lead whose account (or workspace) has a mailbox is sent from it; the rest go to SMTP_URL or the sandbox.
     email: deps.mailboxes ? createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }) : globalEmail,
-    x: createSandboxDriver('x', opts),
+    x: deps.x ? createXDriver({ ...deps.x, fallback: createSandboxDriver('x', opts) }) : createSandboxDriver('x', opts),
     instagram: createSandboxDriver('instagram', opts),
     ...deps.overrides,
   };

@@ -21,6 +21,8 @@ export interface Recipient {
   linkedinUrl: string | null;
   xUserId: string | null;
   username: string | null;
+  /** The X account that reaches this person (the lead's own, or its Play's); null when none. */
+  xAccountUserId?: string | null;
   /** The world file's per-lead script for the sandbox drivers; real drivers ignore it. */
   sandbox: Record<string, unknown> | null;
   /**
@@ -60,7 +62,11 @@ export interface OutboundAction {
 
 export type ActionResult =
   | { outcome: 'ok'; externalId: string | null }
-  | { outcome: 'failed'; error: string; retryable: boolean }
+  /**
+   * `waitSeconds`: the sending account cannot act now (disconnected, its login refused) through no fault of the lead:
+   * the step is due again after this long and the answer does not count as one of the lead's attempts.
+   */
+  | { outcome: 'failed'; error: string; retryable: boolean; waitSeconds?: number }
   | { outcome: 'rate_limited'; retryAfterSeconds: number };
 
 /** What the outside world did since the last poll, as a driver observed it. */

@@ -120,4 +120,9 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
       return { removed: true };
     },
   );
+  // `outreach x connect`: the authorize URL for a person to open in any browser (docs/x-channel.md).
+  app.post('/x/connect', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req) => {
+    const started = await services.xConnect.begin(req.body.workspaceId);
+    return { authorizeUrl: started.authorizeUrl, expiresAt: started.expiresAt.toISOString(), callbackUrl: services.xConnect.callbackUrl() };
+  });
 }

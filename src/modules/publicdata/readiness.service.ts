@@ -4,6 +4,8 @@ import type { Billing, EnergyService, EnergyState } from '../energy/energy.servi
 import * as repo from './publicdata.repository.js';
 import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js';
 import { failedMailboxes } from '../inbox/inbox.repository.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { xOauthRepository } from '../x-oauth/x-oauth.repository.js';
 
 export const READINESS_NOTE =
   'Read-only snapshot of saved state. The public-data provider was not contacted (providerHealthChecked: false) and nothing here guarantees delivery.';
@@ -21,6 +23,7 @@ export const ISSUE = {
   sectionUnavailable: 'section_unavailable',
   mailboxAuthFailed: 'mailbox_auth_failed',
   mailboxUnreachable: 'mailbox_unreachable',
+  xAccountDisconnected: 'x_account_disconnected',
 } as const;
 
 /** A balance under this share of the daily refill is reported as low. */
@@ -33,12 +36,15 @@ export interface ReadinessSources {
   energy(workspaceId: string): Promise<EnergyState>;
   /** Mailboxes whose last SMTP or IMAP login failed (they do not send until fixed). */
   failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string }[]>;
+  /** Connected X accounts whose refresh token X refused: the real X driver leaves them alone until reconnected. */
+  disconnectedXAccounts(workspaceId: string): Promise<string[]>;
 }
 
 type Observed<T> = { ok: true; value: T; observedAt: string } | { ok: false };
 type XAccounts = Awaited<ReturnType<ReadinessSources['xAccounts']>>;
 type MessagingAccounts = Awaited<ReturnType<ReadinessSources['messagingAccounts']>>;
 type FailedMailboxes = Awaited<ReturnType<ReadinessSources['failedMailboxes']>>;
+type DisconnectedX = Awaited<ReturnType<ReadinessSources['disconnectedXAccounts']>>;
 
 const issue = (code: string, message: string, retryable: boolean): ReadinessIssueRow => ({ code, message, retryable });
 
@@ -49,8 +55,9 @@ const unavailableSection = (name: string) => ({
   issues: [issue(ISSUE.sectionUnavailable, `the ${name} section could not be read; try again shortly`, true)],
 });
 
-export function createReadinessService(deps: { db: Database; clock: Clock; energy: EnergyService }) {
+export function createReadinessService(deps: { db: Database; clock: Clock; energy: EnergyService; cipher: TextCipher }) {
   const { db, clock, energy } = deps;
+  const xTokens = xOauthRepository(deps.cipher);
 
   const defaults: ReadinessSources = {
     xAccounts: async (ws) => (await repo.listXAccounts(db, ws)).map((a) => ({ userId: a.user_id, handle: a.handle })),
@@ -59,6 +66,7 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     billing: (ws) => energy.getBilling(ws),
     energy: (ws) => energy.getEnergy(ws),
     failedMailboxes: (ws) => failedMailboxes(db, ws),
+    disconnectedXAccounts: (ws) => xTokens.listDisconnected(db, ws),
   };
   const sources: ReadinessSources = { ...defaults };
 
@@ -80,7 +88,12 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     }
   }
 
-  function accountsSection(x: Observed<XAccounts>, m: Observed<MessagingAccounts>, mb: Observed<FailedMailboxes>): ReadinessOutput['accounts'] {
+  function accountsSection(
+    x: Observed<XAccounts>,
+    m: Observed<MessagingAccounts>,
+    mb: Observed<FailedMailboxes>,
+    xd: Observed<DisconnectedX>,
+  ): ReadinessOutput['accounts'] {
     if (!x.ok && !m.ok) return unavailableSection('accounts');
     const issues: ReadinessIssueRow[] = [];
     if (x.ok && x.value.length === 0) {
@@ -104,6 +117,19 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
                 false,
               )
             : issue(ISSUE.mailboxUnreachable, `mailbox ${f.address} (${f.id}) could not be reached; it is tried again in a few minutes`, true),
+        );
+      }
+    }
+    if (xd.ok) {
+      const handles = new Map((x.ok ? x.value : []).map((a) => [a.userId, a.handle]));
+      for (const userId of xd.value) {
+        const name = handles.has(userId) ? `@${handles.get(userId)} (${userId})` : userId;
+        issues.push(
+          issue(
+            ISSUE.xAccountDisconnected,
+            `X account ${name} is disconnected: X refused its refresh token; its steps wait until a person connects it again (Accounts, "Connect X account")`,
+            false,
+          ),
         );
       }
     }
@@ -154,17 +180,18 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
 
   async function snapshot(workspaceId: string): Promise<ReadinessOutput> {
     const asOf = clock.now().toISOString();
-    const [x, m, b, e, mb] = await Promise.all([
+    const [x, m, b, e, mb, xd] = await Promise.all([
       observe(() => sources.xAccounts(workspaceId)),
       observe(() => sources.messagingAccounts(workspaceId)),
       observe(() => sources.billing(workspaceId)),
       observe(() => sources.energy(workspaceId)),
       observe(() => sources.failedMailboxes(workspaceId)),
+      observe(() => sources.disconnectedXAccounts(workspaceId)),
     ]);
     return {
       workspaceId,
       asOf,
-      accounts: accountsSection(x, m, mb),
+      accounts: accountsSection(x, m, mb, xd),
       billing: billingSection(b),
       energy: energySection(e),
       providerHealthChecked: false,

@@ -132,7 +132,21 @@ export const Energy = Type.Object(
   closed,
 );
 
-export const XAccount = Type.Object({ userId: UserId(), handle: Handle() }, closed);
+/**
+ * The OAuth 2.0 user tokens a person would have granted by connecting the account (world-file contract, "Connected X
+ * accounts"): with them the real X driver serves the account against OUTREACH_X_API_URL; stored encrypted, never shown.
+ */
+export const XAccountOauth = Type.Object(
+  {
+    accessToken: Type.String({ minLength: 1, maxLength: 4096 }),
+    refreshToken: Type.String({ minLength: 1, maxLength: 4096 }),
+    expiresAt: Timestamp(),
+    scopes: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 })),
+  },
+  closed,
+);
+
+export const XAccount = Type.Object({ userId: UserId(), handle: Handle(), oauth: Opt(XAccountOauth) }, closed);
 
 export const MessagingAccount = Type.Object(
   {

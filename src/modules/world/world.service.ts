@@ -1,4 +1,5 @@
 import { upsertMailbox } from '../mailboxes/mailboxes.repository.js';
+import { xOauthRepository } from '../x-oauth/x-oauth.repository.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ServiceDeps } from '../../app/services.js';
 import { AppError, conflict } from '../../app/errors.js';
@@ -53,6 +54,9 @@ async function write(db: Database, cipher: TextCipher, plan: Plan, now: Date): P
     db,
     plan.xAccounts.map((x) => x.row),
   );
+  // Seeded OAuth tokens: the account is served by the real X driver (encrypted like a connected account's).
+  const xTokens = xOauthRepository(cipher);
+  for (const x of plan.xAccounts) if (x.oauth) await xTokens.save(db, x.ws.id, x.row.user_id, x.oauth);
   await repo.insertMessagingAccounts(db, fresh(plan.accounts));
   const freshAccounts = new Set(fresh(plan.accounts).map((a) => a.id));
   for (const m of plan.mailboxes.filter((x) => freshAccounts.has(x.accountId))) {

@@ -64,6 +64,52 @@ export function xOauthRepository(cipher: TextCipher) {
         .where('user_id', '=', userId)
         .execute();
     },
+    /** What the X driver checks before a call: is the account connected here, disconnected, or paused by a 429. */
+    async connection(db: Database, workspaceId: string, userId: string): Promise<{ disconnected: boolean; rateLimitedUntil: Date | null } | null> {
+      const r = await db
+        .selectFrom('x_account_oauth')
+        .select(['disconnected_at', 'rate_limited_until'])
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return r ? { disconnected: r.disconnected_at !== null, rateLimitedUntil: r.rate_limited_until ? new Date(r.rate_limited_until) : null } : null;
+    },
+    /** X answered 429: every worker leaves the account alone until the window resets. */
+    async pauseUntil(db: Database, workspaceId: string, userId: string, until: Date): Promise<void> {
+      await db
+        .updateTable('x_account_oauth')
+        .set({ rate_limited_until: until })
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .execute();
+    },
+    /**
+     * Which of these accounts of a workspace have tokens on record (connected, or disconnected until a person connects
+     * them again): the real X driver serves them, never the sandbox.
+     */
+    async connectedUserIds(db: Database, workspaceId: string, userIds: string[]): Promise<Set<string>> {
+      if (userIds.length === 0) return new Set();
+      const rows = await db
+        .selectFrom('x_account_oauth')
+        .select('user_id')
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', 'in', userIds)
+        .execute();
+      return new Set(rows.map((r) => r.user_id));
+    },
+    /** Every X account of the workspace that has tokens on record, and whether X still accepts them. */
+    async listConnections(db: Database, workspaceId: string): Promise<{ userId: string; disconnected: boolean; rateLimitedUntil: Date | null }[]> {
+      const rows = await db
+        .selectFrom('x_account_oauth')
+        .select(['user_id', 'disconnected_at', 'rate_limited_until'])
+        .where('workspace_id', '=', workspaceId)
+        .execute();
+      return rows.map((r) => ({
+        userId: r.user_id,
+        disconnected: r.disconnected_at !== null,
+        rateLimitedUntil: r.rate_limited_until ? new Date(r.rate_limited_until) : null,
+      }));
+    },
     async listDisconnected(db: Database, workspaceId: string): Promise<string[]> {
       const rows = await db
         .selectFrom('x_account_oauth')

@@ -22,7 +22,10 @@ export function planXAccounts(w: WorldWorkspace, cx: WsContext): void {
     if (xHandles.has(handle.toLowerCase())) throw invalidWorld(`${cx.path}/xAccounts/${i}/handle`, 'names the same handle twice');
     xUsers.add(x.userId);
     xHandles.add(handle.toLowerCase());
-    cx.plan.xAccounts.push({ ws: cx.ws, row: { workspace_id: cx.ws.id, user_id: x.userId, handle, created_at: cx.now } });
+    const oauth = x.oauth
+      ? { accessToken: x.oauth.accessToken, refreshToken: x.oauth.refreshToken, expiresAt: new Date(x.oauth.expiresAt), scopes: x.oauth.scopes ?? [] }
+      : null;
+    cx.plan.xAccounts.push({ ws: cx.ws, row: { workspace_id: cx.ws.id, user_id: x.userId, handle, created_at: cx.now }, oauth });
   });
 }
 

@@ -54,7 +54,7 @@ export type CandidateItem = Item<Row<'candidates'>> & { play: Item<Row<'plays'>>
 export interface Plan {
   workspaces: WsPlan[];
   teamLinks: Row<'team_links'>[];
-  xAccounts: { ws: WsPlan; row: Row<'x_accounts'> }[];
+  xAccounts: { ws: WsPlan; row: Row<'x_accounts'>; oauth: { accessToken: string; refreshToken: string; expiresAt: Date; scopes: string[] } | null }[];
   accounts: Item<Row<'messaging_accounts'>>[];
   /** Mailboxes of new accounts; URLs in plain text here, encrypted by the repository when written. */
   mailboxes: { workspaceId: string; accountId: string; existing: boolean; input: MailboxInput }[];

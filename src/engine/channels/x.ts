@@ -1,0 +1,191 @@
+import type { Database } from '../../db/database.js';
+import { problemText, secondsUntil, XTransportError, type XApiSettings } from '../../modules/x-oauth/x-api.js';
+import { xAccountCaller, XCallFailed, type XAccountCall } from '../../modules/x-oauth/x-account-client.js';
+import type { XOauthRepository } from '../../modules/x-oauth/x-oauth.repository.js';
+import { XAccountDisconnectedError, type XTokensService } from '../../modules/x-oauth/x-tokens.service.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from './types.js';
+
+export interface XDriverDeps {
+  db: Database;
+  repo: XOauthRepository;
+  tokens: XTokensService;
+  settings: XApiSettings;
+  /** Serves the X accounts that were never connected (no tokens on record): the sandbox. */
+  fallback: ChannelDriver;
+}
+
+/** A disconnected account is not the lead's fault: its steps wait this long, then look again (readiness names it). */
+const DISCONNECTED_WAIT_SECONDS = 1800;
+/** How far back `confirm` reads the account's DM events for the one it may have sent before a crash. */
+const CONFIRM_PAGES = 3;
+/** A DM sent before the crash carries a created_at no earlier than this before the attempt's instant. */
+const CONFIRM_SKEW_MS = 120_000;
+
+type Call = XAccountCall;
+
+const isLike = (type: string) => /like/.test(type);
+const isFollow = (type: string) => /follow/.test(type);
+
+/**
+ * The real X channel (docs/x-channel.md) for accounts connected with OAuth 2.0: `x_dm` (and a reply decision's
+ * answer) through `POST /2/dm_conversations/with/{id}/messages`; `x_engage` as a follow (`POST /2/users/{me}/following`)
+ * and/or likes of the person's latest posts (`GET /2/users/{id}/tweets`, `POST /2/users/{me}/likes`), as the step's
+ * `actions` say (no actions: like the latest post). X's answers map onto driver results:
+ * - 429 → `rate_limited` until `x-rate-limit-reset`, and the whole account pauses until then (every worker);
+ * - 403 on a DM ("not permitted") → a final failure `x_dm_not_permitted`;
+ * - 401 → one forced token refresh and a second try, then a final failure `x_unauthorized`;
+ * - 5xx and timeouts → retryable.
+ * An account never connected (no tokens) stays with the sandbox (`fallback`).
+ */
+export function createXDriver(deps: XDriverDeps): ChannelDriver {
+  const { db, repo, tokens, settings, fallback } = deps;
+
+  const callerFor = (q: Database, workspaceId: string, userId: string, at: Date): Call =>
+    xAccountCaller({ repo, tokens, settings }, q, { workspaceId, userId, at });
+
+  async function sendDm(call: Call, recipient: Recipient, text: string | null): Promise<ActionResult> {
+    if (!text) return { outcome: 'failed', error: 'empty_message', retryable: false };
+    const participant = recipient.xUserId ?? (await resolveUserId(call, recipient.username));
+    if (!participant) return { outcome: 'failed', error: 'x_user_not_found', retryable: false };
+    const answer = await call<{ data?: { dm_event_id?: string } }>('POST', `/2/dm_conversations/with/${encodeURIComponent(participant)}/messages`, {
+      json: { text },
+    });
+    if (answer.status === 200 || answer.status === 201) return { outcome: 'ok', externalId: answer.body?.data?.dm_event_id ?? null };
+    // X refuses a DM to a person who does not accept DMs from this account: nothing the engine can change.
+    if (answer.status === 403) return { outcome: 'failed', error: /not permitted/i.test(problemText(answer.body)) ? 'x_dm_not_permitted' : 'x_forbidden', retryable: false };
+    return { outcome: 'failed', error: `x_${answer.status}`, retryable: false };
+  }
+
+  async function resolveUserId(call: Call, username: string | null): Promise<string | null> {
+    const handle = username?.replace(/^@/, '');
+    if (!handle || !/^[A-Za-z0-9_]{1,15}$/.test(handle)) return null;
+    const answer = await call<{ data?: { id?: string } }>('GET', `/2/users/by/username/${encodeURIComponent(handle)}`);
+    return answer.status === 200 ? (answer.body?.data?.id ?? null) : null;
+  }
+
+  async function engage(call: Call, me: string, action: OutboundAction): Promise<ActionResult> {
+    const target = action.recipient.xUserId ?? (await resolveUserId(call, action.recipient.username));
+    if (!target) return { outcome: 'failed', error: 'x_user_not_found', retryable: false };
+    const types = action.actions.map((a) => (a?.type ?? '').toLowerCase());
+    const follow = types.some(isFollow);
+    const likes = types.some(isLike) || !follow ? Math.max(1, Math.min(5, action.actions.find((a) => isLike((a?.type ?? '').toLowerCase()))?.count ?? 1)) : 0;
+    const done: string[] = [];
+    if (follow) {
+      const answer = await call('POST', `/2/users/${encodeURIComponent(me)}/following`, { json: { target_user_id: target } });
+      if (answer.status !== 200) return { outcome: 'failed', error: answer.status === 403 ? 'x_follow_forbidden' : `x_${answer.status}`, retryable: false };
+      done.push(`follow:${target}`);
+    }
+    if (likes > 0) {
+      const timeline = await call<{ data?: { id: string }[] }>('GET', `/2/users/${encodeURIComponent(target)}/tweets`, { query: { max_results: 5 } });
+      if (timeline.status !== 200) return { outcome: 'failed', error: `x_${timeline.status}`, retryable: false };
+      // A person with no recent post has nothing to like: the step is done without a like (docs/x-channel.md).
+      for (const post of (timeline.body?.data ?? []).slice(0, likes)) {
+        const answer = await call('POST', `/2/users/${encodeURIComponent(me)}/likes`, { json: { tweet_id: post.id } });
+        if (answer.status !== 200) return { outcome: 'failed', error: answer.status === 403 ? 'x_like_forbidden' : `x_${answer.status}`, retryable: false };
+        done.push(`like:${post.id}`);
+      }
+    }
+    return { outcome: 'ok', externalId: done.join(',') || null };
+  }
+
+  /** null: the account is not connected here (the sandbox serves it); otherwise a result that stops the call, or 'go'. */
+  async function gate(q: Database, action: OutboundAction): Promise<ActionResult | 'go' | null> {
+    if (!action.accountUserId) return null;
+    const conn = await repo.connection(q, action.workspaceId, action.accountUserId);
+    if (!conn) return null;
+    if (conn.disconnected) return { outcome: 'failed', error: 'x_account_disconnected', retryable: true, waitSeconds: DISCONNECTED_WAIT_SECONDS };
+    if (conn.rateLimitedUntil && conn.rateLimitedUntil > action.at)
+      return { outcome: 'rate_limited', retryAfterSeconds: secondsUntil(conn.rateLimitedUntil, action.at) };
+    return 'go';
+  }
+
+  async function run(action: OutboundAction, q: Database, body: (call: Call) => Promise<ActionResult>): Promise<ActionResult> {
+    try {
+      return await body(callerFor(q, action.workspaceId, action.accountUserId!, action.at));
+    } catch (err) {
+      if (err instanceof XCallFailed) {
+        const f = err.failure;
+        return f.outcome === 'rate_limited' ? { outcome: 'rate_limited', retryAfterSeconds: f.retryAfterSeconds } : f;
+      }
+      if (err instanceof XAccountDisconnectedError) return { outcome: 'failed', error: 'x_account_disconnected', retryable: true, waitSeconds: DISCONNECTED_WAIT_SECONDS };
+      if (err instanceof XTransportError) return { outcome: 'failed', error: 'x_unreachable', retryable: true };
+      // The token endpoint failing (5xx, timeout) is X's trouble of the moment: retried.
+      if (err instanceof Error && err.message.startsWith('x_token_refresh_failed')) return { outcome: 'failed', error: 'x_token_refresh_failed', retryable: true };
+      throw err;
+    }
+  }
+
+  return {
+    channel: 'x',
+
+    async perform(action: OutboundAction, ctx?: DriverContext): Promise<ActionResult> {
+      const q = ctx?.db ?? db;
+      const gated = await gate(q, action);
+      if (gated === null) return fallback.perform(action, ctx);
+      if (gated !== 'go') return gated;
+      const me = action.accountUserId!;
+      if (action.kind === 'x_dm' || action.kind === 'reply') return run(action, q, (call) => sendDm(call, action.recipient, action.text));
+      if (action.kind === 'x_engage') return run(action, q, (call) => engage(call, me, action));
+      return { outcome: 'failed', error: `x_unsupported_step_${action.kind}`, retryable: false };
+    },
+
+    /**
+     * After a crash: a DM is looked for among the account's recent DM events (same recipient conversation, same
+     * text, sent by the account no earlier than the attempt). Follows and likes are idempotent at X (following or
+     * liking again changes nothing), so an engage step that cannot be confirmed is answered `not_sent` and redone.
+     */
+    async confirm(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck> {
+      const q = ctx?.db ?? db;
+      const gated = await gate(q, action);
+      if (gated === null) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
+      if (gated !== 'go') return { status: 'unknown' };
+      if (action.kind === 'x_engage') return { status: 'not_sent' };
+      const me = action.accountUserId!;
+      const participant = action.recipient.xUserId;
+      if (!participant || !action.text) return { status: 'unknown' };
+      const conversation = [me, participant].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)).join('-');
+      const since = action.at.getTime() - CONFIRM_SKEW_MS;
+      try {
+        const call = callerFor(q, action.workspaceId, me, action.at);
+        let token: string | undefined;
+        for (let page = 0; page < CONFIRM_PAGES; page++) {
+          const answer = await call<{ data?: DmEvent[]; meta?: { next_token?: string } }>('GET', '/2/dm_events', {
+            query: { event_types: 'MessageCreate', max_results: 100, 'dm_event.fields': DM_FIELDS, pagination_token: token },
+          });
+          if (answer.status !== 200) return { status: 'unknown' };
+          const events = answer.body?.data ?? [];
+          const found = events.find(
+            (e) => e.sender_id === me && e.text === action.text && (e.dm_conversation_id === conversation || e.dm_conversation_id?.split('-').includes(participant)),
+          );
+          if (found) return { status: 'sent', externalId: found.id };
+          // Newest first: once past the attempt's instant, an absent DM was never sent.
+          const oldest = events[events.length - 1];
+          if (!answer.body?.meta?.next_token || (oldest?.created_at && new Date(oldest.created_at).getTime() < since)) return { status: 'not_sent' };
+          token = answer.body.meta.next_token;
+        }
+        return { status: 'unknown' };
+      } catch {
+        return { status: 'unknown' };
+      }
+    },
+
+    /** Leads of connected accounts are heard by the X watcher (DM events, followers); the rest by the sandbox. */
+    async observe(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]> {
+      if (!fallback.observe) return [];
+      const accountIds = [...new Set(input.leads.map((l) => l.xAccountUserId).filter((v): v is string => !!v))];
+      const real = await repo.connectedUserIds(db, input.workspaceId, accountIds);
+      const simulated = input.leads.filter((l) => !l.xAccountUserId || !real.has(l.xAccountUserId));
+      return simulated.length > 0 ? fallback.observe({ ...input, leads: simulated }) : [];
+    },
+  };
+}
+
+export interface DmEvent {
+  id: string;
+  event_type?: string;
+  text?: string;
+  sender_id?: string;
+  dm_conversation_id?: string;
+  created_at?: string;
+}
+export const DM_FIELDS = 'id,text,sender_id,dm_conversation_id,created_at,event_type';

@@ -1,0 +1,164 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'undici';
+import { AppError, notFound } from '../../app/errors.js';
+import { isUuid } from '../../lib/ids.js';
+import type { Config } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { xCall, XTransportError } from './x-api.js';
+import type { XOauthRepository } from './x-oauth.repository.js';
+import * as states from './x-states.repository.js';
+
+/** What the service asks a person to grant (issue 18; docs/x-channel.md says what each is for). */
+export const X_SCOPES = ['tweet.read', 'users.read', 'follows.read', 'follows.write', 'like.write', 'dm.read', 'dm.write', 'offline.access'] as const;
+/** A pending connect (its state and PKCE verifier) is worthless after this long, and good once. */
+export const CONNECT_TTL_MS = 10 * 60_000;
+/** Where X sends the person back: a console page of this service. */
+export const CALLBACK_PATH = '/console/accounts/x/callback';
+
+export interface XConnectDeps {
+  db: Database;
+  config: Config;
+  cipher: TextCipher;
+  clock: Clock;
+  repo: XOauthRepository;
+}
+
+const fail = (status: number, code: string, message: string) => new AppError(status, code, message);
+
+/**
+ * "Connect X account": OAuth 2.0 Authorization Code with PKCE (S256). `begin` stores a single-use state with its
+ * encrypted code verifier (10 minutes) and gives the authorize URL; `complete` spends the state, exchanges the code,
+ * asks `GET /2/users/me` who connected, and saves the account (a row of `GET /x/accounts`) with its tokens encrypted.
+ */
+export function createXConnectService(deps: XConnectDeps) {
+  const { db, config, cipher, clock, repo } = deps;
+
+  function requireClient(): { clientId: string; clientSecret: string } {
+    const { clientId, clientSecret } = config.x;
+    if (!clientId || !clientSecret) {
+      throw fail(503, 'x_not_configured', 'connecting an X account needs OUTREACH_X_CLIENT_ID and OUTREACH_X_CLIENT_SECRET (docs/x-developer-app.md)');
+    }
+    return { clientId, clientSecret };
+  }
+
+  const callbackUrl = () => `${(config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '')}${CALLBACK_PATH}`;
+
+  return {
+    callbackUrl,
+
+    /** Whether connecting is possible here (the X app's client id and secret are set). */
+    configured: () => !!config.x.clientId && !!config.x.clientSecret,
+
+    /** Per X account with tokens: `connected`, or `disconnected` (X refused its refresh token). Others are sandbox. */
+    async connections(workspaceId: string): Promise<Map<string, { status: 'connected' | 'disconnected'; rateLimitedUntil: Date | null }>> {
+      const rows = await repo.listConnections(db, workspaceId);
+      return new Map(rows.map((r) => [r.userId, { status: r.disconnected ? 'disconnected' : 'connected', rateLimitedUntil: r.rateLimitedUntil }]));
+    },
+
+    /** Starts a connect for the workspace: the URL to send the person to, and when it stops working. */
+    async begin(workspaceId: string): Promise<{ authorizeUrl: string; expiresAt: Date }> {
+      const { clientId } = requireClient();
+      if (!isUuid(workspaceId) || !(await states.workspaceExists(db, workspaceId))) throw notFound('workspace');
+      const now = clock.now();
+      const state = randomBytes(32).toString('base64url');
+      const verifier = randomBytes(48).toString('base64url'); // 64 characters, within RFC 7636's 43–128
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const redirectUri = callbackUrl();
+      const expiresAt = new Date(now.getTime() + CONNECT_TTL_MS);
+      await states.deleteExpired(db, now);
+      await states.insert(db, { state, workspaceId, codeVerifier: cipher.encrypt(verifier)!, redirectUri, createdAt: now, expiresAt });
+      const url = new URL(config.x.authorizeUrl);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('client_id', clientId);
+      url.searchParams.set('redirect_uri', redirectUri);
+      url.searchParams.set('scope', X_SCOPES.join(' '));
+      url.searchParams.set('state', state);
+      url.searchParams.set('code_challenge', challenge);
+      url.searchParams.set('code_challenge_method', 'S256');
+      return { authorizeUrl: url.toString(), expiresAt };
+    },
+
+    /**
+     * X sent the person back. The state is spent first (single use, whatever happens next); an unknown, used or
+     * expired one is refused. Returns the account connected.
+     */
+    async complete(input: { state?: string; code?: string; error?: string }): Promise<{ workspaceId: string; userId: string; handle: string }> {
+      const { clientId, clientSecret } = requireClient();
+      const now = clock.now();
+      const pending = input.state ? await states.take(db, input.state) : null;
+      if (!pending || pending.expiresAt <= now) throw fail(400, 'x_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
+      if (input.error) throw fail(400, 'x_connect_denied', `X did not grant access (${input.error.slice(0, 60)}); start again from Accounts`);
+      if (!input.code) throw fail(400, 'x_connect_code_missing', 'X sent no authorization code; start again from Accounts');
+      const verifier = cipher.decrypt(pending.codeVerifier);
+      if (!verifier) throw fail(400, 'x_connect_state_invalid', 'this connect link can no longer be read; start again from Accounts');
+
+      let tokenAnswer;
+      try {
+        tokenAnswer = await request(`${config.x.apiUrl.replace(/\/+$/, '')}/2/oauth2/token`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code: input.code,
+            redirect_uri: pending.redirectUri,
+            code_verifier: verifier,
+            client_id: clientId,
+          }).toString(),
+          headersTimeout: config.x.timeoutMs,
+          bodyTimeout: config.x.timeoutMs,
+        });
+      } catch {
+        throw fail(502, 'x_unreachable', 'X did not answer the token request; try again');
+      }
+      const tokens = (await tokenAnswer.body.json().catch(() => null)) as {
+        access_token?: string;
+        refresh_token?: string;
+        expires_in?: number;
+        scope?: string;
+      } | null;
+      if (tokenAnswer.statusCode !== 200 || !tokens?.access_token) {
+        throw fail(502, 'x_connect_token_refused', `X refused the authorization code (HTTP ${tokenAnswer.statusCode}); start again from Accounts`);
+      }
+      if (!tokens.refresh_token) throw fail(502, 'x_connect_no_refresh_token', 'X returned no refresh token: the app must request offline.access');
+
+      let me;
+      try {
+        me = await xCall<{ data?: { id?: string; username?: string } }>(
+          { apiUrl: config.x.apiUrl, timeoutMs: config.x.timeoutMs },
+          tokens.access_token,
+          'GET',
+          '/2/users/me',
+        );
+      } catch (err) {
+        if (err instanceof XTransportError) throw fail(502, 'x_unreachable', 'X did not answer GET /2/users/me; try again');
+        throw err;
+      }
+      const userId = me.body?.data?.id;
+      const handle = me.body?.data?.username;
+      if (me.status !== 200 || !userId || !handle) throw fail(502, 'x_connect_user_unknown', `X did not say who connected (HTTP ${me.status})`);
+
+      const save = db.transaction().execute(async (trx) => {
+        await states.upsertXAccount(trx, { workspaceId: pending.workspaceId, userId, handle });
+        await repo.save(trx, pending.workspaceId, userId, {
+          accessToken: tokens.access_token!,
+          refreshToken: tokens.refresh_token!,
+          expiresAt: new Date(now.getTime() + (tokens.expires_in ?? 7200) * 1000),
+          scopes: (tokens.scope ?? '').split(' ').filter(Boolean),
+        });
+      });
+      await save.catch((err: unknown) => {
+        // Another X account of this workspace already goes by this handle (X handles change hands).
+        if ((err as { code?: string }).code === '23505') throw fail(409, 'x_handle_taken', `another connected X account of this workspace is named @${handle}`);
+        throw err;
+      });
+      return { workspaceId: pending.workspaceId, userId, handle };
+    },
+  };
+}
+
+export type XConnectService = ReturnType<typeof createXConnectService>;
