@@ -13,11 +13,13 @@ export const SANDBOX_WORLD_MAX_AGE_MS = 5_000;
 
 type Refreshable = PublicDataProvider & { refresh(): Promise<void> };
 
-/** The deployment's provider: the http client from configuration, or the sandbox over the seeded world. */
+/** The deployment's provider: the http or x client from configuration, or the sandbox over the seeded world. */
 export function createConfiguredProvider(deps: { db: Database; config: Config; clock: Clock }): PublicDataProvider {
-  const { publicData } = deps.config;
+  const { publicData, x } = deps.config;
+  // The `x` provider talks to the same X API v2 as the X channel (OUTREACH_X_API_URL, OUTREACH_X_TIMEOUT_MS).
+  const target = publicData.kind === 'x' ? { url: x.apiUrl, timeoutMs: x.timeoutMs } : { url: publicData.url ?? undefined, timeoutMs: undefined };
   const provider = createPublicDataProvider(
-    { kind: publicData.kind, url: publicData.url ?? undefined, key: publicData.key ?? undefined },
+    { kind: publicData.kind, url: target.url, key: publicData.key ?? undefined, timeoutMs: target.timeoutMs },
     () => loadSandboxWorld(deps.db),
     { sandbox: { now: () => deps.clock.now() } },
   );

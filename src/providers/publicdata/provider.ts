@@ -41,7 +41,7 @@ export interface FollowerSnapshot {
 }
 
 export interface PublicDataProvider {
-  readonly name: 'sandbox' | 'http';
+  readonly name: 'sandbox' | 'http' | 'x';
   /** null = not found / unverifiable; throws ProviderUnavailableError on provider trouble. */
   resolveHandle(handle: string, signal?: AbortSignal): Promise<PublicUser | null>;
   /** Direct relationship evidence: true, verified false, or null with a reason. */
@@ -69,12 +69,16 @@ export const FOLLOW_REASON = {
   invalidHandle: 'invalid_handle',
   handleRequired: 'handle_required',
   targetHandleRequired: 'target_handle_required',
+  /** The follower was not among the followers read, and the listing was bounded or cut short. */
+  notInSnapshot: 'not_in_follower_snapshot',
 } as const;
 
 export interface ProviderErrorOptions {
   reason?: string;
   status?: number;
   cause?: unknown;
+  /** Seconds until the provider will answer again (a closed rate-limit window), when known. */
+  retryAfterSeconds?: number;
 }
 
 export class ProviderUnavailableError extends Error {
@@ -84,19 +88,22 @@ export class ProviderUnavailableError extends Error {
   /** Short machine-readable detail such as 'http_503', 'malformed_json', 'redirect', 'timeout'. */
   readonly reason: string;
   readonly status: number | undefined;
+  /** Seconds to wait before asking again (reason 'rate_limited'); undefined when unknown. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(message: string, opts: ProviderErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ProviderUnavailableError';
     this.reason = opts.reason ?? 'unavailable';
     this.status = opts.status;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
   }
 }
 
 export class ProviderTimeoutError extends ProviderUnavailableError {
   readonly timeout = true as const;
 
-  constructor(message = 'public-data provider timed out', opts: Omit<ProviderErrorOptions, 'reason'> = {}) {
+  constructor(message = 'public-data provider timed out', opts: Omit<ProviderErrorOptions, 'reason' | 'retryAfterSeconds'> = {}) {
     super(message, { ...opts, reason: 'timeout' });
     this.name = 'ProviderTimeoutError';
   }
