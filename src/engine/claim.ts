@@ -48,7 +48,15 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, units: num
       const prepared = inflight && drivers.forChannel(channelOf(inflight.kind)).confirm ? prepareSend(row, inflight, now) : null;
       if (prepared?.ok) {
         const key = row.inflight_key;
-        out.checks.push({ ...prepared.send, key, action: { ...prepared.send.action, idempotencyKey: key }, units, release: inflightRelease(row, inflight) });
+        // `at` is when the interrupted attempt began: a driver looking for it at the provider searches from there.
+        const at = row.inflight_at ? new Date(row.inflight_at) : now;
+        out.checks.push({
+          ...prepared.send,
+          key,
+          action: { ...prepared.send.action, idempotencyKey: key, at },
+          units,
+          release: inflightRelease(row, inflight),
+        });
       } else {
         out.local.push(uncertainOutcome(row, inflight, now));
       }

@@ -67,6 +67,16 @@ export interface XApiFake {
   /** The next `count` requests matching `METHOD /path-prefix` answer with this failure. */
   failNext(match: string, failure: ScriptedFailure, count?: number): void;
   expireAccessToken(accessToken: string): void;
+  /**
+   * The next DM sent is accepted and kept (as X would) but its answer never comes: the connection hangs until
+   * releaseStalled() drops it. A crash (or a timeout) after X took the message, as the sender sees it.
+   */
+  stallNextDm(): void;
+  releaseStalled(): void;
+  /** Forgets every scripted failure not yet answered (X's window reset). */
+  clearScripted(): void;
+  /** X refuses every refresh token issued so far (the person revoked the app). */
+  revokeAllRefreshTokens(): void;
   revokeRefreshToken(refreshToken: string): void;
   /** Per-15-minute window sizes by route family; tests may lower them. */
   limits: Map<string, number>;
@@ -86,6 +96,8 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
   const refreshTokens = new Map<string, { userId: string; scope: string }>();
   const codes = new Map<string, { userId: string; challenge: string; redirectUri: string; scope: string }>();
   const scripted: { match: string; failure: ScriptedFailure; remaining: number }[] = [];
+  let stallDms = 0;
+  const held: ServerResponse[] = [];
   const limits = new Map<string, number>([
     ['followers', 15],
     ['by-username', 900],
@@ -304,6 +316,11 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
         createdAt: new Date().toISOString(),
       };
       dmEvents.push(event);
+      if (stallDms > 0) {
+        stallDms -= 1;
+        held.push(res);
+        return;
+      }
       return send(res, 201, { data: { dm_conversation_id: event.dmConversationId, dm_event_id: event.id } }, headers);
     }
 
@@ -399,6 +416,18 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
     expireAccessToken(accessToken) {
       const t = accessTokens.get(accessToken);
       if (t) t.expiresAt = 0;
+    },
+    clearScripted() {
+      scripted.length = 0;
+    },
+    revokeAllRefreshTokens() {
+      refreshTokens.clear();
+    },
+    stallNextDm() {
+      stallDms += 1;
+    },
+    releaseStalled() {
+      for (const res of held.splice(0)) res.destroy();
     },
     revokeRefreshToken(refreshToken) {
       refreshTokens.delete(refreshToken);

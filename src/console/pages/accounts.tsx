@@ -154,7 +154,11 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
         });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
-        return sendPage(reply, ctx, { title: 'X account not connected', status: err.statusCode, body: <ErrorBody heading="X account not connected" message={err.message} /> });
+        return sendPage(reply, ctx, {
+          title: 'X account not connected',
+          status: err.statusCode,
+          body: <ErrorBody heading="X account not connected" message={err.message} />,
+        });
       }
     },
   );

@@ -43,17 +43,50 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
   const callerFor = (q: Database, workspaceId: string, userId: string, at: Date): Call =>
     xAccountCaller({ repo, tokens, settings }, q, { workspaceId, userId, at });
 
-  async function sendDm(call: Call, recipient: Recipient, text: string | null): Promise<ActionResult> {
+  async function sendDm(call: Call, me: string, recipient: Recipient, text: string | null, at: Date): Promise<ActionResult> {
     if (!text) return { outcome: 'failed', error: 'empty_message', retryable: false };
     const participant = recipient.xUserId ?? (await resolveUserId(call, recipient.username));
     if (!participant) return { outcome: 'failed', error: 'x_user_not_found', retryable: false };
-    const answer = await call<{ data?: { dm_event_id?: string } }>('POST', `/2/dm_conversations/with/${encodeURIComponent(participant)}/messages`, {
-      json: { text },
-    });
+    let answer;
+    try {
+      answer = await call<{ data?: { dm_event_id?: string } }>('POST', `/2/dm_conversations/with/${encodeURIComponent(participant)}/messages`, {
+        json: { text },
+      });
+    } catch (err) {
+      // No answer to a DM is not "not sent": X may have taken it. Look before a retry could write to the person twice.
+      if (!(err instanceof XCallFailed) || err.failure.outcome !== 'failed' || !['x_timeout', 'x_unreachable'].includes(err.failure.error)) throw err;
+      const check = await findSentDm(call, me, participant, text, at).catch(() => ({ status: 'unknown' as const }));
+      if (check.status === 'sent') return { outcome: 'ok', externalId: check.externalId };
+      if (check.status === 'not_sent') return { outcome: 'failed', error: err.failure.error, retryable: true };
+      return { outcome: 'failed', error: 'x_dm_unconfirmed', retryable: false };
+    }
     if (answer.status === 200 || answer.status === 201) return { outcome: 'ok', externalId: answer.body?.data?.dm_event_id ?? null };
     // X refuses a DM to a person who does not accept DMs from this account: nothing the engine can change.
-    if (answer.status === 403) return { outcome: 'failed', error: /not permitted/i.test(problemText(answer.body)) ? 'x_dm_not_permitted' : 'x_forbidden', retryable: false };
+    if (answer.status === 403)
+      return { outcome: 'failed', error: /not permitted/i.test(problemText(answer.body)) ? 'x_dm_not_permitted' : 'x_forbidden', retryable: false };
     return { outcome: 'failed', error: `x_${answer.status}`, retryable: false };
+  }
+
+  /**
+   * Looks for a DM among the account's recent DM events (newest first): same conversation, same text, sent by the
+   * account no earlier than shortly before `at`. `not_sent` once the listing goes back past `at` without it.
+   */
+  async function findSentDm(call: Call, me: string, participant: string, text: string, at: Date): Promise<DeliveryCheck> {
+    const since = at.getTime() - CONFIRM_SKEW_MS;
+    let token: string | undefined;
+    for (let page = 0; page < CONFIRM_PAGES; page++) {
+      const answer = await call<{ data?: DmEvent[]; meta?: { next_token?: string } }>('GET', '/2/dm_events', {
+        query: { event_types: 'MessageCreate', max_results: 100, 'dm_event.fields': DM_FIELDS, pagination_token: token },
+      });
+      if (answer.status !== 200) return { status: 'unknown' };
+      const events = answer.body?.data ?? [];
+      const found = events.find((e) => e.sender_id === me && e.text === text && (e.dm_conversation_id ?? '').split('-').includes(participant));
+      if (found) return { status: 'sent', externalId: found.id };
+      const oldest = events[events.length - 1];
+      if (!answer.body?.meta?.next_token || (oldest?.created_at && new Date(oldest.created_at).getTime() < since)) return { status: 'not_sent' };
+      token = answer.body.meta.next_token;
+    }
+    return { status: 'unknown' };
   }
 
   async function resolveUserId(call: Call, username: string | null): Promise<string | null> {
@@ -107,10 +140,12 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
         const f = err.failure;
         return f.outcome === 'rate_limited' ? { outcome: 'rate_limited', retryAfterSeconds: f.retryAfterSeconds } : f;
       }
-      if (err instanceof XAccountDisconnectedError) return { outcome: 'failed', error: 'x_account_disconnected', retryable: true, waitSeconds: DISCONNECTED_WAIT_SECONDS };
+      if (err instanceof XAccountDisconnectedError)
+        return { outcome: 'failed', error: 'x_account_disconnected', retryable: true, waitSeconds: DISCONNECTED_WAIT_SECONDS };
       if (err instanceof XTransportError) return { outcome: 'failed', error: 'x_unreachable', retryable: true };
       // The token endpoint failing (5xx, timeout) is X's trouble of the moment: retried.
-      if (err instanceof Error && err.message.startsWith('x_token_refresh_failed')) return { outcome: 'failed', error: 'x_token_refresh_failed', retryable: true };
+      if (err instanceof Error && err.message.startsWith('x_token_refresh_failed'))
+        return { outcome: 'failed', error: 'x_token_refresh_failed', retryable: true };
       throw err;
     }
   }
@@ -124,7 +159,7 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (gated === null) return fallback.perform(action, ctx);
       if (gated !== 'go') return gated;
       const me = action.accountUserId!;
-      if (action.kind === 'x_dm' || action.kind === 'reply') return run(action, q, (call) => sendDm(call, action.recipient, action.text));
+      if (action.kind === 'x_dm' || action.kind === 'reply') return run(action, q, (call) => sendDm(call, me, action.recipient, action.text, action.at));
       if (action.kind === 'x_engage') return run(action, q, (call) => engage(call, me, action));
       return { outcome: 'failed', error: `x_unsupported_step_${action.kind}`, retryable: false };
     },
@@ -143,27 +178,8 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       const me = action.accountUserId!;
       const participant = action.recipient.xUserId;
       if (!participant || !action.text) return { status: 'unknown' };
-      const conversation = [me, participant].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)).join('-');
-      const since = action.at.getTime() - CONFIRM_SKEW_MS;
       try {
-        const call = callerFor(q, action.workspaceId, me, action.at);
-        let token: string | undefined;
-        for (let page = 0; page < CONFIRM_PAGES; page++) {
-          const answer = await call<{ data?: DmEvent[]; meta?: { next_token?: string } }>('GET', '/2/dm_events', {
-            query: { event_types: 'MessageCreate', max_results: 100, 'dm_event.fields': DM_FIELDS, pagination_token: token },
-          });
-          if (answer.status !== 200) return { status: 'unknown' };
-          const events = answer.body?.data ?? [];
-          const found = events.find(
-            (e) => e.sender_id === me && e.text === action.text && (e.dm_conversation_id === conversation || e.dm_conversation_id?.split('-').includes(participant)),
-          );
-          if (found) return { status: 'sent', externalId: found.id };
-          // Newest first: once past the attempt's instant, an absent DM was never sent.
-          const oldest = events[events.length - 1];
-          if (!answer.body?.meta?.next_token || (oldest?.created_at && new Date(oldest.created_at).getTime() < since)) return { status: 'not_sent' };
-          token = answer.body.meta.next_token;
-        }
-        return { status: 'unknown' };
+        return await findSentDm(callerFor(q, action.workspaceId, me, action.at), me, participant, action.text, action.at);
       } catch {
         return { status: 'unknown' };
       }

@@ -88,7 +88,8 @@ export function createXConnectService(deps: XConnectDeps) {
       const { clientId, clientSecret } = requireClient();
       const now = clock.now();
       const pending = input.state ? await states.take(db, input.state) : null;
-      if (!pending || pending.expiresAt <= now) throw fail(400, 'x_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
+      if (!pending || pending.expiresAt <= now)
+        throw fail(400, 'x_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
       if (input.error) throw fail(400, 'x_connect_denied', `X did not grant access (${input.error.slice(0, 60)}); start again from Accounts`);
       if (!input.code) throw fail(400, 'x_connect_code_missing', 'X sent no authorization code; start again from Accounts');
       const verifier = cipher.decrypt(pending.codeVerifier);

@@ -89,12 +89,7 @@ export function xOauthRepository(cipher: TextCipher) {
      */
     async connectedUserIds(db: Database, workspaceId: string, userIds: string[]): Promise<Set<string>> {
       if (userIds.length === 0) return new Set();
-      const rows = await db
-        .selectFrom('x_account_oauth')
-        .select('user_id')
-        .where('workspace_id', '=', workspaceId)
-        .where('user_id', 'in', userIds)
-        .execute();
+      const rows = await db.selectFrom('x_account_oauth').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', 'in', userIds).execute();
       return new Set(rows.map((r) => r.user_id));
     },
     /** Every X account of the workspace that has tokens on record, and whether X still accepts them. */

@@ -126,7 +126,9 @@ export function createXWatcher(deps: XWatcherDeps) {
     }
     let recorded = 0;
     for (const lead of found) {
-      const r = await withTxRetry(() => db.transaction().execute((trx) => applyReply(trx, { type: 'followed_back', leadId: lead.id, at: now }, lead, now, summary)));
+      const r = await withTxRetry(() =>
+        db.transaction().execute((trx) => applyReply(trx, { type: 'followed_back', leadId: lead.id, at: now }, lead, now, summary)),
+      );
       if (r) recorded += 1;
     }
     return recorded;
@@ -162,7 +164,8 @@ export function createXWatcher(deps: XWatcherDeps) {
       else if (err instanceof XCallFailed && err.failure.outcome === 'rate_limited') {
         counts.error = 'x_rate_limited';
         nextPollAt = err.failure.resetAt > nextPollAt ? err.failure.resetAt : nextPollAt;
-      } else if (err instanceof XCallFailed && err.failure.outcome === 'failed') counts.error = err.failure.error === 'x_unauthorized' ? 'x_unauthorized' : 'x_unreachable';
+      } else if (err instanceof XCallFailed && err.failure.outcome === 'failed')
+        counts.error = err.failure.error === 'x_unauthorized' ? 'x_unauthorized' : 'x_unreachable';
       else counts.error = 'x_unreachable';
     }
     await repo.saveXPollPosition(db, { workspaceId: acc.workspaceId, userId: acc.userId, newestEventId, nextPollAt, followersNextAt });

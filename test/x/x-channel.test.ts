@@ -1,0 +1,314 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
+import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+
+// Issue 18: the real X driver and watcher against a local fake of the X API v2 (a real HTTP server with X's shapes,
+// rate-limit headers and pagination). The account is seeded with the world file's `xAccounts[].oauth` (no OAuth
+// dance), and the engine runs through POST /admin/v1/engine/tick.
+
+const ME = '2001';
+const LEASE_S = 600;
+
+describe('the real X channel', () => {
+  let x: XApiFake;
+  let t: TestApp;
+  let workspaceId: string;
+  let auth: { authorization: string };
+  let playId: string;
+  let engageThenDm: string;
+  let dmOnly: string;
+  let accessToken: string;
+  let clock = Date.now();
+  let userSeq = 3000;
+  let env: NonNullable<Parameters<typeof buildTestApp>[0]>['env'];
+
+  beforeAll(async () => {
+    x = await startXApiFake();
+    x.addUser({ id: ME, username: 'acme_hq' });
+    const tokens = x.issueTokens(ME);
+    accessToken = tokens.accessToken;
+    env = {
+      ...ENGINE_ENV,
+      OUTREACH_ADMIN_TOKEN: ADMIN,
+      OUTREACH_X_API_URL: x.url,
+      OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
+      OUTREACH_X_CLIENT_ID: x.clientId,
+      OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+      OUTREACH_X_TIMEOUT_MS: 60_000,
+      OUTREACH_X_POLL_INTERVAL: 60,
+      OUTREACH_ENGINE_INFLIGHT_LEASE: LEASE_S,
+      OUTREACH_ENGINE_MAX_ATTEMPTS: 2,
+    };
+    t = await buildTestApp({ now: new Date(clock).toISOString(), env });
+    const seeded = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/seed',
+      headers: admin,
+      payload: {
+        workspaces: [
+          {
+            name: 'X Co',
+            apiKeys: [{}],
+            energy: { balance: 10_000, dailyRefill: 10_000 },
+            xAccounts: [
+              {
+                userId: ME,
+                handle: 'acme_hq',
+                oauth: {
+                  accessToken: tokens.accessToken,
+                  refreshToken: tokens.refreshToken,
+                  expiresAt: tokens.expiresAt.toISOString(),
+                  scopes: ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'follows.write', 'like.write', 'offline.access'],
+                },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(seeded.statusCode, seeded.body).toBe(200);
+    const ws = seeded.json().workspaces[0];
+    workspaceId = ws.id;
+    auth = { authorization: `Bearer ${ws.apiKeys[0]}` };
+    engageThenDm = await insertSequence(t.db, workspaceId, {
+      channels: ['x'],
+      steps: steps(
+        step('x_engage', {
+          actions: [
+            { type: 'follow', count: null, reaction: null },
+            { type: 'like', count: 1, reaction: null },
+          ] as never,
+        }),
+        step('x_dm', { delayDays: 1, message: 'Hi {{firstName}}, thanks for the follow' }, 1),
+      ),
+    });
+    dmOnly = await insertSequence(t.db, workspaceId, { channels: ['x'], steps: steps(step('x_dm', { message: 'Hello {{firstName}}' })) });
+    playId = (await insertPlay(t.db, workspaceId, { accountUserId: ME })).id;
+  }, 60_000);
+
+  afterAll(async () => {
+    x?.releaseStalled();
+    await t?.close();
+    await x?.close();
+  });
+
+  async function tick(advanceMs = 1_000) {
+    clock += advanceMs;
+    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  }
+
+  /** A person on X, and the lead of the Play that reaches them with `sequence`. */
+  async function xLead(name: string, sequence: string, user: { acceptsDms?: boolean } = {}) {
+    const id = String(++userSeq);
+    x.addUser({ id, username: `${name.toLowerCase()}_x`, name, acceptsDms: user.acceptsDms ?? true });
+    const leadId = await insertLead(t.db, workspaceId, {
+      person: `${name} Doe`,
+      x_user_id: id,
+      username: `${name.toLowerCase()}_x`,
+      account_user_id: ME,
+      play_id: playId,
+      sequence_id: sequence,
+      next_action_at: new Date(clock),
+    });
+    return { xUserId: id, leadId };
+  }
+  const leadRow = (id: string) =>
+    t.db
+      .selectFrom('leads')
+      .select([
+        'stage',
+        'last_error',
+        'next_action_at',
+        'followed_at',
+        'followed_back_at',
+        'messaged_at',
+        'automation_stopped',
+        'step_attempts',
+        'inflight_key',
+      ])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+  const dmsTo = (userId: string) => x.dmEvents.filter((e) => e.senderId === ME && e.recipientId === userId);
+  const count = (prefix: string) => x.requests.filter((r) => r.startsWith(prefix)).length;
+
+  it("an X Play's lead is followed and liked, then DMed, then answers by DM: the lead freezes and the reply is queued once", async () => {
+    const { xUserId, leadId } = await xLead('Pat', engageThenDm);
+    const post = x.post(xUserId, 'Shipping our new API today');
+    await tick();
+    expect(x.follows.get(ME)?.has(xUserId)).toBe(true);
+    expect(x.likes.get(ME)?.has(post.id)).toBe(true);
+    expect((await leadRow(leadId)).stage).toBe('invited');
+
+    await tick(86_400_000 + 60_000);
+    expect(dmsTo(xUserId).map((e) => e.text)).toEqual(['Hi Pat, thanks for the follow']);
+    const confirmed = await t.app.inject({ method: 'GET', url: '/api/v1/activity?action=x_dm&outcome=ok', headers: auth });
+    expect(confirmed.json().actions.some((a: { lead: { id: string } }) => a.lead.id === leadId)).toBe(true);
+
+    x.receiveDm(xUserId, ME, 'Thanks! Happy to talk on Tuesday.');
+    const summary = await tick(120_000);
+    expect(summary.xAccounts?.[ME]).toMatchObject({ replies: 1 });
+    const lead = await leadRow(leadId);
+    expect(lead.stage).toBe('replied');
+    const replies = await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: auth });
+    const mine = replies.json().replies.filter((r: { lead: { id: string } }) => r.lead.id === leadId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ channel: 'x', theirMessage: 'Thanks! Happy to talk on Tuesday.' });
+
+    // Polled again (and again by a second pass): the same DM event is never applied twice.
+    await tick(120_000);
+    await tick(120_000);
+    const again = await t.app.inject({ method: 'GET', url: '/api/v1/replies', headers: auth });
+    expect(again.json().replies.filter((r: { lead: { id: string } }) => r.lead.id === leadId)).toHaveLength(1);
+    // Our own DMs and DMs from people who are not leads are not replies.
+    const stranger = x.addUser({ id: '9999', username: 'stranger' });
+    x.receiveDm(stranger.id, ME, 'who are you?');
+    expect((await tick(120_000)).xAccounts?.[ME]).toMatchObject({ replies: 0, unmatched: 1 });
+  });
+
+  it('a follow-back is heard by comparing the account’s followers with the leads it followed', async () => {
+    const { xUserId, leadId } = await xLead('Quinn', engageThenDm);
+    await tick();
+    expect((await leadRow(leadId)).followed_at).not.toBeNull();
+    x.follow(xUserId, ME);
+    // Followers are compared at most every 15 minutes (X allows 15 follower reads per 15 minutes).
+    const summary = await tick(16 * 60_000);
+    expect(summary.xAccounts?.[ME]?.followBacks).toBe(1);
+    expect((await leadRow(leadId)).followed_back_at).not.toBeNull();
+    const acts = await t.app.inject({ method: 'GET', url: '/api/v1/activity?action=x_follow_back', headers: auth });
+    expect(acts.json().actions.filter((a: { lead: { id: string } }) => a.lead.id === leadId)).toHaveLength(1);
+  });
+
+  it('a DM to a person whose DMs are closed fails the lead plainly (x_dm_not_permitted), without retries', async () => {
+    const { leadId } = await xLead('Closed', dmOnly, { acceptsDms: false });
+    await tick();
+    const lead = await leadRow(leadId);
+    expect(lead).toMatchObject({ stage: 'failed', last_error: 'x_dm_not_permitted', automation_stopped: true });
+  });
+
+  it("a 429 pauses the whole account until X's reset: no call to X before it, the leads wait (not failed), then go out", async () => {
+    const resetAt = Math.ceil(clock / 1000) + 600;
+    x.failNext('POST /2/dm_conversations', { status: 429, resetAt }, 50);
+    const a = await xLead('Rita', dmOnly);
+    const b = await xLead('Sam', dmOnly);
+    await tick();
+    for (const id of [a.leadId, b.leadId]) {
+      const lead = await leadRow(id);
+      expect(lead.last_error).toBe('rate_limited');
+      expect(lead.stage).not.toBe('failed');
+      expect(new Date(lead.next_action_at!).getTime()).toBeGreaterThanOrEqual(resetAt * 1000 - 1000);
+    }
+    // Both leads made due again inside the window: the paused account does not call X at all.
+    await t.db
+      .updateTable('leads')
+      .set({ next_action_at: new Date(clock) })
+      .where('id', 'in', [a.leadId, b.leadId])
+      .execute();
+    const before = count('POST /2/dm_conversations');
+    await tick(60_000);
+    expect(count('POST /2/dm_conversations')).toBe(before);
+    // Rate limits are not the lead's attempts: with OUTREACH_ENGINE_MAX_ATTEMPTS=2 the leads are still waiting.
+    expect((await leadRow(a.leadId)).stage).not.toBe('failed');
+    // X's window resets: the DMs go out.
+    x.clearScripted();
+    await tick(11 * 60_000);
+    expect(dmsTo(a.xUserId)).toHaveLength(1);
+    expect(dmsTo(b.xUserId)).toHaveLength(1);
+  });
+
+  it("a crash after X took the DM: recovery finds it among the account's DM events, records it once, never sends again", async () => {
+    const v = await xLead('Vera', dmOnly);
+    x.stallNextDm();
+    const abandoned = t.services.engine.runPass({ now: new Date(clock) });
+    await expect.poll(async () => (await leadRow(v.leadId)).inflight_key, { timeout: 10_000 }).not.toBeNull();
+    await expect.poll(() => dmsTo(v.xUserId).length, { timeout: 10_000 }).toBe(1);
+    // Inside the lease nothing happens; after it, the next pass asks X (GET /2/dm_events) instead of sending again.
+    await tick(60_000);
+    expect((await leadRow(v.leadId)).inflight_key).not.toBeNull();
+    const summary = await tick((LEASE_S + 60) * 1000);
+    expect(summary.actions).toBeGreaterThanOrEqual(1);
+    const lead = await leadRow(v.leadId);
+    expect(lead.inflight_key).toBeNull();
+    expect(lead.messaged_at).not.toBeNull();
+    // The abandoned attempt ends (its connection drops); it records nothing more and sends nothing more.
+    x.releaseStalled();
+    await abandoned;
+    await tick(60_000);
+    expect(dmsTo(v.xUserId)).toHaveLength(1);
+    const acts = await t.app.inject({ method: 'GET', url: '/api/v1/activity?action=x_dm', headers: auth });
+    const mine = acts.json().actions.filter((a: { lead: { id: string } }) => a.lead.id === v.leadId);
+    expect(mine.map((a: { outcome: string }) => a.outcome)).toEqual(['ok']);
+  });
+
+  it('a 401 refreshes the token once and sends; a refused refresh disconnects the account: steps wait, readiness says x_account_disconnected', async () => {
+    x.expireAccessToken(accessToken);
+    const refreshes = count('POST /2/oauth2/token');
+    const { xUserId } = await xLead('Tess', dmOnly);
+    await tick();
+    expect(dmsTo(xUserId)).toHaveLength(1);
+    expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);
+
+    // X refuses the (rotated) refresh token: the account is disconnected, nothing is sent, no lead is failed.
+    const row = await t.services.xConnect.connections(workspaceId);
+    expect(row.get(ME)?.status).toBe('connected');
+    await sql`UPDATE x_account_oauth SET expires_at = now() - interval '1 minute' WHERE user_id = ${ME}`.execute(t.db);
+    x.revokeAllRefreshTokens();
+    const u = await xLead('Uma', dmOnly);
+    await tick();
+    const lead = await leadRow(u.leadId);
+    expect(lead.last_error).toBe('x_account_disconnected');
+    expect(lead.stage).not.toBe('failed');
+    expect(dmsTo(u.xUserId)).toHaveLength(0);
+    const readiness = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: auth });
+    expect(readiness.body).toContain('x_account_disconnected');
+    expect(readiness.body).not.toContain(accessToken);
+    // Connected again (the world file's tokens, as a person's connect would store them): the waiting step goes out.
+    const fresh = x.issueTokens(ME);
+    accessToken = fresh.accessToken;
+    const reseed = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/seed',
+      headers: admin,
+      payload: {
+        workspaces: [
+          {
+            id: workspaceId,
+            name: 'X Co',
+            xAccounts: [
+              {
+                userId: ME,
+                handle: 'acme_hq',
+                oauth: { accessToken: fresh.accessToken, refreshToken: fresh.refreshToken, expiresAt: fresh.expiresAt.toISOString() },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(reseed.statusCode, reseed.body).toBe(200);
+    expect(reseed.body).not.toContain(fresh.accessToken);
+    await tick(31 * 60_000);
+    expect(dmsTo(u.xUserId)).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: auth })).body).not.toContain('x_account_disconnected');
+  });
+
+  it('two workers on one database with an expired token: one refresh (the row lock), every DM sent once', async () => {
+    const second = await buildTestApp({ handle: t.handle, cipher: t.cipher, now: new Date(clock).toISOString(), env });
+    try {
+      await sql`UPDATE x_account_oauth SET expires_at = now() + interval '1 minute' WHERE user_id = ${ME}`.execute(t.db);
+      const refreshes = count('POST /2/oauth2/token');
+      const leads = await Promise.all(['Wes', 'Xia', 'Yul', 'Zed'].map((n) => xLead(n, dmOnly)));
+      const now = new Date(clock + 1_000);
+      await Promise.all([t.services.engine.runPass({ now }), second.services.engine.runPass({ now })]);
+      expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);
+      for (const l of leads) expect(dmsTo(l.xUserId)).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+});
