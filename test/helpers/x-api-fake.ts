@@ -261,7 +261,11 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
     m = /^\/2\/users\/([^/]+)\/followers$/.exec(path);
     if (method === 'GET' && m) {
       const target = m[1];
-      const all = [...follows.entries()].filter(([, set]) => set.has(target)).map(([id]) => id);
+      // Newest followers first, as X lists them.
+      const all = [...follows.entries()]
+        .filter(([, set]) => set.has(target))
+        .map(([id]) => id)
+        .reverse();
       return page(
         res,
         all.map((id) => userView(users.get(id) ?? { id, username: `user${id}`, name: `user${id}`, acceptsDms: true })),

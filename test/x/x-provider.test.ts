@@ -96,7 +96,8 @@ describe('x provider: followerSnapshot', () => {
     expect(snap.userIds).toHaveLength(5000);
     expect(new Set(snap.userIds).size).toBe(5000);
     expect(snap.complete).toBe(true);
-    expect(snap.users[0]).toEqual({ xUserId: String(FOLLOWER_BASE + 1), username: `user${FOLLOWER_BASE + 1}`, name: `user${FOLLOWER_BASE + 1}` });
+    // X lists the newest followers first.
+    expect(snap.users[0]).toEqual({ xUserId: String(FOLLOWER_BASE + 5000), username: `user${FOLLOWER_BASE + 5000}`, name: `user${FOLLOWER_BASE + 5000}` });
     expect(followersCalls(x)).toBe(5);
     expect(Number.isNaN(Date.parse(snap.checkedAt))).toBe(false);
   });
@@ -113,7 +114,7 @@ describe('x provider: followerSnapshot', () => {
     const { provider, x } = await setup(5000);
     const snap = await provider.followerSnapshot(TARGET, { limit: 2500 });
     expect(snap.userIds).toHaveLength(2500);
-    expect(snap.userIds[2499]).toBe(String(FOLLOWER_BASE + 2500));
+    expect(snap.userIds[2499]).toBe(String(FOLLOWER_BASE + 2501)); // newest first: 5000 down to 2501
     expect(snap.complete).toBe(false);
     expect(followersCalls(x)).toBe(3);
 
@@ -182,13 +183,15 @@ describe('x provider: follows', () => {
 
   it('stops reading pages once the follower is found', async () => {
     const { provider, x } = await setup(5000);
-    expect(await provider.follows({ xUserId: String(FOLLOWER_BASE + 1500) }, TARGET)).toMatchObject({ follows: true });
+    // Newest first: follower 3500 of 5000 is on the second page.
+    expect(await provider.follows({ xUserId: String(FOLLOWER_BASE + 3500) }, TARGET)).toMatchObject({ follows: true });
     expect(followersCalls(x)).toBe(2);
   });
 
   it('answers null with a reason when the bounded listing did not contain the follower', async () => {
     const { provider, x } = await setup(3000, { maxFollowerScan: 2000 });
-    const answer = await provider.follows({ xUserId: String(FOLLOWER_BASE + 2999) }, TARGET);
+    // Newest first: the oldest follower (1 of 3000) is past the 2,000 the scan may read.
+    const answer = await provider.follows({ xUserId: String(FOLLOWER_BASE + 1) }, TARGET);
     expect(answer).toMatchObject({ follows: null, reason: FOLLOW_REASON.notInSnapshot, evidence: null });
     expect(followersCalls(x)).toBe(2);
   });

@@ -1,0 +1,135 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { request } from 'undici';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/browser.js';
+import { dbEngine } from '../helpers/test-database.js';
+import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+
+// Issue 18 §1: "Connect X account" runs OAuth 2.0 Authorization Code with PKCE against X's authorize and token
+// endpoints (here the X API fake, which approves at once and redirects back) and returns to the console's callback.
+// The service's public URL is the address it listens on, so X's redirect reaches it, as it would in production.
+
+const saveShots = dbEngine() === 'pglite';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('connecting an X account', { timeout: 120_000 }, () => {
+  let x: XApiFake;
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+
+  beforeAll(async () => {
+    x = await startXApiFake();
+    x.addUser({ id: '4242', username: 'northwind_hq', name: 'Northwind' });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await buildTestApp({
+      realClock: true,
+      env: {
+        OUTREACH_ADMIN_TOKEN: ADMIN,
+        OUTREACH_PUBLIC_URL: base,
+        OUTREACH_X_API_URL: x.url,
+        OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
+        OUTREACH_X_CLIENT_ID: x.clientId,
+        OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+      },
+    });
+    ws = await createWorkspaceWithKey(t, 'Northwind');
+    await t.app.listen({ port, host: '127.0.0.1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+    page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
+    page.setDefaultTimeout(15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await x?.close();
+  });
+
+  it('the console button runs the PKCE flow and the account becomes a row of GET /x/accounts, tokens encrypted', async () => {
+    await page.goto(`${base}/console/accounts`);
+    await page.getByRole('textbox', { name: 'Workspace key' }).fill(ws.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    await page.getByRole('button', { name: 'Connect X account' }).click();
+    await page.getByText('Connected @northwind_hq (user id 4242).').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console/accounts/x/callback');
+    await page.getByRole('cell', { name: 'Connected to X' }).waitFor();
+    const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(violations.map((v) => v.id)).toEqual([]);
+    if (saveShots) await page.screenshot({ path: 'docs/images/x-connect.png', fullPage: true });
+
+    // The authorize request carried PKCE S256 and every scope; the code was exchanged once.
+    expect(x.requests.filter((r) => r === 'POST /2/oauth2/token')).toHaveLength(1);
+    const accounts = await t.app.inject({ method: 'GET', url: '/api/v1/x/accounts', headers: ws.auth });
+    expect(accounts.json().accounts).toEqual(expect.arrayContaining([expect.objectContaining({ userId: '4242', handle: 'northwind_hq' })]));
+    const row = await t.db.selectFrom('x_account_oauth').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    expect(row.access_token).not.toMatch(/^at_/);
+    expect(row.refresh_token).not.toMatch(/^rt_/);
+    expect(row.scopes.split(' ')).toEqual(
+      expect.arrayContaining(['tweet.read', 'users.read', 'follows.read', 'follows.write', 'like.write', 'dm.read', 'dm.write', 'offline.access']),
+    );
+  });
+
+  it('outreach x connect (admin API): the authorize URL works from a browser without a console session; the state is single-use', async () => {
+    const started = await t.app.inject({ method: 'POST', url: '/admin/v1/x/connect', headers: admin, payload: { workspaceId: ws.workspaceId } });
+    expect(started.statusCode, started.body).toBe(200);
+    const { authorizeUrl, callbackUrl } = started.json();
+    expect(callbackUrl).toBe(`${base}/console/accounts/x/callback`);
+    const url = new URL(authorizeUrl);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('scope')).toBe('tweet.read users.read follows.read follows.write like.write dm.read dm.write offline.access');
+    expect(url.searchParams.get('redirect_uri')).toBe(callbackUrl);
+    // X approves and sends the browser back; a browser with no session cookie follows the redirect.
+    const approved = await request(authorizeUrl, { method: 'GET' });
+    expect(approved.statusCode).toBe(302);
+    await approved.body.dump();
+    const back = new URL(approved.headers.location as string);
+    const done = await request(back.toString());
+    expect(done.statusCode).toBe(200);
+    expect(await done.body.text()).toContain('Connected @northwind_hq');
+    // The same state again: refused, nothing changes.
+    const again = await request(back.toString());
+    expect(again.statusCode).toBe(400);
+    expect(await again.body.text()).toContain('unknown, already used or expired');
+  });
+
+  it('a state past its 10 minutes, or one never issued, is refused with a plain page', async () => {
+    const started = (await t.app.inject({ method: 'POST', url: '/admin/v1/x/connect', headers: admin, payload: { workspaceId: ws.workspaceId } })).json();
+    const state = new URL(started.authorizeUrl).searchParams.get('state')!;
+    await t.db
+      .updateTable('x_oauth_states')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('state', '=', state)
+      .execute();
+    const expired = await t.app.inject({ method: 'GET', url: `/console/accounts/x/callback?state=${state}&code=whatever` });
+    expect(expired.statusCode).toBe(400);
+    expect(expired.body).toContain('unknown, already used or expired');
+    const unknown = await t.app.inject({ method: 'GET', url: '/console/accounts/x/callback?state=nope&code=whatever' });
+    expect(unknown.statusCode).toBe(400);
+    const unknownWs = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/x/connect',
+      headers: admin,
+      payload: { workspaceId: '00000000-0000-4000-8000-000000000999' },
+    });
+    expect(unknownWs.statusCode).toBe(404);
+  });
+});
