@@ -160,6 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   // Start listening for key, Team link and setting changes before the first request, and stop with the app.
   deps.services.workspaces.authCache.start();
   app.addHook('onClose', async () => deps.services.workspaces.close());
+  // Pooled SMTP connections (one transport per mailbox) end with the app, so a stopping server leaves no socket open.
+  app.addHook('onClose', async () => (deps.services.drivers as { close?: () => void }).close?.());
 
   await app.register(
     async (api) => {

@@ -82,6 +82,13 @@ export interface XOauthStatesTable {
   expires_at: Timestamp;
 }
 
+export interface MailboxDaysTable {
+  mailbox_id: string;
+  /** The mailbox's account's local day, YYYY-MM-DD. */
+  local_day: string;
+  sent: number;
+}
+
 export interface XDmEventsSeenTable {
   workspace_id: string;
   account_user_id: string;
@@ -365,6 +372,7 @@ export interface DB {
   x_account_oauth: XAccountOauthTable;
   x_oauth_states: XOauthStatesTable;
   x_dm_events_seen: XDmEventsSeenTable;
+  mailbox_days: MailboxDaysTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;
   plays: PlaysTable;

@@ -1,3 +1,4 @@
+import { emptyMailboxCounts } from '../modules/inbox/inbox.service.js';
 import type { XAccountPassCounts } from '../modules/x-oauth/x-watcher.service.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
@@ -56,6 +57,11 @@ export function createScheduler(deps: SchedulerDeps) {
     const { claimed, sends, checks } = await claimBatch(deps, now, summary);
     if (sends.length === 0 && checks.length === 0) return claimed;
     const [results, verdicts] = await Promise.all([mapLimit(sends, 32, perform), mapLimit(checks, 8, confirm)]);
+    for (const r of results) {
+      if (r.outcome !== 'ok' || !r.sentFrom) continue;
+      const into = (summary.mailboxes ??= {});
+      (into[r.sentFrom] ??= emptyMailboxCounts()).sent += 1;
+    }
     const outcomes = [...sends.map((s, i) => resultOutcome(config, s, results[i], now)), ...checks.map((c, i) => checkOutcome(config, c, verdicts[i], now))];
     await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary)));
     return claimed;

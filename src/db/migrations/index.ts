@@ -13,6 +13,7 @@ import * as m0015 from './0015_console_sessions.js';
 import * as m0016 from './0016_x_oauth.js';
 import * as m0017 from './0017_sequence_approved_steps.js';
 import * as m0018 from './0018_x_channel.js';
+import * as m0019 from './0019_mailbox_days.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -38,10 +39,11 @@ import * as m0018 from './0018_x_channel.js';
  * | 0017 | 0017_sequence_approved_steps | the approved revision's steps, to show what changed since approval |
  * | 0018 | 0018_x_channel        | X: pending connects (state + PKCE verifier), the account's 429 pause, the |
  * |      |                       | DM watcher's position and the DM events already handled                 |
+ * | 0019 | 0019_mailbox_days     | e-mails sent per mailbox per local day (the per-mailbox daily cap)        |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0019.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0020.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -58,4 +60,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0016_x_oauth': m0016,
   '0017_sequence_approved_steps': m0017,
   '0018_x_channel': m0018,
+  '0019_mailbox_days': m0019,
 };

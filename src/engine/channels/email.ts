@@ -10,6 +10,8 @@ import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from '
 import * as sent from '../../modules/mailboxes/sent-messages.repository.js';
 import { unsubscribeToken } from '../../modules/unsubscribe/unsubscribe.service.js';
 import { shortHash } from '../hash.js';
+import { rampOf } from '../pacing.js';
+import { localDay, nextDayWindowStart, safeZone } from '../time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from './types.js';
 
 export interface MailboxEmailDeps {
@@ -96,6 +98,17 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     }
   }
 
+  /** Today's cap of a mailbox and the day it counts against, in its account's time zone. */
+  async function mailboxDay(q: Database, mailbox: MailboxSecretRow, at: Date) {
+    const rules = config.engine.pacing;
+    const account = await sent.mailboxPacing(q, mailbox.workspaceId, mailbox.accountId);
+    const tz = safeZone(account?.time_zone);
+    const ramp = rampOf(rules, account?.warmup_started_at ? new Date(account.warmup_started_at) : null, at, tz);
+    // During warm-up a mailbox sends no more than the ramp's figure for the week (as invites do), then the message cap.
+    const cap = ramp.warmupComplete ? rules.messageCap : Math.min(rules.messageCap, ramp.inviteCapToday);
+    return { localDay: localDay(at, tz), cap, nextDayAt: nextDayWindowStart(at, tz, rules) };
+  }
+
   return {
     channel: 'email',
 
@@ -115,6 +128,14 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // (`mailbox add` again resets it); readiness names it. The step waits and is retried, the lead is not failed.
       // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
       if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
+
+      // The mailbox's own daily cap (its account's message cap, ramped during warm-up, in its account's time zone):
+      // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
+      const day = await mailboxDay(q, mailbox, action.at);
+      if (!(await sent.reserveMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay, cap: day.cap }))) {
+        return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) };
+      }
+      const giveBack = () => sent.releaseMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay });
 
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
@@ -154,18 +175,24 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         const e = err as { responseCode?: number; code?: string };
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
         if (e.code === 'EAUTH') {
+          await giveBack();
           await setMailboxHealth(q, mailbox.id, 'auth_failed', 'SMTP: the server refused the login');
           return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
         }
         if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
+          await giveBack();
           await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
           return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
         }
-        if (typeof e.responseCode === 'number') return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
+        if (typeof e.responseCode === 'number') {
+          await giveBack();
+          return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
+        }
+        // No SMTP answer at all (connection lost): the message may have gone, so the day keeps it counted.
         return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
       }
       await appendToSent(mailbox, raw);
-      return { outcome: 'ok', externalId: messageId };
+      return { outcome: 'ok', externalId: messageId, sentFrom: mailbox.id };
     },
 
     /**

@@ -61,7 +61,8 @@ export interface OutboundAction {
 }
 
 export type ActionResult =
-  | { outcome: 'ok'; externalId: string | null }
+  /** `sentFrom`: the mailbox that sent it (the pass summary counts sends per mailbox). */
+  | { outcome: 'ok'; externalId: string | null; sentFrom?: string }
   /**
    * `waitSeconds`: the sending account cannot act now (disconnected, its login refused) through no fault of the lead:
    * the step is due again after this long and the answer does not count as one of the lead's attempts.

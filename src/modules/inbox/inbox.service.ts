@@ -17,6 +17,8 @@ import { optOutPerson } from '../unsubscribe/unsubscribe.service.js';
 
 /** What one pass did with one mailbox's INBOX (the engine's pass summary carries one per mailbox polled). */
 export interface MailboxPassCounts {
+  /** E-mails this mailbox sent in the pass (the engine's step sends). */
+  sent: number;
   replies: number;
   outOfOffice: number;
   bounces: number;
@@ -65,7 +67,7 @@ const FIRST_POLL_LOOKBACK_MS = 86_400_000;
 /** Health details the watcher writes start with this, so a good IMAP login clears only what IMAP marked. */
 const IMAP_DETAIL = 'IMAP: ';
 
-export const emptyMailboxCounts = (): MailboxPassCounts => ({ replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 0 });
+export const emptyMailboxCounts = (): MailboxPassCounts => ({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 0 });
 
 function isAuthError(e: unknown): boolean {
   const err = e as { authenticationFailed?: boolean; serverResponseCode?: string; responseText?: string; message?: string };
@@ -298,6 +300,7 @@ export function createInboxWatcher(deps: InboxDeps) {
         const prev = into[mb.id] ?? emptyMailboxCounts();
         const r = results[i];
         into[mb.id] = {
+          sent: prev.sent,
           replies: prev.replies + r.replies,
           outOfOffice: prev.outOfOffice + r.outOfOffice,
           bounces: prev.bounces + r.bounces,
