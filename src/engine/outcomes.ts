@@ -203,10 +203,11 @@ export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: A
   const limited = result.outcome === 'rate_limited';
   const error = limited ? 'rate_limited' : result.error;
   // A rate limit, or an account that cannot act now (waitSeconds), is the sending side's pacing, not the lead's
-  // trouble: the step waits and the answer is not one of the lead's attempts, so it never fails the lead.
+  // trouble: the step waits and that answer never fails the lead. (It is still a try: `attempt` numbers every try,
+  // which the sandbox's scripted rate limits count.)
   const waitSeconds = limited ? result.retryAfterSeconds : result.waitSeconds;
   const waiting = waitSeconds !== undefined;
-  const attempts = waiting ? row.step_attempts : row.step_attempts + 1;
+  const attempts = row.step_attempts + 1;
   const permanent = !waiting && result.outcome === 'failed' && (!result.retryable || attempts >= config.maxAttempts);
   const retryAt = new Date(now.getTime() + (waiting ? Math.max(1, waitSeconds) * 1000 : config.retryMinutes * 60_000));
   const record: LeadRecord = permanent

@@ -229,13 +229,16 @@ describe('review page /review/plays/{id}', () => {
     expect(res.body).not.toContain(`/review/plays/${hidden.id}`);
   });
 
-  it('/console/accounts lists the sending accounts and X accounts, with a place for the X connect button', async () => {
+  it('/console/accounts lists the sending accounts and X accounts with their channel, and the Connect X account button when X is configured', async () => {
     const res = await c.get('/console/accounts');
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('<h1>Accounts</h1>');
     expect(res.body).toContain('<h2 id="x-accounts">X accounts</h2>');
-    expect(res.body).toMatch(/<li><span>@[^<]+<\/span>/);
-    expect(res.body).toContain('<div id="x-connect"></div>');
+    expect(res.body).toMatch(/<td>@[^<]+<\/td>/);
+    expect(res.body).toContain('Sandbox (not connected to X)');
+    // No OUTREACH_X_CLIENT_ID here: the page says what to set instead of offering a button that cannot work.
+    expect(res.body).not.toContain('Connect X account</button>');
+    expect(res.body).toContain('OUTREACH_X_CLIENT_ID');
   });
 
   it('a decision posted without htmx (a plain form POST) is saved and 303s back to the page with the outcome', async () => {

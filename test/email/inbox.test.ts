@@ -488,7 +488,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       raw({ From: 'someone@elsewhere.example', To: 'eve@acme.example', Subject: 'hi', 'Message-ID': '<eve-1@elsewhere.example>' }, 'hello'),
     );
     const fixed = await tick();
-    expect(fixed.mailboxes?.[bad.id]).toEqual({ replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 1 });
+    expect(fixed.mailboxes?.[bad.id]).toEqual({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 1 });
     const clear = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
     expect((clear.json().accounts.issues as { code: string }[]).map((i) => i.code)).not.toContain('mailbox_auth_failed');
     await t.services.mailboxes.remove(ws.workspaceId, bad.id);
