@@ -77,7 +77,8 @@ export function createXConnectService(deps: XConnectDeps) {
       url.searchParams.set('state', state);
       url.searchParams.set('code_challenge', challenge);
       url.searchParams.set('code_challenge_method', 'S256');
-      return { authorizeUrl: url.toString(), expiresAt };
+      // Spaces as %20, as X's own examples write the scope list (URLSearchParams writes '+'; a literal '+' is %2B).
+      return { authorizeUrl: url.toString().replace(/\+/g, '%20'), expiresAt };
     },
 
     /**
