@@ -19,6 +19,7 @@ import {
   type ProviderClockOptions,
   type PublicDataProvider,
   type PublicUser,
+  readCappedBody,
 } from './provider.js';
 
 export interface HttpProviderConfig extends ProviderClockOptions {
@@ -101,20 +102,6 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
     return url;
   }
 
-  async function readCapped(body: AsyncIterable<Buffer>, destroy: () => void): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        destroy();
-        throw new ProviderUnavailableError('public-data response too large', { reason: 'response_too_large' });
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
   async function attempt(req: WireRequest, signal: AbortSignal | undefined): Promise<WireResponse> {
     const timer = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timer]) : timer;
@@ -146,7 +133,7 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
         });
         throw status >= 500 ? new Transient(err) : err;
       }
-      const text = await readCapped(res.body, () => res.body.destroy());
+      const text = await readCappedBody(res.body, () => res.body.destroy(), maxBytes, 'public-data');
       let body: unknown;
       try {
         body = JSON.parse(text);

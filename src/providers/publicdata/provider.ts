@@ -195,3 +195,21 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * A provider answer's body as text, never more than `maxBytes`: past the cap the connection is dropped (`destroy`)
+ * and the read fails as the provider's fault (`response_too_large`), so a huge or endless answer cannot fill memory.
+ */
+export async function readCappedBody(body: AsyncIterable<Buffer>, destroy: () => void, maxBytes: number, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      destroy();
+      throw new ProviderUnavailableError(`${what} response too large`, { reason: 'response_too_large' });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -17,6 +17,7 @@ import {
   type ProviderClockOptions,
   type PublicDataProvider,
   type PublicUser,
+  readCappedBody,
 } from './provider.js';
 
 /**
@@ -202,20 +203,6 @@ export function createXProvider(config: XProviderConfig): XProvider {
     return reset;
   }
 
-  async function readCapped(body: AsyncIterable<Buffer>, destroy: () => void): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        destroy();
-        throw new ProviderUnavailableError('X API response too large', { reason: 'response_too_large' });
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
   /** One GET against X; answers the parsed 200 body or throws the provider error family. */
   async function getJson(path: string, query: Record<string, string | undefined>, signal: AbortSignal | undefined): Promise<XBody> {
     throwIfAborted(signal);
@@ -253,7 +240,7 @@ export function createXProvider(config: XProviderConfig): XProvider {
         }
         throw new ProviderUnavailableError(`X API answered ${status}`, { reason: `http_${status}`, status });
       }
-      const text = await readCapped(res.body, () => res.body.destroy());
+      const text = await readCappedBody(res.body, () => res.body.destroy(), maxBytes, 'X API');
       let body: unknown;
       try {
         body = JSON.parse(text);
