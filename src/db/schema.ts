@@ -80,6 +80,8 @@ export interface XOauthStatesTable {
   redirect_uri: string;
   created_at: CreatedAt;
   expires_at: Timestamp;
+  /** The console session that started it (SHA-256 of its id); null for `outreach x connect` (migration 0020). */
+  session_id_hash: string | null;
 }
 
 export interface MailboxDaysTable {
@@ -248,6 +250,8 @@ export interface LeadsTable {
   inflight_at: Timestamp | null;
   inflight_release: Json | null;
   step_attempts: Generated<number>;
+  /** Tries of the current step that only waited on the sending side (migration 0020). */
+  step_waits: Generated<number>;
   waiting_for: 'accept' | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;

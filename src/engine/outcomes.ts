@@ -53,6 +53,7 @@ function steadyRecord(row: Row): LeadRecord {
     followed_at: null,
     last_error: null,
     step_attempts: row.step_attempts,
+    step_waits: row.step_waits,
     observe_next_at: null,
     observe_until: null,
     last_message_channel: null,
@@ -69,6 +70,7 @@ function advanced(row: Row, index: number, now: Date, stage = row.stage): Partia
     next_action_at: done ? null : new Date(now.getTime() + delayMs(next)).toISOString(),
     automation_stopped: done,
     step_attempts: 0,
+    step_waits: 0,
     stage: done && isUncontacted({ ...row, stage }) ? 'skipped' : stage,
   };
 }
@@ -133,7 +135,8 @@ export function prepareSend(
         actions: Array.isArray(step.actions) ? step.actions : [],
         idempotencyKey: key,
         at: now,
-        attempt: row.step_attempts,
+        // Every try of this step so far, waits included (the sandbox's scripted rate limits count them).
+        attempt: row.step_attempts + row.step_waits,
       },
     },
   };
@@ -203,16 +206,17 @@ export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: A
   const limited = result.outcome === 'rate_limited';
   const error = limited ? 'rate_limited' : result.error;
   // A rate limit, or an account that cannot act now (waitSeconds), is the sending side's pacing, not the lead's
-  // trouble: the step waits and that answer never fails the lead. (It is still a try: `attempt` numbers every try,
-  // which the sandbox's scripted rate limits count.)
+  // trouble: the step waits, and the try is counted in step_waits, not in the lead's attempts, so it never fails the
+  // lead nor uses up OUTREACH_ENGINE_MAX_ATTEMPTS.
   const waitSeconds = limited ? result.retryAfterSeconds : result.waitSeconds;
   const waiting = waitSeconds !== undefined;
-  const attempts = row.step_attempts + 1;
+  const attempts = waiting ? row.step_attempts : row.step_attempts + 1;
+  const waits = waiting ? row.step_waits + 1 : row.step_waits;
   const permanent = !waiting && result.outcome === 'failed' && (!result.retryable || attempts >= config.maxAttempts);
   const retryAt = new Date(now.getTime() + (waiting ? Math.max(1, waitSeconds) * 1000 : config.retryMinutes * 60_000));
   const record: LeadRecord = permanent
-    ? { ...base, stage: 'failed', automation_stopped: true, next_action_at: null, last_error: error, step_attempts: attempts }
-    : { ...base, next_action_at: retryAt.toISOString(), last_error: error, step_attempts: attempts };
+    ? { ...base, stage: 'failed', automation_stopped: true, next_action_at: null, last_error: error, step_attempts: attempts, step_waits: waits }
+    : { ...base, next_action_at: retryAt.toISOString(), last_error: error, step_attempts: attempts, step_waits: waits };
   return {
     row,
     record,
@@ -220,7 +224,7 @@ export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: A
       action,
       outcome: 'failed',
       units: 0,
-      detail: detailOf({ ...detail, reason: error, attempt: attempts, ...(permanent ? { final: true } : { retryAt: retryAt.toISOString() }) }),
+      detail: detailOf({ ...detail, reason: error, attempt: attempts + waits, ...(permanent ? { final: true } : { retryAt: retryAt.toISOString() }) }),
       account_id,
     },
     event: null,

@@ -188,6 +188,8 @@ describe('a key in the query string (issue 13 defect 6, issue 17 finding 6)', ()
     expect(redactUrl('/a?password=p')).toBe('/a?password=[redacted]');
     // A search names people and companies: personal data stays out of the request log.
     expect(redactUrl('/api/v1/leads?q=Ada%20Lovelace&limit=5')).toBe('/api/v1/leads?q=[redacted]&limit=5');
+    // An OAuth callback's authorization code and single-use state (Connect X account) are secrets while they live.
+    expect(redactUrl('/console/accounts/x/callback?state=s3cr3t&code=c0de')).toBe('/console/accounts/x/callback?state=[redacted]&code=[redacted]');
   });
 });
 

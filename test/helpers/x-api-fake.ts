@@ -36,6 +36,8 @@ export interface ScriptedFailure {
   status: 401 | 403 | 429 | 500 | 503;
   /** Seconds since the epoch for 429's x-rate-limit-reset. */
   resetAt?: number;
+  /** DMs only: X takes the message, then answers with this failure anyway (a 5xx after the fact). */
+  afterDelivery?: boolean;
 }
 interface IssuedToken {
   userId: string;
@@ -83,7 +85,15 @@ export interface XApiFake {
   close(): Promise<void>;
 }
 
-export async function startXApiFake(options: { clientId?: string; clientSecret?: string } = {}): Promise<XApiFake> {
+export async function startXApiFake(
+  options: {
+    clientId?: string;
+    clientSecret?: string;
+    /** X's clock for DM events' created_at (tests that simulate time pass theirs); default the wall clock. */
+    now?: () => number;
+  } = {},
+): Promise<XApiFake> {
+  const worldNow = options.now ?? (() => Date.now());
   const clientId = options.clientId ?? 'fake-client-id';
   const clientSecret = options.clientSecret ?? 'fake-client-secret';
   const users = new Map<string, FakeXUser>();
@@ -195,7 +205,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
     }
 
     // Scripted failures come before authentication, like an overloaded edge would.
-    const scriptedIndex = scripted.findIndex((s) => `${method} ${path}`.startsWith(s.match));
+    const scriptedIndex = scripted.findIndex((s) => !s.failure.afterDelivery && `${method} ${path}`.startsWith(s.match));
     if (scriptedIndex >= 0) {
       const entry = scripted[scriptedIndex];
       if (--entry.remaining <= 0) scripted.splice(scriptedIndex, 1);
@@ -311,15 +321,23 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
         return problem(res, 403, 'Forbidden', DM_NOT_PERMITTED, headers, 'https://api.twitter.com/2/problems/not-authorized-for-resource');
       const body = JSON.parse((await readBody(req)) || '{}') as { text?: string };
       if (typeof body.text !== 'string' || body.text.length === 0) return invalid(res, 'text', headers);
+      // X stores links rewritten to t.co, as its DM events then show them.
+      const stored = body.text.replace(/https?:\/\/\S+/g, () => `https://t.co/${randomBytes(5).toString('hex')}`);
       const event: FakeXDmEvent = {
         id: nextId(),
         senderId: me,
         recipientId: participant.id,
         dmConversationId: [me, participant.id].sort().join('-'),
-        text: body.text,
-        createdAt: new Date().toISOString(),
+        text: stored,
+        createdAt: new Date(worldNow()).toISOString(),
       };
       dmEvents.push(event);
+      const after = scripted.findIndex((s) => s.failure.afterDelivery && `${method} ${path}`.startsWith(s.match));
+      if (after >= 0) {
+        const entry = scripted[after];
+        if (--entry.remaining <= 0) scripted.splice(after, 1);
+        return problem(res, entry.failure.status, 'Service Unavailable', 'Service Unavailable', headers);
+      }
       if (stallDms > 0) {
         stallDms -= 1;
         held.push(res);
@@ -408,7 +426,7 @@ export async function startXApiFake(options: { clientId?: string; clientSecret?:
         recipientId,
         dmConversationId: [senderId, recipientId].sort().join('-'),
         text,
-        createdAt: new Date().toISOString(),
+        createdAt: new Date(worldNow()).toISOString(),
       };
       dmEvents.push(event);
       return event;

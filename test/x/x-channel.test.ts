@@ -27,7 +27,7 @@ describe('the real X channel', () => {
   let env: NonNullable<Parameters<typeof buildTestApp>[0]>['env'];
 
   beforeAll(async () => {
-    x = await startXApiFake();
+    x = await startXApiFake({ now: () => clock });
     x.addUser({ id: ME, username: 'acme_hq' });
     const tokens = x.issueTokens(ME);
     accessToken = tokens.accessToken;
@@ -86,7 +86,11 @@ describe('the real X channel', () => {
         step('x_dm', { delayDays: 1, message: 'Hi {{firstName}}, thanks for the follow' }, 1),
       ),
     });
-    dmOnly = await insertSequence(t.db, workspaceId, { channels: ['x'], steps: steps(step('x_dm', { message: 'Hello {{firstName}}' })) });
+    // With a link: X stores it rewritten to t.co, so finding the DM again cannot compare texts literally.
+    dmOnly = await insertSequence(t.db, workspaceId, {
+      channels: ['x'],
+      steps: steps(step('x_dm', { message: 'Hello {{firstName}}, two minutes: https://acme.example/demo?ref=x' })),
+    });
     playId = (await insertPlay(t.db, workspaceId, { accountUserId: ME })).id;
   }, 60_000);
 
@@ -130,7 +134,9 @@ describe('the real X channel', () => {
         'messaged_at',
         'automation_stopped',
         'step_attempts',
+        'step_waits',
         'inflight_key',
+        'x_user_id',
       ])
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
@@ -184,6 +190,19 @@ describe('the real X channel', () => {
     expect(acts.json().actions.filter((a: { lead: { id: string } }) => a.lead.id === leadId)).toHaveLength(1);
   });
 
+  it('a 503 after X took the DM: the DM is found among the DM events (its link rewritten to t.co) and recorded as sent, never sent twice', async () => {
+    const w = await xLead('Wade', dmOnly);
+    x.failNext('POST /2/dm_conversations', { status: 503, afterDelivery: true }, 1);
+    await tick();
+    expect(dmsTo(w.xUserId)).toHaveLength(1);
+    expect(dmsTo(w.xUserId)[0].text).toMatch(/^Hello Wade, two minutes: https:\/\/t\.co\//);
+    const lead = await leadRow(w.leadId);
+    expect(lead.messaged_at).not.toBeNull();
+    expect(lead.last_error).toBeNull();
+    await tick(3_600_000);
+    expect(dmsTo(w.xUserId)).toHaveLength(1);
+  });
+
   it('a DM to a person whose DMs are closed fails the lead plainly (x_dm_not_permitted), without retries', async () => {
     const { leadId } = await xLead('Closed', dmOnly, { acceptsDms: false });
     await tick();
@@ -191,7 +210,7 @@ describe('the real X channel', () => {
     expect(lead).toMatchObject({ stage: 'failed', last_error: 'x_dm_not_permitted', automation_stopped: true });
   });
 
-  it("a 429 pauses the whole account until X's reset: no call to X before it, the leads wait (not failed), then go out", async () => {
+  it("a 429 pauses the whole account until X's reset: no call to X before it, the leads wait (not failed, not their attempts), then go out", async () => {
     const resetAt = Math.ceil(clock / 1000) + 600;
     x.failNext('POST /2/dm_conversations', { status: 429, resetAt }, 50);
     const a = await xLead('Rita', dmOnly);
@@ -212,13 +231,20 @@ describe('the real X channel', () => {
     const before = count('POST /2/dm_conversations');
     await tick(60_000);
     expect(count('POST /2/dm_conversations')).toBe(before);
-    // Rate limits are not the lead's attempts: with OUTREACH_ENGINE_MAX_ATTEMPTS=2 the leads are still waiting.
+    // Rate limits are not the lead's attempts: with OUTREACH_ENGINE_MAX_ATTEMPTS=2, two waits and then one 503
+    // (a real failure, attempt 1 of 2) still leave the lead waiting, and the DM goes out on the retry.
     expect((await leadRow(a.leadId)).stage).not.toBe('failed');
-    // X's window resets: the DMs go out.
     x.clearScripted();
+    x.failNext('POST /2/dm_conversations', { status: 503 }, 1);
     await tick(11 * 60_000);
+    const afterReset = [dmsTo(a.xUserId).length, dmsTo(b.xUserId).length].sort();
+    expect(afterReset).toEqual([0, 1]);
+    const unlucky = dmsTo(a.xUserId).length === 0 ? a : b;
+    expect(await leadRow(unlucky.leadId)).toMatchObject({ last_error: 'x_503', step_attempts: 1, step_waits: 2 });
+    await tick(61 * 60_000);
     expect(dmsTo(a.xUserId)).toHaveLength(1);
     expect(dmsTo(b.xUserId)).toHaveLength(1);
+    expect((await leadRow(unlucky.leadId)).stage).not.toBe('failed');
   });
 
   it("a crash after X took the DM: recovery finds it among the account's DM events, records it once, never sends again", async () => {

@@ -7,6 +7,7 @@ import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/b
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/browser.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { signedInConsole } from '../helpers/console.js';
 import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
 
 // Issue 18 §1: "Connect X account" runs OAuth 2.0 Authorization Code with PKCE against X's authorize and token
@@ -131,5 +132,24 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
       payload: { workspaceId: '00000000-0000-4000-8000-000000000999' },
     });
     expect(unknownWs.statusCode).toBe(404);
+  });
+
+  it('a connect started in the console completes only in that browser session: the link handed to another browser is refused and spent', async () => {
+    const c = await signedInConsole(t, ws.key);
+    const started = await c.post('/console/accounts/x/connect');
+    expect(started.statusCode).toBe(303);
+    const authorizeUrl = started.headers.location as string;
+    expect(authorizeUrl.startsWith(`${x.url}/i/oauth2/authorize?`)).toBe(true);
+    // Someone else's browser approves it (no console session, or another one): refused.
+    const approved = await request(authorizeUrl);
+    await approved.body.dump();
+    const back = new URL(approved.headers.location as string);
+    const elsewhere = await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` });
+    expect(elsewhere.statusCode).toBe(400);
+    expect(elsewhere.body).toContain('started in another browser session');
+    // Spent: not even the browser that started it can use that state now.
+    const same = await c.get(`${back.pathname}${back.search}`);
+    expect(same.statusCode).toBe(400);
+    expect(same.body).toContain('unknown, already used or expired');
   });
 });

@@ -25,7 +25,8 @@ const KEY_PARAMS = new Set([
   'bearer',
 ]);
 /** Further secrets that are never logged, though a route may one day take them (a one-time login token, say). */
-const SECRET_PARAMS = new Set([...KEY_PARAMS, 'token', 'secret', 'client_secret', 'password', 'signature']);
+// `code` and `state`: an OAuth callback's authorization code and its single-use state (Connect X account).
+const SECRET_PARAMS = new Set([...KEY_PARAMS, 'token', 'secret', 'client_secret', 'password', 'signature', 'code', 'state', 'code_verifier']);
 /** Free text about people (GET /leads `q` searches names, companies and titles): personal data stays out of logs. */
 const PERSONAL_PARAMS = new Set(['q']);
 /** A workspace key under any parameter name (`ows_` + 43 base64url characters) is also a credential. */

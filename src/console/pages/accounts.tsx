@@ -123,7 +123,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
   // Starts OAuth 2.0 with PKCE: the service keeps the state and verifier; the person goes to X to approve.
   app.post('/console/accounts/x/connect', { schema: { hide: true, body: FormBody } }, async (req, reply) => {
     try {
-      const { authorizeUrl } = await xConnect.begin(req.consoleSession!.auth.workspaceId);
+      const { authorizeUrl } = await xConnect.begin(req.consoleSession!.auth.workspaceId, { sessionIdHash: req.consoleSession!.idHash });
       return reply.redirect(authorizeUrl, 303);
     } catch (err) {
       if (err instanceof AppError) return renderAccounts(req, reply, { kind: 'refused', text: err.message }, err.statusCode);
@@ -139,7 +139,12 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
     async (req, reply) => {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       try {
-        const done = await xConnect.complete({ state: req.query.state, code: req.query.code, error: req.query.error });
+        const done = await xConnect.complete({
+          state: req.query.state,
+          code: req.query.code,
+          error: req.query.error,
+          sessionIdHash: req.consoleSession?.idHash ?? null,
+        });
         if (req.consoleSession && req.consoleSession.auth.workspaceId === done.workspaceId) {
           return renderAccounts(req, reply, { kind: 'done', text: `Connected @${done.handle} (user id ${done.userId}).` });
         }

@@ -14,6 +14,7 @@ import * as m0016 from './0016_x_oauth.js';
 import * as m0017 from './0017_sequence_approved_steps.js';
 import * as m0018 from './0018_x_channel.js';
 import * as m0019 from './0019_mailbox_days.js';
+import * as m0020 from './0020_step_waits.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -40,10 +41,12 @@ import * as m0019 from './0019_mailbox_days.js';
  * | 0018 | 0018_x_channel        | X: pending connects (state + PKCE verifier), the account's 429 pause, the |
  * |      |                       | DM watcher's position and the DM events already handled                 |
  * | 0019 | 0019_mailbox_days     | e-mails sent per mailbox per local day (the per-mailbox daily cap)        |
+ * | 0020 | 0020_step_waits       | a step's tries that only waited on the sender (not the lead's attempts);  |
+ * |      |                       | a console-started X connect bound to its console session                  |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0020.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0021.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -61,4 +64,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017_sequence_approved_steps': m0017,
   '0018_x_channel': m0018,
   '0019_mailbox_days': m0019,
+  '0020_step_waits': m0020,
 };

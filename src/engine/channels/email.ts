@@ -129,14 +129,6 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
       if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
 
-      // The mailbox's own daily cap (its account's message cap, ramped during warm-up, in its account's time zone):
-      // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
-      const day = await mailboxDay(q, mailbox, action.at);
-      if (!(await sent.reserveMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay, cap: day.cap }))) {
-        return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) };
-      }
-      const giveBack = () => sent.releaseMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay });
-
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
       const firstSubject = thread.find((m) => m.direction === 'out' && m.subject)?.subject ?? thread.find((m) => m.subject)?.subject ?? null;
@@ -159,16 +151,29 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         .compile()
         .build();
 
+      // The mailbox's own daily cap (its account's message cap, ramped during warm-up, in its account's time zone):
+      // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
+      const day = await mailboxDay(q, mailbox, action.at);
+      if (!(await sent.reserveMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay, cap: day.cap }))) {
+        return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) };
+      }
+      const giveBack = () => sent.releaseMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay });
+
       // Stored before the hand-off: a crash after SMTP accepted it must still find the attempt (confirm below).
-      await sent.recordOutgoing(q, {
-        workspaceId: action.workspaceId,
-        messageId,
-        leadId: action.recipient.leadId,
-        mailboxId: mailbox.id,
-        idempotencyKey: action.idempotencyKey,
-        subject,
-        at: action.at,
-      });
+      try {
+        await sent.recordOutgoing(q, {
+          workspaceId: action.workspaceId,
+          messageId,
+          leadId: action.recipient.leadId,
+          mailboxId: mailbox.id,
+          idempotencyKey: action.idempotencyKey,
+          subject,
+          at: action.at,
+        });
+      } catch (err) {
+        await giveBack().catch(() => undefined);
+        throw err;
+      }
       try {
         await transportFor(mailbox as MailboxSecretRow & { smtpUrl: string }).sendMail({ envelope: { from: mailbox.address, to: [to] }, raw });
       } catch (err) {

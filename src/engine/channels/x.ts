@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from '../../modules/x-oauth/x-api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from '../../modules/x-oauth/x-account-client.js';
+import { rememberLeadXUserId } from '../../modules/x-oauth/x-watch.repository.js';
 import type { XOauthRepository } from '../../modules/x-oauth/x-oauth.repository.js';
 import { XAccountDisconnectedError, type XTokensService } from '../../modules/x-oauth/x-tokens.service.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from './types.js';
@@ -20,11 +21,27 @@ const DISCONNECTED_WAIT_SECONDS = 1800;
 const CONFIRM_PAGES = 3;
 /** A DM sent before the crash carries a created_at no earlier than this before the attempt's instant. */
 const CONFIRM_SKEW_MS = 120_000;
+/** A retry looks this far back for a DM an earlier try may have delivered. */
+const RETRY_LOOKBACK_MS = 7 * 86_400_000;
+
+/**
+ * The same DM text as X stores it: X rewrites links to t.co and may trim whitespace, so links and spacing are
+ * compared as placeholders.
+ */
+export function sameDmText(stored: string, sent: string): boolean {
+  const norm = (s: string) =>
+    s
+      .replace(/https?:\/\/\S+/g, '<link>')
+      .replace(/\s+/g, ' ')
+      .trim();
+  return norm(stored) === norm(sent);
+}
 
 type Call = XAccountCall;
 
-const isLike = (type: string) => /like/.test(type);
-const isFollow = (type: string) => /follow/.test(type);
+/** `like`, `like_last_post`, `likes`…; `follow`, `follow_user`… (never `unfollow`). */
+const isLike = (type: string) => /^like/.test(type);
+const isFollow = (type: string) => /^follow/.test(type);
 
 /**
  * The real X channel (docs/x-channel.md) for accounts connected with OAuth 2.0: `x_dm` (and a reply decision's
@@ -43,22 +60,29 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
   const callerFor = (q: Database, workspaceId: string, userId: string, at: Date): Call =>
     xAccountCaller({ repo, tokens, settings }, q, { workspaceId, userId, at });
 
-  async function sendDm(call: Call, me: string, recipient: Recipient, text: string | null, at: Date): Promise<ActionResult> {
+  async function sendDm(call: Call, q: Database, me: string, action: OutboundAction): Promise<ActionResult> {
+    const { text, at, attempt } = action;
     if (!text) return { outcome: 'failed', error: 'empty_message', retryable: false };
-    const participant = recipient.xUserId ?? (await resolveUserId(call, recipient.username));
+    const participant = await userIdOf(call, q, action);
     if (!participant) return { outcome: 'failed', error: 'x_user_not_found', retryable: false };
+    // A retry (an earlier try of this step may have reached X without an answer coming back): look before sending.
+    if ((attempt ?? 0) > 0) {
+      const earlier = await findSentDm(call, me, participant, text, new Date(at.getTime() - RETRY_LOOKBACK_MS)).catch(() => null);
+      if (earlier?.status === 'sent') return { outcome: 'ok', externalId: earlier.externalId };
+      if (earlier === null || earlier.status === 'unknown') return { outcome: 'failed', error: 'x_dm_unconfirmed', retryable: true };
+    }
     let answer;
     try {
       answer = await call<{ data?: { dm_event_id?: string } }>('POST', `/2/dm_conversations/with/${encodeURIComponent(participant)}/messages`, {
         json: { text },
       });
     } catch (err) {
-      // No answer to a DM is not "not sent": X may have taken it. Look before a retry could write to the person twice.
-      if (!(err instanceof XCallFailed) || err.failure.outcome !== 'failed' || !['x_timeout', 'x_unreachable'].includes(err.failure.error)) throw err;
+      // No answer (timeout, dropped connection, 5xx) is not "not sent": X may have taken it, or may still be taking
+      // it. A DM already visible counts as sent; otherwise the step is retried, and the retry looks again first.
+      if (!(err instanceof XCallFailed) || err.failure.outcome !== 'failed' || !err.failure.retryable) throw err;
       const check = await findSentDm(call, me, participant, text, at).catch(() => ({ status: 'unknown' as const }));
       if (check.status === 'sent') return { outcome: 'ok', externalId: check.externalId };
-      if (check.status === 'not_sent') return { outcome: 'failed', error: err.failure.error, retryable: true };
-      return { outcome: 'failed', error: 'x_dm_unconfirmed', retryable: false };
+      return { outcome: 'failed', error: err.failure.error, retryable: true };
     }
     if (answer.status === 200 || answer.status === 201) return { outcome: 'ok', externalId: answer.body?.data?.dm_event_id ?? null };
     // X refuses a DM to a person who does not accept DMs from this account: nothing the engine can change.
@@ -80,7 +104,14 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       });
       if (answer.status !== 200) return { status: 'unknown' };
       const events = answer.body?.data ?? [];
-      const found = events.find((e) => e.sender_id === me && e.text === text && (e.dm_conversation_id ?? '').split('-').includes(participant));
+      const found = events.find(
+        (e) =>
+          e.sender_id === me &&
+          (e.dm_conversation_id ?? '').split('-').includes(participant) &&
+          !!e.created_at &&
+          new Date(e.created_at).getTime() >= since &&
+          sameDmText(e.text ?? '', text),
+      );
       if (found) return { status: 'sent', externalId: found.id };
       const oldest = events[events.length - 1];
       if (!answer.body?.meta?.next_token || (oldest?.created_at && new Date(oldest.created_at).getTime() < since)) return { status: 'not_sent' };
@@ -89,15 +120,20 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
     return { status: 'unknown' };
   }
 
-  async function resolveUserId(call: Call, username: string | null): Promise<string | null> {
-    const handle = username?.replace(/^@/, '');
+  /** The person's X user id; a lead known only by username is resolved once and the id stored on the lead. */
+  async function userIdOf(call: Call, q: Database, action: OutboundAction): Promise<string | null> {
+    const { recipient } = action;
+    if (recipient.xUserId) return recipient.xUserId;
+    const handle = recipient.username?.replace(/^@/, '');
     if (!handle || !/^[A-Za-z0-9_]{1,15}$/.test(handle)) return null;
     const answer = await call<{ data?: { id?: string } }>('GET', `/2/users/by/username/${encodeURIComponent(handle)}`);
-    return answer.status === 200 ? (answer.body?.data?.id ?? null) : null;
+    const id = answer.status === 200 ? (answer.body?.data?.id ?? null) : null;
+    if (id) await rememberLeadXUserId(q, { workspaceId: action.workspaceId, leadId: recipient.leadId, xUserId: id });
+    return id;
   }
 
-  async function engage(call: Call, me: string, action: OutboundAction): Promise<ActionResult> {
-    const target = action.recipient.xUserId ?? (await resolveUserId(call, action.recipient.username));
+  async function engage(call: Call, q: Database, me: string, action: OutboundAction): Promise<ActionResult> {
+    const target = await userIdOf(call, q, action);
     if (!target) return { outcome: 'failed', error: 'x_user_not_found', retryable: false };
     const types = action.actions.map((a) => (a?.type ?? '').toLowerCase());
     const follow = types.some(isFollow);
@@ -159,8 +195,8 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (gated === null) return fallback.perform(action, ctx);
       if (gated !== 'go') return gated;
       const me = action.accountUserId!;
-      if (action.kind === 'x_dm' || action.kind === 'reply') return run(action, q, (call) => sendDm(call, me, action.recipient, action.text, action.at));
-      if (action.kind === 'x_engage') return run(action, q, (call) => engage(call, me, action));
+      if (action.kind === 'x_dm' || action.kind === 'reply') return run(action, q, (call) => sendDm(call, q, me, action));
+      if (action.kind === 'x_engage') return run(action, q, (call) => engage(call, q, me, action));
       return { outcome: 'failed', error: `x_unsupported_step_${action.kind}`, retryable: false };
     },
 
@@ -171,11 +207,14 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
      */
     async confirm(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck> {
       const q = ctx?.db ?? db;
-      const gated = await gate(q, action);
-      if (gated === null) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
-      if (gated !== 'go') return { status: 'unknown' };
+      // Not gated by the account's 429 pause: asking X costs nothing but a read, and a paused account's engage is
+      // simply done again once the pause is over.
+      if (!action.accountUserId) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
+      const conn = await repo.connection(q, action.workspaceId, action.accountUserId);
+      if (!conn) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
       if (action.kind === 'x_engage') return { status: 'not_sent' };
-      const me = action.accountUserId!;
+      if (conn.disconnected) return { status: 'unknown' };
+      const me = action.accountUserId;
       const participant = action.recipient.xUserId;
       if (!participant || !action.text) return { status: 'unknown' };
       try {

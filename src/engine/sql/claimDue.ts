@@ -16,7 +16,7 @@ export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date;
     SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       l.account_id, ${xAccount} AS x_account_user_id, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
-      l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, COALESCE(l.sandbox, c.sandbox) AS sandbox,
+      l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
       s.steps, ma.time_zone, ma.warmup_started_at,
       (EXISTS (SELECT 1 FROM leads o WHERE o.workspace_id = l.workspace_id AND o.opted_out_at IS NOT NULL AND o.email IS NOT NULL
                  AND l.email IS NOT NULL AND lower(o.email) = lower(l.email))

@@ -22,6 +22,7 @@ export async function recordLeads(trx: Database, records: LeadRecord[], now: Dat
       followed_at = COALESCE(l.followed_at, v.followed_at),
       last_error = COALESCE(v.last_error, l.last_error),
       step_attempts = v.step_attempts,
+      step_waits = v.step_waits,
       waiting_for = NULL,
       observe_next_at = CASE WHEN l.automation_stopped AND l.replied_at IS NOT NULL THEN NULL ELSE COALESCE(l.observe_next_at, v.observe_next_at) END,
       observe_until = GREATEST(l.observe_until, v.observe_until),
@@ -31,7 +32,7 @@ export async function recordLeads(trx: Database, records: LeadRecord[], now: Dat
       updated_at = ${now.toISOString()}::timestamptz
     FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS v(
       id uuid, expect_key text, expect_at timestamptz, stage text, current_step int, next_action_at timestamptz, automation_stopped boolean,
-      invited_at timestamptz, messaged_at timestamptz, followed_at timestamptz, last_error text, step_attempts int,
+      invited_at timestamptz, messaged_at timestamptz, followed_at timestamptz, last_error text, step_attempts int, step_waits int,
       observe_next_at timestamptz, observe_until timestamptz, last_message_channel text, last_activity_at timestamptz)
     WHERE l.id = v.id AND l.inflight_key IS NOT DISTINCT FROM v.expect_key AND l.inflight_at IS NOT DISTINCT FROM v.expect_at
     RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);

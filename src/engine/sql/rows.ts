@@ -34,7 +34,7 @@ export type LeadContactRow = Pick<
 };
 
 export type ClaimedRow = LeadContactRow &
-  Pick<Lead, 'stage' | 'current_step' | 'variant_key' | 'inflight_key' | 'inflight_step' | 'inflight_at' | 'step_attempts'> & {
+  Pick<Lead, 'stage' | 'current_step' | 'variant_key' | 'inflight_key' | 'inflight_step' | 'inflight_at' | 'step_attempts' | 'step_waits'> & {
     /** Only leads in a sequence are claimed. */
     sequence_id: NonNullable<Lead['sequence_id']>;
     inflight_release: PacingRelease | null;
@@ -71,6 +71,7 @@ export type LeadRecord = OnTheWire<
     | 'followed_at'
     | 'last_error'
     | 'step_attempts'
+    | 'step_waits'
     | 'observe_next_at'
     | 'observe_until'
     | 'last_message_channel'

@@ -57,8 +57,11 @@ export function createXConnectService(deps: XConnectDeps) {
       return new Map(rows.map((r) => [r.userId, { status: r.disconnected ? 'disconnected' : 'connected', rateLimitedUntil: r.rateLimitedUntil }]));
     },
 
-    /** Starts a connect for the workspace: the URL to send the person to, and when it stops working. */
-    async begin(workspaceId: string): Promise<{ authorizeUrl: string; expiresAt: Date }> {
+    /**
+     * Starts a connect for the workspace: the URL to send the person to, and when it stops working. Started from the
+     * console, it is bound to that session (`sessionIdHash`) and completes only in the same browser.
+     */
+    async begin(workspaceId: string, opts: { sessionIdHash?: string } = {}): Promise<{ authorizeUrl: string; expiresAt: Date }> {
       const { clientId } = requireClient();
       if (!isUuid(workspaceId) || !(await states.workspaceExists(db, workspaceId))) throw notFound('workspace');
       const now = clock.now();
@@ -68,7 +71,15 @@ export function createXConnectService(deps: XConnectDeps) {
       const redirectUri = callbackUrl();
       const expiresAt = new Date(now.getTime() + CONNECT_TTL_MS);
       await states.deleteExpired(db, now);
-      await states.insert(db, { state, workspaceId, codeVerifier: cipher.encrypt(verifier)!, redirectUri, createdAt: now, expiresAt });
+      await states.insert(db, {
+        state,
+        workspaceId,
+        codeVerifier: cipher.encrypt(verifier)!,
+        redirectUri,
+        createdAt: now,
+        expiresAt,
+        sessionIdHash: opts.sessionIdHash ?? null,
+      });
       const url = new URL(config.x.authorizeUrl);
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', clientId);
@@ -85,12 +96,23 @@ export function createXConnectService(deps: XConnectDeps) {
      * X sent the person back. The state is spent first (single use, whatever happens next); an unknown, used or
      * expired one is refused. Returns the account connected.
      */
-    async complete(input: { state?: string; code?: string; error?: string }): Promise<{ workspaceId: string; userId: string; handle: string }> {
+    async complete(input: {
+      state?: string;
+      code?: string;
+      error?: string;
+      /** The console session the callback arrived in, if any. */
+      sessionIdHash?: string | null;
+    }): Promise<{ workspaceId: string; userId: string; handle: string }> {
       const { clientId, clientSecret } = requireClient();
       const now = clock.now();
       const pending = input.state ? await states.take(db, input.state) : null;
       if (!pending || pending.expiresAt <= now)
         throw fail(400, 'x_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
+      // A connect started in the console completes only in that browser session: a link handed to someone else
+      // (to approve with their X account into this workspace) is refused, and spent.
+      if (pending.sessionIdHash && pending.sessionIdHash !== input.sessionIdHash) {
+        throw fail(400, 'x_connect_other_session', 'this connect was started in another browser session; start again from Accounts in this browser');
+      }
       if (input.error) throw fail(400, 'x_connect_denied', `X did not grant access (${input.error.slice(0, 60)}); start again from Accounts`);
       if (!input.code) throw fail(400, 'x_connect_code_missing', 'X sent no authorization code; start again from Accounts');
       const verifier = cipher.decrypt(pending.codeVerifier);

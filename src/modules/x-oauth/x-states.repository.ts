@@ -7,6 +7,8 @@ export interface PendingConnect {
   codeVerifier: string;
   redirectUri: string;
   expiresAt: Date;
+  /** The console session that started it; null when started by `outreach x connect`. */
+  sessionIdHash: string | null;
 }
 
 export async function insert(db: Database, p: PendingConnect & { createdAt: Date }): Promise<void> {
@@ -19,6 +21,7 @@ export async function insert(db: Database, p: PendingConnect & { createdAt: Date
       redirect_uri: p.redirectUri,
       created_at: p.createdAt,
       expires_at: p.expiresAt,
+      session_id_hash: p.sessionIdHash,
     })
     .execute();
 }
@@ -27,7 +30,14 @@ export async function insert(db: Database, p: PendingConnect & { createdAt: Date
 export async function take(db: Database, state: string): Promise<PendingConnect | null> {
   const row = await db.deleteFrom('x_oauth_states').where('state', '=', state).returningAll().executeTakeFirst();
   return row
-    ? { state: row.state, workspaceId: row.workspace_id, codeVerifier: row.code_verifier, redirectUri: row.redirect_uri, expiresAt: new Date(row.expires_at) }
+    ? {
+        state: row.state,
+        workspaceId: row.workspace_id,
+        codeVerifier: row.code_verifier,
+        redirectUri: row.redirect_uri,
+        expiresAt: new Date(row.expires_at),
+        sessionIdHash: row.session_id_hash,
+      }
     : null;
 }
 

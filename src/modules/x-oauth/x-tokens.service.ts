@@ -29,7 +29,7 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
   const now = deps.now ?? (() => new Date());
 
   async function exchangeRefresh(refreshToken: string): Promise<XTokens | 'refused'> {
-    const res = await request(`${deps.settings.apiUrl}/2/oauth2/token`, {
+    const res = await request(`${deps.settings.apiUrl.replace(/\/+$/, '')}/2/oauth2/token`, {
       method: 'POST',
       headers: {
         authorization: `Basic ${Buffer.from(`${deps.settings.clientId}:${deps.settings.clientSecret}`).toString('base64')}`,
@@ -38,6 +38,9 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: deps.settings.clientId }).toString(),
       headersTimeout: deps.settings.timeoutMs,
       bodyTimeout: deps.settings.timeoutMs,
+    }).catch(() => {
+      // X's token endpoint out of reach is trouble of the moment, not a refusal: retried, the account stays connected.
+      throw new Error('x_token_refresh_failed: unreachable');
     });
     const body = (await res.body.json().catch(() => null)) as { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string } | null;
     if (res.statusCode === 400 || res.statusCode === 401) return 'refused';

@@ -72,14 +72,19 @@ const observedLead = (trx: Database) =>
       sql<string | null>`COALESCE(l.account_user_id, p.account_user_id)`.as('x_account_user_id'),
     ]);
 
-/** The lead a DM sender is, among the leads this X account has reached (the most recently messaged first). */
-export async function contactedLeadByXUser(db: Database, p: { workspaceId: string; accountUserId: string; senderId: string }): Promise<ObservedLead | null> {
+/**
+ * The lead a DM sender is, among this X account's leads: the most recently messaged, then followed, then created.
+ * Any lead of the account counts, contacted or not: someone who writes first (or whose DM is still being recorded,
+ * or who was only liked) has answered all the same, and their lead must stop.
+ */
+export async function leadByXUser(db: Database, p: { workspaceId: string; accountUserId: string; senderId: string }): Promise<ObservedLead | null> {
   const row = await observedLead(db)
     .where('l.workspace_id', '=', p.workspaceId)
     .where('l.x_user_id', '=', p.senderId)
     .where(sql<boolean>`COALESCE(l.account_user_id, p.account_user_id) = ${p.accountUserId}`)
-    .where((eb) => eb.or([eb('l.messaged_at', 'is not', null), eb('l.followed_at', 'is not', null)]))
     .orderBy(sql`l.messaged_at DESC NULLS LAST`)
+    .orderBy(sql`l.followed_at DESC NULLS LAST`)
+    .orderBy('l.created_at', 'desc')
     .orderBy('l.id')
     .limit(1)
     .executeTakeFirst();
@@ -97,5 +102,19 @@ export async function awaitingFollowBack(db: Database, p: { workspaceId: string;
     .where(sql<boolean>`COALESCE(l.account_user_id, p.account_user_id) = ${p.accountUserId}`)
     .orderBy('l.followed_at')
     .limit(p.limit)
+    .execute();
+}
+
+/**
+ * The X user id a lead known only by its username turned out to have: stored so its DMs and follow-backs match it
+ * (the watcher matches by user id). Only when the lead has none yet.
+ */
+export async function rememberLeadXUserId(db: Database, p: { workspaceId: string; leadId: string; xUserId: string }): Promise<void> {
+  await db
+    .updateTable('leads')
+    .set({ x_user_id: p.xUserId })
+    .where('workspace_id', '=', p.workspaceId)
+    .where('id', '=', p.leadId)
+    .where('x_user_id', 'is', null)
     .execute();
 }

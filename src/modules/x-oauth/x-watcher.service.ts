@@ -13,6 +13,8 @@ export interface XAccountPassCounts {
   followBacks: number;
   /** DMs from people who are not leads this account reached: counted, not stored. */
   unmatched: number;
+  /** More new DM events than one poll reads (1,000): the oldest of them were skipped. */
+  truncated?: true;
   /** Set when the account could not be read this pass. */
   error?: 'x_account_disconnected' | 'x_rate_limited' | 'x_unreachable' | 'x_unauthorized';
 }
@@ -83,7 +85,7 @@ export function createXWatcher(deps: XWatcherDeps) {
   }
 
   async function applyDm(acc: repo.WatchedXAccount, e: DmEvent, now: Date, summary: PassSummary): Promise<'reply' | 'unmatched' | 'duplicate'> {
-    const lead = e.sender_id ? await repo.contactedLeadByXUser(db, { workspaceId: acc.workspaceId, accountUserId: acc.userId, senderId: e.sender_id }) : null;
+    const lead = e.sender_id ? await repo.leadByXUser(db, { workspaceId: acc.workspaceId, accountUserId: acc.userId, senderId: e.sender_id }) : null;
     const sent = e.created_at ? new Date(e.created_at) : now;
     const at = sent.getTime() > now.getTime() ? now : sent;
     return withTxRetry(() =>
@@ -152,9 +154,9 @@ export function createXWatcher(deps: XWatcherDeps) {
         else if (outcome === 'unmatched') counts.unmatched += 1;
       }
       // More than MAX_DM_PAGES pages of new events since the last poll: the oldest of them are past reach (X lists
-      // DM events newest first only); the unmatched count says so.
+      // DM events newest first only, with no "since"); the summary says so (docs/x-channel.md, known limit).
       if (events.length > 0) newestEventId = events[0].id;
-      if (more) counts.unmatched += 0;
+      if (more) counts.truncated = true;
       if (acc.followersDue) {
         counts.followBacks = await checkFollowBacks(call, acc, now, summary);
         followersNextAt = later(FOLLOWERS_INTERVAL_SECONDS);
@@ -190,6 +192,7 @@ export function createXWatcher(deps: XWatcherDeps) {
           replies: prev.replies + r.replies,
           followBacks: prev.followBacks + r.followBacks,
           unmatched: prev.unmatched + r.unmatched,
+          ...((prev.truncated || r.truncated) && { truncated: true as const }),
           ...(r.error && { error: r.error }),
         };
       }
