@@ -91,6 +91,15 @@ export interface MailboxDaysTable {
   sent: number;
 }
 
+export interface XAccountDaysTable {
+  workspace_id: string;
+  user_id: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  dms: Generated<number>;
+  follows: Generated<number>;
+}
+
 export interface XDmEventsSeenTable {
   workspace_id: string;
   account_user_id: string;
@@ -377,6 +386,7 @@ export interface DB {
   x_oauth_states: XOauthStatesTable;
   x_dm_events_seen: XDmEventsSeenTable;
   mailbox_days: MailboxDaysTable;
+  x_account_days: XAccountDaysTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;
   plays: PlaysTable;

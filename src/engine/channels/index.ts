@@ -24,7 +24,7 @@ export function createChannelDrivers(
   deps: {
     overrides?: Partial<Record<Channel, ChannelDriver>>;
     mailboxes?: { db: Database; cipher: TextCipher };
-    x?: Omit<XDriverDeps, 'fallback'>;
+    x?: Omit<XDriverDeps, 'fallback' | 'caps'>;
   } = {},
 ): ChannelDrivers & { close(): void } {
   const opts = config.engine.sandbox;
@@ -33,7 +33,13 @@ export function createChannelDrivers(
     linkedin: createSandboxDriver('linkedin', opts),
     // A lead whose account (or workspace) has a mailbox is sent from it; the rest go to SMTP_URL or the sandbox.
     email: deps.mailboxes ? createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }) : globalEmail,
-    x: deps.x ? createXDriver({ ...deps.x, fallback: createSandboxDriver('x', opts) }) : createSandboxDriver('x', opts),
+    x: deps.x
+      ? createXDriver({
+          ...deps.x,
+          fallback: createSandboxDriver('x', opts),
+          caps: { dmsPerDay: config.engine.pacing.messageCap, followsPerDay: config.engine.pacing.inviteCap },
+        })
+      : createSandboxDriver('x', opts),
     instagram: createSandboxDriver('instagram', opts),
     ...deps.overrides,
   };

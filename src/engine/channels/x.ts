@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from '../../modules/x-oauth/x-api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from '../../modules/x-oauth/x-account-client.js';
-import { rememberLeadXUserId } from '../../modules/x-oauth/x-watch.repository.js';
+import { releaseXAccountDay, rememberLeadXUserId, reserveXAccountDay } from '../../modules/x-oauth/x-watch.repository.js';
 import type { XOauthRepository } from '../../modules/x-oauth/x-oauth.repository.js';
 import { XAccountDisconnectedError, type XTokensService } from '../../modules/x-oauth/x-tokens.service.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from './types.js';
@@ -13,6 +13,11 @@ export interface XDriverDeps {
   settings: XApiSettings;
   /** Serves the X accounts that were never connected (no tokens on record): the sandbox. */
   fallback: ChannelDriver;
+  /**
+   * Daily caps per connected X account (UTC days): DMs draw from the message cap, follows from the invite cap
+   * (a follow is the X lane's invite), as OUTREACH_PACING_MESSAGE_CAP and OUTREACH_PACING_INVITE_CAP say.
+   */
+  caps: { dmsPerDay: number; followsPerDay: number };
 }
 
 /** A disconnected account is not the lead's fault: its steps wait this long, then look again (readiness names it). */
@@ -157,6 +162,26 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
     return { outcome: 'ok', externalId: done.join(',') || null };
   }
 
+  /**
+   * Runs a DM or a follow within the account's daily cap (UTC day): over it, the step waits for the next day. The unit
+   * is given back when X did not act (a refusal or a 429); an answer that never came keeps it (X may have acted).
+   */
+  async function withDayUnit(q: Database, action: OutboundAction, kind: 'dms' | 'follows', send: () => Promise<ActionResult>): Promise<ActionResult> {
+    const unit = { workspaceId: action.workspaceId, userId: action.accountUserId!, day: action.at.toISOString().slice(0, 10), kind };
+    const cap = kind === 'dms' ? deps.caps.dmsPerDay : deps.caps.followsPerDay;
+    if (!(await reserveXAccountDay(q, { ...unit, cap }))) {
+      const nextDay = Date.UTC(action.at.getUTCFullYear(), action.at.getUTCMonth(), action.at.getUTCDate() + 1);
+      return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((nextDay - action.at.getTime()) / 1000)) };
+    }
+    const result = await send().catch(async (err: unknown) => {
+      await releaseXAccountDay(q, unit).catch(() => undefined);
+      throw err;
+    });
+    const xDidNotAct = result.outcome === 'rate_limited' || (result.outcome === 'failed' && (!result.retryable || result.waitSeconds !== undefined));
+    if (xDidNotAct) await releaseXAccountDay(q, unit);
+    return result;
+  }
+
   /** null: the account is not connected here (the sandbox serves it); otherwise a result that stops the call, or 'go'. */
   async function gate(q: Database, action: OutboundAction): Promise<ActionResult | 'go' | null> {
     if (!action.accountUserId) return null;
@@ -195,8 +220,12 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (gated === null) return fallback.perform(action, ctx);
       if (gated !== 'go') return gated;
       const me = action.accountUserId!;
-      if (action.kind === 'x_dm' || action.kind === 'reply') return run(action, q, (call) => sendDm(call, q, me, action));
-      if (action.kind === 'x_engage') return run(action, q, (call) => engage(call, q, me, action));
+      if (action.kind === 'x_dm' || action.kind === 'reply') return withDayUnit(q, action, 'dms', () => run(action, q, (call) => sendDm(call, q, me, action)));
+      if (action.kind === 'x_engage') {
+        const follows = action.actions.some((a) => isFollow((a?.type ?? '').toLowerCase()));
+        const go = () => run(action, q, (call) => engage(call, q, me, action));
+        return follows ? withDayUnit(q, action, 'follows', go) : go();
+      }
       return { outcome: 'failed', error: `x_unsupported_step_${action.kind}`, retryable: false };
     },
 

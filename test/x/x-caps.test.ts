@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertPlay, insertSequence, insertXAccount } from '../helpers/factories.js';
+import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+
+// Issue 18 §2, "keep per-account pacing and caps": a connected X account sends at most OUTREACH_PACING_MESSAGE_CAP
+// DMs and OUTREACH_PACING_INVITE_CAP follows per UTC day; the rest wait for the next day (not failed). A DM that X
+// refused does not use up the day.
+const DAY = 86_400_000;
+const ME = '2001';
+let x: XApiFake;
+let t: TestApp;
+let clock = Date.now();
+let workspaceId: string;
+let playId: string;
+let seq = 6000;
+
+beforeAll(async () => {
+  x = await startXApiFake({ now: () => clock });
+  x.addUser({ id: ME, username: 'acme_hq' });
+  t = await buildTestApp({
+    now: new Date(clock).toISOString(),
+    env: { ...ENGINE_ENV, OUTREACH_X_API_URL: x.url, OUTREACH_PACING_MESSAGE_CAP: 2, OUTREACH_PACING_INVITE_CAP: 1, OUTREACH_X_POLL_INTERVAL: 3600 },
+  });
+  ({ workspaceId } = await createWorkspaceWithKey(t, 'Capped X'));
+  await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', workspaceId).execute();
+  await insertXAccount(t.db, workspaceId, { userId: ME, handle: 'acme_hq' });
+  const tokens = x.issueTokens(ME, 7 * 86_400);
+  const { xOauthRepository } = await import('../../src/modules/x-oauth/x-oauth.repository.js');
+  await xOauthRepository(t.cipher).save(t.db, workspaceId, ME, { ...tokens, scopes: [] });
+  playId = (await insertPlay(t.db, workspaceId, { accountUserId: ME })).id;
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  await x?.close();
+});
+
+async function leads(n: number, sequence: string, opts: { acceptsDms?: boolean } = {}) {
+  const out: { xUserId: string; leadId: string }[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = String(++seq);
+    x.addUser({ id, username: `p${id}`, acceptsDms: opts.acceptsDms ?? true });
+    const leadId = await insertLead(t.db, workspaceId, {
+      person: `P ${id}`,
+      x_user_id: id,
+      account_user_id: ME,
+      play_id: playId,
+      sequence_id: sequence,
+      next_action_at: new Date(clock),
+    });
+    out.push({ xUserId: id, leadId });
+  }
+  return out;
+}
+const dmsTo = (id: string) => x.dmEvents.filter((e) => e.senderId === ME && e.recipientId === id).length;
+
+it('DMs stop at the daily cap and go out the next UTC day; a DM X refused gives its unit back', async () => {
+  const dm = await insertSequence(t.db, workspaceId, { channels: ['x'], steps: steps(step('x_dm', { message: 'Hi' })) });
+  const closed = await leads(1, dm, { acceptsDms: false });
+  await t.services.engine.runPass({ now: new Date(clock) });
+  const open = await leads(3, dm);
+  await t.services.engine.runPass({ now: new Date(clock + 1000) });
+  const failed = await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', '=', closed[0].leadId).executeTakeFirstOrThrow();
+  expect(failed).toMatchObject({ stage: 'failed', last_error: 'x_dm_not_permitted' });
+  // The refusal did not count: two of the three open leads got their DM today, the third waits.
+  expect(open.map((l) => dmsTo(l.xUserId)).sort()).toEqual([0, 1, 1]);
+  const waiting = open.find((l) => dmsTo(l.xUserId) === 0)!;
+  const row = await t.db.selectFrom('leads').select(['stage', 'last_error', 'next_action_at']).where('id', '=', waiting.leadId).executeTakeFirstOrThrow();
+  expect(row.last_error).toBe('rate_limited');
+  expect(row.stage).not.toBe('failed');
+  clock += DAY;
+  await t.services.engine.runPass({ now: new Date(clock) });
+  expect(open.map((l) => dmsTo(l.xUserId))).toEqual([1, 1, 1]);
+});
+
+it('follows stop at the invite cap per UTC day', async () => {
+  const follow = await insertSequence(t.db, workspaceId, {
+    channels: ['x'],
+    steps: steps(step('x_engage', { actions: [{ type: 'follow', count: null, reaction: null }] as never })),
+  });
+  clock += 2 * DAY;
+  const people = await leads(2, follow);
+  await t.services.engine.runPass({ now: new Date(clock) });
+  expect(people.filter((p) => x.follows.get(ME)?.has(p.xUserId))).toHaveLength(1);
+  clock += DAY;
+  await t.services.engine.runPass({ now: new Date(clock) });
+  expect(people.filter((p) => x.follows.get(ME)?.has(p.xUserId))).toHaveLength(2);
+});
