@@ -7247,6 +7247,8 @@ export interface paths {
                             provider: "publicdata";
                             /** @description `user_not_found`, `provider_unavailable` or `provider_timeout` */
                             reason: string;
+                            /** @description when the provider's rate window is spent: seconds until it opens again (also the Retry-After header) */
+                            retryAfterSeconds?: number;
                             /** @enum {boolean} */
                             sendsMessages: false;
                             /** @enum {string} */

@@ -55,3 +55,23 @@ it('discovery over 5,000 followers reads 5 pages of 1,000 and saves every follow
   const next = await t.services.engine.runPass({ now: new Date(T0.getTime() + 2 * 3_600_000) });
   expect(next.discovered).toBe(1);
 });
+
+it("resolve through the x provider while X's by-username window is spent: 503 provider_unavailable with Retry-After and retryAfterSeconds", async () => {
+  const { workspaceId, auth } = await createWorkspaceWithKey(t, 'Resolve while limited');
+  await t.db.updateTable('workspaces').set({ energy_balance: 100 }).where('id', '=', workspaceId).execute();
+  x.addUser({ id: '3001', username: 'limited_lee' });
+  x.failNext('GET /2/users/by/username', { status: 429, resetAt: Math.ceil(Date.now() / 1000) + 600 });
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/x/users/resolve', headers: auth, payload: { username: 'limited_lee' } });
+  expect(res.statusCode, res.body).toBe(503);
+  const body = res.json();
+  expect(body).toMatchObject({ error: 'provider_unavailable', status: 'unknown', user: null, sendsMessages: false });
+  expect(body.retryAfterSeconds).toBeGreaterThan(500);
+  expect(body.retryAfterSeconds).toBeLessThanOrEqual(601);
+  expect(res.headers['retry-after']).toBe(String(body.retryAfterSeconds));
+  // The window is remembered: the next resolve does not call X and still says how long to wait.
+  const calls = x.requests.filter((r) => r.startsWith('GET /2/users/by/username')).length;
+  const again = await t.app.inject({ method: 'POST', url: '/api/v1/x/users/resolve', headers: auth, payload: { username: 'limited_lee' } });
+  expect(again.statusCode).toBe(503);
+  expect(Number(again.headers['retry-after'])).toBeGreaterThan(500);
+  expect(x.requests.filter((r) => r.startsWith('GET /2/users/by/username')).length).toBe(calls);
+});

@@ -32,6 +32,13 @@ export const ResolveUnknownResponse = Type.Object(
     error: Type.String({ description: '`identity_unknown` or `provider_unavailable`' }),
     reason: Type.String({ description: '`user_not_found`, `provider_unavailable` or `provider_timeout`' }),
     message: Type.Optional(Type.String()),
+    retryAfterSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "when the provider's rate window is spent: seconds until it opens again (also the Retry-After header)",
+        'x-extension': true,
+      }),
+    ),
   },
   { additionalProperties: true, description: 'The profile could not be verified or the provider is unavailable; identity is unknown.' },
 );

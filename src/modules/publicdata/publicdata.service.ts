@@ -51,9 +51,17 @@ export interface PublicDataServiceDeps {
   provider: PublicDataProvider;
 }
 
-function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reason: string): AppError {
+function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reason: string, retryAfterSeconds?: number): AppError {
   const message = code === 'identity_unknown' ? 'the profile could not be verified' : 'the public-data provider is unavailable; identity is unknown';
-  return new AppError(503, code, message, { status: 'unknown', user: null, provider: PROVIDER, sendsMessages: false, reason });
+  // A provider whose rate window is spent (the x provider) says when it opens again: passed on as Retry-After.
+  const wait = retryAfterSeconds !== undefined && retryAfterSeconds > 0 ? Math.ceil(retryAfterSeconds) : undefined;
+  return new AppError(
+    503,
+    code,
+    message,
+    { status: 'unknown', user: null, provider: PROVIDER, sendsMessages: false, reason, ...(wait !== undefined && { retryAfterSeconds: wait }) },
+    wait !== undefined ? { 'retry-after': String(wait) } : {},
+  );
 }
 
 function providerReason(err: unknown): string {
@@ -91,7 +99,8 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
       );
     } catch (err) {
       if (err instanceof EnergyExhausted) throw energy.exhaustedError(err);
-      if (isProviderUnavailable(err)) throw unknownIdentity('provider_unavailable', providerReason(err));
+      if (isProviderUnavailable(err))
+        throw unknownIdentity('provider_unavailable', providerReason(err), (err as { retryAfterSeconds?: number }).retryAfterSeconds);
       throw err;
     }
     if (!identity) throw unknownIdentity('identity_unknown', REASON.userNotFound);
