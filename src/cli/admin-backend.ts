@@ -59,6 +59,12 @@ export interface XConnectStart {
   expiresAt: string;
   callbackUrl: string;
 }
+/** What `outreach x disconnect` did: whether X confirmed the revocation, and whether it was disconnected already. */
+export interface XDisconnected {
+  userId: string;
+  revokedAtX: boolean;
+  alreadyDisconnected: boolean;
+}
 
 export interface AdminBackend {
   via: 'database' | 'server';
@@ -76,6 +82,8 @@ export interface AdminBackend {
   removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<{ removed: true }>;
   /** Starts "Connect X account": the authorize URL a person opens in a browser, good once for 10 minutes. */
   startXConnect(input: { workspaceId: string }): Promise<XConnectStart>;
+  /** Deletes a connected X account's tokens here and revokes them at X; its steps wait until it is connected again. */
+  disconnectX(input: { workspaceId: string; userId: string }): Promise<XDisconnected>;
   close(): Promise<void>;
 }
 
@@ -112,6 +120,14 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
       try {
         const started = await services.xConnect.begin(input.workspaceId);
         return { authorizeUrl: started.authorizeUrl, expiresAt: started.expiresAt.toISOString(), callbackUrl: services.xConnect.callbackUrl() };
+      } catch (e) {
+        if (e instanceof AppError) throw new CliError(e.message, { error: e.code, message: e.message });
+        throw e;
+      }
+    },
+    disconnectX: async (input) => {
+      try {
+        return await services.xConnect.disconnect(input.workspaceId, input.userId);
       } catch (e) {
         if (e instanceof AppError) throw new CliError(e.message, { error: e.code, message: e.message });
         throw e;
@@ -160,6 +176,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
     removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
     startXConnect: (input) => call<XConnectStart>('/x/connect', input),
+    disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),
     close: async () => undefined,
   };
 }

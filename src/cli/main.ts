@@ -299,6 +299,22 @@ x.command('connect')
     );
   });
 
+x.command('disconnect')
+  .description("delete a connected X account's tokens and revoke them at X; its steps wait until it is connected again")
+  .requiredOption('--workspace <id>', 'the workspace of the X account')
+  .requiredOption('--account <userId>', "the X account's numeric user id (as GET /x/accounts lists it)")
+  .option('--json', 'machine-readable output')
+  .action(async (opts: { workspace: string; account: string; json?: boolean }) => {
+    const done = await withBackend((b) => b.disconnectX({ workspaceId: opts.workspace, userId: opts.account }));
+    out(!!opts.json, done, () =>
+      done.alreadyDisconnected
+        ? `X account ${done.userId} was already disconnected; its tokens are deleted here.`
+        : done.revokedAtX
+          ? `Disconnected X account ${done.userId}: its tokens are deleted here and revoked at X.`
+          : `Disconnected X account ${done.userId}: its tokens are deleted here, but X did not confirm the revocation; remove the app under "Connected apps" in its X settings.`,
+    );
+  });
+
 registerApiCommands(program);
 
 try {

@@ -70,7 +70,11 @@ export interface XAccountOauthTable {
   followers_next_at: CreatedAt;
   poll_lease_until: Timestamp | null;
   connected_at: CreatedAt;
+  /** Why it is disconnected: X refused its refresh token, or a person disconnected it (migration 0022). */
+  disconnect_reason: XDisconnectReason | null;
 }
+
+export type XDisconnectReason = 'token_refused' | 'by_person';
 
 export interface XOauthStatesTable {
   state: string;

@@ -173,6 +173,19 @@ export async function startXApiFake(
       return res.end();
     }
 
+    // RFC 7009 revocation, as X answers it: 200 {"revoked": true} whether or not the token was alive.
+    if (method === 'POST' && path === '/2/oauth2/revoke') {
+      const form = new URLSearchParams(await readBody(req));
+      const basic = req.headers.authorization?.startsWith('Basic ') ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString('utf8') : '';
+      if (basic !== `${clientId}:${clientSecret}`)
+        return send(res, 401, { error: 'unauthorized_client', error_description: 'Missing valid authorization header' });
+      const token = form.get('token') ?? '';
+      if (!token) return send(res, 400, { error: 'invalid_request', error_description: 'Missing required parameter [token].' });
+      accessTokens.delete(token);
+      refreshTokens.delete(token);
+      return send(res, 200, { revoked: true });
+    }
+
     if (method === 'POST' && path === '/2/oauth2/token') {
       const form = new URLSearchParams(await readBody(req));
       const basic = req.headers.authorization?.startsWith('Basic ') ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString('utf8') : '';

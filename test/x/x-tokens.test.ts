@@ -56,7 +56,7 @@ describe('X OAuth tokens', () => {
     await repo.save(handle.db, workspaceId, '2001', { ...t, scopes: [] });
     x.revokeRefreshToken(t.refreshToken);
     await expect(service().accessToken(workspaceId, '2001')).rejects.toMatchObject({ code: 'x_account_disconnected' });
-    expect(await repo.listDisconnected(handle.db, workspaceId)).toEqual(['2001']);
+    expect(await repo.listDisconnected(handle.db, workspaceId)).toEqual([{ userId: '2001', reason: 'token_refused' }]);
     await expect(service().accessToken(workspaceId, '2001')).rejects.toBeInstanceOf(XAccountDisconnectedError);
   });
 });

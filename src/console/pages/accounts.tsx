@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError } from '../../app/errors.js';
+import { AppError, notFound } from '../../app/errors.js';
 import type { AppInstance } from '../../app/types.js';
 import { CALLBACK_PATH } from '../../modules/x-oauth/x-connect.service.js';
 import { CsrfField } from '../layout.js';
@@ -8,6 +8,20 @@ import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
+const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
+const DisconnectParams = Type.Object({ userId: Type.String() });
+
+/** What the Channel column says of an X account. */
+function channelLabel(c: { status: 'connected' | 'disconnected'; disconnectReason: string | null; rateLimitedUntil: Date | null } | undefined, now: Date) {
+  if (!c) return 'Sandbox (not connected to X)';
+  if (c.status === 'disconnected') {
+    return c.disconnectReason === 'by_person'
+      ? 'Disconnected here: its steps wait until it is connected again'
+      : 'Disconnected: X refused its tokens, connect it again';
+  }
+  if (c.rateLimitedUntil && c.rateLimitedUntil > now) return `Connected to X, paused by X's rate limit until ${c.rateLimitedUntil.toISOString()}`;
+  return 'Connected to X';
+}
 const CallbackQuery = Type.Object(
   { state: Type.Optional(Type.String()), code: Type.Optional(Type.String()), error: Type.Optional(Type.String()) },
   { additionalProperties: true },
@@ -79,23 +93,30 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
                     <th scope="col">Handle</th>
                     <th scope="col">User id</th>
                     <th scope="col">Channel</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
                   {xAccounts.map((a) => {
                     const c = connections.get(a.userId);
-                    const label = !c
-                      ? 'Sandbox (not connected to X)'
-                      : c.status === 'disconnected'
-                        ? 'Disconnected: X refused its tokens, connect it again'
-                        : c.rateLimitedUntil && c.rateLimitedUntil > new Date()
-                          ? `Connected to X, paused by X's rate limit until ${c.rateLimitedUntil.toISOString()}`
-                          : 'Connected to X';
+                    const canDisconnect = c !== undefined && c.disconnectReason !== 'by_person';
                     return (
                       <tr>
                         <td safe>{'@' + a.handle}</td>
                         <td safe>{a.userId}</td>
-                        <td safe>{label}</td>
+                        <td safe>{channelLabel(c, new Date())}</td>
+                        <td>
+                          {canDisconnect && (
+                            <form method="post" action={`/console/accounts/x/${encodeURIComponent(a.userId)}/disconnect`} class="inline">
+                              <CsrfField token={ctx.csrfToken} />
+                              <button type="submit" aria-label={`Disconnect @${a.handle}`} safe>
+                                Disconnect
+                              </button>
+                            </form>
+                          )}
+                        </td>
                       </tr>
                     );
                   })}
@@ -130,6 +151,47 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
       throw err;
     }
   });
+
+  // "Disconnect": a page of its own asks first (the account stops sending); the confirmed form does it.
+  app.post<{ Params: { userId: string }; Body: { confirmed?: string } }>(
+    '/console/accounts/x/:userId/disconnect',
+    { schema: { hide: true, params: DisconnectParams, body: DisconnectBody } },
+    async (req, reply) => {
+      const workspaceId = req.consoleSession!.auth.workspaceId;
+      const { userId } = req.params;
+      const connection = (await xConnect.connections(workspaceId)).get(userId);
+      if (!connection) throw notFound('X account');
+      if (req.body.confirmed !== 'yes') {
+        const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+        const handle = (await deps.services.plays.listAccounts(workspaceId)).accounts.find((a) => a.userId === userId)?.handle ?? userId;
+        return sendPage(reply, ctx, {
+          title: `Disconnect @${handle}`,
+          nav: 'accounts',
+          body: (
+            <section>
+              <h1 safe>{`Disconnect @${handle}?`}</h1>
+              <p>
+                Its tokens are deleted here and revoked at X. Its DMs, follows and likes stop: the steps that use it wait, and nothing is sent from it (not even
+                from the sandbox) until it is connected again with "Connect X account". Its leads, replies and history stay.
+              </p>
+              <form method="post" action={`/console/accounts/x/${encodeURIComponent(userId)}/disconnect`}>
+                <CsrfField token={ctx.csrfToken} />
+                <input type="hidden" name="confirmed" value="yes" />
+                <button type="submit" safe>{`Yes, disconnect @${handle}`}</button> <a href="/console/accounts">Cancel</a>
+              </form>
+            </section>
+          ),
+        });
+      }
+      const done = await xConnect.disconnect(workspaceId, userId);
+      const text = done.alreadyDisconnected
+        ? 'That X account was already disconnected; its tokens are deleted here.'
+        : done.revokedAtX
+          ? 'Disconnected: its tokens are deleted here and revoked at X.'
+          : 'Disconnected: its tokens are deleted here, but X did not confirm the revocation; remove the app under "Connected apps" in its X settings.';
+      return renderAccounts(req, reply, { kind: 'done', text });
+    },
+  );
 
   // X sends the person back here. The single-use state (bound to the workspace that started the connect) is what
   // authorizes it, so it also works from a browser without a console session (`outreach x connect` on a server).

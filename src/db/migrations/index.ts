@@ -16,6 +16,7 @@ import * as m0018 from './0018_x_channel.js';
 import * as m0019 from './0019_mailbox_days.js';
 import * as m0020 from './0020_step_waits.js';
 import * as m0021 from './0021_x_account_days.js';
+import * as m0022 from './0022_x_disconnect.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -45,10 +46,11 @@ import * as m0021 from './0021_x_account_days.js';
  * | 0020 | 0020_step_waits       | a step's tries that only waited on the sender (not the lead's attempts);  |
  * |      |                       | a console-started X connect bound to its console session                  |
  * | 0021 | 0021_x_account_days   | DMs and follows per connected X account per UTC day (the daily caps)     |
+ * | 0022 | 0022_x_disconnect     | why an X account stopped: X refused its tokens, or a person disconnected it |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0022.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0023.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -68,4 +70,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019_mailbox_days': m0019,
   '0020_step_waits': m0020,
   '0021_x_account_days': m0021,
+  '0022_x_disconnect': m0022,
 };

@@ -125,4 +125,15 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     const started = await services.xConnect.begin(req.body.workspaceId);
     return { authorizeUrl: started.authorizeUrl, expiresAt: started.expiresAt.toISOString(), callbackUrl: services.xConnect.callbackUrl() };
   });
+  // `outreach x disconnect`: the account's tokens deleted here and revoked at X.
+  app.post(
+    '/x/disconnect',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object({ workspaceId: Uuid(), userId: Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9]+$' }) }, { additionalProperties: false }),
+      },
+    },
+    async (req) => services.xConnect.disconnect(req.body.workspaceId, req.body.userId),
+  );
 }

@@ -37,7 +37,7 @@ export interface ReadinessSources {
   /** Mailboxes whose last SMTP or IMAP login failed (they do not send until fixed). */
   failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string }[]>;
   /** Connected X accounts whose refresh token X refused: the real X driver leaves them alone until reconnected. */
-  disconnectedXAccounts(workspaceId: string): Promise<string[]>;
+  disconnectedXAccounts(workspaceId: string): Promise<{ userId: string; reason: 'token_refused' | 'by_person' }[]>;
 }
 
 type Observed<T> = { ok: true; value: T; observedAt: string } | { ok: false };
@@ -122,12 +122,13 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     }
     if (xd.ok) {
       const handles = new Map((x.ok ? x.value : []).map((a) => [a.userId, a.handle]));
-      for (const userId of xd.value) {
+      for (const { userId, reason } of xd.value) {
         const name = handles.has(userId) ? `@${handles.get(userId)} (${userId})` : userId;
+        const why = reason === 'by_person' ? 'a person disconnected it' : 'X refused its refresh token';
         issues.push(
           issue(
             ISSUE.xAccountDisconnected,
-            `X account ${name} is disconnected: X refused its refresh token; its steps wait until a person connects it again (Accounts, "Connect X account")`,
+            `X account ${name} is disconnected: ${why}; its steps wait until a person connects it again (Accounts, "Connect X account")`,
             false,
           ),
         );

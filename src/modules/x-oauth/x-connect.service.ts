@@ -35,6 +35,31 @@ const fail = (status: number, code: string, message: string) => new AppError(sta
 export function createXConnectService(deps: XConnectDeps) {
   const { db, config, cipher, clock, repo } = deps;
 
+  /**
+   * RFC 7009 revocation at X (`POST /2/oauth2/revoke`, the app's Basic credentials). True when X said 200; false
+   * when X could not be reached, refused, or the app's credentials are not configured here.
+   */
+  async function revokeAtX(token: string, hint: 'access_token' | 'refresh_token'): Promise<boolean> {
+    const { clientId, clientSecret } = config.x;
+    if (!token || !clientId || !clientSecret) return false;
+    try {
+      const res = await request(`${config.x.apiUrl.replace(/\/+$/, '')}/2/oauth2/revoke`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ token, token_type_hint: hint, client_id: clientId }).toString(),
+        headersTimeout: config.x.timeoutMs,
+        bodyTimeout: config.x.timeoutMs,
+      });
+      await res.body.dump();
+      return res.statusCode === 200;
+    } catch {
+      return false;
+    }
+  }
+
   function requireClient(): { clientId: string; clientSecret: string } {
     const { clientId, clientSecret } = config.x;
     if (!clientId || !clientSecret) {
@@ -51,10 +76,42 @@ export function createXConnectService(deps: XConnectDeps) {
     /** Whether connecting is possible here (the X app's client id and secret are set). */
     configured: () => !!config.x.clientId && !!config.x.clientSecret,
 
-    /** Per X account with tokens: `connected`, or `disconnected` (X refused its refresh token). Others are sandbox. */
-    async connections(workspaceId: string): Promise<Map<string, { status: 'connected' | 'disconnected'; rateLimitedUntil: Date | null }>> {
+    /**
+     * Per X account with tokens: `connected`, or `disconnected` with why (X refused its refresh token, or a person
+     * disconnected it). Accounts without tokens are sandbox accounts.
+     */
+    async connections(
+      workspaceId: string,
+    ): Promise<Map<string, { status: 'connected' | 'disconnected'; disconnectReason: 'token_refused' | 'by_person' | null; rateLimitedUntil: Date | null }>> {
       const rows = await repo.listConnections(db, workspaceId);
-      return new Map(rows.map((r) => [r.userId, { status: r.disconnected ? 'disconnected' : 'connected', rateLimitedUntil: r.rateLimitedUntil }]));
+      return new Map(
+        rows.map((r) => [
+          r.userId,
+          { status: r.disconnected ? 'disconnected' : 'connected', disconnectReason: r.disconnectReason, rateLimitedUntil: r.rateLimitedUntil },
+        ]),
+      );
+    },
+
+    /**
+     * A person disconnects a connected X account. Under the row's lock (so a refresh in flight finishes first and its
+     * fresh tokens are the ones revoked) the tokens are overwritten and the account is marked disconnected; then both
+     * tokens are revoked at X. The account stays in `GET /x/accounts`, and its steps wait (never the sandbox) until a
+     * person connects it again. Revocation is best effort: the tokens are gone from here whatever X answers.
+     * An account of another workspace, or one without tokens (a sandbox account), is 404.
+     */
+    async disconnect(workspaceId: string, userId: string): Promise<{ userId: string; revokedAtX: boolean; alreadyDisconnected: boolean }> {
+      if (!isUuid(workspaceId)) throw notFound('X account');
+      const taken = await db.transaction().execute(async (trx) => {
+        const row = await repo.findForUpdate(trx, workspaceId, userId);
+        if (!row) return null;
+        await repo.disconnectByPerson(trx, workspaceId, userId, clock.now());
+        return row;
+      });
+      if (!taken) throw notFound('X account');
+      if (taken.disconnected && !taken.refreshToken) return { userId, revokedAtX: false, alreadyDisconnected: true };
+      // Revoking the refresh token ends the grant; the access token is revoked too so it stops working at once.
+      const [refreshRevoked, accessRevoked] = await Promise.all([revokeAtX(taken.refreshToken, 'refresh_token'), revokeAtX(taken.accessToken, 'access_token')]);
+      return { userId, revokedAtX: refreshRevoked && accessRevoked, alreadyDisconnected: taken.disconnected };
     },
 
     /**

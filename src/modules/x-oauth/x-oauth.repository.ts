@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database.js';
+import type { XDisconnectReason } from '../../db/schema.js';
 import type { TextCipher } from '../../lib/crypto.js';
 
 export interface XTokens {
@@ -33,6 +34,7 @@ export function xOauthRepository(cipher: TextCipher) {
         expires_at: t.expiresAt,
         scopes: t.scopes.join(' '),
         disconnected_at: null,
+        disconnect_reason: null,
         updated_at: new Date(),
       };
       await db
@@ -56,10 +58,31 @@ export function xOauthRepository(cipher: TextCipher) {
         .executeTakeFirst();
       return r ? open(r) : null;
     },
+    /** X refused the refresh token: the account waits for a person to connect it again. */
     async markDisconnected(db: Database, workspaceId: string, userId: string): Promise<void> {
       await db
         .updateTable('x_account_oauth')
-        .set({ disconnected_at: new Date(), updated_at: new Date() })
+        .set({ disconnected_at: new Date(), disconnect_reason: 'token_refused', updated_at: new Date() })
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .execute();
+    },
+    /**
+     * A person disconnected the account: its tokens are overwritten (nothing of them stays here) and it is marked
+     * disconnected. The row stays, so the account's steps wait instead of falling back to the sandbox.
+     */
+    async disconnectByPerson(db: Database, workspaceId: string, userId: string, at: Date): Promise<void> {
+      await db
+        .updateTable('x_account_oauth')
+        .set({
+          access_token: cipher.encrypt('')!,
+          refresh_token: cipher.encrypt('')!,
+          expires_at: at,
+          disconnected_at: at,
+          disconnect_reason: 'by_person',
+          rate_limited_until: null,
+          updated_at: at,
+        })
         .where('workspace_id', '=', workspaceId)
         .where('user_id', '=', userId)
         .execute();
@@ -93,26 +116,30 @@ export function xOauthRepository(cipher: TextCipher) {
       return new Set(rows.map((r) => r.user_id));
     },
     /** Every X account of the workspace that has tokens on record, and whether X still accepts them. */
-    async listConnections(db: Database, workspaceId: string): Promise<{ userId: string; disconnected: boolean; rateLimitedUntil: Date | null }[]> {
+    async listConnections(
+      db: Database,
+      workspaceId: string,
+    ): Promise<{ userId: string; disconnected: boolean; disconnectReason: XDisconnectReason | null; rateLimitedUntil: Date | null }[]> {
       const rows = await db
         .selectFrom('x_account_oauth')
-        .select(['user_id', 'disconnected_at', 'rate_limited_until'])
+        .select(['user_id', 'disconnected_at', 'disconnect_reason', 'rate_limited_until'])
         .where('workspace_id', '=', workspaceId)
         .execute();
       return rows.map((r) => ({
         userId: r.user_id,
         disconnected: r.disconnected_at !== null,
+        disconnectReason: r.disconnected_at === null ? null : (r.disconnect_reason ?? 'token_refused'),
         rateLimitedUntil: r.rate_limited_until ? new Date(r.rate_limited_until) : null,
       }));
     },
-    async listDisconnected(db: Database, workspaceId: string): Promise<string[]> {
+    async listDisconnected(db: Database, workspaceId: string): Promise<{ userId: string; reason: XDisconnectReason }[]> {
       const rows = await db
         .selectFrom('x_account_oauth')
-        .select('user_id')
+        .select(['user_id', 'disconnect_reason'])
         .where('workspace_id', '=', workspaceId)
         .where('disconnected_at', 'is not', null)
         .execute();
-      return rows.map((r) => r.user_id);
+      return rows.map((r) => ({ userId: r.user_id, reason: r.disconnect_reason ?? 'token_refused' }));
     },
   };
 }
