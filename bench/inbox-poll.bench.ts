@@ -19,12 +19,11 @@ import { loadConfig } from '../src/config/config.js';
 import { upsertMailbox } from '../src/modules/mailboxes/mailboxes.repository.js';
 import { createInboxWatcher } from '../src/modules/inbox/inbox.service.js';
 import { startDovecot } from '../test/helpers/dovecot.js';
+import { printBesideFloor } from './floor-report.js';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const MESSAGES = arg('messages', 10_000);
 const RUNS = arg('runs', 30);
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 async function main() {
   const dovecot = await startDovecot([{ user: 'dana', pass: 'bench-pw' }]);
@@ -109,14 +108,14 @@ async function main() {
         await dovecot.deliver('dana', `From: late${i}@elsewhere.example\r\nSubject: Late\r\nMessage-ID: <late${r}.${i}@x.example>\r\n\r\nHi\r\n`);
       busy.push((await pass()).ms);
     }
-    const row = (name: string, xs: number[]) =>
-      console.log(
-        `${name.padEnd(44)} p50 ${pct(xs, 50).toFixed(1).padStart(7)} ms  p95 ${pct(xs, 95).toFixed(1).padStart(7)} ms  ratio to floor (p50) ${(pct(xs, 50) / pct(floor, 50)).toFixed(2)}`,
-      );
     console.log(`\nINBOX: ${MESSAGES + Math.min(RUNS, 10) * 10} messages; ${RUNS} runs; database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
-    row('floor: connect+login, SELECT INBOX, logout', floor);
-    row('watcher pass, nothing new (per mailbox)', idle);
-    row('watcher pass, 10 new messages (per mailbox)', busy);
+    printBesideFloor(
+      ['floor: connect+login, SELECT INBOX, logout', floor],
+      [
+        ['watcher pass, nothing new (per mailbox)', idle],
+        ['watcher pass, 10 new messages (per mailbox)', busy],
+      ],
+    );
   } finally {
     await handle.close();
     await dovecot.stop();

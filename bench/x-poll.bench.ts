@@ -20,13 +20,12 @@ import { xOauthRepository } from '../src/modules/x-oauth/x-oauth.repository.js';
 import { xTokensService } from '../src/modules/x-oauth/x-tokens.service.js';
 import { createXWatcher } from '../src/modules/x-oauth/x-watcher.service.js';
 import { startXApiFake } from '../test/helpers/x-api-fake.js';
+import { printBesideFloor } from './floor-report.js';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const HISTORY = arg('history', 1_000);
 const RUNS = arg('runs', 30);
 const ME = '2001';
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 async function main() {
   const x = await startXApiFake();
@@ -98,14 +97,14 @@ async function main() {
       for (const id of leads) x.receiveDm(id, ME, `answer ${r}`);
       busy.push((await pass()).ms);
     }
-    const row = (name: string, xs: number[]) =>
-      console.log(
-        `${name.padEnd(44)} p50 ${pct(xs, 50).toFixed(1).padStart(7)} ms  p95 ${pct(xs, 95).toFixed(1).padStart(7)} ms  ratio to floor (p50) ${(pct(xs, 50) / pct(floor, 50)).toFixed(2)}`,
-      );
     console.log(`\nDM history: ${HISTORY} events; ${RUNS} runs; database ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
-    row('floor: one GET /2/dm_events', floor);
-    row('watcher pass, nothing new (per account)', idle);
-    row('watcher pass, 10 DM replies (per account)', busy);
+    printBesideFloor(
+      ['floor: one GET /2/dm_events', floor],
+      [
+        ['watcher pass, nothing new (per account)', idle],
+        ['watcher pass, 10 DM replies (per account)', busy],
+      ],
+    );
   } finally {
     await handle.close();
     await x.close();

@@ -474,3 +474,13 @@ export async function startXApiFake(
       }),
   };
 }
+
+/** The settings that point the service's X app (OAuth client, authorize page, API) at this fake. */
+export function xAppEnv(x: XApiFake) {
+  return {
+    OUTREACH_X_API_URL: x.url,
+    OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
+    OUTREACH_X_CLIENT_ID: x.clientId,
+    OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+  };
+}

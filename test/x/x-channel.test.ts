@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
 
 // Issue 18: the real X driver and watcher against a local fake of the X API v2 (a real HTTP server with X's shapes,
@@ -34,10 +34,7 @@ describe('the real X channel', () => {
     env = {
       ...ENGINE_ENV,
       OUTREACH_ADMIN_TOKEN: ADMIN,
-      OUTREACH_X_API_URL: x.url,
-      OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
-      OUTREACH_X_CLIENT_ID: x.clientId,
-      OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+      ...xAppEnv(x),
       OUTREACH_X_TIMEOUT_MS: 60_000,
       OUTREACH_X_POLL_INTERVAL: 60,
       OUTREACH_ENGINE_INFLIGHT_LEASE: LEASE_S,

@@ -8,7 +8,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/browser.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { signedInConsole } from '../helpers/console.js';
-import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 
 // Issue 18 §1: "Connect X account" runs OAuth 2.0 Authorization Code with PKCE against X's authorize and token
 // endpoints (here the X API fake, which approves at once and redirects back) and returns to the console's callback.
@@ -45,10 +45,7 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
       env: {
         OUTREACH_ADMIN_TOKEN: ADMIN,
         OUTREACH_PUBLIC_URL: base,
-        OUTREACH_X_API_URL: x.url,
-        OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
-        OUTREACH_X_CLIENT_ID: x.clientId,
-        OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+        ...xAppEnv(x),
       },
     });
     ws = await createWorkspaceWithKey(t, 'Northwind');

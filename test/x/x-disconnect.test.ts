@@ -4,8 +4,9 @@ import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import { xOauthRepository } from '../../src/modules/x-oauth/x-oauth.repository.js';
 
 // "Disconnect" an X account (console and `outreach x disconnect`): its tokens are deleted here and revoked at X
 // (RFC 7009, POST /2/oauth2/revoke), and its steps wait, never falling back to the sandbox, until a person connects
@@ -36,10 +37,7 @@ describe('disconnecting an X account', () => {
     env = {
       ...ENGINE_ENV,
       OUTREACH_ADMIN_TOKEN: ADMIN,
-      OUTREACH_X_API_URL: x.url,
-      OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
-      OUTREACH_X_CLIENT_ID: x.clientId,
-      OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+      ...xAppEnv(x),
     };
     t = await buildTestApp({ now: new Date(clock).toISOString(), env });
     const oauth = (k: { accessToken: string; refreshToken: string; expiresAt: Date }) => ({
@@ -197,10 +195,15 @@ describe('disconnecting an X account', () => {
     it('disconnecting again (a resubmitted form) changes nothing and calls X no more', async () => {
       await c.get('/console/accounts');
       const revokes = x.requests.filter((r) => r === 'POST /2/oauth2/revoke').length;
+      const before = await oauthRow(workspaceId, ME);
       const res = await c.post(xDisconnectPath(ME), { confirmed: 'yes' });
       expect(res.statusCode).toBe(200);
       expect(res.body).toContain('That X account was already disconnected');
       expect(x.requests.filter((r) => r === 'POST /2/oauth2/revoke').length).toBe(revokes);
+      expect(await oauthRow(workspaceId, ME)).toEqual(before);
+      // A 429 answered to a call that left before the Disconnect does not pause the account for after a reconnect.
+      await xOauthRepository(t.cipher).pauseUntil(t.db, workspaceId, ME, new Date(clock + 900_000));
+      expect((await oauthRow(workspaceId, ME)).rate_limited_until).toBeNull();
     });
 
     it('"Connect X account" again makes it connected: the reason is cleared and the label says Connected to X', async () => {
@@ -284,6 +287,59 @@ describe('disconnecting an X account', () => {
       expect(row.disconnect_reason).toBe('by_person');
       expect(t.cipher.decrypt(row.refresh_token)).toBe('');
       expect(await xAnswers(fresh.accessToken)).toBe(200); // X kept it: the person removes the app in X's settings
+    });
+
+    it('an account X already refused, or whose stored tokens no longer decrypt, is still disconnected and wiped', async () => {
+      const refused = x.issueTokens(SANDBOX_ONLY);
+      const seed = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/seed',
+        headers: admin,
+        payload: {
+          workspaces: [
+            {
+              id: workspaceId,
+              name: 'Acme',
+              xAccounts: [
+                {
+                  userId: SANDBOX_ONLY,
+                  handle: 'acme_lab',
+                  oauth: { accessToken: refused.accessToken, refreshToken: refused.refreshToken, expiresAt: refused.expiresAt.toISOString() },
+                },
+              ],
+            },
+          ],
+        },
+      });
+      expect(seed.statusCode, seed.body).toBe(200);
+      await xOauthRepository(t.cipher).markDisconnected(t.db, workspaceId, SANDBOX_ONLY);
+      const afterRefusal = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/x/disconnect',
+        headers: admin,
+        payload: { workspaceId, userId: SANDBOX_ONLY },
+      });
+      expect(afterRefusal.json()).toEqual({ userId: SANDBOX_ONLY, revokedAtX: true, alreadyDisconnected: false });
+      expect((await oauthRow(workspaceId, SANDBOX_ONLY)).disconnect_reason).toBe('by_person');
+
+      // Tokens written under another encryption key: nothing to revoke, but the row is wiped and marked all the same.
+      await t.db
+        .updateTable('x_account_oauth')
+        .set({ access_token: 'v1:garbage', refresh_token: 'v1:garbage', disconnected_at: null, disconnect_reason: null })
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', SANDBOX_ONLY)
+        .execute();
+      const unreadable = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/x/disconnect',
+        headers: admin,
+        payload: { workspaceId, userId: SANDBOX_ONLY },
+      });
+      expect(unreadable.statusCode, unreadable.body).toBe(200);
+      expect(unreadable.json()).toEqual({ userId: SANDBOX_ONLY, revokedAtX: false, alreadyDisconnected: false });
+      const row = await oauthRow(workspaceId, SANDBOX_ONLY);
+      expect(row.disconnect_reason).toBe('by_person');
+      expect(t.cipher.decrypt(row.refresh_token)).toBe('');
     });
   });
 });

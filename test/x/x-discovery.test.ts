@@ -68,10 +68,15 @@ it("resolve through the x provider while X's by-username window is spent: 503 pr
   expect(body.retryAfterSeconds).toBeGreaterThan(500);
   expect(body.retryAfterSeconds).toBeLessThanOrEqual(601);
   expect(res.headers['retry-after']).toBe(String(body.retryAfterSeconds));
-  // The window is remembered: the next resolve does not call X and still says how long to wait.
+  // The window is remembered: the next resolve does not call X, still says how long to wait, and costs no energy
+  // (the first one did: X was asked).
+  const balance = async () =>
+    Number((await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', workspaceId).executeTakeFirstOrThrow()).energy_balance);
+  expect(await balance()).toBe(99);
   const calls = x.requests.filter((r) => r.startsWith('GET /2/users/by/username')).length;
   const again = await t.app.inject({ method: 'POST', url: '/api/v1/x/users/resolve', headers: auth, payload: { username: 'limited_lee' } });
   expect(again.statusCode).toBe(503);
   expect(Number(again.headers['retry-after'])).toBeGreaterThan(500);
   expect(x.requests.filter((r) => r.startsWith('GET /2/users/by/username')).length).toBe(calls);
+  expect(await balance()).toBe(99);
 });

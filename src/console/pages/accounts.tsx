@@ -171,8 +171,8 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
             <section>
               <h1 safe>{`Disconnect @${handle}?`}</h1>
               <p>
-                Its tokens are deleted here and revoked at X. Its DMs, follows and likes stop: the steps that use it wait, and nothing is sent from it (not even
-                from the sandbox) until it is connected again with "Connect X account". Its leads, replies and history stay.
+                Its tokens are deleted here and revoked at X. Its DMs, follows and likes stop: the steps that use it wait, and nothing new is sent from it (not
+                even from the sandbox) until it is connected again with "Connect X account". Its leads, replies and history stay.
               </p>
               <form method="post" action={`/console/accounts/x/${encodeURIComponent(userId)}/disconnect`}>
                 <CsrfField token={ctx.csrfToken} />

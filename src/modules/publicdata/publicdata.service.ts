@@ -79,8 +79,15 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
   // Snapshots hold up to SNAPSHOT_LIMIT users each.
   const snapshots = createTtlCache<FollowerSnapshot>({ ...cacheOpts, max: 50 });
 
-  /** Only a real provider read is charged; callers reach this after missing the cache. */
+  /**
+   * Only a real provider read is charged; callers reach this after missing the cache. A read the provider would refuse
+   * without asking anyone (a spent rate window) fails before the charge, so waiting out a window costs nothing.
+   */
   async function paidRead<T>(workspaceId: string, action: EnergyAction, read: string, fn: () => Promise<T>): Promise<T> {
+    if (read === 'resolve_handle' || read === 'follower_snapshot') {
+      const closed = provider.closedFor?.(read);
+      if (closed) throw closed;
+    }
     const charged = await energy.charge(workspaceId, { action, read });
     if (!charged.ok) throw new EnergyExhausted(charged.nextRefillAt);
     return fn();

@@ -95,3 +95,33 @@ export function secondsUntil(resetAt: Date | null, now: Date, fallback = 900): n
   if (!resetAt) return fallback;
   return Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
 }
+
+/** The X app's OAuth 2.0 client (OUTREACH_X_CLIENT_ID, OUTREACH_X_CLIENT_SECRET), confidential: HTTP Basic. */
+export interface XOauthClient extends XApiSettings {
+  clientId: string;
+  clientSecret: string;
+}
+
+/**
+ * One form POST to X's OAuth 2.0 endpoints (`/2/oauth2/token`, `/2/oauth2/revoke`) with the app's credentials in
+ * HTTP Basic. Answers the status and the parsed JSON body (null when there is none); a transport failure throws
+ * XTransportError. Neither the credentials nor the form (codes, tokens) are ever part of an error.
+ */
+export async function xOauthPost<T = unknown>(client: XOauthClient, path: string, form: Record<string, string>): Promise<{ status: number; body: T | null }> {
+  try {
+    const res = await request(`${client.apiUrl.replace(/\/+$/, '')}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ ...form, client_id: client.clientId }).toString(),
+      headersTimeout: client.timeoutMs,
+      bodyTimeout: client.timeoutMs,
+    });
+    const body = (await res.body.json().catch(() => null)) as T | null;
+    return { status: res.statusCode, body };
+  } catch (err) {
+    throw new XTransportError((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT' || (err as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT');
+  }
+}

@@ -1,12 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request } from 'undici';
 import { AppError, notFound } from '../../app/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { xCall, XTransportError } from './x-api.js';
+import { xCall, xOauthPost, XTransportError, type XOauthClient } from './x-api.js';
 import type { XOauthRepository } from './x-oauth.repository.js';
 import * as states from './x-states.repository.js';
 
@@ -35,37 +34,29 @@ const fail = (status: number, code: string, message: string) => new AppError(sta
 export function createXConnectService(deps: XConnectDeps) {
   const { db, config, cipher, clock, repo } = deps;
 
+  /** The X app's OAuth client, or null when OUTREACH_X_CLIENT_ID / OUTREACH_X_CLIENT_SECRET are not set. */
+  function oauthClient(): XOauthClient | null {
+    const { clientId, clientSecret, apiUrl, timeoutMs } = config.x;
+    return clientId && clientSecret ? { clientId, clientSecret, apiUrl, timeoutMs } : null;
+  }
+
+  function requireClient(): XOauthClient {
+    const client = oauthClient();
+    if (!client) {
+      throw fail(503, 'x_not_configured', 'connecting an X account needs OUTREACH_X_CLIENT_ID and OUTREACH_X_CLIENT_SECRET (docs/x-developer-app.md)');
+    }
+    return client;
+  }
+
   /**
    * RFC 7009 revocation at X (`POST /2/oauth2/revoke`, the app's Basic credentials). True when X said 200; false
    * when X could not be reached, refused, or the app's credentials are not configured here.
    */
   async function revokeAtX(token: string, hint: 'access_token' | 'refresh_token'): Promise<boolean> {
-    const { clientId, clientSecret } = config.x;
-    if (!token || !clientId || !clientSecret) return false;
-    try {
-      const res = await request(`${config.x.apiUrl.replace(/\/+$/, '')}/2/oauth2/revoke`, {
-        method: 'POST',
-        headers: {
-          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams({ token, token_type_hint: hint, client_id: clientId }).toString(),
-        headersTimeout: config.x.timeoutMs,
-        bodyTimeout: config.x.timeoutMs,
-      });
-      await res.body.dump();
-      return res.statusCode === 200;
-    } catch {
-      return false;
-    }
-  }
-
-  function requireClient(): { clientId: string; clientSecret: string } {
-    const { clientId, clientSecret } = config.x;
-    if (!clientId || !clientSecret) {
-      throw fail(503, 'x_not_configured', 'connecting an X account needs OUTREACH_X_CLIENT_ID and OUTREACH_X_CLIENT_SECRET (docs/x-developer-app.md)');
-    }
-    return { clientId, clientSecret };
+    const client = oauthClient();
+    if (!token || !client) return false;
+    const res = await xOauthPost(client, '/2/oauth2/revoke', { token, token_type_hint: hint }).catch(() => null);
+    return res?.status === 200;
   }
 
   const callbackUrl = () => `${(config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '')}${CALLBACK_PATH}`;
@@ -74,7 +65,7 @@ export function createXConnectService(deps: XConnectDeps) {
     callbackUrl,
 
     /** Whether connecting is possible here (the X app's client id and secret are set). */
-    configured: () => !!config.x.clientId && !!config.x.clientSecret,
+    configured: () => oauthClient() !== null,
 
     /**
      * Per X account with tokens: `connected`, or `disconnected` with why (X refused its refresh token, or a person
@@ -102,16 +93,21 @@ export function createXConnectService(deps: XConnectDeps) {
     async disconnect(workspaceId: string, userId: string): Promise<{ userId: string; revokedAtX: boolean; alreadyDisconnected: boolean }> {
       if (!isUuid(workspaceId)) throw notFound('X account');
       const taken = await db.transaction().execute(async (trx) => {
-        const row = await repo.findForUpdate(trx, workspaceId, userId);
-        if (!row) return null;
+        const row = await repo.lockForDisconnect(trx, workspaceId, userId);
+        // Disconnected by a person already (a resubmitted form): nothing to write, nothing to revoke.
+        if (!row || row.disconnectReason === 'by_person') return row;
         await repo.disconnectByPerson(trx, workspaceId, userId, clock.now());
         return row;
       });
       if (!taken) throw notFound('X account');
-      if (taken.disconnected && !taken.refreshToken) return { userId, revokedAtX: false, alreadyDisconnected: true };
+      if (taken.disconnectReason === 'by_person') return { userId, revokedAtX: false, alreadyDisconnected: true };
       // Revoking the refresh token ends the grant; the access token is revoked too so it stops working at once.
-      const [refreshRevoked, accessRevoked] = await Promise.all([revokeAtX(taken.refreshToken, 'refresh_token'), revokeAtX(taken.accessToken, 'access_token')]);
-      return { userId, revokedAtX: refreshRevoked && accessRevoked, alreadyDisconnected: taken.disconnected };
+      // Tokens that no longer decrypt here (another key) are wiped all the same; X cannot be told about them.
+      const tokens = taken.tokens;
+      const [refreshRevoked, accessRevoked] = tokens
+        ? await Promise.all([revokeAtX(tokens.refreshToken, 'refresh_token'), revokeAtX(tokens.accessToken, 'access_token')])
+        : [false, false];
+      return { userId, revokedAtX: refreshRevoked && accessRevoked, alreadyDisconnected: false };
     },
 
     /**
@@ -160,7 +156,7 @@ export function createXConnectService(deps: XConnectDeps) {
       /** The console session the callback arrived in, if any. */
       sessionIdHash?: string | null;
     }): Promise<{ workspaceId: string; userId: string; handle: string }> {
-      const { clientId, clientSecret } = requireClient();
+      const client = requireClient();
       const now = clock.now();
       const pending = input.state ? await states.take(db, input.state) : null;
       if (!pending || pending.expiresAt <= now)
@@ -175,35 +171,17 @@ export function createXConnectService(deps: XConnectDeps) {
       const verifier = cipher.decrypt(pending.codeVerifier);
       if (!verifier) throw fail(400, 'x_connect_state_invalid', 'this connect link can no longer be read; start again from Accounts');
 
-      let tokenAnswer;
-      try {
-        tokenAnswer = await request(`${config.x.apiUrl.replace(/\/+$/, '')}/2/oauth2/token`, {
-          method: 'POST',
-          headers: {
-            authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({
-            grant_type: 'authorization_code',
-            code: input.code,
-            redirect_uri: pending.redirectUri,
-            code_verifier: verifier,
-            client_id: clientId,
-          }).toString(),
-          headersTimeout: config.x.timeoutMs,
-          bodyTimeout: config.x.timeoutMs,
-        });
-      } catch {
+      const tokenAnswer = await xOauthPost<{ access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }>(client, '/2/oauth2/token', {
+        grant_type: 'authorization_code',
+        code: input.code,
+        redirect_uri: pending.redirectUri,
+        code_verifier: verifier,
+      }).catch(() => {
         throw fail(502, 'x_unreachable', 'X did not answer the token request; try again');
-      }
-      const tokens = (await tokenAnswer.body.json().catch(() => null)) as {
-        access_token?: string;
-        refresh_token?: string;
-        expires_in?: number;
-        scope?: string;
-      } | null;
-      if (tokenAnswer.statusCode !== 200 || !tokens?.access_token) {
-        throw fail(502, 'x_connect_token_refused', `X refused the authorization code (HTTP ${tokenAnswer.statusCode}); start again from Accounts`);
+      });
+      const tokens = tokenAnswer.body;
+      if (tokenAnswer.status !== 200 || !tokens?.access_token) {
+        throw fail(502, 'x_connect_token_refused', `X refused the authorization code (HTTP ${tokenAnswer.status}); start again from Accounts`);
       }
       if (!tokens.refresh_token) throw fail(502, 'x_connect_no_refresh_token', 'X returned no refresh token: the app must request offline.access');
 

@@ -58,6 +58,25 @@ export function xOauthRepository(cipher: TextCipher) {
         .executeTakeFirst();
       return r ? open(r) : null;
     },
+    /**
+     * Inside a transaction: the row locked (as `findForUpdate`), whether or not its tokens can still be decrypted
+     * (a Disconnect must work on a row written under another key). Undefined when there is no row.
+     */
+    async lockForDisconnect(
+      trx: Database,
+      workspaceId: string,
+      userId: string,
+    ): Promise<{ tokens: XTokenRow | null; disconnectReason: XDisconnectReason | null } | undefined> {
+      const r = await trx
+        .selectFrom('x_account_oauth')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!r) return undefined;
+      return { tokens: open(r), disconnectReason: r.disconnected_at === null ? null : (r.disconnect_reason ?? 'token_refused') };
+    },
     /** X refused the refresh token: the account waits for a person to connect it again. */
     async markDisconnected(db: Database, workspaceId: string, userId: string): Promise<void> {
       await db
@@ -104,6 +123,8 @@ export function xOauthRepository(cipher: TextCipher) {
         .set({ rate_limited_until: until })
         .where('workspace_id', '=', workspaceId)
         .where('user_id', '=', userId)
+        // A 429 answered to a call that left before a Disconnect must not pause the account once connected again.
+        .where('disconnected_at', 'is', null)
         .execute();
     },
     /**

@@ -1,13 +1,8 @@
-import { request } from 'undici';
 import type { Database } from '../../db/database.js';
+import { xOauthPost, type XOauthClient } from './x-api.js';
 import type { XOauthRepository, XTokens } from './x-oauth.repository.js';
 
-export interface XOauthSettings {
-  apiUrl: string;
-  clientId: string;
-  clientSecret: string;
-  timeoutMs: number;
-}
+export type XOauthSettings = XOauthClient;
 
 /** Refresh this long before expiry, so a request never leaves with a token about to lapse. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -15,7 +10,7 @@ export const REFRESH_MARGIN_MS = 5 * 60_000;
 export class XAccountDisconnectedError extends Error {
   readonly code = 'x_account_disconnected';
   constructor(readonly userId: string) {
-    super(`X account ${userId} is disconnected: X refused its refresh token; connect it again`);
+    super(`X account ${userId} is disconnected; its steps wait until a person connects it again`);
   }
 }
 
@@ -29,22 +24,16 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
   const now = deps.now ?? (() => new Date());
 
   async function exchangeRefresh(refreshToken: string): Promise<XTokens | 'refused'> {
-    const res = await request(`${deps.settings.apiUrl.replace(/\/+$/, '')}/2/oauth2/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${deps.settings.clientId}:${deps.settings.clientSecret}`).toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: deps.settings.clientId }).toString(),
-      headersTimeout: deps.settings.timeoutMs,
-      bodyTimeout: deps.settings.timeoutMs,
+    const res = await xOauthPost<{ access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }>(deps.settings, '/2/oauth2/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
     }).catch(() => {
       // X's token endpoint out of reach is trouble of the moment, not a refusal: retried, the account stays connected.
       throw new Error('x_token_refresh_failed: unreachable');
     });
-    const body = (await res.body.json().catch(() => null)) as { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string } | null;
-    if (res.statusCode === 400 || res.statusCode === 401) return 'refused';
-    if (res.statusCode !== 200 || !body?.access_token || !body.refresh_token) throw new Error(`x_token_refresh_failed: HTTP ${res.statusCode}`);
+    const body = res.body;
+    if (res.status === 400 || res.status === 401) return 'refused';
+    if (res.status !== 200 || !body?.access_token || !body.refresh_token) throw new Error(`x_token_refresh_failed: HTTP ${res.status}`);
     return {
       accessToken: body.access_token,
       refreshToken: body.refresh_token,

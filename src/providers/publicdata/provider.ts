@@ -48,6 +48,11 @@ export interface PublicDataProvider {
   follows(follower: FollowerRef, target: FollowTarget, signal?: AbortSignal): Promise<FollowAnswer>;
   /** Bounded: never returns more than opts.limit ids. */
   followerSnapshot(targetUserId: string, opts: { limit: number }, signal?: AbortSignal): Promise<FollowerSnapshot>;
+  /**
+   * The refusal this read would get without asking anyone (a spent rate window), or null when it may go out. The
+   * service asks before charging energy, so a read the provider refuses locally costs nothing.
+   */
+  closedFor?(read: 'resolve_handle' | 'follower_snapshot'): ProviderUnavailableError | null;
 }
 
 /** Injected time and randomness (tests, simulations); each defaults to the real one. */

@@ -182,15 +182,19 @@ export function createXProvider(config: XProviderConfig): XProvider {
     });
   }
 
-  /** Refuses locally while the family's window is spent, so no request is wasted on a certain 429. */
-  function checkWindow(family: XRouteFamily): void {
+  /** The refusal while the family's window is spent (no request is wasted on a certain 429), else null. */
+  function closedWindow(family: XRouteFamily): ProviderUnavailableError | null {
     const w = windows.get(family);
-    if (!w) return;
+    if (!w) return null;
     if (w.resetAt <= now().getTime() / 1000) {
       windows.delete(family);
-      return;
+      return null;
     }
-    if (w.remaining <= 0) throw rateLimited(family, w.resetAt);
+    return w.remaining <= 0 ? rateLimited(family, w.resetAt) : null;
+  }
+  function checkWindow(family: XRouteFamily): void {
+    const closed = closedWindow(family);
+    if (closed) throw closed;
   }
 
   function recordWindow(family: XRouteFamily, resHeaders: Record<string, string | string[] | undefined>): number | null {
@@ -445,6 +449,7 @@ export function createXProvider(config: XProviderConfig): XProvider {
     resolveHandle,
     follows,
     followerSnapshot,
+    closedFor: (read) => closedWindow(read === 'resolve_handle' ? 'by-username' : 'followers'),
     rateWindows: () => Object.fromEntries(windows),
   };
 }
