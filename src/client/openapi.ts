@@ -5858,6 +5858,8 @@ export interface paths {
                                 followsAccount: boolean | null;
                                 reason: string | null;
                                 reference?: string;
+                                /** @description with reason provider_unavailable, when the provider's rate window is spent: seconds until asking again can help */
+                                retryAfterSeconds?: number;
                                 xUserId: string | null;
                                 xUsername?: string;
                             }[];

@@ -80,3 +80,34 @@ it("resolve through the x provider while X's by-username window is spent: 503 pr
   expect(x.requests.filter((r) => r.startsWith('GET /2/users/by/username')).length).toBe(calls);
   expect(await balance()).toBe(99);
 });
+
+it("eligibility while X's followers window is spent: unknown rows say provider_unavailable and how long to wait; the snapshot read costs nothing", async () => {
+  const { workspaceId, auth } = await createWorkspaceWithKey(t, 'Eligibility while limited');
+  await t.db.updateTable('workspaces').set({ energy_balance: 100 }).where('id', '=', workspaceId).execute();
+  await insertXAccount(t.db, workspaceId, { userId: '2001', handle: 'acme_hq' });
+  // One read closes the window (X answers 429 with its reset); every later read is refused before the charge.
+  x.failNext('GET /2/users/2001/followers', { status: 429, resetAt: Math.ceil(Date.now() / 1000) + 600 });
+  const eligibility = () =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/x/eligibility',
+      headers: auth,
+      payload: { account: 'acme_hq', leads: [{ xUserId: '100001' }, { xUserId: '100002' }] },
+    });
+  const first = await eligibility();
+  expect(first.statusCode, first.body).toBe(200);
+  for (const row of first.json().results) {
+    expect(row).toMatchObject({ followsAccount: null, reason: 'provider_unavailable' });
+    expect(row.retryAfterSeconds).toBeGreaterThan(500);
+    expect(row.retryAfterSeconds).toBeLessThanOrEqual(601);
+  }
+  const balance = async () =>
+    Number((await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', workspaceId).executeTakeFirstOrThrow()).energy_balance);
+  expect(await balance()).toBe(99); // the read that met the 429 was charged: X was asked
+  const calls = x.requests.filter((r) => r === 'GET /2/users/2001/followers').length;
+  const again = await eligibility();
+  expect(again.json().results[0]).toMatchObject({ reason: 'provider_unavailable' });
+  expect(again.json().results[0].retryAfterSeconds).toBeGreaterThan(500);
+  expect(x.requests.filter((r) => r === 'GET /2/users/2001/followers').length).toBe(calls);
+  expect(await balance()).toBe(99);
+});

@@ -71,6 +71,13 @@ export const EligibilityResult = Type.Object({
   evidence: Nullable(Type.String()),
   reference: Type.Optional(Type.String()),
   xUsername: Type.Optional(Type.String()),
+  retryAfterSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: "with reason provider_unavailable, when the provider's rate window is spent: seconds until asking again can help",
+      'x-extension': true,
+    }),
+  ),
 });
 export type EligibilityResultRow = Static<typeof EligibilityResult>;
 

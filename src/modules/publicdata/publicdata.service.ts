@@ -51,10 +51,9 @@ export interface PublicDataServiceDeps {
   provider: PublicDataProvider;
 }
 
-function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reason: string, retryAfterSeconds?: number): AppError {
+function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reason: string, wait?: number): AppError {
   const message = code === 'identity_unknown' ? 'the profile could not be verified' : 'the public-data provider is unavailable; identity is unknown';
   // A provider whose rate window is spent (the x provider) says when it opens again: passed on as Retry-After.
-  const wait = retryAfterSeconds !== undefined && retryAfterSeconds > 0 ? Math.ceil(retryAfterSeconds) : undefined;
   return new AppError(
     503,
     code,
@@ -62,6 +61,12 @@ function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reas
     { status: 'unknown', user: null, provider: PROVIDER, sendsMessages: false, reason, ...(wait !== undefined && { retryAfterSeconds: wait }) },
     wait !== undefined ? { 'retry-after': String(wait) } : {},
   );
+}
+
+/** Seconds until a provider with a spent rate window answers again, when it said (whole seconds, at least 1). */
+function providerWait(err: unknown): number | undefined {
+  const wait = (err as { retryAfterSeconds?: number } | null)?.retryAfterSeconds;
+  return typeof wait === 'number' && wait > 0 ? Math.ceil(wait) : undefined;
 }
 
 function providerReason(err: unknown): string {
@@ -106,8 +111,7 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
       );
     } catch (err) {
       if (err instanceof EnergyExhausted) throw energy.exhaustedError(err);
-      if (isProviderUnavailable(err))
-        throw unknownIdentity('provider_unavailable', providerReason(err), (err as { retryAfterSeconds?: number }).retryAfterSeconds);
+      if (isProviderUnavailable(err)) throw unknownIdentity('provider_unavailable', providerReason(err), providerWait(err));
       throw err;
     }
     if (!identity) throw unknownIdentity('identity_unknown', REASON.userNotFound);
@@ -136,12 +140,14 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
     // numeric ids to one provider read (and one charge) however the provider behaves.
     let snapshotFailure: string | null = null;
 
-    const unknown = (xUserId: string | null, reason: string): Omit<EligibilityResultRow, 'reference' | 'xUsername'> => ({
+    let snapshotWait: number | undefined;
+    const unknown = (xUserId: string | null, reason: string, retryAfterSeconds?: number): Omit<EligibilityResultRow, 'reference' | 'xUsername'> => ({
       xUserId,
       followsAccount: null,
       checkedAt: null,
       reason,
       evidence: null,
+      ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
     });
     const gate = (): string | null => (budget.aborted ? REASON.timeBudget : energyGone ? REASON.energy : null);
     const failure = (err: unknown): string => {
@@ -168,7 +174,8 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
             paidRead(workspaceId, 'enrich', 'follows', () => provider.follows({ username: xUsername }, target, budget)),
           );
         } catch (err) {
-          return unknown(xUserId, failure(err));
+          const reason = failure(err);
+          return unknown(xUserId, reason, reason === REASON.providerUnavailable ? providerWait(err) : undefined);
         }
       }
       return {
@@ -184,7 +191,8 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
       if (!snapshot) {
         let loaded = snapshots.get(snapshotKey);
         if (!loaded) {
-          const blocked = snapshotFailure ?? gate();
+          if (snapshotFailure) return unknown(xUserId, snapshotFailure, snapshotWait);
+          const blocked = gate();
           if (blocked) return unknown(xUserId, blocked);
           try {
             loaded = await snapshots.getOrLoad(snapshotKey, () =>
@@ -193,7 +201,8 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
           } catch (err) {
             const reason = failure(err);
             if (reason === REASON.providerUnavailable || reason === REASON.providerTimeout) snapshotFailure = reason;
-            return unknown(xUserId, reason);
+            if (reason === REASON.providerUnavailable) snapshotWait = providerWait(err);
+            return unknown(xUserId, reason, snapshotWait);
           }
         }
         snapshot = { checkedAt: loaded.checkedAt, ids: new Set(loaded.userIds) };
