@@ -75,6 +75,8 @@ export interface XApiFake {
    */
   stallNextDm(): void;
   releaseStalled(): void;
+  /** The next token request (code exchange or refresh) is answered only after `ms` milliseconds. */
+  delayNextToken(ms: number): void;
   /** Forgets every scripted failure not yet answered (X's window reset). */
   clearScripted(): void;
   /** X refuses every refresh token issued so far (the person revoked the app). */
@@ -107,6 +109,7 @@ export async function startXApiFake(
   const codes = new Map<string, { userId: string; challenge: string; redirectUri: string; scope: string }>();
   const scripted: { match: string; failure: ScriptedFailure; remaining: number }[] = [];
   let stallDms = 0;
+  let tokenDelayMs = 0;
   const held: ServerResponse[] = [];
   const limits = new Map<string, number>([
     ['followers', 15],
@@ -187,6 +190,11 @@ export async function startXApiFake(
     }
 
     if (method === 'POST' && path === '/2/oauth2/token') {
+      if (tokenDelayMs > 0) {
+        const wait = tokenDelayMs;
+        tokenDelayMs = 0;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
       const form = new URLSearchParams(await readBody(req));
       const basic = req.headers.authorization?.startsWith('Basic ') ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString('utf8') : '';
       if (basic !== `${clientId}:${clientSecret}`)
@@ -451,6 +459,9 @@ export async function startXApiFake(
     expireAccessToken(accessToken) {
       const t = accessTokens.get(accessToken);
       if (t) t.expiresAt = 0;
+    },
+    delayNextToken(ms) {
+      tokenDelayMs = ms;
     },
     clearScripted() {
       scripted.length = 0;

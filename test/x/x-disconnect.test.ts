@@ -7,6 +7,7 @@ import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
 import { xOauthRepository } from '../../src/modules/x-oauth/x-oauth.repository.js';
+import { xTokensService } from '../../src/modules/x-oauth/x-tokens.service.js';
 
 // "Disconnect" an X account (console and `outreach x disconnect`): its tokens are deleted here and revoked at X
 // (RFC 7009, POST /2/oauth2/revoke), and its steps wait, never falling back to the sandbox, until a person connects
@@ -340,6 +341,34 @@ describe('disconnecting an X account', () => {
       const row = await oauthRow(workspaceId, SANDBOX_ONLY);
       expect(row.disconnect_reason).toBe('by_person');
       expect(t.cipher.decrypt(row.refresh_token)).toBe('');
+    });
+
+    it('a Disconnect racing a token refresh waits for it, then wipes and revokes the fresh tokens: the account never comes back', async () => {
+      const near = x.issueTokens(ME, 60); // inside the refresh margin: the next use refreshes
+      await xOauthRepository(t.cipher).save(t.db, workspaceId, ME, { ...near, scopes: SCOPES });
+      const tokens = xTokensService({
+        db: t.db,
+        repo: xOauthRepository(t.cipher),
+        settings: { apiUrl: x.url, clientId: x.clientId, clientSecret: x.clientSecret, timeoutMs: 5_000 },
+      });
+      const refreshes = x.requests.filter((r) => r === 'POST /2/oauth2/token').length;
+      const revokes = x.requests.filter((r) => r === 'POST /2/oauth2/revoke').length;
+      x.delayNextToken(400);
+      const refreshing = tokens.accessToken(workspaceId, ME);
+      // The refresh holds the row lock while X takes its time; the Disconnect starts meanwhile.
+      while (x.requests.filter((r) => r === 'POST /2/oauth2/token').length === refreshes) await new Promise((r) => setTimeout(r, 10));
+      const disconnecting = t.app.inject({ method: 'POST', url: '/admin/v1/x/disconnect', headers: admin, payload: { workspaceId, userId: ME } });
+      const [fresh, done] = await Promise.all([refreshing, disconnecting]);
+      expect(done.statusCode, done.body).toBe(200);
+      expect(done.json()).toEqual({ userId: ME, revokedAtX: true, alreadyDisconnected: false });
+      expect(fresh).not.toBe(near.accessToken);
+      // The tokens the refresh stored were the ones revoked: neither the old nor the fresh one works at X.
+      expect(x.requests.filter((r) => r === 'POST /2/oauth2/revoke').length - revokes).toBe(2);
+      expect(await xAnswers(fresh)).toBe(401);
+      const row = await oauthRow(workspaceId, ME);
+      expect(row.disconnect_reason).toBe('by_person');
+      expect(t.cipher.decrypt(row.access_token)).toBe('');
+      await expect(tokens.accessToken(workspaceId, ME)).rejects.toMatchObject({ code: 'x_account_disconnected' });
     });
   });
 });
