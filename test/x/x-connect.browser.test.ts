@@ -149,4 +149,22 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     expect(same.statusCode).toBe(400);
     expect(same.body).toContain('unknown, already used or expired');
   });
+
+  it('Disconnect in the browser: a confirmation page (axe-clean), then the row says disconnected and X no longer takes the tokens', async () => {
+    await page.goto(`${base}/console/accounts`);
+    await page.getByRole('button', { name: 'Disconnect @northwind_hq' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Disconnect @northwind_hq?' }).waitFor();
+    const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(violations.map((v) => v.id)).toEqual([]);
+    if (saveShots) await page.screenshot({ path: 'docs/images/x-disconnect.png', fullPage: true });
+    const row = await t.db.selectFrom('x_account_oauth').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const accessToken = t.cipher.decrypt(row.access_token)!;
+    await page.getByRole('button', { name: 'Yes, disconnect' }).click();
+    await page.getByText('Disconnected: its tokens are deleted here and revoked at X.').waitFor();
+    await page.getByRole('cell', { name: 'Disconnected here: its steps wait until it is connected again' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Disconnect @northwind_hq' }).count()).toBe(0);
+    const me = await request(`${x.url}/2/users/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+    await me.body.dump();
+    expect(me.statusCode).toBe(401);
+  });
 });

@@ -174,10 +174,11 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
                 Its tokens are deleted here and revoked at X. Its DMs, follows and likes stop: the steps that use it wait, and nothing new is sent from it (not
                 even from the sandbox) until it is connected again with "Connect X account". Its leads, replies and history stay.
               </p>
-              <form method="post" action={`/console/accounts/x/${encodeURIComponent(userId)}/disconnect`}>
+              <form method="post" action={`/console/accounts/x/${encodeURIComponent(userId)}/disconnect`} class="confirm-actions">
                 <CsrfField token={ctx.csrfToken} />
                 <input type="hidden" name="confirmed" value="yes" />
-                <button type="submit" safe>{`Yes, disconnect @${handle}`}</button> <a href="/console/accounts">Cancel</a>
+                <button type="submit">Yes, disconnect</button>
+                <a href="/console/accounts">Cancel</a>
               </form>
             </section>
           ),
