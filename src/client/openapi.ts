@@ -5858,7 +5858,7 @@ export interface paths {
                                 followsAccount: boolean | null;
                                 reason: string | null;
                                 reference?: string;
-                                /** @description with reason provider_unavailable, when the provider's rate window is spent: seconds until asking again can help */
+                                /** @description with reason provider_unavailable, when the provider's rate window is spent: seconds until it reopens (ask again after that, not sooner) */
                                 retryAfterSeconds?: number;
                                 xUserId: string | null;
                                 xUsername?: string;

@@ -74,7 +74,7 @@ export const EligibilityResult = Type.Object({
   retryAfterSeconds: Type.Optional(
     Type.Integer({
       minimum: 1,
-      description: "with reason provider_unavailable, when the provider's rate window is spent: seconds until asking again can help",
+      description: "with reason provider_unavailable, when the provider's rate window is spent: seconds until it reopens (ask again after that, not sooner)",
       'x-extension': true,
     }),
   ),
