@@ -291,28 +291,8 @@ describe('disconnecting an X account', () => {
     });
 
     it('an account X already refused, or whose stored tokens no longer decrypt, is still disconnected and wiped', async () => {
-      const refused = x.issueTokens(SANDBOX_ONLY);
-      const seed = await t.app.inject({
-        method: 'POST',
-        url: '/admin/v1/seed',
-        headers: admin,
-        payload: {
-          workspaces: [
-            {
-              id: workspaceId,
-              name: 'Acme',
-              xAccounts: [
-                {
-                  userId: SANDBOX_ONLY,
-                  handle: 'acme_lab',
-                  oauth: { accessToken: refused.accessToken, refreshToken: refused.refreshToken, expiresAt: refused.expiresAt.toISOString() },
-                },
-              ],
-            },
-          ],
-        },
-      });
-      expect(seed.statusCode, seed.body).toBe(200);
+      // Connected (tokens on record, as the world file or a connect would store them), then refused by X.
+      await xOauthRepository(t.cipher).save(t.db, workspaceId, SANDBOX_ONLY, { ...x.issueTokens(SANDBOX_ONLY), scopes: SCOPES });
       await xOauthRepository(t.cipher).markDisconnected(t.db, workspaceId, SANDBOX_ONLY);
       const afterRefusal = await t.app.inject({
         method: 'POST',

@@ -26,6 +26,22 @@ export function xOauthRepository(cipher: TextCipher) {
       disconnected: r.disconnected_at !== null,
     };
   };
+  /** The row, locked until the transaction ends, with its tokens if they still decrypt here. */
+  async function lockRow(
+    trx: Database,
+    workspaceId: string,
+    userId: string,
+  ): Promise<{ tokens: XTokenRow | null; disconnectReason: XDisconnectReason | null } | undefined> {
+    const r = await trx
+      .selectFrom('x_account_oauth')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', '=', userId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return { tokens: open(r), disconnectReason: r.disconnected_at === null ? null : (r.disconnect_reason ?? 'token_refused') };
+  }
   return {
     async save(db: Database, workspaceId: string, userId: string, t: XTokens): Promise<void> {
       const row = {
@@ -49,34 +65,13 @@ export function xOauthRepository(cipher: TextCipher) {
     },
     /** Inside a transaction: the row, locked until the transaction ends (the refresh lock). */
     async findForUpdate(trx: Database, workspaceId: string, userId: string): Promise<XTokenRow | null> {
-      const r = await trx
-        .selectFrom('x_account_oauth')
-        .selectAll()
-        .where('workspace_id', '=', workspaceId)
-        .where('user_id', '=', userId)
-        .forUpdate()
-        .executeTakeFirst();
-      return r ? open(r) : null;
+      return (await lockRow(trx, workspaceId, userId))?.tokens ?? null;
     },
     /**
      * Inside a transaction: the row locked (as `findForUpdate`), whether or not its tokens can still be decrypted
      * (a Disconnect must work on a row written under another key). Undefined when there is no row.
      */
-    async lockForDisconnect(
-      trx: Database,
-      workspaceId: string,
-      userId: string,
-    ): Promise<{ tokens: XTokenRow | null; disconnectReason: XDisconnectReason | null } | undefined> {
-      const r = await trx
-        .selectFrom('x_account_oauth')
-        .selectAll()
-        .where('workspace_id', '=', workspaceId)
-        .where('user_id', '=', userId)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!r) return undefined;
-      return { tokens: open(r), disconnectReason: r.disconnected_at === null ? null : (r.disconnect_reason ?? 'token_refused') };
-    },
+    lockForDisconnect: lockRow,
     /** X refused the refresh token: the account waits for a person to connect it again. */
     async markDisconnected(db: Database, workspaceId: string, userId: string): Promise<void> {
       await db
