@@ -15,6 +15,7 @@ import { startEngineLoop } from '../engine/loop.js';
 import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
+import { disconnectOutcomeText } from '../modules/x-oauth/x-connect.service.js';
 
 const program = new Command();
 program
@@ -306,13 +307,7 @@ x.command('disconnect')
   .option('--json', 'machine-readable output')
   .action(async (opts: { workspace: string; account: string; json?: boolean }) => {
     const done = await withBackend((b) => b.disconnectX({ workspaceId: opts.workspace, userId: opts.account }));
-    out(!!opts.json, done, () =>
-      done.alreadyDisconnected
-        ? `X account ${done.userId} was already disconnected; its tokens are deleted here.`
-        : done.revokedAtX
-          ? `Disconnected X account ${done.userId}: its tokens are deleted here and revoked at X.`
-          : `Disconnected X account ${done.userId}: its tokens are deleted here, but X did not confirm the revocation; remove the app under "Connected apps" in its X settings.`,
-    );
+    out(!!opts.json, done, () => `X account ${done.userId}: ${disconnectOutcomeText(done)}`);
   });
 
 registerApiCommands(program);

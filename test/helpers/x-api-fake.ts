@@ -495,3 +495,13 @@ export function xAppEnv(x: XApiFake) {
     OUTREACH_X_CLIENT_SECRET: x.clientSecret,
   };
 }
+
+/** Tokens the fake issued, as the world file's `xAccounts[].oauth` block ("Connected X accounts"). */
+export function worldOauth(tokens: { accessToken: string; refreshToken: string; expiresAt: Date }, scopes?: string[]) {
+  return {
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    expiresAt: tokens.expiresAt.toISOString(),
+    ...(scopes && { scopes }),
+  };
+}

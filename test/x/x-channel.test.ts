@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
+import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
 
 // Issue 18: the real X driver and watcher against a local fake of the X API v2 (a real HTTP server with X's shapes,
@@ -55,12 +55,7 @@ describe('the real X channel', () => {
               {
                 userId: ME,
                 handle: 'acme_hq',
-                oauth: {
-                  accessToken: tokens.accessToken,
-                  refreshToken: tokens.refreshToken,
-                  expiresAt: tokens.expiresAt.toISOString(),
-                  scopes: ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'follows.write', 'like.write', 'offline.access'],
-                },
+                oauth: worldOauth(tokens, ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'follows.write', 'like.write', 'offline.access']),
               },
             ],
           },
@@ -306,7 +301,7 @@ describe('the real X channel', () => {
               {
                 userId: ME,
                 handle: 'acme_hq',
-                oauth: { accessToken: fresh.accessToken, refreshToken: fresh.refreshToken, expiresAt: fresh.expiresAt.toISOString() },
+                oauth: worldOauth(fresh),
               },
             ],
           },

@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
+import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
 import { xOauthRepository } from '../../src/modules/x-oauth/x-oauth.repository.js';
 import { xTokensService } from '../../src/modules/x-oauth/x-tokens.service.js';
@@ -41,12 +41,6 @@ describe('disconnecting an X account', () => {
       ...xAppEnv(x),
     };
     t = await buildTestApp({ now: new Date(clock).toISOString(), env });
-    const oauth = (k: { accessToken: string; refreshToken: string; expiresAt: Date }) => ({
-      accessToken: k.accessToken,
-      refreshToken: k.refreshToken,
-      expiresAt: k.expiresAt.toISOString(),
-      scopes: SCOPES,
-    });
     const seeded = await t.app.inject({
       method: 'POST',
       url: '/admin/v1/seed',
@@ -57,11 +51,11 @@ describe('disconnecting an X account', () => {
             name: 'Acme',
             apiKeys: [{}],
             xAccounts: [
-              { userId: ME, handle: 'acme_hq', oauth: oauth(tokens) },
+              { userId: ME, handle: 'acme_hq', oauth: worldOauth(tokens, SCOPES) },
               { userId: SANDBOX_ONLY, handle: 'acme_lab' },
             ],
           },
-          { name: 'Globex', apiKeys: [{}], xAccounts: [{ userId: OTHERS, handle: 'globex_hq', oauth: oauth(others) }] },
+          { name: 'Globex', apiKeys: [{}], xAccounts: [{ userId: OTHERS, handle: 'globex_hq', oauth: worldOauth(others, SCOPES) }] },
         ],
       },
     });
@@ -258,7 +252,7 @@ describe('disconnecting an X account', () => {
                 {
                   userId: OTHERS,
                   handle: 'initech_hq',
-                  oauth: { accessToken: fresh.accessToken, refreshToken: fresh.refreshToken, expiresAt: fresh.expiresAt.toISOString(), scopes: SCOPES },
+                  oauth: worldOauth(fresh, SCOPES),
                 },
               ],
             },

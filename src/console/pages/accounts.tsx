@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../../app/errors.js';
 import type { AppInstance } from '../../app/types.js';
-import { CALLBACK_PATH } from '../../modules/x-oauth/x-connect.service.js';
+import { CALLBACK_PATH, disconnectOutcomeText } from '../../modules/x-oauth/x-connect.service.js';
 import { CsrfField } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';
@@ -185,12 +185,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
         });
       }
       const done = await xConnect.disconnect(workspaceId, userId);
-      const text = done.alreadyDisconnected
-        ? 'That X account was already disconnected; its tokens are deleted here.'
-        : done.revokedAtX
-          ? 'Disconnected: its tokens are deleted here and revoked at X.'
-          : 'Disconnected: its tokens are deleted here, but X did not confirm the revocation; remove the app under "Connected apps" in its X settings.';
-      return renderAccounts(req, reply, { kind: 'done', text });
+      return renderAccounts(req, reply, { kind: 'done', text: disconnectOutcomeText(done) });
     },
   );
 

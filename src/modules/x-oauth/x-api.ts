@@ -122,6 +122,7 @@ export async function xOauthPost<T = unknown>(client: XOauthClient, path: string
     const body = (await res.body.json().catch(() => null)) as T | null;
     return { status: res.statusCode, body };
   } catch (err) {
-    throw new XTransportError((err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT' || (err as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT');
+    const code = (err as { code?: string }).code;
+    throw new XTransportError(code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT');
   }
 }

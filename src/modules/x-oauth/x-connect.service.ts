@@ -221,3 +221,10 @@ export function createXConnectService(deps: XConnectDeps) {
 }
 
 export type XConnectService = ReturnType<typeof createXConnectService>;
+
+/** What a Disconnect did, in the words the console and the CLI show. */
+export function disconnectOutcomeText(done: { revokedAtX: boolean; alreadyDisconnected: boolean }): string {
+  if (done.alreadyDisconnected) return 'That X account was already disconnected; its tokens are deleted here.';
+  if (done.revokedAtX) return 'Disconnected: its tokens are deleted here and revoked at X.';
+  return 'Disconnected: its tokens are deleted here, but X did not confirm the revocation; remove the app under "Connected apps" in its X settings.';
+}

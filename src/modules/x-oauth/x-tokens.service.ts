@@ -2,8 +2,6 @@ import type { Database } from '../../db/database.js';
 import { xOauthPost, type XOauthClient } from './x-api.js';
 import type { XOauthRepository, XTokens } from './x-oauth.repository.js';
 
-export type XOauthSettings = XOauthClient;
-
 /** Refresh this long before expiry, so a request never leaves with a token about to lapse. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
 
@@ -20,7 +18,7 @@ export class XAccountDisconnectedError extends Error {
  * fresh tokens and uses them instead of spending the old (now dead) refresh token. A refused refresh marks the
  * account disconnected (readiness reports `x_account_disconnected`).
  */
-export function xTokensService(deps: { db: Database; repo: XOauthRepository; settings: XOauthSettings; now?: () => Date }) {
+export function xTokensService(deps: { db: Database; repo: XOauthRepository; settings: XOauthClient; now?: () => Date }) {
   const now = deps.now ?? (() => new Date());
 
   async function exchangeRefresh(refreshToken: string): Promise<XTokens | 'refused'> {
