@@ -7,7 +7,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
 import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createChannelDrivers } from '../src/engine/channels/index.js';
+import { createChannelDrivers } from '../src/channels/index.js';
 import { createEngine } from '../src/engine/index.js';
 import { fixedClock } from '../src/lib/clock.js';
 import { createTextCipher } from '../src/lib/crypto.js';

@@ -16,9 +16,9 @@ import { newId } from '../src/lib/ids.js';
 import { emptySummary } from '../src/engine/scheduler.js';
 import { createObserver } from '../src/engine/observe.js';
 import { loadConfig } from '../src/config/config.js';
-import { xOauthRepository } from '../src/modules/x-oauth/x-oauth.repository.js';
-import { xTokensService } from '../src/modules/x-oauth/x-tokens.service.js';
-import { createXWatcher } from '../src/modules/x-oauth/x-watcher.service.js';
+import { xOauthRepository } from '../src/channels/x/oauth.repository.js';
+import { xTokensService } from '../src/channels/x/tokens.service.js';
+import { createXWatcher } from '../src/channels/x/watcher.js';
 import { startXApiFake } from '../test/helpers/x-api-fake.js';
 import { printBesideFloor } from './floor-report.js';
 

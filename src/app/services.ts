@@ -5,11 +5,11 @@ import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { createWorkspacesService } from '../modules/workspaces/workspaces.service.js';
 import { createWorldService } from '../modules/world/world.service.js';
-import { createWebhooksService } from '../modules/webhooks/webhooks.service.js';
+import { createWebhooksService } from '../modules/webhook-subscriptions/webhook-subscriptions.service.js';
 import type { OutboxSignal } from '../webhooks/outbox.js';
 import type { Resolver } from '../webhooks/safe-url.js';
 import { createPlaysService } from '../modules/plays/plays.service.js';
-import { createXLeadsService } from '../modules/leads/x-leads.service.js';
+import { createXLeadsService } from '../modules/x-leads/x-leads.service.js';
 import { createSequencesService } from '../modules/sequences/sequences.service.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import { createEnergyService } from '../modules/energy/energy.service.js';
@@ -17,19 +17,19 @@ import { createPublicDataService } from '../modules/publicdata/publicdata.servic
 import { createConfiguredProvider } from '../modules/publicdata/publicdata.provider.js';
 import { createReadinessService } from '../modules/publicdata/readiness.service.js';
 import { createActivityService } from '../modules/activity/activity.service.js';
-import { createCrmLeadsService } from '../modules/crm-leads/crm-leads.service.js';
+import { createLeadsService } from '../modules/leads/leads.service.js';
 import { createProgressService } from '../modules/progress/progress.service.js';
 import { createReportsService } from '../modules/reports/reports.service.js';
 import { createRepliesService } from '../modules/replies/replies.service.js';
 import { createAuthoringService } from '../modules/authoring/authoring.service.js';
 import { createEngine } from '../engine/index.js';
-import { createChannelDrivers } from '../engine/channels/index.js';
-import type { ChannelDrivers } from '../engine/channels/types.js';
+import { createChannelDrivers } from '../channels/index.js';
+import type { ChannelDrivers } from '../channels/types.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/console-sessions.service.js';
-import { createMailboxesService } from '../modules/mailboxes/mailboxes.service.js';
-import { xOauthRepository } from '../modules/x-oauth/x-oauth.repository.js';
-import { xTokensService } from '../modules/x-oauth/x-tokens.service.js';
-import { createXConnectService } from '../modules/x-oauth/x-connect.service.js';
+import { createMailboxesService } from '../channels/email/mailboxes.service.js';
+import { xOauthRepository } from '../channels/x/oauth.repository.js';
+import { xTokensService } from '../channels/x/tokens.service.js';
+import { createXConnectService } from '../channels/x/connect.service.js';
 
 export interface ServiceDeps {
   db: Database;
@@ -65,7 +65,7 @@ export function createServices(deps: ServiceDeps) {
   const publicData = createPublicDataService({ ...deps, energy, provider });
   const readiness = createReadinessService({ ...deps, energy });
   const activity = createActivityService(deps);
-  const crmLeads = createCrmLeadsService(deps);
+  const leads = createLeadsService(deps);
   const reports = createReportsService(deps);
   // The connected X accounts: their tokens (refreshed under a row lock), the real X driver and the DM watcher.
   const xRepo = xOauthRepository(deps.cipher);
@@ -98,7 +98,7 @@ export function createServices(deps: ServiceDeps) {
     publicData,
     readiness,
     activity,
-    crmLeads,
+    leads,
     reports,
     progress,
     replies,

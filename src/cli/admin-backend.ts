@@ -11,8 +11,8 @@ import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/world.schemas.js';
-import type { MailboxView } from '../modules/mailboxes/mailboxes.schemas.js';
-import { MailboxError, type AddMailboxRequest } from '../modules/mailboxes/mailboxes.service.js';
+import type { MailboxView } from '../channels/email/mailboxes.schemas.js';
+import { MailboxError, type AddMailboxRequest } from '../channels/email/mailboxes.service.js';
 
 export type { SeedResult } from '../modules/world/world.schemas.js';
 export type { PassSummary } from '../engine/index.js';

@@ -1,7 +1,7 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
-import type { ChannelDrivers } from './channels/types.js';
+import type { ChannelDrivers } from '../channels/types.js';
 import { inflightRelease, localOutcome, prepareSend, uncertainOutcome, type Outcome, type PlannedSend } from './outcomes.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recordOutcomes } from './record.js';

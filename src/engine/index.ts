@@ -5,14 +5,14 @@ import type { TextCipher } from '../lib/crypto.js';
 import type { EnergyService } from '../modules/energy/energy.service.js';
 import type { PlaysService } from '../modules/plays/plays.service.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
-import type { ChannelDrivers } from './channels/types.js';
+import type { ChannelDrivers } from '../channels/types.js';
 import { createDiscovery } from './discovery.js';
 import { createObserver } from './observe.js';
 import { createPacingReader } from './pacing.js';
 import { createScheduler, emptySummary, type PassSummary } from './scheduler.js';
-import { createInboxWatcher } from '../modules/inbox/inbox.service.js';
-import { createXWatcher } from '../modules/x-oauth/x-watcher.service.js';
-import type { XAccountClientDeps } from '../modules/x-oauth/x-account-client.js';
+import { createInboxWatcher } from '../channels/email/watcher.js';
+import { createXWatcher } from '../channels/x/watcher.js';
+import type { XAccountClientDeps } from '../channels/x/account-client.js';
 
 export type { PassSummary } from './scheduler.js';
 export type { AccountPacing } from './pacing.js';

@@ -5,10 +5,10 @@ import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
-import type { Channel, ChannelDrivers, InboundObservation } from './channels/types.js';
+import type { Channel, ChannelDrivers, InboundObservation } from '../channels/types.js';
 import { classifyReply, draftReply, sentimentOf, type Classification } from './classify.js';
 import * as repo from './sql/index.js';
-import { firstNameOf, recipientOf } from './recipients.js';
+import { firstNameOf, recipientOf } from '../channels/recipients.js';
 import type { PassSummary } from './scheduler.js';
 
 interface ObserverDeps {

@@ -1,12 +1,12 @@
 import type { EngineConfig } from '../config/config.js';
 import { isUncontacted } from '../domain/uncontacted.js';
-import type { ActionResult, DeliveryCheck, OutboundAction } from './channels/types.js';
+import type { ActionResult, DeliveryCheck, OutboundAction } from '../channels/types.js';
 import type { PacingRelease } from './pacing.js';
-import { recipientOf } from './recipients.js';
+import { recipientOf } from '../channels/recipients.js';
 import type { ActivityInsert, ClaimedRow, LeadRecord } from './sql/rows.js';
 import { activityActionOf, bucketOf, channelOf, contacts, delayMs, eventOf, isXFollow, MESSAGE_KINDS, stageAfter, X_KINDS, type Step } from './steps.js';
-import { renderTemplate } from './templates.js';
-import { localDay, safeZone } from './time.js';
+import { renderTemplate } from '../domain/templates.js';
+import { localDay, safeZone } from '../domain/time.js';
 import { pickVariant } from './variants.js';
 
 // What the engine decides for one claimed lead, as plain values: the send it prepares and the record each

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import { sendingDaysLabel } from '../config/config.js';
 import * as sql from './sql/index.js';
 import type { PacingAccountRow } from './sql/rows.js';
-import { isWithinWindow, localDay, localDaysBetween, nextDayWindowStart, nextWindowStart, safeZone } from './time.js';
+import { isWithinWindow, localDay, localDaysBetween, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
 
 export type PacingRules = EngineConfig['pacing'];
 

@@ -1,15 +1,15 @@
-import { emptyMailboxCounts } from '../modules/inbox/inbox.service.js';
-import type { XAccountPassCounts } from '../modules/x-oauth/x-watcher.service.js';
+import { emptyMailboxCounts } from '../channels/email/watcher.js';
+import type { XAccountPassCounts } from '../channels/x/watcher.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { mapLimit } from '../lib/map-limit.js';
 import { withTxRetry } from '../lib/tx-retry.js';
-import { confirmDelivery } from './channels/confirm.js';
-import type { ActionResult, ChannelDrivers, DeliveryCheck } from './channels/types.js';
+import { confirmDelivery } from '../channels/confirm.js';
+import type { ActionResult, ChannelDrivers, DeliveryCheck } from '../channels/types.js';
 import { claimBatch } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
-import type { MailboxPassCounts } from '../modules/inbox/inbox.service.js';
+import type { MailboxPassCounts } from '../channels/email/watcher.js';
 
 export interface PassSummary {
   /** Steps that went out (outcome ok). */

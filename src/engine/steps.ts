@@ -1,5 +1,5 @@
 import type { LeadStage, SequenceStepRow } from '../db/schema.js';
-import { CHANNEL_OF_STEP, type Channel, type StepKind } from './channels/types.js';
+import { CHANNEL_OF_STEP, type Channel, type StepKind } from '../channels/types.js';
 import type { PacingBucket } from './pacing.js';
 import { LEAD_STAGES, MESSAGE_KINDS as MESSAGE_KIND_LIST } from '../domain/vocabulary.js';
 

@@ -1,4 +1,4 @@
-import { unitHash } from './hash.js';
+import { unitHash } from '../lib/hash.js';
 
 export interface Variant {
   key: string;

@@ -100,7 +100,7 @@ describe('dispatchOutbox', () => {
   it('the test ping signals an in-process worker after commit', async () => {
     const signal = createOutboxSignal();
     const ws = await workspaceWithHooks([{ events: ['ping'] }]);
-    const { createWebhooksService } = await import('../modules/webhooks/webhooks.service.js');
+    const { createWebhooksService } = await import('../modules/webhook-subscriptions/webhook-subscriptions.service.js');
     const svc = createWebhooksService({
       db: t.db,
       config: t.config,

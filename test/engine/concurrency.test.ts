@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createChannelDrivers } from '../../src/engine/channels/index.js';
+import { createChannelDrivers } from '../../src/channels/index.js';
 import { createEngine } from '../../src/engine/index.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';

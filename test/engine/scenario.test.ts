@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { rampOf } from '../../src/engine/pacing.js';
-import { isWithinWindow, localDay } from '../../src/engine/time.js';
+import { isWithinWindow, localDay } from '../../src/domain/time.js';
 import { verifyWebhook } from '../../src/index.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { newMessagingAccountId } from '../../src/lib/ids.js';

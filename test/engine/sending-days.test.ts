@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseSendingDays, sendingDaysLabel } from '../../src/config/config.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
-import { zonedTime } from '../../src/engine/time.js';
+import { zonedTime } from '../../src/domain/time.js';
 import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 // Weekday-only sending: the weekday is the account's local one, so Friday afternoon in Los Angeles (already

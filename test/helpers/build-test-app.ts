@@ -11,7 +11,7 @@ import type { Resolver } from '../../src/webhooks/safe-url.js';
 import { randomBytes } from 'node:crypto';
 import { createTextCipher, type TextCipher } from '../../src/lib/crypto.js';
 import type { PublicDataProvider } from '../../src/providers/publicdata/index.js';
-import type { ChannelDrivers } from '../../src/engine/channels/types.js';
+import type { ChannelDrivers } from '../../src/channels/types.js';
 
 export interface TestApp {
   app: AppInstance;

@@ -1,4 +1,4 @@
-import type { ActionResult, Channel, ChannelDriver, ChannelDrivers, OutboundAction } from '../../src/engine/channels/types.js';
+import type { ActionResult, Channel, ChannelDriver, ChannelDrivers, OutboundAction } from '../../src/channels/types.js';
 import { buildTestApp, type TestApp } from './build-test-app.js';
 
 /**

@@ -5,7 +5,7 @@
 import { createServices } from '../../src/app/services.js';
 import { loadConfig, type Env } from '../../src/config/config.js';
 import { createDatabase } from '../../src/db/database.js';
-import type { Channel, ChannelDriver, ChannelDrivers } from '../../src/engine/channels/types.js';
+import type { Channel, ChannelDriver, ChannelDrivers } from '../../src/channels/types.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { startWorker } from '../../src/worker.js';

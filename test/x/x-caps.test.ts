@@ -27,7 +27,7 @@ beforeAll(async () => {
   await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', workspaceId).execute();
   await insertXAccount(t.db, workspaceId, { userId: ME, handle: 'acme_hq' });
   const tokens = x.issueTokens(ME, 7 * 86_400);
-  const { xOauthRepository } = await import('../../src/modules/x-oauth/x-oauth.repository.js');
+  const { xOauthRepository } = await import('../../src/channels/x/oauth.repository.js');
   await xOauthRepository(t.cipher).save(t.db, workspaceId, ME, { ...tokens, scopes: [] });
   playId = (await insertPlay(t.db, workspaceId, { accountUserId: ME })).id;
 }, 60_000);

@@ -6,8 +6,8 @@ import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js'
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
-import { xOauthRepository } from '../../src/modules/x-oauth/x-oauth.repository.js';
-import { xTokensService } from '../../src/modules/x-oauth/x-tokens.service.js';
+import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
+import { xTokensService } from '../../src/channels/x/tokens.service.js';
 
 // "Disconnect" an X account (console and `outreach x disconnect`): its tokens are deleted here and revoked at X
 // (RFC 7009, POST /2/oauth2/revoke), and its steps wait, never falling back to the sandbox, until a person connects

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { createTextCipher } from '../../src/lib/crypto.js';
 import { newId } from '../../src/lib/ids.js';
-import { xOauthRepository } from '../../src/modules/x-oauth/x-oauth.repository.js';
-import { XAccountDisconnectedError, xTokensService } from '../../src/modules/x-oauth/x-tokens.service.js';
+import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
+import { XAccountDisconnectedError, xTokensService } from '../../src/channels/x/tokens.service.js';
 import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 

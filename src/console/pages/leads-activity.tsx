@@ -3,7 +3,7 @@ import type { Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { ACTIVITY_ACTIONS, ACTIVITY_OUTCOMES, LEAD_STAGES } from '../../domain/vocabulary.js';
 import { ActivityQuery } from '../../modules/activity/activity.schemas.js';
-import { LeadsQuery } from '../../modules/crm-leads/crm-leads.schemas.js';
+import { LeadsQuery } from '../../modules/leads/leads.schemas.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
 
@@ -36,7 +36,7 @@ function Select(props: { id: string; name: string; label: string; options: reado
 
 /** Leads and the activity ledger, with the API's filters as GET forms, through the crm-leads and activity services. */
 export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
-  const { crmLeads, activity } = deps.services;
+  const { leads, activity } = deps.services;
 
   app.get<{ Querystring: Static<typeof LeadsQuery> }>(
     '/console/leads',
@@ -45,7 +45,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       const q = req.query;
       const limit = q.limit ?? 100;
-      const result = await crmLeads.listLeads(req.consoleSession!.auth.workspaceId, {
+      const result = await leads.listLeads(req.consoleSession!.auth.workspaceId, {
         stage: q.stage,
         q: q.q,
         engaged: q.engaged === '1',

@@ -3,8 +3,8 @@ import type { ProgressService } from '../../modules/progress/progress.service.js
 import { ProgressQuery, ProgressResponse } from '../../modules/progress/progress.schemas.js';
 import type { ReportsService } from '../../modules/reports/reports.service.js';
 import { FunnelReportQuery, FunnelReportResponse } from '../../modules/reports/reports.schemas.js';
-import type { CrmLeadsService } from '../../modules/crm-leads/crm-leads.service.js';
-import { LeadsQuery, LeadsResponse } from '../../modules/crm-leads/crm-leads.schemas.js';
+import type { LeadsService } from '../../modules/leads/leads.service.js';
+import { LeadsQuery, LeadsResponse } from '../../modules/leads/leads.schemas.js';
 import type { ActivityService } from '../../modules/activity/activity.service.js';
 import { ActivityQuery, ActivityResponse } from '../../modules/activity/activity.schemas.js';
 import { READ_ONLY_SAFETY, defineTool } from './types.js';
@@ -41,7 +41,7 @@ export const reportingTools = [
     mirrors: { method: 'GET', url: '/api/v1/reports/funnel' },
     run: ({ services, auth }, args) => services.reports.funnelReport(auth.workspaceId, args.group_by ?? 'sequence'),
   }),
-  defineTool<{ crmLeads: CrmLeadsService }, typeof LeadsInput>({
+  defineTool<{ leads: LeadsService }, typeof LeadsInput>({
     name: 'list_leads',
     title: 'List cross-channel leads',
     description:
@@ -53,7 +53,7 @@ export const reportingTools = [
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/leads' },
     run: ({ services, auth }, args) =>
-      services.crmLeads.listLeads(auth.workspaceId, {
+      services.leads.listLeads(auth.workspaceId, {
         stage: args.stage,
         q: args.q,
         engaged: args.engaged === '1',

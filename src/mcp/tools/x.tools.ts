@@ -6,8 +6,8 @@ import type { ReadinessService } from '../../modules/publicdata/readiness.servic
 import { EligibilityBody, EligibilityResponse, ReadinessResponse, ResolveBody, ResolveResponse } from '../../modules/publicdata/publicdata.schemas.js';
 import type { PlaysService } from '../../modules/plays/plays.service.js';
 import { ListPlaysResponse, ListXAccountsResponse } from '../../modules/plays/plays.schemas.js';
-import type { XLeadsService } from '../../modules/leads/x-leads.service.js';
-import { GetXLeadResponse, LeadIdParams, StopXLeadResponse } from '../../modules/leads/x-leads.schemas.js';
+import type { XLeadsService } from '../../modules/x-leads/x-leads.service.js';
+import { GetXLeadResponse, LeadIdParams, StopXLeadResponse } from '../../modules/x-leads/x-leads.schemas.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const Empty = Type.Object({}, { additionalProperties: false });

@@ -6,7 +6,7 @@ import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { badRequest, conflict, notFound } from '../../app/errors.js';
 import { compileStrict } from '../../app/validation.js';
-import { renderTemplate, type TemplateLead } from '../../engine/templates.js';
+import { renderTemplate, type TemplateLead } from '../../domain/templates.js';
 import { requiredChannels, toStep } from '../sequences/sequences.service.js';
 import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { toProgressFunnel } from '../reports/funnel.js';
 import { listMessagingAccounts, workspaceFunnel } from '../reports/reports.repository.js';
-import { safeZone } from '../../engine/time.js';
+import { safeZone } from '../../domain/time.js';
 import type { PacingSource } from './pacing.js';
 import { iso } from '../../domain/iso.js';
 import * as repo from './progress.repository.js';

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
-import type { ChannelDrivers } from '../../engine/channels/types.js';
+import type { ChannelDrivers } from '../../channels/types.js';
 import { iso } from '../../domain/iso.js';
 import * as repo from './replies.repository.js';
 import { DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';

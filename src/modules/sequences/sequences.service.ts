@@ -6,7 +6,7 @@ import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { conflict, notFound } from '../../app/errors.js';
 import { effectiveBalance } from '../../domain/energy.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
-import { CHANNEL_OF_STEP } from '../../engine/channels/types.js';
+import { CHANNEL_OF_STEP } from '../../channels/types.js';
 import * as repo from './sequences.repository.js';
 import { isStepKind, type SequenceStatus } from '../../domain/vocabulary.js';
 import type { EXECUTION_BLOCK_REASONS, SETTABLE_STATUSES } from './sequences.schemas.js';

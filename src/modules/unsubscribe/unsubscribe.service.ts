@@ -3,8 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import type { Database } from '../../db/database.js';
 import { isUuid, newId } from '../../lib/ids.js';
-import { suppressAddress } from '../mailboxes/mailboxes.repository.js';
-import * as inboxRepo from '../inbox/inbox.repository.js';
+import { suppressAddress } from '../../channels/email/mailboxes.repository.js';
+import * as inboxRepo from '../../channels/email/inbox.repository.js';
 
 const PURPOSE = 'unsubscribe-v1';
 /** 128 bits of the MAC: enough against guessing, and the link stays short. */

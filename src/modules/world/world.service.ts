@@ -1,5 +1,5 @@
-import { upsertMailbox } from '../mailboxes/mailboxes.repository.js';
-import { xOauthRepository } from '../x-oauth/x-oauth.repository.js';
+import { upsertMailbox } from '../../channels/email/mailboxes.repository.js';
+import { xOauthRepository } from '../../channels/x/oauth.repository.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ServiceDeps } from '../../app/services.js';
 import { AppError, conflict } from '../../app/errors.js';

@@ -1,5 +1,5 @@
 import type { SequenceStepRow } from '../../../db/schema.js';
-import { CHANNEL_OF_STEP } from '../../../engine/channels/types.js';
+import { CHANNEL_OF_STEP } from '../../../channels/types.js';
 import { newId } from '../../../lib/ids.js';
 import { WORLD_DEFAULTS as D, type WorldSequenceStep, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, lower, orderedTime, type WsContext } from './plan.js';

@@ -4,16 +4,16 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { mapLimit } from '../../lib/map-limit.js';
 import { withTxRetry } from '../../lib/tx-retry.js';
-import type { InboundObservation } from '../../engine/channels/types.js';
+import type { InboundObservation } from '../types.js';
 import type { Classification } from '../../engine/classify.js';
 import type { ObservedLead } from '../../engine/observe.js';
 import type { PassSummary } from '../../engine/scheduler.js';
-import { suppressAddress } from '../mailboxes/mailboxes.repository.js';
-import { redactSecrets } from '../mailboxes/mailboxes.schemas.js';
-import { imapClientOptions } from '../mailboxes/mailboxes.service.js';
-import { parseInbound, type ParsedInbound } from './inbox.parse.js';
+import { suppressAddress } from './mailboxes.repository.js';
+import { redactSecrets } from './mailboxes.schemas.js';
+import { imapClientOptions } from './mailboxes.service.js';
+import { parseInbound, type ParsedInbound } from './parse.js';
 import * as repo from './inbox.repository.js';
-import { optOutPerson } from '../unsubscribe/unsubscribe.service.js';
+import { optOutPerson } from '../../modules/unsubscribe/unsubscribe.service.js';
 
 /** What one pass did with one mailbox's INBOX (the engine's pass summary carries one per mailbox polled). */
 export interface MailboxPassCounts {

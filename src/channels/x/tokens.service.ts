@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
-import { xOauthPost, type XOauthClient } from './x-api.js';
-import type { XOauthRepository, XTokens } from './x-oauth.repository.js';
+import { xOauthPost, type XOauthClient } from './api.js';
+import type { XOauthRepository, XTokens } from './oauth.repository.js';
 
 /** Refresh this long before expiry, so a request never leaves with a token about to lapse. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;

@@ -1,10 +1,10 @@
 import type { Database } from '../../db/database.js';
-import { problemText, secondsUntil, XTransportError, type XApiSettings } from '../../modules/x-oauth/x-api.js';
-import { xAccountCaller, XCallFailed, type XAccountCall } from '../../modules/x-oauth/x-account-client.js';
-import { releaseXAccountDay, rememberLeadXUserId, reserveXAccountDay } from '../../modules/x-oauth/x-watch.repository.js';
-import type { XOauthRepository } from '../../modules/x-oauth/x-oauth.repository.js';
-import { XAccountDisconnectedError, type XTokensService } from '../../modules/x-oauth/x-tokens.service.js';
-import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from './types.js';
+import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
+import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
+import { releaseXAccountDay, rememberLeadXUserId, reserveXAccountDay } from './watch.repository.js';
+import type { XOauthRepository } from './oauth.repository.js';
+import { XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from '../types.js';
 
 export interface XDriverDeps {
   db: Database;

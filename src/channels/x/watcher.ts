@@ -1,11 +1,11 @@
 import type { Database } from '../../db/database.js';
-import { DM_FIELDS, type DmEvent } from '../../engine/channels/x.js';
+import { DM_FIELDS, type DmEvent } from './driver.js';
 import type { PassSummary } from '../../engine/scheduler.js';
-import type { ApplyReply } from '../inbox/inbox.service.js';
+import type { ApplyReply } from '../email/watcher.js';
 import { withTxRetry } from '../../lib/tx-retry.js';
-import { xAccountCaller, XCallFailed, type XAccountCall, type XAccountClientDeps } from './x-account-client.js';
-import { XAccountDisconnectedError } from './x-tokens.service.js';
-import * as repo from './x-watch.repository.js';
+import { xAccountCaller, XCallFailed, type XAccountCall, type XAccountClientDeps } from './account-client.js';
+import { XAccountDisconnectedError } from './tokens.service.js';
+import * as repo from './watch.repository.js';
 
 /** What one pass heard on one connected X account (the engine's pass summary carries one per account polled). */
 export interface XAccountPassCounts {

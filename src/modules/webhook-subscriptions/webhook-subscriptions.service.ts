@@ -7,8 +7,8 @@ import { isUuid, newId } from '../../lib/ids.js';
 import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type OutboxSignal, type WebhookEvent } from '../../webhooks/outbox.js';
 import { checkReceiverUrl, MAX_RECEIVER_URL_LENGTH, systemResolver, type Resolver } from '../../webhooks/safe-url.js';
 import { generateWebhookSecret } from '../../webhooks/sign.js';
-import * as repo from './webhooks.repository.js';
-import { MAX_EVENTS_PER_WEBHOOK, MAX_WEBHOOKS_PER_WORKSPACE } from './webhooks.schemas.js';
+import * as repo from './webhook-subscriptions.repository.js';
+import { MAX_EVENTS_PER_WEBHOOK, MAX_WEBHOOKS_PER_WORKSPACE } from './webhook-subscriptions.schemas.js';
 
 export const PING_MESSAGE = 'Test ping from the Workspace Outreach Service. Verify the signature, then answer 2xx.';
 

@@ -1,5 +1,5 @@
-import { shortHash, unitHash } from '../hash.js';
-import type { ActionResult, Channel, ChannelDriver, InboundObservation, OutboundAction, Recipient } from './types.js';
+import { shortHash, unitHash } from '../../lib/hash.js';
+import type { ActionResult, Channel, ChannelDriver, InboundObservation, OutboundAction, Recipient } from '../types.js';
 
 /**
  * The simulated outside world. Its answers are a pure function of the seed, the lead's world-file script and

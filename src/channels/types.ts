@@ -1,5 +1,5 @@
-import type { Database } from '../../db/database.js';
-import type { Channel, StepKind } from '../../domain/vocabulary.js';
+import type { Database } from '../db/database.js';
+import type { Channel, StepKind } from '../domain/vocabulary.js';
 
 export type { Channel, StepKind };
 

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { toCrossChannelLeadView } from '../../domain/lead-views.js';
 import { PROGRESS_STAGES, type LeadStage } from '../../domain/vocabulary.js';
-import * as repo from './crm-leads.repository.js';
+import * as repo from './leads.repository.js';
 
 const DAY_MS = 86_400_000;
 
@@ -36,7 +36,7 @@ export interface ListLeadsInput {
   limit: number;
 }
 
-export function createCrmLeadsService(deps: { db: Database; clock: Clock }) {
+export function createLeadsService(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
 
   async function listLeads(workspaceId: string, input: ListLeadsInput) {
@@ -55,4 +55,4 @@ export function createCrmLeadsService(deps: { db: Database; clock: Clock }) {
   return { listLeads };
 }
 
-export type CrmLeadsService = ReturnType<typeof createCrmLeadsService>;
+export type LeadsService = ReturnType<typeof createLeadsService>;

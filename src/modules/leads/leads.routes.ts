@@ -1,9 +1,9 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
-import type { CrmLeadsService } from './crm-leads.service.js';
-import { LeadsQuery, LeadsResponse } from './crm-leads.schemas.js';
+import type { LeadsService } from './leads.service.js';
+import { LeadsQuery, LeadsResponse } from './leads.schemas.js';
 
-export async function crmLeadsRoutes(app: AppInstance, opts: { crmLeads: CrmLeadsService }) {
+export async function leadsRoutes(app: AppInstance, opts: { leads: LeadsService }) {
   app.get(
     '/leads',
     {
@@ -19,7 +19,7 @@ export async function crmLeadsRoutes(app: AppInstance, opts: { crmLeads: CrmLead
       },
     },
     async (req) =>
-      opts.crmLeads.listLeads(req.auth.workspaceId, {
+      opts.leads.listLeads(req.auth.workspaceId, {
         stage: req.query.stage,
         q: req.query.q,
         engaged: req.query.engaged === '1',

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
-import { secondsUntil, xCall, XTransportError, type XAnswer, type XApiSettings } from './x-api.js';
-import type { XOauthRepository } from './x-oauth.repository.js';
-import type { XTokensService } from './x-tokens.service.js';
+import { secondsUntil, xCall, XTransportError, type XAnswer, type XApiSettings } from './api.js';
+import type { XOauthRepository } from './oauth.repository.js';
+import type { XTokensService } from './tokens.service.js';
 
 /** Why a call for a connected account did not give an answer to use, as the engine's driver result says it. */
 export type XCallFailure =

@@ -1,7 +1,7 @@
 import { badRequest } from '../../app/errors.js';
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
-import { explainInvalidCreateBody, type WebhooksService } from './webhooks.service.js';
+import { explainInvalidCreateBody, type WebhooksService } from './webhook-subscriptions.service.js';
 import {
   CreateWebhookBody,
   CreateWebhookResponse,
@@ -9,7 +9,7 @@ import {
   ListWebhooksResponse,
   TestWebhookResponse,
   WebhookIdParams,
-} from './webhooks.schemas.js';
+} from './webhook-subscriptions.schemas.js';
 
 const SELECTOR_NOTE =
   'Honors X-Workspace-Client like every other operation: subscriptions belong to the selected workspace, and an id of another workspace answers 404.';

@@ -1,17 +1,17 @@
-import type { Config } from '../../config/config.js';
-import type { Database } from '../../db/database.js';
-import type { TextCipher } from '../../lib/crypto.js';
-import { createMailboxEmailDriver } from './email.js';
-import { createSmtpEmailDriver } from './email-smtp.js';
-import { createSandboxDriver } from './sandbox.js';
-import { createXDriver, type XDriverDeps } from './x.js';
+import type { Config } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import type { TextCipher } from '../lib/crypto.js';
+import { createMailboxEmailDriver } from './email/driver.js';
+import { createSmtpEmailDriver } from './email/smtp-driver.js';
+import { createSandboxDriver } from './sandbox/driver.js';
+import { createXDriver, type XDriverDeps } from './x/driver.js';
 import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
 
 export * from './types.js';
-export { createSandboxDriver } from './sandbox.js';
-export { createSmtpEmailDriver } from './email-smtp.js';
+export { createSandboxDriver } from './sandbox/driver.js';
+export { createSmtpEmailDriver } from './email/smtp-driver.js';
 export { confirmDelivery } from './confirm.js';
-export { createXDriver } from './x.js';
+export { createXDriver } from './x/driver.js';
 
 /**
  * One driver per channel: the seeded sandbox everywhere, except e-mail: from each account's mailbox when it has one

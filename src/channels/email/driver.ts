@@ -4,15 +4,15 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import type { MailboxSecretRow } from '../../modules/mailboxes/mailboxes.repository.js';
-import { isSuppressed, setMailboxHealth } from '../../modules/mailboxes/mailboxes.repository.js';
-import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from '../../modules/mailboxes/mailboxes.service.js';
-import * as sent from '../../modules/mailboxes/sent-messages.repository.js';
+import type { MailboxSecretRow } from './mailboxes.repository.js';
+import { isSuppressed, setMailboxHealth } from './mailboxes.repository.js';
+import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
+import * as sent from './sent-messages.repository.js';
 import { unsubscribeToken } from '../../modules/unsubscribe/unsubscribe.service.js';
-import { shortHash } from '../hash.js';
-import { rampOf } from '../pacing.js';
-import { localDay, nextDayWindowStart, safeZone } from '../time.js';
-import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from './types.js';
+import { shortHash } from '../../lib/hash.js';
+import { rampOf } from '../../engine/pacing.js';
+import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
 export interface MailboxEmailDeps {
   db: Database;

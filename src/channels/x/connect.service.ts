@@ -5,9 +5,9 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { xCall, xOauthPost, XTransportError, type XOauthClient } from './x-api.js';
-import type { XOauthRepository } from './x-oauth.repository.js';
-import * as states from './x-states.repository.js';
+import { xCall, xOauthPost, XTransportError, type XOauthClient } from './api.js';
+import type { XOauthRepository } from './oauth.repository.js';
+import * as states from './states.repository.js';
 
 /** What the service asks a person to grant (issue 18; docs/x-channel.md says what each is for). */
 export const X_SCOPES = ['tweet.read', 'users.read', 'follows.read', 'follows.write', 'like.write', 'dm.read', 'dm.write', 'offline.access'] as const;

@@ -1,5 +1,5 @@
-import type { Channel, Recipient } from './channels/types.js';
-import type { LeadContactRow } from './sql/rows.js';
+import type { Channel, Recipient } from './types.js';
+import type { LeadContactRow } from '../engine/sql/rows.js';
 
 const date = (d: Date | string | null) => (d === null ? null : new Date(d));
 
