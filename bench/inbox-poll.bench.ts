@@ -62,13 +62,13 @@ async function main() {
     console.log(`filled INBOX with ${MESSAGES} messages in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     const observer = createObserver({ db, config: config.engine, drivers: { forChannel: () => ({}) as never }, cipher });
-    const watcher = createInboxWatcher({ db, cipher, config: { pollIntervalSeconds: 60 }, applyReply: observer.applyIn });
+    const watcher = createInboxWatcher({ db, cipher, config: { pollIntervalSeconds: 60 } });
     let now = Date.now();
     const pass = async () => {
       now += 120_000;
       const summary = emptySummary();
       const start = performance.now();
-      await watcher.runInboxPoll(new Date(now), summary);
+      await watcher.watch({ now: new Date(now), summary, apply: observer.applyIn });
       return { ms: performance.now() - start, summary };
     };
 

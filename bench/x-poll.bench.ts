@@ -67,14 +67,13 @@ async function main() {
       tokens: tokensService,
       settings,
       config: { pollIntervalSeconds: 60, observeDays: 30 },
-      applyReply: observer.applyIn,
     });
     let now = Date.now();
     const pass = async () => {
       now += 120_000;
       const summary = emptySummary();
       const start = performance.now();
-      await watcher.runXPoll(new Date(now), summary);
+      await watcher.watch({ now: new Date(now), summary, apply: observer.applyIn });
       return { ms: performance.now() - start, summary };
     };
 

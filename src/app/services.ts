@@ -26,10 +26,8 @@ import { createEngine } from '../engine/index.js';
 import { createChannelDrivers } from '../channels/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/console-sessions.service.js';
-import { createMailboxesService } from '../channels/email/mailboxes.service.js';
-import { xOauthRepository } from '../channels/x/oauth.repository.js';
-import { xTokensService } from '../channels/x/tokens.service.js';
-import { createXConnectService } from '../channels/x/connect.service.js';
+import { createMailboxesService } from '../channels/email/index.js';
+import { createXConnectService, xOauthRepository, xTokensService } from '../channels/x/index.js';
 
 export interface ServiceDeps {
   db: Database;
@@ -79,7 +77,7 @@ export function createServices(deps: ServiceDeps) {
   const x = { db: deps.db, repo: xRepo, tokens: xTokens, settings: xSettings };
   // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
   const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x });
-  const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays, x });
+  const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
   const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });

@@ -5,6 +5,8 @@ import { createMailboxEmailDriver } from './email/driver.js';
 import { createSmtpEmailDriver } from './email/smtp-driver.js';
 import { createSandboxDriver } from './sandbox/driver.js';
 import { createXDriver, type XDriverDeps } from './x/driver.js';
+import { createInboxWatcher } from './email/watcher.js';
+import { createXWatcher } from './x/watcher.js';
 import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
 
 export * from './types.js';
@@ -29,22 +31,35 @@ export function createChannelDrivers(
 ): ChannelDrivers & { close(): void } {
   const opts = config.engine.sandbox;
   const globalEmail = config.smtpUrl ? createSmtpEmailDriver(config.smtpUrl, config.engine.smtpFrom) : createSandboxDriver('email', opts);
-  const drivers: Record<Channel, ChannelDriver> = {
-    linkedin: createSandboxDriver('linkedin', opts),
-    // A lead whose account (or workspace) has a mailbox is sent from it; the rest go to SMTP_URL or the sandbox.
-    email: deps.mailboxes ? createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }) : globalEmail,
-    x: deps.x
-      ? createXDriver({
+  const engine = config.engine;
+  // A lead whose account (or workspace) has a mailbox is sent from it (and its INBOX watched); the rest go to
+  // SMTP_URL or the sandbox.
+  const email: ChannelDriver = deps.mailboxes
+    ? {
+        ...createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }),
+        watch: createInboxWatcher({ ...deps.mailboxes, config: { pollIntervalSeconds: engine.inboxPollSeconds } }).watch,
+      }
+    : globalEmail;
+  const x: ChannelDriver = deps.x
+    ? {
+        ...createXDriver({
           ...deps.x,
           fallback: createSandboxDriver('x', opts),
-          caps: { dmsPerDay: config.engine.pacing.messageCap, followsPerDay: config.engine.pacing.inviteCap },
-        })
-      : createSandboxDriver('x', opts),
+          caps: { dmsPerDay: engine.pacing.messageCap, followsPerDay: engine.pacing.inviteCap },
+        }),
+        watch: createXWatcher({ ...deps.x, config: { pollIntervalSeconds: engine.xPollSeconds, observeDays: engine.observeDays } }).watch,
+      }
+    : createSandboxDriver('x', opts);
+  const drivers: Record<Channel, ChannelDriver> = {
+    linkedin: createSandboxDriver('linkedin', opts),
+    email,
+    x,
     instagram: createSandboxDriver('instagram', opts),
     ...deps.overrides,
   };
   return {
     forChannel: (channel) => drivers[channel],
+    watchers: () => Object.values(drivers).filter((d) => d.watch),
     close() {
       for (const d of Object.values(drivers)) (d as { close?: () => void }).close?.();
     },

@@ -1,5 +1,4 @@
 import type { Channel, Recipient } from './types.js';
-import type { LeadContactRow } from '../engine/sql/rows.js';
 
 const date = (d: Date | string | null) => (d === null ? null : new Date(d));
 
@@ -40,8 +39,20 @@ export function recipientIdentityOf(row: RecipientIdentityRow): Recipient {
   };
 }
 
+/** A lead row as the engine's step claim and watch read it (engine/sql/rows.ts LeadContactRow is one). */
+export interface RecipientHistoryRow extends RecipientIdentityRow {
+  x_account_user_id: string | null;
+  invited_at: Date | string | null;
+  connected_at: Date | string | null;
+  messaged_at: Date | string | null;
+  followed_at: Date | string | null;
+  followed_back_at: Date | string | null;
+  replied_at: Date | string | null;
+  last_message_channel: string | null;
+}
+
 /** The recipient of an engine step or watch: who the person is and what the engine has recorded about them so far. */
-export function recipientOf(row: LeadContactRow): Recipient {
+export function recipientOf(row: RecipientHistoryRow): Recipient {
   return {
     ...recipientIdentityOf(row),
     xAccountUserId: row.x_account_user_id,

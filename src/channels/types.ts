@@ -88,6 +88,98 @@ export interface DriverContext {
   db?: Database;
 }
 
+/** What recording an observation needs to know about its lead. */
+export interface ObservedLead {
+  id: string;
+  workspace_id: string;
+  account_id: string | null;
+  x_account_user_id: string | null;
+  x_user_id: string | null;
+  username: string | null;
+}
+
+/** What the engine recorded for one observation; null when the lead was already past it. */
+export type ObservationResult = 'observed' | 'snoozed' | 'replied' | null;
+
+/**
+ * The engine's one path for what a watcher heard (engine/observe.ts), lent to the watchers: inside the caller's
+ * transaction it records an acceptance, a follow-back or a reply (freezes the lead, queues the reply, sends
+ * `reply.received`). `forced` sets the classification where the watcher knows better than the text classifier
+ * (an auto-reply known by its headers).
+ */
+export type ApplyObservation = (
+  trx: Database,
+  obs: InboundObservation,
+  lead: ObservedLead,
+  now: Date,
+  summary: PassSummary,
+  forced?: 'out_of_office',
+) => Promise<ObservationResult>;
+
+/** What a watch pass is lent: the time of the pass, its summary, and the engine's observation path. */
+export interface WatchContext {
+  now: Date;
+  summary: PassSummary;
+  apply: ApplyObservation;
+}
+
+/** What one pass did with one mailbox's INBOX (the engine's pass summary carries one per mailbox polled). */
+export interface MailboxPassCounts {
+  /** E-mails this mailbox sent in the pass (the engine's step sends). */
+  sent: number;
+  replies: number;
+  outOfOffice: number;
+  bounces: number;
+  /** 4.x.x delivery reports: noted on the lead's ledger, nothing stops. */
+  delayed: number;
+  unsubscribes: number;
+  unmatched: number;
+  /** Set when the mailbox could not be read this pass: `mailbox_auth_failed` or `mailbox_unreachable`. */
+  error?: 'mailbox_auth_failed' | 'mailbox_unreachable' | 'mailbox_unreadable';
+}
+
+export const emptyMailboxCounts = (): MailboxPassCounts => ({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 0 });
+
+/** What one pass heard on one connected X account (the engine's pass summary carries one per account polled). */
+export interface XAccountPassCounts {
+  replies: number;
+  followBacks: number;
+  /** DMs from people who are not leads this account reached: counted, not stored. */
+  unmatched: number;
+  /** More new DM events than one poll reads (1,000): the oldest of them were skipped. */
+  truncated?: true;
+  /** Set when the account could not be read this pass. */
+  error?: 'x_account_disconnected' | 'x_rate_limited' | 'x_unreachable' | 'x_unauthorized';
+}
+
+export const emptyXCounts = (): XAccountPassCounts => ({ replies: 0, followBacks: 0, unmatched: 0 });
+
+/** What one engine pass did (POST /admin/v1/engine/tick answers it; the worker logs it). */
+export interface PassSummary {
+  /** Steps that went out (outcome ok). */
+  actions: number;
+  skipped: number;
+  failed: number;
+  repliesDetected: number;
+  /** Steps that were due but wait for pacing, sending hours or energy. */
+  deferred: number;
+  /** Acceptances and follow-backs recorded. */
+  observations: number;
+  /** New candidates saved by Play discovery. */
+  discovered: number;
+  /** Per mailbox polled this pass (inbox watcher): replies, out-of-office, bounces, unsubscribes, unmatched mail. */
+  mailboxes?: Record<string, MailboxPassCounts>;
+  /** Per connected X account polled this pass (X watcher): DM replies, follow-backs, unmatched DMs. */
+  xAccounts?: Record<string, XAccountPassCounts>;
+}
+
+export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed: 0, repliesDetected: 0, deferred: 0, observations: 0, discovered: 0 });
+
+/**
+ * A channel: how it acts (perform), how it learns whether an interrupted action went out (confirm), and how it
+ * hears back (observe for the sandbox's scripted observations; watch for a real provider's inbox, through the
+ * shared loop in channels/watch-loop.ts).
+ */
 export interface ChannelDriver {
   readonly channel: Channel;
   perform(action: OutboundAction, ctx?: DriverContext): Promise<ActionResult>;
@@ -98,8 +190,12 @@ export interface ChannelDriver {
   confirm?(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck>;
   /** Observations due up to `now` for the given leads (sandbox: scripted; real: provider inbox). */
   observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
+  /** Reads the provider's inbox of every account due (replies, bounces, follow-backs) and hands each to `ctx.apply`. */
+  watch?(ctx: WatchContext): Promise<void>;
 }
 
 export interface ChannelDrivers {
   forChannel(channel: Channel): ChannelDriver;
+  /** Every driver that watches an inbox, in the order a pass reads them (test doubles may have none). */
+  watchers?(): ChannelDriver[];
 }

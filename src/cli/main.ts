@@ -15,7 +15,7 @@ import { startEngineLoop } from '../engine/loop.js';
 import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
-import { disconnectOutcomeText } from '../channels/x/connect.service.js';
+import { disconnectOutcomeText } from '../channels/x/index.js';
 
 const program = new Command();
 program

@@ -5,7 +5,7 @@ import type { ChannelDrivers } from '../channels/types.js';
 import { inflightRelease, localOutcome, prepareSend, uncertainOutcome, type Outcome, type PlannedSend } from './outcomes.js';
 import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recordOutcomes } from './record.js';
-import type { PassSummary } from './scheduler.js';
+import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
 import { bucketOf, channelOf } from './steps.js';

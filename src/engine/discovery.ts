@@ -1,24 +1,46 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { systemClock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { enqueueEvents } from '../webhooks/outbox.js';
-import type { EnergyService } from '../modules/energy/energy.service.js';
-import { createPlaysService, type PlaysService } from '../modules/plays/plays.service.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import * as repo from './sql/index.js';
-import type { PassSummary } from './scheduler.js';
+import type { PassSummary } from '../channels/types.js';
 
 /** Same bound as the eligibility snapshot: discovery never reads more followers per run than this. */
 export const DISCOVERY_SNAPSHOT_LIMIT = 5000;
+
+/** What discovery asks of the energy rules (modules/energy implements it; the app wires it in). */
+export interface DiscoveryEnergy {
+  charge(
+    workspaceId: string,
+    input: { action: 'enrich'; read: 'follower_snapshot'; now: Date },
+  ): Promise<{ ok: true; balance: number } | { ok: false; nextRefillAt: Date | null }>;
+}
+
+/** What discovery asks of enrollment's one home (modules/plays implements it; the app wires it in). */
+export interface DiscoveryEnrollment {
+  /** Locks the Play for candidate writes; undefined when it is gone, null when it does not enroll by itself now. */
+  lockDiscoveryTarget(
+    trx: Database,
+    workspaceId: string,
+    playId: string,
+    accountUserId: string,
+  ): Promise<{ expectedRevision: number; sequenceId: string; sequenceRevision: number } | null | undefined>;
+  enroll(
+    workspaceId: string,
+    playId: string,
+    input: { expectedRevision: number; sequenceId: string; sequenceRevision: number; candidateIds: string[] },
+    options: { tx: Database; by: { kind: 'autopilot'; at: Date } },
+  ): Promise<{ results: { candidateId: string; leadId: string | null }[] }>;
+}
 
 interface DiscoveryDeps {
   db: Database;
   config: EngineConfig;
   provider: PublicDataProvider | null;
-  energy: EnergyService | null;
-  /** Enrollment's one home; without it discovery makes its own (enrollment reads no setting but the public URL). */
-  plays?: PlaysService;
+  energy: DiscoveryEnergy | null;
+  /** Enrollment's one home; without it, discovery saves candidates but never enrolls them (autopilot is off). */
+  plays: DiscoveryEnrollment | null;
 }
 
 /**
@@ -39,7 +61,7 @@ interface DiscoveryDeps {
  */
 export function createDiscovery(deps: DiscoveryDeps) {
   const { db, config, provider, energy } = deps;
-  const plays = deps.plays ?? createPlaysService({ db, config: { publicUrl: null }, clock: systemClock });
+  const plays = deps.plays;
 
   async function runDiscovery(now: Date, summary: PassSummary) {
     if (!provider || config.discoveryIntervalSeconds === 0) return;
@@ -67,7 +89,7 @@ export function createDiscovery(deps: DiscoveryDeps) {
           .map((id) => ({ id: newId(), xUserId: id, username: users.get(id)?.username ?? null, name: users.get(id)?.name ?? null }));
         if (fresh.length === 0) return;
         // Locked in manual enrollment's order (Play, sequence, identities); it also pins the autopilot setting.
-        const target = await plays.lockDiscoveryTarget(trx, play.workspace_id, play.play_id, play.account_user_id);
+        const target = plays ? await plays.lockDiscoveryTarget(trx, play.workspace_id, play.play_id, play.account_user_id) : null;
         if (target === undefined) return; // the Play is gone
         const inserted = await repo.insertDiscoveryBatch(trx, {
           batchId: newId(),
@@ -78,7 +100,7 @@ export function createDiscovery(deps: DiscoveryDeps) {
         });
         const saved = fresh.filter((c) => inserted.has(c.id));
         const leadIds = new Map<string, string>();
-        if (target && saved.length > 0) {
+        if (plays && target && saved.length > 0) {
           const enrolled = await plays.enroll(
             play.workspace_id,
             play.play_id,

@@ -5,11 +5,11 @@ import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
-import type { Channel, ChannelDrivers, InboundObservation } from '../channels/types.js';
-import { classifyReply, draftReply, sentimentOf, type Classification } from './classify.js';
+import type { ApplyObservation, Channel, ChannelDrivers, InboundObservation, ObservedLead } from '../channels/types.js';
+import { classifyReply, draftReply, sentimentOf, type Classification } from '../domain/classify.js';
 import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from '../channels/recipients.js';
-import type { PassSummary } from './scheduler.js';
+import type { PassSummary } from '../channels/types.js';
 
 interface ObserverDeps {
   db: Database;
@@ -29,8 +29,7 @@ function channelsOf(row: repo.WatchedRow): Channel[] {
 
 const DAY = 86_400_000;
 
-/** What recording an observation needs to know about its lead. */
-export type ObservedLead = Pick<repo.WatchedRow, 'id' | 'workspace_id' | 'account_id' | 'x_account_user_id' | 'x_user_id' | 'username'>;
+export type { ObservedLead };
 
 /**
  * A long e-mail reply (quoted thread included) must not push its event past the outbox's size bound: the event

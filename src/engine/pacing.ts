@@ -4,27 +4,12 @@ import { sendingDaysLabel } from '../config/config.js';
 import * as sql from './sql/index.js';
 import type { PacingAccountRow } from './sql/rows.js';
 import { isWithinWindow, localDay, localDaysBetween, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
+import { rampOf, type PacingRules } from '../domain/budgets.js';
 
-export type PacingRules = EngineConfig['pacing'];
+export { rampOf, type PacingRules, type Ramp } from '../domain/budgets.js';
 
 /** Which daily budget a step draws from. */
 export type PacingBucket = 'invites' | 'messages' | 'actions';
-
-export interface Ramp {
-  /** Warm-up week 1…N of the ramp schedule; N+1 once the ramp is over (or when no warm-up was started). */
-  rampPhase: number;
-  warmupComplete: boolean;
-  inviteCapToday: number;
-}
-
-/** Week index counts local calendar days since the warm-up day, so a ramp step lands at local midnight. */
-export function rampOf(rules: PacingRules, warmupStartedAt: Date | null, now: Date, timeZone: string): Ramp {
-  const n = rules.rampSchedule.length;
-  if (!warmupStartedAt || n === 0) return { rampPhase: n + 1, warmupComplete: true, inviteCapToday: rules.inviteCap };
-  const week = Math.floor(Math.max(0, localDaysBetween(warmupStartedAt, now, timeZone)) / 7);
-  if (week >= n) return { rampPhase: n + 1, warmupComplete: true, inviteCapToday: rules.inviteCap };
-  return { rampPhase: week + 1, warmupComplete: false, inviteCapToday: Math.min(rules.rampSchedule[week], rules.inviteCap) };
-}
 
 const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
 

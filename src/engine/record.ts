@@ -4,7 +4,7 @@ import { enqueueEvents } from '../webhooks/outbox.js';
 import { toEventLead } from '../domain/lead-views.js';
 import type { Outcome } from './outcomes.js';
 import { releaseReservations } from './pacing.js';
-import type { PassSummary } from './scheduler.js';
+import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 
 /**

@@ -1,35 +1,14 @@
-import { emptyMailboxCounts } from '../channels/email/watcher.js';
-import type { XAccountPassCounts } from '../channels/x/watcher.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { mapLimit } from '../lib/map-limit.js';
 import { withTxRetry } from '../lib/tx-retry.js';
 import { confirmDelivery } from '../channels/confirm.js';
-import type { ActionResult, ChannelDrivers, DeliveryCheck } from '../channels/types.js';
+import { emptyMailboxCounts, type ActionResult, type ChannelDrivers, type DeliveryCheck, type PassSummary } from '../channels/types.js';
 import { claimBatch } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
-import type { MailboxPassCounts } from '../channels/email/watcher.js';
 
-export interface PassSummary {
-  /** Steps that went out (outcome ok). */
-  actions: number;
-  skipped: number;
-  failed: number;
-  repliesDetected: number;
-  /** Steps that were due but wait for pacing, sending hours or energy. */
-  deferred: number;
-  /** Acceptances and follow-backs recorded. */
-  observations: number;
-  /** New candidates saved by Play discovery. */
-  discovered: number;
-  /** Per mailbox polled this pass (inbox watcher): replies, out-of-office, bounces, unsubscribes, unmatched mail. */
-  mailboxes?: Record<string, MailboxPassCounts>;
-  /** Per connected X account polled this pass (X watcher): DM replies, follow-backs, unmatched DMs. */
-  xAccounts?: Record<string, XAccountPassCounts>;
-}
-
-export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed: 0, repliesDetected: 0, deferred: 0, observations: 0, discovered: 0 });
+export { emptySummary, type PassSummary } from '../channels/types.js';
 
 interface SchedulerDeps {
   db: Database;

@@ -5,12 +5,13 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import type { MailboxSecretRow } from './mailboxes.repository.js';
-import { isSuppressed, setMailboxHealth } from './mailboxes.repository.js';
+import { isSuppressed } from '../../domain/opt-out.js';
+import { setMailboxHealth } from './mailboxes.repository.js';
 import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
 import * as sent from './sent-messages.repository.js';
-import { unsubscribeToken } from '../../modules/unsubscribe/unsubscribe.service.js';
+import { unsubscribeToken } from './unsubscribe-token.js';
 import { shortHash } from '../../lib/hash.js';
-import { rampOf } from '../../engine/pacing.js';
+import { rampOf } from '../../domain/budgets.js';
 import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 

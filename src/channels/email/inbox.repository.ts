@@ -198,37 +198,6 @@ export async function failLeadBounced(trx: Database, p: { workspaceId: string; l
   return Number(res.numUpdatedRows ?? 0) > 0;
 }
 
-/**
- * Opts a person out of every sequence of the workspace: each lead with this e-mail address (case-insensitive)
- * or this lead itself, locked in id order. Returns the leads it changed (those not yet opted out).
- */
-export async function optOutIdentity(
-  trx: Database,
-  p: { workspaceId: string; leadId: string; email: string | null; at: Date; now: Date },
-): Promise<{ id: string; account_id: string | null }[]> {
-  const lanes = await trx
-    .selectFrom('leads')
-    .select(['id', 'account_id', 'opted_out_at'])
-    .where('workspace_id', '=', p.workspaceId)
-    .where((eb) => eb.or([eb('id', '=', p.leadId), ...(p.email ? [eb(sql`lower(email)`, '=', p.email.toLowerCase())] : [])]))
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-  const fresh = lanes.filter((l) => l.opted_out_at === null);
-  if (fresh.length === 0) return [];
-  await trx
-    .updateTable('leads')
-    .set({ opted_out_at: p.at, automation_stopped: true, next_action_at: null, observe_next_at: null, updated_at: p.now })
-    .where('workspace_id', '=', p.workspaceId)
-    .where(
-      'id',
-      'in',
-      fresh.map((l) => l.id),
-    )
-    .execute();
-  return fresh.map((l) => ({ id: l.id, account_id: l.account_id }));
-}
-
 export async function insertActivity(
   trx: Database,
   row: {
@@ -279,7 +248,3 @@ export async function failedMailboxes(
   }));
 }
 
-/** A lead an unsubscribe link names, with what its opt-out needs. */
-export async function findLeadForOptOut(db: Database, workspaceId: string, leadId: string) {
-  return db.selectFrom('leads').select(['id', 'email', 'opted_out_at']).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-}

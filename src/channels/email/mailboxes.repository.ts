@@ -146,20 +146,4 @@ export async function leadMailboxId(db: Database, workspaceId: string, leadId: s
   return r?.mailbox_id ?? null;
 }
 
-export async function isSuppressed(db: Database, workspaceId: string, address: string): Promise<boolean> {
-  const r = await db
-    .selectFrom('suppressed_addresses')
-    .select('address')
-    .where('workspace_id', '=', workspaceId)
-    .where('address', '=', address.trim().toLowerCase())
-    .executeTakeFirst();
-  return r !== undefined;
-}
 
-export async function suppressAddress(db: Database, workspaceId: string, address: string, reason: 'bounced' | 'unsubscribed', leadId: string | null) {
-  await db
-    .insertInto('suppressed_addresses')
-    .values({ workspace_id: workspaceId, address: address.trim().toLowerCase(), reason, lead_id: leadId })
-    .onConflict((oc) => oc.columns(['workspace_id', 'address']).doNothing())
-    .execute();
-}

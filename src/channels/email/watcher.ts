@@ -2,33 +2,14 @@ import { ImapFlow } from 'imapflow';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import { mapLimit } from '../../lib/map-limit.js';
 import { withTxRetry } from '../../lib/tx-retry.js';
-import type { InboundObservation } from '../types.js';
-import type { Classification } from '../../engine/classify.js';
-import type { ObservedLead } from '../../engine/observe.js';
-import type { PassSummary } from '../../engine/scheduler.js';
-import { suppressAddress } from './mailboxes.repository.js';
+import { emptyMailboxCounts, type MailboxPassCounts, type ObservedLead, type WatchContext } from '../types.js';
+import { AUTH_FAILED_BACKOFF_SECONDS, FIRST_POLL_LOOKBACK_MS, runWatchLoop, UNREACHABLE_BACKOFF_SECONDS } from '../watch-loop.js';
+import { optOutPerson, suppressAddress } from '../../domain/opt-out.js';
 import { redactSecrets } from './mailboxes.schemas.js';
 import { imapClientOptions } from './mailboxes.service.js';
 import { parseInbound, type ParsedInbound } from './parse.js';
 import * as repo from './inbox.repository.js';
-import { optOutPerson } from '../../modules/unsubscribe/unsubscribe.service.js';
-
-/** What one pass did with one mailbox's INBOX (the engine's pass summary carries one per mailbox polled). */
-export interface MailboxPassCounts {
-  /** E-mails this mailbox sent in the pass (the engine's step sends). */
-  sent: number;
-  replies: number;
-  outOfOffice: number;
-  bounces: number;
-  /** 4.x.x delivery reports: noted on the lead's ledger, nothing stops. */
-  delayed: number;
-  unsubscribes: number;
-  unmatched: number;
-  /** Set when the mailbox could not be read this pass: `mailbox_auth_failed` or `mailbox_unreachable`. */
-  error?: 'mailbox_auth_failed' | 'mailbox_unreachable' | 'mailbox_unreadable';
-}
 
 export interface InboxConfig {
   /** Seconds between two polls of one mailbox. */
@@ -39,35 +20,14 @@ export interface InboxConfig {
   batchSize?: number;
 }
 
-export type ApplyReply = (
-  trx: Database,
-  obs: InboundObservation,
-  row: ObservedLead,
-  now: Date,
-  summary: PassSummary,
-  forced?: Classification,
-) => Promise<'observed' | 'snoozed' | 'replied' | null>;
-
 export interface InboxDeps {
   db: Database;
   cipher: TextCipher;
   config: InboxConfig;
-  /** The one reply path (engine/observe.ts): freezes the lead, queues the reply, sends `reply.received`. */
-  applyReply: ApplyReply;
 }
 
-/** A mailbox being read is leased this long; a crashed poll is picked up again after it. */
-const POLL_LEASE_SECONDS = 300;
-/** After a refused login the mailbox is not tried again for this long (the password will not fix itself). */
-const AUTH_FAILED_BACKOFF_SECONDS = 1800;
-/** After a connection failure (DNS, refused, timeout) the next try waits this long. */
-const UNREACHABLE_BACKOFF_SECONDS = 300;
-/** A first poll (or one after a UIDVALIDITY change) reads mail from this long before the mailbox was added. */
-const FIRST_POLL_LOOKBACK_MS = 86_400_000;
 /** Health details the watcher writes start with this, so a good IMAP login clears only what IMAP marked. */
 const IMAP_DETAIL = 'IMAP: ';
-
-export const emptyMailboxCounts = (): MailboxPassCounts => ({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 0 });
 
 function isAuthError(e: unknown): boolean {
   const err = e as { authenticationFailed?: boolean; serverResponseCode?: string; responseText?: string; message?: string };
@@ -89,7 +49,7 @@ type Outcome = 'reply' | 'out_of_office' | 'bounce' | 'delayed' | 'unsubscribe' 
  * transaction that applies it, so it takes effect once across restarts and concurrent workers.
  */
 export function createInboxWatcher(deps: InboxDeps) {
-  const { db, cipher, config, applyReply } = deps;
+  const { db, cipher, config } = deps;
   const maxMessages = config.maxMessagesPerPoll ?? 200;
   const batchSize = config.batchSize ?? 16;
 
@@ -108,9 +68,9 @@ export function createInboxWatcher(deps: InboxDeps) {
     mb: repo.PollMailbox,
     uidValidity: bigint,
     msg: { uid: number; source: Buffer; internalDate: Date | null },
-    now: Date,
-    summary: PassSummary,
+    ctx: WatchContext,
   ): Promise<Outcome> {
+    const { now, summary, apply: applyReply } = ctx;
     const parsed = await parseInbound(msg.source);
     const leadId = await matchLead(mb, parsed);
     const sent = parsed.date ?? msg.internalDate ?? now;
@@ -207,7 +167,8 @@ export function createInboxWatcher(deps: InboxDeps) {
     else if (o === 'unmatched') c.unmatched += 1;
   }
 
-  async function pollMailbox(mb: repo.PollMailbox, now: Date, summary: PassSummary): Promise<MailboxPassCounts> {
+  async function pollMailbox(mb: repo.PollMailbox, ctx: WatchContext): Promise<MailboxPassCounts> {
+    const { now } = ctx;
     const counts = emptyMailboxCounts();
     const later = (s: number) => new Date(now.getTime() + s * 1000);
     if (!mb.imapUrl) {
@@ -265,7 +226,7 @@ export function createInboxWatcher(deps: InboxDeps) {
       messages.sort((a, b) => a.uid - b.uid);
       let lastUid = known ? mb.lastUid : 0;
       for (const m of messages) {
-        count(counts, await handleMessage(mb, uidValidity, m, now, summary));
+        count(counts, await handleMessage(mb, uidValidity, m, ctx));
         lastUid = Math.max(lastUid, m.uid);
       }
       if (!known && uids.length === 0) lastUid = Math.max(0, uidNext - 1);
@@ -287,33 +248,21 @@ export function createInboxWatcher(deps: InboxDeps) {
     }
   }
 
-  /** Polls every mailbox whose poll is due; several workers share them through SKIP LOCKED. */
-  async function runInboxPoll(now: Date, summary: PassSummary): Promise<void> {
-    const seen = new Set<string>();
-    for (let guard = 0; guard < 10_000; guard++) {
-      const claimed = (await repo.claimDueMailboxes(db, cipher, { now, limit: batchSize, leaseSeconds: POLL_LEASE_SECONDS })).filter((m) => !seen.has(m.id));
-      if (claimed.length === 0) return;
-      const results = await mapLimit(claimed, 4, (mb) => pollMailbox(mb, now, summary));
-      claimed.forEach((mb, i) => {
-        seen.add(mb.id);
-        const into = (summary.mailboxes ??= {});
-        const prev = into[mb.id] ?? emptyMailboxCounts();
-        const r = results[i];
-        into[mb.id] = {
-          sent: prev.sent,
-          replies: prev.replies + r.replies,
-          outOfOffice: prev.outOfOffice + r.outOfOffice,
-          bounces: prev.bounces + r.bounces,
-          delayed: prev.delayed + r.delayed,
-          unsubscribes: prev.unsubscribes + r.unsubscribes,
-          unmatched: prev.unmatched + r.unmatched,
-          ...(r.error && { error: r.error }),
-        };
-      });
-    }
-  }
+  /** Polls every mailbox whose poll is due, through the shared watcher loop (lease, schedule, summary). */
+  const watch = (ctx: WatchContext) =>
+    runWatchLoop(
+      {
+        claimDue: (q) => repo.claimDueMailboxes(db, cipher, q),
+        keyOf: (mb) => mb.id,
+        poll: pollMailbox,
+        slot: 'mailboxes',
+        batchSize,
+        concurrency: 4,
+      },
+      ctx,
+    );
 
-  return { runInboxPoll, pollMailbox };
+  return { watch, pollMailbox };
 }
 
 export type InboxWatcher = ReturnType<typeof createInboxWatcher>;

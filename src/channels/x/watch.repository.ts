@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { ObservedLead } from '../../engine/observe.js';
+import type { ObservedLead } from '../types.js';
 
 /** A connected X account whose DMs (and followers) are due to be read. */
 export interface WatchedXAccount {

@@ -1,23 +1,11 @@
 import type { Database } from '../../db/database.js';
 import { DM_FIELDS, type DmEvent } from './driver.js';
-import type { PassSummary } from '../../engine/scheduler.js';
-import type { ApplyReply } from '../email/watcher.js';
+import { emptyXCounts, type WatchContext, type XAccountPassCounts } from '../types.js';
+import { FIRST_POLL_LOOKBACK_MS, runWatchLoop } from '../watch-loop.js';
 import { withTxRetry } from '../../lib/tx-retry.js';
 import { xAccountCaller, XCallFailed, type XAccountCall, type XAccountClientDeps } from './account-client.js';
 import { XAccountDisconnectedError } from './tokens.service.js';
 import * as repo from './watch.repository.js';
-
-/** What one pass heard on one connected X account (the engine's pass summary carries one per account polled). */
-export interface XAccountPassCounts {
-  replies: number;
-  followBacks: number;
-  /** DMs from people who are not leads this account reached: counted, not stored. */
-  unmatched: number;
-  /** More new DM events than one poll reads (1,000): the oldest of them were skipped. */
-  truncated?: true;
-  /** Set when the account could not be read this pass. */
-  error?: 'x_account_disconnected' | 'x_rate_limited' | 'x_unreachable' | 'x_unauthorized';
-}
 
 export interface XWatcherConfig {
   /** Seconds between two DM polls of one account. */
@@ -29,11 +17,8 @@ export interface XWatcherConfig {
 export interface XWatcherDeps extends XAccountClientDeps {
   db: Database;
   config: XWatcherConfig;
-  /** The one reply path (engine/observe.ts): freezes the lead, queues the reply, sends `reply.received`. */
-  applyReply: ApplyReply;
 }
 
-const POLL_LEASE_SECONDS = 300;
 /** X allows 15 follower reads per 15 minutes per user: the follower list is compared at most this often. */
 const FOLLOWERS_INTERVAL_SECONDS = 900;
 /** Pages of 100 DM events read per poll; more wait for the next poll (due at once). */
@@ -42,13 +27,9 @@ const MAX_DM_PAGES = 10;
 const MAX_FOLLOWER_PAGES = 15;
 /** Leads awaiting a follow-back compared per check. */
 const MAX_AWAITING = 5_000;
-/** A first poll reads DMs sent from this long before the account was connected. */
-const FIRST_POLL_LOOKBACK_MS = 86_400_000;
 const DAY_MS = 86_400_000;
 
 const newer = (a: string, b: string | null) => b === null || BigInt(a) > BigInt(b);
-
-export const emptyXCounts = (): XAccountPassCounts => ({ replies: 0, followBacks: 0, unmatched: 0 });
 
 /**
  * Hears back on connected X accounts (docs/x-channel.md): DMs through `GET /2/dm_events` from the newest event id
@@ -56,7 +37,7 @@ export const emptyXCounts = (): XAccountPassCounts => ({ replies: 0, followBacks
  * event is claimed in the same transaction that applies it, so it takes effect once across restarts and workers.
  */
 export function createXWatcher(deps: XWatcherDeps) {
-  const { db, config, applyReply } = deps;
+  const { db, config } = deps;
 
   async function readNewDms(call: XAccountCall, acc: repo.WatchedXAccount): Promise<{ events: DmEvent[]; more: boolean }> {
     const events: DmEvent[] = [];
@@ -84,7 +65,8 @@ export function createXWatcher(deps: XWatcherDeps) {
     return { events, more: true };
   }
 
-  async function applyDm(acc: repo.WatchedXAccount, e: DmEvent, now: Date, summary: PassSummary): Promise<'reply' | 'unmatched' | 'duplicate'> {
+  async function applyDm(acc: repo.WatchedXAccount, e: DmEvent, ctx: WatchContext): Promise<'reply' | 'unmatched' | 'duplicate'> {
+    const { now, summary, apply: applyReply } = ctx;
     const lead = e.sender_id ? await repo.leadByXUser(db, { workspaceId: acc.workspaceId, accountUserId: acc.userId, senderId: e.sender_id }) : null;
     const sent = e.created_at ? new Date(e.created_at) : now;
     const at = sent.getTime() > now.getTime() ? now : sent;
@@ -100,7 +82,8 @@ export function createXWatcher(deps: XWatcherDeps) {
     );
   }
 
-  async function checkFollowBacks(call: XAccountCall, acc: repo.WatchedXAccount, now: Date, summary: PassSummary): Promise<number> {
+  async function checkFollowBacks(call: XAccountCall, acc: repo.WatchedXAccount, ctx: WatchContext): Promise<number> {
+    const { now, summary, apply: applyReply } = ctx;
     const awaiting = await repo.awaitingFollowBack(db, {
       workspaceId: acc.workspaceId,
       accountUserId: acc.userId,
@@ -136,7 +119,8 @@ export function createXWatcher(deps: XWatcherDeps) {
     return recorded;
   }
 
-  async function pollAccount(acc: repo.WatchedXAccount, now: Date, summary: PassSummary): Promise<XAccountPassCounts> {
+  async function pollAccount(acc: repo.WatchedXAccount, ctx: WatchContext): Promise<XAccountPassCounts> {
+    const { now } = ctx;
     const counts = emptyXCounts();
     const later = (s: number) => new Date(now.getTime() + s * 1000);
     // Reads never pause the account's sending: a 429 here only moves this account's next poll to the window's reset.
@@ -149,7 +133,7 @@ export function createXWatcher(deps: XWatcherDeps) {
       // Oldest first, so a lead's messages are on record in the order they were written.
       for (const e of [...events].reverse()) {
         if (e.sender_id === acc.userId) continue; // our own messages
-        const outcome = await applyDm(acc, e, now, summary);
+        const outcome = await applyDm(acc, e, ctx);
         if (outcome === 'reply') counts.replies += 1;
         else if (outcome === 'unmatched') counts.unmatched += 1;
       }
@@ -158,7 +142,7 @@ export function createXWatcher(deps: XWatcherDeps) {
       if (events.length > 0) newestEventId = events[0].id;
       if (more) counts.truncated = true;
       if (acc.followersDue) {
-        counts.followBacks = await checkFollowBacks(call, acc, now, summary);
+        counts.followBacks = await checkFollowBacks(call, acc, ctx);
         followersNextAt = later(FOLLOWERS_INTERVAL_SECONDS);
       }
     } catch (err) {
@@ -174,32 +158,22 @@ export function createXWatcher(deps: XWatcherDeps) {
     return counts;
   }
 
-  /** Polls every connected account whose poll is due; several workers share them through SKIP LOCKED. */
-  async function runXPoll(now: Date, summary: PassSummary): Promise<void> {
-    const seen = new Set<string>();
-    for (let guard = 0; guard < 10_000; guard++) {
-      const claimed = (await repo.claimDueXAccounts(db, { now, limit: 16, leaseSeconds: POLL_LEASE_SECONDS })).filter(
-        (a) => !seen.has(`${a.workspaceId}|${a.userId}`),
-      );
-      if (claimed.length === 0) return;
-      for (const acc of claimed) {
-        const key = `${acc.workspaceId}|${acc.userId}`;
-        seen.add(key);
-        const r = await pollAccount(acc, now, summary);
-        const into = (summary.xAccounts ??= {});
-        const prev = into[acc.userId] ?? emptyXCounts();
-        into[acc.userId] = {
-          replies: prev.replies + r.replies,
-          followBacks: prev.followBacks + r.followBacks,
-          unmatched: prev.unmatched + r.unmatched,
-          ...((prev.truncated || r.truncated) && { truncated: true as const }),
-          ...(r.error && { error: r.error }),
-        };
-      }
-    }
-  }
+  /** Polls every connected account whose poll is due, through the shared watcher loop (lease, schedule, summary). */
+  const watch = (ctx: WatchContext) =>
+    runWatchLoop(
+      {
+        claimDue: (q) => repo.claimDueXAccounts(db, q),
+        keyOf: (acc) => acc.userId,
+        idOf: (acc) => `${acc.workspaceId}|${acc.userId}`,
+        poll: pollAccount,
+        slot: 'xAccounts',
+        batchSize: 16,
+        concurrency: 1,
+      },
+      ctx,
+    );
 
-  return { runXPoll, pollAccount };
+  return { watch, pollAccount };
 }
 
 export type XWatcher = ReturnType<typeof createXWatcher>;

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../../app/errors.js';
 import type { AppInstance } from '../../app/types.js';
-import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/connect.service.js';
+import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js';
 import { CsrfField } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';

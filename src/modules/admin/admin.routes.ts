@@ -5,7 +5,7 @@ import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
-import { MailboxError } from '../../channels/email/mailboxes.service.js';
+import { MailboxError } from '../../channels/email/index.js';
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);

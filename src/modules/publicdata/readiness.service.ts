@@ -3,9 +3,9 @@ import type { Clock } from '../../lib/clock.js';
 import type { Billing, EnergyService, EnergyState } from '../energy/energy.service.js';
 import * as repo from './publicdata.repository.js';
 import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js';
-import { failedMailboxes } from '../../channels/email/inbox.repository.js';
+import { failedMailboxes } from '../../channels/email/index.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { xOauthRepository } from '../../channels/x/oauth.repository.js';
+import { xOauthRepository } from '../../channels/x/index.js';
 
 export const READINESS_NOTE =
   'Read-only snapshot of saved state. The public-data provider was not contacted (providerHealthChecked: false) and nothing here guarantees delivery.';

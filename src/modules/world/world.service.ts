@@ -1,5 +1,5 @@
-import { upsertMailbox } from '../../channels/email/mailboxes.repository.js';
-import { xOauthRepository } from '../../channels/x/oauth.repository.js';
+import { seedMailbox } from '../../channels/email/index.js';
+import { xOauthRepository } from '../../channels/x/index.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ServiceDeps } from '../../app/services.js';
 import { AppError, conflict } from '../../app/errors.js';
@@ -60,7 +60,7 @@ async function write(db: Database, cipher: TextCipher, plan: Plan, now: Date): P
   await repo.insertMessagingAccounts(db, fresh(plan.accounts));
   const freshAccounts = new Set(fresh(plan.accounts).map((a) => a.id));
   for (const m of plan.mailboxes.filter((x) => freshAccounts.has(x.accountId))) {
-    await upsertMailbox(db, cipher, { id: `mbx_${newId()}`, workspaceId: m.workspaceId, accountId: m.accountId, ...m.input });
+    await seedMailbox(db, cipher, { id: `mbx_${newId()}`, workspaceId: m.workspaceId, accountId: m.accountId, ...m.input });
   }
   const sequences = fresh(plan.sequences);
   await repo.insertSequences(db, sequences);

@@ -1,4 +1,4 @@
-import { mailboxInputProblem, type MailboxInput } from '../../../channels/email/mailboxes.schemas.js';
+import { mailboxInputProblem, type MailboxInput } from '../../../channels/email/index.js';
 import { newMessagingAccountId } from '../../../lib/ids.js';
 import { WORLD_DEFAULTS as D, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, lower, orderedTime, stripAt, type WsContext } from './plan.js';

@@ -1,4 +1,4 @@
-import type { MailboxInput } from '../../../channels/email/mailboxes.schemas.js';
+import type { MailboxInput } from '../../../channels/email/index.js';
 import type { Insertable } from 'kysely';
 import { AppError } from '../../../app/errors.js';
 import type { DB } from '../../../db/schema.js';

@@ -1,0 +1,15 @@
+// The e-mail channel's public face: what the rest of the service may use of it (mailbox management, the
+// unsubscribe token, readiness and seeding). The driver and the watcher are reached through the registry.
+export {
+  createMailboxesService,
+  MailboxError,
+  addMailbox,
+  listMailboxViews,
+  removeMailbox,
+  type AddMailboxRequest,
+  type MailboxesService,
+} from './mailboxes.service.js';
+export { mailboxInputProblem, redactSecrets, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes.schemas.js';
+export { upsertMailbox as seedMailbox } from './mailboxes.repository.js';
+export { failedMailboxes } from './inbox.repository.js';
+export { readUnsubscribeToken, unsubscribeToken } from './unsubscribe-token.js';
