@@ -14,6 +14,13 @@ import type {
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T = unknown> = ColumnType<T, string, string>;
+/** bigint: read as a number (database.ts parses int8 with Number on both engines), written as a number or a decimal string. */
+type Int8 = ColumnType<number, number | string, number | string>;
+/**
+ * date: written as 'YYYY-MM-DD'. Both drivers read it into a Date (node-postgres at local midnight, PGlite at UTC
+ * midnight), so a query that needs the day back selects `column::text`.
+ */
+type CalendarDay = ColumnType<Date, string, string>;
 
 export interface WorkspacesTable {
   id: string;
@@ -61,7 +68,7 @@ export interface XAccountOauthTable {
   expires_at: Timestamp;
   scopes: Generated<string>;
   disconnected_at: Timestamp | null;
-  updated_at: Timestamp;
+  updated_at: CreatedAt;
   /** After X answered 429: nothing is sent from the account before this instant (migration 0018). */
   rate_limited_until: Timestamp | null;
   /** The newest DM event id the watcher has handled (X ids grow with time). */
@@ -91,15 +98,15 @@ export interface XOauthStatesTable {
 export interface MailboxDaysTable {
   mailbox_id: string;
   /** The mailbox's account's local day, YYYY-MM-DD. */
-  local_day: string;
-  sent: number;
+  local_day: CalendarDay;
+  sent: Generated<number>;
 }
 
 export interface XAccountDaysTable {
   workspace_id: string;
   user_id: string;
   /** UTC day, YYYY-MM-DD. */
-  day: string;
+  day: CalendarDay;
   dms: Generated<number>;
   follows: Generated<number>;
 }
@@ -146,9 +153,10 @@ export interface SequencesTable {
   approved_revision: number | null;
   approved_at: Timestamp | null;
   channels: ColumnType<string[], string[] | undefined, string[]>;
-  steps: Json<SequenceStepRow[]>;
+  /** JSON text on insert, like Json; may be left out (DEFAULT '[]'). */
+  steps: ColumnType<SequenceStepRow[], string | undefined, string>;
   /** The approved revision's steps (migration 0017); NULL when never approved or approved before 0017. */
-  approved_steps: ColumnType<SequenceStepRow[] | null, string | null | undefined, string | null>;
+  approved_steps: Json<SequenceStepRow[]> | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -218,7 +226,7 @@ export interface LeadsTable {
   id: string;
   workspace_id: string;
   /** The mailbox this lead's e-mail goes out from, kept for the rest of its sequence (migration 0013). */
-  mailbox_id: Generated<string | null>;
+  mailbox_id: string | null;
   person: string | null;
   company: string | null;
   title: string | null;
@@ -373,6 +381,26 @@ export interface PublicdataUnavailableTable {
   handle: string;
 }
 
+/** The engine's pacing counters per messaging account and local day (migration 0007), written through src/engine/sql. */
+export interface EngineAccountDaysTable {
+  workspace_id: string;
+  account_id: string;
+  local_day: CalendarDay;
+  invites: Generated<number>;
+  messages: Generated<number>;
+  actions: Generated<number>;
+  last_action_at: Timestamp | null;
+}
+
+/** When the engine next runs a Play's discovery (migration 0007). */
+export interface EngineDiscoveryTable {
+  workspace_id: string;
+  play_id: string;
+  next_run_at: Timestamp;
+  last_run_at: Timestamp | null;
+  runs: Generated<number>;
+}
+
 /** Facts about the installation, not any workspace (migration 0011). */
 export interface InstanceSettingsTable {
   name: string;
@@ -409,6 +437,8 @@ export interface DB {
   publicdata_users: PublicdataUsersTable;
   publicdata_follows: PublicdataFollowsTable;
   publicdata_unavailable: PublicdataUnavailableTable;
+  engine_account_days: EngineAccountDaysTable;
+  engine_discovery: EngineDiscoveryTable;
   mailboxes: MailboxesTable;
   email_messages: EmailMessagesTable;
   email_inbound_seen: EmailInboundSeenTable;
@@ -430,8 +460,8 @@ export interface MailboxesTable {
   health: Generated<'unknown' | 'ok' | 'auth_failed' | 'unreachable'>;
   health_detail: string | null;
   health_checked_at: Timestamp | null;
-  imap_uidvalidity: string | null;
-  imap_last_uid: Generated<string>;
+  imap_uidvalidity: Int8 | null;
+  imap_last_uid: ColumnType<number, number | string | undefined, number | string>;
   next_poll_at: CreatedAt;
   created_at: CreatedAt;
 }
@@ -451,10 +481,10 @@ export interface EmailMessagesTable {
 /** An INBOX message already handled, so each is processed once across restarts and workers. */
 export interface EmailInboundSeenTable {
   mailbox_id: string;
-  uidvalidity: string;
-  uid: string;
+  uidvalidity: Int8;
+  uid: Int8;
   outcome: string;
-  seen_at: Generated<Timestamp>;
+  seen_at: CreatedAt;
 }
 
 /** Addresses the workspace never e-mails again: bounced or unsubscribed. `address` is lower-case. */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import { effectiveBalanceSql } from '../../domain/energy.js';
+import { identityOptedOutSql } from '../../domain/identity.js';
 import type { ClaimedRow } from './rows.js';
 
 /**
@@ -18,12 +19,7 @@ export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date;
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
       s.steps, ma.time_zone, ma.warmup_started_at,
-      (EXISTS (SELECT 1 FROM leads o WHERE o.workspace_id = l.workspace_id AND o.opted_out_at IS NOT NULL AND o.email IS NOT NULL
-                 AND l.email IS NOT NULL AND lower(o.email) = lower(l.email))
-       OR EXISTS (SELECT 1 FROM leads o WHERE o.workspace_id = l.workspace_id AND o.opted_out_at IS NOT NULL AND o.linkedin_url IS NOT NULL
-                 AND l.linkedin_url IS NOT NULL AND lower(o.linkedin_url) = lower(l.linkedin_url))
-       OR EXISTS (SELECT 1 FROM leads o WHERE o.workspace_id = l.workspace_id AND o.opted_out_at IS NOT NULL AND o.x_user_id IS NOT NULL
-                 AND o.x_user_id = l.x_user_id)) AS identity_opted_out
+      ${identityOptedOutSql('l')} AS identity_opted_out
     FROM leads l
     JOIN sequences s ON s.id = l.sequence_id AND s.workspace_id = l.workspace_id
     JOIN workspaces w ON w.id = l.workspace_id
