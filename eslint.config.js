@@ -52,6 +52,21 @@ const nodeGlobals = Object.fromEntries(
   ].map((g) => [g, 'readonly']),
 );
 
+// Import-boundary helpers for the layer blocks below. `group` patterns are gitignore-style: `!` re-allows a path
+// whose parent folder is not itself excluded.
+const boundary = (message, ...group) => ({ group, message: `${message} (docs/architecture.md).` });
+const restrictImports = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+const forbidLayers = (who, ...layers) =>
+  boundary(`${who} must not import from ${layers.map((l) => `src/${l}`).join(', ')}`, ...layers.map((l) => `**/${l}/**`));
+const moduleInternals = boundary('Import a module only through its face, modules/<module>/index.js', '**/modules/*/*', '!**/modules/*/index.js');
+const channelInternals = boundary('Import a channel only through its face, channels/<channel>/index.js', '**/channels/*/*', '!**/channels/*/index.js');
+// From a file `depth` folders inside src/modules/<module>/, another module's files are `../`×depth + `<other>/<file>`:
+// only `<other>/index.js` is allowed there, while `../`×(depth+1) leaves src/modules and is left to the other patterns.
+const otherModuleInternals = (depth) => {
+  const up = '../'.repeat(depth);
+  return boundary("Across modules, import only the other module's face, ../<module>/index.js", `${up}*/*`, `!${up}*/index.js`, `!${up}../**`);
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.outreach/**', '.test-cache/**', 'src/client/openapi.ts', 'docs/**'] },
   js.configs.recommended,
@@ -71,6 +86,28 @@ export default tseslint.config(
     // table types, which change after it was written.
     files: ['src/db/migrations/**', 'src/db/migrate.ts', 'src/db/sql-script.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  // Layer boundaries (docs/architecture.md). src/domain and src/lib are foundations that import no layer above them;
+  // src/channels holds one folder per channel behind the driver interface (channels/types.ts), below every module;
+  // src/engine is the sender and knows no module; src/modules/<module> is one resource each; app, console, mcp, cli
+  // and webhooks compose them. Outside a module, only its face src/modules/<module>/index.ts may be imported (never a
+  // repository); a channel folder likewise only through its index.ts. Tests, benches and scripts may reach internals.
+  // Flat config keeps only the last matching block's options for a rule, so each block lists every pattern its files
+  // obey, general blocks first.
+  { files: ['src/**/*.{ts,tsx}'], rules: restrictImports(moduleInternals) },
+  ...[1, 2, 3].map((depth) => ({
+    files: [`src/modules/*/${'*/'.repeat(depth - 1)}*.{ts,tsx}`],
+    rules: restrictImports(otherModuleInternals(depth), moduleInternals, forbidLayers('A module', 'engine'), channelInternals),
+  })),
+  { files: ['src/engine/**'], rules: restrictImports(forbidLayers('The engine', 'modules'), channelInternals) },
+  { files: ['src/channels/**'], rules: restrictImports(forbidLayers('A channel', 'modules', 'engine', 'app', 'console', 'mcp', 'cli')) },
+  {
+    files: ['src/domain/**', 'src/lib/**'],
+    rules: restrictImports(forbidLayers('The foundations (domain, lib)', 'modules', 'engine', 'channels', 'app', 'console', 'mcp', 'cli')),
+  },
+  {
+    files: ['**/*.test.ts', '**/*.test.tsx', '**/*.test-support.ts', 'test/**', 'bench/**', 'scripts/**'],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     // Tests and benches read HTTP answers through `res.json()`, which is `any` by design; the expectations that

@@ -15,7 +15,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
-import { webhookSecretCodec } from '../src/modules/webhook-subscriptions/webhook-subscriptions.repository.js';
+import { webhookSecretCodec } from '../src/modules/webhook-subscriptions/index.js';
 import { createDeliveryWorker } from '../src/webhooks/delivery-worker.js';
 import { enqueueEvents } from '../src/webhooks/outbox.js';
 import { startWorker } from '../src/worker.js';

@@ -14,7 +14,7 @@ import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
-import { webhookSecretCodec } from '../src/modules/webhook-subscriptions/webhook-subscriptions.repository.js';
+import { webhookSecretCodec } from '../src/modules/webhook-subscriptions/index.js';
 import { enqueueEvents } from '../src/webhooks/outbox.js';
 import { startWorker } from '../src/worker.js';
 import { recreateDatabase } from './fresh-database.js';

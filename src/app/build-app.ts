@@ -20,7 +20,7 @@ import { mcpRoutes } from '../mcp/http.js';
 import type { Services } from './services.js';
 import type { AppInstance } from './types.js';
 import { consolePlugin } from '../console/plugin.js';
-import { unsubscribeRoutes } from '../modules/unsubscribe/unsubscribe.routes.js';
+import { unsubscribeRoutes } from '../modules/unsubscribe/index.js';
 
 export interface AppDeps {
   config: Config;

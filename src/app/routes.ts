@@ -1,18 +1,18 @@
 import type { AppDeps } from './build-app.js';
 import type { AppInstance } from './types.js';
-import { workspacesRoutes } from '../modules/workspaces/workspaces.routes.js';
-import { adminRoutes } from '../modules/admin/admin.routes.js';
-import { webhooksRoutes } from '../modules/webhook-subscriptions/webhook-subscriptions.routes.js';
-import { playsRoutes } from '../modules/plays/plays.routes.js';
-import { xLeadsRoutes } from '../modules/x-leads/x-leads.routes.js';
-import { sequencesRoutes } from '../modules/sequences/sequences.routes.js';
-import { publicDataRoutes } from '../modules/publicdata/publicdata.routes.js';
-import { progressRoutes } from '../modules/progress/progress.routes.js';
-import { reportsRoutes } from '../modules/reports/reports.routes.js';
-import { leadsRoutes } from '../modules/leads/leads.routes.js';
-import { activityRoutes } from '../modules/activity/activity.routes.js';
-import { repliesRoutes } from '../modules/replies/replies.routes.js';
-import { eventsRoutes } from '../modules/events/events.routes.js';
+import { workspacesRoutes } from '../modules/workspaces/index.js';
+import { adminRoutes } from '../modules/admin/index.js';
+import { webhooksRoutes } from '../modules/webhook-subscriptions/index.js';
+import { playsRoutes } from '../modules/plays/index.js';
+import { xLeadsRoutes } from '../modules/x-leads/index.js';
+import { sequencesRoutes } from '../modules/sequences/index.js';
+import { publicDataRoutes } from '../modules/publicdata/index.js';
+import { progressRoutes } from '../modules/progress/index.js';
+import { reportsRoutes } from '../modules/reports/index.js';
+import { leadsRoutes } from '../modules/leads/index.js';
+import { activityRoutes } from '../modules/activity/index.js';
+import { repliesRoutes } from '../modules/replies/index.js';
+import { eventsRoutes } from '../modules/events/index.js';
 
 /** Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. */
 export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promise<void> {

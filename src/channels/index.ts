@@ -59,7 +59,7 @@ export function createChannelDrivers(
   };
   return {
     forChannel: (channel) => drivers[channel],
-    watchers: () => Object.values(drivers).filter((d) => d.watch),
+    watchers: () => Object.values(drivers).filter((d) => d.watch !== undefined),
     close() {
       for (const d of Object.values(drivers)) (d as { close?: () => void }).close?.();
     },

@@ -60,4 +60,3 @@ export async function runWatchLoop<A, C extends object>(spec: WatchSpec<A, C>, c
     });
   }
 }
-

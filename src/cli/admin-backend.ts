@@ -10,11 +10,11 @@ import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
-import type { SeedResult } from '../modules/world/world.schemas.js';
-import type { MailboxView } from '../channels/email/mailboxes.schemas.js';
-import { MailboxError, type AddMailboxRequest } from '../channels/email/mailboxes.service.js';
+import type { SeedResult } from '../modules/world/index.js';
+import type { MailboxView } from '../channels/email/index.js';
+import { MailboxError, type AddMailboxRequest } from '../channels/email/index.js';
 
-export type { SeedResult } from '../modules/world/world.schemas.js';
+export type { SeedResult } from '../modules/world/index.js';
 export type { PassSummary } from '../engine/index.js';
 
 export interface CreatedWorkspace {

@@ -11,7 +11,7 @@ import type { AppInstance } from '../app/types.js';
 import { AppError } from '../app/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { RateLimitStore } from '../app/plugins/rate-limit.js';
-import { CONSOLE_SESSION_TTL_MS } from '../modules/console-sessions/console-sessions.service.js';
+import { CONSOLE_SESSION_TTL_MS } from '../modules/console-sessions/index.js';
 import { registerAssets } from './assets.js';
 import { ErrorBody, pageContext, sendPage } from './render.js';
 import { LoginLinkBody, SignInBody } from './pages/sign-in.js';

@@ -1,6 +1,6 @@
 import './types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ConsoleSessionsService } from '../modules/console-sessions/console-sessions.service.js';
+import type { ConsoleSessionsService } from '../modules/console-sessions/index.js';
 import { Layout, type NavKey, type PageContext } from './layout.js';
 
 /** What a page needs to know about the request: its session, a CSRF token for its forms, the switcher's list. */

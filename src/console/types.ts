@@ -1,7 +1,7 @@
 // The hx-* attribute types for TSX (a type reference: the runtime import prints a deprecation warning).
 /// <reference types="@kitajs/html/htmx.d.ts" />
 import type {} from '@fastify/csrf-protection';
-import type { ConsoleSession } from '../modules/console-sessions/console-sessions.service.js';
+import type { ConsoleSession } from '../modules/console-sessions/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -13,7 +13,7 @@ import type { ErrorObject } from 'ajv';
 import { Value } from 'typebox/value';
 import { AppError } from '../app/errors.js';
 import type { Services } from '../app/services.js';
-import type { AuthContext } from '../modules/workspaces/workspaces.service.js';
+import type { AuthContext } from '../modules/workspaces/index.js';
 import { describeValidationErrors } from '../app/validation.js';
 import { compactSchema } from './compact-schema.js';
 import { ALL_TOOLS, DEPRECATED_TOOL_NAMES, type Tool } from './tools/index.js';

@@ -6,7 +6,7 @@ import type { TextCipher } from '../lib/crypto.js';
 import { claimDueDeliveries, createCompletionBatcher, type AttemptResult, type ClaimedDelivery, type CompletedState } from './claims.js';
 import { dispatchOutbox, DEFAULT_DISPATCH_BATCH } from './dispatcher.js';
 import { openSealedData } from './outbox.js';
-import { webhookSecretCodec } from '../modules/webhook-subscriptions/webhook-subscriptions.repository.js';
+import { webhookSecretCodec } from '../modules/webhook-subscriptions/index.js';
 import { buildDeliveryRequest, createReceiverAgents, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES, deliverOnce } from './deliver.js';
 import { checkReceiverUrl, systemResolver, type Resolver } from './safe-url.js';
 

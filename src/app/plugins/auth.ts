@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../errors.js';
-import type { WorkspacesService } from '../../modules/workspaces/workspaces.service.js';
+import type { WorkspacesService } from '../../modules/workspaces/index.js';
 import type { RateLimitStore } from './rate-limit.js';
 
 export interface AuthHookOptions {

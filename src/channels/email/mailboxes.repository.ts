@@ -145,5 +145,3 @@ export async function leadMailboxId(db: Database, workspaceId: string, leadId: s
   const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
   return r?.mailbox_id ?? null;
 }
-
-

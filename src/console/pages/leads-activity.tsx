@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { ACTIVITY_ACTIONS, ACTIVITY_OUTCOMES, LEAD_STAGES } from '../../domain/vocabulary.js';
-import { ActivityQuery } from '../../modules/activity/activity.schemas.js';
-import { LeadsQuery } from '../../modules/leads/leads.schemas.js';
+import { ActivityQuery } from '../../modules/activity/index.js';
+import { LeadsQuery } from '../../modules/leads/index.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
 

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../app/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { DECISIONS, type Decision } from '../../modules/replies/replies.schemas.js';
+import { DECISIONS, type Decision } from '../../modules/replies/index.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../app/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import type { ExecutionBlockReason, Step, StepChange } from '../../modules/sequences/sequences.service.js';
+import type { ExecutionBlockReason, Step, StepChange } from '../../modules/sequences/index.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';

@@ -3,16 +3,18 @@ import type { Database } from '../../db/database.js';
 import { FROZEN_BY_ANSWER } from './frozenByAnswer.js';
 import type { RecordedLead } from './rows.js';
 
-/** Freezes the lead: its sequence stops for good, `replied` is its stage, an unsubscribe opts the identity out. */
+/**
+ * Freezes the lead: its sequence stops for good, `replied` is its stage. (A reply that asks to stop is an opt-out too,
+ * written by domain/opt-out.ts, never here.)
+ */
 export async function markReplied(
   trx: Database,
-  p: { leadId: string; at: Date; now: Date; sentiment: string; optOut: boolean },
+  p: { leadId: string; at: Date; now: Date; sentiment: string },
 ): Promise<(RecordedLead & { workspace_booking_link: string | null }) | undefined> {
   const at = p.at.toISOString();
   const { rows } = await sql<RecordedLead & { workspace_booking_link: string | null }>`
     UPDATE leads l SET replied_at = COALESCE(l.replied_at, ${at}::timestamptz), stage = 'replied', automation_stopped = true, next_action_at = NULL,
       waiting_for = NULL, observe_next_at = NULL, reply_sentiment = ${p.sentiment},
-      opted_out_at = CASE WHEN ${p.optOut} THEN COALESCE(l.opted_out_at, ${at}::timestamptz) ELSE l.opted_out_at END,
       last_activity_at = ${at}::timestamptz, updated_at = ${p.now.toISOString()}::timestamptz
     FROM workspaces w
     WHERE l.id = ${p.leadId}::uuid AND w.id = l.workspace_id AND NOT ${FROZEN_BY_ANSWER}

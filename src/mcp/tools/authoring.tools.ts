@@ -1,4 +1,3 @@
-import type { AuthoringService } from '../../modules/authoring/authoring.service.js';
 import {
   ApproveSequenceInput,
   CreatePlayInput,
@@ -9,7 +8,8 @@ import {
   SequenceResult,
   SetPlayReviewApiInput,
   SetPlayStatusInput,
-} from '../../modules/authoring/authoring.schemas.js';
+  type AuthoringService,
+} from '../../modules/authoring/index.js';
 import { defineTool } from './types.js';
 
 type S = { authoring: AuthoringService };

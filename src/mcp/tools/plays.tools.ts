@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import type { PlaysService } from '../../modules/plays/plays.service.js';
-import { PAGE_LIMIT_DEFAULT, PlayIdParams, PlayOperations as Op } from '../../modules/plays/plays.schemas.js';
+import { PAGE_LIMIT_DEFAULT, PlayIdParams, PlayOperations as Op, type PlaysService } from '../../modules/plays/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const PlayId = PlayIdParams.properties.id;

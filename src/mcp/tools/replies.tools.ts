@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { AppError, conflict } from '../../app/errors.js';
-import type { RepliesService } from '../../modules/replies/replies.service.js';
-import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams } from '../../modules/replies/replies.schemas.js';
+import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams, type RepliesService } from '../../modules/replies/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const MESSAGING = new Set(['send', 'invite', 'booking_link']);

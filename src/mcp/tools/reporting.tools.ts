@@ -1,12 +1,8 @@
 import { Type } from 'typebox';
-import type { ProgressService } from '../../modules/progress/progress.service.js';
-import { ProgressQuery, ProgressResponse } from '../../modules/progress/progress.schemas.js';
-import type { ReportsService } from '../../modules/reports/reports.service.js';
-import { FunnelReportQuery, FunnelReportResponse } from '../../modules/reports/reports.schemas.js';
-import type { LeadsService } from '../../modules/leads/leads.service.js';
-import { LeadsQuery, LeadsResponse } from '../../modules/leads/leads.schemas.js';
-import type { ActivityService } from '../../modules/activity/activity.service.js';
-import { ActivityQuery, ActivityResponse } from '../../modules/activity/activity.schemas.js';
+import { ProgressQuery, ProgressResponse, type ProgressService } from '../../modules/progress/index.js';
+import { FunnelReportQuery, FunnelReportResponse, type ReportsService } from '../../modules/reports/index.js';
+import { LeadsQuery, LeadsResponse, type LeadsService } from '../../modules/leads/index.js';
+import { ActivityQuery, ActivityResponse, type ActivityService } from '../../modules/activity/index.js';
 import { READ_ONLY_SAFETY, defineTool } from './types.js';
 
 // Query strings tolerate unknown parameters; tool inputs are closed so a misspelt filter is an error, not silently ignored.

@@ -1,6 +1,11 @@
 import { Type } from 'typebox';
-import type { SequencesService } from '../../modules/sequences/sequences.service.js';
-import { ListSequencesResponse, SequenceIdParams, SetSequenceStatusBody, SetSequenceStatusResponse } from '../../modules/sequences/sequences.schemas.js';
+import {
+  ListSequencesResponse,
+  SequenceIdParams,
+  SetSequenceStatusBody,
+  SetSequenceStatusResponse,
+  type SequencesService,
+} from '../../modules/sequences/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const Empty = Type.Object({}, { additionalProperties: false });

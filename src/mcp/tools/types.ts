@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import type { ValidateFunction } from 'ajv';
 import { compileStrict } from '../../app/validation.js';
-import type { AuthContext } from '../../modules/workspaces/workspaces.service.js';
+import type { AuthContext } from '../../modules/workspaces/index.js';
 
 export interface ToolContext<S> {
   services: S;

@@ -1,13 +1,16 @@
 import { Type } from 'typebox';
-import type { WorkspacesService } from '../../modules/workspaces/workspaces.service.js';
-import { ListWorkspacesResponse } from '../../modules/workspaces/workspaces.schemas.js';
-import type { PublicDataService } from '../../modules/publicdata/publicdata.service.js';
-import type { ReadinessService } from '../../modules/publicdata/readiness.service.js';
-import { EligibilityBody, EligibilityResponse, ReadinessResponse, ResolveBody, ResolveResponse } from '../../modules/publicdata/publicdata.schemas.js';
-import type { PlaysService } from '../../modules/plays/plays.service.js';
-import { ListPlaysResponse, ListXAccountsResponse } from '../../modules/plays/plays.schemas.js';
-import type { XLeadsService } from '../../modules/x-leads/x-leads.service.js';
-import { GetXLeadResponse, LeadIdParams, StopXLeadResponse } from '../../modules/x-leads/x-leads.schemas.js';
+import { ListWorkspacesResponse, type WorkspacesService } from '../../modules/workspaces/index.js';
+import {
+  EligibilityBody,
+  EligibilityResponse,
+  ReadinessResponse,
+  ResolveBody,
+  ResolveResponse,
+  type PublicDataService,
+  type ReadinessService,
+} from '../../modules/publicdata/index.js';
+import { ListPlaysResponse, ListXAccountsResponse, type PlaysService } from '../../modules/plays/index.js';
+import { GetXLeadResponse, LeadIdParams, StopXLeadResponse, type XLeadsService } from '../../modules/x-leads/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const Empty = Type.Object({}, { additionalProperties: false });

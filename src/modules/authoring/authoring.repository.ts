@@ -2,15 +2,13 @@ import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
 import type { PlayStatus } from '../../domain/vocabulary.js';
-import { lockPlayForEdit, playColumns } from '../plays/plays.repository.js';
-import { lockSequence, sequenceColumns } from '../sequences/sequences.repository.js';
+// The rows authoring writes are the rows the owners' locks read (authoring.service takes those locks through the
+// plays and sequences faces), so the inserts and updates here return the same columns.
+import { playColumns, type LockedPlay } from '../plays/index.js';
+import { sequenceColumns, type LockedSequence } from '../sequences/index.js';
 
-// One lock per row for every writer: status changes and authoring edits of a sequence lock it the same way, and a
-// Play's edit lock is defined next to the lock its imports and enrollments take.
-export { lockPlayForEdit, lockSequence };
-
-export type SequenceRow = NonNullable<Awaited<ReturnType<typeof lockSequence>>>;
-export type PlayRow = NonNullable<Awaited<ReturnType<typeof lockPlayForEdit>>>;
+export type SequenceRow = LockedSequence;
+export type PlayRow = LockedPlay;
 export type PlayPatch = Partial<{
   name: string;
   sequence_id: string;
@@ -42,9 +40,6 @@ export async function insertSequence(
     .returning(sequenceColumns)
     .executeTakeFirstOrThrow();
 }
-
-// A Play pointing at a sequence needs it to stay un-archived until the Play is saved.
-export { lockSequenceForShare } from '../sequences/sequences.repository.js';
 
 export async function updateSequenceSteps(
   db: Database,

@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, OneOf, Timestamp, UserId, Uuid } from '../../app/schemas.js';
 import { PLAY_STATUSES, SEQUENCE_STATUSES } from '../../domain/vocabulary.js';
-import { Play } from '../plays/plays.schemas.js';
-import { StepKind } from '../sequences/sequences.schemas.js';
+import { Play } from '../plays/index.js';
+import { StepKind } from '../sequences/index.js';
 
 // Authoring inputs are the spec's step object exactly, with every field present: what an author writes is
 // what GET /sequences later answers, so no field is left for the server to guess.

@@ -7,7 +7,10 @@ import { isUuid, newId } from '../../lib/ids.js';
 import { badRequest, conflict, notFound } from '../../app/errors.js';
 import { compileStrict } from '../../app/validation.js';
 import { renderTemplate, type TemplateLead } from '../../domain/templates.js';
-import { requiredChannels, toStep } from '../sequences/sequences.service.js';
+// One lock per row for every writer: status changes and authoring edits of a sequence lock it the same way, and a
+// Play's edit lock is defined next to the lock its imports and enrollments take.
+import { lockPlayForEdit } from '../plays/index.js';
+import { lockSequence as lockSequenceRow, lockSequenceForShare, requiredChannels, toStep } from '../sequences/index.js';
 import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';
 import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, inWords, type PlayStatus } from '../../domain/vocabulary.js';
@@ -159,20 +162,20 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
   }
 
   async function lockSequence(trx: Database, workspaceId: string, sequenceId: string) {
-    const seq = isUuid(sequenceId) ? await repo.lockSequence(trx, workspaceId, sequenceId) : undefined;
+    const seq = isUuid(sequenceId) ? await lockSequenceRow(trx, workspaceId, sequenceId) : undefined;
     if (!seq) throw notFound('sequence');
     return seq;
   }
 
   async function lockPlay(trx: Database, workspaceId: string, playId: string) {
-    const play = isUuid(playId) ? await repo.lockPlayForEdit(trx, workspaceId, playId) : undefined;
+    const play = isUuid(playId) ? await lockPlayForEdit(trx, workspaceId, playId) : undefined;
     if (!play) throw notFound('play');
     return play;
   }
 
-  /** The sequence a Play points at: the workspace's own and not archived. */
+  /** The sequence a Play points at: the workspace's own and not archived (share-locked until the Play is saved). */
   async function requirePlayableSequence(trx: Database, workspaceId: string, sequenceId: string) {
-    const seq = isUuid(sequenceId) ? await repo.lockSequenceForShare(trx, workspaceId, sequenceId) : undefined;
+    const seq = isUuid(sequenceId) ? await lockSequenceForShare(trx, workspaceId, sequenceId) : undefined;
     if (!seq) throw notFound('sequence');
     if (seq.status === 'archived') throw archivedSequence();
   }

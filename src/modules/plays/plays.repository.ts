@@ -18,8 +18,6 @@ export type CandidateRow = Awaited<ReturnType<typeof findCandidatesByIds>>[numbe
 export type PlayRow = NonNullable<Awaited<ReturnType<typeof findPlay>>>;
 export type ExistingLeadRow = Awaited<ReturnType<typeof findLeadsByXUserIds>>[number];
 
-export { listXAccounts } from '../workspaces/workspaces.repository.js';
-
 export async function xAccountExists(db: Database, workspaceId: string, userId: string) {
   const row = await db.selectFrom('x_accounts').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
   return row !== undefined;
@@ -59,9 +57,6 @@ const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision'
 export async function findSequence(db: Database, workspaceId: string, sequenceId: string) {
   return db.selectFrom('sequences').select(sequenceColumns).where('workspace_id', '=', workspaceId).where('id', '=', sequenceId).executeTakeFirst();
 }
-
-// A share lock keeps the checked sequence revision and status from changing until the enrollment commits.
-export { lockSequenceForShare } from '../sequences/sequences.repository.js';
 
 export async function candidateCounts(db: Database, workspaceId: string, playId: string) {
   const row = await db

@@ -7,6 +7,7 @@ import type { CandidateFilter } from './plays.repository.js';
 import { assertReviewable, groupBy, normalizeHandle, page, toCandidate, toCounts, toExistingLead } from './plays.rules.js';
 import { toPlayView } from '../../domain/play-view.js';
 import { createPlayWrites } from './plays.writes.js';
+import { listXAccounts } from '../workspaces/index.js';
 
 export { API_REVIEWER, AUTOPILOT_REVIEWER } from './plays.writes.js';
 export type { EnrollInput, EnrollOptions, Enroller, ImportInput, ReviewDecision, ReviewInput, ReviewOptions, WriteOptions } from './plays.writes.js';
@@ -25,7 +26,7 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
   }
 
   async function listAccounts(workspaceId: string) {
-    const rows = await repo.listXAccounts(db, workspaceId);
+    const rows = await listXAccounts(db, workspaceId);
     return { accounts: rows.map((r) => ({ userId: r.user_id, handle: r.handle })) };
   }
 

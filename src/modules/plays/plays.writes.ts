@@ -4,6 +4,8 @@ import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
 import type { ReviewDecision } from '../../domain/vocabulary.js';
+// A share lock keeps the checked sequence revision and status from changing until the enrollment commits.
+import { lockSequenceForShare } from '../sequences/index.js';
 import * as repo from './plays.repository.js';
 import type { PlayRow } from './plays.repository.js';
 import { assertManualPlay, assertPlayRevision, assertReviewable, duplicatesOf, groupBy, pickLead, toCandidate, toCounts } from './plays.rules.js';
@@ -193,7 +195,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
           playSequenceId: play.sequence_id,
         });
       }
-      const sequence = await repo.lockSequenceForShare(trx, workspaceId, play.sequence_id);
+      const sequence = await lockSequenceForShare(trx, workspaceId, play.sequence_id);
       if (!sequence) throw conflict('sequence_mismatch', 'the Play’s sequence is not in this workspace', { playSequenceId: play.sequence_id });
       if (sequence.status === 'archived') {
         throw conflict('archived_sequence_is_read_only', 'the Play’s sequence is archived; no lead can be enrolled into it', { sequenceId: sequence.id });
@@ -348,7 +350,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
     const play = await repo.lockPlayForCandidates(trx, workspaceId, playId);
     if (!play) return undefined;
     if (!play.autopilot || play.status !== 'active' || play.sequence_id === null || play.account_user_id !== accountUserId) return null;
-    const sequence = await repo.lockSequenceForShare(trx, workspaceId, play.sequence_id);
+    const sequence = await lockSequenceForShare(trx, workspaceId, play.sequence_id);
     if (!sequence || sequence.status === 'archived') return null;
     if (!(await repo.xAccountExists(trx, workspaceId, accountUserId))) return null;
     return { expectedRevision: play.revision, sequenceId: sequence.id, sequenceRevision: sequence.revision };

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { MessagingAccountId, Nullable, Timestamp } from '../../app/schemas.js';
-import { ProgressFunnel } from '../reports/reports.schemas.js';
+import { ProgressFunnel } from '../reports/index.js';
 
 export const ProgressQuery = Type.Object(
   {

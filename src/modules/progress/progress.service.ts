@@ -1,7 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { toProgressFunnel } from '../reports/funnel.js';
-import { listMessagingAccounts, workspaceFunnel } from '../reports/reports.repository.js';
+import { listMessagingAccounts, workspaceProgressFunnel } from '../reports/index.js';
 import { safeZone } from '../../domain/time.js';
 import type { PacingSource } from './pacing.js';
 import { iso } from '../../domain/iso.js';
@@ -15,8 +14,8 @@ export function createProgressService(deps: { db: Database; clock: Clock; pacing
   async function progress(workspaceId: string, sinceDays: number) {
     const now = clock.now();
     const since = new Date(now.getTime() - sinceDays * DAY_MS);
-    const [funnelRow, ledger, accounts, paced] = await Promise.all([
-      workspaceFunnel(db, workspaceId),
+    const [workspaceFunnel, ledger, accounts, paced] = await Promise.all([
+      workspaceProgressFunnel(db, workspaceId),
       repo.ledgerCounts(db, workspaceId, since),
       listMessagingAccounts(db, workspaceId),
       pacing.workspacePacing(workspaceId, now),
@@ -24,8 +23,8 @@ export function createProgressService(deps: { db: Database; clock: Clock; pacing
     return {
       asOf: now.toISOString(),
       period: { since: since.toISOString(), days: sinceDays },
-      funnel: toProgressFunnel(funnelRow),
-      queued: Number(funnelRow?.queued ?? 0),
+      funnel: workspaceFunnel.funnel,
+      queued: workspaceFunnel.queued,
       recentActions: ledger.ok,
       recentFailures: ledger.failed,
       accounts: accounts.map((a) => {

@@ -12,8 +12,6 @@ export async function findXAccountByHandle(db: Database, workspaceId: string, ha
     .executeTakeFirst();
 }
 
-export { listXAccounts } from '../workspaces/workspaces.repository.js';
-
 export async function listMessagingAccounts(db: Database, workspaceId: string) {
   return db
     .selectFrom('messaging_accounts')

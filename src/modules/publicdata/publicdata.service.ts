@@ -13,7 +13,7 @@ import {
   type PublicDataProvider,
   type PublicUser,
 } from '../../providers/publicdata/index.js';
-import type { EnergyAction, EnergyService } from '../energy/energy.service.js';
+import type { EnergyAction, EnergyService } from '../energy/index.js';
 import * as repo from './publicdata.repository.js';
 import type { EligibilityInput, EligibilityOutput, EligibilityResultRow } from './publicdata.schemas.js';
 

@@ -1,9 +1,10 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Billing, EnergyService, EnergyState } from '../energy/energy.service.js';
+import type { Billing, EnergyService, EnergyState } from '../energy/index.js';
 import * as repo from './publicdata.repository.js';
 import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js';
 import { failedMailboxes } from '../../channels/email/index.js';
+import { listXAccounts } from '../workspaces/index.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { xOauthRepository } from '../../channels/x/index.js';
 
@@ -60,7 +61,7 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
   const xTokens = xOauthRepository(deps.cipher);
 
   const defaults: ReadinessSources = {
-    xAccounts: async (ws) => (await repo.listXAccounts(db, ws)).map((a) => ({ userId: a.user_id, handle: a.handle })),
+    xAccounts: async (ws) => (await listXAccounts(db, ws)).map((a) => ({ userId: a.user_id, handle: a.handle })),
     messagingAccounts: async (ws) =>
       (await repo.listMessagingAccounts(db, ws)).map((a) => ({ id: a.id, name: a.name, mode: a.mode, storedStatus: a.stored_status })),
     billing: (ws) => energy.getBilling(ws),

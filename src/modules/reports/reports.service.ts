@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database.js';
-import { toFunnel, type FunnelCountsRow } from './funnel.js';
+import { toFunnel, toProgressFunnel, type FunnelCountsRow } from './funnel.js';
 import * as repo from './reports.repository.js';
 
 export type GroupBy = 'sequence' | 'account';
@@ -41,6 +41,20 @@ function sumRows(rows: FunnelCountsRow[]): FunnelCountsRow {
   const total = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0])) as Record<(typeof COUNT_KEYS)[number], number>;
   for (const r of rows) for (const k of COUNT_KEYS) total[k] += Number(r[k]);
   return total;
+}
+
+/**
+ * GET /progress's funnel: the workspace's lifetime counts under the one funnel definition (funnel.ts) and its queued
+ * leads, from one pass over its leads through the caller's `db`.
+ */
+export async function workspaceProgressFunnel(db: Database, workspaceId: string) {
+  const row = await repo.workspaceFunnel(db, workspaceId);
+  return { funnel: toProgressFunnel(row), queued: Number(row?.queued ?? 0) };
+}
+
+/** The workspace's messaging accounts, whole rows in creation order: the account funnel names its groups from them, GET /progress lists them. */
+export function listMessagingAccounts(db: Database, workspaceId: string) {
+  return repo.listMessagingAccounts(db, workspaceId);
 }
 
 export function createReportsService(deps: { db: Database }) {

@@ -4,7 +4,7 @@ import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../tes
 import { tableResolver } from '../../../test/webhooks/receiver.js';
 import { createTextCipher } from '../../lib/crypto.js';
 import { WEBHOOK_EVENTS } from '../../webhooks/outbox.js';
-import { webhookSecretCodec } from './webhook-subscriptions.repository.js';
+import { webhookSecretCodec } from './webhook-subscriptions.secret.js';
 
 // Strict rules (the production default): https, port 443, public IPv4 only. Names resolve through a
 // table, so no test depends on real DNS.

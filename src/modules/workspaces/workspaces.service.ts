@@ -29,6 +29,11 @@ export function generateApiKeySecret(): string {
 /** `Bearer <key>`; the scheme is case-insensitive (RFC 9110 §11.1), the key is printable ASCII. */
 const BEARER = /^bearer +([\x21-\x7e]{16,512})$/i;
 
+/** The workspace's saved X identities, in the order they were connected, read through the caller's `db` (or transaction). */
+export function listXAccounts(db: Database, workspaceId: string) {
+  return repo.listXAccounts(db, workspaceId);
+}
+
 export interface WorkspacesServiceDeps {
   db: Database;
   clock: Clock;

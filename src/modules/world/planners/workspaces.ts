@@ -1,5 +1,5 @@
 import { newId } from '../../../lib/ids.js';
-import { generateApiKeySecret, hashApiKey } from '../../workspaces/workspaces.service.js';
+import { generateApiKeySecret, hashApiKey } from '../../workspaces/index.js';
 import { WORLD_DEFAULTS as D, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, lower, orderedTime, type FileIds, type WsContext, type WsPlan } from './plan.js';
 

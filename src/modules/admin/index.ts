@@ -1,0 +1,2 @@
+// The admin module's public face: code outside src/modules/admin imports from here only.
+export { adminRoutes } from './admin.routes.js';

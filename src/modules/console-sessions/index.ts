@@ -1,0 +1,2 @@
+// The console-sessions module's public face: code outside src/modules/console-sessions imports from here only.
+export { CONSOLE_SESSION_TTL_MS, createConsoleSessionsService, type ConsoleSession, type ConsoleSessionsService } from './console-sessions.service.js';

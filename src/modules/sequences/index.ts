@@ -1,0 +1,14 @@
+// The sequences module's public face: code outside src/modules/sequences imports from here only.
+export { sequencesRoutes } from './sequences.routes.js';
+export {
+  createSequencesService,
+  requiredChannels,
+  toStep,
+  type ExecutionBlockReason,
+  type SequencesService,
+  type Step,
+  type StepChange,
+} from './sequences.service.js';
+export { ListSequencesResponse, SequenceIdParams, SetSequenceStatusBody, SetSequenceStatusResponse, StepKind } from './sequences.schemas.js';
+// Authoring and Play enrollment lock a sequence in their own transaction, the way its status change does.
+export { lockSequence, lockSequenceForShare, sequenceColumns, type LockedSequence } from './sequences.locks.js';

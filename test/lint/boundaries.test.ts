@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { dbEngine } from '../helpers/test-database.js';
+
+// The layer boundaries of eslint.config.js (docs/architecture.md), checked against planted imports. Each text is linted
+// at a virtual path that does not exist, so nothing is written into src/. Such a path is outside the TypeScript
+// project, so type-aware linting is switched off: only the import rules matter here.
+describe.skipIf(dbEngine() === 'postgres')('import boundaries (run once, in the PGlite project)', () => {
+  const root = join(import.meta.dirname, '..', '..');
+  let eslint: ESLint;
+
+  beforeAll(() => {
+    eslint = new ESLint({ cwd: root, overrideConfig: tseslint.configs.disableTypeChecked });
+  });
+
+  /** The no-restricted-imports messages for `code` linted as if it were the file at `file` (relative to the repository). */
+  async function boundaryErrors(file: string, code: string) {
+    const [result] = await eslint.lintText(code, { filePath: join(root, file) });
+    expect(result.messages.filter((m) => m.fatal)).toEqual([]);
+    return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  }
+
+  const use = (specifier: string) => `import * as probe from '${specifier}';\nexport const used = probe;\n`;
+
+  it('the engine may not import a module, not even its face', async () => {
+    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../modules/plays/plays.repository.js'))).toEqual([
+      expect.stringContaining('The engine must not import from src/modules'),
+    ]);
+    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../modules/plays/index.js'))).toHaveLength(1);
+  });
+
+  it("the engine reaches a channel through its face only, never the channel's files", async () => {
+    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../channels/email/driver.js'))).toEqual([
+      expect.stringContaining('channels/<channel>/index.js'),
+    ]);
+    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../channels/email/index.js'))).toEqual([]);
+    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../channels/types.js'))).toEqual([]);
+  });
+
+  it("a module may not import another module's repository or other files", async () => {
+    for (const file of ['sequences.repository.js', 'sequences.service.js', 'sequences.schemas.js']) {
+      expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.ts', use(`../sequences/${file}`))).toEqual([
+        expect.stringContaining("import only the other module's face"),
+      ]);
+    }
+    // One folder deeper inside a module, the other module is one more `../` away.
+    expect(await boundaryErrors('src/modules/world/planners/zz-boundary-probe.ts', use('../../workspaces/workspaces.repository.js'))).toHaveLength(1);
+  });
+
+  it("a module imports another module's face, its own files and the foundations freely", async () => {
+    expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.ts', use('../sequences/index.js'))).toEqual([]);
+    expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.ts', use('./plays.repository.js'))).toEqual([]);
+    expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.ts', use('../../lib/ids.js'))).toEqual([]);
+    expect(await boundaryErrors('src/modules/world/planners/zz-boundary-probe.ts', use('../../workspaces/index.js'))).toEqual([]);
+    expect(await boundaryErrors('src/modules/world/planners/zz-boundary-probe.ts', use('../world.schemas.js'))).toEqual([]);
+  });
+
+  it('a module may not import the engine', async () => {
+    expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.ts', use('../../engine/index.js'))).toEqual([
+      expect.stringContaining('A module must not import from src/engine'),
+    ]);
+  });
+
+  it('outside the modules, only a face is importable', async () => {
+    expect(await boundaryErrors('src/app/zz-boundary-probe.ts', use('../modules/plays/plays.repository.js'))).toHaveLength(1);
+    expect(await boundaryErrors('src/mcp/tools/zz-boundary-probe.ts', use('../../modules/plays/plays.routes.js'))).toHaveLength(1);
+    expect(await boundaryErrors('src/app/zz-boundary-probe.ts', use('../modules/plays/index.js'))).toEqual([]);
+  });
+
+  it('channels and the foundations import no layer above them', async () => {
+    expect(await boundaryErrors('src/channels/email/zz-boundary-probe.ts', use('../../modules/unsubscribe/index.js'))).toHaveLength(1);
+    expect(await boundaryErrors('src/channels/email/zz-boundary-probe.ts', use('../../engine/index.js'))).toHaveLength(1);
+    expect(await boundaryErrors('src/domain/zz-boundary-probe.ts', use('../channels/types.js'))).toHaveLength(1);
+    expect(await boundaryErrors('src/lib/zz-boundary-probe.ts', use('../app/types.js'))).toHaveLength(1);
+  });
+
+  it('tests may reach internals', async () => {
+    expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.test.ts', use('../sequences/sequences.repository.js'))).toEqual([]);
+    expect(await boundaryErrors('test/zz-boundary-probe.test.ts', use('../src/modules/plays/plays.repository.js'))).toEqual([]);
+  });
+});
