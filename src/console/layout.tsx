@@ -28,6 +28,39 @@ export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
 }
 
+/**
+ * A one-button form that POSTs to `action` with the page's CSRF token (row actions: Disconnect, Delete, Pause…).
+ * `fields` are hidden inputs; `ariaLabel` names the row the button acts on.
+ */
+export function PostButton(props: { action: string; csrfToken: string; label: string; ariaLabel: string; fields?: Record<string, string> }) {
+  return (
+    <form method="post" action={props.action} class="inline">
+      <CsrfField token={props.csrfToken} />
+      {Object.entries(props.fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <button type="submit" aria-label={props.ariaLabel} safe>
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
+/** A table's header row: one column header per name. */
+export function TableHead({ columns }: { columns: readonly string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th scope="col" safe>
+            {c}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
 function WorkspaceSwitcher({ ctx }: { ctx: PageContext }) {
   if (!ctx.session || ctx.workspaces.length < 2) return '';
   const current = ctx.session.auth.workspaceId;

@@ -410,14 +410,19 @@ describe('deliverOnce over https', () => {
 });
 
 describe('keep-alive connections to receivers (a delivery worker shares them across attempts)', () => {
-  it('attempts to one receiver reuse one connection; each attempt still goes to its pinned address', async () => {
-    let connections = 0;
+  /** A receiver answering 200 to everything, counting the TCP connections it accepts. */
+  async function countingReceiver() {
+    const count = { value: 0 };
     const server = createHttpServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(200).end('ok'));
     });
-    server.on('connection', () => connections++);
-    const port = await listen(server);
+    server.on('connection', () => count.value++);
+    return { server, port: await listen(server), connections: () => count.value };
+  }
+
+  it('attempts to one receiver reuse one connection; each attempt still goes to its pinned address', async () => {
+    const { server, port, connections } = await countingReceiver();
     const agents = createReceiverAgents();
     try {
       const url = new URL(`http://${HOOK_HOST}:${port}/hook`);
@@ -426,7 +431,7 @@ describe('keep-alive connections to receivers (a delivery worker shares them acr
         expect(result.outcome).toBe('success');
       }
       // undici may open a second socket when the next request comes before the first socket is marked idle.
-      expect(connections).toBeLessThanOrEqual(2);
+      expect(connections()).toBeLessThanOrEqual(2);
       // The pin is part of the key: the same origin checked to another address never reuses the first socket.
       const pinned = { url, servername: HOOK_HOST, timeoutMs: 1000 };
       expect(agents.agentFor({ ...pinned, address: '127.0.0.1' })).toBe(agents.agentFor({ ...pinned, address: '127.0.0.1' }));
@@ -438,17 +443,11 @@ describe('keep-alive connections to receivers (a delivery worker shares them acr
   });
 
   it('without shared agents an attempt opens and closes its own connection', async () => {
-    let connections = 0;
-    const server = createHttpServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(200).end('ok'));
-    });
-    server.on('connection', () => connections++);
-    const port = await listen(server);
+    const { server, port, connections } = await countingReceiver();
     try {
       const url = new URL(`http://${HOOK_HOST}:${port}/hook`);
       for (let i = 0; i < 3; i++) await deliverOnce({ url, address: '127.0.0.1', body: '{}', headers: {} });
-      expect(connections).toBe(3);
+      expect(connections()).toBe(3);
     } finally {
       server.close();
     }

@@ -1,4 +1,6 @@
+import type { Selectable } from 'kysely';
 import type { Database } from '../../db/database.js';
+import type { MailboxesTable } from '../../db/schema.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import type { MailboxHealth, MailboxInput } from './mailboxes.schemas.js';
 
@@ -30,18 +32,10 @@ const COLUMNS = [
   'health_detail',
 ] as const;
 
-type Row = {
-  id: string;
-  workspace_id: string;
-  account_id: string;
-  address: string;
-  display_name: string | null;
-  smtp_url_enc: string;
-  imap_url_enc: string;
-  sent_folder: string | null;
-  health: MailboxHealth;
-  health_detail: string | null;
-};
+type Row = Pick<
+  Selectable<MailboxesTable>,
+  'id' | 'workspace_id' | 'account_id' | 'address' | 'display_name' | 'smtp_url_enc' | 'imap_url_enc' | 'sent_folder' | 'health' | 'health_detail'
+>;
 
 function open(cipher: TextCipher, r: Row): MailboxSecretRow {
   return {

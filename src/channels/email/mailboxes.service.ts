@@ -47,17 +47,29 @@ function describe(e: unknown, urls: string[]): string {
   return redactSecrets(String(text), urls).slice(0, 300);
 }
 
+/** Where a mail URL points and how it logs in: `secureProtocol` (smtps:, imaps:) is implicit TLS on `tlsPort`. */
+function mailServerOf(url: string, secureProtocol: string, tlsPort: number, plainPort: number) {
+  const u = new URL(url);
+  const secure = u.protocol === secureProtocol;
+  return {
+    u,
+    host: u.hostname,
+    port: u.port ? Number(u.port) : secure ? tlsPort : plainPort,
+    secure,
+    auth: { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) },
+  };
+}
+
 /** nodemailer options for a mailbox's SMTP URL: smtps:// is implicit TLS, smtp:// upgrades with STARTTLS when offered. */
 export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
-  const u = new URL(smtpUrl);
-  const secure = u.protocol === 'smtps:';
+  const { u, host, port, secure, auth } = mailServerOf(smtpUrl, 'smtps:', 465, 587);
   return {
-    host: u.hostname,
-    port: u.port ? Number(u.port) : secure ? 465 : 587,
+    host,
+    port,
     secure,
-    auth: u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : undefined,
+    auth: u.username ? auth : undefined,
     // Test and local servers use self-signed certificates; the credential check is the login itself.
-    tls: { rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(u.hostname) },
+    tls: { rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(host) },
     pool,
     maxConnections: 2,
     connectionTimeout: TIMEOUT_MS,
@@ -69,14 +81,13 @@ export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
 
 /** imapflow options for a mailbox's IMAP URL (imap:// with STARTTLS when offered, imaps:// implicit TLS). */
 export function imapClientOptions(imapUrl: string) {
-  const u = new URL(imapUrl);
-  const secure = u.protocol === 'imaps:';
+  const { host, port, secure, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
   return {
-    host: u.hostname,
-    port: u.port ? Number(u.port) : secure ? 993 : 143,
+    host,
+    port,
     secure,
-    auth: { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) },
-    tls: { rejectUnauthorized: !isLocal(u.hostname) },
+    auth,
+    tls: { rejectUnauthorized: !isLocal(host) },
     logger: false as const,
     connectionTimeout: TIMEOUT_MS,
     greetingTimeout: TIMEOUT_MS,

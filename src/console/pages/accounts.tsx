@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { AppError, notFound } from '../../app/errors.js';
 import type { AppInstance } from '../../app/types.js';
 import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js';
-import { CsrfField } from '../layout.js';
+import { CsrfField, PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';
 
@@ -57,15 +57,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
               <p>No sending accounts yet.</p>
             ) : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Account</th>
-                    <th scope="col">Mode</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Invites today</th>
-                    <th scope="col">Warm-up phase</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Account', 'Mode', 'Status', 'Invites today', 'Warm-up phase']} />
                 <tbody>
                   {accounts.map((a) => (
                     <tr>
@@ -109,12 +101,12 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
                         <td safe>{channelLabel(c, new Date())}</td>
                         <td>
                           {canDisconnect && (
-                            <form method="post" action={`/console/accounts/x/${encodeURIComponent(a.userId)}/disconnect`} class="inline">
-                              <CsrfField token={ctx.csrfToken} />
-                              <button type="submit" aria-label={`Disconnect @${a.handle}`} safe>
-                                Disconnect
-                              </button>
-                            </form>
+                            <PostButton
+                              action={`/console/accounts/x/${encodeURIComponent(a.userId)}/disconnect`}
+                              csrfToken={ctx.csrfToken}
+                              label="Disconnect"
+                              ariaLabel={`Disconnect @${a.handle}`}
+                            />
                           )}
                         </td>
                       </tr>

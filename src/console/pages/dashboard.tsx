@@ -1,3 +1,4 @@
+import { TableHead } from '../layout.js';
 import type { AppInstance } from '../../app/types.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
@@ -110,16 +111,7 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
               <p>No sequence has variants.</p>
             ) : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Sequence</th>
-                    <th scope="col">Variant</th>
-                    <th scope="col">Sent</th>
-                    <th scope="col">Accepted</th>
-                    <th scope="col">Replied</th>
-                    <th scope="col">Meetings booked</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Sequence', 'Variant', 'Sent', 'Accepted', 'Replied', 'Meetings booked']} />
                 <tbody>
                   {bySequence.experimentArms.map((arm) => (
                     <tr>
@@ -141,14 +133,7 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
               <p>No sending accounts yet.</p>
             ) : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Account</th>
-                    <th scope="col">Invites sent today</th>
-                    <th scope="col">Warm-up phase</th>
-                    <th scope="col">Time zone</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Account', 'Invites sent today', 'Warm-up phase', 'Time zone']} />
                 <tbody>
                   {progress.accounts.map((a) => (
                     <tr>

@@ -1,3 +1,4 @@
+import { TableHead } from '../layout.js';
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
@@ -45,14 +46,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       const q = req.query;
       const limit = q.limit ?? 100;
-      const result = await leads.listLeads(req.consoleSession!.auth.workspaceId, {
-        stage: q.stage,
-        q: q.q,
-        engaged: q.engaged === '1',
-        booked: q.booked === '1',
-        sinceDays: q.sinceDays,
-        limit,
-      });
+      const result = await leads.listLeads(req.consoleSession!.auth.workspaceId, { ...q, limit });
       return sendPage(reply, ctx, {
         title: 'Leads',
         nav: 'leads',
@@ -84,16 +78,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
             <p role="status">{`${result.count} leads match; showing ${result.returned}, newest first.`}</p>
             {result.returned === 0 ? null : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Person</th>
-                    <th scope="col">Company</th>
-                    <th scope="col">Stage</th>
-                    <th scope="col">Next action</th>
-                    <th scope="col">Replied</th>
-                    <th scope="col">Last error</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Person', 'Company', 'Stage', 'Next action', 'Replied', 'Last error']} />
                 <tbody>
                   {result.leads.map((l) => (
                     <tr>
@@ -120,13 +105,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
     async (req, reply) => {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       const q = req.query;
-      const result = await activity.listActivity(req.consoleSession!.auth.workspaceId, {
-        account: q.account,
-        action: q.action,
-        outcome: q.outcome,
-        sinceDays: q.sinceDays,
-        limit: q.limit ?? 100,
-      });
+      const result = await activity.listActivity(req.consoleSession!.auth.workspaceId, { ...q, limit: q.limit ?? 100 });
       return sendPage(reply, ctx, {
         title: 'Activity',
         nav: 'activity',
@@ -151,16 +130,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
             <p role="status">{`${result.count} entries match; showing ${result.returned}, newest first.`}</p>
             {result.returned === 0 ? null : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Outcome</th>
-                    <th scope="col">Lead</th>
-                    <th scope="col">Account</th>
-                    <th scope="col">Detail</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['When', 'Action', 'Outcome', 'Lead', 'Account', 'Detail']} />
                 <tbody>
                   {result.actions.map((a) => (
                     <tr>

@@ -1,3 +1,4 @@
+import { TableHead } from '../layout.js';
 import type { AppInstance } from '../../app/types.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
@@ -18,14 +19,7 @@ export function playsPages(app: AppInstance, deps: ConsoleDeps) {
           ) : (
             <table>
               <caption>Plays of this workspace, oldest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Play</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Mode</th>
-                  <th scope="col">Review</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Play', 'Status', 'Mode', 'Review']} />
               <tbody>
                 {plays.map((p) => (
                   <tr>

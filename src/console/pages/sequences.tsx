@@ -5,7 +5,7 @@ import { AppError, notFound } from '../../app/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { ExecutionBlockReason, Step, StepChange } from '../../modules/sequences/index.js';
 import type { ConsoleDeps } from '../plugin.js';
-import { CsrfField } from '../layout.js';
+import { CsrfField, PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -70,17 +70,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
             <p>No sequence yet. Agents create them through the API or the agent tools.</p>
           ) : (
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Revision</th>
-                  <th scope="col">Approved revision</th>
-                  <th scope="col">Leads</th>
-                  <th scope="col">Blocked by</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Name', 'Status', 'Revision', 'Approved revision', 'Leads', 'Blocked by', 'Actions']} />
               <tbody>
                 {list.map((s) => (
                   <tr>
@@ -98,13 +88,13 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
                       {s.status === 'archived'
                         ? 'read-only'
                         : STATUS_ACTIONS.filter((a) => a.status !== s.status).map((a) => (
-                            <form method="post" action={`/console/sequences/${s.id}/status`} class="inline">
-                              <CsrfField token={ctx.csrfToken} />
-                              <input type="hidden" name="status" value={a.status} />
-                              <button type="submit" aria-label={`${a.label} ${s.name}`}>
-                                {a.label}
-                              </button>
-                            </form>
+                            <PostButton
+                              action={`/console/sequences/${s.id}/status`}
+                              csrfToken={ctx.csrfToken}
+                              fields={{ status: a.status }}
+                              label={a.label}
+                              ariaLabel={`${a.label} ${s.name}`}
+                            />
                           ))}
                     </td>
                   </tr>
@@ -150,14 +140,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
               </p>
             ) : null}
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Step</th>
-                  <th scope="col">Change</th>
-                  <th scope="col">Now</th>
-                  <th scope="col">Approved</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Step', 'Change', 'Now', 'Approved']} />
               <tbody>
                 {seq.changes.map((c) => (
                   <tr class={`change-${c.change}`}>

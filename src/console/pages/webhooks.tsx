@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../app/errors.js';
 import type { ConsoleDeps } from '../plugin.js';
-import { CsrfField } from '../layout.js';
+import { CsrfField, PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 
 const WebhookForm = Type.Object(
@@ -53,14 +53,7 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
               <p>No webhook yet.</p>
             ) : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">URL</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['URL', 'Events', 'Created', 'Actions']} />
                 <tbody>
                   {list.map((w) => (
                     <tr>
@@ -68,18 +61,13 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
                       <td safe>{w.events.join(', ')}</td>
                       <td safe>{w.createdAt.slice(0, 16).replace('T', ' ')}</td>
                       <td>
-                        <form method="post" action={`/console/webhooks/${w.id}/ping`} class="inline">
-                          <CsrfField token={ctx.csrfToken} />
-                          <button type="submit" aria-label={`Send test ping to ${w.url}`}>
-                            Send test ping
-                          </button>
-                        </form>{' '}
-                        <form method="post" action={`/console/webhooks/${w.id}/delete`} class="inline">
-                          <CsrfField token={ctx.csrfToken} />
-                          <button type="submit" aria-label={`Delete ${w.url}`}>
-                            Delete
-                          </button>
-                        </form>
+                        <PostButton
+                          action={`/console/webhooks/${w.id}/ping`}
+                          csrfToken={ctx.csrfToken}
+                          label="Send test ping"
+                          ariaLabel={`Send test ping to ${w.url}`}
+                        />{' '}
+                        <PostButton action={`/console/webhooks/${w.id}/delete`} csrfToken={ctx.csrfToken} label="Delete" ariaLabel={`Delete ${w.url}`} />
                       </td>
                     </tr>
                   ))}

@@ -48,15 +48,7 @@ export const reportingTools = [
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/leads' },
-    run: ({ services, auth }, args) =>
-      services.leads.listLeads(auth.workspaceId, {
-        stage: args.stage,
-        q: args.q,
-        engaged: args.engaged === '1',
-        booked: args.booked === '1',
-        sinceDays: args.sinceDays,
-        limit: args.limit ?? 200,
-      }),
+    run: ({ services, auth }, args) => services.leads.listLeads(auth.workspaceId, args),
   }),
   defineTool<{ activity: ActivityService }, typeof ActivityInput>({
     name: 'list_activity',
@@ -70,13 +62,6 @@ export const reportingTools = [
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/activity' },
-    run: ({ services, auth }, args) =>
-      services.activity.listActivity(auth.workspaceId, {
-        account: args.account,
-        action: args.action,
-        outcome: args.outcome,
-        sinceDays: args.sinceDays,
-        limit: args.limit ?? 200,
-      }),
+    run: ({ services, auth }, args) => services.activity.listActivity(auth.workspaceId, args),
   }),
 ];

@@ -20,13 +20,6 @@ export async function activityRoutes(app: AppInstance, opts: { activity: Activit
         response: { 200: ActivityResponse, ...errorResponses() },
       },
     },
-    async (req) =>
-      opts.activity.listActivity(req.auth.workspaceId, {
-        account: req.query.account,
-        action: req.query.action,
-        outcome: req.query.outcome,
-        sinceDays: req.query.sinceDays,
-        limit: req.query.limit ?? 200,
-      }),
+    async (req) => opts.activity.listActivity(req.auth.workspaceId, req.query),
   );
 }

@@ -36,7 +36,8 @@ export interface ListActivityInput {
   action?: string;
   outcome?: ActivityOutcome;
   sinceDays?: number;
-  limit: number;
+  /** 200 unless given (the API's default). */
+  limit?: number;
 }
 
 export function createActivityService(deps: { db: Database; clock: Clock }) {
@@ -49,7 +50,7 @@ export function createActivityService(deps: { db: Database; clock: Clock }) {
       ...(input.outcome && { outcome: input.outcome }),
       ...(input.sinceDays !== undefined && { since: new Date(clock.now().getTime() - input.sinceDays * DAY_MS) }),
     };
-    const [count, rows] = await Promise.all([repo.countActivity(db, workspaceId, filters), repo.listActivity(db, workspaceId, filters, input.limit)]);
+    const [count, rows] = await Promise.all([repo.countActivity(db, workspaceId, filters), repo.listActivity(db, workspaceId, filters, input.limit ?? 200)]);
     return {
       count,
       returned: rows.length,

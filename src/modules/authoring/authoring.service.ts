@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { storedSteps } from '../../domain/stored-steps.js';
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -50,7 +51,7 @@ export interface EditPlayArgs {
 }
 
 export function toAuthoredSequence(row: repo.SequenceRow) {
-  const steps = (Array.isArray(row.steps) ? row.steps : []).map((s, i) => toStep(s as never, i));
+  const steps = storedSteps(row.steps).map((s, i) => toStep(s, i));
   return {
     id: row.id,
     name: row.name,
@@ -221,7 +222,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
         });
       }
       if (seq.revision !== input.expectedRevision) throw staleSequence(seq, input.expectedRevision);
-      const current = (Array.isArray(seq.steps) ? seq.steps : []).map((s, i) => toStep(s as never, i));
+      const current = storedSteps(seq.steps).map((s, i) => toStep(s, i));
       if (JSON.stringify(current) === JSON.stringify(rows)) return { sequence: toAuthoredSequence(seq), changed: false };
       const row = await repo.updateSequenceSteps(trx, workspaceId, sequenceId, {
         steps: rows,
@@ -239,7 +240,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
       const seq = await lockSequence(trx, workspaceId, sequenceId);
       if (seq.status === 'archived') throw archivedSequence();
       if (seq.revision !== input.expectedRevision) throw staleSequence(seq, input.expectedRevision);
-      if (!Array.isArray(seq.steps) || seq.steps.length === 0) {
+      if (storedSteps(seq.steps).length === 0) {
         throw conflict('sequence_has_no_steps', 'a sequence without steps cannot be approved', { currentRevision: seq.revision });
       }
       if (seq.approved_revision === seq.revision) return { sequence: toAuthoredSequence(seq), changed: false };

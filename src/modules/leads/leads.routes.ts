@@ -18,14 +18,6 @@ export async function leadsRoutes(app: AppInstance, opts: { leads: LeadsService 
         response: { 200: LeadsResponse, ...errorResponses() },
       },
     },
-    async (req) =>
-      opts.leads.listLeads(req.auth.workspaceId, {
-        stage: req.query.stage,
-        q: req.query.q,
-        engaged: req.query.engaged === '1',
-        booked: req.query.booked === '1',
-        sinceDays: req.query.sinceDays,
-        limit: req.query.limit ?? 200,
-      }),
+    async (req) => opts.leads.listLeads(req.auth.workspaceId, req.query),
   );
 }

@@ -27,13 +27,14 @@ export function stageFilter(stage: LeadStage): Pick<repo.LeadFilters, 'stages' |
 /** Wildcards typed by the caller are literal: `50%` finds "50%", not "500". */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** The filters as GET /leads (and the console and list_leads) take them: flags are '1' for yes; limit 200 unless given. */
 export interface ListLeadsInput {
   stage?: LeadStage;
   q?: string;
-  engaged?: boolean;
-  booked?: boolean;
+  engaged?: '0' | '1';
+  booked?: '0' | '1';
   sinceDays?: number;
-  limit: number;
+  limit?: number;
 }
 
 export function createLeadsService(deps: { db: Database; clock: Clock }) {
@@ -44,11 +45,11 @@ export function createLeadsService(deps: { db: Database; clock: Clock }) {
     const filters: repo.LeadFilters = {
       ...(input.stage && stageFilter(input.stage)),
       ...(q && { pattern: `%${escapeLike(q)}%` }),
-      engaged: input.engaged || input.sinceDays !== undefined,
+      engaged: input.engaged === '1' || input.sinceDays !== undefined,
       ...(input.sinceDays !== undefined && { engagedSince: new Date(clock.now().getTime() - input.sinceDays * DAY_MS) }),
-      booked: input.booked,
+      booked: input.booked === '1',
     };
-    const rows = await repo.listLeads(db, workspaceId, filters, input.limit);
+    const rows = await repo.listLeads(db, workspaceId, filters, input.limit ?? 200);
     return { count: Number(rows[0]?.total ?? 0), returned: rows.length, leads: rows.map(toCrossChannelLeadView) };
   }
 

@@ -3,19 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/helpers/build-test-app.js';
 import { startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { dbEngine } from '../../../test/helpers/test-database.js';
-import {
-  type CandidateFixture,
-  type PlayFixture,
-  type SequenceFixture,
-  insertCandidates,
-  insertLead,
-  insertPlay,
-  insertReviewPlay,
-  insertSequence,
-  insertXAccount,
-  nextXUserId,
-  X_SEQUENCE,
-} from '../../../test/helpers/factories.js';
+import * as seed from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 import { snapshot } from './plays.test-support.js';
 
@@ -27,9 +15,9 @@ afterAll(async () => t?.close());
 const NOW = '2026-11-21T12:00:00.000Z';
 
 /** A Play ready for enrollment with the given candidates; `path` picks the route or its alias. */
-async function setup(candidates: CandidateFixture[] = [{}], f: { play?: PlayFixture; sequence?: SequenceFixture } = {}) {
-  const world = await insertReviewPlay(t.db, acme.workspaceId, f);
-  const rows = await insertCandidates(t.db, acme.workspaceId, world.play.id, candidates);
+async function setup(candidates: seed.CandidateFixture[] = [{}], f: { play?: seed.PlayFixture; sequence?: seed.SequenceFixture } = {}) {
+  const world = await seed.insertReviewPlay(t.db, acme.workspaceId, f);
+  const rows = await seed.insertCandidates(t.db, acme.workspaceId, world.play.id, candidates);
   const enroll = (candidateIds: string[], over: Record<string, unknown> = {}, path: 'enroll' | 'leads' = 'enroll') =>
     api.post(`/plays/${world.play.id}/${path}`, {
       expectedRevision: world.play.revision,
@@ -84,18 +72,18 @@ describe('POST /plays/{id}/enroll: results', () => {
 
   it('existing_lead: an identity with a lead anywhere in the workspace (other sequence, stopped, replied) keeps it untouched', async () => {
     const s = await setup([{}, {}, {}]);
-    const otherSeq = await insertSequence(t.db, acme.workspaceId, { ...X_SEQUENCE, status: 'paused' });
-    const otherPlay = await insertPlay(t.db, acme.workspaceId, { sequenceId: otherSeq });
+    const otherSeq = await seed.insertSequence(t.db, acme.workspaceId, { ...seed.X_SEQUENCE, status: 'paused' });
+    const otherPlay = await seed.insertPlay(t.db, acme.workspaceId, { sequenceId: otherSeq });
     const leads = [
-      await insertLead(t.db, acme.workspaceId, {
+      await seed.insertLead(t.db, acme.workspaceId, {
         x_user_id: s.candidates[0].xUserId,
         sequence_id: otherSeq,
         play_id: otherPlay.id,
         stage: 'messaged',
         current_step: 2,
       }),
-      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[1].xUserId, sequence_id: otherSeq, stage: 'skipped', automation_stopped: true }),
-      await insertLead(t.db, acme.workspaceId, {
+      await seed.insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[1].xUserId, sequence_id: otherSeq, stage: 'skipped', automation_stopped: true }),
+      await seed.insertLead(t.db, acme.workspaceId, {
         x_user_id: s.candidates[2].xUserId,
         stage: 'replied',
         automation_stopped: true,
@@ -112,13 +100,13 @@ describe('POST /plays/{id}/enroll: results', () => {
 
   it('a lead in another workspace for the same identity does not count: the candidate is enrolled', async () => {
     const s = await setup([{}]);
-    await insertLead(t.db, other.workspaceId, { x_user_id: s.candidates[0].xUserId, stage: 'messaged' });
+    await seed.insertLead(t.db, other.workspaceId, { x_user_id: s.candidates[0].xUserId, stage: 'messaged' });
     expect((await s.enroll([s.candidates[0].id])).json().results[0].result).toBe('enrolled');
   });
 
   it('already_reviewed: a good-fit candidate is reported with its lead (or null) and nothing changes', async () => {
     const s = await setup([{ review: { decision: 'good_fit' } }, { review: { decision: 'good_fit' } }]);
-    const lead = await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, play_id: s.play.id, sequence_id: s.sequence.id });
+    const lead = await seed.insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[0].xUserId, play_id: s.play.id, sequence_id: s.sequence.id });
     const before = await snapshot(t.db);
     const res = await s.enroll(s.candidates.map((c) => c.id));
     expect(res.json().results).toEqual([
@@ -139,7 +127,7 @@ describe('POST /plays/{id}/enroll: results', () => {
 
   it('one request mixing every kind answers per candidate, in request order', async () => {
     const s = await setup([{}, { review: { decision: 'not_a_good_fit' } }, {}, { review: { decision: 'good_fit' } }]);
-    const existing = await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'invited' });
+    const existing = await seed.insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[2].xUserId, stage: 'invited' });
     const order = [3, 0, 2, 1].map((i) => s.candidates[i].id);
     const res = await s.enroll(order);
     expect(res.json().results.map((r: { candidateId: string; result: string }) => [r.candidateId, r.result])).toEqual([
@@ -239,23 +227,23 @@ describe('POST /plays/{id}/enroll: conflicts (409, nothing changes)', () => {
 
   it('sequence_mismatch for another sequence of the workspace, another workspace’s sequence, an unknown one, or a Play without a sequence', async () => {
     const s = await setup();
-    const mine = await insertSequence(t.db, acme.workspaceId, X_SEQUENCE);
-    const foreign = await insertSequence(t.db, other.workspaceId, X_SEQUENCE);
+    const mine = await seed.insertSequence(t.db, acme.workspaceId, seed.X_SEQUENCE);
+    const foreign = await seed.insertSequence(t.db, other.workspaceId, seed.X_SEQUENCE);
     const before = await snapshot(t.db);
     for (const sequenceId of [mine, foreign, newId()]) {
       await expectConflict(await s.enroll([s.candidates[0].id], { sequenceId }), 'sequence_mismatch', { playSequenceId: s.sequence.id });
     }
-    const account = await insertXAccount(t.db, acme.workspaceId);
-    const bare = await insertPlay(t.db, acme.workspaceId, { accountUserId: account.userId });
-    const [c] = await insertCandidates(t.db, acme.workspaceId, bare.id, [{}]);
+    const account = await seed.insertXAccount(t.db, acme.workspaceId);
+    const bare = await seed.insertPlay(t.db, acme.workspaceId, { accountUserId: account.userId });
+    const [c] = await seed.insertCandidates(t.db, acme.workspaceId, bare.id, [{}]);
     const res = await api.post(`/plays/${bare.id}/enroll`, { expectedRevision: 1, sequenceId: mine, sequenceRevision: 1, candidateIds: [c.id] });
     await expectConflict(res, 'sequence_mismatch', { playSequenceId: null });
     expect((await snapshot(t.db)).leads).toEqual(before.leads);
   });
 
   it('no_connected_sender when the Play’s account is missing, not connected, or connected only to another workspace', async () => {
-    const foreignAccount = await insertXAccount(t.db, other.workspaceId);
-    for (const accountUserId of [null, nextXUserId(), foreignAccount.userId]) {
+    const foreignAccount = await seed.insertXAccount(t.db, other.workspaceId);
+    for (const accountUserId of [null, seed.nextXUserId(), foreignAccount.userId]) {
       const s = await setup([{}], { play: { accountUserId } });
       const before = await snapshot(t.db);
       await expectConflict(await s.enroll([s.candidates[0].id]), 'no_connected_sender', { accountUserId });
@@ -288,10 +276,10 @@ describe('POST /plays/{id}/enroll: conflicts (409, nothing changes)', () => {
 describe('POST /plays/{id}/enroll: candidates and input', () => {
   it('404 candidate not found, listing every id that is not a candidate of this Play; nothing is enrolled', async () => {
     const s = await setup([{}, {}]);
-    const sibling = await insertPlay(t.db, acme.workspaceId);
-    const [siblingCandidate] = await insertCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
-    const foreignPlay = await insertPlay(t.db, other.workspaceId);
-    const [foreignCandidate] = await insertCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
+    const sibling = await seed.insertPlay(t.db, acme.workspaceId);
+    const [siblingCandidate] = await seed.insertCandidates(t.db, acme.workspaceId, sibling.id, [{}]);
+    const foreignPlay = await seed.insertPlay(t.db, other.workspaceId);
+    const [foreignCandidate] = await seed.insertCandidates(t.db, other.workspaceId, foreignPlay.id, [{}]);
     const unknown = newId();
     const before = await snapshot(t.db);
     const res = await s.enroll([s.candidates[0].id, siblingCandidate.id, foreignCandidate.id, s.candidates[1].id, unknown]);
@@ -302,8 +290,8 @@ describe('POST /plays/{id}/enroll: candidates and input', () => {
 
   it('404 play not found for an unknown Play, another workspace’s Play and one without the review API', async () => {
     const s = await setup();
-    const foreign = await insertReviewPlay(t.db, other.workspaceId);
-    const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
+    const foreign = await seed.insertReviewPlay(t.db, other.workspaceId);
+    const disabled = await seed.insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     for (const playId of [newId(), foreign.play.id, disabled.play.id]) {
       const res = await api.post(`/plays/${playId}/enroll`, {
         expectedRevision: 1,
@@ -363,7 +351,7 @@ describe('POST /plays/{id}/leads is the same operation as POST /plays/{id}/enrol
     const runs = [];
     for (const path of ['enroll', 'leads'] as const) {
       const s = await setup([{}, { review: { decision: 'good_fit' } }, { review: { decision: 'not_a_good_fit' } }, {}]);
-      await insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[3].xUserId });
+      await seed.insertLead(t.db, acme.workspaceId, { x_user_id: s.candidates[3].xUserId });
       const res = await s.enroll(
         s.candidates.map((c) => c.id),
         {},
@@ -401,7 +389,7 @@ describe('POST /plays/{id}/enroll: concurrency', () => {
   });
 
   it('one identity enrolled through two Plays at the same time gets one lead', async () => {
-    const x = nextXUserId();
+    const x = seed.nextXUserId();
     const one = await setup([{ xUserId: x }]);
     const two = await setup([{ xUserId: x }]);
     const [a, b] = await Promise.all([one.enroll([one.candidates[0].id]), two.enroll([two.candidates[0].id])]);

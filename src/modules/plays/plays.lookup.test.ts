@@ -1,16 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp } from '../../../test/helpers/build-test-app.js';
 import { startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
-import {
-  insertBatch,
-  insertCandidates,
-  insertLead,
-  insertPlay,
-  insertReviewPlay,
-  insertSequence,
-  nextXUserId,
-  X_SEQUENCE,
-} from '../../../test/helpers/factories.js';
+import * as seed from '../../../test/helpers/factories.js';
 import { snapshot } from './plays.test-support.js';
 
 let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
@@ -26,14 +17,14 @@ describe('POST /plays/{id}/candidates/lookup', () => {
   const leads: Record<string, string> = {};
 
   beforeAll(async () => {
-    const r = await insertReviewPlay(t.db, acme.workspaceId);
+    const r = await seed.insertReviewPlay(t.db, acme.workspaceId);
     playId = r.play.id;
     sequenceId = r.sequence.id;
-    for (const k of Object.keys(ids) as (keyof typeof ids)[]) ids[k] = nextXUserId();
-    const batch1 = await insertBatch(t.db, acme.workspaceId, playId);
-    const batch2 = await insertBatch(t.db, acme.workspaceId, playId);
-    const [alice] = await insertCandidates(t.db, acme.workspaceId, playId, [{ xUserId: ids.alice, username: 'Alice_X', name: 'Alice', batchId: batch1 }]);
-    const [bob, carol, twinA, twinB] = await insertCandidates(t.db, acme.workspaceId, playId, [
+    for (const k of Object.keys(ids) as (keyof typeof ids)[]) ids[k] = seed.nextXUserId();
+    const batch1 = await seed.insertBatch(t.db, acme.workspaceId, playId);
+    const batch2 = await seed.insertBatch(t.db, acme.workspaceId, playId);
+    const [alice] = await seed.insertCandidates(t.db, acme.workspaceId, playId, [{ xUserId: ids.alice, username: 'Alice_X', name: 'Alice', batchId: batch1 }]);
+    const [bob, carol, twinA, twinB] = await seed.insertCandidates(t.db, acme.workspaceId, playId, [
       { xUserId: ids.bob, username: 'bob', review: { decision: 'good_fit' }, batchId: batch2 },
       { xUserId: ids.carol, username: null, status: 'imported' },
       { xUserId: ids.twinA, username: 'Twin' },
@@ -41,16 +32,16 @@ describe('POST /plays/{id}/candidates/lookup', () => {
     ]);
     Object.assign(candidateIds, { alice: alice.id, bob: bob.id, carol: carol.id, twinA: twinA.id, twinB: twinB.id });
     // The same identity as a candidate of another Play is not a match here.
-    const sibling = await insertPlay(t.db, acme.workspaceId);
-    await insertCandidates(t.db, acme.workspaceId, sibling.id, [{ xUserId: ids.dora, username: 'dora' }]);
-    const otherSeq = await insertSequence(t.db, acme.workspaceId, X_SEQUENCE);
-    leads.aliceElsewhere = await insertLead(t.db, acme.workspaceId, {
+    const sibling = await seed.insertPlay(t.db, acme.workspaceId);
+    await seed.insertCandidates(t.db, acme.workspaceId, sibling.id, [{ xUserId: ids.dora, username: 'dora' }]);
+    const otherSeq = await seed.insertSequence(t.db, acme.workspaceId, seed.X_SEQUENCE);
+    leads.aliceElsewhere = await seed.insertLead(t.db, acme.workspaceId, {
       x_user_id: ids.alice,
       sequence_id: otherSeq,
       stage: 'messaged',
       created_at: new Date('2026-01-01T00:00:00Z'),
     });
-    leads.aliceHere = await insertLead(t.db, acme.workspaceId, {
+    leads.aliceHere = await seed.insertLead(t.db, acme.workspaceId, {
       x_user_id: ids.alice,
       sequence_id: sequenceId,
       play_id: playId,
@@ -58,16 +49,16 @@ describe('POST /plays/{id}/candidates/lookup', () => {
       stage: 'queued',
       created_at: new Date('2026-02-01T00:00:00Z'),
     });
-    leads.bobReplied = await insertLead(t.db, acme.workspaceId, {
+    leads.bobReplied = await seed.insertLead(t.db, acme.workspaceId, {
       x_user_id: ids.bob,
       username: 'bob',
       sequence_id: otherSeq,
       stage: 'replied',
       automation_stopped: true,
     });
-    leads.dora = await insertLead(t.db, acme.workspaceId, { x_user_id: ids.dora, username: 'Dora', stage: 'skipped', automation_stopped: true });
+    leads.dora = await seed.insertLead(t.db, acme.workspaceId, { x_user_id: ids.dora, username: 'Dora', stage: 'skipped', automation_stopped: true });
     // Another workspace's lead for the same identity is never listed.
-    await insertLead(t.db, other.workspaceId, { x_user_id: ids.bob, username: 'bob', stage: 'queued' });
+    await seed.insertLead(t.db, other.workspaceId, { x_user_id: ids.bob, username: 'bob', stage: 'queued' });
   });
 
   const lookup = (identities: unknown, c: Client = api) => c.post(`/plays/${playId}/candidates/lookup`, { identities });
@@ -108,7 +99,7 @@ describe('POST /plays/{id}/candidates/lookup', () => {
   });
 
   it('no match: exists false, candidate null, enrolledInPlay false, existingLeads empty', async () => {
-    const res = await lookup([{ xUserId: nextXUserId() }, { username: 'nobody_here' }]);
+    const res = await lookup([{ xUserId: seed.nextXUserId() }, { username: 'nobody_here' }]);
     expect(res.json().results).toEqual([
       { exists: false, candidate: null, enrolledInPlay: false, currentFollowerStatus: 'unknown', existingLeads: [] },
       { exists: false, candidate: null, enrolledInPlay: false, currentFollowerStatus: 'unknown', existingLeads: [] },
@@ -134,7 +125,7 @@ describe('POST /plays/{id}/candidates/lookup', () => {
   });
 
   it('one result per identity in request order, repeated identities included', async () => {
-    const res = await lookup([{ username: 'bob' }, { xUserId: nextXUserId() }, { xUserId: ids.alice }, { username: 'bob' }]);
+    const res = await lookup([{ username: 'bob' }, { xUserId: seed.nextXUserId() }, { xUserId: ids.alice }, { username: 'bob' }]);
     const results = res.json().results;
     expect(results).toHaveLength(4);
     expect(results.map((r: { candidate: { id: string } | null }) => r.candidate?.id ?? null)).toEqual([
@@ -160,7 +151,7 @@ describe('POST /plays/{id}/candidates/lookup', () => {
   });
 
   it('accepts 200 identities', async () => {
-    const res = await lookup(Array.from({ length: 200 }, (_, i) => (i % 2 ? { xUserId: nextXUserId() } : { username: `u${i}` })));
+    const res = await lookup(Array.from({ length: 200 }, (_, i) => (i % 2 ? { xUserId: seed.nextXUserId() } : { username: `u${i}` })));
     expect(res.statusCode).toBe(200);
     expect(res.json().results).toHaveLength(200);
   });

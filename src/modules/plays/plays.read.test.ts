@@ -1,17 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { client, startPlayTest, type Client, type TestWorkspace } from '../../../test/helpers/http-client.js';
-import {
-  insertCandidates,
-  insertLead,
-  insertPlay,
-  insertReviewPlay,
-  insertSequence,
-  insertXAccount,
-  nextXUserId,
-  setWorkspaceState,
-  X_SEQUENCE,
-} from '../../../test/helpers/factories.js';
+import * as seed from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
 import { snapshot, walkPages } from './plays.test-support.js';
 
@@ -23,9 +13,9 @@ afterAll(async () => t?.close());
 describe('GET /x/accounts', () => {
   it('lists the saved connected identities of the workspace as {userId, handle}', async () => {
     const ws = await createWorkspaceWithKey(t, 'Accounts');
-    await insertXAccount(t.db, ws.workspaceId, { userId: '2001', handle: 'acme_hq', createdAt: new Date('2026-01-01T00:00:00Z') });
-    await insertXAccount(t.db, ws.workspaceId, { userId: '2002', handle: 'acme_sales', createdAt: new Date('2026-02-01T00:00:00Z') });
-    await insertXAccount(t.db, other.workspaceId, { userId: '2003', handle: 'not_yours' });
+    await seed.insertXAccount(t.db, ws.workspaceId, { userId: '2001', handle: 'acme_hq', createdAt: new Date('2026-01-01T00:00:00Z') });
+    await seed.insertXAccount(t.db, ws.workspaceId, { userId: '2002', handle: 'acme_sales', createdAt: new Date('2026-02-01T00:00:00Z') });
+    await seed.insertXAccount(t.db, other.workspaceId, { userId: '2003', handle: 'not_yours' });
     const res = await client(t, ws.auth).get('/x/accounts');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -45,7 +35,7 @@ describe('GET /x/accounts', () => {
     const owner = await createWorkspaceWithKey(t, 'Agency');
     const clientWs = await createWorkspaceWithKey(t, 'Agency client');
     await t.services.workspaces.addTeamLink({ ownerWorkspaceId: owner.workspaceId, clientWorkspaceId: clientWs.workspaceId, role: 'admin' });
-    await insertXAccount(t.db, clientWs.workspaceId, { userId: '3001', handle: 'client_hq' });
+    await seed.insertXAccount(t.db, clientWs.workspaceId, { userId: '3001', handle: 'client_hq' });
     const c = client(t, owner.auth);
     expect((await c.get('/x/accounts')).json()).toEqual({ accounts: [] });
     expect((await c.get('/x/accounts', { 'x-workspace-client': clientWs.workspaceId })).json()).toEqual({
@@ -62,22 +52,22 @@ describe('GET /x/accounts', () => {
 describe('GET /x/plays', () => {
   it('lists every Play of the workspace with all spec fields, oldest first', async () => {
     const ws = await createWorkspaceWithKey(t, 'Plays');
-    const seq = await insertSequence(t.db, ws.workspaceId, X_SEQUENCE);
-    const a = await insertPlay(t.db, ws.workspaceId, {
+    const seq = await seed.insertSequence(t.db, ws.workspaceId, seed.X_SEQUENCE);
+    const a = await seed.insertPlay(t.db, ws.workspaceId, {
       name: 'Followers of acme_hq',
       revision: 4,
       sequenceId: seq,
       accountUserId: '2001',
       createdAt: new Date('2026-01-01T00:00:00Z'),
     });
-    const b = await insertPlay(t.db, ws.workspaceId, {
+    const b = await seed.insertPlay(t.db, ws.workspaceId, {
       name: 'Old',
       status: 'archived',
       reviewApiEnabled: false,
       autopilot: true,
       createdAt: new Date('2026-02-01T00:00:00Z'),
     });
-    await insertPlay(t.db, other.workspaceId, { name: 'Not yours' });
+    await seed.insertPlay(t.db, other.workspaceId, { name: 'Not yours' });
     const res = await client(t, ws.auth).get('/x/plays');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -101,9 +91,9 @@ describe('GET /x/plays', () => {
 describe('social-network channel disabled', () => {
   it('GET /x/accounts and GET /x/plays answer 403 channel_disabled; /plays/* operations keep working', async () => {
     const ws = await createWorkspaceWithKey(t, 'Channel off');
-    const { play, sequence } = await insertReviewPlay(t.db, ws.workspaceId);
-    const [cand] = await insertCandidates(t.db, ws.workspaceId, play.id, [{}]);
-    await setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: false });
+    const { play, sequence } = await seed.insertReviewPlay(t.db, ws.workspaceId);
+    const [cand] = await seed.insertCandidates(t.db, ws.workspaceId, play.id, [{}]);
+    await seed.setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: false });
     const c = client(t, ws.auth);
     for (const url of ['/x/accounts', '/x/plays']) {
       const res = await c.get(url);
@@ -113,21 +103,21 @@ describe('social-network channel disabled', () => {
     expect((await c.get(`/plays/${play.id}/candidates`)).statusCode).toBe(200);
     expect((await c.post(`/plays/${play.id}/candidates/lookup`, { identities: [{ xUserId: cand.xUserId }] })).statusCode).toBe(200);
     expect(
-      (await c.post(`/plays/${play.id}/import`, { requestId: 'channel-off-1', expectedRevision: 1, leads: [{ xUserId: nextXUserId() }] })).statusCode,
+      (await c.post(`/plays/${play.id}/import`, { requestId: 'channel-off-1', expectedRevision: 1, leads: [{ xUserId: seed.nextXUserId() }] })).statusCode,
     ).toBe(200);
     const enroll = await c.post(`/plays/${play.id}/enroll`, { expectedRevision: 1, sequenceId: sequence.id, sequenceRevision: 1, candidateIds: [cand.id] });
     expect(enroll.statusCode).toBe(200);
     expect((await c.get(`/plays/${play.id}/leads`)).statusCode).toBe(200);
-    await setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: true });
+    await seed.setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: true });
     expect((await c.get('/x/plays')).statusCode).toBe(200);
   });
 });
 
 describe('tenancy: another workspace’s Play answers 404 exactly like an unknown id', () => {
   it('on every /plays route, and for a Play without the review API', async () => {
-    const foreign = await insertReviewPlay(t.db, other.workspaceId);
-    const [foreignCandidate] = await insertCandidates(t.db, other.workspaceId, foreign.play.id, [{}]);
-    const disabled = await insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
+    const foreign = await seed.insertReviewPlay(t.db, other.workspaceId);
+    const [foreignCandidate] = await seed.insertCandidates(t.db, other.workspaceId, foreign.play.id, [{}]);
+    const disabled = await seed.insertReviewPlay(t.db, acme.workspaceId, { play: { reviewApiEnabled: false } });
     const routes = (id: string, sequenceId: string) =>
       [
         ['GET', `/plays/${id}/candidates`],
@@ -155,7 +145,7 @@ describe('tenancy: another workspace’s Play answers 404 exactly like an unknow
     const owner = await createWorkspaceWithKey(t, 'Team owner');
     const clientWs = await createWorkspaceWithKey(t, 'Team client');
     await t.services.workspaces.addTeamLink({ ownerWorkspaceId: owner.workspaceId, clientWorkspaceId: clientWs.workspaceId, role: 'member' });
-    const { play } = await insertReviewPlay(t.db, clientWs.workspaceId);
+    const { play } = await seed.insertReviewPlay(t.db, clientWs.workspaceId);
     const c = client(t, owner.auth);
     expect((await c.get(`/plays/${play.id}/candidates`)).statusCode).toBe(404);
     expect((await c.get(`/plays/${play.id}/candidates`, { 'x-workspace-client': clientWs.workspaceId })).statusCode).toBe(200);
@@ -170,7 +160,7 @@ describe('tenancy: another workspace’s Play answers 404 exactly like an unknow
   });
 
   it('an upper-case Play id names the same Play', async () => {
-    const { play } = await insertReviewPlay(t.db, acme.workspaceId);
+    const { play } = await seed.insertReviewPlay(t.db, acme.workspaceId);
     const res = await api.get(`/plays/${play.id.toUpperCase()}/candidates`);
     expect(res.statusCode).toBe(200);
     expect(res.json().play.id).toBe(play.id);
@@ -183,15 +173,15 @@ describe('GET /plays/{id}/leads', () => {
   let leadIds: string[];
 
   beforeAll(async () => {
-    const r = await insertReviewPlay(t.db, acme.workspaceId);
+    const r = await seed.insertReviewPlay(t.db, acme.workspaceId);
     playId = r.play.id;
     sequenceId = r.sequence.id;
     leadIds = [];
     for (let i = 0; i < 12; i++) {
-      const id = await insertLead(t.db, acme.workspaceId, {
+      const id = await seed.insertLead(t.db, acme.workspaceId, {
         play_id: playId,
         sequence_id: sequenceId,
-        x_user_id: nextXUserId(),
+        x_user_id: seed.nextXUserId(),
         username: `lead_${i}`,
         person: i === 0 ? null : `Lead ${i}`,
         stage: i % 3 === 0 ? 'messaged' : 'queued',
@@ -200,9 +190,9 @@ describe('GET /plays/{id}/leads', () => {
       leadIds.push(id);
     }
     // Leads of the same workspace outside this Play and another workspace's leads are not listed.
-    await insertLead(t.db, acme.workspaceId, { x_user_id: nextXUserId(), sequence_id: sequenceId });
-    const foreign = await insertPlay(t.db, other.workspaceId);
-    await insertLead(t.db, other.workspaceId, { play_id: foreign.id });
+    await seed.insertLead(t.db, acme.workspaceId, { x_user_id: seed.nextXUserId(), sequence_id: sequenceId });
+    const foreign = await seed.insertPlay(t.db, other.workspaceId);
+    await seed.insertLead(t.db, other.workspaceId, { play_id: foreign.id });
   });
 
   it('lists the Play’s leads as {id, name, xUserId, username, sequenceId, stage, createdAt}', async () => {
@@ -242,8 +232,8 @@ describe('GET /plays/{id}/leads', () => {
   });
 
   it('limit defaults to 100; 400 for a bad limit or cursor', async () => {
-    const play = await insertPlay(t.db, acme.workspaceId);
-    for (let i = 0; i < 101; i++) await insertLead(t.db, acme.workspaceId, { play_id: play.id });
+    const play = await seed.insertPlay(t.db, acme.workspaceId);
+    for (let i = 0; i < 101; i++) await seed.insertLead(t.db, acme.workspaceId, { play_id: play.id });
     const body = (await api.get(`/plays/${play.id}/leads`)).json();
     expect(body.leads).toHaveLength(100);
     expect(body.hasMore).toBe(true);

@@ -106,12 +106,8 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
         assertManualPlay(play);
         assertPlayRevision(play, input.expectedRevision);
 
-        const existing = await repo.findCandidatesByXUserIds(
-          trx,
-          workspaceId,
-          playId,
-          input.leads.map((l) => l.xUserId),
-        );
+        const xUserIds = input.leads.map((l) => l.xUserId);
+        const existing = await repo.findCandidatesByXUserIds(trx, workspaceId, playId, xUserIds);
         const existingByXUserId = new Map(existing.map((c) => [c.x_user_id, c.id]));
         const now = clock.now();
         const batchId = newTimeOrderedId();
@@ -281,12 +277,8 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       assertManualPlay(play);
       assertPlayRevision(play, input.expectedRevision);
 
-      const rows = await repo.findCandidatesByIds(
-        trx,
-        workspaceId,
-        playId,
-        decisions.map((d) => d.candidateId),
-      );
+      const candidateIds = decisions.map((d) => d.candidateId);
+      const rows = await repo.findCandidatesByIds(trx, workspaceId, playId, candidateIds);
       const byId = new Map(rows.map((c) => [c.id, c]));
       const missing = decisions.filter((d) => !byId.has(d.candidateId)).map((d) => d.candidateId);
       if (missing.length > 0) {

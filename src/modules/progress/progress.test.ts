@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZERO_FUNNEL } from '../../../test/helpers/funnel.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
 import { insertActivity, insertLead, insertMessagingAccount, insertReply } from '../../../test/helpers/factories.js';
@@ -191,20 +192,7 @@ describe('GET /progress', () => {
   it('an empty workspace answers zeros, not nulls', async () => {
     const empty = await createWorkspaceWithKey(t, 'Empty');
     const body = (await get(empty)).json();
-    expect(body.funnel).toEqual({
-      leads: 0,
-      invited: 0,
-      accepted: 0,
-      messaged: 0,
-      replied: 0,
-      meetingsBooked: 0,
-      repliesPositive: 0,
-      repliesNegative: 0,
-      acceptRate: 0,
-      replyRate: 0,
-      meetingsQualifying: 0,
-      meetingsNoShowOrCancelled: 0,
-    });
+    expect(body.funnel).toEqual({ ...ZERO_FUNNEL, meetingsQualifying: 0, meetingsNoShowOrCancelled: 0 });
     expect(body).toMatchObject({ queued: 0, recentActions: 0, recentFailures: 0, accounts: [] });
   });
 });

@@ -1,21 +1,16 @@
 import type { Database } from '../../db/database.js';
+import { storedSteps } from '../../domain/stored-steps.js';
 import { toFunnel, toProgressFunnel, type FunnelCountsRow } from './funnel.js';
 import * as repo from './reports.repository.js';
 
 export type GroupBy = 'sequence' | 'account';
 
-interface StepLike {
-  kind?: unknown;
-  variants?: unknown;
-}
-
 /** The kind of the first step carrying variants: a connect-step variant is "sent" with the invite, any other with a message. */
 function variantSteps(steps: unknown): { keys: string[]; onConnect: boolean } {
-  const list = Array.isArray(steps) ? (steps as StepLike[]) : [];
   const keys: string[] = [];
   let onConnect: boolean | null = null;
-  for (const step of list) {
-    if (!Array.isArray(step?.variants)) continue;
+  for (const step of storedSteps(steps)) {
+    if (!Array.isArray(step.variants)) continue;
     if (onConnect === null) onConnect = step.kind === 'connect';
     for (const v of step.variants as { key?: unknown }[]) {
       if (typeof v?.key === 'string' && !keys.includes(v.key)) keys.push(v.key);

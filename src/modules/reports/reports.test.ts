@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZERO_FUNNEL } from '../../../test/helpers/funnel.js';
 import { randomBytes } from 'node:crypto';
 import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
@@ -22,18 +23,7 @@ let seqEmpty: string;
 let acc1: string;
 let acc2: string;
 
-const zero = {
-  leads: 0,
-  invited: 0,
-  accepted: 0,
-  messaged: 0,
-  replied: 0,
-  meetingsBooked: 0,
-  repliesPositive: 0,
-  repliesNegative: 0,
-  acceptRate: 0,
-  replyRate: 0,
-};
+const zero = ZERO_FUNNEL;
 
 beforeAll(async () => {
   t = await buildTestApp();

@@ -1,26 +1,23 @@
 import { request, type Dispatcher } from 'undici';
 import { twitterApiIoMapping, type WireMapping, type WireRequest, type WireResponse } from './http-mapping.js';
 import {
+  abortError,
   EVIDENCE,
   FOLLOW_REASON,
-  ProviderTimeoutError,
-  ProviderUnavailableError,
-  abortError,
   followerHandleOf,
+  isUndiciTimeout,
+  nonNegativeSetting,
   normalizeHandle,
   nullAnswer,
+  providerBaseUrl,
+  ProviderTimeoutError,
+  ProviderUnavailableError,
+  readCappedBody,
   sleep,
   targetHandleOf,
   throwIfAborted,
-  type FollowAnswer,
-  type FollowerRef,
-  type FollowerSnapshot,
-  type FollowTarget,
-  type ProviderClockOptions,
-  type PublicDataProvider,
-  type PublicUser,
-  readCappedBody,
 } from './provider.js';
+import type { FollowAnswer, FollowerRef, FollowerSnapshot, FollowTarget, ProviderClockOptions, PublicDataProvider, PublicUser } from './provider.js';
 
 export interface HttpProviderConfig extends ProviderClockOptions {
   baseUrl: string;
@@ -58,30 +55,11 @@ class Transient extends Error {
   }
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-function errorCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
-}
-
-function positive(value: number | undefined, fallback: number, label: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < 0) throw new Error(`public-data http provider: ${label} must be a non-negative number`);
-  return value;
-}
+const positive = (value: number | undefined, fallback: number, label: string) => nonNegativeSetting('http', value, fallback, label);
 
 export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
-  let base: URL;
-  try {
-    base = new URL(config.baseUrl);
-  } catch {
-    throw new Error('public-data http provider: baseUrl is not a valid URL');
-  }
-  if (base.protocol !== 'https:' && base.protocol !== 'http:') {
-    throw new Error('public-data http provider: baseUrl must be http(s)');
-  }
-  // Relative resolution below would otherwise drop the last path segment of the base.
-  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  // Ends in `/`: relative resolution below would otherwise drop the last path segment of the base.
+  const base = providerBaseUrl('http', 'baseUrl', config.baseUrl);
   if (typeof config.apiKey !== 'string' || config.apiKey === '') {
     throw new Error('public-data http provider: apiKey is required');
   }
@@ -147,7 +125,7 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
     } catch (err) {
       if (err instanceof Transient || err instanceof ProviderUnavailableError) throw err;
       if (signal?.aborted) throw abortError(signal);
-      if (timer.aborted || TIMEOUT_CODES.has(errorCode(err) ?? '')) {
+      if (timer.aborted || isUndiciTimeout(err)) {
         throw new ProviderTimeoutError(`public-data provider did not answer within ${timeoutMs} ms`, { cause: err });
       }
       throw new Transient(new ProviderUnavailableError('public-data provider could not be reached', { reason: 'network', cause: err }));

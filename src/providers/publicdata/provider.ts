@@ -218,3 +218,31 @@ export async function readCappedBody(body: AsyncIterable<Buffer>, destroy: () =>
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** An undici error that means the provider took too long (headers or body), as opposed to refusing or failing. */
+export function isUndiciTimeout(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && TIMEOUT_CODES.has(code);
+}
+
+/** A provider setting that must be a non-negative number; `fallback` when unset. Thrown at construction, never per read. */
+export function nonNegativeSetting(provider: string, value: number | undefined, fallback: number, label: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) throw new Error(`public-data ${provider} provider: ${label} must be a non-negative number`);
+  return value;
+}
+
+/** A provider's base URL from its setting: http(s) only, and ending in `/` so relative paths resolve under it. */
+export function providerBaseUrl(provider: string, setting: string, value: string): URL {
+  let base: URL;
+  try {
+    base = new URL(value);
+  } catch {
+    throw new Error(`public-data ${provider} provider: ${setting} is not a valid URL`);
+  }
+  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`public-data ${provider} provider: ${setting} must be http(s)`);
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return base;
+}

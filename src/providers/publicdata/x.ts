@@ -1,24 +1,21 @@
 import { request, type Dispatcher } from 'undici';
 import {
+  abortError,
   EVIDENCE,
   FOLLOW_REASON,
-  ProviderTimeoutError,
-  ProviderUnavailableError,
-  abortError,
+  isUndiciTimeout,
   isUserId,
+  nonNegativeSetting,
   normalizeHandle,
   nullAnswer,
+  providerBaseUrl,
+  ProviderTimeoutError,
+  ProviderUnavailableError,
+  readCappedBody,
   targetUserIdOf,
   throwIfAborted,
-  type FollowAnswer,
-  type FollowerRef,
-  type FollowerSnapshot,
-  type FollowTarget,
-  type ProviderClockOptions,
-  type PublicDataProvider,
-  type PublicUser,
-  readCappedBody,
 } from './provider.js';
+import type { FollowAnswer, FollowerRef, FollowerSnapshot, FollowTarget, ProviderClockOptions, PublicDataProvider, PublicUser } from './provider.js';
 
 /**
  * The `x` public-data provider: public reads from the real X API v2 with the app's Bearer Token (app-only auth).
@@ -75,7 +72,6 @@ const DEFAULTS = {
 const PAGE_SIZE = 1000;
 /** Targets whose follower listing `follows` keeps in memory at once. */
 const MAX_LISTINGS = 20;
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const NOT_FOUND_TYPE = /\/resource-not-found$/;
 /** A suspended or protected account answers with this type: it cannot be verified either. */
 const UNAUTHORIZED_RESOURCE_TYPE = /\/resource-unauthorized$/;
@@ -104,15 +100,7 @@ interface FollowerListing {
   checkedAt: string;
 }
 
-function errorCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
-}
-
-function nonNegative(value: number | undefined, fallback: number, label: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < 0) throw new Error(`public-data x provider: ${label} must be a non-negative number`);
-  return value;
-}
+const nonNegative = (value: number | undefined, fallback: number, label: string) => nonNegativeSetting('x', value, fallback, label);
 
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
@@ -149,15 +137,7 @@ function malformed(what: string): ProviderUnavailableError {
 }
 
 export function createXProvider(config: XProviderConfig): XProvider {
-  let base: URL;
-  try {
-    base = new URL(config.apiUrl);
-  } catch {
-    throw new Error('public-data x provider: apiUrl is not a valid URL');
-  }
-  if (base.protocol !== 'https:' && base.protocol !== 'http:') {
-    throw new Error('public-data x provider: apiUrl must be http(s)');
-  }
+  providerBaseUrl('x', 'apiUrl', config.apiUrl); // validates the setting; paths are joined to `root` below
   if (typeof config.bearerToken !== 'string' || config.bearerToken === '') {
     throw new Error('public-data x provider: bearerToken is required (OUTREACH_PUBLICDATA_KEY)');
   }
@@ -256,7 +236,7 @@ export function createXProvider(config: XProviderConfig): XProvider {
     } catch (err) {
       if (err instanceof ProviderUnavailableError) throw err;
       if (signal?.aborted) throw abortError(signal);
-      if (timer.aborted || TIMEOUT_CODES.has(errorCode(err) ?? '')) {
+      if (timer.aborted || isUndiciTimeout(err)) {
         throw new ProviderTimeoutError(`X API did not answer within ${timeoutMs} ms`, { cause: err });
       }
       throw new ProviderUnavailableError('X API could not be reached', { reason: 'network', cause: err });
