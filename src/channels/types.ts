@@ -74,7 +74,19 @@ export type ActionResult =
 export type InboundObservation =
   | { type: 'invite_accepted'; leadId: string; at: Date }
   | { type: 'followed_back'; leadId: string; at: Date }
-  | { type: 'reply'; leadId: string; channel: Channel; text: string | null; at: Date };
+  | {
+      type: 'reply';
+      leadId: string;
+      channel: Channel;
+      text: string | null;
+      at: Date;
+      /**
+       * Set by the inbox watcher (real e-mail): whether the reply is threaded to a message we sent to its sender's
+       * address (In-Reply-To or References name our Message-ID, and From is the address we wrote to). An e-mail that
+       * asks to stop opts the person out only when true (docs/opt-out.md). Unset (X DMs, the sandbox): always believed.
+       */
+      tiedToOurMessage?: boolean;
+    };
 
 /** What a provider knows about an action it may have received before the engine crashed. */
 export type DeliveryCheck = { status: 'sent'; externalId: string | null } | { status: 'not_sent' } | { status: 'unknown' };

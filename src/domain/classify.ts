@@ -23,8 +23,50 @@ const RULES: [Classification, RegExp][] = [
   ['positive', /\b(interested|sounds (good|great|interesting)|tell me more|love to|happy to|keen|yes|sure|great|thanks|thank you)\b/i],
 ];
 
+/**
+ * Whole messages that ask to stop, as SMS and X automation rules read them (STOP, UNSUBSCRIBE, CANCEL, …): compared
+ * case-insensitively, trimmed, without punctuation. A message that only says one of these is an unsubscribe on every
+ * channel, to be honoured at once (docs/opt-out.md).
+ */
+const STOP_WORDS: ReadonlySet<string> = new Set([
+  'stop',
+  'stop it',
+  'stop now',
+  'stop please',
+  'please stop',
+  'stopall',
+  'stop all',
+  'unsubscribe',
+  'unsubscribe me',
+  'unsub',
+  'opt out',
+  'optout',
+  'opt me out',
+  'cancel',
+  'end',
+  'quit',
+  'remove me',
+  'stop messaging me',
+  'stop texting me',
+  'stop contacting me',
+  'stop writing to me',
+  'leave me alone',
+]);
+
+/** Whether the whole text is a stop word (see STOP_WORDS). */
+export function isStopWord(text: string | null): boolean {
+  if (!text) return false;
+  const words = text
+    .toLowerCase()
+    .replace(/['’]/g, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+  return STOP_WORDS.has(words);
+}
+
 export function classifyReply(text: string | null): Classification {
   if (!text) return 'other';
+  if (isStopWord(text)) return 'unsubscribe';
   for (const [label, re] of RULES) if (re.test(text)) return label;
   return 'other';
 }

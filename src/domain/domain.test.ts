@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspaceWithKey, type TestApp } from '../../test/helpers/build-test-app.js';
 import { insertLead, insertMessagingAccount, insertPlay, insertReply, insertSequence } from '../../test/helpers/factories.js';
 import { buildCrmTestApp, createMemoryChannels } from '../../test/helpers/memory-channels.js';
+import { classifyReply, isStopWord } from './classify.js';
 import { iso } from './iso.js';
+import { replyOptsOut } from './opt-out.js';
 import { toEventLead } from './lead-views.js';
 import { toPlayView } from './play-view.js';
 import { ACTIVITY_ACTIONS, inWords, isRole, LEAD_STAGES, MESSAGE_KINDS, PROGRESS_STAGES, ROLES, STEP_KINDS } from './vocabulary.js';
@@ -248,5 +250,46 @@ describe('event lead object', () => {
       stage: 'invited',
     });
     expect(Object.keys(toEventLead(row))).toEqual(['id', 'person', 'company', 'title', 'email', 'linkedinUrl', 'account', 'sequenceId', 'stage']);
+  });
+});
+
+describe('reply classification: a whole message that only says stop (X automation rules, docs/opt-out.md)', () => {
+  it('is an unsubscribe, case-insensitive, trimmed, with punctuation, on every channel', () => {
+    for (const text of [
+      'stop',
+      'STOP',
+      ' Stop. ',
+      'STOP!!!',
+      'unsubscribe',
+      'Unsubscribe me',
+      'stop messaging me',
+      'Opt-out',
+      'opt out',
+      'Cancel',
+      'please stop',
+      'QUIT',
+      "don't contact me",
+    ]) {
+      expect(classifyReply(text), text).toBe('unsubscribe');
+    }
+    expect(isStopWord('🛑 STOP 🛑')).toBe(true);
+  });
+
+  it('a stop word inside a longer message keeps the ordinary rules', () => {
+    expect(isStopWord('Stop by our booth next week')).toBe(false);
+    expect(classifyReply('Stop by our booth next week?')).toBe('meeting_intent');
+    expect(classifyReply('Please stop, not interested')).toBe('negative');
+    expect(classifyReply('Can we cancel the call and talk Tuesday?')).toBe('meeting_intent');
+    expect(classifyReply('Sounds good')).toBe('positive');
+    expect(classifyReply('I am out of office until Monday')).toBe('out_of_office');
+    expect(classifyReply(null)).toBe('other');
+  });
+
+  it('an e-mail that asks to stop opts out only when threaded to our message to that address; X and the sandbox are always believed', () => {
+    expect(replyOptsOut({ tiedToOurMessage: true }, 'unsubscribe')).toBe(true);
+    expect(replyOptsOut({ tiedToOurMessage: false }, 'unsubscribe')).toBe(false);
+    expect(replyOptsOut({}, 'unsubscribe')).toBe(true);
+    expect(replyOptsOut({ tiedToOurMessage: true }, 'negative')).toBe(false);
+    expect(replyOptsOut({}, 'question')).toBe(false);
   });
 });

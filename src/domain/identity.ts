@@ -22,6 +22,11 @@ export function identityKeysOf(k: IdentityKeys): IdentityKeys {
   return { email: norm(k.email), linkedinUrl: norm(k.linkedinUrl), xUserId: k.xUserId?.trim() || null };
 }
 
+/** The identity keys of a `leads` row. */
+export function identityKeysOfLead(row: { email: string | null; linkedin_url: string | null; x_user_id: string | null }): IdentityKeys {
+  return { email: row.email, linkedinUrl: row.linkedin_url, xUserId: row.x_user_id };
+}
+
 /** Whether two leads of one workspace are the same person. */
 export function samePerson(a: IdentityKeys, b: IdentityKeys): boolean {
   const x = identityKeysOf(a);

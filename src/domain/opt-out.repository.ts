@@ -1,37 +1,65 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import type { LeadStage } from '../db/schema.js';
+import { uncontactedSql } from './uncontacted.js';
+import { identityKeysOfLead, isSamePerson, type IdentityKeys } from './identity.js';
 
 // The SQL of opting a person out and of the suppression list (domain/opt-out.ts holds the rule).
 
-/**
- * Opts a person out of every sequence of the workspace: each lead with this e-mail address (case-insensitive)
- * or this lead itself, locked in id order. Returns the leads it changed (those not yet opted out).
- */
-export async function optOutIdentity(
-  trx: Database,
-  p: { workspaceId: string; leadId: string; email: string | null; at: Date; now: Date },
-): Promise<{ id: string; account_id: string | null }[]> {
-  const lanes = await trx
+/** The identity keys of one lead (unlocked: the lanes are locked next, in id order). */
+export async function findIdentityKeys(db: Database, workspaceId: string, leadId: string): Promise<IdentityKeys | null> {
+  const row = await db
     .selectFrom('leads')
-    .select(['id', 'account_id', 'opted_out_at'])
-    .where('workspace_id', '=', p.workspaceId)
-    .where((eb) => eb.or([eb('id', '=', p.leadId), ...(p.email ? [eb(sql`lower(email)`, '=', p.email.toLowerCase())] : [])]))
+    .select(['email', 'linkedin_url', 'x_user_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', leadId)
+    .executeTakeFirst();
+  return row ? identityKeysOfLead(row) : null;
+}
+
+/** A lane of a person: one lead row, as an opt-out needs it. */
+export interface PersonLane {
+  id: string;
+  account_id: string | null;
+  email: string | null;
+  opted_out_at: Date | null;
+}
+
+/**
+ * Every lead of the workspace that is this lead itself or the same person as any of `keys` (domain/identity.ts),
+ * locked in id order so two opt-outs (or a reply decision and an opt-out) of overlapping lanes never deadlock.
+ */
+export async function lockLanes(trx: Database, workspaceId: string, leadId: string, keys: IdentityKeys[]): Promise<PersonLane[]> {
+  return trx
+    .selectFrom('leads')
+    .select(['id', 'account_id', 'email', 'opted_out_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', leadId), ...keys.map((k) => isSamePerson(eb, k))]))
     .orderBy('id')
     .forUpdate()
     .execute();
-  const fresh = lanes.filter((l) => l.opted_out_at === null);
-  if (fresh.length === 0) return [];
+}
+
+/**
+ * Opts the given (locked) leads out: `opted_out_at`, every automation on them stopped (nothing due, nothing watched),
+ * and a lane nobody has contacted yet (domain/uncontacted.ts) ends `skipped`, as a stop leaves it.
+ */
+export async function markOptedOut(trx: Database, p: { workspaceId: string; leadIds: string[]; at: Date; now: Date }): Promise<void> {
+  if (p.leadIds.length === 0) return;
   await trx
     .updateTable('leads')
-    .set({ opted_out_at: p.at, automation_stopped: true, next_action_at: null, observe_next_at: null, updated_at: p.now })
+    .set({
+      opted_out_at: p.at,
+      automation_stopped: true,
+      next_action_at: null,
+      observe_next_at: null,
+      stage: sql<LeadStage>`CASE WHEN ${uncontactedSql()} THEN 'skipped' ELSE stage END`,
+      updated_at: p.now,
+    })
     .where('workspace_id', '=', p.workspaceId)
-    .where(
-      'id',
-      'in',
-      fresh.map((l) => l.id),
-    )
+    .where('id', 'in', p.leadIds)
+    .where('opted_out_at', 'is', null)
     .execute();
-  return fresh.map((l) => ({ id: l.id, account_id: l.account_id }));
 }
 
 /** A lead an unsubscribe link names, with what its opt-out needs. */

@@ -5,8 +5,9 @@ import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
-import type { ApplyObservation, Channel, ChannelDrivers, InboundObservation, ObservedLead } from '../channels/types.js';
+import type { Channel, ChannelDrivers, InboundObservation, ObservedLead } from '../channels/types.js';
 import { classifyReply, draftReply, sentimentOf, type Classification } from '../domain/classify.js';
+import { lockPersonLanes, optOutPerson, replyOptsOut } from '../domain/opt-out.js';
 import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from '../channels/recipients.js';
 import type { PassSummary } from '../channels/types.js';
@@ -90,6 +91,20 @@ export function createObserver(deps: ObserverDeps) {
     return replyId;
   }
 
+  /** The person behind a reply that asked to stop is opted out, everywhere, through the one opt-out. */
+  async function optOut(trx: Database, row: ObservedLead, obs: Extract<InboundObservation, { type: 'reply' }>, now: Date, replyId?: string) {
+    await optOutPerson(trx, {
+      workspaceId: row.workspace_id,
+      leadId: row.id,
+      email: null,
+      at: obs.at,
+      now,
+      via: 'reply_text',
+      channel: obs.channel,
+      ...(replyId && { detail: { replyId } }),
+    });
+  }
+
   async function apply(obs: InboundObservation, row: repo.WatchedRow, now: Date, summary: PassSummary) {
     await withTxRetry(() => db.transaction().execute((trx) => applyIn(trx, obs, row, now, summary)));
   }
@@ -165,18 +180,22 @@ export function createObserver(deps: ObserverDeps) {
         summary.repliesDetected += 1;
         return 'snoozed';
       }
-      const lead = await repo.markReplied(trx, {
-        leadId: row.id,
-        at: obs.at,
-        now,
-        sentiment: sentimentOf(classification),
-        optOut: classification === 'unsubscribe',
-      });
-      if (!lead) return null;
+      // A reply that asks to stop is an opt-out of the person (domain/opt-out.ts, via `reply_text`); on e-mail only
+      // when it is threaded to a message we sent to that address. The person's lanes are locked first, in id order,
+      // the order every opt-out takes.
+      const optsOut = replyOptsOut(obs, classification);
+      if (optsOut) await lockPersonLanes(trx, { workspaceId: row.workspace_id, leadId: row.id, email: null });
+      const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification) });
+      if (!lead) {
+        // Already past this answer (or frozen by an earlier one): a request to stop is still honoured at once.
+        if (optsOut) await optOut(trx, row, obs, now);
+        return null;
+      }
       const isX = obs.channel === 'x';
       // Social-network replies are answered on the network itself, so they get no draft.
       const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
       const replyId = await recordReply(trx, row, obs, now, { classification, draft });
+      if (optsOut) await optOut(trx, row, obs, now, replyId);
       const { workspace_booking_link: _link, ...leadRow } = lead;
       const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
       await enqueueEvent(trx, {

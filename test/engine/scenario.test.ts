@@ -199,11 +199,12 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   expect(await countBy(t.db, ws)).toEqual({
     'accepted:ok': 20 + 25,
     'email_sent:ok': 30 + 25,
-    'email_sent:skipped': 1,
     'followup:ok': 10 + 20,
     'invite:ok': 59 + 49,
     'invite:skipped': 1,
-    'manual_override:ok': 1,
+    // pa49's stop, and la0's "Please unsubscribe me" (docs/opt-out.md): one opt-out entry for each lane of the person,
+    // la0 and `late` (same address, other sequence), so `late` is never due and never reaches the send's skip.
+    'manual_override:ok': 1 + 2,
     'message:ok': 20 + 25,
     'reply_detected:ok': 10 + 5 + 6,
   });
@@ -246,6 +247,7 @@ it('runs 30 days from a world file: exact ledger, stages, caps and webhook deliv
   expect(await lead('la59')).toMatchObject({ stage: 'skipped', automation_stopped: true, invited_at: null });
   expect(await lead('pa49')).toMatchObject({ stage: 'skipped', automation_stopped: true, invited_at: null });
   expect(await lead('late')).toMatchObject({ stage: 'skipped', automation_stopped: true, messaged_at: null });
+  expect((await lead('late')).opted_out_at).toEqual((await lead('la0')).opted_out_at);
   expect(await lead('tk0')).toMatchObject({ stage: 'replied' });
   expect(await lead('tk1')).toMatchObject({ stage: 'followed_up', automation_stopped: true });
   // The out-of-office reply paused tk25 for a week; its follow-up went out after that, not three days after.

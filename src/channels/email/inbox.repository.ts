@@ -127,19 +127,23 @@ export async function recordInboundMessageId(
   return row !== undefined;
 }
 
-/** The lead one of our sent messages went to, by its Message-ID (any of `ids`, first match in order wins). */
-export async function leadBySentMessageIds(db: Database, workspaceId: string, ids: string[]): Promise<string | null> {
+/**
+ * The lead one of our sent messages went to, by its Message-ID (any of `ids`, first match in order wins), with that
+ * lead's address (the address the message went to).
+ */
+export async function leadBySentMessageIds(db: Database, workspaceId: string, ids: string[]): Promise<{ leadId: string; email: string | null } | null> {
   if (ids.length === 0) return null;
   const rows = await db
     .selectFrom('email_messages')
-    .select(['lead_id', sql<string>`lower(btrim(message_id, '<> '))`.as('mid')])
-    .where('workspace_id', '=', workspaceId)
-    .where('direction', '=', 'out')
-    .where(sql<boolean>`lower(btrim(message_id, '<> ')) IN (${sql.join(ids)})`)
+    .innerJoin('leads', (join) => join.onRef('leads.id', '=', 'email_messages.lead_id').onRef('leads.workspace_id', '=', 'email_messages.workspace_id'))
+    .select(['email_messages.lead_id', 'leads.email', sql<string>`lower(btrim(email_messages.message_id, '<> '))`.as('mid')])
+    .where('email_messages.workspace_id', '=', workspaceId)
+    .where('email_messages.direction', '=', 'out')
+    .where(sql<boolean>`lower(btrim(email_messages.message_id, '<> ')) IN (${sql.join(ids)})`)
     .execute();
   for (const id of ids) {
     const hit = rows.find((r) => r.mid === id);
-    if (hit) return hit.lead_id;
+    if (hit) return { leadId: hit.lead_id, email: hit.email };
   }
   return null;
 }
@@ -247,4 +251,3 @@ export async function failedMailboxes(
     checkedAt: r.health_checked_at ? new Date(r.health_checked_at) : null,
   }));
 }
-

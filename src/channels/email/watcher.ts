@@ -5,7 +5,8 @@ import { newId } from '../../lib/ids.js';
 import { withTxRetry } from '../../lib/tx-retry.js';
 import { emptyMailboxCounts, type MailboxPassCounts, type ObservedLead, type WatchContext } from '../types.js';
 import { AUTH_FAILED_BACKOFF_SECONDS, FIRST_POLL_LOOKBACK_MS, runWatchLoop, UNREACHABLE_BACKOFF_SECONDS } from '../watch-loop.js';
-import { optOutPerson, suppressAddress } from '../../domain/opt-out.js';
+import { classifyReply } from '../../domain/classify.js';
+import { lockPersonLanes, optOutPerson, replyOptsOut, suppressAddress } from '../../domain/opt-out.js';
 import { redactSecrets } from './mailboxes.schemas.js';
 import { imapClientOptions } from './mailboxes.service.js';
 import { parseInbound, type ParsedInbound } from './parse.js';
@@ -53,15 +54,23 @@ export function createInboxWatcher(deps: InboxDeps) {
   const maxMessages = config.maxMessagesPerPoll ?? 200;
   const batchSize = config.batchSize ?? 16;
 
-  async function matchLead(mb: repo.PollMailbox, p: ParsedInbound): Promise<string | null> {
+  /**
+   * The lead a message is about: by thread first (the Message-ID of ours it answers or bounced), then by the sender's
+   * address among contacted leads. `tiedToOurMessage`: matched by thread, and sent by the very address we wrote to.
+   */
+  async function matchLead(mb: repo.PollMailbox, p: ParsedInbound): Promise<{ leadId: string; tiedToOurMessage: boolean } | null> {
     const threadIds = p.bounce?.originalMessageId ? [p.bounce.originalMessageId] : [];
     // In-Reply-To names the message answered; References, newest last, the thread before it.
     threadIds.push(...p.inReplyTo, ...[...p.references].reverse());
     const byThread = await repo.leadBySentMessageIds(db, mb.workspaceId, [...new Set(threadIds)]);
-    if (byThread) return byThread;
+    if (byThread) {
+      const to = byThread.email?.trim().toLowerCase() ?? null;
+      return { leadId: byThread.leadId, tiedToOurMessage: !!p.from && to === p.from.toLowerCase() };
+    }
     const address = p.kind === 'bounce' || p.kind === 'delayed' ? p.bounce?.recipient : p.from;
     if (!address || address === mb.address.toLowerCase()) return null;
-    return repo.contactedLeadByAddress(db, mb.workspaceId, address, mb.id);
+    const leadId = await repo.contactedLeadByAddress(db, mb.workspaceId, address, mb.id);
+    return leadId ? { leadId, tiedToOurMessage: false } : null;
   }
 
   async function handleMessage(
@@ -72,7 +81,12 @@ export function createInboxWatcher(deps: InboxDeps) {
   ): Promise<Outcome> {
     const { now, summary, apply: applyReply } = ctx;
     const parsed = await parseInbound(msg.source);
-    const leadId = await matchLead(mb, parsed);
+    const match = await matchLead(mb, parsed);
+    const leadId = match?.leadId ?? null;
+    const tiedToOurMessage = match?.tiedToOurMessage ?? false;
+    // Whether this message opts the person out (a mailto unsubscribe, or a threaded reply that asks to stop): then
+    // the person's lanes are locked before the lead, in id order, the order every opt-out takes (domain/opt-out.ts).
+    const optsOut = parsed.kind === 'unsubscribe' || (parsed.kind === 'reply' && replyOptsOut({ tiedToOurMessage }, classifyReply(parsed.text)));
     const sent = parsed.date ?? msg.internalDate ?? now;
     const at = sent.getTime() > now.getTime() ? now : sent;
     try {
@@ -97,6 +111,7 @@ export function createInboxWatcher(deps: InboxDeps) {
           const outcome: Outcome = fresh ? parsed.kind : 'duplicate';
           if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid: msg.uid, outcome, now }))) throw new AlreadyHandled();
           if (!fresh) return 'duplicate';
+          if (optsOut) await lockPersonLanes(trx, { workspaceId: mb.workspaceId, leadId, email: parsed.kind === 'unsubscribe' ? parsed.from : null });
           const lead = await repo.lockLead(trx, mb.workspaceId, leadId);
           if (!lead) return 'unmatched';
           const ref: ObservedLead = {
@@ -109,15 +124,23 @@ export function createInboxWatcher(deps: InboxDeps) {
           };
           switch (parsed.kind) {
             case 'reply': {
-              const r = await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at }, ref, now, summary);
+              const r = await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at, tiedToOurMessage }, ref, now, summary);
               return r === 'snoozed' ? 'out_of_office' : 'reply';
             }
             case 'out_of_office':
               await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at }, ref, now, summary, 'out_of_office');
               return 'out_of_office';
             case 'unsubscribe': {
-              // The same opt-out as the /u link (one home: unsubscribe.service.ts).
-              await optOutPerson(trx, { workspaceId: mb.workspaceId, leadId, email: lead.email ?? parsed.from, at, now, via: 'mailto_unsubscribe' });
+              // The one opt-out (domain/opt-out.ts), as the /u link and a reply that asks to stop.
+              await optOutPerson(trx, {
+                workspaceId: mb.workspaceId,
+                leadId,
+                email: lead.email ?? parsed.from,
+                at,
+                now,
+                via: 'mailto_unsubscribe',
+                channel: 'email',
+              });
               return 'unsubscribe';
             }
             case 'bounce': {

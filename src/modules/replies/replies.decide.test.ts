@@ -237,9 +237,12 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
       expect(lead).toMatchObject({ automation_stopped: true, next_action_at: null });
       const entries = await ledger(id);
       expect(entries.map((e) => e.action)).toEqual(['manual_override']);
-      expect(JSON.parse(entries[0].detail)).toMatchObject({ op: 'opt_out', permanent: true, replyId });
+      expect(JSON.parse(entries[0].detail)).toMatchObject({ op: 'opt_out', via: 'reply_decision', channel: 'linkedin', permanent: true, replyId });
     }
     expect((await ledger(sameProfile))[0].account_id).toBe(account);
+    // The one opt-out (docs/opt-out.md) also suppresses the person's address.
+    const suppressed = await t.db.selectFrom('suppressed_addresses').select(['address', 'reason']).where('workspace_id', '=', a.workspaceId).execute();
+    expect(suppressed).toContainEqual({ address: 'same@person.example', reason: 'unsubscribed' });
     for (const id of [unrelated, otherWorkspace]) expect((await leadRow(id)).opted_out_at).toBeNull();
     expect(deliveredTo(leadId)).toEqual([]);
 

@@ -10,6 +10,7 @@ import { enqueueEvent } from '../../webhooks/outbox.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { toEventLead } from '../../domain/lead-views.js';
 import { isChannel } from '../../domain/vocabulary.js';
+import { optOutPerson } from '../../domain/opt-out.js';
 import * as repo from './replies.repository.js';
 import type { Decision } from './replies.schemas.js';
 
@@ -26,10 +27,8 @@ export interface DecisionScope {
   trx: Database;
   workspaceId: string;
   reply: ReplyRow;
-  /** The reply's lead, locked. */
+  /** The reply's lead, locked (opt_out: after every lane of its person, in id order). */
   lead: repo.LeadRow;
-  /** opt_out only: every lane of the lead's person, locked in id order. */
-  lanes: { id: string; account_id: string | null }[];
   settings: { booking_link: string | null; follow_up_sequence_id: string | null };
   /** The stored draft, decrypted (null when unreadable or absent). */
   draft: string | null;
@@ -183,15 +182,24 @@ const meetingBooked: Handler = async (s) => {
 
 const dismiss: Handler = async (s) => ({ lead: s.lead, entries: [entry(s, 'reply_dismissed', 'ok', {})] });
 
-/** Suppresses every lane of the person (same e-mail, LinkedIn profile or X user), each with its own ledger entry. */
+/**
+ * Opts the person out through the one opt-out (domain/opt-out.ts): every lane of the person (same e-mail, LinkedIn
+ * profile or X user), the person's addresses suppressed, and one ledger entry per lead it changed, naming the reply.
+ * The answer lists every lead of the person, each opted out now.
+ */
 const optOut: Handler = async (s) => {
-  const optedOut = s.lanes.map((l) => l.id);
-  if (!optedOut.includes(s.lead.id)) optedOut.push(s.lead.id);
-  await repo.suppressLanes(s.trx, s.workspaceId, optedOut, s.now);
-  const lanes = s.lanes.length > 0 ? s.lanes : [{ id: s.lead.id, account_id: s.lead.account_id }];
-  const entries = lanes.map((lane) => entry(s, 'manual_override', 'ok', { op: 'opt_out', permanent: true }, lane.id, lane.account_id));
+  const result = await optOutPerson(s.trx, {
+    workspaceId: s.workspaceId,
+    leadId: s.lead.id,
+    email: s.lead.email,
+    at: s.now,
+    now: s.now,
+    via: 'reply_decision',
+    channel: s.reply.channel,
+    detail: { replyId: s.reply.id, decision: s.decision, by: s.by },
+  });
   const lead = (await repo.lockLead(s.trx, s.workspaceId, s.lead.id)) ?? s.lead;
-  return { lead, entries, optedOutLeadIds: optedOut };
+  return { lead, entries: [], optedOutLeadIds: result.personLeadIds };
 };
 
 export const DECISION_HANDLERS: Record<Decision, Handler> = {

@@ -79,10 +79,6 @@ export async function lockReply(db: Database, workspaceId: string, replyId: stri
   return db.selectFrom('replies').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', replyId).forUpdate().executeTakeFirst();
 }
 
-export async function findLead(db: Database, workspaceId: string, leadId: string) {
-  return db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-}
-
 export async function lockLead(db: Database, workspaceId: string, leadId: string) {
   return db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).forUpdate().executeTakeFirst();
 }
@@ -138,42 +134,6 @@ export async function updateLead(
     .where('id', '=', leadId)
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-/**
- * Every lead row of the same person in the workspace: same e-mail or LinkedIn profile (case-insensitive)
- * or the same social-network user. Locked in id order so concurrent opt-outs of two lanes never deadlock.
- */
-export async function lockIdentityLanes(db: Database, workspaceId: string, lead: LeadRow) {
-  return db
-    .selectFrom('leads')
-    .select(['id', 'account_id'])
-    .where('workspace_id', '=', workspaceId)
-    .where((eb) =>
-      eb.or([
-        eb('id', '=', lead.id),
-        ...(lead.email ? [eb(eb.fn('lower', ['email']), '=', lead.email.toLowerCase())] : []),
-        ...(lead.linkedin_url ? [eb(eb.fn('lower', ['linkedin_url']), '=', lead.linkedin_url.toLowerCase())] : []),
-        ...(lead.x_user_id ? [eb('x_user_id', '=', lead.x_user_id)] : []),
-      ]),
-    )
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-}
-
-export async function suppressLanes(db: Database, workspaceId: string, leadIds: string[], now: Date) {
-  await db
-    .updateTable('leads')
-    .set((eb) => ({
-      opted_out_at: eb.fn.coalesce('opted_out_at', eb.val(now)),
-      automation_stopped: true,
-      next_action_at: null,
-      updated_at: now,
-    }))
-    .where('workspace_id', '=', workspaceId)
-    .where('id', 'in', leadIds)
-    .execute();
 }
 
 export async function insertActivities(db: Database, rows: Insertable<DB['activity']>[]) {

@@ -6,6 +6,7 @@ import { sha256Hex } from '../../lib/ids.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
 import type { ChannelDrivers } from '../../channels/types.js';
 import { iso } from '../../domain/iso.js';
+import { lockPersonLanes } from '../../domain/opt-out.js';
 import * as repo from './replies.repository.js';
 import { DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
@@ -134,12 +135,9 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     if (!reply) throw notFound('reply');
     if (reply.state === 'decided') throw conflict('reply_already_decided', 'this reply has already been decided');
 
-    let lanes: { id: string; account_id: string | null }[] = [];
-    if (input.decision === 'opt_out') {
-      // Identity lanes are locked in id order (the reply's own lead among them), never the lead first.
-      const unlocked = await repo.findLead(trx, workspaceId, reply.lead_id);
-      if (unlocked) lanes = await repo.lockIdentityLanes(trx, workspaceId, unlocked);
-    }
+    // opt_out: every lane of the person is locked in id order (the reply's own lead among them), never the lead first,
+    // the order every opt-out takes (domain/opt-out.ts).
+    if (input.decision === 'opt_out') await lockPersonLanes(trx, { workspaceId, leadId: reply.lead_id, email: null });
     const lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
     if (!lead) throw notFound('reply');
 
@@ -150,7 +148,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     if (!allowed.includes(input.decision)) {
       throw conflict('decision_not_allowed', `the ${input.decision} decision does not apply to this reply`, { allowedDecisions: allowed });
     }
-    return { reply, lead, lanes, settings, draft };
+    return { reply, lead, settings, draft };
   }
 
   /** Closes (or snoozes) the reply, writes the decision's ledger entries, and answers the decision's body. */

@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import type { Database } from '../../db/database.js';
 import { readUnsubscribeToken, unsubscribeToken } from '../../channels/email/index.js';
-import { findLeadForOptOut, optOutPerson } from '../../domain/opt-out.js';
+import { findLeadForOptOut, optOutPerson, type OptOutResult } from '../../domain/opt-out.js';
 
 export function createUnsubscribeService(deps: { db: Database; cipher: TextCipher; clock: Clock }) {
   const { db, cipher, clock } = deps;
@@ -15,15 +15,23 @@ export function createUnsubscribeService(deps: { db: Database; cipher: TextCiphe
     return lead ? { alreadyOptedOut: lead.opted_out_at !== null } : null;
   }
 
-  /** Opts the person out at once; null for a bad token or a lead that is gone. */
-  async function unsubscribe(token: string): Promise<{ leads: number } | null> {
+  /** Opts the person out at once, through the one opt-out (domain/opt-out.ts); null for a bad token or a lead that is gone. */
+  async function unsubscribe(token: string): Promise<OptOutResult | null> {
     const ref = readUnsubscribeToken(cipher, token);
     if (!ref) return null;
     return db.transaction().execute(async (trx) => {
       const lead = await findLeadForOptOut(trx, ref.workspaceId, ref.leadId);
       if (!lead) return null;
       const now = clock.now();
-      return optOutPerson(trx, { workspaceId: ref.workspaceId, leadId: ref.leadId, email: lead.email, at: now, now, via: 'unsubscribe_link' });
+      return optOutPerson(trx, {
+        workspaceId: ref.workspaceId,
+        leadId: ref.leadId,
+        email: lead.email,
+        at: now,
+        now,
+        via: 'unsubscribe_link',
+        channel: 'email',
+      });
     });
   }
 
