@@ -2983,6 +2983,25 @@ export interface paths {
                             /** @description one entry per messaging account, in creation order */
                             accounts: {
                                 accountScore: number | null;
+                                /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails (connected X accounts belong to no messaging account and are not listed) */
+                                budgets: {
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account), `actions` (every paced step), `emails` (one mailbox) */
+                                    budget: string;
+                                    cap: number | null;
+                                    /** @description `account` (this messaging account) or `mailbox` (one of its mailboxes) */
+                                    scope: string;
+                                    /** @description the messaging account id, or the mailbox id */
+                                    scopeId: string;
+                                    /** @description units reserved in the window: sent, or going out now */
+                                    used: number;
+                                    /** @description `local_day`: the calendar day in the pacing time zone */
+                                    window: string;
+                                    /**
+                                     * Format: date
+                                     * @description the day counted, YYYY-MM-DD
+                                     */
+                                    windowStart: string;
+                                }[];
                                 connectedAt: string | null;
                                 id: string;
                                 /** @description today's connection-request budget in the account's own time zone */

@@ -95,20 +95,26 @@ export interface XOauthStatesTable {
   session_id_hash: string | null;
 }
 
-export interface MailboxDaysTable {
-  mailbox_id: string;
-  /** The mailbox's account's local day, YYYY-MM-DD. */
-  local_day: CalendarDay;
-  sent: Generated<number>;
-}
-
-export interface XAccountDaysTable {
+/**
+ * The send budget ledger (migration 0023; src/domain/budgets.ts holds the rule, budgets.repository.ts the SQL): one
+ * budget of one sender in one window. scope/budget/window_kind are open text so new ones need no migration.
+ */
+export interface SendBudgetsTable {
   workspace_id: string;
-  user_id: string;
-  /** UTC day, YYYY-MM-DD. */
-  day: CalendarDay;
-  dms: Generated<number>;
-  follows: Generated<number>;
+  /** `account` (messaging account), `mailbox`, `x_account`; later `mailbox_domain`. */
+  scope: string;
+  scope_id: string;
+  /** `invites`, `messages`, `actions`, `emails`, `dms`, `follows`. */
+  budget: string;
+  /** `local_day`, `utc_day` or `rolling_week`. */
+  window_kind: string;
+  /** The day the units count under, YYYY-MM-DD. */
+  window_start: CalendarDay;
+  used: Generated<number>;
+  /** The cap the latest reservation was held to; null when uncapped or never reserved. */
+  cap: number | null;
+  /** The latest reservation's instant (an account's `actions` row: the spacing between two actions). */
+  last_used_at: Timestamp | null;
 }
 
 export interface XDmEventsSeenTable {
@@ -381,17 +387,6 @@ export interface PublicdataUnavailableTable {
   handle: string;
 }
 
-/** The engine's pacing counters per messaging account and local day (migration 0007), written through src/engine/sql. */
-export interface EngineAccountDaysTable {
-  workspace_id: string;
-  account_id: string;
-  local_day: CalendarDay;
-  invites: Generated<number>;
-  messages: Generated<number>;
-  actions: Generated<number>;
-  last_action_at: Timestamp | null;
-}
-
 /** When the engine next runs a Play's discovery (migration 0007). */
 export interface EngineDiscoveryTable {
   workspace_id: string;
@@ -417,8 +412,7 @@ export interface DB {
   x_account_oauth: XAccountOauthTable;
   x_oauth_states: XOauthStatesTable;
   x_dm_events_seen: XDmEventsSeenTable;
-  mailbox_days: MailboxDaysTable;
-  x_account_days: XAccountDaysTable;
+  send_budgets: SendBudgetsTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;
   plays: PlaysTable;
@@ -437,7 +431,6 @@ export interface DB {
   publicdata_users: PublicdataUsersTable;
   publicdata_follows: PublicdataFollowsTable;
   publicdata_unavailable: PublicdataUnavailableTable;
-  engine_account_days: EngineAccountDaysTable;
   engine_discovery: EngineDiscoveryTable;
   mailboxes: MailboxesTable;
   email_messages: EmailMessagesTable;

@@ -1,20 +1,22 @@
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
+import { sendsAtThisHour, type AdmissionContext } from '../domain/admission.js';
 import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
 import type { ChannelDrivers } from '../channels/types.js';
-import { inflightRelease, localOutcome, prepareSend, uncertainOutcome, type Outcome, type PlannedSend } from './outcomes.js';
-import { releaseReservations, reservePacing, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
+import { inflightRelease, localOutcome, prepareSend, refusedOutcome, uncertainOutcome, type Outcome, type OutcomeRules, type PlannedSend } from './outcomes.js';
+import { releaseReservations, reservePacing, sendingWindowRetryAt, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recordOutcomes } from './record.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
 import { bucketOf, channelOf } from './steps.js';
 
-// The claim transaction, as the five steps it takes: classify the claimed leads, reserve pacing, charge energy,
-// mark the sends in flight, record the rest. Pacing comes before energy: the workspace row is the hottest lock,
-// so it is taken last and held only for the few statements before commit.
+// The claim transaction, as the five steps it takes: classify the claimed leads (the admission list's rules,
+// src/domain/admission.ts: `hold` ones in the claim's SQL, `stop` and `wait` ones here), reserve the accounts' send
+// budgets, charge energy, mark the sends in flight, record the rest. Budgets come before energy: the workspace row is
+// the hottest lock, so it is taken last and held only for the few statements before commit.
 
-type ClaimSettings = Pick<EngineConfig, 'inflightLeaseSeconds' | 'batchSize' | 'unitsPerAction' | 'pacing'>;
+type ClaimSettings = Pick<EngineConfig, 'inflightLeaseSeconds' | 'batchSize' | 'unitsPerAction' | 'pacing'> & OutcomeRules;
 
 /** A send that passed the lead's own checks and still needs budget. */
 type Candidate = Omit<PlannedSend, 'units' | 'release'>;
@@ -29,16 +31,23 @@ interface Deferral {
 interface Classified {
   /** Sends a crashed worker left in flight, to ask their driver about. */
   checks: PlannedSend[];
-  /** Leads decided without sending: done, opted out, skipped, uncertain. */
+  /** Leads decided without sending: done, opted out, suppressed, skipped, uncertain. */
   local: Outcome[];
   /** Message steps waiting for a pending invite's acceptance. */
   waits: string[];
+  /** Steps outside their account's sending hours, moved to the next opening. */
+  deferred: Deferral[];
   candidates: Candidate[];
 }
 
-/** What each claimed lead needs: a delivery check, a local decision, a wait for acceptance, or a send. */
-function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, units: number, now: Date): Classified {
-  const out: Classified = { checks: [], local: [], waits: [], candidates: [] };
+/**
+ * What each claimed lead needs: a delivery check, a local decision, a wait for acceptance or for the sending hours,
+ * or a send. The admission list's `stop` rules arrive as columns of the claim's SQL; its `wait` rule is checked here.
+ */
+function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: ClaimSettings, admission: AdmissionContext): Classified {
+  const { now } = admission;
+  const units = config.unitsPerAction;
+  const out: Classified = { checks: [], local: [], waits: [], deferred: [], candidates: [] };
   for (const row of rows) {
     const steps = Array.isArray(row.steps) ? row.steps : [];
     row.steps = steps;
@@ -68,14 +77,17 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, units: num
       out.waits.push(row.id);
     } else {
       const prepared = prepareSend(row, step, now);
-      if (prepared.ok) out.candidates.push(prepared.send);
-      else out.local.push(localOutcome(row, step, 'skipped', prepared.detail, now));
+      if (!prepared.ok) out.local.push(localOutcome(row, step, 'skipped', prepared.detail, now));
+      else if (row.address_suppressed) out.local.push(refusedOutcome(config, prepared.send, 'address_suppressed', now));
+      else if (!sendsAtThisHour({ step, accountTimeZone: row.time_zone }, admission))
+        out.deferred.push({ id: row.id, at: sendingWindowRetryAt(config.pacing, row.time_zone, now).toISOString() });
+      else out.candidates.push(prepared.send);
     }
   }
   return out;
 }
 
-/** Reserves each paced candidate's budget on its messaging account; the ones that do not fit today wait. */
+/** Reserves each paced candidate's budgets on its messaging account (the ledger); the ones that do not fit wait. */
 async function reservePacingFor(trx: Database, rules: ClaimSettings['pacing'], candidates: Candidate[], now: Date) {
   const requests: PacingRequest[] = [];
   for (const c of candidates) {
@@ -173,18 +185,19 @@ export async function claimBatch(
   const { db, config, drivers } = deps;
   const units = config.unitsPerAction;
   return db.transaction().execute(async (trx) => {
+    const admission: AdmissionContext = { now, unitsPerAction: units, sendingWindow: config.pacing };
     const rows = await sql.claimDue(trx, {
       now,
       staleBefore: new Date(now.getTime() - config.inflightLeaseSeconds * 1000),
       limit: config.batchSize,
-      units,
+      admission,
     });
     if (rows.length === 0) return { claimed: 0, sends: [], checks: [] };
-    const { checks, local, waits, candidates } = classifyClaimed(rows, drivers, units, now);
+    const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, drivers, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
     const energy = await chargeEnergy(trx, pacing.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
-    await recordClaimDecisions(trx, { deferred: [...pacing.deferred, ...energy.deferred], waits, local }, now, summary);
+    await recordClaimDecisions(trx, { deferred: [...deferred, ...pacing.deferred, ...energy.deferred], waits, local }, now, summary);
     return { claimed: rows.length, sends: energy.sends, checks };
   });
 }

@@ -235,6 +235,18 @@ export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: A
 }
 
 /**
+ * A send an admission `stop` rule refused for good before any budget was taken (src/domain/admission.ts: a
+ * suppressed address): recorded exactly as the driver's refusal of it would be (a final failure under `error`),
+ * but nothing was reserved or charged, so nothing is given back.
+ */
+export function refusedOutcome(config: OutcomeRules, send: Omit<PlannedSend, 'units' | 'release'>, error: string, now: Date): Outcome {
+  const o = resultOutcome(config, { ...send, units: 0, release: null }, { outcome: 'failed', error, retryable: false }, now);
+  // Never marked in flight: the record names the claim as steadyRecord does (the lead's own mark, none).
+  const { expect_key, expect_at } = steadyRecord(send.row);
+  return { ...o, record: { ...o.record, expect_key, expect_at } };
+}
+
+/**
  * A send a crashed worker left in flight, once its driver has said what became of it: sent is recorded as
  * the success it was (charged at the original claim), not sent is due again at once with its charge and
  * reservation given back, and unknown is recorded as uncertain and never repeated.

@@ -1,17 +1,42 @@
-import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { sendingDaysLabel } from '../config/config.js';
 import * as sql from './sql/index.js';
 import type { PacingAccountRow } from './sql/rows.js';
-import { isWithinWindow, localDay, localDaysBetween, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
-import { rampOf, type PacingRules } from '../domain/budgets.js';
+import { isWithinWindow, localDay, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
+import {
+  accountBudgetKey,
+  accountCaps,
+  budgetKeyText,
+  mailboxBudgetKey,
+  mailboxCap,
+  rampOf,
+  type AccountBudget,
+  type BudgetKey,
+  type BudgetName,
+  type BudgetScope,
+  type BudgetWindow,
+  type PacingRules,
+} from '../domain/budgets.js';
+import { lockBudgets, readBudgetUsage, releaseBudgets, reserveBudgets, type BudgetReservation } from '../domain/budgets.repository.js';
 
 export { rampOf, type PacingRules, type Ramp } from '../domain/budgets.js';
 
-/** Which daily budget a step draws from. */
-export type PacingBucket = 'invites' | 'messages' | 'actions';
+/** Which daily budget of its messaging account a step draws from (every one also takes one of `actions`). */
+export type PacingBucket = AccountBudget;
 
 const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+
+/** One budget as GET /progress lists it: a row of the send budget ledger with the cap that holds it today. */
+export interface BudgetFigure {
+  scope: BudgetScope;
+  scopeId: string;
+  budget: BudgetName;
+  window: BudgetWindow;
+  windowStart: string;
+  used: number;
+  /** null: uncapped (an account's `actions` only carry the spacing). */
+  cap: number | null;
+}
 
 /** What GET /progress reports per messaging account: exactly the numbers the engine enforces. */
 export interface AccountPacing {
@@ -31,11 +56,34 @@ export interface AccountPacing {
   /** Now when inside the sending hours, else when they next open (account's local time). */
   nextWindowAt: string;
   spacingSeconds: number;
+  /** Every budget of the account today (invites, messages, actions), then each of its mailboxes' e-mails. */
+  budgets: BudgetFigure[];
 }
 
-export function pacingOf(rules: PacingRules, account: PacingAccountRow, counters: { invites: number; messages: number } | undefined, now: Date): AccountPacing {
+/** The ledger rows one account's pacing reads: its own budgets and its mailboxes', today in its time zone. */
+function accountBudgetKeys(account: PacingAccountRow, mailboxIds: string[], now: Date): BudgetKey[] {
+  const day = localDay(now, safeZone(account.time_zone));
+  return [
+    ...(['invites', 'messages', 'actions'] as const).map((b) => accountBudgetKey(account.workspace_id, account.id, b, day)),
+    ...mailboxIds.map((m) => mailboxBudgetKey(account.workspace_id, m, day)),
+  ];
+}
+
+export function pacingOf(rules: PacingRules, account: PacingAccountRow, usage: Map<string, number>, mailboxIds: string[], now: Date): AccountPacing {
   const tz = safeZone(account.time_zone);
   const ramp = rampOf(rules, account.warmup_started_at, now, tz);
+  const caps = accountCaps(rules, account.warmup_started_at, now, tz);
+  const emailCap = mailboxCap(rules, account.warmup_started_at, now, tz);
+  const budgets = accountBudgetKeys(account, mailboxIds, now).map((k): BudgetFigure => ({
+    scope: k.scope,
+    scopeId: k.scopeId,
+    budget: k.budget,
+    window: k.window,
+    windowStart: k.windowStart,
+    used: usage.get(budgetKeyText(k)) ?? 0,
+    cap: k.scope === 'mailbox' ? emailCap : caps[k.budget as AccountBudget],
+  }));
+  const used = (b: AccountBudget) => budgets.find((f) => f.scope === 'account' && f.budget === b)!.used;
   return {
     accountId: account.id,
     pacingTimeZone: tz,
@@ -43,40 +91,49 @@ export function pacingOf(rules: PacingRules, account: PacingAccountRow, counters
     rampPhase: ramp.rampPhase,
     warmupComplete: ramp.warmupComplete,
     inviteCapToday: ramp.inviteCapToday,
-    invitesSentToday: counters?.invites ?? 0,
+    invitesSentToday: used('invites'),
     messageCapToday: rules.messageCap,
-    messagesSentToday: counters?.messages ?? 0,
+    messagesSentToday: used('messages'),
     sendingHours: `${hhmm(rules.hoursStart)}-${hhmm(rules.hoursEnd)}`,
     sendingDays: sendingDaysLabel(rules.days),
     withinSendingHours: isWithinWindow(now, tz, rules),
     nextWindowAt: nextWindowStart(now, tz, rules).toISOString(),
     spacingSeconds: rules.spacingSeconds,
+    budgets,
   };
 }
 
 /**
  * Pacing reads for GET /progress and operators. `accountPacing(accountId, now)` answers one account (null
  * when it does not exist); `workspacePacing(workspaceId, now)` every account of a workspace, keyed by id.
- * Both read the same counters the engine reserves against, so "sent today" never disagrees with the cap.
+ * Both read the same ledger rows the engine and the drivers reserve against, so "sent today" never disagrees
+ * with the cap.
  */
 export function createPacingReader(deps: { db: Database; rules: PacingRules }) {
   const { db, rules } = deps;
 
-  const countersFor = (workspaceId: string, days: { accountId: string; day: string }[]) => sql.readAccountDayCounters(db, workspaceId, days);
+  function mailboxesByAccount(rows: { id: string; account_id: string }[]) {
+    const out = new Map<string, string[]>();
+    for (const m of rows) out.set(m.account_id, [...(out.get(m.account_id) ?? []), m.id]);
+    return out;
+  }
 
   async function workspacePacing(workspaceId: string, now: Date): Promise<Map<string, AccountPacing>> {
-    const accounts = await sql.readWorkspacePacingAccounts(db, workspaceId);
-    const days = accounts.map((a) => ({ accountId: a.id, day: localDay(now, safeZone(a.time_zone)) }));
-    const counters = await countersFor(workspaceId, days);
-    return new Map(accounts.map((a, i) => [a.id, pacingOf(rules, a, counters.get(`${a.id}|${days[i].day}`), now)]));
+    const [accounts, mailboxes] = await Promise.all([sql.readWorkspacePacingAccounts(db, workspaceId), sql.readPacingMailboxes(db, workspaceId)]);
+    const owned = mailboxesByAccount(mailboxes);
+    const usage = await readBudgetUsage(
+      db,
+      accounts.flatMap((a) => accountBudgetKeys(a, owned.get(a.id) ?? [], now)),
+    );
+    return new Map(accounts.map((a) => [a.id, pacingOf(rules, a, usage, owned.get(a.id) ?? [], now)]));
   }
 
   async function accountPacing(accountId: string, now: Date): Promise<AccountPacing | null> {
     const account = await sql.readPacingAccount(db, accountId);
     if (!account) return null;
-    const day = localDay(now, safeZone(account.time_zone));
-    const counters = await countersFor(account.workspace_id, [{ accountId, day }]);
-    return pacingOf(rules, account, counters.get(`${accountId}|${day}`), now);
+    const mailboxes = (await sql.readPacingMailboxes(db, account.workspace_id, account.id)).map((m) => m.id);
+    const usage = await readBudgetUsage(db, accountBudgetKeys(account, mailboxes, now));
+    return pacingOf(rules, account, usage, mailboxes, now);
   }
 
   return { accountPacing, workspacePacing };
@@ -84,7 +141,15 @@ export function createPacingReader(deps: { db: Database; rules: PacingRules }) {
 
 export type PacingReader = ReturnType<typeof createPacingReader>;
 
-/** One claimed step that wants to go out through a paced account. */
+/**
+ * When a step the admission list's `outside_sending_hours` rule stopped looks again: the window's next opening in
+ * the account's zone, never at or before now (the same pass would claim the lead again at once, batch after batch).
+ */
+export function sendingWindowRetryAt(rules: PacingRules, timeZone: string | null, now: Date): Date {
+  return new Date(Math.max(nextWindowStart(now, safeZone(timeZone), rules).getTime(), now.getTime() + 60_000));
+}
+
+/** One claimed step that wants to go out through a paced account (inside its sending hours). */
 export interface PacingRequest {
   key: string;
   workspaceId: string;
@@ -94,12 +159,19 @@ export interface PacingRequest {
   bucket: PacingBucket;
 }
 
-export type PacingDecision = { granted: true; localDay: string } | { granted: false; retryAt: Date; reason: 'outside_sending_hours' | 'daily_cap' | 'spacing' };
+export type PacingDecision = { granted: true; localDay: string } | { granted: false; retryAt: Date; reason: 'daily_cap' | 'spacing' };
+
+/** The ledger rows a reservation of `bucket` on this account-day takes: the bucket's, and one `actions` for every send. */
+function releaseKeys(r: PacingRelease): BudgetKey[] {
+  const actions = accountBudgetKey(r.workspaceId, r.accountId, 'actions', r.localDay);
+  return r.bucket === 'actions' ? [actions] : [accountBudgetKey(r.workspaceId, r.accountId, r.bucket, r.localDay), actions];
+}
 
 /**
- * Reserves today's budget for the requests, in order, under a row lock on each account's counter, so
- * concurrent workers serialize per account and can never together exceed a cap or the spacing. Runs inside
- * the claim transaction; a send that later fails gives its reservation back (releaseReservations).
+ * Reserves today's budgets for the requests, in order, on the send budget ledger (domain/budgets.ts): each account's
+ * rows are locked in key order, so concurrent workers serialize per account and can never together exceed a cap or
+ * the spacing; the grants are then written with the ledger's conditional upsert. Runs inside the claim transaction;
+ * a send that later is not performed gives its reservation back (releaseReservations).
  */
 export async function reservePacing(trx: Database, rules: PacingRules, requests: PacingRequest[], now: Date): Promise<Map<string, PacingDecision>> {
   const decisions = new Map<string, PacingDecision>();
@@ -110,46 +182,37 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
     list.push(r);
     byAccount.set(k, list);
   }
-  const open: { list: PacingRequest[]; tz: string; day: string }[] = [];
-  for (const k of [...byAccount.keys()].sort()) {
+  if (byAccount.size === 0) return decisions;
+  const groups = [...byAccount.keys()].sort().map((k) => {
     const list = byAccount.get(k)!;
     const tz = safeZone(list[0].timeZone);
-    if (!isWithinWindow(now, tz, rules)) {
-      // Never a retry at or before now: the same pass would claim the lead again at once, batch after batch.
-      const at = new Date(Math.max(nextWindowStart(now, tz, rules).getTime(), now.getTime() + 60_000));
-      for (const r of list) decisions.set(r.key, { granted: false, retryAt: at, reason: 'outside_sending_hours' });
-    } else {
-      open.push({ list, tz, day: localDay(now, tz) });
-    }
-  }
-  if (open.length === 0) return decisions;
-  const rows = await sql.lockAccountDays(
-    trx,
-    open.map((o) => ({ workspace_id: o.list[0].workspaceId, account_id: o.list[0].accountId, local_day: o.day })),
+    const day = localDay(now, tz);
+    const key = (b: AccountBudget) => accountBudgetKey(list[0].workspaceId, list[0].accountId, b, day);
+    const buckets = new Set<AccountBudget>(['actions', ...list.map((r) => r.bucket)]);
+    return { list, tz, day, key, keys: [...buckets].map(key) };
+  });
+  const rows = new Map(
+    (
+      await lockBudgets(
+        trx,
+        groups.flatMap((g) => g.keys),
+      )
+    ).map((r) => [budgetKeyText(r.key), r]),
   );
-  const current = new Map(rows.map((r) => [r.account_id, r]));
-  const updates: {
-    workspace_id: string;
-    account_id: string;
-    local_day: string;
-    invites: number;
-    messages: number;
-    actions: number;
-    last_action_at: string | null;
-  }[] = [];
+  const reservations: BudgetReservation[] = [];
   const spacing = rules.spacingSeconds * 1000;
-  for (const { list, tz, day } of open) {
+  for (const { list, tz, day, key } of groups) {
     const first = list[0];
-    const row = current.get(first.accountId);
-    const c = { invites: Number(row?.invites ?? 0), messages: Number(row?.messages ?? 0), actions: Number(row?.actions ?? 0) };
-    let last = row?.last_action_at ? new Date(row.last_action_at).getTime() : null;
-    const inviteCap = rampOf(rules, first.warmupStartedAt, now, tz).inviteCapToday;
+    const row = (b: AccountBudget) => rows.get(budgetKeyText(key(b)));
+    const c: Record<AccountBudget, number> = { invites: row('invites')?.used ?? 0, messages: row('messages')?.used ?? 0, actions: row('actions')?.used ?? 0 };
+    const granted: Record<AccountBudget, number> = { invites: 0, messages: 0, actions: 0 };
+    let last = row('actions')?.lastUsedAt?.getTime() ?? null;
+    const caps = accountCaps(rules, first.warmupStartedAt, now, tz);
     const tomorrow = nextDayWindowStart(now, tz, rules);
     let queued = 0;
-    let changed = false;
     for (const r of list) {
-      const full = (r.bucket === 'invites' && c.invites >= inviteCap) || (r.bucket === 'messages' && c.messages >= rules.messageCap);
-      if (full) {
+      const cap = caps[r.bucket];
+      if (cap !== null && c[r.bucket] >= cap) {
         decisions.set(r.key, { granted: false, retryAt: tomorrow, reason: 'daily_cap' });
         continue;
       }
@@ -160,19 +223,28 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
         decisions.set(r.key, { granted: false, retryAt: at.getTime() < tomorrow.getTime() ? at : tomorrow, reason: 'spacing' });
         continue;
       }
-      if (r.bucket === 'invites') c.invites += 1;
-      else if (r.bucket === 'messages') c.messages += 1;
+      if (r.bucket !== 'actions') {
+        c[r.bucket] += 1;
+        granted[r.bucket] += 1;
+      }
       c.actions += 1;
+      granted.actions += 1;
       last = now.getTime();
-      changed = true;
       decisions.set(r.key, { granted: true, localDay: day });
     }
-    if (changed) updates.push({ workspace_id: first.workspaceId, account_id: first.accountId, local_day: day, ...c, last_action_at: now.toISOString() });
+    for (const b of ['invites', 'messages', 'actions'] as const) {
+      if (granted[b] > 0) reservations.push({ key: key(b), n: granted[b], cap: caps[b], at: now });
+    }
   }
-  await sql.writeAccountDays(trx, updates);
+  const ok = await reserveBudgets(trx, reservations);
+  // The rows are locked and every grant was counted against them, so the upsert's cap check cannot refuse; if it
+  // ever does, the claim transaction rolls back rather than send past a cap.
+  const refused = reservations.filter((_, i) => !ok[i]);
+  if (refused.length > 0) throw new Error(`send budget refused under its lock: ${refused.map((r) => budgetKeyText(r.key)).join(', ')}`);
   return decisions;
 }
 
+/** An account reservation the claim holds for one send, kept with the in-flight mark (leads.inflight_release). */
 export interface PacingRelease {
   workspaceId: string;
   accountId: string;
@@ -180,20 +252,10 @@ export interface PacingRelease {
   bucket: PacingBucket;
 }
 
-/** Gives back reservations of sends that did not happen (failed or rate-limited). */
+/** Gives back reservations of sends that were not performed (failed, rate-limited, unaffordable, not sent). */
 export async function releaseReservations(trx: Database, releases: PacingRelease[]): Promise<void> {
-  const grouped = new Map<string, { r: PacingRelease; invites: number; messages: number; actions: number }>();
-  for (const r of releases) {
-    const k = `${r.workspaceId}|${r.accountId}|${r.localDay}`;
-    const g = grouped.get(k) ?? { r, invites: 0, messages: 0, actions: 0 };
-    if (r.bucket === 'invites') g.invites += 1;
-    else if (r.bucket === 'messages') g.messages += 1;
-    g.actions += 1;
-    grouped.set(k, g);
-  }
-  const rows = [...grouped.keys()].sort().map((k) => {
-    const g = grouped.get(k)!;
-    return { workspace_id: g.r.workspaceId, account_id: g.r.accountId, local_day: g.r.localDay, invites: g.invites, messages: g.messages, actions: g.actions };
-  });
-  await sql.releaseAccountDays(trx, rows);
+  await releaseBudgets(
+    trx,
+    releases.flatMap((r) => releaseKeys(r).map((key) => ({ key, n: 1 }))),
+  );
 }

@@ -1,10 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Database } from '../db/database.js';
+import type { OutboxEventsTable } from '../db/schema.js';
 
 // All SQL of the outbox, the dispatcher and the delivery queue. Every timestamp comes from the caller's
 // clock, never from now() in SQL, so a test clock and the rows it produces always agree.
 
-export type OutboxEventRow = { id: string; workspace_id: string; event: string; data: string; webhook_id: string | null; created_at?: Date };
+export type OutboxEventRow = Omit<Insertable<OutboxEventsTable>, 'dispatched_at' | 'created_at'> & { created_at?: Date };
 
 /** Multi-row inserts of at most 1,000 rows: a pass of the engine emits thousands of events in one transaction. */
 export async function insertOutboxEvents(trx: Database, rows: OutboxEventRow[]) {

@@ -72,7 +72,8 @@ it('two engines over 5,000 due leads execute every step exactly once', { timeout
   );
   expect(Number(left.rows[0].n)).toBe(0);
   // Reservations match what went out.
-  const counters = await sql<{ n: number }>`SELECT sum(invites)::int AS n FROM engine_account_days WHERE workspace_id = ${ws}::uuid`.execute(t.db);
+  const counters = await sql<{ n: number }>`SELECT sum(used)::int AS n FROM send_budgets
+    WHERE workspace_id = ${ws}::uuid AND scope = 'account' AND budget = 'invites'`.execute(t.db);
   expect(Number(counters.rows[0].n)).toBe(5000);
   // A repeated pass finds nothing left to do.
   const again = await second.runPass({ now: T0 });

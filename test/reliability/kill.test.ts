@@ -250,7 +250,8 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
       const invitesByAccount = new Map<string, number>();
       for (const a of accepted.values()) if (a.kind === 'connect') invitesByAccount.set(a.accountId, (invitesByAccount.get(a.accountId) ?? 0) + 1);
       expect([...invitesByAccount.values()]).toEqual([CAP, CAP, CAP]);
-      const { rows: counters } = await sql<{ invites: number }>`SELECT invites FROM engine_account_days WHERE workspace_id = ${ws}::uuid`.execute(t.db);
+      const { rows: counters } = await sql<{ invites: number }>`SELECT used AS invites FROM send_budgets
+        WHERE workspace_id = ${ws}::uuid AND scope = 'account' AND budget = 'invites'`.execute(t.db);
       for (const c of counters) expect(Number(c.invites)).toBeLessThanOrEqual(CAP);
       // Nothing lost: every send the provider took is in the ledger exactly once as a success, and nothing else is.
       const { rows: ledger } = await sql<{ lead_id: string; action: string; n: number }>`

@@ -62,7 +62,7 @@ const TENANT_TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'idempotency_records',
-  'engine_account_days',
+  'send_budgets',
   'engine_discovery',
 ];
 

@@ -11,7 +11,8 @@ import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from '
 import * as sent from './sent-messages.repository.js';
 import { unsubscribeToken } from './unsubscribe-token.js';
 import { shortHash } from '../../lib/hash.js';
-import { rampOf } from '../../domain/budgets.js';
+import { mailboxBudgetKey, mailboxCap } from '../../domain/budgets.js';
+import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
@@ -99,15 +100,13 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     }
   }
 
-  /** Today's cap of a mailbox and the day it counts against, in its account's time zone. */
+  /** The mailbox's `emails` budget today (domain/budgets.ts): its row, cap and next day, in its account's time zone. */
   async function mailboxDay(q: Database, mailbox: MailboxSecretRow, at: Date) {
     const rules = config.engine.pacing;
     const account = await sent.mailboxPacing(q, mailbox.workspaceId, mailbox.accountId);
     const tz = safeZone(account?.time_zone);
-    const ramp = rampOf(rules, account?.warmup_started_at ? new Date(account.warmup_started_at) : null, at, tz);
-    // During warm-up a mailbox sends no more than the ramp's figure for the week (as invites do), then the message cap.
-    const cap = ramp.warmupComplete ? rules.messageCap : Math.min(rules.messageCap, ramp.inviteCapToday);
-    return { localDay: localDay(at, tz), cap, nextDayAt: nextDayWindowStart(at, tz, rules) };
+    const cap = mailboxCap(rules, account?.warmup_started_at ? new Date(account.warmup_started_at) : null, at, tz);
+    return { key: mailboxBudgetKey(mailbox.workspaceId, mailbox.id, localDay(at, tz)), cap, nextDayAt: nextDayWindowStart(at, tz, rules) };
   }
 
   return {
@@ -152,13 +151,14 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         .compile()
         .build();
 
-      // The mailbox's own daily cap (its account's message cap, ramped during warm-up, in its account's time zone):
+      // The mailbox's own daily budget on the send budget ledger (its account's message cap, ramped during warm-up, in
+      // its account's time zone), reserved here because only now is the sending mailbox known (a pool send chooses it):
       // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
       const day = await mailboxDay(q, mailbox, action.at);
-      if (!(await sent.reserveMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay, cap: day.cap }))) {
+      if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) {
         return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) };
       }
-      const giveBack = () => sent.releaseMailboxDay(q, { mailboxId: mailbox.id, localDay: day.localDay });
+      const giveBack = () => releaseBudget(q, day.key);
 
       // Stored before the hand-off: a crash after SMTP accepted it must still find the attempt (confirm below).
       try {

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 
 // The e-mail thread of a lead (table email_messages, migration 0013): the Message-IDs we sent and those we received,
@@ -52,7 +51,7 @@ export async function threadOf(db: Database, workspaceId: string, leadId: string
     .execute();
 }
 
-/** The mailbox's account's pacing facts: its time zone and warm-up start (the mailbox's daily cap follows them). */
+/** The mailbox's account's pacing facts: its time zone and warm-up start (the mailbox's daily budget follows them). */
 export async function mailboxPacing(db: Database, workspaceId: string, accountId: string) {
   return db
     .selectFrom('messaging_accounts')
@@ -60,22 +59,4 @@ export async function mailboxPacing(db: Database, workspaceId: string, accountId
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', accountId)
     .executeTakeFirst();
-}
-
-/**
- * Takes one of the mailbox's e-mails for `localDay`, never past `cap`: one conditional upsert, so concurrent senders
- * (threads or workers) cannot overshoot. False when the day's cap is reached.
- */
-export async function reserveMailboxDay(db: Database, p: { mailboxId: string; localDay: string; cap: number }): Promise<boolean> {
-  if (p.cap <= 0) return false;
-  const { rows } = await sql<{ sent: number }>`
-    INSERT INTO mailbox_days (mailbox_id, local_day, sent) VALUES (${p.mailboxId}, ${p.localDay}::date, 1)
-    ON CONFLICT (mailbox_id, local_day) DO UPDATE SET sent = mailbox_days.sent + 1 WHERE mailbox_days.sent < ${p.cap}
-    RETURNING sent`.execute(db);
-  return rows.length > 0;
-}
-
-/** Gives a reserved e-mail back (SMTP refused the message, so it was not sent). */
-export async function releaseMailboxDay(db: Database, p: { mailboxId: string; localDay: string }): Promise<void> {
-  await sql`UPDATE mailbox_days SET sent = greatest(sent - 1, 0) WHERE mailbox_id = ${p.mailboxId} AND local_day = ${p.localDay}::date`.execute(db);
 }

@@ -1,7 +1,9 @@
 import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
-import { releaseXAccountDay, rememberLeadXUserId, reserveXAccountDay } from './watch.repository.js';
+import { rememberLeadXUserId } from './watch.repository.js';
+import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
+import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
 import { XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from '../types.js';
@@ -14,8 +16,9 @@ export interface XDriverDeps {
   /** Serves the X accounts that were never connected (no tokens on record): the sandbox. */
   fallback: ChannelDriver;
   /**
-   * Daily caps per connected X account (UTC days): DMs draw from the message cap, follows from the invite cap
-   * (a follow is the X lane's invite), as OUTREACH_PACING_MESSAGE_CAP and OUTREACH_PACING_INVITE_CAP say.
+   * Daily caps per connected X account (UTC days, on the send budget ledger: domain/budgets.ts): DMs draw from the
+   * message cap, follows from the invite cap (a follow is the X lane's invite), as OUTREACH_PACING_MESSAGE_CAP and
+   * OUTREACH_PACING_INVITE_CAP say.
    */
   caps: { dmsPerDay: number; followsPerDay: number };
 }
@@ -163,22 +166,23 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
   }
 
   /**
-   * Runs a DM or a follow within the account's daily cap (UTC day): over it, the step waits for the next day. The unit
-   * is given back when X did not act (a refusal or a 429); an answer that never came keeps it (X may have acted).
+   * Runs a DM or a follow within the account's daily budget (UTC day), reserved here because the X account is the
+   * driver's to know: over it, the step waits for the next day. The unit is given back when X did not act (a refusal
+   * or a 429); an answer that never came keeps it (X may have acted).
    */
-  async function withDayUnit(q: Database, action: OutboundAction, kind: 'dms' | 'follows', send: () => Promise<ActionResult>): Promise<ActionResult> {
-    const unit = { workspaceId: action.workspaceId, userId: action.accountUserId!, day: action.at.toISOString().slice(0, 10), kind };
-    const cap = kind === 'dms' ? deps.caps.dmsPerDay : deps.caps.followsPerDay;
-    if (!(await reserveXAccountDay(q, { ...unit, cap }))) {
-      const nextDay = Date.UTC(action.at.getUTCFullYear(), action.at.getUTCMonth(), action.at.getUTCDate() + 1);
+  async function withDayUnit(q: Database, action: OutboundAction, budget: XBudget, send: () => Promise<ActionResult>): Promise<ActionResult> {
+    const key = xAccountBudgetKey(action.workspaceId, action.accountUserId!, budget, action.at);
+    const cap = budget === 'dms' ? deps.caps.dmsPerDay : deps.caps.followsPerDay;
+    if (!(await reserveBudget(q, { key, n: 1, cap, at: action.at }))) {
+      const nextDay = nextUtcDay(action.at).getTime();
       return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((nextDay - action.at.getTime()) / 1000)) };
     }
     const result = await send().catch(async (err: unknown) => {
-      await releaseXAccountDay(q, unit).catch(() => undefined);
+      await releaseBudget(q, key).catch(() => undefined);
       throw err;
     });
     const xDidNotAct = result.outcome === 'rate_limited' || (result.outcome === 'failed' && (!result.retryable || result.waitSeconds !== undefined));
-    if (xDidNotAct) await releaseXAccountDay(q, unit);
+    if (xDidNotAct) await releaseBudget(q, key);
     return result;
   }
 

@@ -118,27 +118,3 @@ export async function rememberLeadXUserId(db: Database, p: { workspaceId: string
     .where('x_user_id', 'is', null)
     .execute();
 }
-
-/**
- * Takes one of the X account's DMs or follows for the UTC `day`, never past `cap`: one conditional upsert, so
- * concurrent senders cannot overshoot. False when the day's cap is reached.
- */
-export async function reserveXAccountDay(
-  db: Database,
-  p: { workspaceId: string; userId: string; day: string; kind: 'dms' | 'follows'; cap: number },
-): Promise<boolean> {
-  if (p.cap <= 0) return false;
-  const column = sql.ref(p.kind);
-  const { rows } = await sql<{ n: number }>`
-    INSERT INTO x_account_days (workspace_id, user_id, day, ${column}) VALUES (${p.workspaceId}::uuid, ${p.userId}, ${p.day}::date, 1)
-    ON CONFLICT (workspace_id, user_id, day) DO UPDATE SET ${column} = x_account_days.${column} + 1 WHERE x_account_days.${column} < ${p.cap}
-    RETURNING 1 AS n`.execute(db);
-  return rows.length > 0;
-}
-
-/** Gives a reserved unit back: X did not act (it refused, or answered 429). */
-export async function releaseXAccountDay(db: Database, p: { workspaceId: string; userId: string; day: string; kind: 'dms' | 'follows' }): Promise<void> {
-  const column = sql.ref(p.kind);
-  await sql`UPDATE x_account_days SET ${column} = greatest(${column} - 1, 0)
-    WHERE workspace_id = ${p.workspaceId}::uuid AND user_id = ${p.userId} AND day = ${p.day}::date`.execute(db);
-}

@@ -17,6 +17,7 @@ import * as m0019 from './0019_mailbox_days.js';
 import * as m0020 from './0020_step_waits.js';
 import * as m0021 from './0021_x_account_days.js';
 import * as m0022 from './0022_x_disconnect.js';
+import * as m0023 from './0023_send_budgets.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -47,10 +48,12 @@ import * as m0022 from './0022_x_disconnect.js';
  * |      |                       | a console-started X connect bound to its console session                  |
  * | 0021 | 0021_x_account_days   | DMs and follows per connected X account per UTC day (the daily caps)     |
  * | 0022 | 0022_x_disconnect     | why an X account stopped: X refused its tokens, or a person disconnected it |
+ * | 0023 | 0023_send_budgets     | one send budget ledger (account, mailbox and X account budgets per window) |
+ * |      |                       | in place of engine_account_days, mailbox_days and x_account_days          |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0023.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0024.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -71,4 +74,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0020_step_waits': m0020,
   '0021_x_account_days': m0021,
   '0022_x_disconnect': m0022,
+  '0023_send_budgets': m0023,
 };

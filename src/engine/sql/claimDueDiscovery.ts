@@ -1,8 +1,12 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
+import { billingSendsSql } from '../../domain/admission.js';
 import type { DuePlay } from './rows.js';
 
-/** Takes due followers Plays (skipping those another worker holds) and pushes their next run `intervalSeconds` ahead. */
+/**
+ * Takes due followers Plays (skipping those another worker holds) and pushes their next run `intervalSeconds` ahead.
+ * Discovery runs while billing sends, by the admission list's billing rule (src/domain/admission.ts).
+ */
 export async function claimDueDiscovery(trx: Database, now: Date, intervalSeconds: number, limit: number): Promise<DuePlay[]> {
   const n = now.toISOString();
   const { rows } = await sql<DuePlay>`
@@ -11,7 +15,7 @@ export async function claimDueDiscovery(trx: Database, now: Date, intervalSecond
       JOIN plays p ON p.id = d.play_id AND p.workspace_id = d.workspace_id
       JOIN workspaces w ON w.id = d.workspace_id
       WHERE d.next_run_at <= ${n}::timestamptz AND p.status = 'active' AND p.kind = 'followers' AND p.account_user_id IS NOT NULL
-        AND w.billing_status IN ('active', 'trialing')
+        AND ${billingSendsSql('w')}
       ORDER BY d.next_run_at LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED
     ), bumped AS (

@@ -1,5 +1,6 @@
 // The engine's SQL, one statement family a file; these files are the only engine code that writes SQL.
-// Bulk writes go through jsonb_to_recordset so a batch of leads is one statement.
+// Bulk writes go through jsonb_to_recordset so a batch of leads is one statement. The send budget ledger's SQL,
+// which the channel drivers share, is src/domain/budgets.repository.ts.
 export * from './claimDue.js';
 export * from './claimDueDiscovery.js';
 export * from './claimWatched.js';
@@ -20,8 +21,4 @@ export * from './scheduleDiscovery.js';
 export * from './setWaitingForAccept.js';
 export * from './snoozeForAutoReply.js';
 export * from './writeWorkspaceEnergy.js';
-export * from './lockAccountDays.js';
-export * from './readAccountDayCounters.js';
 export * from './readPacingAccounts.js';
-export * from './releaseAccountDays.js';
-export * from './writeAccountDays.js';

@@ -12,3 +12,15 @@ export async function readWorkspacePacingAccounts(db: Database, workspaceId: str
 export async function readPacingAccount(db: Database, accountId: string): Promise<PacingAccountRow | undefined> {
   return db.selectFrom('messaging_accounts').select(COLUMNS).where('id', '=', accountId).executeTakeFirst();
 }
+
+/** The mailboxes of a workspace's messaging accounts (of one account, when named): their budgets follow the account. */
+export async function readPacingMailboxes(db: Database, workspaceId: string, accountId?: string): Promise<{ id: string; account_id: string }[]> {
+  return db
+    .selectFrom('mailboxes')
+    .select(['id', 'account_id'])
+    .where('workspace_id', '=', workspaceId)
+    .$if(accountId !== undefined, (q) => q.where('account_id', '=', accountId!))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}

@@ -42,7 +42,9 @@ export type ClaimedRow = LeadContactRow &
     /** The lead's messaging account (null without one). */
     time_zone: Selectable<MessagingAccountsTable>['time_zone'] | null;
     warmup_started_at: Selectable<MessagingAccountsTable>['warmup_started_at'];
+    /** The admission list's `stop` rules (src/domain/admission.ts), as the claim's SQL answered them. */
     identity_opted_out: boolean;
+    address_suppressed: boolean;
   };
 
 export type WatchedRow = LeadContactRow &

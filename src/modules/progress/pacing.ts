@@ -8,6 +8,19 @@ export interface PacingFigures {
   invitesSentToday: number;
   inviteCapToday: number;
   rampPhase: number;
+  /** The account's rows of the send budget ledger today (src/domain/budgets.ts), with the cap that holds each. */
+  budgets: BudgetFigures[];
+}
+
+/** One budget of an account or of one of its mailboxes, as the engine counts and caps it. */
+export interface BudgetFigures {
+  scope: string;
+  scopeId: string;
+  budget: string;
+  window: string;
+  windowStart: string;
+  used: number;
+  cap: number | null;
 }
 
 export interface PacingSource {

@@ -9,6 +9,19 @@ export const ProgressQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/** One row of the send budget ledger (an extension of the spec's pacing entry). */
+export const PacingBudget = Type.Object({
+  scope: Type.String({ description: '`account` (this messaging account) or `mailbox` (one of its mailboxes)' }),
+  scopeId: Type.String({ description: 'the messaging account id, or the mailbox id' }),
+  budget: Type.String({
+    description: '`invites` (connection requests), `messages` (messages and e-mails of the account), `actions` (every paced step), `emails` (one mailbox)',
+  }),
+  window: Type.String({ description: '`local_day`: the calendar day in the pacing time zone' }),
+  windowStart: Type.String({ format: 'date', description: 'the day counted, YYYY-MM-DD' }),
+  used: Type.Integer({ minimum: 0, description: 'units reserved in the window: sent, or going out now' }),
+  cap: Nullable(Type.Integer({ minimum: 0, description: "the window's cap today; null when uncapped (`actions` only carry the spacing)" })),
+});
+
 export const PacingEntry = Type.Object({
   id: MessagingAccountId(),
   name: Type.String(),
@@ -25,6 +38,11 @@ export const PacingEntry = Type.Object({
   }),
   accountScore: Nullable(Type.Integer()),
   relationsCount: Nullable(Type.Integer()),
+  budgets: Type.Array(PacingBudget, {
+    'x-extension': true,
+    description:
+      "every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails (connected X accounts belong to no messaging account and are not listed)",
+  }),
 });
 
 export const ProgressResponse = Type.Object({

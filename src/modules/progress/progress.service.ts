@@ -42,6 +42,7 @@ export function createProgressService(deps: { db: Database; clock: Clock; pacing
           rampPhase: p?.rampPhase ?? 1,
           accountScore: a.account_score,
           relationsCount: a.relations_count,
+          budgets: p?.budgets ?? [],
         };
       }),
     };

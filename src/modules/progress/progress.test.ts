@@ -85,16 +85,24 @@ beforeAll(async () => {
   await insertActivity(t.db, a.workspaceId, { action: 'invite', outcome: 'failed', createdAt: '2026-11-21T06:00:00.000Z', accountId: nyAccount });
   await insertActivity(t.db, a.workspaceId, { action: 'invite', createdAt: '2026-11-21T07:00:00.000Z', accountId: warmAccount });
 
-  // The engine's per-account day counters are what pacing enforces; yesterday's row must not count.
-  for (const [account, day, invites] of [
-    [nyAccount, '2026-11-21', 3],
-    [nyAccount, '2026-11-20', 9],
-    [warmAccount, '2026-11-21', 2],
+  // The send budget ledger's rows are what pacing enforces; yesterday's rows must not count.
+  for (const [scope, id, budget, day, used] of [
+    ['account', nyAccount, 'invites', '2026-11-21', 3],
+    ['account', nyAccount, 'invites', '2026-11-20', 9],
+    ['account', nyAccount, 'messages', '2026-11-21', 5],
+    ['account', nyAccount, 'actions', '2026-11-21', 8],
+    ['account', warmAccount, 'invites', '2026-11-21', 2],
+    ['mailbox', 'mbx_warm', 'emails', '2026-11-21', 4],
+    ['mailbox', 'mbx_warm', 'emails', '2026-11-20', 7],
   ] as const) {
-    await sql`INSERT INTO engine_account_days (workspace_id, account_id, local_day, invites) VALUES (${a.workspaceId}, ${account}, ${day}::date, ${invites})`.execute(
-      t.db,
-    );
+    await sql`INSERT INTO send_budgets (workspace_id, scope, scope_id, budget, window_kind, window_start, used)
+      VALUES (${a.workspaceId}, ${scope}, ${id}, ${budget}, 'local_day', ${day}::date, ${used})`.execute(t.db);
   }
+  // A mailbox of the warming account: its daily e-mails are one of the account's budgets (ramped as its invites).
+  await t.db
+    .insertInto('mailboxes')
+    .values({ id: 'mbx_warm', workspace_id: a.workspaceId, account_id: warmAccount, address: 'warm@progress.example', smtp_url_enc: 'x', imap_url_enc: 'x' })
+    .execute();
 
   await insertLead(t.db, b.workspaceId, { stage: 'replied', invited_at: d(1), replied_at: d(2) });
   await insertActivity(t.db, b.workspaceId, { action: 'invite', createdAt: '2026-11-20T10:00:00.000Z' });
@@ -141,6 +149,11 @@ describe('GET /progress', () => {
         rampPhase: 4,
         accountScore: 80,
         relationsCount: 1200,
+        budgets: [
+          { scope: 'account', scopeId: nyAccount, budget: 'invites', window: 'local_day', windowStart: '2026-11-21', used: 3, cap: 40 },
+          { scope: 'account', scopeId: nyAccount, budget: 'messages', window: 'local_day', windowStart: '2026-11-21', used: 5, cap: 100 },
+          { scope: 'account', scopeId: nyAccount, budget: 'actions', window: 'local_day', windowStart: '2026-11-21', used: 8, cap: null },
+        ],
       },
       {
         id: warmAccount,
@@ -155,6 +168,12 @@ describe('GET /progress', () => {
         rampPhase: 2,
         accountScore: null,
         relationsCount: null,
+        budgets: [
+          { scope: 'account', scopeId: warmAccount, budget: 'invites', window: 'local_day', windowStart: '2026-11-21', used: 2, cap: 20 },
+          { scope: 'account', scopeId: warmAccount, budget: 'messages', window: 'local_day', windowStart: '2026-11-21', used: 0, cap: 100 },
+          { scope: 'account', scopeId: warmAccount, budget: 'actions', window: 'local_day', windowStart: '2026-11-21', used: 0, cap: null },
+          { scope: 'mailbox', scopeId: 'mbx_warm', budget: 'emails', window: 'local_day', windowStart: '2026-11-21', used: 4, cap: 20 },
+        ],
       },
     ]);
   });
@@ -187,6 +206,13 @@ describe('GET /progress', () => {
     expect(viaSelector.json().funnel.leads).toBe(1);
     expect(viaSelector.json().queued).toBe(1);
     expect((await get(a, '', { 'x-workspace-client': b.workspaceId })).statusCode).toBe(403);
+  });
+
+  it("the pacing entry's budgets are published as an extension of the spec", async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const entry = doc.paths['/api/v1/progress'].get.responses['200'].content['application/json'].schema.properties.accounts.items;
+    expect(entry.properties.budgets['x-extension']).toBe(true);
+    expect(entry.properties.invitesSentToday['x-extension']).toBeUndefined();
   });
 
   it('an empty workspace answers zeros, not nulls', async () => {

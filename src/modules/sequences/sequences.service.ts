@@ -4,7 +4,7 @@ import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { conflict, notFound } from '../../app/errors.js';
-import { effectiveBalance } from '../../domain/energy.js';
+import { blockingRules, type AdmissionContext, type AdmissionFacts, type AdmissionRule } from '../../domain/admission.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
 import { CHANNEL_OF_STEP } from '../../channels/types.js';
 import * as repo from './sequences.repository.js';
@@ -15,17 +15,14 @@ export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 export type ExecutionBlockReason = (typeof EXECUTION_BLOCK_REASONS)[number];
 
 export interface RunContext {
-  billingStatus: string;
-  /** What the engine could spend now, a refill owed today included. */
-  energyAvailable: number;
-  /** Energy one engine action costs; the engine leaves a lead alone while less than this is available. */
-  unitsPerAction: number;
+  /** The workspace row as the admission list reads it (billing, energy and its refill, the X channel switch). */
+  workspace: AdmissionFacts['workspace'];
   /** A messaging account with stored status `connected` exists (sends every step except the X ones). */
   hasConnectedMessagingAccount: boolean;
   /** A connected social-network account is saved (sends the X steps). */
   hasXAccount: boolean;
-  /** The workspace's X channel switch; the engine sends no X step while it is off. */
-  xChannelEnabled: boolean;
+  /** The admission list's context: now, and the energy one engine action costs. */
+  admission: AdmissionContext;
 }
 
 /** Declared channels plus those the steps imply, so a sequence that forgot to declare `x` still needs an X account. */
@@ -38,27 +35,41 @@ export function requiredChannels(channels: string[], steps: { kind: string }[]):
   return [...out];
 }
 
+/** The admission rules that are a property of a sequence and its workspace (the rest are per lead or per moment). */
+const sequenceLevel = (r: AdmissionRule) => r.effect === 'hold' && (r.scope === 'sequence' || r.scope === 'workspace' || r.scope === 'sender');
+
 /**
  * The first obstacle in the order a user has to clear them: approval comes before activation because
  * activating an unapproved revision is refused, and workspace-wide obstacles come after the
- * sequence's own. Mirrors the engine's gates (src/engine/sql/claimDue.ts) at workspace
- * level, so null means the engine may pick the sequence's leads; per-lead gates (the lead's own sender,
- * snooze, opt-out) are not a property of the sequence.
+ * sequence's own. Reads the engine's admission list (src/domain/admission.ts, the rules its claim is built from)
+ * for a sequence as a whole, so null means the engine may pick the sequence's leads; per-lead rules (the lead's own
+ * sender, snooze, opt-out, a suppressed address) and the sending hours are not a property of the sequence. Each
+ * channel the sequence needs is asked with one step of it, sent by any connected account of the workspace.
  */
 export function executionBlockReason(
   seq: { status: SequenceStatus; revision: number; approvedRevision: number | null; channels: string[]; steps: { kind: string }[] },
   ctx: RunContext,
 ): ExecutionBlockReason | null {
-  if (seq.status === 'archived') return 'sequence_archived';
-  if (seq.approvedRevision !== seq.revision) return 'sequence_approval_required';
-  if (seq.status === 'draft') return 'sequence_draft';
-  if (seq.status === 'paused') return 'sequence_paused';
-  if (ctx.billingStatus !== 'active' && ctx.billingStatus !== 'trialing') return 'billing_inactive';
+  const facts = (stepKind: string | null): AdmissionFacts => ({
+    sequence: { status: seq.status, revision: seq.revision, approved_revision: seq.approvedRevision },
+    workspace: ctx.workspace,
+    step: stepKind === null ? null : { kind: stepKind },
+    sender: { account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null, xAccountSaved: ctx.hasXAccount },
+  });
+  const blocked = new Set(blockingRules(facts(null), ctx.admission, sequenceLevel));
+  if (blocked.has('sequence_not_active') && seq.status === 'archived') return 'sequence_archived';
+  if (blocked.has('sequence_not_approved')) return 'sequence_approval_required';
+  if (blocked.has('sequence_not_active')) return seq.status === 'draft' ? 'sequence_draft' : 'sequence_paused';
+  if (blocked.has('billing_inactive')) return 'billing_inactive';
   const needed = requiredChannels(seq.channels, seq.steps);
-  if (needed.includes('x') && !ctx.xChannelEnabled) return 'x_channel_disabled';
-  if (needed.includes('x') && !ctx.hasXAccount) return 'no_sending_account';
-  if (needed.some((c) => c !== 'x') && !ctx.hasConnectedMessagingAccount) return 'no_sending_account';
-  if (ctx.unitsPerAction > 0 && ctx.energyAvailable < ctx.unitsPerAction) return 'energy_exhausted';
+  // One step of each lane: an X step is sent by an X account, every other by a messaging account.
+  const lanes = [...(needed.includes('x') ? ['x_dm'] : []), ...(needed.some((c) => c !== 'x') ? ['connect'] : [])];
+  for (const kind of lanes) {
+    const lane = new Set(blockingRules(facts(kind), ctx.admission, (r) => r.scope === 'sender'));
+    if (lane.has('x_channel_disabled')) return 'x_channel_disabled';
+    if (lane.has('sender_not_connected')) return 'no_sending_account';
+  }
+  if (blocked.has('energy_exhausted')) return 'energy_exhausted';
   return null;
 }
 
@@ -138,12 +149,11 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
       repo.hasXAccount(db, workspaceId),
     ]);
     const ctx: RunContext = {
-      billingStatus: ws?.billing_status ?? 'canceled',
-      energyAvailable: ws ? effectiveBalance({ ...ws, billing_status: ws.billing_status }, clock.now()) : 0,
-      unitsPerAction: config.engine.unitsPerAction,
+      // A workspace that is gone reads as canceled with nothing to spend.
+      workspace: ws ?? { billing_status: 'canceled', energy_balance: 0, energy_daily_refill: 0, energy_refilled_at: clock.now(), x_channel_enabled: false },
       hasConnectedMessagingAccount,
       hasXAccount,
-      xChannelEnabled: ws?.x_channel_enabled ?? false,
+      admission: { now: clock.now(), unitsPerAction: config.engine.unitsPerAction, sendingWindow: config.engine.pacing },
     };
     return rows.map((r) => {
       const steps = (Array.isArray(r.steps) ? r.steps : []).map((s, i) => toStep(s as never, i));
