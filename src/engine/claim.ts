@@ -1,4 +1,5 @@
 import type { EngineConfig } from '../config/config.js';
+import { storedSteps } from '../domain/stored-steps.js';
 import type { Database } from '../db/database.js';
 import { sendsAtThisHour, type AdmissionContext } from '../domain/admission.js';
 import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
@@ -49,7 +50,7 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
   const units = config.unitsPerAction;
   const out: Classified = { checks: [], local: [], waits: [], deferred: [], candidates: [] };
   for (const row of rows) {
-    const steps = Array.isArray(row.steps) ? row.steps : [];
+    const steps = storedSteps(row.steps) as typeof row.steps;
     row.steps = steps;
     const step = steps[row.current_step];
     if (row.inflight_key) {

@@ -1,4 +1,5 @@
 import type { Config } from '../../config/config.js';
+import { storedSteps, type StoredStep } from '../../domain/stored-steps.js';
 import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -74,7 +75,7 @@ export function executionBlockReason(
 }
 
 /** Stored steps may omit optional fields (world files, older rows); the API always answers every field. */
-export function toStep(raw: Partial<SequenceStepRow> & Record<string, unknown>, position: number) {
+export function toStep(raw: StoredStep, position: number) {
   const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isInteger(v) ? v : fallback);
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
@@ -156,7 +157,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
       admission: { now: clock.now(), unitsPerAction: config.engine.unitsPerAction, sendingWindow: config.engine.pacing },
     };
     return rows.map((r) => {
-      const steps = (Array.isArray(r.steps) ? r.steps : []).map((s, i) => toStep(s as never, i));
+      const steps = storedSteps(r.steps).map((s, i) => toStep(s, i));
       const channels = r.channels ?? [];
       return {
         id: r.id,
@@ -169,7 +170,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
         leadCount: Number(r.lead_count ?? 0),
         channels,
         steps,
-        approvedSteps: Array.isArray(r.approved_steps) ? r.approved_steps.map((s, i) => toStep(s as never, i)) : null,
+        approvedSteps: r.approved_steps === null ? null : storedSteps(r.approved_steps).map((s, i) => toStep(s, i)),
       };
     });
   }
