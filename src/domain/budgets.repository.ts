@@ -1,5 +1,6 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/database.js';
+import type { SendBudgetsTable } from '../db/schema.js';
 import { budgetKeyText, WINDOW_DAYS, type BudgetKey, type BudgetName, type BudgetScope, type BudgetWindow } from './budgets.js';
 
 // The SQL of the send budget ledger (table send_budgets, migration 0023); domain/budgets.ts holds the rule. The
@@ -20,16 +21,8 @@ export interface BudgetRow {
   lastUsedAt: Date | null;
 }
 
-interface WireRow {
-  workspace_id: string;
-  scope: string;
-  scope_id: string;
-  budget: string;
-  window_kind: string;
-  window_start: string;
-  used: number;
-  last_used_at: Date | null;
-}
+/** A ledger row as the reads select it: the day as `YYYY-MM-DD` text (drivers differ on a date's time zone). */
+export type WireRow = Omit<Selectable<SendBudgetsTable>, 'cap' | 'window_start'> & { window_start: string };
 
 const RECORD = sql`(workspace_id uuid, scope text, scope_id text, budget text, window_kind text, window_start date, n int, cap int, at timestamptz)`;
 const KEY_COLUMNS = ['workspace_id', 'scope', 'scope_id', 'budget', 'window_kind', 'window_start'] as const;

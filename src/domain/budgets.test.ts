@@ -19,7 +19,7 @@ import {
   type BudgetKey,
   type PacingRules,
 } from './budgets.js';
-import { lockBudgets, readBudgetUsage, releaseBudget, releaseBudgets, reserveBudget, reserveBudgets } from './budgets.repository.js';
+import { lockBudgets, readBudgetUsage, releaseBudget, releaseBudgets, reserveBudget, reserveBudgets, type WireRow } from './budgets.repository.js';
 
 // The send budget ledger (domain/budgets.ts, budgets.repository.ts): one table, one conditional upsert to reserve,
 // one update to give back; windows of a day (local or UTC) and a rolling week; and migration 0023, which moved the
@@ -204,15 +204,7 @@ describe('migration 0023_send_budgets', () => {
 
       await migrateToLatest(db);
 
-      const { rows } = await sql<{
-        scope: string;
-        scope_id: string;
-        budget: string;
-        window_kind: string;
-        window_start: string;
-        used: number;
-        last_used_at: Date | null;
-      }>`
+      const { rows } = await sql<WireRow>`
         SELECT scope, scope_id, budget, window_kind, window_start::text AS window_start, used, last_used_at FROM send_budgets
         WHERE workspace_id = ${w}::uuid ORDER BY scope, scope_id, budget, window_start`.execute(db);
       expect(rows.map((r) => [r.scope, r.scope_id, r.budget, r.window_kind, r.window_start, Number(r.used), r.last_used_at?.toISOString() ?? null])).toEqual([

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Database } from '../../db/database.js';
 import { admissionBlocksSql, admissionHoldSql, type AdmissionContext, type AdmissionSources } from '../../domain/admission.js';
 import type { ClaimedRow } from './rows.js';
@@ -10,18 +10,21 @@ import type { ClaimedRow } from './rows.js';
  * place and run when the rule clears. The `stop` rules come back as columns named after them, for the claim to
  * record; the `wait` rule (sending hours) is applied by the claim in TypeScript.
  */
+/** Where the admission rules find their columns in the claim's query (aliases l, s, w, ma); `xAccount` sends X steps. */
+export const claimAdmissionSources = (xAccount: RawBuilder<string | null>): AdmissionSources => ({
+  lead: 'l',
+  sequence: 's',
+  workspace: 'w',
+  account: 'ma',
+  stepKind: sql<string | null>`(s.steps -> l.current_step ->> 'kind')`,
+  noStep: sql<boolean>`l.current_step >= jsonb_array_length(s.steps)`,
+  xAccount,
+});
+
 export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext }): Promise<ClaimedRow[]> {
   const now = p.now.toISOString();
   const xAccount = sql<string | null>`COALESCE(l.account_user_id, p.account_user_id)`;
-  const src: AdmissionSources = {
-    lead: 'l',
-    sequence: 's',
-    workspace: 'w',
-    account: 'ma',
-    stepKind: sql<string | null>`(s.steps -> l.current_step ->> 'kind')`,
-    noStep: sql<boolean>`l.current_step >= jsonb_array_length(s.steps)`,
-    xAccount,
-  };
+  const src = claimAdmissionSources(xAccount);
   const { rows } = await sql<ClaimedRow>`
     SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       l.account_id, ${xAccount} AS x_account_user_id, l.sequence_id, l.stage, l.current_step, l.variant_key,

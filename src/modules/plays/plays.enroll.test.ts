@@ -5,7 +5,7 @@ import { startPlayTest, type Client, type TestWorkspace } from '../../../test/he
 import { dbEngine } from '../../../test/helpers/test-database.js';
 import * as seed from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
-import { snapshot } from './plays.test-support.js';
+import { snapshot, untilSomeoneWaitsOnALock } from './plays.test-support.js';
 
 let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
@@ -413,14 +413,7 @@ describe('POST /plays/{id}/enroll: concurrency', () => {
         ]);
         const pending = s.enroll(s.candidates.map((c) => c.id));
         // The enrollment reads the candidate as unreviewed (the change is not committed) and then waits on its row.
-        // Scoped to this test's database (other files run beside it) and patient under a loaded machine.
-        for (let i = 0; i < 500; i++) {
-          const waiting = await writer.query(
-            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-          );
-          if (waiting.rowCount) break;
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await untilSomeoneWaitsOnALock(writer);
         await writer.query('COMMIT');
         const res = await pending;
         expect(res.statusCode, res.body).toBe(409);

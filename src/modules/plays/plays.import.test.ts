@@ -6,7 +6,7 @@ import { client, startPlayTest, type Client, type TestWorkspace } from '../../..
 import { dbEngine } from '../../../test/helpers/test-database.js';
 import { insertCandidates, insertPlay, insertReviewPlay, nextXUserId } from '../../../test/helpers/factories.js';
 import { newId } from '../../lib/ids.js';
-import { snapshot } from './plays.test-support.js';
+import { snapshot, untilSomeoneWaitsOnALock } from './plays.test-support.js';
 
 let t: TestApp, acme: TestWorkspace, other: TestWorkspace, api: Client;
 
@@ -364,14 +364,7 @@ describe('POST /plays/{id}/import: atomicity and idempotency', () => {
         ]);
         const pending = importInto(play.id, body([{ xUserId: x }, { xUserId: nextXUserId() }]));
         // Let the import reach the unique index and wait on the uncommitted row before the writer commits.
-        // Scoped to this test's database (other files run beside it) and patient under a loaded machine.
-        for (let i = 0; i < 500; i++) {
-          const waiting = await writer.query(
-            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-          );
-          if (waiting.rowCount) break;
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        await untilSomeoneWaitsOnALock(writer);
         await writer.query('COMMIT');
         const res = await pending;
         expect(res.statusCode, res.body).toBe(200);

@@ -32,3 +32,18 @@ export async function walkPages<T extends { id: string }>(
   }
   throw new Error('pagination did not end');
 }
+
+/**
+ * Waits until some other session of this test's database waits on a lock (the request under test reached the
+ * uncommitted row), so the writer commits only then. Scoped to this database (other files run beside it) and
+ * patient under a loaded machine.
+ */
+export async function untilSomeoneWaitsOnALock(writer: { query(text: string): Promise<{ rowCount: number | null }> }) {
+  for (let i = 0; i < 500; i++) {
+    const waiting = await writer.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+    );
+    if (waiting.rowCount) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,15 +1,15 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { twitterApiIoMapping, type WireMapping, type WireRequest, type WireResponse } from './http-mapping.js';
 import {
   abortError,
   EVIDENCE,
   FOLLOW_REASON,
   followerHandleOf,
-  isUndiciTimeout,
   nonNegativeSetting,
   normalizeHandle,
   nullAnswer,
   providerBaseUrl,
+  providerGet,
   ProviderTimeoutError,
   ProviderUnavailableError,
   readCappedBody,
@@ -81,19 +81,11 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
   }
 
   async function attempt(req: WireRequest, signal: AbortSignal | undefined): Promise<WireResponse> {
-    const timer = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timer]) : timer;
+    // undici's request() never follows redirects (v7 only does so through the redirect
+    // interceptor, and rejects a non-zero maxRedirections), so a 3xx arrives here as-is.
+    const get = providerGet(urlFor(req), { headers, dispatcher: config.dispatcher, signal, timeoutMs });
     try {
-      // undici's request() never follows redirects (v7 only does so through the redirect
-      // interceptor, and rejects a non-zero maxRedirections), so a 3xx arrives here as-is.
-      const res = await request(urlFor(req), {
-        method: 'GET',
-        headers,
-        dispatcher: config.dispatcher,
-        signal: combined,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
+      const res = await get.response;
       const status = res.statusCode;
       const interpreted = (status >= 200 && status <= 299) || mapping.interpretedStatuses.includes(status);
       if (!interpreted) {
@@ -125,7 +117,7 @@ export function createHttpProvider(config: HttpProviderConfig): HttpProvider {
     } catch (err) {
       if (err instanceof Transient || err instanceof ProviderUnavailableError) throw err;
       if (signal?.aborted) throw abortError(signal);
-      if (timer.aborted || isUndiciTimeout(err)) {
+      if (get.timedOut(err)) {
         throw new ProviderTimeoutError(`public-data provider did not answer within ${timeoutMs} ms`, { cause: err });
       }
       throw new Transient(new ProviderUnavailableError('public-data provider could not be reached', { reason: 'network', cause: err }));

@@ -1,3 +1,4 @@
+import { request, type Dispatcher } from 'undici';
 /**
  * Public-data provider contract (SPEC "Public-data reads", /x/users/resolve, /x/eligibility).
  *
@@ -245,4 +246,22 @@ export function providerBaseUrl(provider: string, setting: string, value: string
   if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error(`public-data ${provider} provider: ${setting} must be http(s)`);
   if (!base.pathname.endsWith('/')) base.pathname += '/';
   return base;
+}
+
+/**
+ * One GET to a provider within a whole-request budget (headers and body) and the caller's abort signal. `timedOut()`
+ * tells the budget running out from the caller giving up; undici never follows redirects here, so a 3xx comes back
+ * as it is.
+ */
+export function providerGet(url: URL | string, opts: { headers: Record<string, string>; dispatcher?: Dispatcher; signal?: AbortSignal; timeoutMs: number }) {
+  const timer = AbortSignal.timeout(opts.timeoutMs);
+  const response = request(url, {
+    method: 'GET',
+    headers: opts.headers,
+    dispatcher: opts.dispatcher,
+    signal: opts.signal ? AbortSignal.any([opts.signal, timer]) : timer,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+  });
+  return { response, timedOut: (err: unknown) => timer.aborted || isUndiciTimeout(err) };
 }

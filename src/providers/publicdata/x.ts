@@ -1,20 +1,5 @@
-import { request, type Dispatcher } from 'undici';
-import {
-  abortError,
-  EVIDENCE,
-  FOLLOW_REASON,
-  isUndiciTimeout,
-  isUserId,
-  nonNegativeSetting,
-  normalizeHandle,
-  nullAnswer,
-  providerBaseUrl,
-  ProviderTimeoutError,
-  ProviderUnavailableError,
-  readCappedBody,
-  targetUserIdOf,
-  throwIfAborted,
-} from './provider.js';
+import type { Dispatcher } from 'undici';
+import * as contract from './provider.js';
 import type { FollowAnswer, FollowerRef, FollowerSnapshot, FollowTarget, ProviderClockOptions, PublicDataProvider, PublicUser } from './provider.js';
 
 /**
@@ -100,7 +85,7 @@ interface FollowerListing {
   checkedAt: string;
 }
 
-const nonNegative = (value: number | undefined, fallback: number, label: string) => nonNegativeSetting('x', value, fallback, label);
+const nonNegative = (value: number | undefined, fallback: number, label: string) => contract.nonNegativeSetting('x', value, fallback, label);
 
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
@@ -116,7 +101,7 @@ function familyOf(path: string): XRouteFamily {
 function toUser(raw: unknown): PublicUser | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const { id, username, name } = raw as { id?: unknown; username?: unknown; name?: unknown };
-  if (!isUserId(id) || typeof username !== 'string' || normalizeHandle(username) === null) return null;
+  if (!contract.isUserId(id) || typeof username !== 'string' || contract.normalizeHandle(username) === null) return null;
   return { xUserId: id, username, name: typeof name === 'string' ? name : null };
 }
 
@@ -132,12 +117,12 @@ function isUserMissing(body: XBody): boolean {
   return types !== null && types.every((t) => NOT_FOUND_TYPE.test(t) || UNAUTHORIZED_RESOURCE_TYPE.test(t));
 }
 
-function malformed(what: string): ProviderUnavailableError {
-  return new ProviderUnavailableError(`X API answered with an unexpected ${what}`, { reason: 'malformed_response' });
+function malformed(what: string): contract.ProviderUnavailableError {
+  return new contract.ProviderUnavailableError(`X API answered with an unexpected ${what}`, { reason: 'malformed_response' });
 }
 
 export function createXProvider(config: XProviderConfig): XProvider {
-  providerBaseUrl('x', 'apiUrl', config.apiUrl); // validates the setting; paths are joined to `root` below
+  contract.providerBaseUrl('x', 'apiUrl', config.apiUrl); // validates the setting; paths are joined to `root` below
   if (typeof config.bearerToken !== 'string' || config.bearerToken === '') {
     throw new Error('public-data x provider: bearerToken is required (OUTREACH_PUBLICDATA_KEY)');
   }
@@ -152,10 +137,10 @@ export function createXProvider(config: XProviderConfig): XProvider {
 
   const windows = new Map<XRouteFamily, XRateWindow>();
 
-  function rateLimited(family: XRouteFamily, resetAt: number | null, status?: number): ProviderUnavailableError {
+  function rateLimited(family: XRouteFamily, resetAt: number | null, status?: number): contract.ProviderUnavailableError {
     const wait = resetAt === null ? undefined : Math.max(1, Math.ceil(resetAt - now().getTime() / 1000));
     const when = wait === undefined ? '' : `; it reopens in ${wait} s`;
-    return new ProviderUnavailableError(`X API rate limit reached for ${family} requests${when}`, {
+    return new contract.ProviderUnavailableError(`X API rate limit reached for ${family} requests${when}`, {
       reason: 'rate_limited',
       status,
       retryAfterSeconds: wait,
@@ -163,7 +148,7 @@ export function createXProvider(config: XProviderConfig): XProvider {
   }
 
   /** The refusal while the family's window is spent (no request is wasted on a certain 429), else null. */
-  function closedWindow(family: XRouteFamily): ProviderUnavailableError | null {
+  function closedWindow(family: XRouteFamily): contract.ProviderUnavailableError | null {
     const w = windows.get(family);
     if (!w) return null;
     if (w.resetAt <= now().getTime() / 1000) {
@@ -189,23 +174,15 @@ export function createXProvider(config: XProviderConfig): XProvider {
 
   /** One GET against X; answers the parsed 200 body or throws the provider error family. */
   async function getJson(path: string, query: Record<string, string | undefined>, signal: AbortSignal | undefined): Promise<XBody> {
-    throwIfAborted(signal);
+    contract.throwIfAborted(signal);
     const family = familyOf(path);
     checkWindow(family);
     const url = new URL(root + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
 
-    const timer = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timer]) : timer;
+    const get = contract.providerGet(url, { headers, dispatcher: config.dispatcher, signal, timeoutMs });
     try {
-      const res = await request(url, {
-        method: 'GET',
-        headers,
-        dispatcher: config.dispatcher,
-        signal: combined,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
+      const res = await get.response;
       const status = res.statusCode;
       const resetAt = recordWindow(family, res.headers);
       if (status !== 200) {
@@ -216,30 +193,30 @@ export function createXProvider(config: XProviderConfig): XProvider {
           throw rateLimited(family, resetAt, status);
         }
         if (status === 401 || status === 403) {
-          throw new ProviderUnavailableError(`X API refused the app's bearer token (${status})`, { reason: 'unauthorized', status });
+          throw new contract.ProviderUnavailableError(`X API refused the app's bearer token (${status})`, { reason: 'unauthorized', status });
         }
         if (status >= 300 && status <= 399) {
           // A redirect could carry the bearer token to another host; refuse rather than follow.
-          throw new ProviderUnavailableError(`X API answered with a redirect (${status})`, { reason: 'redirect', status });
+          throw new contract.ProviderUnavailableError(`X API answered with a redirect (${status})`, { reason: 'redirect', status });
         }
-        throw new ProviderUnavailableError(`X API answered ${status}`, { reason: `http_${status}`, status });
+        throw new contract.ProviderUnavailableError(`X API answered ${status}`, { reason: `http_${status}`, status });
       }
-      const text = await readCappedBody(res.body, () => res.body.destroy(), maxBytes, 'X API');
+      const text = await contract.readCappedBody(res.body, () => res.body.destroy(), maxBytes, 'X API');
       let body: unknown;
       try {
         body = JSON.parse(text);
       } catch {
-        throw new ProviderUnavailableError('X API returned malformed JSON', { reason: 'malformed_json', status });
+        throw new contract.ProviderUnavailableError('X API returned malformed JSON', { reason: 'malformed_json', status });
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed('body');
       return body;
     } catch (err) {
-      if (err instanceof ProviderUnavailableError) throw err;
-      if (signal?.aborted) throw abortError(signal);
-      if (timer.aborted || isUndiciTimeout(err)) {
-        throw new ProviderTimeoutError(`X API did not answer within ${timeoutMs} ms`, { cause: err });
+      if (err instanceof contract.ProviderUnavailableError) throw err;
+      if (signal?.aborted) throw contract.abortError(signal);
+      if (get.timedOut(err)) {
+        throw new contract.ProviderTimeoutError(`X API did not answer within ${timeoutMs} ms`, { cause: err });
       }
-      throw new ProviderUnavailableError('X API could not be reached', { reason: 'network', cause: err });
+      throw new contract.ProviderUnavailableError('X API could not be reached', { reason: 'network', cause: err });
     }
   }
 
@@ -272,7 +249,7 @@ export function createXProvider(config: XProviderConfig): XProvider {
   }
 
   async function resolveHandle(handle: string, signal?: AbortSignal): Promise<PublicUser | null> {
-    const key = normalizeHandle(handle);
+    const key = contract.normalizeHandle(handle);
     if (key === null) return null;
     const trimmed = handle.trim();
     const username = trimmed.startsWith('@') ? trimmed.slice(1) : trimmed;
@@ -282,13 +259,13 @@ export function createXProvider(config: XProviderConfig): XProvider {
     const user = toUser(body.data);
     if (user === null) throw malformed('user');
     // Resolution is an exact lookup: another account in the answer has not verified the handle asked for.
-    return normalizeHandle(user.username) === key ? user : null;
+    return contract.normalizeHandle(user.username) === key ? user : null;
   }
 
   async function followerSnapshot(targetUserId: string, opts: { limit: number }, signal?: AbortSignal): Promise<FollowerSnapshot> {
     const limit = Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : 0;
     const checkedAt = now().toISOString();
-    if (limit === 0 || !isUserId(targetUserId)) return { userIds: [], users: [], complete: false, checkedAt };
+    if (limit === 0 || !contract.isUserId(targetUserId)) return { userIds: [], users: [], complete: false, checkedAt };
 
     const users = new Map<string, PublicUser>();
     const seenTokens = new Set<string>();
@@ -401,26 +378,26 @@ export function createXProvider(config: XProviderConfig): XProvider {
       }
     }
     const checkedAt = listing.checkedAt;
-    if (listing.ids.has(followerId)) return { follows: true, checkedAt, reason: null, evidence: EVIDENCE.snapshot };
-    if (listing.notFound) return nullAnswer(FOLLOW_REASON.userNotFound, checkedAt);
-    if (listing.done && !listing.lossy) return { follows: false, checkedAt, reason: null, evidence: EVIDENCE.snapshot };
-    return nullAnswer(FOLLOW_REASON.notInSnapshot, checkedAt);
+    if (listing.ids.has(followerId)) return { follows: true, checkedAt, reason: null, evidence: contract.EVIDENCE.snapshot };
+    if (listing.notFound) return contract.nullAnswer(contract.FOLLOW_REASON.userNotFound, checkedAt);
+    if (listing.done && !listing.lossy) return { follows: false, checkedAt, reason: null, evidence: contract.EVIDENCE.snapshot };
+    return contract.nullAnswer(contract.FOLLOW_REASON.notInSnapshot, checkedAt);
   }
 
   async function follows(follower: FollowerRef, target: FollowTarget, signal?: AbortSignal): Promise<FollowAnswer> {
     let followerId: string;
-    if (isUserId(follower.xUserId)) {
+    if (contract.isUserId(follower.xUserId)) {
       followerId = follower.xUserId;
     } else if (follower.username !== undefined) {
-      if (normalizeHandle(follower.username) === null) return nullAnswer(FOLLOW_REASON.invalidHandle);
+      if (contract.normalizeHandle(follower.username) === null) return contract.nullAnswer(contract.FOLLOW_REASON.invalidHandle);
       const user = await resolveHandle(follower.username, signal);
-      if (user === null) return nullAnswer(FOLLOW_REASON.userNotFound, now().toISOString());
+      if (user === null) return contract.nullAnswer(contract.FOLLOW_REASON.userNotFound, now().toISOString());
       followerId = user.xUserId;
     } else {
-      return nullAnswer(FOLLOW_REASON.handleRequired);
+      return contract.nullAnswer(contract.FOLLOW_REASON.handleRequired);
     }
-    const targetUserId = targetUserIdOf(target);
-    if (!isUserId(targetUserId)) return nullAnswer(FOLLOW_REASON.userNotFound, now().toISOString());
+    const targetUserId = contract.targetUserIdOf(target);
+    if (!contract.isUserId(targetUserId)) return contract.nullAnswer(contract.FOLLOW_REASON.userNotFound, now().toISOString());
     return serialized(targetUserId, () => scanFor(targetUserId, followerId, signal));
   }
 
