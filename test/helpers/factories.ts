@@ -85,6 +85,11 @@ export interface SequenceFixture {
 }
 
 /** The one-step X sequence a Play sends with (spread into a SequenceFixture). */
+/** A stored step with every field the API answers: null or [] where `f` says nothing. */
+export function stepRow(f: { index: number; kind: string } & Record<string, unknown>) {
+  return { delayDays: 0, subject: null, message: null, actions: [], variants: null, tool: null, ...f };
+}
+
 export const X_SEQUENCE = {
   channels: ['x'],
   steps: [{ index: 0, kind: 'x_dm', delayDays: 0, subject: null, message: 'Hi', actions: [], variants: null, tool: null }],

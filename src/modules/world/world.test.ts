@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stepRow } from '../../../test/helpers/factories.js';
 import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
 import { createTextCipher } from '../../lib/crypto.js';
 import {
@@ -89,19 +90,16 @@ describe('POST /admin/v1/seed loads a valid world', () => {
     expect(s.channels).toEqual(['linkedin']);
     expect(s.steps).toEqual([
       { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-      {
+      // stepRow spells out the defaults the seeding must fill: delayDays 0, null subject/message/tool, [] actions.
+      stepRow({
         index: 1,
         kind: 'message',
         delayDays: 2,
-        subject: null,
-        message: null,
-        actions: [],
         variants: [
           { key: 'A', weight: 50, messageTmpl: 'a' },
           { key: 'B', weight: 50, messageTmpl: 'b' },
         ],
-        tool: null,
-      },
+      }),
     ]);
     const draft = await t.db.selectFrom('sequences').selectAll().where('id', '=', SEQ2).executeTakeFirstOrThrow();
     expect(draft).toMatchObject({ status: 'draft', revision: 1, approved_revision: null, approved_at: null, channels: [], steps: [] });
