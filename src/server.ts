@@ -135,16 +135,39 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   print(`Console: ${base}/console`);
   if (demo) printDemo(print, demo, base);
 
+  // Shutdown (SIGTERM, SIGINT, or a caller's stop()) is over within OUTREACH_SHUTDOWN_TIMEOUT: requests in flight may
+  // finish, event streams end at once (the events module's preClose hook), and whatever a client still holds open
+  // is cut when the drain time is up, which leaves the rest of the timeout to the worker and the database.
+  const shutdownMs = config.shutdownTimeoutSeconds * 1000;
+  const drainMs = Math.max(shutdownMs - 2000, shutdownMs / 2);
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       if (controlToken) removeControlFile(config.dataDir);
-      await engineLoop.stop();
-      await retentionLoop.stop();
-      await app.close();
-      await worker?.stop();
-      await rateLimitStore?.close?.();
-      await handle.close();
+      const cut = setTimeout(() => {
+        logger.warn({ drainMs }, 'shutdown: connections still open after the drain time are closed');
+        app.server.closeAllConnections();
+      }, drainMs);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), shutdownMs)));
+      const work = (async () => {
+        await Promise.all([app.close(), engineLoop.stop(), retentionLoop.stop()]);
+        clearTimeout(cut);
+        await worker?.stop();
+        await rateLimitStore?.close?.();
+        await handle.close();
+        return 'done' as const;
+      })();
+      // A failure after the timeout has nobody left to tell; one before it rejects stop() through the race.
+      work.catch(() => undefined);
+      try {
+        if ((await Promise.race([work, timedOut])) === 'timeout') {
+          logger.error({ timeoutSeconds: config.shutdownTimeoutSeconds }, 'shutdown did not finish within OUTREACH_SHUTDOWN_TIMEOUT; stopping anyway');
+        }
+      } finally {
+        clearTimeout(cut);
+        clearTimeout(timer);
+      }
     })());
   return { app, address, port, stop, handle, services, demo };
 }

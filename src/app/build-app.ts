@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { openApiWebhooks } from '../webhooks/event-catalog.js';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -43,6 +45,9 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : newId();
     },
     bodyLimit: 1024 * 1024,
+    // X-Forwarded-For is believed only from the proxies in OUTREACH_TRUST_PROXY (req.ip is then the client's address,
+    // which the console's sign-in limit keys on); from anyone else it is ignored.
+    trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
     schemaErrorFormatter: formatSchemaErrors,
     // Node's parser refusals (URL or headers over 16 KiB, malformed requests) get the project's JSON error body.
     clientErrorHandler: handleClientError,
@@ -63,6 +68,20 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as AppInstance;
+
+  // A connection that never sent a request (a client's or a browser's spare) counts as busy until Node's headers
+  // timeout (60 s), so close() would wait on it: closing ends those at once. Idle keep-alive connections close by
+  // Fastify's default (forceCloseConnections 'idle'); requests in flight finish; event streams end in their preClose.
+  const unusedSockets = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    unusedSockets.add(socket);
+    socket.once('close', () => unusedSockets.delete(socket));
+  });
+  app.server.on('request', (req: IncomingMessage) => unusedSockets.delete(req.socket));
+  app.addHook('preClose', (done) => {
+    for (const socket of unusedSockets) socket.destroy();
+    done();
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('auth', null as never);

@@ -81,10 +81,17 @@ export function createServices(deps: ServiceDeps) {
   const replies = createRepliesService({ ...deps, drivers });
   const authoring = createAuthoringService(deps);
   const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
+  // Revoking a key ends the console sessions it opened at once (docs/console.md), whoever revokes it: the admin
+  // route, the CLI or the console; a session the key opened is also refused at its next request if this is missed.
+  const revokeApiKey = async (keyId: string) => {
+    const revoked = await workspaces.revokeApiKey(keyId);
+    await consoleSessions.endSessionsOfKey(keyId);
+    return revoked;
+  };
   const mailboxes = createMailboxesService(deps);
   const unsubscribe = createUnsubscribeService(deps);
   return {
-    workspaces,
+    workspaces: { ...workspaces, revokeApiKey },
     world,
     webhooks,
     plays,

@@ -37,7 +37,10 @@ export function createChannelDrivers(
   const email: ChannelDriver = deps.mailboxes
     ? {
         ...createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }),
-        watch: createInboxWatcher({ ...deps.mailboxes, config: { pollIntervalSeconds: engine.inboxPollSeconds } }).watch,
+        watch: createInboxWatcher({
+          ...deps.mailboxes,
+          config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes },
+        }).watch,
       }
     : globalEmail;
   const x: ChannelDriver = deps.x

@@ -145,12 +145,24 @@ export interface MailboxPassCounts {
   /** 4.x.x delivery reports: noted on the lead's ledger, nothing stops. */
   delayed: number;
   unsubscribes: number;
+  /** Mail not tied to a lead, or not believed (an unthreaded auto-reply, a DMARC failure): counted, nothing applied. */
   unmatched: number;
+  /** Messages that could not be read (mailparser refused them, the server would not fetch them): passed over. */
+  unparseable: number;
   /** Set when the mailbox could not be read this pass: `mailbox_auth_failed` or `mailbox_unreachable`. */
   error?: 'mailbox_auth_failed' | 'mailbox_unreachable' | 'mailbox_unreadable';
 }
 
-export const emptyMailboxCounts = (): MailboxPassCounts => ({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 0 });
+export const emptyMailboxCounts = (): MailboxPassCounts => ({
+  sent: 0,
+  replies: 0,
+  outOfOffice: 0,
+  bounces: 0,
+  delayed: 0,
+  unsubscribes: 0,
+  unmatched: 0,
+  unparseable: 0,
+});
 
 /** What one pass heard on one connected X account (the engine's pass summary carries one per account polled). */
 export interface XAccountPassCounts {

@@ -238,12 +238,23 @@ mailbox
   .option('--account <id>', 'messaging account (onb_…) that carries it; default: a new e-mail account')
   .requiredOption('--address <address>', 'the From address')
   .option('--name <displayName>', 'display name')
-  .requiredOption('--smtp <url>', 'smtp://user:pass@host:port or smtps://…')
-  .requiredOption('--imap <url>', 'imap://user:pass@host:port or imaps://…')
+  .requiredOption('--smtp <url>', 'smtps://user:pass@host:465 (TLS) or smtp://… (STARTTLS, required off loopback)')
+  .requiredOption('--imap <url>', 'imaps://user:pass@host:993 (TLS) or imap://… (STARTTLS, required off loopback)')
   .option('--sent-folder <folder>', 'folder a copy of each sent message is appended to')
+  .option('--trusted-authserv-id <id>', "authserv-id whose Authentication-Results are believed besides the provider's (e.g. mx.acme.example)")
   .option('--json', 'machine-readable output')
   .action(
-    async (opts: { workspace: string; account?: string; address: string; name?: string; smtp: string; imap: string; sentFolder?: string; json?: boolean }) => {
+    async (opts: {
+      workspace: string;
+      account?: string;
+      address: string;
+      name?: string;
+      smtp: string;
+      imap: string;
+      sentFolder?: string;
+      trustedAuthservId?: string;
+      json?: boolean;
+    }) => {
       const view = await withBackend((b) =>
         b.addMailbox({
           workspaceId: opts.workspace,
@@ -253,6 +264,7 @@ mailbox
           smtpUrl: opts.smtp,
           imapUrl: opts.imap,
           sentFolder: opts.sentFolder ?? null,
+          trustedAuthservId: opts.trustedAuthservId ?? null,
         }),
       );
       out(!!opts.json, view, () => `Mailbox ${view.id} <${view.address}> on account ${view.accountId}: SMTP and IMAP ok`);

@@ -254,7 +254,7 @@ export interface paths {
         };
         /**
          * Stream the workspace’s events as server-sent events (extension: not in the spec)
-         * @description A `text/event-stream` of the events the workspace emits from the moment the stream opens, each once, oldest first: `id:` is the event id, `event:` its type, `data:` the JSON `{id, event, createdAt, data}` a webhook delivery carries. Message text (`theirMessage`, `draft`) is null on the stream; read it through GET /replies. A comment line is sent every 15 s to keep the connection open. `outreach listen` reads it and forwards each event to a local URL. Honors X-Workspace-Client.
+         * @description A `text/event-stream` of the events the workspace emits from the moment the stream opens, each once, oldest first: `id:` is the event id, `event:` its type, `data:` the JSON `{id, event, createdAt, data}` a webhook delivery carries. Message text (`theirMessage`, `draft`) is null on the stream; read it through GET /replies. A `: keep-alive` comment is sent every 15 s (OUTREACH_STREAM_HEARTBEAT, at most 30), and at each one the key is checked again: a revoked or expired key, or (with X-Workspace-Client) a removed Team link, ends the stream. A stream lasts at most an hour (OUTREACH_STREAM_MAX_AGE); the server then ends it cleanly, and a client reconnects with `Last-Event-ID` (the last `id:` it received) to continue after that event, nothing lost or repeated. Limits: 5 open streams per key (OUTREACH_STREAMS_PER_KEY) and 200 per server process (OUTREACH_STREAMS_PER_PROCESS); past either, 429 `too_many_streams` with `Retry-After` (`reason`: `key` or `process`, and the `limit`). A shutting-down server ends every stream. `outreach listen` reads it, forwards each event to a local URL, and reconnects with Last-Event-ID. Honors X-Workspace-Client.
          */
         get: {
             parameters: {
@@ -263,6 +263,8 @@ export interface paths {
                     events?: string;
                 };
                 header?: {
+                    /** @description Resume after this event (the `id:` of the last event received): the stream starts with the events after it, in order. */
+                    "last-event-id"?: string;
                     /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
                     "x-workspace-client"?: string;
                 };
@@ -349,7 +351,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description rate limit; respect Retry-After */
+                /** @description too many open streams (`too_many_streams`: `reason` `key` or `process`, `limit`) or the per-minute rate limit; respect Retry-After */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3312,6 +3314,8 @@ export interface paths {
                                 sequenceId: string | null;
                                 snoozedUntil: string | null;
                                 theirMessage: string | null;
+                                /** @description present (true) when the stored text was cut at 20,000 characters, as reply.received says of its own copy */
+                                theirMessageTruncated?: boolean;
                             }[];
                         };
                     };

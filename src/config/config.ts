@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import ipaddr from 'ipaddr.js';
 import { decodeEncryptionKey } from '../lib/crypto.js';
 
 const EnvSchema = Type.Object({
@@ -12,6 +13,11 @@ const EnvSchema = Type.Object({
   OUTREACH_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   OUTREACH_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, default: 600 }),
+  OUTREACH_STREAMS_PER_KEY: Type.Integer({ minimum: 1, default: 5 }),
+  OUTREACH_STREAMS_PER_PROCESS: Type.Integer({ minimum: 1, default: 200 }),
+  OUTREACH_STREAM_HEARTBEAT: Type.Integer({ minimum: 1, maximum: 30, default: 15 }),
+  OUTREACH_STREAM_MAX_AGE: Type.Integer({ minimum: 1, default: 3600 }),
+  OUTREACH_SHUTDOWN_TIMEOUT: Type.Integer({ minimum: 1, default: 10 }),
   OUTREACH_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   OUTREACH_SEED_DEMO: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_ENGINE_INTERVAL: Type.Integer({ minimum: 0, default: 60 }),
@@ -33,6 +39,8 @@ const EnvSchema = Type.Object({
   OUTREACH_PACING_DAYS: Type.String({ pattern: '^[A-Za-z]{3}(-[A-Za-z]{3})?(,[A-Za-z]{3}(-[A-Za-z]{3})?)*$', default: 'mon-fri' }),
   OUTREACH_ENGINE_OOO_RESUME_DAYS: Type.Integer({ minimum: 1, maximum: 90, default: 7 }),
   OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
+  OUTREACH_INBOX_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 65_536, default: 2_097_152 }),
+  OUTREACH_MAILBOX_ALLOW_PLAINTEXT: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
   OUTREACH_X_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 120 }),
   OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
   OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
@@ -52,6 +60,7 @@ const EnvSchema = Type.Object({
   OUTREACH_WORKER_IN_PROCESS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_ENCRYPTION_KEY: Type.Optional(Type.String()),
   OUTREACH_PUBLIC_URL: Type.Optional(Type.String()),
+  OUTREACH_TRUST_PROXY: Type.Optional(Type.String()),
   SMTP_URL: Type.Optional(Type.String()),
   OUTREACH_X_API_URL: Type.String({ default: 'https://api.x.com' }),
   OUTREACH_X_AUTHORIZE_URL: Type.String({ default: 'https://x.com/i/oauth2/authorize' }),
@@ -84,6 +93,10 @@ export interface Config {
   readonly adminToken: string | null;
   readonly redisUrl: string | null;
   readonly rateLimitPerMinute: number;
+  /** GET /events/stream: open streams per key and per process, seconds between heartbeats (each re-checks the key) and a stream's lifetime. */
+  readonly eventStream: { readonly perKey: number; readonly perProcess: number; readonly heartbeatSeconds: number; readonly maxAgeSeconds: number };
+  /** SIGTERM/SIGINT: the server has ended (requests drained, streams and held connections closed) within this many seconds. */
+  readonly shutdownTimeoutSeconds: number;
   readonly seedDemo: boolean;
   readonly engineIntervalSeconds: number;
   /** Activity entries older than this are removed by the hourly retention job; nothing else deletes them. */
@@ -104,6 +117,8 @@ export interface Config {
   readonly workerInProcess: boolean;
   readonly encryptionKey: string | null;
   readonly publicUrl: string | null;
+  /** OUTREACH_TRUST_PROXY: the reverse proxies (IPs or CIDR ranges) whose X-Forwarded-For is believed; empty: none. */
+  readonly trustProxy: readonly string[];
   readonly smtpUrl: string | null;
   readonly logLevel: string;
   /** The real X channel: X API v2 base URL, OAuth authorize URL, the X app's client credentials, request timeout. */
@@ -133,6 +148,8 @@ export interface EngineConfig {
   readonly outOfOfficeResumeDays: number;
   /** Seconds between two polls of one mailbox's INBOX (docs/email.md). */
   readonly inboxPollSeconds: number;
+  /** Of one INBOX message, at most this many bytes are downloaded; past it, it is read from its headers and first parts. */
+  readonly inboxMaxMessageBytes: number;
   /** Seconds between two DM polls of one connected X account (docs/x-channel.md). */
   readonly xPollSeconds: number;
   readonly pacing: {
@@ -198,6 +215,7 @@ function engineConfigOf(e: Env): EngineConfig {
     discoveryIntervalSeconds: e.OUTREACH_DISCOVERY_INTERVAL,
     outOfOfficeResumeDays: e.OUTREACH_ENGINE_OOO_RESUME_DAYS,
     inboxPollSeconds: e.OUTREACH_INBOX_POLL_INTERVAL,
+    inboxMaxMessageBytes: e.OUTREACH_INBOX_MAX_MESSAGE_BYTES,
     xPollSeconds: e.OUTREACH_X_POLL_INTERVAL,
     pacing: Object.freeze({
       inviteCap: e.OUTREACH_PACING_INVITE_CAP,
@@ -243,6 +261,28 @@ function describeRule(name: string, fallback: string): string {
   return fallback;
 }
 
+/**
+ * OUTREACH_TRUST_PROXY: comma-separated IP addresses or CIDR ranges of the reverse proxies in front of the service.
+ * Only a request from one of them has its X-Forwarded-For believed (the client address the console's sign-in
+ * limit keys on); from anywhere else the header is ignored. Unset or empty: no proxy is trusted.
+ */
+export function parseTrustProxy(value: string | undefined): readonly string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  // Dotted-quad IPv4 or IPv6 only: ipaddr.js would also take `10` or `0x7f.1`, which nobody means.
+  const address = (s: string) => ipaddr.IPv4.isValidFourPartDecimal(s) || (s.includes(':') && ipaddr.IPv6.isValid(s));
+  for (const entry of entries) {
+    const [addr, bits, extra] = entry.split('/');
+    const ok = extra === undefined && address(addr) && (bits === undefined || (/^\d{1,3}$/.test(bits) && ipaddr.isValidCIDR(entry)));
+    if (!ok) {
+      throw new ConfigError('invalid configuration: OUTREACH_TRUST_PROXY must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1)');
+    }
+  }
+  return Object.freeze(entries);
+}
+
 /** Reads the environment once; an invalid value stops start-up naming the variable instead of failing later. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Env> = {}): Config {
   const raw: Record<string, unknown> = {};
@@ -284,6 +324,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminToken: e.OUTREACH_ADMIN_TOKEN ?? null,
     redisUrl: e.REDIS_URL ?? null,
     rateLimitPerMinute: e.OUTREACH_RATE_LIMIT_PER_MINUTE,
+    eventStream: Object.freeze({
+      perKey: e.OUTREACH_STREAMS_PER_KEY,
+      perProcess: e.OUTREACH_STREAMS_PER_PROCESS,
+      heartbeatSeconds: e.OUTREACH_STREAM_HEARTBEAT,
+      maxAgeSeconds: e.OUTREACH_STREAM_MAX_AGE,
+    }),
+    shutdownTimeoutSeconds: e.OUTREACH_SHUTDOWN_TIMEOUT,
     seedDemo: e.OUTREACH_SEED_DEMO === '1',
     engineIntervalSeconds: e.OUTREACH_ENGINE_INTERVAL,
     activityRetentionDays: e.OUTREACH_ACTIVITY_RETENTION_DAYS,
@@ -300,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     workerInProcess: e.OUTREACH_WORKER_IN_PROCESS === '1',
     encryptionKey: e.OUTREACH_ENCRYPTION_KEY ?? null,
     publicUrl: e.OUTREACH_PUBLIC_URL ?? null,
+    trustProxy: parseTrustProxy(e.OUTREACH_TRUST_PROXY),
     smtpUrl: e.SMTP_URL ?? null,
     logLevel: e.LOG_LEVEL,
     x: Object.freeze({

@@ -123,6 +123,10 @@ export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; s
                   <CsrfField token={ctx.csrfToken} />
                   <button type="submit">Sign out</button>
                 </form>
+                <form method="post" action="/console/sign-out-everywhere">
+                  <CsrfField token={ctx.csrfToken} />
+                  <button type="submit">Sign out everywhere</button>
+                </form>
               </div>
             </header>
           ) : (

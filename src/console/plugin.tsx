@@ -12,6 +12,7 @@ import { AppError } from '../app/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { RateLimitStore } from '../app/plugins/rate-limit.js';
 import { CONSOLE_SESSION_TTL_MS } from '../modules/console-sessions/index.js';
+import { sha256Hex } from '../lib/ids.js';
 import { registerAssets } from './assets.js';
 import { ErrorBody, pageContext, sendPage } from './render.js';
 import { LoginLinkBody, SignInBody } from './pages/sign-in.js';
@@ -24,8 +25,18 @@ export interface ConsoleDeps {
 }
 
 export const SESSION_COOKIE = 'outreach_console';
-/** Sign-in attempts (key form and login links) per client address per minute. */
-export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
+export const CSRF_COOKIE = 'outreach_csrf';
+/**
+ * The cookies' names: `__Host-`-prefixed when the console is served over https (OUTREACH_PUBLIC_URL), so a browser
+ * accepts them only with Secure, Path=/ and no Domain, and no sibling subdomain can set or shadow them. Plain
+ * http (a laptop's localhost) keeps the bare names: browsers refuse a `__Host-` cookie without Secure.
+ */
+export function consoleCookieNames(secure: boolean) {
+  const prefix = secure ? '__Host-' : '';
+  return { session: `${prefix}${SESSION_COOKIE}`, csrf: `${prefix}${CSRF_COOKIE}` };
+}
+/** Failed sign-ins (key form and login links) per client address per minute; the next attempt gets 429. */
+export const SIGN_IN_FAILURES_PER_MINUTE = 10;
 
 const xAuthorizeOrigin = (url: string): string | null => {
   try {
@@ -56,13 +67,18 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   const { services, config } = deps;
   const sessions = services.consoleSessions;
   const secure = (config.publicUrl ?? '').toLowerCase().startsWith('https:');
+  const cookieNames = consoleCookieNames(secure);
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: 256 * 1024 });
+  // A token is minted for the session cookie the request carries (userInfo, HMAC-bound): a token from another
+  // session, or from before a sign-in, is refused (403) even with the same CSRF secret cookie.
   await app.register(csrf, {
     sessionPlugin: '@fastify/cookie',
-    cookieKey: 'outreach_csrf',
+    cookieKey: cookieNames.csrf,
     cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure },
+    getUserInfo: (req) => req.consoleCsrfBinding,
+    csrfOpts: { hmacKey: sessions.csrfHmacKey() },
   });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -88,11 +104,15 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   });
 
   app.decorateRequest('consoleSession', null);
+  app.decorateRequest('consoleCsrfBinding', '');
 
-  // The session behind the cookie, re-checked against its key on every request.
+  // The session behind the cookie, re-checked against its key on every request. CSRF tokens are bound to the
+  // cookie's value (its hash), so an ended session's page can still sign out, and nothing else can.
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.url?.startsWith('/console/assets/')) return;
-    req.consoleSession = await sessions.resume(req.cookies[SESSION_COOKIE]);
+    const sessionId = req.cookies[cookieNames.session];
+    req.consoleCsrfBinding = sessionId ? `session:${sha256Hex(sessionId)}` : 'no-session';
+    req.consoleSession = await sessions.resume(sessionId);
   });
   // Every form POST carries a valid token, checked before anything runs (403, nothing changes).
   app.addHook('preHandler', (req, reply, done) => {
@@ -118,12 +138,27 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   }
 
   function setSessionCookie(reply: FastifyReply, sessionId: string) {
-    reply.setCookie(SESSION_COOKIE, sessionId, { path: '/', httpOnly: true, sameSite: 'lax', secure, maxAge: CONSOLE_SESSION_TTL_MS / 1000 });
+    reply.setCookie(cookieNames.session, sessionId, { path: '/', httpOnly: true, sameSite: 'lax', secure, maxAge: CONSOLE_SESSION_TTL_MS / 1000 });
   }
 
-  async function signInBudget(req: FastifyRequest) {
-    const { count, resetAt } = await deps.rateLimitStore.hit(`console-sign-in:${req.ip}`, 60_000);
-    return count > SIGN_IN_ATTEMPTS_PER_MINUTE ? Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)) : 0;
+  function clearSessionCookie(reply: FastifyReply) {
+    reply.clearCookie(cookieNames.session, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+  }
+
+  // The sign-in limit counts failures per client address (req.ip: the socket's peer, or the client a proxy in
+  // OUTREACH_TRUST_PROXY names). Every attempt takes one from the budget first, so parallel guesses cannot overrun
+  // it; a successful one gives it back. A limited address is refused even with the right key (429), other
+  // addresses are not affected.
+  const signInKey = (req: FastifyRequest) => `console-sign-in:${req.ip}`;
+
+  /** Seconds this address must wait (429), or 0: the attempt may go on, and counts as a failure unless refunded. */
+  async function signInAttempt(req: FastifyRequest) {
+    const { count, resetAt } = await deps.rateLimitStore.hit(signInKey(req), 60_000);
+    return count > SIGN_IN_FAILURES_PER_MINUTE ? Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)) : 0;
+  }
+
+  async function signInSucceeded(req: FastifyRequest) {
+    await deps.rateLimitStore.refund(signInKey(req));
   }
 
   app.setErrorHandler(async (error: FastifyError | AppError, req, reply) => {
@@ -164,7 +199,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
     },
     async (req, reply) => {
       const next = safeNext(req.body.next);
-      const wait = await signInBudget(req);
+      const wait = await signInAttempt(req);
       if (wait > 0) {
         reply.header('retry-after', String(wait));
         return sendSignIn(req, reply, { next, status: 429, error: `Too many sign-in attempts. Wait ${wait} seconds and try again.` });
@@ -173,6 +208,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
       if (!started) {
         return sendSignIn(req, reply, { next, status: 401, error: 'That workspace key was not accepted: it is wrong, revoked or expired.' });
       }
+      await signInSucceeded(req);
       setSessionCookie(reply, started.sessionId);
       return reply.redirect(next, 303);
     },
@@ -190,11 +226,12 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
       config: { consolePublic: true },
     },
     async (req, reply) => {
-      const wait = await signInBudget(req);
+      const wait = await signInAttempt(req);
       if (wait > 0) throw new AppError(429, 'rate_limited', 'too many sign-in attempts', {}, { 'retry-after': String(wait) });
       const started = req.body.token ? await sessions.signInWithLink(req.body.token) : null;
       if (!started)
         return sendSignIn(req, reply, { next: '/console', status: 401, error: 'That sign-in link is unknown, used or expired. Ask for a new one.' });
+      await signInSucceeded(req);
       setSessionCookie(reply, started.sessionId);
       return reply.redirect('/console', 303);
     },
@@ -202,7 +239,14 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
 
   app.post('/console/sign-out', { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
     if (req.consoleSession) await sessions.end(req.consoleSession);
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    clearSessionCookie(reply);
+    return reply.redirect('/console/sign-in', 303);
+  });
+
+  // "Sign out everywhere": every console session of this workspace ends (other browsers, login-link sessions).
+  app.post('/console/sign-out-everywhere', { schema: { hide: true } }, async (req, reply) => {
+    await sessions.endAll(req.consoleSession!);
+    clearSessionCookie(reply);
     return reply.redirect('/console/sign-in', 303);
   });
 

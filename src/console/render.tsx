@@ -7,7 +7,8 @@ import { Layout, type NavKey, type PageContext } from './layout.js';
 export async function pageContext(req: FastifyRequest, reply: FastifyReply, sessions: ConsoleSessionsService): Promise<PageContext> {
   const session = req.consoleSession;
   const workspaces = session ? await sessions.switchableWorkspaces(session) : [];
-  return { session, csrfToken: reply.generateCsrf(), workspaces };
+  // The token is bound to the request's session cookie (see consolePlugin): it works for this session only.
+  return { session, csrfToken: reply.generateCsrf({ userInfo: req.consoleCsrfBinding }), workspaces };
 }
 
 /** Security headers for every HTML answer: never cached (pages show tenant data), never framed. */

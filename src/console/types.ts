@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The console session behind the request's cookie, or null (set on console routes only). */
     consoleSession: ConsoleSession | null;
+    /** What this request's CSRF tokens are bound to: the hash of its session cookie, or `no-session`. */
+    consoleCsrfBinding: string;
   }
   interface FastifyContextConfig {
     /** Console routes that answer without a session (sign-in, login links, assets). */

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
@@ -19,6 +20,24 @@ export interface DatabaseHandle {
 // Timestamps stay Date objects and bigint counts become numbers: counts here never pass 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/**
+ * The embedded database's directory is its owner's alone: created 0700, and on every start the directory and
+ * everything under it are set to 0700 (directories) and 0600 (files), so a data dir made by an older version (or
+ * copied with loose modes) is fixed too. Symbolic links are left alone.
+ */
+export function ownerOnly(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const walk = (d: string) => {
+    fs.chmodSync(d, 0o700);
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.isFile()) fs.chmodSync(p, 0o600);
+    }
+  };
+  walk(dir);
+}
+
 export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
@@ -33,12 +52,15 @@ export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHa
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
-  if (target.dataDir) fs.mkdirSync(target.dataDir, { recursive: true });
+  if (target.dataDir) ownerOnly(target.dataDir);
   const pglite = await PGlite.create({
     dataDir: target.dataDir,
     loadDataDir: target.loadDataDir,
     parsers: { 20: (v: string) => Number(v) },
   });
+  // PGlite's initdb (or a loaded snapshot) writes its files 0666, and Postgres rewrites a few cache files 0644 at
+  // every start: set them again. Files made later sit in the 0700 directory, which no other user can enter.
+  if (target.dataDir) ownerOnly(target.dataDir);
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) });
   return {
     db,

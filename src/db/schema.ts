@@ -311,6 +311,8 @@ export interface RepliesTable {
   decided_by: string | null;
   snoozed_until: Timestamp | null;
   created_at: CreatedAt;
+  /** The stored text was cut (migration 0024), as reply.received's `theirMessageTruncated`. */
+  their_message_truncated: Generated<boolean>;
 }
 
 export interface WebhooksTable {
@@ -457,6 +459,8 @@ export interface MailboxesTable {
   imap_last_uid: ColumnType<number, number | string | undefined, number | string>;
   next_poll_at: CreatedAt;
   created_at: CreatedAt;
+  /** The authserv-id whose Authentication-Results the inbox watcher believes, besides the provider's (migration 0024). */
+  trusted_authserv_id: string | null;
 }
 
 /** Every Message-ID we sent (direction out), keyed for threading, reply matching and sent-folder recovery. */
@@ -469,6 +473,8 @@ export interface EmailMessagesTable {
   subject: string | null;
   direction: Generated<'out' | 'in'>;
   sent_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Where an outgoing message went (migration 0024); null on inbound rows and on rows written before. */
+  recipient: string | null;
 }
 
 /** An INBOX message already handled, so each is processed once across restarts and workers. */

@@ -54,7 +54,11 @@ function clipUtf8(text: string | null, maxBytes: number): { text: string | null;
 export function createObserver(deps: ObserverDeps) {
   const { db, config, drivers, cipher } = deps;
 
-  /** The reply row (text and draft encrypted) and its `reply_detected` ledger entry; returns the reply id. */
+  /**
+   * The reply row (text and draft encrypted) and its `reply_detected` ledger entry; returns the reply id. The stored
+   * text is at most 20,000 characters: a longer one is cut and the row says so (`their_message_truncated`, the
+   * replies list's `theirMessageTruncated`), as reply.received does of its own copy.
+   */
   async function recordReply(
     trx: Database,
     row: ObservedLead,
@@ -62,6 +66,10 @@ export function createObserver(deps: ObserverDeps) {
     now: Date,
     r: { classification: string; draft: string | null; settled?: repo.SettledReply; detail?: Record<string, unknown> },
   ): Promise<string> {
+    const THEIR_MESSAGE_CHARS = 20_000;
+    const truncated = obs.text !== null && obs.text.length > THEIR_MESSAGE_CHARS;
+    // Cut on a code point: a lone high surrogate left at the end is dropped.
+    const text = truncated ? obs.text!.slice(0, THEIR_MESSAGE_CHARS).replace(/[\uD800-\uDBFF]$/, '') : obs.text;
     const replyId = newId();
     await repo.insertReply(trx, {
       id: replyId,
@@ -69,12 +77,13 @@ export function createObserver(deps: ObserverDeps) {
       leadId: row.id,
       channel: obs.channel,
       classification: r.classification,
-      theirMessage: cipher.encrypt(obs.text),
+      theirMessage: cipher.encrypt(text),
       draft: cipher.encrypt(r.draft),
       repliedAt: obs.at,
       now,
       settled: r.settled,
     });
+    if (truncated) await trx.updateTable('replies').set({ their_message_truncated: true }).where('id', '=', replyId).execute();
     await repo.insertActivities(trx, [
       {
         id: newId(),

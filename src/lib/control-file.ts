@@ -21,7 +21,7 @@ export const isAlive = (pid: number) => {
 };
 
 export function writeControlFile(dataDir: string, info: ControlInfo): void {
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(fileOf(dataDir), JSON.stringify(info), { mode: 0o600 });
 }
 

@@ -27,7 +27,7 @@ export function resolveEncryptionKey(config: Config): { key: Buffer; source: str
   const file = generatedKeyFile(config);
   if (!fs.existsSync(file)) {
     try {
-      fs.mkdirSync(config.dataDir, { recursive: true });
+      fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
       fs.writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
     } catch (err) {
       // The first write into the data dir: an unwritable or impossible path is the operator's setting.

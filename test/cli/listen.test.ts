@@ -113,3 +113,108 @@ describe('outreach listen / trigger (issue 17)', { timeout: 180_000 }, () => {
     expect((err as { stderr: string }).stderr).toContain('unknown event lead.exploded');
   });
 });
+
+describe('outreach listen across server-ended streams (issue 26)', { timeout: 180_000 }, () => {
+  // Streams end after 2 s and a key holds one: every reconnect needs the slot the ended stream gave back.
+  let s: TestApp;
+  let surl: string;
+  beforeAll(async () => {
+    s = await buildTestApp({ env: { OUTREACH_STREAM_MAX_AGE: 2, OUTREACH_STREAMS_PER_KEY: 1 } });
+    await s.app.listen({ port: 0, host: '127.0.0.1' });
+    surl = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  function startListen(key: string, maxEvents: number, server = surl) {
+    const child = spawn(process.execPath, [bin, 'listen', '--forward-to', receiverUrl, '--url', server, '--max-events', String(maxEvents), '--json'], {
+      env: { ...process.env, OUTREACH_API_KEY: key, LOG_LEVEL: 'silent' },
+    });
+    const out = { stdout: '', stderr: '' };
+    child.stdout.on('data', (d) => (out.stdout += d));
+    child.stderr.on('data', (d) => (out.stderr += d));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    const ready = async () => {
+      const until = Date.now() + 60_000;
+      while (!out.stderr.includes('Ready!')) {
+        if (Date.now() > until || child.exitCode !== null) throw new Error(`listen did not start: ${out.stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    return { child, out, exited, ready };
+  }
+
+  it('rule: a stream ends at its maximum age (OUTREACH_STREAM_MAX_AGE) and listen reconnects with Last-Event-ID: every event forwarded once, in order, none lost across the reconnects', async () => {
+    const w = await createWorkspaceWithKey(s, 'Max Age Co');
+    const N = 40;
+    const l = startListen(w.key, N);
+    try {
+      await l.ready();
+      const firstDelivery = received.length;
+      const ids: string[] = [];
+      const events = ['reply.received', 'lead.invited', 'lead.accepted', 'x.followed'];
+      // One event every 150 ms for 6 s: the stream ends three times meanwhile, and some events are committed
+      // while listen is between two streams.
+      for (let i = 0; i < N; i++) {
+        const res = await s.app.inject({ method: 'POST', url: '/api/v1/events/trigger', headers: w.auth, payload: { event: events[i % events.length] } });
+        ids.push(res.json().id);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      expect(await l.exited).toBe(0);
+      const printed = l.out.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: string }).id);
+      expect(printed).toEqual(ids);
+      const delivered = received.slice(firstDelivery).map((r) => (JSON.parse(r.body) as { id: string }).id);
+      expect(delivered).toEqual(ids);
+      const reconnects = l.out.stderr.match(/the server ended the event stream; reconnecting/g) ?? [];
+      expect(reconnects.length).toBeGreaterThanOrEqual(2);
+      expect(l.out.stderr).toMatch(/event stream reconnected, resuming after event [0-9a-f-]{36}/);
+      // The ended stream gave its slot back before the reconnect came: never refused.
+      expect(l.out.stderr).not.toContain('refused');
+    } finally {
+      if (l.child.exitCode === null) l.child.kill('SIGINT');
+    }
+  });
+
+  describe('with a key at its stream limit', () => {
+    // Streams of the default age here: the held stream stays open until the test lets it go.
+    let busy: TestApp;
+    let busyUrl: string;
+    beforeAll(async () => {
+      busy = await buildTestApp({ env: { OUTREACH_STREAMS_PER_KEY: 1 } });
+      await busy.app.listen({ port: 0, host: '127.0.0.1' });
+      busyUrl = `http://127.0.0.1:${(busy.app.server.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      await busy?.close();
+    });
+
+    it('rule: a refused stream (429 too_many_streams) is retried after Retry-After; listen starts once the slot is free', async () => {
+      const w = await createWorkspaceWithKey(busy, 'Busy Co');
+      const holder = new AbortController();
+      const held = await fetch(`${busyUrl}/api/v1/events/stream`, { headers: w.auth, signal: holder.signal });
+      expect(held.status).toBe(200);
+      const l = startListen(w.key, 1, busyUrl);
+      try {
+        const until = Date.now() + 30_000;
+        while (!l.out.stderr.includes('refused (429 too_many_streams); retrying in')) {
+          if (Date.now() > until || l.child.exitCode !== null) throw new Error(`listen was not refused: ${l.out.stderr}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        // The wait follows Retry-After (10 s), not the first backoff step (0.5 s).
+        expect(l.out.stderr).toMatch(/retrying in (9|10)\.\d s/);
+        holder.abort();
+        await l.ready();
+        await busy.app.inject({ method: 'POST', url: '/api/v1/events/trigger', headers: w.auth, payload: { event: 'ping' } });
+        expect(await l.exited).toBe(0);
+        expect(l.out.stdout).toContain('"event":"ping"');
+      } finally {
+        holder.abort();
+        if (l.child.exitCode === null) l.child.kill('SIGINT');
+      }
+    });
+  });
+});

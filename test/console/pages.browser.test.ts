@@ -8,8 +8,9 @@ import { insertLead, insertMessagingAccount, insertReply, insertSequence } from 
 import { dbEngine } from '../helpers/test-database.js';
 import { tableResolver } from '../webhooks/receiver.js';
 
-// Screenshots for the README come from one run (PGlite); the PostgreSQL run checks the same flows.
-const saveShots = dbEngine() === 'pglite';
+// Screenshots for the README come from one run (PGlite), and only when asked for (UPDATE_SCREENSHOTS=1), so a test
+// run never rewrites the committed images; the PostgreSQL run checks the same flows.
+const saveShots = dbEngine() === 'pglite' && process.env.UPDATE_SCREENSHOTS === '1';
 const channels = createMemoryChannels();
 
 let t: TestApp;

@@ -7,8 +7,9 @@ import { insertCandidates, insertReviewPlay } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
-// Screenshots for the README come from one run (PGlite); the PostgreSQL run checks the same flows.
-const saveShots = dbEngine() === 'pglite';
+// Screenshots for the README come from one run (PGlite), and only when asked for (UPDATE_SCREENSHOTS=1), so a test
+// run never rewrites the committed images; the PostgreSQL run checks the same flows.
+const saveShots = dbEngine() === 'pglite' && process.env.UPDATE_SCREENSHOTS === '1';
 
 let t: TestApp;
 let b: Awaited<ReturnType<typeof launchConsoleBrowser>>;
@@ -134,9 +135,31 @@ describe('console in a real browser', { timeout: 120_000 }, () => {
   });
 
   it('"Sign out" ends the session', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('textbox', { name: 'Workspace key' }).waitFor();
     await page.goto(b.url(reviewPath));
     await expect(page.getByRole('textbox', { name: 'Workspace key' }).isVisible()).resolves.toBe(true);
+  });
+
+  it('rule: "Sign out everywhere" ends the other browsers\' sessions too, a login-link session included', async () => {
+    await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Berlin founders' }).waitFor();
+    // A second browser, signed in with a one-time login link.
+    const other = await b.browser.newContext();
+    try {
+      const otherPage = await other.newPage();
+      const link = await t.services.consoleSessions.createLoginLink(acme.workspaceId);
+      await otherPage.goto(b.url(link.path));
+      await otherPage.getByRole('button', { name: 'Sign in' }).click();
+      await otherPage.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByRole('textbox', { name: 'Workspace key' }).waitFor();
+      await otherPage.goto(b.url('/console'));
+      await expect(otherPage.getByRole('textbox', { name: 'Workspace key' }).isVisible()).resolves.toBe(true);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -247,7 +247,7 @@ describe('review page /review/plays/{id}', () => {
     await c.get(s.url);
     const res = await c.post(`${s.url}/candidates/${a.id}/not-a-good-fit`, { expectedRevision: '1', xUserId: a.xUserId, filter: 'all' });
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe(`${s.url}?filter=all&notice=Rejected`);
+    expect(res.headers.location).toBe(`${s.url}?filter=all&notice=rejected`);
     expect((await c.get(res.headers.location as string)).body).toContain('<p role="status" class="notice">Rejected</p>');
     expect((await candidateRow(a.id)).review_decision).toBe('not_a_good_fit');
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { ConsoleClient, signedInConsole } from '../helpers/console.js';
-import { SESSION_COOKIE, SIGN_IN_ATTEMPTS_PER_MINUTE, safeNext } from '../../src/console/plugin.js';
+import { SESSION_COOKIE, SIGN_IN_FAILURES_PER_MINUTE, safeNext } from '../../src/console/plugin.js';
 
 let t: TestApp;
 let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
@@ -132,30 +132,30 @@ describe('console sign-in', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
   });
-  it('sign-in attempts are rate-limited per address', async () => {
+  it('failed sign-in attempts are rate-limited per address', async () => {
     // Its own app: every sign-in of the other tests counts against the same address.
     const own = await buildTestApp();
     const c = new ConsoleClient(own);
     await c.get('/console/sign-in');
     let last = 0;
-    for (let i = 0; i <= SIGN_IN_ATTEMPTS_PER_MINUTE + 1; i++) {
+    for (let i = 0; i <= SIGN_IN_FAILURES_PER_MINUTE + 1; i++) {
       last = (await c.post('/console/sign-in', { key: 'ows_wrongwrongwrongwrongwrongwrongwrong' })).statusCode;
     }
     await own.close();
     expect(last).toBe(429);
   });
 
-  it('the session and CSRF cookies are Secure when OUTREACH_PUBLIC_URL is https', async () => {
+  it('the session and CSRF cookies are Secure and __Host- prefixed when OUTREACH_PUBLIC_URL is https', async () => {
     const own = await buildTestApp({ env: { OUTREACH_PUBLIC_URL: 'https://outreach.example' } });
     try {
       const ws = await createWorkspaceWithKey(own, 'Secure');
       const c = new ConsoleClient(own);
       const form = await c.get('/console/sign-in');
-      expect(String(form.headers['set-cookie'])).toMatch(/outreach_csrf=[^;]+;.*Secure/);
+      expect(String(form.headers['set-cookie'])).toMatch(/^__Host-outreach_csrf=[^;]+;.*Secure/);
       expect(form.headers['strict-transport-security']).toBeDefined();
       const res = await c.post('/console/sign-in', { key: ws.key });
       expect(res.statusCode).toBe(303);
-      const session = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((l) => l.startsWith(`${SESSION_COOKIE}=`))!;
+      const session = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((l) => l.startsWith(`__Host-${SESSION_COOKIE}=`))!;
       expect(session).toMatch(/; Secure/);
     } finally {
       await own.close();

@@ -360,13 +360,15 @@ describe('one opt-out from every entry point: every lane of the person (e-mail, 
 
   it.skipIf(!withDovecot)('a mailto unsubscribe read from the inbox (via mailto_unsubscribe); a second one writes nothing', async () => {
     const { p } = await emailedPerson();
-    await dovecot!.deliver('dana', raw({ From: p.email, To: MAILBOX, Subject: 'unsubscribe', 'Message-ID': `<unsub-${p.tag}@person.example>` }, ''));
+    // The List-Unsubscribe mailto carries the lead's token in its subject (issue 26: without it, a plain reply).
+    const subject = `unsubscribe ${t.services.unsubscribe.tokenFor(ws, p.lanes.entry)}`;
+    await dovecot!.deliver('dana', raw({ From: p.email, To: MAILBOX, Subject: subject, 'Message-ID': `<unsub-${p.tag}@person.example>` }, ''));
     const summary = await tick();
     expect(summary.mailboxes?.[mailboxId]).toMatchObject({ unsubscribes: 1, replies: 0 });
     await expectPersonOptedOut(p, 'mailto_unsubscribe', 'email');
 
     const before = await snapshot(p);
-    await dovecot!.deliver('dana', raw({ From: p.email, To: MAILBOX, Subject: 'unsubscribe', 'Message-ID': `<unsub-2-${p.tag}@person.example>` }, ''));
+    await dovecot!.deliver('dana', raw({ From: p.email, To: MAILBOX, Subject: subject, 'Message-ID': `<unsub-2-${p.tag}@person.example>` }, ''));
     expect((await tick()).mailboxes?.[mailboxId]).toMatchObject({ unsubscribes: 1 });
     expect(await snapshot(p)).toEqual(before);
   });

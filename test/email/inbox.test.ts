@@ -5,6 +5,7 @@ import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { newId } from '../../src/lib/ids.js';
+import { unsubscribeToken } from '../../src/channels/email/unsubscribe-token.js';
 
 // Issue 14 "Watching the inbox", against a real Dovecot: every message arrives by IMAP APPEND into the
 // sender's INBOX, and the engine pass (POST /admin/v1/engine/tick) reads it.
@@ -360,10 +361,11 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     for (const id of leads) expect(await lead(id)).toMatchObject({ stage: 'messaged', automation_stopped: false });
   });
 
-  it('a mailto unsubscribe opts the person out in every sequence of the workspace and suppresses the address', async () => {
+  it('a mailto unsubscribe (its token in the subject) opts the person out in every sequence of the workspace and suppresses the address', async () => {
     const { leadId, email } = await emailedLead();
     const otherLane = await insertLead(t.db, ws.workspaceId, { person: 'Same person', email, stage: 'queued', next_action_at: new Date(clock) } as never);
-    await dovecot.deliver('dana', raw({ From: email, To: 'dana@acme.example', Subject: 'unsubscribe', 'Message-ID': `<unsub-${leadId}@initech.example>` }, ''));
+    const subject = `unsubscribe ${unsubscribeToken(t.cipher, ws.workspaceId, leadId)}`;
+    await dovecot.deliver('dana', raw({ From: email, To: 'dana@acme.example', Subject: subject, 'Message-ID': `<unsub-${leadId}@initech.example>` }, ''));
     const summary = await tick();
     expect(summary.mailboxes?.[mailboxId]).toMatchObject({ unsubscribes: 1, replies: 0 });
     for (const id of [leadId, otherLane]) {
@@ -488,7 +490,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       raw({ From: 'someone@elsewhere.example', To: 'eve@acme.example', Subject: 'hi', 'Message-ID': '<eve-1@elsewhere.example>' }, 'hello'),
     );
     const fixed = await tick();
-    expect(fixed.mailboxes?.[bad.id]).toEqual({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 1 });
+    expect(fixed.mailboxes?.[bad.id]).toEqual({ sent: 0, replies: 0, outOfOffice: 0, bounces: 0, delayed: 0, unsubscribes: 0, unmatched: 1, unparseable: 0 });
     const clear = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
     expect((clear.json().accounts.issues as { code: string }[]).map((i) => i.code)).not.toContain('mailbox_auth_failed');
     await t.services.mailboxes.remove(ws.workspaceId, bad.id);

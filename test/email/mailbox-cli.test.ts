@@ -87,6 +87,45 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox', { timeout: 300_0
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/smtpUrl/);
 
+    // Issue 26: a mailbox that would log in in cleartext off loopback is refused, naming the lab switch.
+    const plaintext = await cli(
+      [
+        'mailbox',
+        'add',
+        '--workspace',
+        ws.id,
+        '--address',
+        'dana@acme.example',
+        '--smtp',
+        'smtp://dana:pw-31@relay.lab.example:25?tls=none',
+        '--imap',
+        imapUrl,
+      ],
+      env,
+    );
+    expect(plaintext.code).toBe(1);
+    expect(plaintext.stderr).toMatch(/smtpUrl .*OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1/);
+    expect(plaintext.stderr + plaintext.stdout).not.toContain('pw-31');
+    const authserv = await cli(
+      [
+        'mailbox',
+        'add',
+        '--workspace',
+        ws.id,
+        '--address',
+        'dana@acme.example',
+        '--smtp',
+        smtp.url('dana', 'right-pass'),
+        '--imap',
+        imapUrl,
+        '--trusted-authserv-id',
+        'not an id;',
+      ],
+      env,
+    );
+    expect(authserv.code).toBe(1);
+    expect(authserv.stderr).toMatch(/trustedAuthservId/);
+
     const list = await cli(['mailbox', 'list', '--workspace', ws.id], env);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/No mailboxes/);

@@ -87,7 +87,9 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     const url = /<(https:\/\/outreach\.example\.com\/u\/([A-Za-z0-9_-]+))>/.exec(unsubscribe);
     expect(url).not.toBeNull();
     expect(readUnsubscribeToken(t.cipher, url![2])).toEqual({ workspaceId: ws.workspaceId, leadId });
-    expect(unsubscribe).toContain('<mailto:dana@acme.example?subject=unsubscribe>');
+    // The mailto carries the lead's token in its subject, so the inbox watcher can tell it from a forged "unsubscribe".
+    expect(unsubscribe).toContain(`<mailto:dana@acme.example?subject=unsubscribe%20${url![2]}>`);
+    expect(stored.map((r) => r.recipient)).toEqual(['bob@initech.example']);
     expect(first.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
     const sentFolder = await dovecot.status('dana', 'Sent');
     expect(sentFolder.messages).toBe(1);

@@ -14,7 +14,8 @@ import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js'
 // endpoints (here the X API fake, which approves at once and redirects back) and returns to the console's callback.
 // The service's public URL is the address it listens on, so X's redirect reaches it, as it would in production.
 
-const saveShots = dbEngine() === 'pglite';
+// Screenshots for the README only when asked for (UPDATE_SCREENSHOTS=1), so a test run never rewrites tracked files.
+const saveShots = dbEngine() === 'pglite' && process.env.UPDATE_SCREENSHOTS === '1';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

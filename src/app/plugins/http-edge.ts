@@ -29,6 +29,8 @@ const KEY_PARAMS = new Set([
 const SECRET_PARAMS = new Set([...KEY_PARAMS, 'token', 'secret', 'client_secret', 'password', 'signature', 'code', 'state', 'code_verifier']);
 /** Free text about people (GET /leads `q` searches names, companies and titles): personal data stays out of logs. */
 const PERSONAL_PARAMS = new Set(['q']);
+/** A console login link: its path segment is the one-time token (`/console/login/<token>`). */
+const LOGIN_LINK_PATH = /^(\/+console(?:\/|%2f)+login(?:\/|%2f)+).+$/i;
 /** A workspace key under any parameter name (`ows_` + 43 base64url characters) is also a credential. */
 const LOOKS_LIKE_KEY = /^ows_[A-Za-z0-9_-]{16,}/;
 
@@ -60,6 +62,9 @@ const isSecret = (p: { name: string; value: string }) => SECRET_PARAMS.has(p.nam
 export function redactUrl(url: string): string {
   // An unsubscribe link's path is its capability (/u/<token>): logged without the token.
   if (url.startsWith('/u/')) return '/u/[redacted]';
+  // So is a console login link's (/console/login/<token>, `outreach login-link`): a sign-in while it is unused.
+  // Matched loosely (repeated slashes, any case, percent-encoded slashes), and the query goes too.
+  if (LOGIN_LINK_PATH.test(url)) return url.replace(LOGIN_LINK_PATH, '$1[redacted]');
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = queryParams(url);

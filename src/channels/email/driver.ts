@@ -9,7 +9,7 @@ import { isSuppressed } from '../../domain/opt-out.js';
 import { setMailboxHealth } from './mailboxes.repository.js';
 import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
 import * as sent from './sent-messages.repository.js';
-import { unsubscribeToken } from './unsubscribe-token.js';
+import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
 import { shortHash } from '../../lib/hash.js';
 import { mailboxBudgetKey, mailboxCap } from '../../domain/budgets.js';
 import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
@@ -144,7 +144,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         date: action.at,
         ...(references.length > 0 && { inReplyTo: references[references.length - 1], references }),
         headers: {
-          'List-Unsubscribe': `<${unsubscribeUrl}>, <mailto:${mailbox.address}?subject=unsubscribe>`,
+          'List-Unsubscribe': `<${unsubscribeUrl}>, <${mailtoUnsubscribe(cipher, mailbox.address, action.workspaceId, action.recipient.leadId)}>`,
           'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
         },
       })
@@ -169,6 +169,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
           mailboxId: mailbox.id,
           idempotencyKey: action.idempotencyKey,
           subject,
+          recipient: to,
           at: action.at,
         });
       } catch (err) {

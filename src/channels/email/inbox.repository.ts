@@ -19,6 +19,8 @@ export interface PollMailbox {
   uidValidity: bigint | null;
   lastUid: number;
   createdAt: Date;
+  /** The authserv-id whose Authentication-Results are believed for this mailbox besides its provider's (world-file contract). */
+  trustedAuthservId: string | null;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     imap_uidvalidity: string | null;
     imap_last_uid: string;
     created_at: Date;
+    trusted_authserv_id: string | null;
   }>`
     WITH due AS (
       SELECT id FROM mailboxes WHERE next_poll_at <= ${now}::timestamptz
@@ -46,7 +49,8 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     UPDATE mailboxes m SET next_poll_at = ${now}::timestamptz + make_interval(secs => ${p.leaseSeconds})
     FROM due WHERE m.id = due.id
     RETURNING m.id, m.workspace_id, m.account_id, m.address, m.imap_url_enc, m.health, m.health_detail,
-      m.imap_uidvalidity::text AS imap_uidvalidity, m.imap_last_uid::text AS imap_last_uid, m.created_at`.execute(db);
+      m.imap_uidvalidity::text AS imap_uidvalidity, m.imap_last_uid::text AS imap_last_uid, m.created_at,
+      m.trusted_authserv_id`.execute(db);
   return rows.map((r) => ({
     id: r.id,
     workspaceId: r.workspace_id,
@@ -58,6 +62,7 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     uidValidity: r.imap_uidvalidity === null ? null : BigInt(r.imap_uidvalidity),
     lastUid: Number(r.imap_last_uid),
     createdAt: new Date(r.created_at),
+    trustedAuthservId: r.trusted_authserv_id,
   }));
 }
 
@@ -66,6 +71,18 @@ export async function savePollPosition(db: Database, p: { mailboxId: string; uid
   await db
     .updateTable('mailboxes')
     .set({ imap_uidvalidity: p.uidValidity.toString(), imap_last_uid: String(p.lastUid), next_poll_at: p.nextPollAt as never })
+    .where('id', '=', p.mailboxId)
+    .execute();
+}
+
+/**
+ * The last UID handled, saved after each message (the poll's schedule is left alone: the lease still holds), so a
+ * poll that stops half-way resumes after the last message it finished, never before it.
+ */
+export async function saveLastUid(db: Database, p: { mailboxId: string; uidValidity: bigint; lastUid: number }): Promise<void> {
+  await db
+    .updateTable('mailboxes')
+    .set({ imap_uidvalidity: p.uidValidity.toString(), imap_last_uid: String(p.lastUid) })
     .where('id', '=', p.mailboxId)
     .execute();
 }
@@ -128,24 +145,35 @@ export async function recordInboundMessageId(
 }
 
 /**
- * The lead one of our sent messages went to, by its Message-ID (any of `ids`, first match in order wins), with that
- * lead's address (the address the message went to).
+ * One of our sent messages (direction out) by its Message-ID (any of `ids`, first match in order wins): the lead it
+ * went to, that lead's address now, and the address it went to as the driver recorded it (null on rows from before
+ * migration 0024).
  */
-export async function leadBySentMessageIds(db: Database, workspaceId: string, ids: string[]): Promise<{ leadId: string; email: string | null } | null> {
+export async function sentMessageByIds(
+  db: Database,
+  workspaceId: string,
+  ids: string[],
+): Promise<{ leadId: string; email: string | null; recipient: string | null } | null> {
   if (ids.length === 0) return null;
   const rows = await db
     .selectFrom('email_messages')
     .innerJoin('leads', (join) => join.onRef('leads.id', '=', 'email_messages.lead_id').onRef('leads.workspace_id', '=', 'email_messages.workspace_id'))
-    .select(['email_messages.lead_id', 'leads.email', sql<string>`lower(btrim(email_messages.message_id, '<> '))`.as('mid')])
+    .select(['email_messages.lead_id', 'leads.email', 'email_messages.recipient', sql<string>`lower(btrim(email_messages.message_id, '<> '))`.as('mid')])
     .where('email_messages.workspace_id', '=', workspaceId)
     .where('email_messages.direction', '=', 'out')
     .where(sql<boolean>`lower(btrim(email_messages.message_id, '<> ')) IN (${sql.join(ids)})`)
     .execute();
   for (const id of ids) {
     const hit = rows.find((r) => r.mid === id);
-    if (hit) return { leadId: hit.lead_id, email: hit.email };
+    if (hit) return { leadId: hit.lead_id, email: hit.email, recipient: hit.recipient };
   }
   return null;
+}
+
+/** A lead of the workspace (the one an unsubscribe token names), with its address; null when it is not there. */
+export async function leadOfWorkspace(db: Database, workspaceId: string, leadId: string): Promise<{ id: string; email: string | null } | null> {
+  const r = await db.selectFrom('leads').select(['id', 'email']).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  return r ?? null;
 }
 
 /**

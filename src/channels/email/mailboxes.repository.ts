@@ -15,6 +15,8 @@ export interface MailboxSecretRow {
   smtpUrl: string | null;
   imapUrl: string | null;
   sentFolder: string | null;
+  /** The authserv-id believed besides the provider's (docs/email.md); null when none was given. */
+  trustedAuthservId: string | null;
   health: MailboxHealth;
   healthDetail: string | null;
 }
@@ -28,13 +30,24 @@ const COLUMNS = [
   'smtp_url_enc',
   'imap_url_enc',
   'sent_folder',
+  'trusted_authserv_id',
   'health',
   'health_detail',
 ] as const;
 
 type Row = Pick<
   Selectable<MailboxesTable>,
-  'id' | 'workspace_id' | 'account_id' | 'address' | 'display_name' | 'smtp_url_enc' | 'imap_url_enc' | 'sent_folder' | 'health' | 'health_detail'
+  | 'id'
+  | 'workspace_id'
+  | 'account_id'
+  | 'address'
+  | 'display_name'
+  | 'smtp_url_enc'
+  | 'imap_url_enc'
+  | 'sent_folder'
+  | 'trusted_authserv_id'
+  | 'health'
+  | 'health_detail'
 >;
 
 function open(cipher: TextCipher, r: Row): MailboxSecretRow {
@@ -47,6 +60,7 @@ function open(cipher: TextCipher, r: Row): MailboxSecretRow {
     smtpUrl: cipher.decrypt(r.smtp_url_enc),
     imapUrl: cipher.decrypt(r.imap_url_enc),
     sentFolder: r.sent_folder,
+    trustedAuthservId: r.trusted_authserv_id,
     health: r.health,
     healthDetail: r.health_detail,
   };
@@ -65,6 +79,7 @@ export async function upsertMailbox(
     smtp_url_enc: cipher.encrypt(row.smtpUrl)!,
     imap_url_enc: cipher.encrypt(row.imapUrl)!,
     sent_folder: row.sentFolder ?? null,
+    trusted_authserv_id: row.trustedAuthservId?.trim().toLowerCase() || null,
     health,
     health_detail: null,
     health_checked_at: health === 'unknown' ? null : new Date(),

@@ -10,6 +10,12 @@ export interface MailboxInput {
   smtpUrl: string;
   imapUrl: string;
   sentFolder?: string | null;
+  /**
+   * The authserv-id whose Authentication-Results headers the inbox watcher believes for this mailbox, besides its
+   * provider's own (Gmail `mx.google.com`, Microsoft 365's id-less form): a message they say failed DMARC is never
+   * applied as an opt-out, a bounce or a snooze (docs/email.md).
+   */
+  trustedAuthservId?: string | null;
 }
 
 /** What may be shown: never a URL's password. */
@@ -21,30 +27,62 @@ export interface MailboxView {
   smtp: string;
   imap: string;
   sentFolder: string | null;
+  trustedAuthservId: string | null;
   health: MailboxHealth;
   healthDetail: string | null;
 }
 
 const ADDRESS_RE = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
+const AUTHSERV_ID_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** The environment switch that lets a mailbox off loopback talk without TLS (`?tls=none`), for a lab relay only. */
+export const ALLOW_PLAINTEXT_ENV = 'OUTREACH_MAILBOX_ALLOW_PLAINTEXT';
+
+/** Whether OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1 is set in this process (read when a mailbox is checked or connected). */
+export function plaintextAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[ALLOW_PLAINTEXT_ENV] === '1';
+}
+
+/** localhost, 127.0.0.0/8 and ::1: a connection that never leaves the machine. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * How a mail URL protects its login (docs/email.md "Transport"): `smtps:`/`imaps:` implicit TLS; `smtp:`/`imap:`
+ * STARTTLS, required off loopback (opportunistic on loopback, as a local test server has no certificate); `?tls=none`
+ * no TLS at all, which off loopback only OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1 permits.
+ */
+export function transportOf(url: URL, allowPlaintext = plaintextAllowed()): 'implicit' | 'starttls_required' | 'starttls_if_offered' | 'plaintext' {
+  const implicit = url.protocol === 'smtps:' || url.protocol === 'imaps:';
+  if (implicit) return 'implicit';
+  const loopback = isLoopbackHost(url.hostname);
+  if (url.searchParams.get('tls') === 'none' && (loopback || allowPlaintext)) return 'plaintext';
+  return loopback ? 'starttls_if_offered' : 'starttls_required';
+}
 
 /** The first problem with a mailbox definition, naming its field, or null when it is usable. */
-export function mailboxInputProblem(m: unknown, at = 'mailbox'): string | null {
+export function mailboxInputProblem(m: unknown, at = 'mailbox', opts: { allowPlaintext?: boolean } = {}): string | null {
   if (!m || typeof m !== 'object' || Array.isArray(m)) return `${at} must be an object`;
   const o = m as Record<string, unknown>;
   if (typeof o.address !== 'string' || !ADDRESS_RE.test(o.address)) return `${at}.address must be an e-mail address`;
   if (o.displayName != null && typeof o.displayName !== 'string') return `${at}.displayName must be a string`;
   if (o.sentFolder != null && (typeof o.sentFolder !== 'string' || o.sentFolder.trim() === '')) return `${at}.sentFolder must be a folder name`;
-  const smtp = urlProblem(o.smtpUrl, ['smtp:', 'smtps:']);
+  if (o.trustedAuthservId != null && (typeof o.trustedAuthservId !== 'string' || o.trustedAuthservId.length > 253 || !AUTHSERV_ID_RE.test(o.trustedAuthservId)))
+    return `${at}.trustedAuthservId must be a host name such as mx.acme.example (the authserv-id of Authentication-Results)`;
+  const allowPlaintext = opts.allowPlaintext ?? plaintextAllowed();
+  const smtp = urlProblem(o.smtpUrl, ['smtp:', 'smtps:'], allowPlaintext);
   if (smtp) return `${at}.smtpUrl ${smtp}`;
-  const imap = urlProblem(o.imapUrl, ['imap:', 'imaps:']);
+  const imap = urlProblem(o.imapUrl, ['imap:', 'imaps:'], allowPlaintext);
   if (imap) return `${at}.imapUrl ${imap}`;
   for (const k of Object.keys(o)) {
-    if (!['address', 'displayName', 'smtpUrl', 'imapUrl', 'sentFolder'].includes(k)) return `${at}.${k} is not a mailbox field`;
+    if (!['address', 'displayName', 'smtpUrl', 'imapUrl', 'sentFolder', 'trustedAuthservId'].includes(k)) return `${at}.${k} is not a mailbox field`;
   }
   return null;
 }
 
-function urlProblem(value: unknown, protocols: string[]): string | null {
+function urlProblem(value: unknown, protocols: string[], allowPlaintext: boolean): string | null {
   if (typeof value !== 'string') return `must be a ${protocols.join(' or ')}// URL`;
   let u: URL;
   try {
@@ -54,6 +92,14 @@ function urlProblem(value: unknown, protocols: string[]): string | null {
   }
   if (!protocols.includes(u.protocol)) return `must use ${protocols.map((p) => p + '//').join(' or ')}`;
   if (!u.hostname) return 'must name a host';
+  const tls = u.searchParams.get('tls');
+  if (tls !== null && tls !== 'none') return 'takes tls=none or no tls setting (implicit TLS: smtps:// or imaps://; smtp:// and imap:// use STARTTLS)';
+  if (tls === 'none' && (u.protocol === 'smtps:' || u.protocol === 'imaps:')) return `cannot combine ${u.protocol}// (implicit TLS) with tls=none`;
+  if (tls === 'none' && !isLoopbackHost(u.hostname) && !allowPlaintext)
+    return (
+      `asks for no TLS (tls=none) to ${u.hostname}, which would send the password in cleartext: use ${protocols[1]}// (implicit TLS) ` +
+      `or ${protocols[0]}// (STARTTLS, required off loopback), or set ${ALLOW_PLAINTEXT_ENV}=1 for a lab relay`
+    );
   return null;
 }
 

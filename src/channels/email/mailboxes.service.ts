@@ -4,7 +4,16 @@ import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../lib/ids.js';
 import * as repo from './mailboxes.repository.js';
-import { mailboxInputProblem, redactSecrets, redactUrl, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes.schemas.js';
+import {
+  isLoopbackHost,
+  mailboxInputProblem,
+  redactSecrets,
+  redactUrl,
+  transportOf,
+  type MailboxHealth,
+  type MailboxInput,
+  type MailboxView,
+} from './mailboxes.schemas.js';
 
 export interface MailboxDeps {
   db: Database;
@@ -60,13 +69,21 @@ function mailServerOf(url: string, secureProtocol: string, tlsPort: number, plai
   };
 }
 
-/** nodemailer options for a mailbox's SMTP URL: smtps:// is implicit TLS, smtp:// upgrades with STARTTLS when offered. */
+/**
+ * nodemailer options for a mailbox's SMTP URL: smtps:// is implicit TLS; smtp:// is STARTTLS, required off loopback
+ * (`requireTLS`: a server that does not offer it, or a path that strips it, fails the connection before the login);
+ * `?tls=none` is cleartext, on loopback or with OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1 only (otherwise STARTTLS is
+ * still required: a stored URL never weakens what this process allows).
+ */
 export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
   const { u, host, port, secure, auth } = mailServerOf(smtpUrl, 'smtps:', 465, 587);
+  const transport = transportOf(u);
   return {
     host,
     port,
     secure,
+    requireTLS: transport === 'starttls_required',
+    ignoreTLS: transport === 'plaintext',
     auth: u.username ? auth : undefined,
     // Test and local servers use self-signed certificates; the credential check is the login itself.
     tls: { rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(host) },
@@ -79,13 +96,16 @@ export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
   } as const;
 }
 
-/** imapflow options for a mailbox's IMAP URL (imap:// with STARTTLS when offered, imaps:// implicit TLS). */
+/** imapflow options for a mailbox's IMAP URL: imaps:// implicit TLS; imap:// STARTTLS (`doSTARTTLS`) as for SMTP. */
 export function imapClientOptions(imapUrl: string) {
-  const { host, port, secure, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
+  const { u, host, port, secure, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
+  const transport = transportOf(u);
   return {
     host,
     port,
     secure,
+    // true: STARTTLS or no connection; false: cleartext; undefined (loopback): STARTTLS when the server offers it.
+    doSTARTTLS: transport === 'starttls_required' ? true : transport === 'plaintext' ? false : undefined,
     auth,
     tls: { rejectUnauthorized: !isLocal(host) },
     logger: false as const,
@@ -96,7 +116,7 @@ export function imapClientOptions(imapUrl: string) {
 }
 
 function isLocal(host: string): boolean {
-  return host === 'localhost' || host === '127.0.0.1' || host === '::1' || host === '[::1]';
+  return isLoopbackHost(host);
 }
 
 export async function checkSmtp(smtpUrl: string): Promise<ConnectionCheck> {
@@ -136,6 +156,7 @@ export function toView(m: repo.MailboxSecretRow): MailboxView {
     smtp: m.smtpUrl ? redactUrl(m.smtpUrl) : '(unreadable with the current key)',
     imap: m.imapUrl ? redactUrl(m.imapUrl) : '(unreadable with the current key)',
     sentFolder: m.sentFolder,
+    trustedAuthservId: m.trustedAuthservId,
     health: m.health,
     healthDetail: m.healthDetail,
   };
@@ -160,6 +181,7 @@ export async function addMailbox(deps: MailboxDeps, req: AddMailboxRequest): Pro
     smtpUrl: req.smtpUrl,
     imapUrl: req.imapUrl,
     sentFolder: req.sentFolder ?? null,
+    trustedAuthservId: req.trustedAuthservId ?? null,
   };
   const problem = mailboxInputProblem(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined)), 'mailbox');
   if (problem) throw new MailboxError('invalid_mailbox', problem);

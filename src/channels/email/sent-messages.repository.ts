@@ -3,10 +3,22 @@ import type { Database } from '../../db/database.js';
 // The e-mail thread of a lead (table email_messages, migration 0013): the Message-IDs we sent and those we received,
 // so a follow-up continues the thread and a crash-interrupted send can be confirmed from the sent folder.
 
-/** Notes an outgoing message before it is handed to SMTP; a retry of the same step finds the row already there. */
+/**
+ * Notes an outgoing message before it is handed to SMTP; a retry of the same step finds the row already there.
+ * `recipient`: the address it goes to, so a bounce that names this Message-ID affects that address (docs/email.md).
+ */
 export async function recordOutgoing(
   db: Database,
-  row: { workspaceId: string; messageId: string; leadId: string; mailboxId: string; idempotencyKey: string; subject: string | null; at: Date },
+  row: {
+    workspaceId: string;
+    messageId: string;
+    leadId: string;
+    mailboxId: string;
+    idempotencyKey: string;
+    subject: string | null;
+    at: Date;
+    recipient?: string | null;
+  },
 ): Promise<void> {
   await db
     .insertInto('email_messages')
@@ -19,6 +31,7 @@ export async function recordOutgoing(
       subject: row.subject,
       direction: 'out',
       sent_at: row.at,
+      recipient: row.recipient?.trim().toLowerCase() ?? null,
     })
     .onConflict((oc) => oc.doNothing())
     .execute();

@@ -34,3 +34,12 @@ export function readUnsubscribeToken(cipher: TextCipher, token: string): { works
   const leadId = uuidOf(ids.subarray(16));
   return isUuid(workspaceId) && isUuid(leadId) ? { workspaceId, leadId } : null;
 }
+
+/**
+ * The List-Unsubscribe mailto of a lead's e-mail: the mailbox's own address, with the lead's token in the subject
+ * (`unsubscribe <token>`). The inbox watcher opts the person out on a mail that carries a valid token (in the subject,
+ * or as a plus address `local+<token>@domain`); a bare "unsubscribe" with no token is read as a reply (docs/email.md).
+ */
+export function mailtoUnsubscribe(cipher: TextCipher, mailboxAddress: string, workspaceId: string, leadId: string): string {
+  return `mailto:${mailboxAddress}?subject=${encodeURIComponent(`unsubscribe ${unsubscribeToken(cipher, workspaceId, leadId)}`)}`;
+}

@@ -1,4 +1,4 @@
-import { ImapFlow } from 'imapflow';
+import { ImapFlow, type FetchMessageObject, type MessageStructureObject } from 'imapflow';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
@@ -9,7 +9,8 @@ import { classifyReply } from '../../domain/classify.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut, suppressAddress } from '../../domain/opt-out.js';
 import { redactSecrets } from './mailboxes.schemas.js';
 import { imapClientOptions } from './mailboxes.service.js';
-import { parseInbound, type ParsedInbound } from './parse.js';
+import { dmarcFailed, HEADER_FIELDS, parseBody, parseHead, type InboundHead, type InboundReport } from './parse.js';
+import { readUnsubscribeToken } from './unsubscribe-token.js';
 import * as repo from './inbox.repository.js';
 
 export interface InboxConfig {
@@ -19,6 +20,8 @@ export interface InboxConfig {
   maxMessagesPerPoll?: number;
   /** Mailboxes claimed per round. */
   batchSize?: number;
+  /** Of one message, at most this many bytes are downloaded (OUTREACH_INBOX_MAX_MESSAGE_BYTES); default 2 MB. */
+  maxMessageBytes?: number;
 }
 
 export interface InboxDeps {
@@ -26,6 +29,10 @@ export interface InboxDeps {
   cipher: TextCipher;
   config: InboxConfig;
 }
+
+export const DEFAULT_MAX_MESSAGE_BYTES = 2_097_152;
+/** mailparser refuses a message of more MIME parts than this; the structure says so before any body is fetched. */
+const MAX_MIME_PARTS = 1_000;
 
 /** Health details the watcher writes start with this, so a good IMAP login clears only what IMAP marked. */
 const IMAP_DETAIL = 'IMAP: ';
@@ -42,76 +49,248 @@ function isAuthError(e: unknown): boolean {
 /** Thrown inside a message's transaction to undo it: another worker handled the message first. */
 class AlreadyHandled extends Error {}
 
-type Outcome = 'reply' | 'out_of_office' | 'bounce' | 'delayed' | 'unsubscribe' | 'unmatched' | 'duplicate';
+/** The IMAP connection failed while a message was read: the pass stops there (the message is read again next time). */
+class ConnectionLost extends Error {}
 
 /**
- * Watches each mailbox's INBOX: reads what arrived since the last seen UID, matches it to a lead, and classifies
- * it (docs/email.md). Each message is claimed in the database (mailbox, UIDVALIDITY, UID) in the same
- * transaction that applies it, so it takes effect once across restarts and concurrent workers.
+ * What became of one message. `ignored:*` and `unparseable` are claimed like the rest (once only) and counted as
+ * `unmatched` and `unparseable`; the reason is kept in `email_inbound_seen.outcome`.
+ */
+type Outcome =
+  | 'reply'
+  | 'out_of_office'
+  | 'bounce'
+  | 'delayed'
+  | 'unsubscribe'
+  | 'unmatched'
+  | 'duplicate'
+  | 'unparseable'
+  | 'vanished'
+  | 'ignored:auto_reply_unthreaded'
+  | 'ignored:dmarc_fail';
+
+/**
+ * The authserv-ids whose Authentication-Results this mailbox believes: its provider's (from the IMAP host: Gmail
+ * writes `mx.google.com`; Microsoft 365 writes no authserv-id at all, its header starts with `spf=`, here `null`) and
+ * the mailbox's own `trustedAuthservId`.
+ */
+export function trustedAuthservIds(imapUrl: string, trustedAuthservId: string | null): (string | null)[] {
+  const out: (string | null)[] = [];
+  let host = '';
+  try {
+    host = new URL(imapUrl).hostname.toLowerCase();
+  } catch {
+    /* no provider */
+  }
+  if (host === 'imap.gmail.com' || host === 'imap.googlemail.com') out.push('mx.google.com');
+  if (host === 'outlook.office365.com' || host === 'outlook.office.com' || host.endsWith('.outlook.com') || host.endsWith('.office365.com')) out.push(null);
+  if (trustedAuthservId?.trim()) out.push(trustedAuthservId.trim().toLowerCase());
+  return out;
+}
+
+/** How many MIME parts the structure holds, counting no further than `limit + 1`. */
+function partCount(root: MessageStructureObject | undefined, limit: number): number {
+  if (!root) return 0;
+  let n = 0;
+  const stack: MessageStructureObject[] = [root];
+  while (stack.length > 0 && n <= limit) {
+    const node = stack.pop()!;
+    n += 1;
+    for (const child of node.childNodes ?? []) stack.push(child);
+  }
+  return n;
+}
+
+const isDeliveryReport = (s: MessageStructureObject | undefined) =>
+  s?.type?.toLowerCase() === 'multipart/report' && (s.parameters?.['report-type'] ?? '').toLowerCase() === 'delivery-status';
+
+/**
+ * Watches each mailbox's INBOX: reads what arrived since the last seen UID, one message at a time (its size,
+ * structure and header fields first; its body only when it matched a lead or is a delivery report, and at most
+ * `maxMessageBytes` of it), matches it to a lead, and applies what can be tied to our own mail (docs/email.md). Each
+ * message is claimed in the database (mailbox, UIDVALIDITY, UID) in the same transaction that applies it, so it takes
+ * effect once across restarts and concurrent workers; the position is saved after every message; a message that
+ * cannot be read is recorded `unparseable` and passed over.
  */
 export function createInboxWatcher(deps: InboxDeps) {
   const { db, cipher, config } = deps;
   const maxMessages = config.maxMessagesPerPoll ?? 200;
   const batchSize = config.batchSize ?? 16;
+  const maxBytes = config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
-  /**
-   * The lead a message is about: by thread first (the Message-ID of ours it answers or bounced), then by the sender's
-   * address among contacted leads. `tiedToOurMessage`: matched by thread, and sent by the very address we wrote to.
-   */
-  async function matchLead(mb: repo.PollMailbox, p: ParsedInbound): Promise<{ leadId: string; tiedToOurMessage: boolean } | null> {
-    const threadIds = p.bounce?.originalMessageId ? [p.bounce.originalMessageId] : [];
-    // In-Reply-To names the message answered; References, newest last, the thread before it.
-    threadIds.push(...p.inReplyTo, ...[...p.references].reverse());
-    const byThread = await repo.leadBySentMessageIds(db, mb.workspaceId, [...new Set(threadIds)]);
-    if (byThread) {
-      const to = byThread.email?.trim().toLowerCase() ?? null;
-      return { leadId: byThread.leadId, tiedToOurMessage: !!p.from && to === p.from.toLowerCase() };
-    }
-    const address = p.kind === 'bounce' || p.kind === 'delayed' ? p.bounce?.recipient : p.from;
-    if (!address || address === mb.address.toLowerCase()) return null;
-    const leadId = await repo.contactedLeadByAddress(db, mb.workspaceId, address, mb.id);
-    return leadId ? { leadId, tiedToOurMessage: false } : null;
+  /** Claims a message that is applied no further (unmatched, ignored, unparseable): once only, nothing else stored. */
+  async function claimOnly(mb: repo.PollMailbox, uidValidity: bigint, uid: number, outcome: Outcome, now: Date): Promise<Outcome> {
+    const claimed = await withTxRetry(() =>
+      db.transaction().execute((trx) => repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome, now })),
+    );
+    return claimed ? outcome : 'duplicate';
   }
 
-  async function handleMessage(
+  /** A fetch that failed: the connection is gone (the pass stops), or the server refused this one message. */
+  function fetchFailed(client: ImapFlow, e: unknown): never | 'unparseable' {
+    if (!client.usable) throw new ConnectionLost(String((e as Error)?.message ?? e));
+    return 'unparseable';
+  }
+
+  /** The body of one message: all of it up to `maxBytes`, else its first `maxBytes` (headers and first parts). */
+  async function fetchBody(client: ImapFlow, uid: number, size: number): Promise<Buffer | 'unparseable'> {
+    try {
+      const m = await client.fetchOne(String(uid), { uid: true, source: size > maxBytes ? { start: 0, maxLength: maxBytes } : true }, { uid: true });
+      return m && m.source ? m.source : 'unparseable';
+    } catch (e) {
+      return fetchFailed(client, e);
+    }
+  }
+
+  /**
+   * One message, start to end: read, decide, apply. Throws ConnectionLost when IMAP fails, or a database error that a
+   * fresh transaction fails on too (then the pass stops and the message is read again on the next one).
+   */
+  async function handleUid(client: ImapFlow, mb: repo.PollMailbox, uidValidity: bigint, uid: number, ctx: WatchContext): Promise<Outcome> {
+    const { now } = ctx;
+    let meta: FetchMessageObject | false;
+    try {
+      meta = await client.fetchOne(
+        String(uid),
+        { uid: true, size: true, internalDate: true, envelope: true, bodyStructure: true, headers: [...HEADER_FIELDS] },
+        { uid: true },
+      );
+    } catch (e) {
+      return claimOnly(mb, uidValidity, uid, fetchFailed(client, e), now);
+    }
+    if (!meta) return 'vanished';
+    let head: InboundHead;
+    try {
+      head = await parseHead(meta.headers ?? Buffer.alloc(0));
+    } catch {
+      return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+    }
+    // What the server parsed stands in for a header mailparser could not read.
+    head.from ??= meta.envelope?.from?.[0]?.address?.toLowerCase() ?? null;
+    head.report ||= isDeliveryReport(meta.bodyStructure);
+    const internalDate = meta.internalDate ? new Date(meta.internalDate) : null;
+    const size = Number(meta.size ?? 0);
+    const tooManyParts = partCount(meta.bodyStructure, MAX_MIME_PARTS) > MAX_MIME_PARTS;
+    const read = async (): Promise<Buffer | 'unparseable'> => (tooManyParts ? 'unparseable' : fetchBody(client, uid, size));
+    try {
+      return await decide(mb, uidValidity, uid, head, internalDate, read, ctx);
+    } catch (e) {
+      if (e instanceof ConnectionLost) throw e;
+      // A message whose effects could not be written (a value the database refuses): passed over as unparseable when
+      // the database still takes the claim; when it does not, the database is the trouble and the pass stops here.
+      return claimOnly(mb, uidValidity, uid, 'unparseable', now).catch(() => {
+        throw e;
+      });
+    }
+  }
+
+  /** The rules of docs/email.md "How a message is matched": only what is tied to our own mail changes anything. */
+  async function decide(
     mb: repo.PollMailbox,
     uidValidity: bigint,
-    msg: { uid: number; source: Buffer; internalDate: Date | null },
+    uid: number,
+    head: InboundHead,
+    internalDate: Date | null,
+    read: () => Promise<Buffer | 'unparseable'>,
     ctx: WatchContext,
   ): Promise<Outcome> {
+    const { now } = ctx;
+    const dmarcFail = mb.imapUrl ? dmarcFailed(head.authResults, trustedAuthservIds(mb.imapUrl, mb.trustedAuthservId)) : false;
+    // In-Reply-To names the message answered; References, newest last, the thread before it.
+    const threadIds = [...new Set([...head.inReplyTo, ...[...head.references].reverse()])];
+    const sentAt = head.date ?? internalDate ?? now;
+    const at = sentAt.getTime() > now.getTime() ? now : sentAt;
+
+    if (head.report) {
+      // A delivery report counts only when it names a message we sent; who bounced is our record's recipient.
+      const source = await read();
+      if (source === 'unparseable') return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+      let report: InboundReport;
+      try {
+        report = (await parseBody(source, head)).report!;
+      } catch {
+        return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+      }
+      const ours = await repo.sentMessageByIds(db, mb.workspaceId, [
+        ...new Set([...(report.originalMessageId ? [report.originalMessageId] : []), ...threadIds]),
+      ]);
+      if (!ours) return claimOnly(mb, uidValidity, uid, 'unmatched', now);
+      if (dmarcFail) return claimOnly(mb, uidValidity, uid, 'ignored:dmarc_fail', now);
+      return applyReport(mb, uidValidity, uid, report, ours, at, ctx);
+    }
+
+    // The List-Unsubscribe mailto: a valid token of this workspace is the capability, as the /u link's is.
+    let tokenLead: { id: string; email: string | null } | null = null;
+    if (head.asksUnsubscribe) {
+      for (const token of head.unsubscribeTokens) {
+        const named = readUnsubscribeToken(cipher, token);
+        if (named && named.workspaceId === mb.workspaceId) tokenLead = await repo.leadOfWorkspace(db, mb.workspaceId, named.leadId);
+        if (tokenLead) break;
+      }
+    }
+    const byThread = await repo.sentMessageByIds(db, mb.workspaceId, threadIds);
+    const fromUs = !head.from || head.from === mb.address.toLowerCase();
+    const leadId = tokenLead?.id ?? byThread?.leadId ?? (fromUs ? null : await repo.contactedLeadByAddress(db, mb.workspaceId, head.from!, mb.id));
+    if (!leadId) return claimOnly(mb, uidValidity, uid, 'unmatched', now);
+    // Threaded to a message we sent to the very address that answers (opt-out by reply text needs it).
+    const sentTo = (byThread?.recipient ?? byThread?.email)?.trim().toLowerCase() ?? null;
+    const tiedToOurMessage = !!byThread && byThread.leadId === leadId && !!head.from && sentTo === head.from && !dmarcFail;
+
+    if (tokenLead && !dmarcFail) return apply(mb, uidValidity, uid, head, { kind: 'unsubscribe', leadId, at }, ctx);
+    // An auto-reply snoozes only when threaded to our message, and when the provider does not say it is forged.
+    if (head.autoReply && (!byThread || dmarcFail))
+      return claimOnly(mb, uidValidity, uid, dmarcFail ? 'ignored:dmarc_fail' : 'ignored:auto_reply_unthreaded', now);
+
+    const source = await read();
+    if (source === 'unparseable') return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+    let text: string | null;
+    try {
+      text = (await parseBody(source, head)).text;
+    } catch {
+      return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+    }
+    // "unsubscribe" without a valid token (or failing DMARC) is a reply that asks to stop: the subject is part of what
+    // it says, so the engine classifies it so, and opts the person out only when it is tied to our message.
+    // (A token in it is not kept: it is a capability, and the reply is shown to people.)
+    if (head.asksUnsubscribe && !/\bunsubscribe\b/i.test(text ?? ''))
+      text = [head.subject.replace(/[A-Za-z0-9_-]{64}/g, '').trim(), text].filter(Boolean).join('\n\n');
+    if (head.autoReply) return apply(mb, uidValidity, uid, head, { kind: 'out_of_office', leadId, at, text }, ctx);
+    // A reply whose text reads as an auto-reply would be snoozed by the engine: the same rule as the headers' one.
+    if (classifyReply(text) === 'out_of_office' && (!byThread || dmarcFail))
+      return claimOnly(mb, uidValidity, uid, dmarcFail ? 'ignored:dmarc_fail' : 'ignored:auto_reply_unthreaded', now);
+    return apply(mb, uidValidity, uid, head, { kind: 'reply', leadId, at, text, tiedToOurMessage }, ctx);
+  }
+
+  type Effect =
+    | { kind: 'unsubscribe'; leadId: string; at: Date }
+    | { kind: 'out_of_office'; leadId: string; at: Date; text: string | null }
+    | { kind: 'reply'; leadId: string; at: Date; text: string | null; tiedToOurMessage: boolean };
+
+  /** A reply, an auto-reply or an unsubscribe of a matched lead, in one transaction with the message's claim. */
+  async function apply(mb: repo.PollMailbox, uidValidity: bigint, uid: number, head: InboundHead, effect: Effect, ctx: WatchContext): Promise<Outcome> {
     const { now, summary, apply: applyReply } = ctx;
-    const parsed = await parseInbound(msg.source);
-    const match = await matchLead(mb, parsed);
-    const leadId = match?.leadId ?? null;
-    const tiedToOurMessage = match?.tiedToOurMessage ?? false;
-    // Whether this message opts the person out (a mailto unsubscribe, or a threaded reply that asks to stop): then
+    const { leadId, at } = effect;
+    // Whether this message opts the person out (a mailto with its token, or a threaded reply that asks to stop): then
     // the person's lanes are locked before the lead, in id order, the order every opt-out takes (domain/opt-out.ts).
-    const optsOut = parsed.kind === 'unsubscribe' || (parsed.kind === 'reply' && replyOptsOut({ tiedToOurMessage }, classifyReply(parsed.text)));
-    const sent = parsed.date ?? msg.internalDate ?? now;
-    const at = sent.getTime() > now.getTime() ? now : sent;
+    const optsOut = effect.kind === 'unsubscribe' || (effect.kind === 'reply' && replyOptsOut(effect, classifyReply(effect.text)));
     try {
       return await withTxRetry(() =>
         db.transaction().execute(async (trx): Promise<Outcome> => {
-          if (!leadId) {
-            if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid: msg.uid, outcome: 'unmatched', now }))) throw new AlreadyHandled();
-            return 'unmatched';
-          }
           // The same message seen again under a new UIDVALIDITY has its Message-ID on record already.
-          const fresh =
-            parsed.messageId && parsed.kind !== 'bounce' && parsed.kind !== 'delayed'
-              ? await repo.recordInboundMessageId(trx, {
-                  workspaceId: mb.workspaceId,
-                  messageId: parsed.messageId,
-                  leadId,
-                  mailboxId: mb.id,
-                  subject: parsed.subject || null,
-                  at,
-                })
-              : true;
-          const outcome: Outcome = fresh ? parsed.kind : 'duplicate';
-          if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid: msg.uid, outcome, now }))) throw new AlreadyHandled();
+          const fresh = head.messageId
+            ? await repo.recordInboundMessageId(trx, {
+                workspaceId: mb.workspaceId,
+                messageId: head.messageId,
+                leadId,
+                mailboxId: mb.id,
+                subject: head.subject || null,
+                at,
+              })
+            : true;
+          const outcome: Outcome = fresh ? effect.kind : 'duplicate';
+          if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome, now }))) throw new AlreadyHandled();
           if (!fresh) return 'duplicate';
-          if (optsOut) await lockPersonLanes(trx, { workspaceId: mb.workspaceId, leadId, email: parsed.kind === 'unsubscribe' ? parsed.from : null });
+          if (optsOut) await lockPersonLanes(trx, { workspaceId: mb.workspaceId, leadId, email: null });
           const lead = await repo.lockLead(trx, mb.workspaceId, leadId);
           if (!lead) return 'unmatched';
           const ref: ObservedLead = {
@@ -122,57 +301,80 @@ export function createInboxWatcher(deps: InboxDeps) {
             x_user_id: lead.x_user_id,
             username: lead.username,
           };
-          switch (parsed.kind) {
+          switch (effect.kind) {
             case 'reply': {
-              const r = await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at, tiedToOurMessage }, ref, now, summary);
+              const obs = { type: 'reply' as const, leadId, channel: 'email' as const, text: effect.text, at, tiedToOurMessage: effect.tiedToOurMessage };
+              const r = await applyReply(trx, obs, ref, now, summary);
               return r === 'snoozed' ? 'out_of_office' : 'reply';
             }
             case 'out_of_office':
-              await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: parsed.text, at }, ref, now, summary, 'out_of_office');
+              await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: effect.text, at }, ref, now, summary, 'out_of_office');
               return 'out_of_office';
-            case 'unsubscribe': {
+            case 'unsubscribe':
               // The one opt-out (domain/opt-out.ts), as the /u link and a reply that asks to stop.
-              await optOutPerson(trx, {
-                workspaceId: mb.workspaceId,
-                leadId,
-                email: lead.email ?? parsed.from,
-                at,
-                now,
-                via: 'mailto_unsubscribe',
-                channel: 'email',
-              });
+              await optOutPerson(trx, { workspaceId: mb.workspaceId, leadId, email: null, at, now, via: 'mailto_unsubscribe', channel: 'email' });
               return 'unsubscribe';
-            }
-            case 'bounce': {
-              const address = parsed.bounce?.recipient ?? lead.email;
-              if (address) await suppressAddress(trx, mb.workspaceId, address, 'bounced', leadId);
-              if (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId, now })) {
-                await repo.insertActivity(trx, {
-                  id: newId(),
-                  workspaceId: mb.workspaceId,
-                  at,
-                  action: 'email_sent',
-                  outcome: 'failed',
-                  detail: { channel: 'email', reason: 'bounced', status: parsed.bounce?.status ?? null, final: true },
-                  accountId: ref.account_id,
-                  leadId,
-                });
-              }
-              return 'bounce';
-            }
-            case 'delayed':
-              await repo.insertActivity(trx, {
-                id: newId(),
-                workspaceId: mb.workspaceId,
-                at,
-                action: 'email_sent',
-                outcome: 'failed',
-                detail: { channel: 'email', reason: 'delayed', status: parsed.bounce?.status ?? null, final: false },
-                accountId: ref.account_id,
-                leadId,
-              });
-              return 'delayed';
           }
+        }),
+      );
+    } catch (e) {
+      if (e instanceof AlreadyHandled) return 'duplicate';
+      throw e;
+    }
+  }
+
+  /**
+   * A delivery report tied to one of our messages: a hard bounce suppresses the address that message went to and fails
+   * its lead (while the lead still has that address); a delayed one is noted on the lead's ledger.
+   */
+  async function applyReport(
+    mb: repo.PollMailbox,
+    uidValidity: bigint,
+    uid: number,
+    report: InboundReport,
+    ours: { leadId: string; email: string | null; recipient: string | null },
+    at: Date,
+    ctx: WatchContext,
+  ): Promise<Outcome> {
+    const { now } = ctx;
+    const { leadId } = ours;
+    try {
+      return await withTxRetry(() =>
+        db.transaction().execute(async (trx): Promise<Outcome> => {
+          if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome: report.kind, now }))) throw new AlreadyHandled();
+          const lead = await repo.lockLead(trx, mb.workspaceId, leadId);
+          if (!lead) return 'unmatched';
+          const accountId = lead.account_id ?? mb.accountId;
+          if (report.kind === 'delayed') {
+            await repo.insertActivity(trx, {
+              id: newId(),
+              workspaceId: mb.workspaceId,
+              at,
+              action: 'email_sent',
+              outcome: 'failed',
+              detail: { channel: 'email', reason: 'delayed', status: report.status, final: false },
+              accountId,
+              leadId,
+            });
+            return 'delayed';
+          }
+          const address = (ours.recipient ?? lead.email)?.trim().toLowerCase() ?? null;
+          if (address) await suppressAddress(trx, mb.workspaceId, address, 'bounced', leadId);
+          // The lead fails only while that is still its address (an address corrected since keeps it going).
+          const stillItsAddress = !address || (lead.email ?? '').trim().toLowerCase() === address;
+          if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId, now }))) {
+            await repo.insertActivity(trx, {
+              id: newId(),
+              workspaceId: mb.workspaceId,
+              at,
+              action: 'email_sent',
+              outcome: 'failed',
+              detail: { channel: 'email', reason: 'bounced', status: report.status, final: true },
+              accountId,
+              leadId,
+            });
+          }
+          return 'bounce';
         }),
       );
     } catch (e) {
@@ -187,7 +389,8 @@ export function createInboxWatcher(deps: InboxDeps) {
     else if (o === 'bounce') c.bounces += 1;
     else if (o === 'delayed') c.delayed += 1;
     else if (o === 'unsubscribe') c.unsubscribes += 1;
-    else if (o === 'unmatched') c.unmatched += 1;
+    else if (o === 'unparseable') c.unparseable += 1;
+    else if (o === 'unmatched' || o.startsWith('ignored:')) c.unmatched += 1;
   }
 
   async function pollMailbox(mb: repo.PollMailbox, ctx: WatchContext): Promise<MailboxPassCounts> {
@@ -204,6 +407,12 @@ export function createInboxWatcher(deps: InboxDeps) {
     client.on('error', () => {
       /* surfaced by the awaited calls below */
     });
+    const unreachable = async () => {
+      // The connection dropped: what was handled is on record (position included); the rest comes on the next poll.
+      counts.error = 'mailbox_unreachable';
+      await repo.setNextPoll(db, mb.id, later(UNREACHABLE_BACKOFF_SECONDS)).catch(() => undefined);
+      return counts;
+    };
     try {
       try {
         await client.connect();
@@ -219,40 +428,50 @@ export function createInboxWatcher(deps: InboxDeps) {
       if (mb.health !== 'ok' && mb.health !== 'unknown' && (mb.healthDetail ?? '').startsWith(IMAP_DETAIL)) {
         await repo.setImapHealth(db, mb.id, 'ok', null, now);
       }
-      const box = await client.mailboxOpen('INBOX', { readOnly: true });
-      const uidValidity = BigInt(box.uidValidity);
-      const uidNext = Number(box.uidNext ?? 0);
-      const known = mb.uidValidity !== null && mb.uidValidity === uidValidity;
+      let uidValidity: bigint;
+      let uidNext: number;
       let uids: number[];
-      if (known) {
-        // Nothing new: one SELECT, no FETCH, whatever the INBOX holds.
-        if (uidNext > 0 && uidNext - 1 <= mb.lastUid) {
-          await repo.savePollPosition(db, { mailboxId: mb.id, uidValidity, lastUid: mb.lastUid, nextPollAt: later(config.pollIntervalSeconds) });
-          return counts;
+      const known = mb.uidValidity !== null;
+      try {
+        const box = await client.mailboxOpen('INBOX', { readOnly: true });
+        uidValidity = BigInt(box.uidValidity);
+        uidNext = Number(box.uidNext ?? 0);
+        if (known && mb.uidValidity === uidValidity) {
+          // Nothing new: one SELECT, no FETCH, whatever the INBOX holds.
+          if (uidNext > 0 && uidNext - 1 <= mb.lastUid) {
+            await repo.savePollPosition(db, { mailboxId: mb.id, uidValidity, lastUid: mb.lastUid, nextPollAt: later(config.pollIntervalSeconds) });
+            return counts;
+          }
+          const found = await client.search({ uid: `${mb.lastUid + 1}:*` }, { uid: true });
+          uids = (found || []).filter((u) => u > mb.lastUid);
+        } else {
+          // First poll, or the server renumbered the INBOX: read what arrived since shortly before the mailbox was added.
+          const found = await client.search({ since: new Date(mb.createdAt.getTime() - FIRST_POLL_LOOKBACK_MS) }, { uid: true });
+          uids = found || [];
         }
-        const found = await client.search({ uid: `${mb.lastUid + 1}:*` }, { uid: true });
-        uids = (found || []).filter((u) => u > mb.lastUid);
-      } else {
-        // First poll, or the server renumbered the INBOX: read what arrived since shortly before the mailbox was added.
-        const found = await client.search({ since: new Date(mb.createdAt.getTime() - FIRST_POLL_LOOKBACK_MS) }, { uid: true });
-        uids = found || [];
+      } catch {
+        return await unreachable();
       }
+      const sameBox = known && mb.uidValidity === uidValidity;
       uids.sort((a, b) => a - b);
       const batch = uids.slice(0, maxMessages);
-      const messages: { uid: number; source: Buffer; internalDate: Date | null }[] = [];
-      if (batch.length > 0) {
-        for await (const m of client.fetch(batch, { uid: true, source: true, internalDate: true }, { uid: true })) {
-          if (m.source) messages.push({ uid: m.uid, source: m.source, internalDate: m.internalDate ? new Date(m.internalDate) : null });
+      let lastUid = sameBox ? mb.lastUid : 0;
+      // One message at a time, its position saved once it is done: a message that cannot be read is passed over, and
+      // a pass that stops half-way resumes after the last message it finished.
+      for (const uid of batch) {
+        let outcome: Outcome;
+        try {
+          outcome = await handleUid(client, mb, uidValidity, uid, ctx);
+        } catch (e) {
+          if (e instanceof ConnectionLost) return await unreachable();
+          throw e;
         }
+        count(counts, outcome);
+        lastUid = Math.max(lastUid, uid);
+        await repo.saveLastUid(db, { mailboxId: mb.id, uidValidity, lastUid });
       }
       await client.logout().catch(() => undefined);
-      messages.sort((a, b) => a.uid - b.uid);
-      let lastUid = known ? mb.lastUid : 0;
-      for (const m of messages) {
-        count(counts, await handleMessage(mb, uidValidity, m, ctx));
-        lastUid = Math.max(lastUid, m.uid);
-      }
-      if (!known && uids.length === 0) lastUid = Math.max(0, uidNext - 1);
+      if (!sameBox && uids.length === 0) lastUid = Math.max(0, uidNext - 1);
       const more = uids.length > batch.length;
       await repo.savePollPosition(db, {
         mailboxId: mb.id,
@@ -260,11 +479,6 @@ export function createInboxWatcher(deps: InboxDeps) {
         lastUid,
         nextPollAt: more ? new Date(now.getTime() + 1) : later(config.pollIntervalSeconds),
       });
-      return counts;
-    } catch {
-      // A connection that dropped mid-read: what was handled is on record; the rest comes on the next poll.
-      counts.error = 'mailbox_unreachable';
-      await repo.setNextPoll(db, mb.id, later(UNREACHABLE_BACKOFF_SECONDS)).catch(() => undefined);
       return counts;
     } finally {
       client.close();

@@ -18,6 +18,12 @@ interface StreamedEvent {
   data: unknown;
 }
 
+const RECONNECT_BASE_MS = 500;
+const RECONNECT_MAX_MS = 30_000;
+const RETRY_AFTER_MAX_SECONDS = 60;
+/** A stream that ends sooner than this after it opened counts as a failed attempt (backoff), not a clean end. */
+const SHORT_STREAM_MS = 1_000;
+
 const checkEvents = (list: string[] | undefined) => {
   const unknown = (list ?? []).filter((e) => !isWebhookEvent(e));
   if (unknown.length) throw new CliError(`unknown event ${unknown.join(', ')}; events are: ${WEBHOOK_EVENTS.join(', ')}`);
@@ -85,29 +91,66 @@ export function registerListen(program: Command) {
     let forwarded = 0;
     let announced = false;
     let failures = 0;
+    // The id of the last event printed: a reconnect sends it as Last-Event-ID and the server continues after it.
+    let lastEventId: string | null = null;
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (stop.signal.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          stop.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        stop.signal.addEventListener('abort', done, { once: true });
+      });
+    /** Exponential backoff with jitter (0.5 s … 30 s), never sooner than the server's Retry-After. */
+    const backoffMs = (retryAfterSeconds = 0) => {
+      const exp = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** Math.min(failures - 1, 6));
+      const jittered = exp / 2 + Math.random() * (exp / 2);
+      return Math.max(jittered, Math.min(retryAfterSeconds, RETRY_AFTER_MAX_SECONDS) * 1000);
+    };
     while (!stop.signal.aborted) {
+      const headers: Record<string, string> = { ...api.headers, accept: 'text/event-stream' };
+      if (lastEventId) headers['last-event-id'] = lastEventId;
       let res: Response;
       try {
-        res = await fetch(streamUrl, { headers: { ...api.headers, accept: 'text/event-stream' }, signal: stop.signal });
+        res = await fetch(streamUrl, { headers, signal: stop.signal });
       } catch (e) {
         if (stop.signal.aborted) break;
         failures++;
-        process.stderr.write(`outreach: event stream unreachable (${(e as Error).message}); retrying\n`);
-        await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))));
+        const wait = backoffMs();
+        process.stderr.write(`outreach: event stream unreachable (${(e as Error).message}); retrying in ${(wait / 1000).toFixed(1)} s\n`);
+        await pause(wait);
         continue;
       }
       if (!res.ok || !res.body) {
         const body: unknown = await res.json().catch(() => undefined);
+        // Too many streams, a server shutting down or a proxy in trouble: wait and try again. Anything else
+        // (401 a revoked key, 403 a removed Team link, 400) will not change by retrying.
+        if (res.status === 429 || res.status >= 500) {
+          failures++;
+          const retryAfter = Number(res.headers.get('retry-after'));
+          const wait = backoffMs(Number.isFinite(retryAfter) ? retryAfter : 0);
+          const reason = (body as { error?: unknown } | undefined)?.error;
+          process.stderr.write(
+            `outreach: event stream refused (${res.status}${typeof reason === 'string' ? ` ${reason}` : ''}); retrying in ${(wait / 1000).toFixed(1)} s\n`,
+          );
+          await pause(wait);
+          continue;
+        }
         throw apiError('GET /api/v1/events/stream', res.status, body);
       }
-      failures = 0;
       if (!announced) {
         announced = true;
         process.stderr.write(
           `Ready! Forwarding ${opts.events?.join(', ') ?? 'all events'} to ${opts.forwardTo}\n` +
             `Your webhook signing secret is ${secret} (shown once; verify with verifyWebhook). Ctrl-C to quit.\n`,
         );
+      } else {
+        process.stderr.write(`outreach: event stream reconnected${lastEventId ? `, resuming after event ${lastEventId}` : ''}\n`);
       }
+      const openedAt = Date.now();
       try {
         for await (const raw of serverSentData(res.body)) {
           const e = JSON.parse(raw) as StreamedEvent;
@@ -133,14 +176,24 @@ export function registerListen(program: Command) {
               `${JSON.stringify({ id: e.id, event: e.event, createdAt: e.createdAt, data: e.data, forwardedTo: opts.forwardTo, status })}\n`,
             );
           else process.stdout.write(`${e.createdAt}  --> ${e.event} [${e.id}]\n${e.createdAt}  <-- [${status}] POST ${opts.forwardTo} [${e.id}]\n`);
+          lastEventId = e.id;
           if (opts.maxEvents !== undefined && forwarded >= opts.maxEvents) {
             stop.abort();
             break;
           }
         }
+        // The server ended the stream (its maximum age, a shutdown, a revoked key): reconnect and resume.
+        if (stop.signal.aborted) break;
+        process.stderr.write('outreach: the server ended the event stream; reconnecting\n');
       } catch (err) {
         if (stop.signal.aborted) break;
         process.stderr.write(`outreach: event stream interrupted (${(err as Error).message}); reconnecting\n`);
+      }
+      // A stream that lived a while reconnects at once; one that ended right away backs off like a failure.
+      if (Date.now() - openedAt >= SHORT_STREAM_MS) failures = 0;
+      else {
+        failures++;
+        await pause(backoffMs());
       }
     }
   });

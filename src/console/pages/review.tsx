@@ -7,6 +7,9 @@ import { CANDIDATE_FILTERS, type CandidateFilter } from '../../domain/vocabulary
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendFragment, sendPage } from '../render.js';
+import { OUTCOME_NOTICES, outcomeResult, refusalNotice, refusalResult, reviewNoticeOf, type ReviewNotice, type RowResult } from './review-notices.js';
+
+export { REVIEW_NOTICES } from './review-notices.js';
 
 /** Rows per review page: small enough to read, and one keyset page of the candidates index. */
 export const REVIEW_PAGE_SIZE = 50;
@@ -20,14 +23,6 @@ const FILTER_LABELS: Record<CandidateFilter, 'Unreviewed' | 'Good fit' | 'Not a 
 const FILTER_ORDER: CandidateFilter[] = ['unreviewed', 'good_fit', 'not_a_good_fit', 'all'];
 
 const STATUS_LABELS: Record<string, string> = { proposed: 'Proposed', imported: 'Imported', approved: 'Good fit', rejected: 'Not a good fit' };
-const OUTCOME_LABELS: Record<string, string> = {
-  enrolled: 'Enrolled',
-  existing_lead: 'Existing lead kept',
-  already_reviewed: 'Already reviewed',
-  rejected: 'Rejected',
-  reviewed: 'Rejected',
-};
-
 interface CandidateView {
   id: string;
   xUserId: string;
@@ -159,12 +154,6 @@ const revisionField = (value: string | undefined, field: string) => {
 const asFilter = (value: unknown): CandidateFilter =>
   (CANDIDATE_FILTERS as readonly string[]).includes(value as string) ? (value as CandidateFilter) : 'unreviewed';
 
-/** What a failed decision says on the row: the API's own message for a refusal (409, 404), else a generic line. */
-function refusal(err: unknown): string {
-  if (err instanceof AppError && err.statusCode < 500) return `Not saved: ${err.message}`;
-  throw err;
-}
-
 export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
   const { plays } = deps.services;
 
@@ -173,7 +162,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
     return id.toLowerCase();
   };
 
-  app.get<{ Params: { id: string }; Querystring: { filter?: string; after?: string; notice?: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { filter?: string; after?: string; notice?: string } & Record<string, unknown> }>(
     '/review/plays/:id',
     { schema: { hide: true } },
     async (req, reply) => {
@@ -187,7 +176,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       const counts = page.counts;
       const base = `/review/plays/${page.play.id}`;
-      const notice = typeof req.query.notice === 'string' ? req.query.notice.slice(0, 300) : '';
+      const notice = reviewNoticeOf(req.query);
       return sendPage(reply, ctx, {
         title: page.play.name,
         nav: 'plays',
@@ -213,8 +202,8 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
               )}
             </p>
             {notice ? (
-              <p role="status" class="notice" safe>
-                {notice}
+              <p role={notice.kind === 'refused' ? 'alert' : 'status'} class={notice.kind === 'refused' ? 'notice notice-refused' : 'notice'} safe>
+                {notice.text}
               </p>
             ) : (
               ''
@@ -282,16 +271,9 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
   }
 
   /** htmx gets the row; a plain form POST (no `hx-request` header) goes back to the page with the outcome. */
-  async function answerRow(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    playId: string,
-    candidateId: string,
-    body: FormFields,
-    result: { outcome?: string; error?: string },
-  ) {
+  async function answerRow(req: FastifyRequest, reply: FastifyReply, playId: string, candidateId: string, body: FormFields, result: RowResult) {
     if (!req.headers['hx-request']) {
-      const q = new URLSearchParams({ filter: asFilter(body.filter), notice: result.outcome ?? result.error ?? '' });
+      const q = new URLSearchParams({ filter: asFilter(body.filter), notice: result.notice });
       if (body.after && isUuid(body.after)) q.set('after', body.after);
       return reply.redirect(`/review/plays/${playId}?${q}`, 303);
     }
@@ -325,7 +307,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const playId = requirePlayId(req.params.id);
       if (!isUuid(req.params.candidateId)) throw notFound('candidate');
       const candidateId = req.params.candidateId.toLowerCase();
-      let result: { outcome?: string; error?: string };
+      let result: RowResult;
       try {
         const done = await plays.enroll(req.consoleSession!.auth.workspaceId, playId, {
           expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
@@ -333,9 +315,9 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
           sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
           candidateIds: [candidateId],
         });
-        result = { outcome: OUTCOME_LABELS[done.results[0].result] ?? done.results[0].result };
+        result = outcomeResult(done.results[0].result);
       } catch (err) {
-        result = { error: refusal(err) };
+        result = refusalResult(err);
       }
       return answerRow(req, reply, playId, candidateId, req.body, result);
     },
@@ -349,7 +331,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       if (!isUuid(req.params.candidateId)) throw notFound('candidate');
       const candidateId = req.params.candidateId.toLowerCase();
       const auth = req.consoleSession!.auth;
-      let result: { outcome?: string; error?: string };
+      let result: RowResult;
       try {
         const done = await plays.review(
           auth.workspaceId,
@@ -357,9 +339,9 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
           { expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'), decisions: [{ candidateId, decision: 'not_a_good_fit' }] },
           { by: auth.keyId },
         );
-        result = { outcome: OUTCOME_LABELS[done.results[0].result] ?? done.results[0].result };
+        result = outcomeResult(done.results[0].result);
       } catch (err) {
-        result = { error: refusal(err) };
+        result = refusalResult(err);
       }
       return answerRow(req, reply, playId, candidateId, req.body, result);
     },
@@ -369,9 +351,10 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
     const playId = requirePlayId(req.params.id);
     const raw = req.body.candidateIds;
     const ids = (Array.isArray(raw) ? raw : raw ? [raw] : []).filter((id) => id !== '');
-    let notice: string;
-    if (ids.length === 0) notice = 'Nothing enrolled: select at least one candidate.';
-    else if (ids.length > 200 || !ids.every(isUuid)) notice = 'Nothing enrolled: select at most 200 candidates of this page.';
+    let notice: ReviewNotice;
+    const tally = new Map<string, number>();
+    if (ids.length === 0) notice = 'none_selected';
+    else if (ids.length > 200 || !ids.every(isUuid)) notice = 'too_many_selected';
     else {
       try {
         const done = await plays.enroll(req.consoleSession!.auth.workspaceId, playId, {
@@ -380,14 +363,17 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
           sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
           candidateIds: [...new Set(ids.map((id) => id.toLowerCase()))],
         });
-        const tally = new Map<string, number>();
-        for (const r of done.results) tally.set(r.result, (tally.get(r.result) ?? 0) + 1);
-        notice = 'Enroll selected: ' + [...tally].map(([k, n]) => `${OUTCOME_LABELS[k] ?? k} ${n}`).join(', ') + '.';
+        for (const r of done.results) {
+          const code = OUTCOME_NOTICES[r.result];
+          if (code) tally.set(code, (tally.get(code) ?? 0) + 1);
+        }
+        notice = 'enrolled_selected';
       } catch (err) {
-        notice = refusal(err);
+        notice = refusalNotice(err);
       }
     }
     const q = new URLSearchParams({ filter: asFilter(req.body.filter), notice });
+    for (const [code, n] of tally) q.set(code, String(n));
     if (req.body.after && isUuid(req.body.after)) q.set('after', req.body.after);
     return reply.redirect(`/review/plays/${playId}?${q}`, 303);
   });

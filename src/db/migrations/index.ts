@@ -18,6 +18,7 @@ import * as m0020 from './0020_step_waits.js';
 import * as m0021 from './0021_x_account_days.js';
 import * as m0022 from './0022_x_disconnect.js';
 import * as m0023 from './0023_send_budgets.js';
+import * as m0024 from './0024_reply_truncated.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -50,10 +51,12 @@ import * as m0023 from './0023_send_budgets.js';
  * | 0022 | 0022_x_disconnect     | why an X account stopped: X refused its tokens, or a person disconnected it |
  * | 0023 | 0023_send_budgets     | one send budget ledger (account, mailbox and X account budgets per window) |
  * |      |                       | in place of engine_account_days, mailbox_days and x_account_days          |
+ * | 0024 | 0024_reply_truncated  | a reply's text cut at 20,000 characters (flag), the recipient of each sent |
+ * |      |                       | e-mail (bounces), a mailbox's trusted Authentication-Results authserv-id  |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0024.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0025.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -75,4 +78,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0021_x_account_days': m0021,
   '0022_x_disconnect': m0022,
   '0023_send_budgets': m0023,
+  '0024_reply_truncated': m0024,
 };

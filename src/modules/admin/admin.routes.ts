@@ -102,6 +102,7 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
       smtpUrl: Type.String({ minLength: 1 }),
       imapUrl: Type.String({ minLength: 1 }),
       sentFolder: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+      trustedAuthservId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()])),
     },
     { additionalProperties: false },
   );

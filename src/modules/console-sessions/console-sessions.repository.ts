@@ -1,6 +1,9 @@
 import type { Database } from '../../db/database.js';
 
-export async function insertSession(db: Database, row: { id_hash: string; workspace_id: string; key_id: string | null; expires_at: Date }): Promise<void> {
+export async function insertSession(
+  db: Database,
+  row: { id_hash: string; workspace_id: string; key_id: string | null; created_at: Date; expires_at: Date },
+): Promise<void> {
   await db.insertInto('console_sessions').values(row).execute();
 }
 
@@ -14,6 +17,7 @@ export async function findSessionWithKey(db: Database, idHash: string) {
       's.workspace_id',
       's.key_id',
       's.selected_workspace_id',
+      's.created_at',
       's.expires_at',
       'k.revoked_at as key_revoked_at',
       'k.expires_at as key_expires_at',
@@ -26,8 +30,30 @@ export async function deleteSession(db: Database, idHash: string): Promise<void>
   await db.deleteFrom('console_sessions').where('id_hash', '=', idHash).execute();
 }
 
-export async function deleteExpiredSessions(db: Database, now: Date): Promise<void> {
+/** Every session of a workspace (signed in to it, with any of its keys or a login link); answers how many ended. */
+export async function deleteWorkspaceSessions(db: Database, workspaceId: string): Promise<number> {
+  const result = await db.deleteFrom('console_sessions').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Every session a key opened; answers how many ended. */
+export async function deleteKeySessions(db: Database, keyId: string): Promise<number> {
+  const result = await db.deleteFrom('console_sessions').where('key_id', '=', keyId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Sessions past their end, and sessions whose key has been revoked or has expired (they can never resume). */
+export async function deleteDeadSessions(db: Database, now: Date): Promise<void> {
   await db.deleteFrom('console_sessions').where('expires_at', '<=', now).execute();
+  await db
+    .deleteFrom('console_sessions')
+    .where('key_id', 'in', (qb) =>
+      qb
+        .selectFrom('api_keys')
+        .select('id')
+        .where((eb) => eb.or([eb('revoked_at', 'is not', null), eb('expires_at', '<=', now)])),
+    )
+    .execute();
 }
 
 export async function setSelectedWorkspace(db: Database, idHash: string, workspaceId: string | null): Promise<void> {

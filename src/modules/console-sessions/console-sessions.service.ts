@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
+import type { TextCipher } from '../../lib/crypto.js';
 import { isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
 import { notFound } from '../../app/errors.js';
 import type { AuthContext, WorkspacesService } from '../workspaces/index.js';
@@ -7,6 +8,11 @@ import * as repo from './console-sessions.repository.js';
 
 /** A console session lasts 12 hours from sign-in (issue 15), whatever the activity. */
 export const CONSOLE_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/**
+ * A session from a login link has no key whose revocation could end it: it ends 12 hours after sign-in at the
+ * latest (checked against its start, whatever its expiry says), or with "Sign out everywhere".
+ */
+export const LINK_SESSION_MAX_AGE_MS = 12 * 60 * 60 * 1000;
 /** `outreach login-link` links work once, within 10 minutes. */
 export const LOGIN_LINK_TTL_MS = 10 * 60 * 1000;
 
@@ -26,13 +32,15 @@ export interface ConsoleSession {
  * Keys are checked by the same workspaces service the API uses, and a session is re-checked against its key on
  * every request, so a revoked or expired key ends the session at the next page.
  */
-export function createConsoleSessionsService(deps: { db: Database; clock: Clock; workspaces: WorkspacesService }) {
+export function createConsoleSessionsService(deps: { db: Database; clock: Clock; workspaces: WorkspacesService; cipher: TextCipher }) {
   const { db, clock, workspaces } = deps;
 
   async function start(workspaceId: string, keyId: string | null) {
     const sessionId = randomToken(32);
-    const expiresAt = new Date(clock.now().getTime() + CONSOLE_SESSION_TTL_MS);
-    await repo.insertSession(db, { id_hash: sha256Hex(sessionId), workspace_id: workspaceId, key_id: keyId, expires_at: expiresAt });
+    const now = clock.now();
+    const ttl = keyId === null ? Math.min(CONSOLE_SESSION_TTL_MS, LINK_SESSION_MAX_AGE_MS) : CONSOLE_SESSION_TTL_MS;
+    const expiresAt = new Date(now.getTime() + ttl);
+    await repo.insertSession(db, { id_hash: sha256Hex(sessionId), workspace_id: workspaceId, key_id: keyId, created_at: now, expires_at: expiresAt });
     return { sessionId, expiresAt };
   }
 
@@ -40,8 +48,8 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
   async function signInWithKey(secret: string) {
     const key = await workspaces.authenticate(`Bearer ${secret.trim()}`).catch(() => null);
     if (!key) return null;
-    // Now and then, forget expired sessions (no separate sweeper for a table this small).
-    await repo.deleteExpiredSessions(db, clock.now());
+    // Now and then, forget ended sessions (no separate sweeper for a table this small).
+    await repo.deleteDeadSessions(db, clock.now());
     return start(key.homeWorkspaceId, key.keyId);
   }
 
@@ -69,11 +77,16 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
     const idHash = sha256Hex(sessionId);
     const row = await repo.findSessionWithKey(db, idHash);
     const now = clock.now().getTime();
-    if (!row || row.expires_at.getTime() <= now) return null;
-    // The key row exists while the session does (ON DELETE CASCADE); its revocation and expiry end the session.
+    if (!row) return null;
+    if (row.expires_at.getTime() <= now || (row.key_id === null && row.created_at.getTime() + LINK_SESSION_MAX_AGE_MS <= now)) {
+      await repo.deleteSession(db, idHash);
+      return null;
+    }
+    // The key row exists while the session does (ON DELETE CASCADE); its revocation or expiry ends every session
+    // it opened, not only this one.
     if (row.key_id !== null) {
       if (row.key_revoked_at || (row.key_expires_at && row.key_expires_at.getTime() <= now)) {
-        await repo.deleteSession(db, idHash);
+        await repo.deleteKeySessions(db, row.key_id);
         return null;
       }
     }
@@ -85,6 +98,31 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
 
   async function end(session: ConsoleSession) {
     await repo.deleteSession(db, session.idHash);
+  }
+
+  /**
+   * "Sign out everywhere": ends every console session signed in to this session's home workspace, whichever key
+   * opened it, login-link sessions included (they have no key to revoke). Answers how many ended.
+   */
+  async function endAll(session: ConsoleSession): Promise<number> {
+    return repo.deleteWorkspaceSessions(db, session.homeWorkspaceId);
+  }
+
+  /**
+   * Ends every console session a key opened. A revoked or expired key's sessions are refused on their next request
+   * anyway (resume re-reads the key); whoever revokes a key calls this so none of them is left in the table.
+   */
+  async function endSessionsOfKey(keyId: string): Promise<number> {
+    if (!isUuid(keyId)) return 0;
+    return repo.deleteKeySessions(db, keyId.toLowerCase());
+  }
+
+  /**
+   * The key that binds a console CSRF token to its session (HMAC key of @fastify/csrf): derived from the encryption
+   * key, so every process sharing the database and key accepts the tokens the others minted.
+   */
+  function csrfHmacKey(): string {
+    return deps.cipher.sign('console-csrf', 'hmac-key v1');
   }
 
   /** Switches to a client workspace with X-Workspace-Client's rules (400/403 as the API answers). */
@@ -100,7 +138,18 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
     return workspaces.listWorkspaces(session.homeWorkspaceId);
   }
 
-  return { signInWithKey, signInWithLink, createLoginLink, resume, end, switchWorkspace, switchableWorkspaces };
+  return {
+    signInWithKey,
+    signInWithLink,
+    createLoginLink,
+    resume,
+    end,
+    endAll,
+    endSessionsOfKey,
+    csrfHmacKey,
+    switchWorkspace,
+    switchableWorkspaces,
+  };
 }
 
 export type ConsoleSessionsService = ReturnType<typeof createConsoleSessionsService>;

@@ -2,7 +2,8 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../app/errors.js';
 import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/outbox.js';
-import { listOutboxEventsSince } from './events.repository.js';
+import { isUuid } from '../../lib/ids.js';
+import { findStreamCursor, listOutboxEventsSince, type StreamCursor } from './events.repository.js';
 import { sampleEventData } from './events.samples.js';
 
 export interface StreamedEvent {
@@ -55,16 +56,30 @@ export function createEventsService(deps: { db: Database; clock: Clock }) {
   }
 
   /**
-   * A reader of the workspace's events from now on: each call returns the events enqueued since the previous one
-   * (at most once each), oldest first, filtered to `events` when given.
+   * Where a stream resumes (the `Last-Event-ID` a reconnecting client sends): the position of that event of the
+   * workspace, or null when the id is not one of its stream events (malformed, another workspace's, or unknown).
    */
-  function openReader(workspaceId: string, events: WebhookEvent[] | null) {
-    const startedAt = new Date();
+  async function resumePoint(workspaceId: string, lastEventId: string | undefined): Promise<StreamCursor | null> {
+    if (!lastEventId || !isUuid(lastEventId.trim())) return null;
+    return (await findStreamCursor(db, workspaceId, lastEventId.trim().toLowerCase())) ?? null;
+  }
+
+  /**
+   * A reader of the workspace's events from now on, or after `after` (a resumed stream): each call returns the
+   * events enqueued since the previous one (at most once each), oldest first, filtered to `events` when given.
+   */
+  function openReader(workspaceId: string, events: WebhookEvent[] | null, after: StreamCursor | null = null) {
+    const startedAt = after ? after.createdAt : new Date();
     const seen = new Map<string, number>();
     let horizon = startedAt.getTime();
+    // After a full page the next read continues after its last row (a burst, or a long gap on resume) instead of
+    // reading the same look-back window again; it returns to the look-back once a page is not full.
+    let page: StreamCursor | null = null;
     return async function read(): Promise<StreamedEvent[]> {
       const since = new Date(Math.max(startedAt.getTime(), horizon - STREAM_LOOKBACK_MS) - 1000);
-      const rows = await listOutboxEventsSince(db, workspaceId, since, STREAM_PAGE);
+      const rows = await listOutboxEventsSince(db, workspaceId, since, STREAM_PAGE, page ?? after ?? undefined);
+      const last = rows.at(-1);
+      page = rows.length === STREAM_PAGE && last ? { id: last.id, at: last.at, createdAt: new Date(last.created_at) } : null;
       const fresh: StreamedEvent[] = [];
       for (const r of rows) {
         const createdAt = new Date(r.created_at).getTime();
@@ -79,7 +94,7 @@ export function createEventsService(deps: { db: Database; clock: Clock }) {
     };
   }
 
-  return { trigger, openReader };
+  return { trigger, resumePoint, openReader };
 }
 
 export type EventsService = ReturnType<typeof createEventsService>;

@@ -31,6 +31,12 @@ export const PendingReply = Type.Object({
   sequenceId: Nullable(Uuid()),
   classification: Type.String(),
   theirMessage: Nullable(Type.String({ description: 'null when the stored text cannot be decrypted' })),
+  theirMessageTruncated: Type.Optional(
+    Type.Boolean({
+      'x-extension': true,
+      description: 'present (true) when the stored text was cut at 20,000 characters, as reply.received says of its own copy',
+    }),
+  ),
   draft: Type.Optional(Nullable(Type.String({ description: 'absent on x rows; null when the stored text cannot be decrypted' }))),
   repliedAt: Timestamp(),
   snoozedUntil: Nullable(Timestamp({ description: 'set when the reply came back from a snooze' })),

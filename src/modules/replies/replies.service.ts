@@ -89,6 +89,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
           sequenceId: r.sequence_id,
           classification: r.classification,
           theirMessage: cipher.decrypt(r.their_message),
+          ...(r.their_message_truncated && { theirMessageTruncated: true as const }),
           repliedAt: r.replied_at.toISOString(),
           snoozedUntil: iso(r.snoozed_until),
         };

@@ -1,0 +1,87 @@
+import { AppError } from '../../app/errors.js';
+
+// The review page's words for outcomes and refusals, and the notice codes its URLs may carry (docs/console.md).
+
+const OUTCOME_LABELS: Record<string, string> = {
+  enrolled: 'Enrolled',
+  existing_lead: 'Existing lead kept',
+  already_reviewed: 'Already reviewed',
+  rejected: 'Rejected',
+  reviewed: 'Rejected',
+};
+
+/**
+ * What `?notice=` may say on the review page (after a plain form POST, POST/redirect/GET): a code from this list,
+ * whose text is shown; an unknown code shows nothing. The URL never carries text, so a link cannot make the page
+ * say something in the console's own voice. `enrolled_selected` also reads the tally's counts from the URL
+ * (whole numbers, one parameter per outcome code).
+ */
+export const REVIEW_NOTICES = {
+  enrolled: { kind: 'done', text: 'Enrolled' },
+  existing_lead: { kind: 'done', text: 'Existing lead kept' },
+  already_reviewed: { kind: 'done', text: 'Already reviewed' },
+  rejected: { kind: 'done', text: 'Rejected' },
+  enrolled_selected: { kind: 'done', text: 'Enroll selected:' },
+  none_selected: { kind: 'refused', text: 'Nothing enrolled: select at least one candidate.' },
+  too_many_selected: { kind: 'refused', text: 'Nothing enrolled: select at most 200 candidates of this page.' },
+  stale_play_revision: { kind: 'refused', text: 'Not saved: the Play changed since this page was drawn. Reload the page and decide again.' },
+  stale_sequence_revision: { kind: 'refused', text: 'Not saved: the sequence changed since this page was drawn. Reload the page and decide again.' },
+  sequence_mismatch: { kind: 'refused', text: 'Not saved: the Play’s sequence changed since this page was drawn. Reload the page.' },
+  archived_sequence_is_read_only: { kind: 'refused', text: 'Not saved: the Play’s sequence is archived; no lead can be enrolled into it.' },
+  no_connected_sender: { kind: 'refused', text: 'Not saved: the Play’s sending account is not connected to this workspace.' },
+  play_archived: { kind: 'refused', text: 'Not saved: the Play is archived.' },
+  play_autopilot: { kind: 'refused', text: 'Not saved: autopilot Plays cannot use manual enrollment.' },
+  review_conflict: { kind: 'refused', text: 'Not saved: another decision on these candidates was saved at the same time. Reload the page.' },
+  candidate_not_found: { kind: 'refused', text: 'Not saved: a candidate is not part of this Play any more. Reload the page.' },
+  not_saved: { kind: 'refused', text: 'Not saved: the request was refused. Reload the page and try again.' },
+} as const satisfies Record<string, { kind: 'done' | 'refused'; text: string }>;
+export type ReviewNotice = keyof typeof REVIEW_NOTICES;
+
+/** The outcome codes of the service (enroll and review results) as notice codes. */
+export const OUTCOME_NOTICES: Record<string, ReviewNotice> = {
+  enrolled: 'enrolled',
+  existing_lead: 'existing_lead',
+  already_reviewed: 'already_reviewed',
+  rejected: 'rejected',
+  reviewed: 'rejected',
+};
+/** The tally's parts, in the order they are written. */
+const TALLY_CODES = ['enrolled', 'existing_lead', 'already_reviewed', 'rejected'] as const;
+
+const isNotice = (code: unknown): code is ReviewNotice => typeof code === 'string' && Object.hasOwn(REVIEW_NOTICES, code);
+
+/** The code a refusal gets in the URL: the service's error code when the list has it. */
+export function refusalNotice(err: unknown): ReviewNotice {
+  if (!(err instanceof AppError) || err.statusCode >= 500) throw err;
+  if (err.statusCode === 404 && err.code.startsWith('candidate')) return 'candidate_not_found';
+  return isNotice(err.code) && REVIEW_NOTICES[err.code].kind === 'refused' ? err.code : 'not_saved';
+}
+
+/** The notice a review page URL asks for, as text from the list; null for none or an unknown code. */
+export function reviewNoticeOf(query: Record<string, unknown>): { kind: 'done' | 'refused'; text: string } | null {
+  const code = query.notice;
+  if (!isNotice(code)) return null;
+  const notice = REVIEW_NOTICES[code];
+  if (code !== 'enrolled_selected') return notice;
+  const parts = TALLY_CODES.flatMap((k) => {
+    const raw = query[k];
+    const n = typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Number(raw) : 0;
+    return n > 0 ? [`${REVIEW_NOTICES[k].text} ${n}`] : [];
+  });
+  return { kind: notice.kind, text: parts.length > 0 ? `${notice.text} ${parts.join(', ')}.` : `${notice.text} nothing.` };
+}
+
+/** What a failed decision says on the row: the API's own message for a refusal (409, 404), else a generic line. */
+function refusal(err: unknown): string {
+  if (err instanceof AppError && err.statusCode < 500) return `Not saved: ${err.message}`;
+  throw err;
+}
+
+/**
+ * A row decision's answer: the outcome or refusal drawn on the row (htmx), and the notice code a plain form POST
+ * redirects with (the URL carries the code, never the text).
+ */
+export type RowResult = { outcome?: string; error?: string; notice: ReviewNotice };
+
+export const outcomeResult = (result: string): RowResult => ({ outcome: OUTCOME_LABELS[result] ?? result, notice: OUTCOME_NOTICES[result] ?? 'not_saved' });
+export const refusalResult = (err: unknown): RowResult => ({ error: refusal(err), notice: refusalNotice(err) });
