@@ -1,0 +1,213 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { CalendarDay, CreatedAt, Int8, Json, Timestamp } from './schema-columns.js';
+
+// The tables of the channels' accounts and mail, the send budget ledger, console sessions, webhook delivery,
+// idempotency and instance settings (the DB interface in schema.ts lists every table). Written by hand;
+// test/db/schema-drift.test.ts checks them against the migrated database.
+
+export interface XAccountOauthTable {
+  workspace_id: string;
+  user_id: string;
+  access_token: string;
+  refresh_token: string;
+  expires_at: Timestamp;
+  scopes: Generated<string>;
+  disconnected_at: Timestamp | null;
+  updated_at: CreatedAt;
+  /** After X answered 429: nothing is sent from the account before this instant (migration 0018). */
+  rate_limited_until: Timestamp | null;
+  /** The newest DM event id the watcher has handled (X ids grow with time). */
+  dm_newest_event_id: string | null;
+  next_poll_at: CreatedAt;
+  followers_next_at: CreatedAt;
+  poll_lease_until: Timestamp | null;
+  connected_at: CreatedAt;
+  /** Why it is disconnected: X refused its refresh token, or a person disconnected it (migration 0022). */
+  disconnect_reason: XDisconnectReason | null;
+}
+
+export type XDisconnectReason = 'token_refused' | 'by_person';
+
+export interface XOauthStatesTable {
+  state: string;
+  workspace_id: string;
+  /** Encrypted PKCE code verifier. */
+  code_verifier: string;
+  redirect_uri: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  /** The console session that started it (SHA-256 of its id); null for `outreach x connect` (migration 0020). */
+  session_id_hash: string | null;
+}
+
+/**
+ * The send budget ledger (migration 0023; src/domain/budgets.ts holds the rule, budgets.repository.ts the SQL): one
+ * budget of one sender in one window. scope/budget/window_kind are open text so new ones need no migration.
+ */
+export interface SendBudgetsTable {
+  workspace_id: string;
+  /** `account` (messaging account), `mailbox`, `x_account`; later `mailbox_domain`. */
+  scope: string;
+  scope_id: string;
+  /** `invites`, `messages`, `actions`, `emails`, `dms`, `follows`. */
+  budget: string;
+  /** `local_day`, `utc_day` or `rolling_week`. */
+  window_kind: string;
+  /** The day the units count under, YYYY-MM-DD. */
+  window_start: CalendarDay;
+  used: Generated<number>;
+  /** The cap the latest reservation was held to; null when uncapped or never reserved. */
+  cap: number | null;
+  /** The latest reservation's instant (an account's `actions` row: the spacing between two actions). */
+  last_used_at: Timestamp | null;
+}
+
+export interface XDmEventsSeenTable {
+  workspace_id: string;
+  account_user_id: string;
+  event_id: string;
+  lead_id: string | null;
+  seen_at: CreatedAt;
+}
+
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: ColumnType<string[], string[], string[]>;
+  secret: string;
+  enabled: Generated<boolean>;
+  created_at: CreatedAt;
+  disabled_at: Timestamp | null;
+}
+
+export interface OutboxEventsTable {
+  id: string;
+  workspace_id: string;
+  event: string;
+  data: Json;
+  webhook_id: string | null;
+  created_at: CreatedAt;
+  dispatched_at: Timestamp | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  workspace_id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  state: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: CreatedAt;
+  lease_expires_at: Timestamp | null;
+  created_at: CreatedAt;
+  lease_token: string | null;
+  lost_attempts: Generated<number>;
+  last_status: number | null;
+  last_error: string | null;
+  completed_at: Timestamp | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  started_at: Timestamp;
+  duration_ms: number | null;
+  status: number | null;
+  error: string | null;
+  finished_at: Timestamp | null;
+  outcome: 'success' | 'retry' | 'fail' | 'lost' | null;
+}
+
+export interface IdempotencyRecordsTable {
+  workspace_id: string;
+  scope: string;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  response: Json;
+  created_at: CreatedAt;
+}
+
+/** Facts about the installation, not any workspace (migration 0011). */
+export interface InstanceSettingsTable {
+  name: string;
+  value: string;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+/** A messaging account's e-mail identity (migration 0013). The URLs carry credentials and are stored encrypted. */
+export interface MailboxesTable {
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  address: string;
+  display_name: string | null;
+  smtp_url_enc: string;
+  imap_url_enc: string;
+  sent_folder: string | null;
+  health: Generated<'unknown' | 'ok' | 'auth_failed' | 'unreachable'>;
+  health_detail: string | null;
+  health_checked_at: Timestamp | null;
+  imap_uidvalidity: Int8 | null;
+  imap_last_uid: ColumnType<number, number | string | undefined, number | string>;
+  next_poll_at: CreatedAt;
+  created_at: CreatedAt;
+  /** The authserv-id whose Authentication-Results the inbox watcher believes, besides the provider's (migration 0024). */
+  trusted_authserv_id: string | null;
+}
+
+/** Every Message-ID we sent (direction out), keyed for threading, reply matching and sent-folder recovery. */
+export interface EmailMessagesTable {
+  workspace_id: string;
+  message_id: string;
+  lead_id: string;
+  mailbox_id: string | null;
+  idempotency_key: string;
+  subject: string | null;
+  direction: Generated<'out' | 'in'>;
+  sent_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Where an outgoing message went (migration 0024); null on inbound rows and on rows written before. */
+  recipient: string | null;
+}
+
+/** An INBOX message already handled, so each is processed once across restarts and workers. */
+export interface EmailInboundSeenTable {
+  mailbox_id: string;
+  uidvalidity: Int8;
+  uid: Int8;
+  outcome: string;
+  seen_at: CreatedAt;
+}
+
+/** Addresses the workspace never e-mails again: bounced or unsubscribed. `address` is lower-case. */
+export interface SuppressedAddressesTable {
+  workspace_id: string;
+  address: string;
+  reason: 'bounced' | 'unsubscribed';
+  lead_id: string | null;
+  created_at: CreatedAt;
+}
+
+/** A web console session (migration 0015): the SHA-256 of the browser's opaque id, bound to the key it signed in with. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  workspace_id: string;
+  /** NULL for a session started from an operator's login link. */
+  key_id: string | null;
+  /** The client workspace a Team owner switched to; NULL means the home workspace. */
+  selected_workspace_id: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+/** A one-time console sign-in link made by `outreach login-link` (migration 0015). */
+export interface ConsoleLoginLinksTable {
+  token_hash: string;
+  workspace_id: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
