@@ -12,44 +12,10 @@ import type {
 } from '../domain/vocabulary.js';
 
 import type { CreatedAt, Json, Timestamp } from './schema-columns.js';
-import type {
-  XAccountOauthTable,
-  XOauthStatesTable,
-  SendBudgetsTable,
-  XDmEventsSeenTable,
-  WebhooksTable,
-  OutboxEventsTable,
-  WebhookDeliveriesTable,
-  WebhookAttemptsTable,
-  IdempotencyRecordsTable,
-  InstanceSettingsTable,
-  MailboxesTable,
-  EmailMessagesTable,
-  EmailInboundSeenTable,
-  SuppressedAddressesTable,
-  ConsoleSessionsTable,
-  ConsoleLoginLinksTable,
-} from './schema-delivery.js';
+import type * as delivery from './schema-delivery.js';
 
-export type {
-  XAccountOauthTable,
-  XDisconnectReason,
-  XOauthStatesTable,
-  SendBudgetsTable,
-  XDmEventsSeenTable,
-  WebhooksTable,
-  OutboxEventsTable,
-  WebhookDeliveriesTable,
-  WebhookAttemptsTable,
-  IdempotencyRecordsTable,
-  InstanceSettingsTable,
-  MailboxesTable,
-  EmailMessagesTable,
-  EmailInboundSeenTable,
-  SuppressedAddressesTable,
-  ConsoleSessionsTable,
-  ConsoleLoginLinksTable,
-} from './schema-delivery.js';
+// The channels' and delivery tables live in schema-delivery.ts; everything imports them from here.
+export type * from './schema-delivery.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -302,15 +268,15 @@ export interface EngineDiscoveryTable {
 }
 
 export interface DB {
-  instance_settings: InstanceSettingsTable;
+  instance_settings: delivery.InstanceSettingsTable;
   workspaces: WorkspacesTable;
   team_links: TeamLinksTable;
   api_keys: ApiKeysTable;
   x_accounts: XAccountsTable;
-  x_account_oauth: XAccountOauthTable;
-  x_oauth_states: XOauthStatesTable;
-  x_dm_events_seen: XDmEventsSeenTable;
-  send_budgets: SendBudgetsTable;
+  x_account_oauth: delivery.XAccountOauthTable;
+  x_oauth_states: delivery.XOauthStatesTable;
+  x_dm_events_seen: delivery.XDmEventsSeenTable;
+  send_budgets: delivery.SendBudgetsTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;
   plays: PlaysTable;
@@ -321,19 +287,19 @@ export interface DB {
   leads: LeadsTable;
   activity: ActivityTable;
   replies: RepliesTable;
-  webhooks: WebhooksTable;
-  outbox_events: OutboxEventsTable;
-  webhook_deliveries: WebhookDeliveriesTable;
-  webhook_attempts: WebhookAttemptsTable;
-  idempotency_records: IdempotencyRecordsTable;
+  webhooks: delivery.WebhooksTable;
+  outbox_events: delivery.OutboxEventsTable;
+  webhook_deliveries: delivery.WebhookDeliveriesTable;
+  webhook_attempts: delivery.WebhookAttemptsTable;
+  idempotency_records: delivery.IdempotencyRecordsTable;
   publicdata_users: PublicdataUsersTable;
   publicdata_follows: PublicdataFollowsTable;
   publicdata_unavailable: PublicdataUnavailableTable;
   engine_discovery: EngineDiscoveryTable;
-  mailboxes: MailboxesTable;
-  email_messages: EmailMessagesTable;
-  email_inbound_seen: EmailInboundSeenTable;
-  suppressed_addresses: SuppressedAddressesTable;
-  console_sessions: ConsoleSessionsTable;
-  console_login_links: ConsoleLoginLinksTable;
+  mailboxes: delivery.MailboxesTable;
+  email_messages: delivery.EmailMessagesTable;
+  email_inbound_seen: delivery.EmailInboundSeenTable;
+  suppressed_addresses: delivery.SuppressedAddressesTable;
+  console_sessions: delivery.ConsoleSessionsTable;
+  console_login_links: delivery.ConsoleLoginLinksTable;
 }

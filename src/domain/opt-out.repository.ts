@@ -84,32 +84,3 @@ export async function suppressAddress(db: Database, workspaceId: string, address
     .onConflict((oc) => oc.columns(['workspace_id', 'address']).doNothing())
     .execute();
 }
-
-export async function insertOptOutActivity(
-  trx: Database,
-  row: {
-    id: string;
-    workspaceId: string;
-    at: Date;
-    action: string;
-    outcome: 'ok' | 'failed' | 'skipped';
-    detail: Record<string, unknown>;
-    accountId: string | null;
-    leadId: string;
-  },
-): Promise<void> {
-  await trx
-    .insertInto('activity')
-    .values({
-      id: row.id,
-      workspace_id: row.workspaceId,
-      created_at: row.at,
-      action: row.action,
-      outcome: row.outcome,
-      units: 0,
-      detail: JSON.stringify(row.detail),
-      account_id: row.accountId,
-      lead_id: row.leadId,
-    })
-    .execute();
-}

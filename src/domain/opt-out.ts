@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { insertLedgerEntry } from './ledger.repository.js';
 import { newId } from '../lib/ids.js';
 import type { Classification } from './classify.js';
 import * as repo from './opt-out.repository.js';
@@ -63,7 +64,7 @@ export async function optOutPerson(trx: Database, p: OptOutRequest): Promise<Opt
   const addresses = new Set([p.email, ...lanes.map((l) => l.email)].map((a) => a?.trim().toLowerCase()).filter((a): a is string => !!a));
   for (const address of addresses) await repo.suppressAddress(trx, p.workspaceId, address, 'unsubscribed', p.leadId);
   for (const lane of fresh) {
-    await repo.insertOptOutActivity(trx, {
+    await insertLedgerEntry(trx, {
       id: newId(),
       workspaceId: p.workspaceId,
       at: p.at,

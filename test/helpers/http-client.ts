@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { TestApp } from './build-test-app.js';
 import { buildTestApp, createWorkspaceWithKey } from './build-test-app.js';
 
@@ -44,4 +45,10 @@ export async function startPlayTest(options: { team?: boolean } = {}) {
     await t.services.workspaces.addTeamLink({ ownerWorkspaceId: acme.workspaceId, clientWorkspaceId: team.workspaceId, role: 'admin' });
   }
   return { t, acme, other, team: team as TestWorkspace, api: client(t, acme.auth) };
+}
+
+/** The JSON body of an answer that must be 200 (the body is printed when it is not). */
+export function okJson(res: { statusCode: number; body: string; json(): any }) {
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
 }

@@ -1,4 +1,6 @@
 import { ImapFlow } from 'imapflow';
+// A step whose mailbox refused the login waits as long as the watcher does: a person has to fix the password.
+import { AUTH_FAILED_BACKOFF_SECONDS } from '../watch-loop.js';
 import nodemailer, { type Transporter } from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { Config } from '../../config/config.js';
@@ -25,8 +27,6 @@ export interface MailboxEmailDeps {
 }
 
 const MAX_REFERENCES = 20;
-/** A step whose mailbox refused the login looks again after this long (a person has to fix the password). */
-const AUTH_FAILED_WAIT_SECONDS = 1800;
 const IMAP_TIMEOUT_MS = 15_000;
 
 /** `Re: Re: Hello` and `RE: Hello` are the thread "Hello". */
@@ -127,7 +127,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // A mailbox whose login was refused (SMTP here, or IMAP by the inbox watcher) stops sending until it is fixed
       // (`mailbox add` again resets it); readiness names it. The step waits and is retried, the lead is not failed.
       // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
-      if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
+      if (mailbox.health === 'auth_failed')
+        return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
 
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
@@ -184,7 +185,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         if (e.code === 'EAUTH') {
           await giveBack();
           await setMailboxHealth(q, mailbox.id, 'auth_failed', 'SMTP: the server refused the login');
-          return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_WAIT_SECONDS };
+          return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
         }
         if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
           await giveBack();

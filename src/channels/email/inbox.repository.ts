@@ -230,35 +230,6 @@ export async function failLeadBounced(trx: Database, p: { workspaceId: string; l
   return Number(res.numUpdatedRows ?? 0) > 0;
 }
 
-export async function insertActivity(
-  trx: Database,
-  row: {
-    id: string;
-    workspaceId: string;
-    at: Date;
-    action: string;
-    outcome: 'ok' | 'failed' | 'skipped';
-    detail: Record<string, unknown>;
-    accountId: string | null;
-    leadId: string;
-  },
-): Promise<void> {
-  await trx
-    .insertInto('activity')
-    .values({
-      id: row.id,
-      workspace_id: row.workspaceId,
-      created_at: row.at,
-      action: row.action,
-      outcome: row.outcome,
-      units: 0,
-      detail: JSON.stringify(row.detail),
-      account_id: row.accountId,
-      lead_id: row.leadId,
-    })
-    .execute();
-}
-
 /** Mailboxes of a workspace whose last check failed (readiness). */
 export async function failedMailboxes(
   db: Database,

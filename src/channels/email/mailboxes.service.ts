@@ -38,6 +38,8 @@ export interface ConnectionCheck {
 }
 
 const TIMEOUT_MS = 10_000;
+/** nodemailer and imapflow name these three the same: connect, server greeting, and a quiet socket. */
+const CONNECTION_TIMEOUTS = { connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: 30_000 } as const;
 
 function isAuthError(e: unknown): boolean {
   const err = e as { code?: string; responseCode?: number; authenticationFailed?: boolean; serverResponseCode?: string; message?: string };
@@ -60,13 +62,8 @@ function describe(e: unknown, urls: string[]): string {
 function mailServerOf(url: string, secureProtocol: string, tlsPort: number, plainPort: number) {
   const u = new URL(url);
   const secure = u.protocol === secureProtocol;
-  return {
-    u,
-    host: u.hostname,
-    port: u.port ? Number(u.port) : secure ? tlsPort : plainPort,
-    secure,
-    auth: { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) },
-  };
+  const endpoint = { host: u.hostname, port: u.port ? Number(u.port) : secure ? tlsPort : plainPort, secure };
+  return { u, endpoint, transport: transportOf(u), auth: { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } };
 }
 
 /**
@@ -76,42 +73,32 @@ function mailServerOf(url: string, secureProtocol: string, tlsPort: number, plai
  * still required: a stored URL never weakens what this process allows).
  */
 export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
-  const { u, host, port, secure, auth } = mailServerOf(smtpUrl, 'smtps:', 465, 587);
-  const transport = transportOf(u);
+  const { u, endpoint, transport, auth } = mailServerOf(smtpUrl, 'smtps:', 465, 587);
   return {
-    host,
-    port,
-    secure,
+    ...endpoint,
     requireTLS: transport === 'starttls_required',
     ignoreTLS: transport === 'plaintext',
     auth: u.username ? auth : undefined,
     // Test and local servers use self-signed certificates; the credential check is the login itself.
-    tls: { rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(host) },
+    tls: { rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(endpoint.host) },
     pool,
     maxConnections: 2,
-    connectionTimeout: TIMEOUT_MS,
-    greetingTimeout: TIMEOUT_MS,
-    socketTimeout: 30_000,
+    ...CONNECTION_TIMEOUTS,
     logger: false,
   } as const;
 }
 
 /** imapflow options for a mailbox's IMAP URL: imaps:// implicit TLS; imap:// STARTTLS (`doSTARTTLS`) as for SMTP. */
 export function imapClientOptions(imapUrl: string) {
-  const { u, host, port, secure, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
-  const transport = transportOf(u);
+  const { endpoint, transport, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
   return {
-    host,
-    port,
-    secure,
+    ...endpoint,
     // true: STARTTLS or no connection; false: cleartext; undefined (loopback): STARTTLS when the server offers it.
     doSTARTTLS: transport === 'starttls_required' ? true : transport === 'plaintext' ? false : undefined,
     auth,
-    tls: { rejectUnauthorized: !isLocal(host) },
+    tls: { rejectUnauthorized: !isLocal(endpoint.host) },
     logger: false as const,
-    connectionTimeout: TIMEOUT_MS,
-    greetingTimeout: TIMEOUT_MS,
-    socketTimeout: 30_000,
+    ...CONNECTION_TIMEOUTS,
   };
 }
 

@@ -1,4 +1,5 @@
 import { ImapFlow, type FetchMessageObject, type MessageStructureObject } from 'imapflow';
+import { insertLedgerEntry } from '../../domain/ledger.repository.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
@@ -344,36 +345,27 @@ export function createInboxWatcher(deps: InboxDeps) {
           if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome: report.kind, now }))) throw new AlreadyHandled();
           const lead = await repo.lockLead(trx, mb.workspaceId, leadId);
           if (!lead) return 'unmatched';
-          const accountId = lead.account_id ?? mb.accountId;
-          if (report.kind === 'delayed') {
-            await repo.insertActivity(trx, {
+          // A delivery report is a failed `email_sent` on the lead's ledger: final for a bounce, a note for a delay.
+          const recordReport = (reason: 'bounced' | 'delayed') =>
+            insertLedgerEntry(trx, {
               id: newId(),
               workspaceId: mb.workspaceId,
               at,
               action: 'email_sent',
               outcome: 'failed',
-              detail: { channel: 'email', reason: 'delayed', status: report.status, final: false },
-              accountId,
+              detail: { channel: 'email', reason, status: report.status, final: reason === 'bounced' },
+              accountId: lead.account_id ?? mb.accountId,
               leadId,
             });
+          if (report.kind === 'delayed') {
+            await recordReport('delayed');
             return 'delayed';
           }
           const address = (ours.recipient ?? lead.email)?.trim().toLowerCase() ?? null;
           if (address) await suppressAddress(trx, mb.workspaceId, address, 'bounced', leadId);
           // The lead fails only while that is still its address (an address corrected since keeps it going).
           const stillItsAddress = !address || (lead.email ?? '').trim().toLowerCase() === address;
-          if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId, now }))) {
-            await repo.insertActivity(trx, {
-              id: newId(),
-              workspaceId: mb.workspaceId,
-              at,
-              action: 'email_sent',
-              outcome: 'failed',
-              detail: { channel: 'email', reason: 'bounced', status: report.status, final: true },
-              accountId,
-              leadId,
-            });
-          }
+          if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId, now }))) await recordReport('bounced');
           return 'bounce';
         }),
       );

@@ -11,18 +11,16 @@ interface ListenOptions extends ApiOptions {
   maxEvents?: number;
 }
 
-interface StreamedEvent {
-  id: string;
-  event: string;
-  createdAt: string;
-  data: unknown;
-}
+/** One event as the stream's `data:` line carries it. */
+type StreamedEvent = { id: string; event: string; createdAt: string; data: unknown };
 
-const RECONNECT_BASE_MS = 500;
-const RECONNECT_MAX_MS = 30_000;
-const RETRY_AFTER_MAX_SECONDS = 60;
-/** A stream that ends sooner than this after it opened counts as a failed attempt (backoff), not a clean end. */
-const SHORT_STREAM_MS = 1_000;
+/**
+ * How listen comes back after a stream ends: at once after a stream that lived (the server ends streams at their
+ * maximum age), else with a doubling, jittered wait from `baseMs` up to `maxMs`, never sooner than the server's
+ * Retry-After (read up to `retryAfterMaxSeconds`). A stream that ends sooner than `shortStreamMs` after it opened
+ * counts as a failed attempt.
+ */
+const RECONNECT = { baseMs: 500, maxMs: 30_000, retryAfterMaxSeconds: 60, shortStreamMs: 1_000 } as const;
 
 const checkEvents = (list: string[] | undefined) => {
   const unknown = (list ?? []).filter((e) => !isWebhookEvent(e));
@@ -106,9 +104,9 @@ export function registerListen(program: Command) {
       });
     /** Exponential backoff with jitter (0.5 s … 30 s), never sooner than the server's Retry-After. */
     const backoffMs = (retryAfterSeconds = 0) => {
-      const exp = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** Math.min(failures - 1, 6));
+      const exp = Math.min(RECONNECT.maxMs, RECONNECT.baseMs * 2 ** Math.min(failures - 1, 6));
       const jittered = exp / 2 + Math.random() * (exp / 2);
-      return Math.max(jittered, Math.min(retryAfterSeconds, RETRY_AFTER_MAX_SECONDS) * 1000);
+      return Math.max(jittered, Math.min(retryAfterSeconds, RECONNECT.retryAfterMaxSeconds) * 1000);
     };
     while (!stop.signal.aborted) {
       const headers: Record<string, string> = { ...api.headers, accept: 'text/event-stream' };
@@ -190,7 +188,7 @@ export function registerListen(program: Command) {
         process.stderr.write(`outreach: event stream interrupted (${(err as Error).message}); reconnecting\n`);
       }
       // A stream that lived a while reconnects at once; one that ended right away backs off like a failure.
-      if (Date.now() - openedAt >= SHORT_STREAM_MS) failures = 0;
+      if (Date.now() - openedAt >= RECONNECT.shortStreamMs) failures = 0;
       else {
         failures++;
         await pause(backoffMs());

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZERO_FUNNEL } from '../../../test/helpers/funnel.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { createTeamWorkspaces, type TestWorkspace, okJson } from '../../../test/helpers/http-client.js';
 import { insertActivity, insertLead, insertMessagingAccount, insertReply } from '../../../test/helpers/factories.js';
 import { createTextCipher } from '../../lib/crypto.js';
 import { randomBytes } from 'node:crypto';
@@ -112,9 +112,7 @@ afterAll(async () => t?.close());
 
 describe('GET /progress', () => {
   it('answers the lifetime funnel, queue, period counts and every pacing field as the engine enforces it', async () => {
-    const res = await get(a);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
+    const body = okJson(await get(a));
     expect(body.asOf).toBe(NOW);
     expect(body.period).toEqual({ since: '2026-11-14T12:00:00.000Z', days: 7 });
     expect(body.funnel).toEqual({

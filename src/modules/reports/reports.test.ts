@@ -2,19 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZERO_FUNNEL } from '../../../test/helpers/funnel.js';
 import { randomBytes } from 'node:crypto';
 import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { createTeamWorkspaces, type TestWorkspace } from '../../../test/helpers/http-client.js';
+import { createTeamWorkspaces, type TestWorkspace, okJson } from '../../../test/helpers/http-client.js';
 import { insertLead, insertMessagingAccount, insertReply, insertSequence } from '../../../test/helpers/factories.js';
 import { createTextCipher } from '../../lib/crypto.js';
 
 let t: TestApp;
-type Ws = TestWorkspace;
-let a: Ws;
-let b: Ws;
-let client: Ws;
+let a: TestWorkspace, b: TestWorkspace, client: TestWorkspace;
 const cipher = createTextCipher(randomBytes(32));
 const d = (day: number) => new Date(`2026-11-${String(day).padStart(2, '0')}T10:00:00.000Z`);
 
-const get = (ws: Ws, query = '', headers: Record<string, string> = {}) =>
+const get = (ws: TestWorkspace, query = '', headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url: `/api/v1/reports/funnel${query}`, headers: { ...ws.auth, ...headers } });
 
 let seqA: string;
@@ -81,9 +78,7 @@ afterAll(async () => t?.close());
 
 describe('GET /reports/funnel', () => {
   it('groups by sequence by default: every sequence in creation order, then the leads without one', async () => {
-    const res = await get(a);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
+    const body = okJson(await get(a));
     expect(body.groupBy).toBe('sequence');
     expect(body.total).toEqual({
       leads: 6,
