@@ -474,18 +474,18 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "id": "552ae745-e34b-4832-b75f-111eb98a2f47",
+                         *       "id": "8f39e2e9-ff3e-4983-852e-802927562ca4",
                          *       "event": "lead.invited",
                          *       "data": {
                          *         "lead": {
-                         *           "id": "6ba93b01-2422-4760-a616-7c625e3b7044",
+                         *           "id": "a277dc62-f509-4b33-b3e2-4e117dd225b1",
                          *           "person": "Ada Lovelace",
                          *           "company": "Analytical Engines Ltd",
                          *           "title": "Founder",
                          *           "email": "ada@analytical-engines.example",
                          *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
                          *           "account": "onb_00000000-0000-4000-8000-000000000000",
-                         *           "sequenceId": "9d95a55b-327d-4fe4-89b6-9a31d937e700",
+                         *           "sequenceId": "5eb28488-5003-4f3f-9259-25ae15496dbb",
                          *           "stage": "invited"
                          *         },
                          *         "test": true,
@@ -1601,8 +1601,8 @@ export interface paths {
                          *             "status": "rejected",
                          *             "review": {
                          *               "decision": "not_a_good_fit",
-                         *               "reviewedAt": "2026-11-24T03:31:06.119Z",
-                         *               "by": "4c05ea23-8915-4480-a08a-83aa721a4bf2"
+                         *               "reviewedAt": "2026-11-26T18:19:12.169Z",
+                         *               "by": "7ebdbfaf-ae4c-4b12-bc80-60fcaa6733bd"
                          *             }
                          *           }
                          *         }
@@ -1900,7 +1900,7 @@ export interface paths {
                          *         {
                          *           "candidateId": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
                          *           "result": "enrolled",
-                         *           "leadId": "01a20b9b-712d-7330-a685-f004e5fe1744"
+                         *           "leadId": "01a21915-3df9-7354-861e-d7805ed9f0b0"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
@@ -2176,20 +2176,20 @@ export interface paths {
                         /**
                          * @example {
                          *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
-                         *       "batchId": "01a20b9b-714a-71fd-a23c-ce82a18b9a52",
+                         *       "batchId": "01a21915-3e0a-75a1-b5c8-b5b5f83d40ac",
                          *       "requestId": "import-2026-11-24-001",
                          *       "replayed": false,
                          *       "results": [
                          *         {
                          *           "xUserId": "1790000000000000001",
                          *           "reference": "crm-42",
-                         *           "candidateId": "01a20b9b-714a-7e64-9ca6-6ed2c561e702",
+                         *           "candidateId": "01a21915-3e0a-7942-8356-4fed360fbe02",
                          *           "result": "imported"
                          *         },
                          *         {
                          *           "xUserId": "1790000000000000002",
                          *           "reference": null,
-                         *           "candidateId": "01a20b9b-714a-7cf3-a79e-e2571eafab3c",
+                         *           "candidateId": "01a21915-3e0a-7014-a445-b8d7679eae8e",
                          *           "result": "imported"
                          *         }
                          *       ],
@@ -2452,16 +2452,16 @@ export interface paths {
                          *           "createdAt": "2026-11-03T13:29:00.000Z"
                          *         },
                          *         {
-                         *           "id": "01a20b9b-712d-7330-a685-f004e5fe1744",
+                         *           "id": "01a21915-3df9-7354-861e-d7805ed9f0b0",
                          *           "name": "Aisha Kaur",
                          *           "xUserId": "1563012613259747456",
                          *           "username": "AKaur_126",
                          *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
                          *           "stage": "queued",
-                         *           "createdAt": "2026-11-24T03:31:06.157Z"
+                         *           "createdAt": "2026-11-26T18:19:12.249Z"
                          *         }
                          *       ],
-                         *       "nextCursor": "01a20b9b-712d-7330-a685-f004e5fe1744",
+                         *       "nextCursor": "01a21915-3df9-7354-861e-d7805ed9f0b0",
                          *       "hasMore": true
                          *     }
                          */
@@ -2687,7 +2687,7 @@ export interface paths {
                          *         {
                          *           "candidateId": "01d23e68-9967-4801-8676-8c64fc6a041f",
                          *           "result": "enrolled",
-                         *           "leadId": "01a20b9b-7138-7b68-87dc-d5e4f758945d"
+                         *           "leadId": "01a21915-3e03-7fbf-ab55-34aab4c58d17"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
@@ -2927,9 +2927,9 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "asOf": "2026-11-24T03:31:06.280Z",
+                         *       "asOf": "2026-11-26T18:19:12.332Z",
                          *       "period": {
-                         *         "since": "2026-11-17T03:31:06.280Z",
+                         *         "since": "2026-11-19T18:19:12.332Z",
                          *         "days": 7
                          *       },
                          *       "funnel": {
@@ -2947,7 +2947,7 @@ export interface paths {
                          *         "meetingsNoShowOrCancelled": 2
                          *       },
                          *       "queued": 20,
-                         *       "recentActions": 20,
+                         *       "recentActions": 4,
                          *       "recentFailures": 0,
                          *       "accounts": [
                          *         {
@@ -2962,7 +2962,27 @@ export interface paths {
                          *           "inviteCapToday": 40,
                          *           "rampPhase": 4,
                          *           "accountScore": 86,
-                         *           "relationsCount": 2140
+                         *           "relationsCount": 2140,
+                         *           "budgets": [
+                         *             {
+                         *               "scope": "account",
+                         *               "scopeId": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *               "budget": "invites",
+                         *               "window": "local_day",
+                         *               "windowStart": "2026-11-26",
+                         *               "used": 0,
+                         *               "cap": 40
+                         *             },
+                         *             {
+                         *               "scope": "account",
+                         *               "scopeId": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *               "budget": "messages",
+                         *               "window": "local_day",
+                         *               "windowStart": "2026-11-26",
+                         *               "used": 0,
+                         *               "cap": 100
+                         *             }
+                         *           ]
                          *         },
                          *         {
                          *           "id": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
@@ -2976,7 +2996,27 @@ export interface paths {
                          *           "inviteCapToday": 40,
                          *           "rampPhase": 4,
                          *           "accountScore": 74,
-                         *           "relationsCount": 980
+                         *           "relationsCount": 980,
+                         *           "budgets": [
+                         *             {
+                         *               "scope": "account",
+                         *               "scopeId": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
+                         *               "budget": "invites",
+                         *               "window": "local_day",
+                         *               "windowStart": "2026-11-26",
+                         *               "used": 0,
+                         *               "cap": 40
+                         *             },
+                         *             {
+                         *               "scope": "account",
+                         *               "scopeId": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
+                         *               "budget": "messages",
+                         *               "window": "local_day",
+                         *               "windowStart": "2026-11-26",
+                         *               "used": 0,
+                         *               "cap": 100
+                         *             }
+                         *           ]
                          *         }
                          *       ]
                          *     }
@@ -3521,8 +3561,8 @@ export interface paths {
                          *       "decision": "snooze",
                          *       "state": "snoozed",
                          *       "by": "api",
-                         *       "decidedAt": "2026-11-24T03:31:06.365Z",
-                         *       "snoozedUntil": "2026-11-27T03:31:06.365Z",
+                         *       "decidedAt": "2026-11-26T18:19:12.404Z",
+                         *       "snoozedUntil": "2026-11-29T18:19:12.404Z",
                          *       "messaged": false,
                          *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *       "optedOutLeadIds": []
@@ -5849,7 +5889,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "1563012613259747456",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-24T03:31:06.247Z",
+                         *           "checkedAt": "2026-11-26T18:19:12.305Z",
                          *           "reason": null,
                          *           "evidence": "public_relationship",
                          *           "reference": "crm-7",
@@ -5858,7 +5898,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "696519333",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-24T03:31:06.249Z",
+                         *           "checkedAt": "2026-11-26T18:19:12.307Z",
                          *           "reason": null,
                          *           "evidence": "follower_snapshot"
                          *         }
@@ -6781,10 +6821,10 @@ export interface paths {
                         /**
                          * @example {
                          *       "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68",
-                         *       "asOf": "2026-11-24T03:31:06.254Z",
+                         *       "asOf": "2026-11-26T18:19:12.312Z",
                          *       "accounts": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-24T03:31:06.255Z",
+                         *         "observedAt": "2026-11-26T18:19:12.313Z",
                          *         "data": {
                          *           "xAccounts": [
                          *             {
@@ -6815,7 +6855,7 @@ export interface paths {
                          *       },
                          *       "billing": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-24T03:31:06.256Z",
+                         *         "observedAt": "2026-11-26T18:19:12.313Z",
                          *         "data": {
                          *           "plan": "growth",
                          *           "status": "active"
@@ -6824,11 +6864,11 @@ export interface paths {
                          *       },
                          *       "energy": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-24T03:31:06.256Z",
+                         *         "observedAt": "2026-11-26T18:19:12.314Z",
                          *         "data": {
                          *           "balance": 739,
                          *           "dailyRefill": 1000,
-                         *           "nextRefillAt": "2026-11-25T00:00:00.000Z"
+                         *           "nextRefillAt": "2026-11-27T00:00:00.000Z"
                          *         },
                          *         "issues": []
                          *       },
@@ -7095,7 +7135,7 @@ export interface paths {
                          *         "xUserId": "1563012613259747456",
                          *         "username": "AKaur_126",
                          *         "name": "Aisha Kaur",
-                         *         "checkedAt": "2026-11-24T03:31:06.239Z",
+                         *         "checkedAt": "2026-11-26T18:19:12.298Z",
                          *         "evidence": "public_profile"
                          *       },
                          *       "provider": "publicdata",

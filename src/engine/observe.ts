@@ -78,12 +78,12 @@ export function createObserver(deps: ObserverDeps) {
       channel: obs.channel,
       classification: r.classification,
       theirMessage: cipher.encrypt(text),
+      theirMessageTruncated: truncated,
       draft: cipher.encrypt(r.draft),
       repliedAt: obs.at,
       now,
       settled: r.settled,
     });
-    if (truncated) await trx.updateTable('replies').set({ their_message_truncated: true }).where('id', '=', replyId).execute();
     await repo.insertActivities(trx, [
       {
         id: newId(),

@@ -326,7 +326,7 @@ describe('out-of-office replies', () => {
 });
 
 describe('long replies', () => {
-  it('a reply too long for an event is recorded in full; its event carries the first 16 KiB and says it was cut', async () => {
+  it('a long reply is stored up to 20,000 characters and marked cut; its event carries the first 16 KiB and says it was cut', async () => {
     const ws = await workspace('Long reply');
     const account = await insertAccount(t.db, ws);
     const seq = await insertSequence(t.db, ws, { channels: ['email'], steps: steps(step('email', { subject: 'Hi', message: 'Hello {{firstName}}' })) });
@@ -343,7 +343,8 @@ describe('long replies', () => {
     await t.services.engine.runPass({ now: T0 });
     expect((await t.services.engine.runPass({ now: new Date(T0.getTime() + 2 * H) })).repliesDetected).toBe(1);
     const stored = await t.db.selectFrom('replies').selectAll().where('lead_id', '=', id).executeTakeFirstOrThrow();
-    expect(t.cipher.decrypt(stored.their_message)).toBe(text);
+    expect(t.cipher.decrypt(stored.their_message)).toBe(text.slice(0, 20_000));
+    expect(stored.their_message_truncated).toBe(true);
     const event = (await eventsOf(t.db, ws)).find((e) => e.event === 'reply.received')!;
     const opened = openSealedData(event.data, t.cipher) as { theirMessage: string; theirMessageTruncated?: boolean };
     expect(opened.theirMessageTruncated).toBe(true);

@@ -16,6 +16,8 @@ export async function insertReply(
     channel: string;
     classification: string;
     theirMessage: string | null;
+    /** The stored text is a cut of what they wrote (replies.their_message_truncated). */
+    theirMessageTruncated?: boolean;
     draft: string | null;
     repliedAt: Date;
     now: Date;
@@ -31,6 +33,7 @@ export async function insertReply(
       channel: r.channel,
       classification: r.classification,
       their_message: r.theirMessage,
+      ...(r.theirMessageTruncated && { their_message_truncated: true }),
       draft: r.draft,
       replied_at: r.repliedAt,
       created_at: r.now,
