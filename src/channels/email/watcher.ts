@@ -1,4 +1,4 @@
-import { ImapFlow, type FetchMessageObject, type MessageStructureObject } from 'imapflow';
+import { ImapFlow, type FetchMessageObject } from 'imapflow';
 import { insertLedgerEntry } from '../../domain/ledger.repository.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
@@ -13,6 +13,20 @@ import { imapClientOptions } from './mailboxes.service.js';
 import { dmarcFailed, HEADER_FIELDS, parseBody, parseHead, type InboundHead, type InboundReport } from './parse.js';
 import { readUnsubscribeToken } from './unsubscribe-token.js';
 import * as repo from './inbox.repository.js';
+import {
+  AlreadyHandled,
+  ConnectionLost,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  IMAP_DETAIL,
+  isAuthError,
+  isDeliveryReport,
+  MAX_MIME_PARTS,
+  partCount,
+  trustedAuthservIds,
+  type Outcome,
+} from './inbox-rules.js';
+
+export { DEFAULT_MAX_MESSAGE_BYTES, trustedAuthservIds } from './inbox-rules.js';
 
 export interface InboxConfig {
   /** Seconds between two polls of one mailbox. */
@@ -30,80 +44,6 @@ export interface InboxDeps {
   cipher: TextCipher;
   config: InboxConfig;
 }
-
-export const DEFAULT_MAX_MESSAGE_BYTES = 2_097_152;
-/** mailparser refuses a message of more MIME parts than this; the structure says so before any body is fetched. */
-const MAX_MIME_PARTS = 1_000;
-
-/** Health details the watcher writes start with this, so a good IMAP login clears only what IMAP marked. */
-const IMAP_DETAIL = 'IMAP: ';
-
-function isAuthError(e: unknown): boolean {
-  const err = e as { authenticationFailed?: boolean; serverResponseCode?: string; responseText?: string; message?: string };
-  return (
-    err?.authenticationFailed === true ||
-    err?.serverResponseCode === 'AUTHENTICATIONFAILED' ||
-    /authenticat|login|credentials/i.test(`${err?.responseText ?? ''} ${err?.message ?? ''}`)
-  );
-}
-
-/** Thrown inside a message's transaction to undo it: another worker handled the message first. */
-class AlreadyHandled extends Error {}
-
-/** The IMAP connection failed while a message was read: the pass stops there (the message is read again next time). */
-class ConnectionLost extends Error {}
-
-/**
- * What became of one message. `ignored:*` and `unparseable` are claimed like the rest (once only) and counted as
- * `unmatched` and `unparseable`; the reason is kept in `email_inbound_seen.outcome`.
- */
-type Outcome =
-  | 'reply'
-  | 'out_of_office'
-  | 'bounce'
-  | 'delayed'
-  | 'unsubscribe'
-  | 'unmatched'
-  | 'duplicate'
-  | 'unparseable'
-  | 'vanished'
-  | 'ignored:auto_reply_unthreaded'
-  | 'ignored:dmarc_fail';
-
-/**
- * The authserv-ids whose Authentication-Results this mailbox believes: its provider's (from the IMAP host: Gmail
- * writes `mx.google.com`; Microsoft 365 writes no authserv-id at all, its header starts with `spf=`, here `null`) and
- * the mailbox's own `trustedAuthservId`.
- */
-export function trustedAuthservIds(imapUrl: string, trustedAuthservId: string | null): (string | null)[] {
-  const out: (string | null)[] = [];
-  let host = '';
-  try {
-    host = new URL(imapUrl).hostname.toLowerCase();
-  } catch {
-    /* no provider */
-  }
-  if (host === 'imap.gmail.com' || host === 'imap.googlemail.com') out.push('mx.google.com');
-  if (host === 'outlook.office365.com' || host === 'outlook.office.com' || host.endsWith('.outlook.com') || host.endsWith('.office365.com')) out.push(null);
-  if (trustedAuthservId?.trim()) out.push(trustedAuthservId.trim().toLowerCase());
-  return out;
-}
-
-/** How many MIME parts the structure holds, counting no further than `limit + 1`. */
-function partCount(root: MessageStructureObject | undefined, limit: number): number {
-  if (!root) return 0;
-  let n = 0;
-  const stack: MessageStructureObject[] = [root];
-  while (stack.length > 0 && n <= limit) {
-    const node = stack.pop()!;
-    n += 1;
-    for (const child of node.childNodes ?? []) stack.push(child);
-  }
-  return n;
-}
-
-const isDeliveryReport = (s: MessageStructureObject | undefined) =>
-  s?.type?.toLowerCase() === 'multipart/report' && (s.parameters?.['report-type'] ?? '').toLowerCase() === 'delivery-status';
 
 /**
  * Watches each mailbox's INBOX: reads what arrived since the last seen UID, one message at a time (its size,
