@@ -1,64 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
-import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { captureServiceLogs, findSecrets } from '../helpers/log-capture.js';
-import { cookiesOf, csrfTokenOf } from '../helpers/console.js';
+import { ConsoleClient, csrfTokenOf } from '../helpers/console.js';
 import { SIGN_IN_FAILURES_PER_MINUTE } from '../../src/console/plugin.js';
 import { LINK_SESSION_MAX_AGE_MS } from '../../src/modules/console-sessions/index.js';
 import { loadConfig } from '../../src/config/config.js';
 
 const WRONG_KEY = 'ows_wrongwrongwrongwrongwrongwrongwrongwrongwro';
 
-/**
- * A browser over inject: keeps its cookies, sends forms with the last page's CSRF token, and comes from a chosen
- * socket address (and, behind a proxy, with chosen headers).
- */
-class Browser {
-  cookies: Record<string, string> = {};
-  csrf = '';
-  constructor(
-    readonly t: TestApp,
-    readonly remoteAddress = '127.0.0.1',
-    readonly headers: Record<string, string> = {},
-  ) {}
-
-  cookieHeader() {
-    return Object.entries(this.cookies)
-      .filter(([, v]) => v !== '')
-      .map(([k, v]) => `${k}=${v}`)
-      .join('; ');
-  }
-
-  private keep(res: LightMyRequestResponse) {
-    Object.assign(this.cookies, cookiesOf(res));
-    const token = /name="_csrf" value="([^"]+)"/.exec(res.body);
-    if (token) this.csrf = token[1];
-    return res;
-  }
-
-  async get(url: string) {
-    return this.keep(
-      await this.t.app.inject({ method: 'GET', url, remoteAddress: this.remoteAddress, headers: { ...this.headers, cookie: this.cookieHeader() } }),
-    );
-  }
-
-  async post(url: string, fields: Record<string, string | null> = {}) {
-    const body = new URLSearchParams();
-    for (const [k, v] of Object.entries({ _csrf: this.csrf, ...fields })) if (v !== null) body.append(k, v);
-    return this.keep(
-      await this.t.app.inject({
-        method: 'POST',
-        url,
-        remoteAddress: this.remoteAddress,
-        headers: { ...this.headers, cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload: body.toString(),
-      }),
-    );
-  }
-
+/** A console client (test/helpers/console.ts) with the sign-ins these tests count by their status. */
+class Browser extends ConsoleClient {
   /** The sign-in form, as a person fills it: answers the POST's status (303 signed in, 401 refused, 429 limited). */
-  async signIn(key: string) {
+  async signInStatus(key: string) {
     await this.get('/console/sign-in');
     const res = await this.post('/console/sign-in', { key, next: '/console/plays' });
     if (res.statusCode === 303) await this.get('/console/plays');
@@ -131,9 +85,9 @@ describe('rule: the sign-in limit counts failures per client address', () => {
     const own = await buildTestApp({ handle: t.handle });
     try {
       const b = new Browser(own, '127.0.0.1');
-      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE + 5; i++) expect(await b.signIn(acme.key)).toBe(303);
-      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) expect(await b.signIn(WRONG_KEY)).toBe(401);
-      expect(await b.signIn(WRONG_KEY)).toBe(429);
+      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE + 5; i++) expect(await b.signInStatus(acme.key)).toBe(303);
+      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) expect(await b.signInStatus(WRONG_KEY)).toBe(401);
+      expect(await b.signInStatus(WRONG_KEY)).toBe(429);
       const limited = await b.post('/console/sign-in', { key: acme.key });
       expect(limited.statusCode).toBe(429);
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
@@ -149,10 +103,10 @@ describe('rule: the sign-in limit counts failures per client address', () => {
     const own = await buildTestApp({ handle: t.handle });
     try {
       const attacker = new Browser(own, '127.0.0.1');
-      for (let i = 0; i <= SIGN_IN_FAILURES_PER_MINUTE; i++) await attacker.signIn(WRONG_KEY);
-      expect(await attacker.signIn(acme.key)).toBe(429);
+      for (let i = 0; i <= SIGN_IN_FAILURES_PER_MINUTE; i++) await attacker.signInStatus(WRONG_KEY);
+      expect(await attacker.signInStatus(acme.key)).toBe(429);
       const colleague = new Browser(own, '127.0.0.2');
-      expect(await colleague.signIn(acme.key)).toBe(303);
+      expect(await colleague.signInStatus(acme.key)).toBe(303);
       expect(await colleague.status()).toBe(200);
     } finally {
       await own.close();
@@ -194,18 +148,18 @@ describe('rule: the sign-in limit counts failures per client address', () => {
     try {
       // Everyone reaches the service through the proxy at 10.0.0.2: one client's guesses lock out only that client.
       const attacker = new Browser(own, '10.0.0.2', { 'x-forwarded-for': '203.0.113.7' });
-      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) expect(await attacker.signIn(WRONG_KEY)).toBe(401);
-      expect(await attacker.signIn(acme.key)).toBe(429);
+      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) expect(await attacker.signInStatus(WRONG_KEY)).toBe(401);
+      expect(await attacker.signInStatus(acme.key)).toBe(429);
       const colleague = new Browser(own, '10.0.0.2', { 'x-forwarded-for': '198.51.100.20' });
-      expect(await colleague.signIn(acme.key)).toBe(303);
+      expect(await colleague.signInStatus(acme.key)).toBe(303);
       // A chain: the client is the right-most address the trusted proxies did not add.
       const chained = new Browser(own, '10.0.0.2', { 'x-forwarded-for': '203.0.113.7, 10.0.0.9' });
-      expect(await chained.signIn(acme.key)).toBe(429);
+      expect(await chained.signInStatus(acme.key)).toBe(429);
       // A peer that is not a trusted proxy cannot pick its address with the header.
       const spoofer = new Browser(own, '192.0.2.50', { 'x-forwarded-for': '198.51.100.99' });
-      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) expect(await spoofer.signIn(WRONG_KEY)).toBe(401);
+      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) expect(await spoofer.signInStatus(WRONG_KEY)).toBe(401);
       const rotated = new Browser(own, '192.0.2.50', { 'x-forwarded-for': '198.51.100.100' });
-      expect(await rotated.signIn(acme.key)).toBe(429);
+      expect(await rotated.signInStatus(acme.key)).toBe(429);
     } finally {
       await own.close();
     }
@@ -214,8 +168,9 @@ describe('rule: the sign-in limit counts failures per client address', () => {
   it('without OUTREACH_TRUST_PROXY, X-Forwarded-For is ignored', async () => {
     const own = await buildTestApp({ handle: t.handle });
     try {
-      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++) await new Browser(own, '127.0.0.1', { 'x-forwarded-for': `198.51.100.${i}` }).signIn(WRONG_KEY);
-      expect(await new Browser(own, '127.0.0.1', { 'x-forwarded-for': '198.51.100.200' }).signIn(acme.key)).toBe(429);
+      for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i++)
+        await new Browser(own, '127.0.0.1', { 'x-forwarded-for': `198.51.100.${i}` }).signInStatus(WRONG_KEY);
+      expect(await new Browser(own, '127.0.0.1', { 'x-forwarded-for': '198.51.100.200' }).signInStatus(acme.key)).toBe(429);
     } finally {
       await own.close();
     }
@@ -233,9 +188,9 @@ describe('rule: the sign-in limit counts failures per client address', () => {
 describe('rule: CSRF tokens are bound to the session', () => {
   it('a token minted for one session is refused (403) in another, even with the same CSRF secret cookie', async () => {
     const a = new Browser(t);
-    expect(await a.signIn(acme.key)).toBe(303);
+    expect(await a.signInStatus(acme.key)).toBe(303);
     const b = new Browser(t);
-    expect(await b.signIn(acme.key)).toBe(303);
+    expect(await b.signInStatus(acme.key)).toBe(303);
     const tokenOfA = a.csrf;
     // B carries A's CSRF secret (as if planted by a sibling site) and its own session: A's token is still refused.
     b.cookies.outreach_csrf = a.cookies.outreach_csrf;
@@ -258,7 +213,7 @@ describe('rule: CSRF tokens are bound to the session', () => {
     expect((await c.post('/console/sign-out', { _csrf: anonymous })).statusCode).toBe(403);
     const firstSession = c.csrf;
     expect((await c.post('/console/sign-out')).statusCode).toBe(303);
-    expect(await c.signIn(acme.key)).toBe(303);
+    expect(await c.signInStatus(acme.key)).toBe(303);
     expect((await c.post('/console/sign-out', { _csrf: firstSession })).statusCode).toBe(403);
     expect(await c.status()).toBe(200);
   });
@@ -306,14 +261,14 @@ describe('rule: "Sign out everywhere" ends every console session of the workspac
   it('the button (a CSRF form) ends the key sessions and the login-link sessions of the workspace; other workspaces keep theirs', async () => {
     const secondKey = await t.services.workspaces.createApiKey({ workspaceId: acme.workspaceId });
     const here = new Browser(t);
-    expect(await here.signIn(acme.key)).toBe(303);
+    expect(await here.signInStatus(acme.key)).toBe(303);
     const laptop = new Browser(t);
-    expect(await laptop.signIn(secondKey.key)).toBe(303);
+    expect(await laptop.signInStatus(secondKey.key)).toBe(303);
     const link = await t.services.consoleSessions.createLoginLink(acme.workspaceId);
     const linked = new Browser(t);
     expect(await linked.signInWithLink(link.path, link.token)).toBe(303);
     const elsewhere = new Browser(t);
-    expect(await elsewhere.signIn(other.key)).toBe(303);
+    expect(await elsewhere.signInStatus(other.key)).toBe(303);
 
     const page = await here.get('/console/plays');
     expect(page.body).toMatch(
@@ -337,10 +292,10 @@ describe('rule: revoking a key ends the console sessions it opened', () => {
     const key = await t.services.workspaces.createApiKey({ workspaceId: acme.workspaceId });
     const one = new Browser(t);
     const two = new Browser(t);
-    expect(await one.signIn(key.key)).toBe(303);
-    expect(await two.signIn(key.key)).toBe(303);
+    expect(await one.signInStatus(key.key)).toBe(303);
+    expect(await two.signInStatus(key.key)).toBe(303);
     const kept = new Browser(t);
-    expect(await kept.signIn(acme.key)).toBe(303);
+    expect(await kept.signInStatus(acme.key)).toBe(303);
     const link = await t.services.consoleSessions.createLoginLink(acme.workspaceId);
     const linked = new Browser(t);
     expect(await linked.signInWithLink(link.path, link.token)).toBe(303);
@@ -357,8 +312,8 @@ describe('rule: revoking a key ends the console sessions it opened', () => {
   it('consoleSessions.endSessionsOfKey ends them at once (for whoever revokes a key)', async () => {
     const key = await t.services.workspaces.createApiKey({ workspaceId: acme.workspaceId });
     const one = new Browser(t);
-    expect(await one.signIn(key.key)).toBe(303);
-    expect(await new Browser(t).signIn(key.key)).toBe(303);
+    expect(await one.signInStatus(key.key)).toBe(303);
+    expect(await new Browser(t).signInStatus(key.key)).toBe(303);
     expect(await t.services.consoleSessions.endSessionsOfKey(key.id)).toBe(2);
     expect(await one.status()).toBe(401);
   });

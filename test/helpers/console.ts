@@ -21,20 +21,27 @@ export function cookiesOf(res: LightMyRequestResponse): Record<string, string> {
   return out;
 }
 
-/** A browser-like console client over inject: keeps cookies, sends forms with the page's CSRF token. */
+/**
+ * A browser-like console client over inject: keeps cookies, sends forms with the page's CSRF token, and comes from
+ * `remoteAddress` (and, behind a proxy, with `baseHeaders` on every request).
+ */
 export class ConsoleClient {
   cookies: Record<string, string> = {};
   csrf = '';
-  constructor(readonly t: TestApp) {}
+  constructor(
+    readonly t: TestApp,
+    readonly remoteAddress = '127.0.0.1',
+    readonly baseHeaders: Record<string, string> = {},
+  ) {}
 
-  private cookieHeader() {
+  protected cookieHeader() {
     return Object.entries(this.cookies)
       .filter(([, v]) => v !== '')
       .map(([k, v]) => `${k}=${v}`)
       .join('; ');
   }
 
-  private keep(res: LightMyRequestResponse) {
+  protected keep(res: LightMyRequestResponse) {
     Object.assign(this.cookies, cookiesOf(res));
     const token = /name="_csrf" value="([^"]+)"/.exec(res.body);
     if (token) this.csrf = token[1];
@@ -42,7 +49,14 @@ export class ConsoleClient {
   }
 
   async get(url: string, headers: Record<string, string> = {}) {
-    return this.keep(await this.t.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader(), ...headers } }));
+    return this.keep(
+      await this.t.app.inject({
+        method: 'GET',
+        url,
+        remoteAddress: this.remoteAddress,
+        headers: { ...this.baseHeaders, cookie: this.cookieHeader(), ...headers },
+      }),
+    );
   }
 
   /** A form POST; `_csrf` is this page's token unless the fields say otherwise (`_csrf: null` leaves it out). */
@@ -57,7 +71,8 @@ export class ConsoleClient {
       await this.t.app.inject({
         method: 'POST',
         url,
-        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        remoteAddress: this.remoteAddress,
+        headers: { ...this.baseHeaders, cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
         payload: body.toString(),
       }),
     );
