@@ -131,6 +131,25 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     expect(await driver.confirm!({ ...action, idempotencyKey: 'never-started' })).toEqual({ status: 'not_sent' });
   });
 
+  it('rule: a lead a real mailbox wrote to is heard only through that INBOX; the sandbox never invents its reply', async () => {
+    // The sandbox script would answer an hour after the first e-mail; a lead sent from a real mailbox must not get it.
+    const leadId = await insertLead(t.db, ws.workspaceId, {
+      person: 'Scripted Person',
+      email: 'scripted@initech.example',
+      account_id: account,
+      sequence_id: sequenceId,
+      next_action_at: new Date(clock),
+      sandbox: JSON.stringify({ replyAfterHours: 1, replyText: 'An answer nobody wrote' }),
+    } as never);
+    await tick();
+    expect(to('scripted@initech.example')).toHaveLength(1);
+    await tick(3 * 3_600_000);
+    await tick(3 * 3_600_000);
+    const row = await t.db.selectFrom('leads').select(['stage', 'replied_at']).where('id', '=', leadId).executeTakeFirstOrThrow();
+    expect(row).toEqual({ stage: 'messaged', replied_at: null });
+    expect(await t.db.selectFrom('replies').select('id').where('lead_id', '=', leadId).execute()).toEqual([]);
+  });
+
   it('a suppressed address is never written to; SMTP 5xx fails the lead for good, 4xx is retried', async () => {
     await t.db.insertInto('suppressed_addresses').values({ workspace_id: ws.workspaceId, address: 'gone@initech.example', reason: 'bounced' }).execute();
     const suppressed = await lead('gone@initech.example');

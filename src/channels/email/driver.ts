@@ -223,7 +223,21 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       return started ? { status: 'unknown' } : { status: 'not_sent' };
     },
 
-    observe: fallback.observe ? (input) => fallback.observe!(input) : undefined,
+    /**
+     * Only the leads the fallback carries are observed through it: a lead a real mailbox wrote to is heard by that
+     * mailbox's INBOX watcher alone, so the sandbox never invents a reply, an acceptance or a bounce for it.
+     */
+    observe: fallback.observe
+      ? async (input) => {
+          const viaMailbox = await sent.leadsMailedFromMailboxes(
+            db,
+            input.workspaceId,
+            input.leads.map((l) => l.leadId),
+          );
+          const leads = input.leads.filter((l) => !viaMailbox.has(l.leadId));
+          return leads.length > 0 ? fallback.observe!({ ...input, leads }) : [];
+        }
+      : undefined,
 
     close() {
       for (const t of transports.values()) t.close();

@@ -52,6 +52,20 @@ export async function findOutgoing(db: Database, workspaceId: string, idempotenc
     .executeTakeFirst();
 }
 
+/** Which of these leads a mailbox wrote to (they have an outgoing message on record; index email_messages_lead). */
+export async function leadsMailedFromMailboxes(db: Database, workspaceId: string, leadIds: string[]): Promise<Set<string>> {
+  if (leadIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('email_messages')
+    .select('lead_id')
+    .distinct()
+    .where('workspace_id', '=', workspaceId)
+    .where('lead_id', 'in', leadIds)
+    .where('direction', '=', 'out')
+    .execute();
+  return new Set(rows.map((r) => r.lead_id).filter((id): id is string => id !== null));
+}
+
 /** The lead's thread, oldest first (both directions). */
 export async function threadOf(db: Database, workspaceId: string, leadId: string) {
   return db
