@@ -140,7 +140,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
       sequence_id: sequenceId,
       next_action_at: new Date(clock),
       sandbox: JSON.stringify({ replyAfterHours: 1, replyText: 'An answer nobody wrote' }),
-    } as never);
+    });
     await tick();
     expect(to('scripted@initech.example')).toHaveLength(1);
     await tick(3 * 3_600_000);
