@@ -13,7 +13,7 @@ import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
-import { emptySummary } from '../src/engine/scheduler.js';
+import { emptySummary } from '../src/channels/types.js';
 import { createObserver } from '../src/engine/observe.js';
 import { loadConfig } from '../src/config/config.js';
 import { xOauthRepository } from '../src/channels/x/oauth.repository.js';

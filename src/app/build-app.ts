@@ -10,7 +10,7 @@ import type { Database } from '../db/database.js';
 import { isDatabaseReachable, isDatabaseUnavailable } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { AppError } from './errors.js';
+import { AppError } from '../lib/errors.js';
 import { createAuthHook } from './plugins/auth.js';
 import { drainRefusedBody, handleClientError, checkRequestUrl, serializeRequest } from './plugins/http-edge.js';
 import { formatSchemaErrors, validatorCompiler } from './validation.js';

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { Config } from '../config/config.js';
 import { createServices, type Services } from '../app/services.js';
-import { AppError } from '../app/errors.js';
+import { AppError } from '../lib/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { openDatabase } from '../server.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config/config.js';
-import { AppError } from '../app/errors.js';
+import { AppError } from '../lib/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger, openDatabase, startServer } from '../server.js';
 import { readWorkerLock, removeWorkerLock, startWorker, writeWorkerLock } from '../worker.js';

@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { Config } from '../config/config.js';
 import type { Services } from '../app/services.js';
 import type { AppInstance } from '../app/types.js';
-import { AppError } from '../app/errors.js';
+import { AppError } from '../lib/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import type { RateLimitStore } from '../app/plugins/rate-limit.js';
 import { CONSOLE_SESSION_TTL_MS } from '../modules/console-sessions/index.js';

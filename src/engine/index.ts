@@ -7,9 +7,10 @@ import type { ChannelDrivers } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
 import { createPacingReader } from './pacing.js';
-import { createScheduler, emptySummary, type PassSummary } from './scheduler.js';
+import { createScheduler } from './scheduler.js';
+import { emptySummary, type PassSummary } from '../channels/types.js';
 
-export type { PassSummary } from './scheduler.js';
+export type { PassSummary } from '../channels/types.js';
 export type { AccountPacing } from './pacing.js';
 
 export interface EngineDeps {

@@ -30,8 +30,6 @@ function channelsOf(row: repo.WatchedRow): Channel[] {
 
 const DAY = 86_400_000;
 
-export type { ObservedLead };
-
 /**
  * A long e-mail reply (quoted thread included) must not push its event past the outbox's size bound: the event
  * carries at most this many bytes of the text (sealing grows it by a third) and says when it was cut; the stored

@@ -19,8 +19,6 @@ import {
 } from '../domain/budgets.js';
 import { lockBudgets, readBudgetUsage, releaseBudgets, reserveBudgets, type BudgetReservation } from '../domain/budgets.repository.js';
 
-export { rampOf, type PacingRules, type Ramp } from '../domain/budgets.js';
-
 /** Which daily budget of its messaging account a step draws from (every one also takes one of `actions`). */
 export type PacingBucket = AccountBudget;
 

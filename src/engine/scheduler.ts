@@ -8,8 +8,6 @@ import { claimBatch } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
 
-export { emptySummary, type PassSummary } from '../channels/types.js';
-
 interface SchedulerDeps {
   db: Database;
   config: EngineConfig;

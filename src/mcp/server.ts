@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorObject } from 'ajv';
 import { Value } from 'typebox/value';
-import { AppError } from '../app/errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Services } from '../app/services.js';
 import type { AuthContext } from '../modules/workspaces/index.js';
 import { describeValidationErrors } from '../app/validation.js';

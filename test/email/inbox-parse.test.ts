@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dmarcFailed, parseHead, REPLY_PARSER_CHARS, visibleReplyText } from '../../src/channels/email/parse.js';
-import { trustedAuthservIds } from '../../src/channels/email/watcher.js';
+import { trustedAuthservIds } from '../../src/channels/email/inbox-rules.js';
 import { imapClientOptions, smtpTransportOptions } from '../../src/channels/email/mailboxes.service.js';
 import { mailboxInputProblem } from '../../src/channels/email/mailboxes.schemas.js';
 

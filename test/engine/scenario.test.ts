@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { rampOf } from '../../src/engine/pacing.js';
+import { rampOf } from '../../src/domain/budgets.js';
 import { isWithinWindow, localDay } from '../../src/domain/time.js';
 import { verifyWebhook } from '../../src/index.js';
 import { createTextCipher } from '../../src/lib/crypto.js';

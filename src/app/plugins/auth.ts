@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { tooManyRequests } from '../errors.js';
+import { tooManyRequests } from '../../lib/errors.js';
 import type { WorkspacesService } from '../../modules/workspaces/index.js';
 import type { RateLimitStore } from './rate-limit.js';
 

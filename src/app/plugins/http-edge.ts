@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../../lib/errors.js';
 
 /** Longest request target answered normally; a longer one gets 414 (docs/foundation.md). */
 export const MAX_URL_LENGTH = 8 * 1024;

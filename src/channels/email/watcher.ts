@@ -26,8 +26,6 @@ import {
   type Outcome,
 } from './inbox-rules.js';
 
-export { DEFAULT_MAX_MESSAGE_BYTES, trustedAuthservIds } from './inbox-rules.js';
-
 export interface InboxConfig {
   /** Seconds between two polls of one mailbox. */
   pollIntervalSeconds: number;

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError, notFound } from '../../app/errors.js';
+import { AppError, notFound } from '../../lib/errors.js';
 import type { AppInstance } from '../../app/types.js';
 import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
-import { AppError, notFound } from '../../app/errors.js';
+import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { DECISIONS, type Decision } from '../../modules/replies/index.js';
 import type { ConsoleDeps } from '../plugin.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../../app/errors.js';
+import { AppError } from '../../lib/errors.js';
 
 // The review page's words for outcomes and refusals, and the notice codes its URLs may carry (docs/console.md).
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
-import { AppError, notFound } from '../../app/errors.js';
+import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { CANDIDATE_FILTERS, type CandidateFilter } from '../../domain/vocabulary.js';
 import type { ConsoleDeps } from '../plugin.js';

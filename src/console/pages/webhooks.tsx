@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
-import { AppError } from '../../app/errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { AppError, conflict } from '../../app/errors.js';
+import { AppError, conflict } from '../../lib/errors.js';
 import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams, type RepliesService } from '../../modules/replies/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 

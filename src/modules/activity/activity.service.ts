@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { badRequest } from '../../app/errors.js';
+import { badRequest } from '../../lib/errors.js';
 import * as repo from './activity.repository.js';
 import { ACTIVITY_ACTIONS, type ActivityAction, type ActivityOutcome } from '../../domain/vocabulary.js';
 

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
-import { AppError, unauthorized } from '../../app/errors.js';
+import { AppError, unauthorized } from '../../lib/errors.js';
 import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';

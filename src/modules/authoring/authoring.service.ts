@@ -5,7 +5,7 @@ import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { isUuid, newId } from '../../lib/ids.js';
-import { badRequest, conflict, notFound } from '../../app/errors.js';
+import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { compileStrict } from '../../app/validation.js';
 import { renderTemplate, type TemplateLead } from '../../domain/templates.js';
 // One lock per row for every writer: status changes and authoring edits of a sequence lock it the same way, and a

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
-import { notFound } from '../../app/errors.js';
+import { notFound } from '../../lib/errors.js';
 import type { AuthContext, WorkspacesService } from '../workspaces/index.js';
 import * as repo from './console-sessions.repository.js';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, tooManyRequests } from '../../app/errors.js';
+import { AppError, tooManyRequests } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { effectiveBalance, nextRefillAt } from '../../domain/energy.js';
 import type { BillingStatus } from '../../domain/vocabulary.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../../app/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { ErrorBody, WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { AppDeps } from '../../app/build-app.js';

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { badRequest } from '../../app/errors.js';
+import { badRequest } from '../../lib/errors.js';
 import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/outbox.js';
 import { isUuid } from '../../lib/ids.js';
 import { findStreamCursor, listOutboxEventsSince, type StreamCursor } from './events.repository.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../../app/errors.js';
+import { AppError } from '../../lib/errors.js';
 
 export interface StreamLimits {
   /** Open streams one key may hold (OUTREACH_STREAMS_PER_KEY). */

@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../../app/errors.js';
+import { conflict, notFound } from '../../lib/errors.js';
 import { iso } from '../../domain/iso.js';
 import type { CandidateRow, ExistingLeadRow, PlayRow } from './plays.repository.js';
 

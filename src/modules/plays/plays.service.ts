@@ -1,7 +1,7 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { badRequest, conflict } from '../../app/errors.js';
+import { badRequest, conflict } from '../../lib/errors.js';
 import * as repo from './plays.repository.js';
 import type { CandidateFilter } from './plays.repository.js';
 import { assertReviewable, groupBy, normalizeHandle, page, toCandidate, toCounts, toExistingLead } from './plays.rules.js';

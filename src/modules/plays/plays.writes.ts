@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
-import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { ReviewDecision } from '../../domain/vocabulary.js';
 // A share lock keeps the checked sequence revision and status from changing until the enrollment commits.
 import { lockSequenceForShare } from '../sequences/index.js';

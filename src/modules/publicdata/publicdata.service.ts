@@ -1,7 +1,7 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, notFound } from '../../app/errors.js';
+import { AppError, notFound } from '../../lib/errors.js';
 import {
   EVIDENCE,
   ProviderTimeoutError,

@@ -3,7 +3,7 @@ import type { Config } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { sha256Hex } from '../../lib/ids.js';
-import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../app/errors.js';
+import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../lib/errors.js';
 import type { ChannelDrivers } from '../../channels/types.js';
 import { iso } from '../../domain/iso.js';
 import { lockPersonLanes } from '../../domain/opt-out.js';

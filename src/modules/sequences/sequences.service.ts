@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.js';
 import type { SequenceStepRow } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
-import { conflict, notFound } from '../../app/errors.js';
+import { conflict, notFound } from '../../lib/errors.js';
 import { blockingRules, type AdmissionContext, type AdmissionFacts, type AdmissionRule } from '../../domain/admission.js';
 // The engine's own step-to-channel map, so this report and the sender never disagree.
 import { CHANNEL_OF_STEP } from '../../channels/types.js';

@@ -1,4 +1,4 @@
-import { badRequest } from '../../app/errors.js';
+import { badRequest } from '../../lib/errors.js';
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import { explainInvalidCreateBody, type WebhooksService } from './webhook-subscriptions.service.js';

@@ -2,7 +2,7 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { AppError, badRequest, conflict, notFound } from '../../app/errors.js';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type OutboxSignal, type WebhookEvent } from '../../webhooks/outbox.js';
 import { checkReceiverUrl, MAX_RECEIVER_URL_LENGTH, systemResolver, type Resolver } from '../../webhooks/safe-url.js';

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../app/errors.js';
+import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../lib/errors.js';
 import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
 import { ROLES, inWords, isRole, type Role } from '../../domain/vocabulary.js';
 import * as repo from './workspaces.repository.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { AppError } from '../../app/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { ADMIN, u, ACME, BETA, SEQ1, L1, ACC_B, KEY, smallWorld, rowCounts, seed } from '../../../test/helpers/world-fixtures.js';
 
 describe('invalid worlds answer 400 naming the JSON path of the first problem, and change nothing', () => {

@@ -1,4 +1,4 @@
-import { conflict } from '../../app/errors.js';
+import { conflict } from '../../lib/errors.js';
 import type { Database } from '../../db/database.js';
 import { invalidWorld, type Item, type Plan, type RefKind } from './planners/index.js';
 import * as repo from './world.repository.js';

@@ -2,7 +2,7 @@ import { seedMailbox } from '../../channels/email/index.js';
 import { xOauthRepository } from '../../channels/x/index.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ServiceDeps } from '../../app/services.js';
-import { AppError, conflict } from '../../app/errors.js';
+import { AppError, conflict } from '../../lib/errors.js';
 import { compileStrict } from '../../app/validation.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';

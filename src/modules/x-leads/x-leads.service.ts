@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newId } from '../../lib/ids.js';
-import { notFound } from '../../app/errors.js';
+import { notFound } from '../../lib/errors.js';
 import { toXLeadView, type XLeadView } from '../../domain/lead-views.js';
 import * as repo from './x-leads.repository.js';
 

@@ -1,6 +1,6 @@
 import type { MailboxInput } from '../../../channels/email/index.js';
 import type { Insertable } from 'kysely';
-import { AppError } from '../../../app/errors.js';
+import { AppError } from '../../../lib/errors.js';
 import type { DB } from '../../../db/schema.js';
 import type { WorldWorkspace } from '../world.schemas.js';
 
