@@ -32,14 +32,24 @@ export function CsrfField({ token }: { token: string }) {
  * A one-button form that POSTs to `action` with the page's CSRF token (row actions: Disconnect, Delete, Pause…).
  * `fields` are hidden inputs; `ariaLabel` names the row the button acts on.
  */
-export function PostButton(props: { action: string; csrfToken: string; label: string; ariaLabel: string; fields?: Record<string, string> }) {
+export function PostButton(props: {
+  action: string;
+  csrfToken: string;
+  label: string;
+  ariaLabel: string;
+  fields?: Record<string, string>;
+  /** Asked in a confirm dialog before the form is sent (assets/console.js): Delete, Disconnect, Opt out… */
+  confirm?: string;
+  /** `primary` for the page's main action, `danger` for destructive ones; default: secondary. */
+  variant?: 'primary' | 'danger';
+}) {
   return (
-    <form method="post" action={props.action} class="inline">
+    <form method="post" action={props.action} class="inline" data-confirm={props.confirm}>
       <CsrfField token={props.csrfToken} />
       {Object.entries(props.fields ?? {}).map(([name, value]) => (
         <input type="hidden" name={name} value={value} />
       ))}
-      <button type="submit" aria-label={props.ariaLabel} safe>
+      <button type="submit" aria-label={props.ariaLabel} class={props.variant} safe>
         {props.label}
       </button>
     </form>
@@ -96,6 +106,7 @@ export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; s
           <title safe>{`${props.title} · Outreach console`}</title>
           <link rel="stylesheet" href="/console/assets/console.css" />
           <script src="/console/assets/htmx.min.js" defer></script>
+          <script src="/console/assets/console.js" defer></script>
           {(props.scripts ?? []).map((s) => (
             <script src={`/console/assets/${s}`} defer></script>
           ))}
