@@ -68,7 +68,19 @@ const otherModuleInternals = (depth) => {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.outreach/**', '.test-cache/**', 'src/client/openapi.ts', 'docs/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.outreach/**',
+      '.test-cache/**',
+      '.cache/**',
+      'packages/*/dist/**',
+      'packages/client/src/openapi.ts',
+      'docs/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

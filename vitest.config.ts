@@ -8,6 +8,8 @@ const shared = {
   hookTimeout: 120_000,
   // Commands the tests spawn through bin/outreach.js run the TypeScript under test, not dist/.
   env: { OUTREACH_FROM_SOURCE: '1' },
+  // The client package's sources, not its build (tsconfig.json `paths` does the same for tsc and tsx).
+  alias: { '@workspace-outreach/client': new URL('./packages/client/src/index.ts', import.meta.url).pathname },
 };
 const projects = [{ test: { ...shared, name: 'pglite' } }];
 if (process.env.TEST_DATABASE_URL) projects.push({ test: { ...shared, name: 'postgres' } });

@@ -8,7 +8,8 @@ const compiled = new URL('../dist/cli/main.js', import.meta.url);
 
 if (process.env.OUTREACH_FROM_SOURCE === '1') {
   const { register } = await import('tsx/esm/api');
-  register();
+  // The repository's tsconfig (whatever the working directory): its `paths` map the client package to its sources.
+  register({ tsconfig: new URL('../tsconfig.json', import.meta.url).pathname });
   await import('../src/cli/main.ts');
 } else if (fs.existsSync(compiled)) {
   await import(compiled.href);

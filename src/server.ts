@@ -106,6 +106,8 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     if (config.webhooksAllowInsecure)
       logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
     address = await app.listen({ port: config.port, host: config.host });
+    // Links (reviewUrl, unsubscribe, the console) name the port actually bound: PORT=0 picks one only now.
+    config.publicBase.listeningOn((app.server.address() as { port: number }).port);
     // Only a server that listens loads the demo: a start that fails (a busy port) leaves the database as it was,
     // so the next start loads the demo and shows its key.
     demo = await loadDemoWorld(config, handle.db, services);
@@ -131,7 +133,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   );
 
   print(`Listening on ${address} (${describeDatabase(config)})`);
-  const base = (config.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const base = config.publicBase.url();
   print(`Console: ${base}/console`);
   if (demo) printDemo(print, demo, base);
 

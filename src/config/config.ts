@@ -116,7 +116,9 @@ export interface Config {
   /** Run the webhook dispatcher and delivery worker inside the server process (`outreach worker` runs it alone). */
   readonly workerInProcess: boolean;
   readonly encryptionKey: string | null;
+  /** OUTREACH_PUBLIC_URL as given; links are built on `publicBase.url()`, which falls back to the bound port. */
   readonly publicUrl: string | null;
+  readonly publicBase: PublicBase;
   /** OUTREACH_TRUST_PROXY: the reverse proxies (IPs or CIDR ranges) whose X-Forwarded-For is believed; empty: none. */
   readonly trustProxy: readonly string[];
   readonly smtpUrl: string | null;
@@ -132,6 +134,29 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * The base of every link the service hands out (reviewUrl, unsubscribe links, the X callback, the addresses printed
+ * at start): OUTREACH_PUBLIC_URL when set, otherwise `http://localhost:<port>` with the port the server bound
+ * (PORT=0 binds an ephemeral one, known only after listen), or PORT before it listens. Never the request's Host
+ * header: links that go out by e-mail must not follow whatever a client sent.
+ */
+export interface PublicBase {
+  /** Without a trailing slash. */
+  url(): string;
+  /** Called by the server once it listens. */
+  listeningOn(port: number): void;
+}
+
+export function createPublicBase(publicUrl: string | null, port: number): PublicBase {
+  let bound: number | null = null;
+  return Object.freeze({
+    url: () => (publicUrl ?? `http://localhost:${bound ?? port}`).replace(/\/+$/, ''),
+    listeningOn: (listening: number) => {
+      bound = listening;
+    },
+  });
+}
 
 /** Knobs of the sending engine (docs/engine.md). Times are seconds unless named otherwise. */
 export interface EngineConfig {
@@ -347,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     workerInProcess: e.OUTREACH_WORKER_IN_PROCESS === '1',
     encryptionKey: e.OUTREACH_ENCRYPTION_KEY ?? null,
     publicUrl: e.OUTREACH_PUBLIC_URL ?? null,
+    publicBase: createPublicBase(e.OUTREACH_PUBLIC_URL ?? null, e.PORT),
     trustProxy: parseTrustProxy(e.OUTREACH_TRUST_PROXY),
     smtpUrl: e.SMTP_URL ?? null,
     logLevel: e.LOG_LEVEL,

@@ -12,11 +12,11 @@ describe.skipIf(dbEngine() !== 'pglite')('generated client types (issue 17: chec
   });
   afterAll(async () => t?.close());
 
-  it('src/client/openapi.ts is what `npm run gen:client` makes from the served OpenAPI document', async () => {
+  it('packages/client/src/openapi.ts is what `npm run gen:client` makes from the served OpenAPI document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const expected = await renderClientTypes(doc);
     const actual = fs.readFileSync(CLIENT_TYPES_PATH, 'utf8');
-    // On failure: run `npm run gen:client` and commit src/client/openapi.ts.
-    expect(actual === expected, 'src/client/openapi.ts is out of date: run `npm run gen:client`').toBe(true);
+    // On failure: run `npm run gen:client` and commit packages/client/src/openapi.ts.
+    expect(actual === expected, 'packages/client/src/openapi.ts is out of date: run `npm run gen:client`').toBe(true);
   });
 });

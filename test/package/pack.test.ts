@@ -14,11 +14,55 @@ import { dbEngine } from '../helpers/test-database.js';
 // dist/ is left alone. Installing needs the dependencies without a network: the empty project gets a lockfile
 // made from the repository's (same versions, same integrity hashes), and `npm install --offline` takes every
 // tarball from the npm cache, which `npm ci`/`npm install` of the repository filled.
+//
+// The typed client is its own workspace package (packages/client), bundled in the tarball (bundleDependencies), so
+// the copy gets a node_modules of its own: links to the repository's packages, except the client, which links to
+// the copy's packages/client (built by the copy's `prepare`) so that the bundle holds what was built here, and the
+// packages the client needs, copied so that npm bundles them.
 
 const run = promisify(execFile);
 const repo = process.cwd();
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const COPIED = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'bin', 'scripts', 'examples', 'README.md'];
+const COPIED = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'bin', 'scripts', 'examples', 'README.md', 'LICENSE', 'packages'];
+const CLIENT_PACKAGE = '@workspace-outreach/client';
+
+/** The registry packages the client package needs at run time (openapi-fetch and its own dependencies), from the lock. */
+function clientDependencyClosure(): Set<string> {
+  const lock = JSON.parse(fs.readFileSync(path.join(repo, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dependencies?: Record<string, string> }>;
+  };
+  const names = new Set<string>();
+  const queue = Object.keys(lock.packages['packages/client']?.dependencies ?? {});
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (names.has(name)) continue;
+    names.add(name);
+    queue.push(...Object.keys(lock.packages[`node_modules/${name}`]?.dependencies ?? {}));
+  }
+  return names;
+}
+
+/**
+ * node_modules for the copy: the repository's entries linked, except the client package (linked to the copy's
+ * packages/client) and the packages it needs (copied: npm bundles what it finds in this tree, not behind a link).
+ */
+function linkNodeModules(source: string): void {
+  const from = path.join(repo, 'node_modules');
+  const to = path.join(source, 'node_modules');
+  const bundled = clientDependencyClosure();
+  const place = (name: string) => {
+    const target = path.join(to, name);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    if (bundled.has(name)) fs.cpSync(fs.realpathSync(path.join(from, name)), target, { recursive: true });
+    else fs.symlinkSync(path.join(from, name), target, 'dir');
+  };
+  for (const entry of fs.readdirSync(from)) {
+    if (!entry.startsWith('@')) place(entry);
+    else for (const inner of fs.readdirSync(path.join(from, entry))) if (`${entry}/${inner}` !== CLIENT_PACKAGE) place(`${entry}/${inner}`);
+  }
+  fs.mkdirSync(path.join(to, path.dirname(CLIENT_PACKAGE)), { recursive: true });
+  fs.symlinkSync(path.join('..', '..', 'packages', 'client'), path.join(to, CLIENT_PACKAGE), 'dir');
+}
 
 let work: string;
 let consumer: string;
@@ -30,7 +74,8 @@ function consumerLockfile(): object {
   };
   const packages: Record<string, object> = { '': { name: 'consumer', version: '1.0.0' } };
   for (const [key, entry] of Object.entries(lock.packages)) {
-    if (!key || entry.dev || entry.link || !entry.version) continue;
+    // The workspace itself (packages/client) is no registry package: the tarball bundles it.
+    if (!key.startsWith('node_modules/') || entry.dev || entry.link || !entry.version) continue;
     const name = entry.name ?? key.slice(key.lastIndexOf('node_modules/') + 'node_modules/'.length);
     // A lockfile without registry URLs would make npm ask the registry where each tarball lives.
     const resolved = entry.resolved ?? `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${entry.version}.tgz`;
@@ -44,8 +89,10 @@ describe.skipIf(dbEngine() !== 'pglite')('the importable package (issue 17: npm 
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-pack-'));
     const source = path.join(work, 'source');
     fs.mkdirSync(source);
-    for (const entry of COPIED) fs.cpSync(path.join(repo, entry), path.join(source, entry), { recursive: true });
-    fs.symlinkSync(path.join(repo, 'node_modules'), path.join(source, 'node_modules'), 'dir');
+    // The client package's own build output is not copied: the copy's `prepare` builds it.
+    for (const entry of COPIED)
+      fs.cpSync(path.join(repo, entry), path.join(source, entry), { recursive: true, filter: (src) => !/[\\/]packages[\\/][^\\/]+[\\/]dist$/.test(src) });
+    linkNodeModules(source);
     // The embedded-database snapshot is for `npm start`, not for importing: skipping it keeps the test shorter.
     const packed = await run(npm, ['pack', '--json', '--pack-destination', work], {
       cwd: source,
@@ -54,7 +101,19 @@ describe.skipIf(dbEngine() !== 'pglite')('the importable package (issue 17: npm 
     });
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
     tarball = path.join(work, info.filename);
-    expect(info.files.map((f) => f.path)).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/client/openapi.d.ts', 'bin/outreach.js']));
+    expect(info.files.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/index.d.ts',
+        'bin/outreach.js',
+        'LICENSE',
+        `node_modules/${CLIENT_PACKAGE}/package.json`,
+        `node_modules/${CLIENT_PACKAGE}/dist/index.js`,
+        `node_modules/${CLIENT_PACKAGE}/dist/openapi.d.ts`,
+        'node_modules/openapi-fetch/package.json',
+        'node_modules/openapi-typescript-helpers/package.json',
+      ]),
+    );
     expect(info.files.some((f) => f.path.startsWith('src/') || f.path.startsWith('test/'))).toBe(false);
 
     consumer = path.join(work, 'consumer');

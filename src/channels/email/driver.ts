@@ -41,7 +41,6 @@ const baseSubject = (s: string) => s.replace(/^(\s*re\s*:\s*)+/i, '').trim();
 export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver & { close(): void } {
   const { db, cipher, config, fallback } = deps;
   const transports = new Map<string, Transporter>();
-  const publicBase = (config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
 
   function transportFor(mailbox: MailboxSecretRow & { smtpUrl: string }) {
     const key = `${mailbox.id}\u0000${mailbox.smtpUrl}`;
@@ -135,7 +134,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       const firstSubject = thread.find((m) => m.direction === 'out' && m.subject)?.subject ?? thread.find((m) => m.subject)?.subject ?? null;
       const subject = action.subject ?? (firstSubject ? `Re: ${baseSubject(firstSubject)}` : '');
       const references = thread.map((m) => m.message_id).slice(-MAX_REFERENCES);
-      const unsubscribeUrl = `${publicBase}/u/${unsubscribeToken(cipher, action.workspaceId, action.recipient.leadId)}`;
+      const unsubscribeUrl = `${config.publicBase.url()}/u/${unsubscribeToken(cipher, action.workspaceId, action.recipient.leadId)}`;
       const raw = await new MailComposer({
         from: { name: mailbox.displayName ?? '', address: mailbox.address },
         to,

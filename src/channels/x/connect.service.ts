@@ -59,7 +59,7 @@ export function createXConnectService(deps: XConnectDeps) {
     return res?.status === 200;
   }
 
-  const callbackUrl = () => `${(config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '')}${CALLBACK_PATH}`;
+  const callbackUrl = () => `${config.publicBase.url()}${CALLBACK_PATH}`;
 
   return {
     callbackUrl,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createClient, type OutreachClient } from '../../client/index.js';
+import { createClient, type OutreachClient } from '@workspace-outreach/client';
 import { CliError } from '../admin-backend.js';
 
 /** The API commands (tail, import, listen, trigger) talk to a running server over HTTP with a workspace key. */

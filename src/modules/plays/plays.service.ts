@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import { badRequest, conflict } from '../../lib/errors.js';
 import * as repo from './plays.repository.js';
 import type { CandidateFilter } from './plays.repository.js';
-import { assertReviewable, groupBy, normalizeHandle, page, toCandidate, toCounts, toExistingLead } from './plays.rules.js';
+import { assertReviewable, groupBy, normalizeHandle, page, toCandidate, toCandidateWithProfile, toCounts, toExistingLead } from './plays.rules.js';
 import { toPlayView } from '../../domain/play-view.js';
 import { createPlayWrites } from './plays.writes.js';
 import { listXAccounts } from '../workspaces/index.js';
@@ -14,10 +14,9 @@ export type { EnrollInput, EnrollOptions, Enroller, ImportInput, ReviewDecision,
 
 export type LookupIdentity = { xUserId: string; username?: undefined } | { username: string; xUserId?: undefined };
 
-export function createPlaysService(deps: { db: Database; config: Pick<Config, 'publicUrl'>; clock: Clock }) {
+export function createPlaysService(deps: { db: Database; config: Pick<Config, 'publicBase'>; clock: Clock }) {
   const { db, clock } = deps;
-  const publicUrl = (deps.config.publicUrl ?? 'http://localhost:8080').replace(/\/+$/, '');
-  const reviewUrl = (playId: string) => `${publicUrl}/review/plays/${playId}`;
+  const reviewUrl = (playId: string) => `${deps.config.publicBase.url()}/review/plays/${playId}`;
 
   async function requirePlay(workspaceId: string, playId: string) {
     const play = await repo.findPlay(db, workspaceId, playId);
@@ -35,7 +34,8 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
   }
 
   // Each operation lower-cases the Play id first: ids are compared as strings with rows, and responses echo the stored form.
-  async function listCandidates(workspaceId: string, playId: string, query: { limit: number; after?: string; filter: CandidateFilter }) {
+  /** `profiles`: each candidate also carries its public profile (the console's review page; read in the same query). */
+  async function listCandidates(workspaceId: string, playId: string, query: { limit: number; after?: string; filter: CandidateFilter; profiles?: boolean }) {
     playId = playId.toLowerCase();
     const play = await requirePlay(workspaceId, playId);
     const [counts, rows, sequence] = await Promise.all([
@@ -46,7 +46,7 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
     const { items, nextCursor } = page(rows, query.limit);
     return {
       counts: toCounts(counts),
-      candidates: items.map(toCandidate),
+      candidates: items.map(query.profiles ? toCandidateWithProfile : toCandidate),
       nextCursor,
       play: { id: play.id, name: play.name, revision: play.revision, status: play.status },
       sequence: sequence
@@ -60,6 +60,13 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
         : null,
       reviewUrl: reviewUrl(play.id),
     };
+  }
+
+  /** One candidate of the Play with its public profile (a review row redrawn after a decision); null when not found; 404 for the Play as the other reads. */
+  async function findCandidateForReview(workspaceId: string, playId: string, candidateId: string) {
+    const play = await requirePlay(workspaceId, playId.toLowerCase());
+    const row = await repo.findCandidateWithProfile(db, workspaceId, play.id, candidateId.toLowerCase());
+    return row ? toCandidateWithProfile(row) : null;
   }
 
   async function lookupCandidates(workspaceId: string, playId: string, identities: LookupIdentity[]) {
@@ -139,7 +146,7 @@ export function createPlaysService(deps: { db: Database; config: Pick<Config, 'p
     };
   }
 
-  return { listAccounts, listPlays, listCandidates, lookupCandidates, ...createPlayWrites({ db, clock, reviewUrl }), listPlayLeads };
+  return { listAccounts, listPlays, listCandidates, findCandidateForReview, lookupCandidates, ...createPlayWrites({ db, clock, reviewUrl }), listPlayLeads };
 }
 
 export type PlaysService = ReturnType<typeof createPlaysService>;

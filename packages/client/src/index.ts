@@ -1,3 +1,7 @@
+// @workspace-outreach/client: the typed client of the service's HTTP API. Its only runtime dependency is
+// openapi-fetch, and it uses only what browsers and Node 20+ share (fetch, AbortSignal, timers): no Node built-in,
+// so its .d.ts needs no @types/node (test/package/client-package.test.ts). Webhook verification (node:crypto)
+// stays in the server package.
 import createFetchClient, { type Client } from 'openapi-fetch';
 import type { paths } from './openapi.js';
 

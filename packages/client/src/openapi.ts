@@ -940,6 +940,296 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/leads/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import cross-channel leads from a CSV (extension: not in the spec)
+         * @description Each row is `invalid` (a malformed e-mail or URL, or no email, linkedinUrl or xUsername: `reason` says which, `row` where), `suppressed` (the person opted out through any of their leads, or the address is on the suppression list), `duplicate` (the same person as an existing lead or an earlier row: same e-mail or LinkedIn URL, case-insensitive) or `new`, which is saved. With `sequenceId` the new leads join that sequence queued and due at once; with `accountId` they are put on that account, whose mailbox sends their e-mail steps. `dryRun: true` answers the same and saves nothing. 404 `sequence not found` or `account not found` for an id of no sequence or account of this workspace; 409 `archived_sequence_is_read_only`. Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        accountId?: string | null;
+                        /** @description which header each lead field reads; absent: the header named like the field; null: none */
+                        columns?: {
+                            company?: string | null;
+                            email?: string | null;
+                            linkedinUrl?: string | null;
+                            person?: string | null;
+                            title?: string | null;
+                            xUsername?: string | null;
+                        };
+                        /** @description CSV text; its first row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). Columns named person, company, title, email, linkedinUrl and xUsername (any case; name, linkedin, username and a few other spellings too) are read. */
+                        csv: string;
+                        /**
+                         * @description true: check every row and answer the outcome, then save nothing
+                         * @default false
+                         */
+                        dryRun?: boolean;
+                        sequenceId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account: {
+                                id: string;
+                                mailbox: string | null;
+                                mode: string;
+                                name: string;
+                            } | null;
+                            /** @description the header each lead field was read from (null: none) */
+                            columns: {
+                                company: string | null;
+                                email: string | null;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                title: string | null;
+                                xUsername: string | null;
+                            };
+                            counts: {
+                                duplicate: number;
+                                invalid: number;
+                                new: number;
+                                rows: number;
+                                suppressed: number;
+                            };
+                            dryRun: boolean;
+                            /** @description the header row of the file */
+                            headers: string[];
+                            rows: {
+                                /** @description the row as read: one value per lead field, null when blank or not mapped */
+                                lead: {
+                                    company: string | null;
+                                    email: string | null;
+                                    linkedinUrl: string | null;
+                                    person: string | null;
+                                    title: string | null;
+                                    xUsername: string | null;
+                                };
+                                leadId: string | null;
+                                reason: string | null;
+                                /** @description row number in the file; the header is row 1 */
+                                row: number;
+                                /** @enum {unknown} */
+                                status: "new" | "duplicate" | "suppressed" | "invalid";
+                            }[];
+                            sequence: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/plays/{id}/candidates": {
         parameters: {
             query?: never;
