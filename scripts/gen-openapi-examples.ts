@@ -57,6 +57,12 @@ try {
   });
   const sequences = await call('GET', '/api/v1/sequences', `${v1}/sequences`);
   const sequence = (sequences.sequences as Json[]).find((s) => s.id === play.sequenceId) ?? sequences.sequences[0];
+  await call('POST', '/api/v1/leads/import', `${v1}/leads/import`, {
+    csv: 'person,company,title,email,linkedinUrl\nAnn Lee,Initech,CTO,ann@initech.example,https://www.linkedin.com/in/annlee\nBad Row,Acme,,not-an-email,\n',
+    sequenceId: null,
+    accountId: null,
+    dryRun: true,
+  });
   await call('POST', '/api/v1/plays/{id}/candidates/review', `${v1}/plays/${play.id}/candidates/review`, {
     expectedRevision: play.revision,
     decisions: [{ candidateId: third.id, decision: 'not_a_good_fit' }],

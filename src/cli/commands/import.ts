@@ -102,6 +102,30 @@ async function resolveHandle(api: ApiTarget, handle: string): Promise<{ xUserId?
   throw apiError(`resolving @${handle}`, response.status, error);
 }
 
+/** 409 codes that a later run can get past: the run re-reads the Play (a new revision), or another writer has finished. */
+const RETRYABLE_CONFLICTS = new Set(['stale_play_revision', 'duplicate_candidate']);
+
+/** What to do about a refusal no rerun changes, by its code. */
+const PERMANENT_ADVICE: Record<string, string> = {
+  play_archived: 'import into a Play that is not archived',
+  play_autopilot: 'an autopilot Play finds its own candidates; import into a manual Play instead',
+  request_id_reused:
+    'a chunk of this file was sent before with other content (a handle resolved differently); change the file (any change gives its chunks new ids) and import it again',
+};
+
+/**
+ * A refused chunk. Network errors, 5xx, 429 and the retryable conflicts are worth running the same command again
+ * (the sent chunks replay); any other refusal is permanent, and the message says so and what to do instead.
+ */
+export function chunkRefusal(what: string, status: number, error: unknown) {
+  const code = error && typeof error === 'object' ? (error as { error?: unknown }).error : undefined;
+  const retryable = status >= 500 || status === 429 || status === 408 || (status === 409 && typeof code === 'string' && RETRYABLE_CONFLICTS.has(code));
+  if (retryable) return apiError(`${what}; run the same command again to continue)`, status, error);
+  const refusal = apiError(`${what})`, status, error);
+  const advice = (typeof code === 'string' && PERMANENT_ADVICE[code]) || 'fix the cause above first';
+  return new CliError(`${refusal.message}. This refusal is permanent: running the same command again gets the same answer; ${advice}.`, refusal.body);
+}
+
 export async function runImport(file: string, opts: ImportOptions, progress: (done: number, total: number) => void = () => undefined): Promise<ImportSummary> {
   let text: Buffer;
   try {
@@ -163,7 +187,7 @@ export async function runImport(file: string, opts: ImportOptions, progress: (do
         params: { path: { id: opts.play } },
         body: { requestId, expectedRevision: revision, leads },
       });
-      if (!data) throw apiError(`importing chunk ${index + 1} of ${chunks.length} (${summary.chunksSent} sent; rerun to continue)`, response.status, error);
+      if (!data) throw chunkRefusal(`importing chunk ${index + 1} of ${chunks.length} (${summary.chunksSent} sent`, response.status, error);
       summary.chunksSent++;
       if (data.replayed) {
         // Sent by an earlier run: its stored answer is not counted again as imported.

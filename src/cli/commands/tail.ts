@@ -41,8 +41,8 @@ export function registerTail(program: Command) {
       .command('tail')
       .description("follow the activity ledger of the key's workspace (through the server's API), printing new entries as they appear")
       .option('--action <list>', 'only these actions (comma-separated)', commaList)
-      .option('--history <n>', 'also print the last n entries that existed at start (default 0)', positiveInt('--history', 0), 0)
-      .option('--interval <ms>', 'poll interval in ms (default 2000)', positiveInt('--interval', 100), 2000)
+      .option('--history <n>', 'also print the last n entries that existed at start', positiveInt('--history', 0), 0)
+      .option('--interval <ms>', 'poll interval in ms', positiveInt('--interval', 100), 2000)
       .option('--json', 'one JSON object per line'),
   ).action(async (opts: TailOptions) => {
     const api = resolveApi(opts);

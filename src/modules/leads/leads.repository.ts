@@ -19,7 +19,7 @@ const engagedAt = sql<Date | null>`GREATEST(invited_at, connected_at, messaged_a
 
 const searchable = sql`(coalesce(person, '') || E'\\n' || coalesce(company, '') || E'\\n' || coalesce(title, ''))`;
 
-function where(workspaceId: string, f: LeadFilters) {
+export function where(workspaceId: string, f: LeadFilters) {
   return (eb: ExpressionBuilder<DB, 'leads'>) => {
     const and: Expression<SqlBool>[] = [eb('workspace_id', '=', workspaceId)];
     if (f.stages) {

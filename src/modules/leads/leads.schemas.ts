@@ -62,3 +62,76 @@ export const LeadsResponse = Type.Object({
   returned: Type.Integer({ minimum: 0, description: 'number of leads in this answer (at most limit)' }),
   leads: Type.Array(CrossChannelLead, { description: 'newest first (creation time, then id)' }),
 });
+
+// Importing cross-channel leads (POST /leads/import, an extension of the spec): the CSV text and where the leads go.
+const LeadFieldValues = Type.Object(
+  {
+    person: Nullable(Type.String()),
+    company: Nullable(Type.String()),
+    title: Nullable(Type.String()),
+    email: Nullable(Type.String()),
+    linkedinUrl: Nullable(Type.String()),
+    xUsername: Nullable(Type.String()),
+  },
+  { description: 'the row as read: one value per lead field, null when blank or not mapped' },
+);
+const Column = Type.Optional(Nullable(Type.String({ maxLength: 200 })));
+
+export const ImportLeadsBody = Type.Object(
+  {
+    csv: Type.String({
+      minLength: 1,
+      description:
+        'CSV text; its first row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). ' +
+        'Columns named person, company, title, email, linkedinUrl and xUsername (any case; name, linkedin, username and a few other spellings too) are read.',
+    }),
+    columns: Type.Optional(
+      Type.Object(
+        { person: Column, company: Column, title: Column, email: Column, linkedinUrl: Column, xUsername: Column },
+        { additionalProperties: false, description: 'which header each lead field reads; absent: the header named like the field; null: none' },
+      ),
+    ),
+    sequenceId: Type.Optional(Nullable(Uuid({ description: 'the sequence the new leads join, queued and due at once; absent: no sequence' }))),
+    accountId: Type.Optional(
+      Nullable(
+        Type.String({ maxLength: 100, description: 'the messaging account (onb_…) the new leads are put on; its mailbox, if any, sends their e-mail steps' }),
+      ),
+    ),
+    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'true: check every row and answer the outcome, then save nothing' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ImportLeadsResponse = Type.Object({
+  dryRun: Type.Boolean(),
+  sequence: Nullable(Type.Object({ id: Uuid(), name: Type.String(), status: Type.String() })),
+  account: Nullable(Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), mailbox: Nullable(Type.String()) })),
+  headers: Type.Array(Type.String(), { description: 'the header row of the file' }),
+  columns: Type.Object(
+    {
+      person: Nullable(Type.String()),
+      company: Nullable(Type.String()),
+      title: Nullable(Type.String()),
+      email: Nullable(Type.String()),
+      linkedinUrl: Nullable(Type.String()),
+      xUsername: Nullable(Type.String()),
+    },
+    { description: 'the header each lead field was read from (null: none)' },
+  ),
+  counts: Type.Object({
+    rows: Type.Integer({ minimum: 0 }),
+    new: Type.Integer({ minimum: 0 }),
+    duplicate: Type.Integer({ minimum: 0 }),
+    suppressed: Type.Integer({ minimum: 0 }),
+    invalid: Type.Integer({ minimum: 0 }),
+  }),
+  rows: Type.Array(
+    Type.Object({
+      row: Type.Integer({ minimum: 1, description: 'row number in the file; the header is row 1' }),
+      status: Type.Enum(['new', 'duplicate', 'suppressed', 'invalid']),
+      reason: Nullable(Type.String()),
+      leadId: Nullable(Uuid({ description: 'new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched' })),
+      lead: LeadFieldValues,
+    }),
+  ),
+});

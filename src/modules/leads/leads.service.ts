@@ -3,6 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { toCrossChannelLeadView } from '../../domain/lead-views.js';
 import { PROGRESS_STAGES, type LeadStage } from '../../domain/vocabulary.js';
 import * as repo from './leads.repository.js';
+import { createLeadImports } from './leads.import.js';
+import type { TextCipher } from '../../lib/crypto.js';
 
 const DAY_MS = 86_400_000;
 
@@ -37,7 +39,7 @@ export interface ListLeadsInput {
   limit?: number;
 }
 
-export function createLeadsService(deps: { db: Database; clock: Clock }) {
+export function createLeadsService(deps: { db: Database; clock: Clock; cipher: TextCipher }) {
   const { db, clock } = deps;
 
   async function listLeads(workspaceId: string, input: ListLeadsInput) {
@@ -53,7 +55,8 @@ export function createLeadsService(deps: { db: Database; clock: Clock }) {
     return { count: Number(rows[0]?.total ?? 0), returned: rows.length, leads: rows.map(toCrossChannelLeadView) };
   }
 
-  return { listLeads };
+  // Importing leads and enrolling them into a sequence: one home for the console, the API and the CLI.
+  return { listLeads, ...createLeadImports(deps) };
 }
 
 export type LeadsService = ReturnType<typeof createLeadsService>;

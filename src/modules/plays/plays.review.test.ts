@@ -237,7 +237,12 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
         .filter(([, o]) => o['x-extension'] === true)
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
-    expect(extensions.sort()).toEqual(['GET /api/v1/events/stream', 'POST /api/v1/events/trigger', 'POST /api/v1/plays/{id}/candidates/review']);
+    expect(extensions.sort()).toEqual([
+      'GET /api/v1/events/stream',
+      'POST /api/v1/events/trigger',
+      'POST /api/v1/leads/import',
+      'POST /api/v1/plays/{id}/candidates/review',
+    ]);
   });
 });
 

@@ -1,0 +1,145 @@
+import { sql, type Insertable } from 'kysely';
+import type { Database } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import { identityOptedOutSql, isSamePerson, type IdentityKeys } from '../../domain/identity.js';
+
+// The SQL of importing cross-channel leads and of enrolling them into a sequence (leads.import.ts holds the rules).
+
+// Each lookup goes in chunks: an OR of a few hundred identity conditions stays well inside PostgreSQL's bind limit.
+const CHUNK = 200;
+
+function* chunks<T>(items: readonly T[], size = CHUNK): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/**
+ * Serializes the lead imports and enrollments of one workspace until `trx` ends, so two imports of the same person
+ * at once cannot both find no lead and both insert one.
+ */
+export async function lockWorkspaceLeadWrites(trx: Database, workspaceId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`lead-import:${workspaceId}`}, 0))`.execute(trx);
+}
+
+export interface SamePersonLead {
+  id: string;
+  email: string | null;
+  linkedin_url: string | null;
+  x_user_id: string | null;
+  username: string | null;
+  opted_out_at: Date | string | null;
+}
+
+/**
+ * The workspace's leads that are the same person as any of `keys` (domain/identity.ts, its SQL filter), or that have
+ * one of these lower-cased X handles (the import's extra key, see leads.import.ts).
+ */
+export async function findSamePersonLeads(
+  db: Database,
+  workspaceId: string,
+  keys: readonly IdentityKeys[],
+  handles: readonly string[],
+): Promise<SamePersonLead[]> {
+  const out: SamePersonLead[] = [];
+  const lookups = [...keys.map((k) => ({ k })), ...[...new Set(handles)].map((h) => ({ h }))];
+  for (const chunk of chunks(lookups)) {
+    out.push(
+      ...(await db
+        .selectFrom('leads')
+        .select(['id', 'email', 'linkedin_url', 'x_user_id', 'username', 'opted_out_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where((eb) => eb.or(chunk.map((l) => ('k' in l ? isSamePerson(eb, l.k) : eb(eb.fn('lower', ['username']), '=', l.h)))))
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute()),
+    );
+  }
+  return out;
+}
+
+/** Which of these (lower-cased) addresses are on the workspace's suppression list, and why. */
+export async function findSuppressedAddresses(db: Database, workspaceId: string, addresses: readonly string[]) {
+  const out: { address: string; reason: string }[] = [];
+  for (const chunk of chunks([...new Set(addresses)], 1000)) {
+    out.push(
+      ...(await db
+        .selectFrom('suppressed_addresses')
+        .select(['address', 'reason'])
+        .where('workspace_id', '=', workspaceId)
+        .where('address', 'in', chunk)
+        .execute()),
+    );
+  }
+  return out;
+}
+
+/** The workspace's messaging accounts (the senders a lead can be put on), oldest first. */
+export async function listMessagingAccounts(db: Database, workspaceId: string) {
+  return db
+    .selectFrom('messaging_accounts')
+    .select(['id', 'name', 'mode'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function findMessagingAccount(db: Database, workspaceId: string, accountId: string) {
+  return db
+    .selectFrom('messaging_accounts')
+    .select(['id', 'name', 'mode'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export async function insertLeads(trx: Database, rows: readonly Insertable<DB['leads']>[]): Promise<void> {
+  for (const chunk of chunks(rows, 500)) await trx.insertInto('leads').values(chunk).execute();
+}
+
+/** The leads to enroll, locked in id order, with whether their person opted out through any of their leads. */
+export async function lockLeadsForEnroll(trx: Database, workspaceId: string, leadIds: readonly string[]) {
+  if (leadIds.length === 0) return [];
+  return trx
+    .selectFrom('leads as l')
+    .select(['l.id', 'l.person', 'l.email', 'l.sequence_id', 'l.opted_out_at'])
+    .select(identityOptedOutSql('l').as('person_opted_out'))
+    .where('l.workspace_id', '=', workspaceId)
+    .where('l.id', 'in', leadIds)
+    .orderBy('l.id')
+    .forUpdate()
+    .execute();
+}
+
+/** Puts leads into a sequence on an account, due at `at` from its first step (see `queuedLane`). */
+export async function enrollIntoSequence(
+  trx: Database,
+  workspaceId: string,
+  leadIds: readonly string[],
+  lane: { sequence_id: string; account_id: string | null; current_step: number; next_action_at: Date; automation_stopped: boolean },
+): Promise<number> {
+  if (leadIds.length === 0) return 0;
+  const res = await trx
+    .updateTable('leads')
+    .set({ ...lane, updated_at: lane.next_action_at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', leadIds)
+    .where('sequence_id', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Leads in no sequence whose person has not opted out (through any of their leads), newest first: what the enroll page offers. */
+export async function listUnenrolledLeads(db: Database, workspaceId: string, limit: number) {
+  return db
+    .selectFrom('leads')
+    .select((eb) => eb.fn.countAll<number>().over().as('total'))
+    .select(['id', 'person', 'company', 'title', 'email', 'linkedin_url', 'username', 'account_id', 'created_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('sequence_id', 'is', null)
+    .where('opted_out_at', 'is', null)
+    .where(sql<boolean>`NOT ${identityOptedOutSql('leads')}`)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

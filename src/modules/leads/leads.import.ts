@@ -1,0 +1,287 @@
+import type { Insertable } from 'kysely';
+import { listMailboxViews } from '../../channels/email/index.js';
+import type { Database } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import { identityKeysOf, identityKeysOfLead, samePerson, type IdentityKeys } from '../../domain/identity.js';
+import type { Clock } from '../../lib/clock.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
+import { AppError, badRequest, conflict } from '../../lib/errors.js';
+import { isUuid, newTimeOrderedId } from '../../lib/ids.js';
+import { lockSequenceForShare } from '../sequences/index.js';
+import * as repo from './leads.import.repository.js';
+import { LEAD_FIELDS, parseCsv, resolveColumns, rowProblem, valuesOf, type ColumnMapping, type LeadField, type LeadValues } from './leads.import.rules.js';
+
+export type ImportRowStatus = 'new' | 'duplicate' | 'suppressed' | 'invalid';
+
+export interface ImportLeadsInput {
+  /** CSV text whose first row names the columns. */
+  csv?: string;
+  /** Which header each lead field reads; absent fields read the header named like them, null reads none. */
+  columns?: ColumnMapping;
+  /** Leads given field by field instead of a file (the console's "Add a lead" form is a one-row import). */
+  leads?: Partial<Record<LeadField, string | null>>[];
+  /** The sequence the new leads join (queued, due at once); none: they wait outside any sequence. */
+  sequenceId?: string | null;
+  /** The messaging account the new leads are put on; its mailbox, if it has one, sends their e-mail steps. */
+  accountId?: string | null;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** The caller's transaction, which then owns commit and rollback (a dry run needs its own). */
+  tx?: Database;
+}
+
+export interface ImportedRow {
+  /** The row number in the file (the header is row 1), or the position in `leads` from 1. */
+  row: number;
+  status: ImportRowStatus;
+  reason: string | null;
+  /** new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched, if any. */
+  leadId: string | null;
+  lead: LeadValues;
+}
+
+/**
+ * A lane entering a sequence: its first step, due at once, automation on. The engine claims a lead with a sequence
+ * and a due `next_action_at` (engine/sql/claimDue.ts), as the world loader's and Play enrollment's queued leads.
+ */
+export function queuedLane(sequenceId: string, accountId: string | null, at: Date) {
+  return { sequence_id: sequenceId, account_id: accountId, current_step: 0, next_action_at: at, automation_stopped: false };
+}
+
+const MAX_ENROLL = 500;
+
+function indexBy<T>(items: T[], keysOf: (item: T) => (string | null)[]): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    for (const k of keysOf(item)) {
+      if (k === null) continue;
+      const list = map.get(k);
+      if (list) list.push(item);
+      else map.set(k, [item]);
+    }
+  }
+  return map;
+}
+
+/**
+ * Who an imported row is: the identity keys of domain/identity.ts (e-mail and LinkedIn URL; a file carries no X user
+ * id) and its X handle. A handle is not an identity key of the shared rule (it can change hands), but a file has no
+ * X ids, so the import also counts a lead with the same handle as the same person: a rerun never makes a second lead.
+ */
+interface RowKeys {
+  identity: IdentityKeys;
+  handle: string | null;
+}
+const normalHandle = (h: string | null) => (h ? h.replace(/^@/, '').toLowerCase() : null);
+const keysOfValues = (v: LeadValues): RowKeys => ({
+  identity: identityKeysOf({ email: v.email, linkedinUrl: v.linkedinUrl, xUserId: null }),
+  handle: normalHandle(v.xUsername),
+});
+const keysOfLead = (l: repo.SamePersonLead): RowKeys => ({ identity: identityKeysOf(identityKeysOfLead(l)), handle: normalHandle(l.username) });
+const keyList = (k: RowKeys) => [
+  k.identity.email && `e:${k.identity.email}`,
+  k.identity.linkedinUrl && `l:${k.identity.linkedinUrl}`,
+  k.handle && `x:${k.handle}`,
+];
+const sameRowPerson = (a: RowKeys, b: RowKeys) => samePerson(a.identity, b.identity) || (a.handle !== null && a.handle === b.handle);
+function sharedKey(a: RowKeys, b: RowKeys) {
+  if (a.identity.email !== null && a.identity.email === b.identity.email) return 'same e-mail';
+  if (a.identity.linkedinUrl !== null && a.identity.linkedinUrl === b.identity.linkedinUrl) return 'same LinkedIn URL';
+  return 'same X handle';
+}
+
+export function createLeadImports(deps: { db: Database; clock: Clock; cipher: TextCipher }) {
+  const { db, clock } = deps;
+
+  function transact<T>(options: WriteOptions, work: (trx: Database) => Promise<T>): Promise<T> {
+    if (options.tx) return work(options.tx);
+    return rollbackIfDryRun(options.dryRun, (fn) => db.transaction().execute(fn), work);
+  }
+
+  /** The sequence and account a write puts leads on: unknown or another workspace's is a 404 naming the field. */
+  async function resolveTarget(trx: Database, workspaceId: string, sequenceId: string | null | undefined, accountId: string | null | undefined) {
+    let sequence: { id: string; name: string; status: string } | null = null;
+    if (sequenceId) {
+      if (!isUuid(sequenceId))
+        throw badRequest('invalid_request', `sequenceId: "${String(sequenceId).slice(0, 80)}" is not a sequence id (a uuid)`, { field: 'sequenceId' });
+      const found = await lockSequenceForShare(trx, workspaceId, sequenceId.toLowerCase());
+      if (!found) throw new AppError(404, 'sequence not found', `sequenceId: there is no sequence ${sequenceId} in this workspace`, { field: 'sequenceId' });
+      if (found.status === 'archived') {
+        throw conflict('archived_sequence_is_read_only', `sequenceId: the sequence "${found.name}" is archived; no lead can join it`, { sequenceId: found.id });
+      }
+      sequence = { id: found.id, name: found.name, status: found.status };
+    }
+    let account: { id: string; name: string; mode: string; mailbox: string | null } | null = null;
+    if (accountId) {
+      const found = await repo.findMessagingAccount(trx, workspaceId, accountId);
+      if (!found)
+        throw new AppError(404, 'account not found', `accountId: there is no messaging account ${accountId} in this workspace`, { field: 'accountId' });
+      const mailbox = (await listMailboxViews({ db: trx, cipher: deps.cipher }, workspaceId)).find((m) => m.accountId === found.id);
+      account = { ...found, mailbox: mailbox?.address ?? null };
+    }
+    return { sequence, account };
+  }
+
+  function readInput(input: ImportLeadsInput) {
+    if (input.csv !== undefined && input.leads !== undefined) throw badRequest('invalid_request', 'give either csv or leads, not both', { field: 'csv' });
+    if (input.csv !== undefined) {
+      const parsed = parseCsv(input.csv);
+      const columns = resolveColumns(parsed.headers, input.columns);
+      return { headers: parsed.headers, columns, records: parsed.records.map((r) => ({ row: r.row, values: valuesOf(r.cells, columns) })) };
+    }
+    if (!input.leads || input.leads.length === 0)
+      throw badRequest('invalid_request', 'csv: give the CSV text (or leads, one object per lead)', { field: 'csv' });
+    const columns = Object.fromEntries(LEAD_FIELDS.map((f) => [f, f])) as Record<LeadField, string>;
+    const records = input.leads.map((l, i) => ({ row: i + 1, values: valuesOf(Object.fromEntries(LEAD_FIELDS.map((f) => [f, l[f] ?? ''])), columns) }));
+    return { headers: [...LEAD_FIELDS] as string[], columns, records };
+  }
+
+  /**
+   * Imports cross-channel leads (a CSV or leads given one by one). Each row is, in this order: `invalid` (a malformed
+   * field or no way to reach the person), `suppressed` (the person opted out through any of their leads, or the
+   * address is on the suppression list), `duplicate` (the same person, domain/identity.ts, as an existing lead or an
+   * earlier row) or `new`, which is saved. With `sequenceId` the new leads join that sequence queued and due at once;
+   * with `accountId` they are put on that account. A dry run runs every check and saves nothing.
+   */
+  async function importLeads(workspaceId: string, input: ImportLeadsInput, options: WriteOptions = {}) {
+    const { headers, columns, records } = readInput(input);
+    return transact(options, async (trx) => {
+      await repo.lockWorkspaceLeadWrites(trx, workspaceId);
+      const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId);
+      const rows = records.map((r) => ({ ...r, problem: rowProblem(r.values), keys: keysOfValues(r.values) }));
+      const valid = rows.filter((r) => r.problem === null);
+      const existing = await repo.findSamePersonLeads(
+        trx,
+        workspaceId,
+        valid.map((r) => r.keys.identity),
+        valid.flatMap((r) => (r.keys.handle ? [r.keys.handle] : [])),
+      );
+      const existingByKey = indexBy(existing, (l) => keyList(keysOfLead(l)));
+      const suppressed = new Map(
+        (
+          await repo.findSuppressedAddresses(
+            trx,
+            workspaceId,
+            valid.flatMap((r) => (r.keys.identity.email ? [r.keys.identity.email] : [])),
+          )
+        ).map((s) => [s.address, s.reason]),
+      );
+
+      const now = clock.now();
+      const seen = new Map<string, { row: number; keys: RowKeys; status: ImportRowStatus }>();
+      const inserts: Insertable<DB['leads']>[] = [];
+      const results: ImportedRow[] = rows.map((r) => {
+        const out = (status: ImportRowStatus, reason: string | null, leadId: string | null = null): ImportedRow => {
+          if (status !== 'invalid') for (const k of keyList(r.keys)) if (k && !seen.has(k)) seen.set(k, { row: r.row, keys: r.keys, status });
+          return { row: r.row, status, reason, leadId, lead: r.values };
+        };
+        if (r.problem) return out('invalid', r.problem);
+        const same = [...new Set(keyList(r.keys).flatMap((k) => (k ? (existingByKey.get(k) ?? []) : [])))].filter((l) => sameRowPerson(r.keys, keysOfLead(l)));
+        const optedOut = same.find((l) => l.opted_out_at !== null);
+        if (optedOut) return out('suppressed', `this person opted out (lead ${optedOut.id})`, optedOut.id);
+        const addressReason = r.keys.identity.email ? suppressed.get(r.keys.identity.email) : undefined;
+        if (addressReason) return out('suppressed', `the address is on the suppression list (${addressReason})`);
+        const earlier = keyList(r.keys)
+          .map((k) => (k ? seen.get(k) : undefined))
+          .find((s) => s !== undefined && sameRowPerson(r.keys, s.keys));
+        if (earlier?.status === 'suppressed') return out('suppressed', `same person as row ${earlier.row}, which is suppressed`);
+        if (same.length > 0) return out('duplicate', `same person as lead ${same[0].id} (${sharedKey(r.keys, keysOfLead(same[0]))})`, same[0].id);
+        if (earlier) return out('duplicate', `same person as row ${earlier.row} (${sharedKey(r.keys, earlier.keys)})`);
+        const id = newTimeOrderedId();
+        inserts.push({
+          id,
+          workspace_id: workspaceId,
+          person: r.values.person,
+          company: r.values.company,
+          title: r.values.title,
+          email: r.values.email,
+          linkedin_url: r.values.linkedinUrl,
+          username: r.values.xUsername?.replace(/^@/, '') ?? null,
+          stage: 'queued',
+          ...(sequence ? queuedLane(sequence.id, account?.id ?? null, now) : { account_id: account?.id ?? null, next_action_at: null }),
+          created_at: now,
+          updated_at: now,
+        });
+        return out('new', null, options.dryRun ? null : id);
+      });
+      await repo.insertLeads(trx, inserts);
+      const count = (s: ImportRowStatus) => results.filter((r) => r.status === s).length;
+      return {
+        dryRun: options.dryRun === true,
+        sequence,
+        account,
+        headers,
+        columns,
+        counts: { rows: results.length, new: count('new'), duplicate: count('duplicate'), suppressed: count('suppressed'), invalid: count('invalid') },
+        rows: results,
+      };
+    });
+  }
+
+  /**
+   * Enrolls existing leads into a sequence, on an account (whose mailbox sends their e-mail steps). A lead whose person
+   * opted out is skipped (`opted_out`), one already in a sequence too (`already_enrolled`); the others join queued,
+   * due at once. An unknown or foreign lead id is a 404 and nothing is enrolled.
+   */
+  async function enrollLeads(workspaceId: string, input: { leadIds: string[]; sequenceId: string; accountId?: string | null; dryRun?: boolean }) {
+    const leadIds = [...new Set(input.leadIds.map((id) => id.trim().toLowerCase()))];
+    if (leadIds.length === 0) throw badRequest('invalid_request', 'leadIds: choose at least one lead', { field: 'leadIds' });
+    if (leadIds.length > MAX_ENROLL) throw badRequest('invalid_request', `leadIds: at most ${MAX_ENROLL} leads at once`, { field: 'leadIds' });
+    const malformed = leadIds.filter((id) => !isUuid(id));
+    if (malformed.length > 0) throw badRequest('invalid_request', `leadIds: not lead ids: ${malformed.slice(0, 5).join(', ')}`, { field: 'leadIds' });
+    if (!input.sequenceId) throw badRequest('invalid_request', 'sequenceId: choose the sequence the leads join', { field: 'sequenceId' });
+    return transact({ dryRun: input.dryRun }, async (trx) => {
+      await repo.lockWorkspaceLeadWrites(trx, workspaceId);
+      const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId);
+      const rows = await repo.lockLeadsForEnroll(trx, workspaceId, leadIds);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const missing = leadIds.filter((id) => !byId.has(id));
+      if (missing.length > 0) {
+        throw new AppError(404, 'lead not found', `leadIds: ${missing.length} of the leads are not in this workspace; nothing was enrolled`, {
+          leadIds: missing,
+        });
+      }
+      const results = leadIds.map((id) => {
+        const l = byId.get(id)!;
+        if (l.opted_out_at !== null || l.person_opted_out)
+          return { leadId: id, person: l.person, result: 'opted_out' as const, reason: 'this person opted out' };
+        if (l.sequence_id !== null) {
+          const where = l.sequence_id === sequence!.id ? 'this sequence' : `another sequence (${l.sequence_id})`;
+          return { leadId: id, person: l.person, result: 'already_enrolled' as const, reason: `already in ${where}` };
+        }
+        return { leadId: id, person: l.person, result: 'enrolled' as const, reason: null };
+      });
+      const enrolled = results.filter((r) => r.result === 'enrolled').map((r) => r.leadId);
+      await repo.enrollIntoSequence(trx, workspaceId, enrolled, queuedLane(sequence!.id, account?.id ?? null, clock.now()));
+      const count = (s: string) => results.filter((r) => r.result === s).length;
+      return {
+        dryRun: input.dryRun === true,
+        sequence: sequence!,
+        account,
+        counts: { enrolled: count('enrolled'), alreadyEnrolled: count('already_enrolled'), optedOut: count('opted_out') },
+        results,
+      };
+    });
+  }
+
+  /** The accounts a lead can be put on, each with the address of its mailbox when it carries one. */
+  async function sendingAccounts(workspaceId: string) {
+    const [accounts, mailboxes] = await Promise.all([repo.listMessagingAccounts(db, workspaceId), listMailboxViews(deps, workspaceId)]);
+    return accounts.map((a) => ({ ...a, mailbox: mailboxes.find((m) => m.accountId === a.id)?.address ?? null }));
+  }
+
+  /** Leads in no sequence that are not opted out, newest first (at most `limit`), with the exact number of them. */
+  async function listUnenrolled(workspaceId: string, limit = 200) {
+    const rows = await repo.listUnenrolledLeads(db, workspaceId, limit);
+    return { count: Number(rows[0]?.total ?? 0), leads: rows };
+  }
+
+  return { importLeads, enrollLeads, sendingAccounts, listUnenrolled };
+}
+
+export type LeadImports = ReturnType<typeof createLeadImports>;
+export type ImportLeadsResult = Awaited<ReturnType<LeadImports['importLeads']>>;
+export type EnrollLeadsResult = Awaited<ReturnType<LeadImports['enrollLeads']>>;
