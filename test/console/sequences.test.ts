@@ -45,9 +45,12 @@ describe('console sequences /console/sequences (issue 15 §4)', () => {
     expect(res.body).toContain('&lt;img src=x onerror=alert(1)> Founders');
     const row = res.body.slice(res.body.indexOf(`/console/sequences/${id}`));
     const cells = [...row.slice(0, row.indexOf('</tr>')).matchAll(/<td>([^<]*)<\/td>/g)].map((m) => m[1]);
-    // status, revision, approved revision, leads, blocked by
-    expect(cells.slice(0, 5)).toEqual(['draft', '3', '2', '2', 'current revision not approved']);
-    expect(res.body).toContain(`aria-label="Activate <img src=x onerror=alert(1)> Founders"`);
+    // revision, approved revision, leads, blocked by (the status is a badge)
+    expect(cells.slice(0, 4)).toEqual(['3', '2', '2', 'current revision not approved']);
+    expect(row).toContain('<span class="badge badge-neutral">draft</span>');
+    // An unapproved draft offers Approve, not an Activate the spec's table would refuse (issue 27 §2).
+    expect(row).toContain('>Approve revision 3</a>');
+    expect(row).not.toContain('aria-label="Activate');
   });
 
   it('a status change goes through the spec’s table: activating an unapproved revision is refused with 409 and changes nothing', async () => {

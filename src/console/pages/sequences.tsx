@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
@@ -7,17 +6,32 @@ import type { ExecutionBlockReason, Step, StepChange } from '../../modules/seque
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, NoticeBox, takeNotice, plural, PrimaryLink, When, redirectWithNotice, type Notice } from '../ui.js';
+import { EditorFormBody as FormBody, leadOptions, refusalOf, runEditorOp, StepsEditor, type PreviewView } from './sequence-editor.js';
+import { editorFromSteps, readEditorForm, readOp, toAuthoringSteps, type EditorState } from './sequence-form.js';
 
-const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
-type StatusForm = { status?: string };
+type StatusForm = { status?: string; back?: string };
 type ApproveForm = { revision?: string };
 
-/** The status changes a person can ask for, labelled by what they do; the service applies the spec's table. */
+/**
+ * The status changes a person can ask for, labelled by what they do. Only the spec's "Sequence status" table's
+ * transitions are offered: Activate needs the current revision approved (an unapproved one offers Approve instead),
+ * Pause is for an active sequence, Back to draft for an active or paused one; an archived sequence offers nothing.
+ * The service applies the same table, so a stale page's button is still refused there.
+ */
 const STATUS_ACTIONS = [
-  { status: 'active', label: 'Activate' },
-  { status: 'paused', label: 'Pause' },
-  { status: 'draft', label: 'Back to draft' },
+  { status: 'active', label: 'Activate', allowed: (s: SequenceState) => s.status !== 'active' && isApproved(s) },
+  { status: 'paused', label: 'Pause', allowed: (s: SequenceState) => s.status === 'active' },
+  { status: 'draft', label: 'Back to draft', allowed: (s: SequenceState) => s.status === 'active' || s.status === 'paused' },
 ] as const;
+
+interface SequenceState {
+  status: string;
+  revision: number;
+  approvedRevision: number | null;
+}
+const isApproved = (s: SequenceState) => s.approvedRevision !== null && s.approvedRevision === s.revision;
+const allowedActions = (s: SequenceState) => (s.status === 'archived' ? [] : STATUS_ACTIONS.filter((a) => a.allowed(s)));
 
 const BLOCK_REASON_TEXT: Record<ExecutionBlockReason, string> = {
   sequence_archived: 'archived',
@@ -29,11 +43,6 @@ const BLOCK_REASON_TEXT: Record<ExecutionBlockReason, string> = {
   no_sending_account: 'no connected sending account',
   x_channel_disabled: 'X channel disabled',
 };
-
-interface Notice {
-  kind: 'done' | 'refused';
-  text: string;
-}
 
 function describeStep(step: Step): string {
   const parts = [`${step.kind}`, step.delayDays > 0 ? `after ${step.delayDays} day${step.delayDays === 1 ? '' : 's'}` : 'at once'];
@@ -47,9 +56,13 @@ function describeStep(step: Step): string {
 
 const CHANGE_LABEL: Record<StepChange['change'], string> = { unchanged: 'Unchanged', changed: 'Changed', added: 'Added', removed: 'Removed' };
 
+const STALE_HINT =
+  'It changed since this page was drawn (an agent or another person edited it). Nothing was saved; open the sequence again to see the current steps.';
+
 /**
- * Sequences: the list with status, revisions, lead count and what blocks sending, status changes, and approval of an
- * exact revision after seeing what changed since the approved one. Rules live in the sequences and authoring services.
+ * Sequences: the list with status, revisions, lead count and what blocks sending; the allowed status changes; the
+ * sequence page with its changes since the approved revision, approval of that exact revision, and (for a draft)
+ * the step editor, which saves a new revision through the authoring service, as the agent tools do.
  */
 export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
   const { sequences, authoring } = deps.services;
@@ -66,10 +79,18 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
         <>
           <h1>Sequences</h1>
           <NoticeBox notice={notice} />
+          <p>
+            <PrimaryLink href="/console/sequences/new" label="New sequence" />
+          </p>
           {list.length === 0 ? (
-            <p>No sequence yet. Agents create them through the API or the agent tools.</p>
+            <EmptyState title="No sequence yet">
+              <p>
+                <a href="/console/sequences/new">New sequence</a> writes one here; agents can also create them through the API or the agent tools.
+              </p>
+            </EmptyState>
           ) : (
             <table>
+              <caption>Sequences of this workspace</caption>
               <TableHead columns={['Name', 'Status', 'Revision', 'Approved revision', 'Leads', 'Blocked by', 'Actions']} />
               <tbody>
                 {list.map((s) => (
@@ -79,23 +100,32 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
                         {s.name}
                       </a>
                     </td>
-                    <td safe>{s.status}</td>
-                    <td>{String(s.revision)}</td>
-                    <td>{s.approvedRevision === null ? 'never' : String(s.approvedRevision)}</td>
-                    <td>{String(s.leadCount)}</td>
+                    <td>
+                      <Badge value={s.status} />
+                    </td>
+                    <td safe>{String(s.revision)}</td>
+                    <td safe>{s.approvedRevision === null ? 'never' : String(s.approvedRevision)}</td>
+                    <td safe>{String(s.leadCount)}</td>
                     <td safe>{s.executionBlockReason ? BLOCK_REASON_TEXT[s.executionBlockReason] : '—'}</td>
                     <td>
-                      {s.status === 'archived'
-                        ? 'read-only'
-                        : STATUS_ACTIONS.filter((a) => a.status !== s.status).map((a) => (
-                            <PostButton
-                              action={`/console/sequences/${s.id}/status`}
-                              csrfToken={ctx.csrfToken}
-                              fields={{ status: a.status }}
-                              label={a.label}
-                              ariaLabel={`${a.label} ${s.name}`}
-                            />
-                          ))}
+                      {s.status === 'archived' ? 'read-only' : ''}
+                      {allowedActions(s).map((a) => (
+                        <PostButton
+                          action={`/console/sequences/${s.id}/status`}
+                          csrfToken={ctx.csrfToken}
+                          fields={{ status: a.status }}
+                          label={a.label}
+                          ariaLabel={`${a.label} ${s.name}`}
+                        />
+                      ))}
+                      {s.status !== 'archived' && !isApproved(s) ? (
+                        // Named without the sequence's name, which names the row's first link already.
+                        <a href={`/console/sequences/${s.id}`} safe>
+                          {`Approve revision ${s.revision}`}
+                        </a>
+                      ) : (
+                        ''
+                      )}
                     </td>
                   </tr>
                 ))}
@@ -107,27 +137,57 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
     });
   }
 
-  async function renderOne(req: FastifyRequest, reply: FastifyReply, sequenceId: string, notice: Notice | null, status = 200) {
-    const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-    const seq = await sequences.getSequenceForReview(workspaceOf(req), sequenceId);
-    const approvedCurrent = seq.approvedRevision === seq.revision;
+  async function renderOne(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    sequenceId: string,
+    extra: { notice?: Notice | null; status?: number; editor?: EditorState; preview?: PreviewView | null; editedRevision?: number } = {},
+  ) {
+    const [ctx, seq] = await Promise.all([
+      pageContext(req, reply, deps.services.consoleSessions),
+      sequences.getSequenceForReview(workspaceOf(req), sequenceId),
+    ]);
+    const approvedCurrent = isApproved(seq);
     const changed = seq.changes.filter((c) => c.change !== 'unchanged').length;
+    const editable = seq.status === 'draft';
+    const leads = editable ? await leadOptions(deps, workspaceOf(req)) : [];
+    const actions = allowedActions(seq);
     return sendPage(reply, ctx, {
       title: seq.name,
       nav: 'sequences',
-      status,
+      status: extra.status,
       body: (
         <>
           <p>
             <a href="/console/sequences">All sequences</a>
           </p>
           <h1 safe>{seq.name}</h1>
-          <NoticeBox notice={notice} />
-          <p safe>
-            {`Status ${seq.status} · revision ${seq.revision} · ${seq.approvedRevision === null ? 'never approved' : `approved revision ${seq.approvedRevision}`} · ${seq.leadCount} leads`}
+          <NoticeBox notice={extra.notice} />
+          <p>
+            <Badge value={seq.status} />{' '}
+            <span safe>{`revision ${seq.revision} · ${seq.approvedRevision === null ? 'never approved' : `approved revision ${seq.approvedRevision}`} `}</span>
+            {seq.approvedAt ? <When at={seq.approvedAt} /> : ''}
+            <span safe>{` · ${plural(seq.leadCount, 'lead')}`}</span>
           </p>
+          {actions.length > 0 ? (
+            <p>
+              {actions.map((a) => (
+                <>
+                  <PostButton
+                    action={`/console/sequences/${seq.id}/status`}
+                    csrfToken={ctx.csrfToken}
+                    fields={{ status: a.status, back: 'page' }}
+                    label={a.label}
+                    ariaLabel={`${a.label} ${seq.name}`}
+                  />{' '}
+                </>
+              ))}
+            </p>
+          ) : (
+            ''
+          )}
           <section aria-labelledby="changes">
-            <h2 id="changes">
+            <h2 id="changes" safe>
               {seq.approvedRevision === null
                 ? `Steps of revision ${seq.revision} (none approved yet)`
                 : approvedCurrent
@@ -139,29 +199,62 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
                 The steps of the approved revision were not recorded (it was approved before this version kept them); every step is shown as added.
               </p>
             ) : null}
-            <table>
-              <TableHead columns={['Step', 'Change', 'Now', 'Approved']} />
-              <tbody>
-                {seq.changes.map((c) => (
-                  <tr class={`change-${c.change}`}>
-                    <td>{String(c.position + 1)}</td>
-                    <td>{CHANGE_LABEL[c.change]}</td>
-                    <td safe>{'step' in c ? describeStep(c.step) : '—'}</td>
-                    <td safe>{c.change === 'changed' || c.change === 'removed' ? describeStep(c.approved) : c.change === 'unchanged' ? 'same' : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            {seq.changes.length === 0 ? (
+              <EmptyState title="No step yet">
+                <p>{editable ? 'Add steps below, then save them.' : 'Put it back to draft to add steps.'}</p>
+              </EmptyState>
+            ) : (
+              <table>
+                <caption safe>{`Steps of revision ${seq.revision} beside the approved revision`}</caption>
+                <TableHead columns={['Step', 'Change', 'Now', 'Approved']} />
+                <tbody>
+                  {seq.changes.map((c) => (
+                    <tr class={`change-${c.change}`}>
+                      <td safe>{String(c.position + 1)}</td>
+                      <td safe>{CHANGE_LABEL[c.change]}</td>
+                      <td safe>{'step' in c ? describeStep(c.step) : '—'}</td>
+                      <td safe>{c.change === 'changed' || c.change === 'removed' ? describeStep(c.approved) : c.change === 'unchanged' ? 'same' : '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
           </section>
           {seq.status === 'archived' ? (
             <p>An archived sequence is read-only.</p>
-          ) : approvedCurrent ? null : (
+          ) : approvedCurrent ? null : seq.steps.length === 0 ? (
+            <p>A sequence without steps cannot be approved.</p>
+          ) : (
             <form method="post" action={`/console/sequences/${seq.id}/approve`}>
               <CsrfField token={ctx.csrfToken} />
               {/* The exact revision shown: if an agent edits the sequence meanwhile, the service refuses a stale approval. */}
               <input type="hidden" name="revision" value={String(seq.revision)} />
-              <button type="submit">{`Approve revision ${seq.revision}`}</button>
+              <button type="submit" class="primary" safe>
+                {`Approve revision ${seq.revision}`}
+              </button>{' '}
+              <span class="muted">Approving never starts sending: Activate does.</span>
             </form>
+          )}
+          {editable ? (
+            <section aria-labelledby="edit-steps">
+              <h2 id="edit-steps">Edit steps</h2>
+              <p>Saving makes a new revision, which needs approval before it is sent.</p>
+              <form method="post" action={`/console/sequences/${seq.id}/steps`} class="sequence-form">
+                <CsrfField token={ctx.csrfToken} />
+                {/* The revision the edits start from: a save on top of someone else's newer revision is refused (409). */}
+                <input type="hidden" name="revision" value={String(extra.editedRevision ?? seq.revision)} />
+                <StepsEditor state={extra.editor ?? editorFromSteps(seq.name, seq.steps)} leads={leads} preview={extra.preview ?? null} />
+                <p>
+                  <button type="submit" name="op" value="save" class="primary">
+                    Save steps
+                  </button>
+                </p>
+              </form>
+            </section>
+          ) : seq.status === 'archived' ? (
+            ''
+          ) : (
+            <p>Only a draft can be edited: “Back to draft” stops it from sending until it is approved and activated again.</p>
           )}
         </>
       ),
@@ -174,33 +267,35 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
   }
 
   /** A service refusal (409 stale revision, invalid transition) is shown on the page with its status and message. */
-  async function attempt(run: () => Promise<Notice>, render: (notice: Notice, status?: number) => Promise<FastifyReply>) {
+  async function attempt(run: () => Promise<FastifyReply>, render: (notice: Notice, status: number) => Promise<FastifyReply>) {
     try {
-      return await render(await run());
+      return await run();
     } catch (err) {
-      if (err instanceof AppError && err.statusCode >= 400 && err.statusCode < 500 && err.statusCode !== 404) {
-        return render({ kind: 'refused', text: err.message }, err.statusCode);
-      }
-      throw err;
+      const refused = refusalOf(err);
+      if (!refused) throw err;
+      const stale = err instanceof AppError && err.code === 'stale_sequence_revision';
+      return render(stale ? { kind: 'refused', text: `${refused.notice.text}. ${STALE_HINT}` } : refused.notice, refused.status);
     }
   }
 
-  app.get('/console/sequences', { schema: { hide: true } }, async (req, reply) => renderList(req, reply, null));
+  app.get('/console/sequences', { schema: { hide: true } }, async (req, reply) => renderList(req, reply, takeNotice(req, reply)));
 
   app.get<{ Params: { id: string } }>('/console/sequences/:id', { schema: { hide: true } }, async (req, reply) =>
-    renderOne(req, reply, requireSequenceId(req.params.id), null),
+    renderOne(req, reply, requireSequenceId(req.params.id), { notice: takeNotice(req, reply) }),
   );
 
   app.post<{ Params: { id: string }; Body: StatusForm }>('/console/sequences/:id/status', { schema: { hide: true, body: FormBody } }, async (req, reply) => {
     const id = requireSequenceId(req.params.id);
     const wanted = STATUS_ACTIONS.find((a) => a.status === req.body.status);
+    const onPage = req.body.back === 'page';
     return attempt(
       async () => {
         if (!wanted) throw new AppError(400, 'invalid_request', `status must be one of: ${STATUS_ACTIONS.map((a) => a.status).join(', ')}`);
         const done = await sequences.setStatus(workspaceOf(req), id, wanted.status);
-        return { kind: 'done', text: `Status changed from ${done.previousStatus} to ${done.status}.` };
+        const notice: Notice = { kind: 'done', text: `Status changed from ${done.previousStatus} to ${done.status}.` };
+        return onPage ? redirectWithNotice(reply, `/console/sequences/${id}`, notice) : renderList(req, reply, notice);
       },
-      (notice, status) => renderList(req, reply, notice, status),
+      (notice, status) => (onPage ? renderOne(req, reply, id, { notice, status }) : renderList(req, reply, notice, status)),
     );
   });
 
@@ -211,18 +306,38 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
       async () => {
         if (!Number.isInteger(revision) || revision < 1) throw new AppError(400, 'invalid_request', 'revision must be a positive integer');
         const done = await authoring.approveSequence(workspaceOf(req), id, { expectedRevision: revision });
-        return { kind: 'done', text: done.changed ? `Approved revision ${revision}.` : `Revision ${revision} was already approved.` };
+        const text = done.changed ? `Approved revision ${revision}.` : `Revision ${revision} was already approved.`;
+        return renderOne(req, reply, id, { notice: { kind: 'done', text } });
       },
-      (notice, status) => renderOne(req, reply, id, notice, status),
+      (notice, status) => renderOne(req, reply, id, { notice, status }),
     );
   });
-}
 
-function NoticeBox(props: { notice: Notice | null }) {
-  if (!props.notice) return null;
-  return (
-    <div class={`notice notice-${props.notice.kind}`} role={props.notice.kind === 'refused' ? 'alert' : 'status'}>
-      <p safe>{props.notice.text}</p>
-    </div>
+  /** The draft's editor: its structural buttons and Preview re-render the page; "Save steps" calls replaceSteps. */
+  app.post<{ Params: { id: string }; Body: { revision?: string } }>(
+    '/console/sequences/:id/steps',
+    { schema: { hide: true, body: FormBody } },
+    async (req, reply) => {
+      const id = requireSequenceId(req.params.id);
+      const editor = readEditorForm(req.body);
+      const op = readOp(req.body, editor);
+      const revision = Number(req.body.revision);
+      const editedRevision = Number.isInteger(revision) && revision >= 1 ? revision : undefined;
+      return attempt(
+        async () => {
+          if (op.kind !== 'save') {
+            const next = await runEditorOp(authoring, workspaceOf(req), editor, op);
+            return renderOne(req, reply, id, { editor: next.state, preview: next.preview, notice: next.notice, editedRevision });
+          }
+          if (editedRevision === undefined) throw new AppError(400, 'invalid_request', 'revision must be a positive integer');
+          const done = await authoring.replaceSteps(workspaceOf(req), id, { expectedRevision: editedRevision, steps: toAuthoringSteps(editor) });
+          const text = done.changed
+            ? `Saved revision ${done.sequence.revision}. Approve it to send it.`
+            : `Nothing changed: the steps are those of revision ${done.sequence.revision}.`;
+          return redirectWithNotice(reply, `/console/sequences/${id}`, { kind: 'done', text });
+        },
+        (notice, status) => renderOne(req, reply, id, { notice, status, editor, editedRevision }),
+      );
+    },
   );
 }

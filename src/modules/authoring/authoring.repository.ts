@@ -105,3 +105,13 @@ export async function updatePlay(db: Database, workspaceId: string, playId: stri
     .returning(playColumns)
     .executeTakeFirstOrThrow();
 }
+
+/** The fields a template may read, for previewing a step against one real lead of the workspace. */
+export async function findLeadForPreview(db: Database, workspaceId: string, leadId: string) {
+  return db
+    .selectFrom('leads')
+    .select(['id', 'person', 'company', 'title', 'email', 'username', 'linkedin_url'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', leadId)
+    .executeTakeFirst();
+}

@@ -50,6 +50,14 @@ export interface EditPlayArgs {
   dryRun?: boolean;
 }
 
+/** A step's texts to render for one lead: what the console's Preview shows before anything is saved. */
+export interface PreviewStepArgs {
+  leadId: string;
+  subject: string | null;
+  message: string | null;
+  variants: { key: string; messageTmpl: string }[] | null;
+}
+
 export function toAuthoredSequence(row: repo.SequenceRow) {
   const steps = storedSteps(row.steps).map((s, i) => toStep(s, i));
   return {
@@ -320,7 +328,31 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
     return updatePlay(workspaceId, playId, input.expectedRevision, input.dryRun, async () => ({ review_api_enabled: input.enabled }));
   }
 
-  return { createSequence, replaceSteps, approveSequence, createPlay, editPlay, setPlayStatus, setPlayReviewApi };
+  /**
+   * Renders a step's subject, message and variants for one lead of the workspace, exactly as the engine would at
+   * send time: an unknown placeholder, or a value this lead lacks (without a fallback), comes back as the failure.
+   */
+  async function previewStep(workspaceId: string, input: PreviewStepArgs) {
+    const lead = isUuid(input.leadId) ? await repo.findLeadForPreview(db, workspaceId, input.leadId.toLowerCase()) : undefined;
+    if (!lead) throw notFound('lead');
+    const fields: TemplateLead = {
+      person: lead.person,
+      company: lead.company,
+      title: lead.title,
+      email: lead.email,
+      username: lead.username,
+      linkedinUrl: lead.linkedin_url,
+    };
+    const render = (text: string | null) => (text === null ? null : renderTemplate(text, fields));
+    return {
+      lead: { id: lead.id, person: lead.person },
+      subject: render(input.subject),
+      message: render(input.message),
+      variants: (input.variants ?? []).map((v) => ({ key: v.key, result: renderTemplate(v.messageTmpl, fields) })),
+    };
+  }
+
+  return { createSequence, replaceSteps, approveSequence, createPlay, editPlay, setPlayStatus, setPlayReviewApi, previewStep };
 }
 
 export type AuthoringService = ReturnType<typeof createAuthoringService>;

@@ -134,7 +134,8 @@ export function decideTransition(from: SequenceStatus, to: SettableStatus, appro
 }
 
 const CONFLICT_MESSAGES = {
-  sequence_approval_required: 'the current revision of the sequence is not approved; approve it in the product or through the agent-tool server',
+  sequence_approval_required:
+    'the current revision of the sequence is not approved; approve it on its page in the console (Sequences) or through the agent-tool server',
   archived_sequence_is_read_only: 'an archived sequence cannot change status',
   invalid_transition: 'the sequence status table does not allow this change',
 } as const;

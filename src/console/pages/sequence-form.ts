@@ -1,0 +1,226 @@
+// The sequence editor's form, without a front-end framework: the page is a plain form with one fieldset per step,
+// and its structural buttons ("Add step", "Add variant", "Remove step"…) are submit buttons named `op` that post the
+// whole form back, so the server re-renders it with one fieldset more or less. Everything a person typed rides along
+// in the fields, as strings, until "Create sequence" / "Save steps" turns it into the authoring service's steps.
+import { badRequest } from '../../lib/errors.js';
+import { STEP_KINDS } from '../../domain/vocabulary.js';
+import type { AuthoringStepInput } from '../../modules/authoring/index.js';
+import type { Step } from '../../modules/sequences/index.js';
+
+export const MAX_FORM_STEPS = 50;
+export const MAX_FORM_VARIANTS = 10;
+export const MAX_FORM_ACTIONS = 10;
+export const MAX_DELAY_DAYS = 365;
+
+export interface FormAction {
+  type: string;
+  count: string;
+  /** Kept as written by an agent (the form has no field for it), so saving from the console does not drop it. */
+  reaction: string;
+}
+export interface FormVariant {
+  key: string;
+  weight: string;
+  message: string;
+}
+export interface FormStep {
+  kind: string;
+  delay: string;
+  subject: string;
+  message: string;
+  actions: FormAction[];
+  variants: FormVariant[];
+  /** Kept as written by an agent, like an action's reaction. */
+  tool: string;
+}
+export interface EditorState {
+  name: string;
+  steps: FormStep[];
+  /** The lead chosen for Preview. */
+  leadId: string;
+}
+
+export type EditorOp =
+  | { kind: 'save' }
+  | { kind: 'add_step' }
+  | { kind: 'remove_step'; step: number }
+  | { kind: 'add_variant'; step: number }
+  | { kind: 'remove_variant'; step: number; variant: number }
+  | { kind: 'add_action'; step: number }
+  | { kind: 'preview'; step: number };
+
+type Body = Record<string, unknown>;
+
+function field(body: Body, name: string): string {
+  const v = body[name];
+  const one: unknown = Array.isArray(v) ? (v as unknown[])[0] : v;
+  // Browsers send a textarea's line breaks as CRLF; the stored templates use LF.
+  return typeof one === 'string' ? one.replace(/\r\n?/g, '\n') : '';
+}
+
+function count(body: Body, name: string, max: number): number {
+  const n = Number(field(body, name));
+  return Number.isInteger(n) && n > 0 ? Math.min(n, max) : 0;
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+export function emptyStep(): FormStep {
+  return { kind: 'message', delay: '0', subject: '', message: '', actions: [], variants: [], tool: '' };
+}
+
+/** The editor as the form posted it: every value a string, exactly as typed. */
+export function readEditorForm(raw: unknown): EditorState {
+  const body = (raw ?? {}) as Body;
+  const steps = range(count(body, 'step_count', MAX_FORM_STEPS)).map((i): FormStep => {
+    const p = `s${i}_`;
+    return {
+      kind: field(body, `${p}kind`),
+      delay: field(body, `${p}delay`),
+      subject: field(body, `${p}subject`),
+      message: field(body, `${p}message`),
+      tool: field(body, `${p}tool`),
+      actions: range(count(body, `${p}action_count`, MAX_FORM_ACTIONS)).map((j) => ({
+        type: field(body, `${p}a${j}_type`),
+        count: field(body, `${p}a${j}_count`),
+        reaction: field(body, `${p}a${j}_reaction`),
+      })),
+      variants: range(count(body, `${p}variant_count`, MAX_FORM_VARIANTS)).map((j) => ({
+        key: field(body, `${p}v${j}_key`),
+        weight: field(body, `${p}v${j}_weight`),
+        message: field(body, `${p}v${j}_message`),
+      })),
+    };
+  });
+  return { name: field(body, 'name'), steps, leadId: field(body, 'lead') };
+}
+
+/** The saved steps as the form shows them. */
+export function editorFromSteps(name: string, steps: Step[]): EditorState {
+  return {
+    name,
+    leadId: '',
+    steps: steps.map((s) => ({
+      kind: s.kind,
+      delay: String(s.delayDays),
+      subject: s.subject ?? '',
+      message: s.message ?? '',
+      tool: s.tool ?? '',
+      actions: s.actions.map((a) => ({ type: a.type, count: a.count === null ? '' : String(a.count), reaction: a.reaction ?? '' })),
+      variants: (s.variants ?? []).map((v) => ({ key: v.key, weight: String(v.weight), message: v.messageTmpl })),
+    })),
+  };
+}
+
+const OP_PATTERN = /^(save|add_step|remove_step|add_variant|remove_variant|add_action|preview)(?::(\d{1,2}))?(?::(\d{1,2}))?$/;
+
+/** Which button was pressed; a step or variant it names must exist in the posted form. */
+export function readOp(raw: unknown, state: EditorState): EditorOp {
+  const op = field((raw ?? {}) as Body, 'op') || 'save';
+  const m = OP_PATTERN.exec(op);
+  const bad = () => badRequest('invalid_request', 'op must be save, add_step, or a step button of this form');
+  if (!m) throw bad();
+  const kind = m[1] as EditorOp['kind'];
+  if (kind === 'save' || kind === 'add_step') return { kind };
+  const step = Number(m[2]);
+  if (m[2] === undefined || step >= state.steps.length) throw bad();
+  if (kind === 'remove_variant') {
+    const variant = Number(m[3]);
+    if (m[3] === undefined || variant >= state.steps[step].variants.length) throw bad();
+    return { kind, step, variant };
+  }
+  return { kind, step };
+}
+
+function nextVariantKey(variants: FormVariant[]): string {
+  const used = new Set(variants.map((v) => v.key));
+  for (const key of 'ABCDEFGHIJKLMNOPQRSTUVWXYZ') if (!used.has(key)) return key;
+  return `V${variants.length + 1}`;
+}
+
+/** A structural op's new form; `save` and `preview` leave it as it is. */
+export function applyEditorOp(state: EditorState, op: EditorOp): EditorState {
+  const steps = state.steps.map((s) => ({ ...s, actions: [...s.actions], variants: [...s.variants] }));
+  switch (op.kind) {
+    case 'add_step':
+      if (steps.length < MAX_FORM_STEPS) steps.push(emptyStep());
+      break;
+    case 'remove_step':
+      steps.splice(op.step, 1);
+      break;
+    case 'add_variant': {
+      const s = steps[op.step];
+      if (s.variants.length === 0) {
+        // Splitting a message into an A/B test: the message written so far becomes variant A, B starts empty.
+        s.variants.push({ key: 'A', weight: '1', message: s.message }, { key: 'B', weight: '1', message: '' });
+        s.message = '';
+      } else if (s.variants.length < MAX_FORM_VARIANTS) {
+        s.variants.push({ key: nextVariantKey(s.variants), weight: '1', message: '' });
+      }
+      break;
+    }
+    case 'remove_variant': {
+      const s = steps[op.step];
+      const [removed] = s.variants.splice(op.variant, 1);
+      // The last variant gone: its text goes back to being the step's message rather than being lost.
+      if (s.variants.length === 0 && s.message === '') s.message = removed.message;
+      break;
+    }
+    case 'add_action':
+      if (steps[op.step].actions.length < MAX_FORM_ACTIONS) steps[op.step].actions.push({ type: '', count: '', reaction: '' });
+      break;
+    default:
+      break;
+  }
+  return { ...state, steps };
+}
+
+const orNull = (v: string) => (v.trim() === '' ? null : v);
+const WHOLE = /^\s*\d+\s*$/;
+
+/**
+ * The authoring service's steps from the form. Only what the form alone can get wrong (a kind, a number that is not
+ * one, a variant without a key) is refused here, naming the step and the field's label; every other rule is the
+ * service's (authoring.stepProblems), the same the agent tools meet.
+ */
+export function toAuthoringSteps(state: EditorState): AuthoringStepInput[] {
+  return state.steps.map((s, i): AuthoringStepInput => {
+    const at = `Step ${i + 1}`;
+    if (!(STEP_KINDS as readonly string[]).includes(s.kind)) throw badRequest('invalid_steps', `${at}: Kind must be one of ${STEP_KINDS.join(', ')}`);
+    if (!WHOLE.test(s.delay) || Number(s.delay) > MAX_DELAY_DAYS) {
+      throw badRequest('invalid_steps', `${at}: Delay (days) must be a whole number from 0 to ${MAX_DELAY_DAYS}`);
+    }
+    const actions = s.actions
+      .filter((a) => a.type.trim() !== '')
+      .map((a, j) => {
+        if (a.count.trim() !== '' && (!WHOLE.test(a.count) || Number(a.count) < 1 || Number(a.count) > 100)) {
+          throw badRequest('invalid_steps', `${at}: Count of action ${j + 1} must be a whole number from 1 to 100, or empty`);
+        }
+        return { type: a.type.trim(), count: a.count.trim() === '' ? null : Number(a.count), reaction: orNull(a.reaction) };
+      });
+    const variants = s.variants.map((v, j) => {
+      const weight = Number(v.weight);
+      if (v.key.trim() === '') throw badRequest('invalid_steps', `${at}: Variant ${j + 1} needs a Key`);
+      if (v.weight.trim() === '' || !Number.isFinite(weight) || weight <= 0) {
+        throw badRequest('invalid_steps', `${at}: Weight of variant ${v.key.trim()} must be a number above 0`);
+      }
+      if (v.message.trim() === '') throw badRequest('invalid_steps', `${at}: Message of variant ${v.key.trim()} is empty`);
+      return { key: v.key.trim(), weight, messageTmpl: v.message };
+    });
+    return {
+      index: i,
+      kind: s.kind as AuthoringStepInput['kind'],
+      delayDays: Number(s.delay),
+      subject: orNull(s.subject),
+      message: orNull(s.message),
+      actions,
+      variants: variants.length > 0 ? variants : null,
+      tool: orNull(s.tool),
+    };
+  });
+}
+
+/** The service's `steps[1].message: …` as people read the form: `Step 2 message: …`. */
+export function forPeople(message: string): string {
+  return message.replace(/steps\[(\d+)\]\.?/g, (_m, i: string) => `Step ${Number(i) + 1} `).replace(/ :/g, ':');
+}
