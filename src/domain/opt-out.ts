@@ -12,8 +12,9 @@ export { findLeadForOptOut, isSuppressed, suppressAddress } from './opt-out.repo
  * - `unsubscribe_link`: the e-mail's List-Unsubscribe link `/u/<token>` (its button, or a mail client's one-click POST).
  * - `mailto_unsubscribe`: the List-Unsubscribe mailto, read from the inbox.
  * - `reply_text`: a reply that asks to stop (classified `unsubscribe`), on any channel.
+ * - `console`: a person chose "Opt out" on the console's lead page.
  */
-export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text';
+export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console';
 
 export interface OptOutRequest {
   workspaceId: string;

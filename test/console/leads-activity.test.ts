@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const rowsOf = (html: string) => [...html.matchAll(/<tr>\s*<td[^>]*>([^<]*)<\/td>/g)].map((m) => m[1]);
+const rowsOf = (html: string) => [...html.matchAll(/<tr>\s*<td[^>]*>(?:<a [^>]*>)?([^<]*)<\/(?:a|td)>/g)].map((m) => m[1]);
 
 describe('console leads /console/leads (issue 15 §6)', () => {
   it('lists the workspace’s leads only, escaped, with the count', async () => {
@@ -72,10 +72,10 @@ describe('console activity /console/activity (issue 15 §6)', () => {
     expect(all.body).not.toContain('foreign entry');
     expect(all.body).toContain('provider refused &lt;b>');
     const failed = await c.get('/console/activity?outcome=failed&action=&account=');
-    expect(failed.body).toContain('1 entries match');
+    expect(failed.body).toContain('1 entry matches');
     expect(failed.body).toContain('provider refused');
     const invites = await c.get('/console/activity?action=invite');
-    expect(invites.body).toContain('1 entries match');
+    expect(invites.body).toContain('1 entry matches');
     expect(invites.body).toContain('<option value="invite" selected>');
   });
 

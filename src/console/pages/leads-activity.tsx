@@ -1,12 +1,14 @@
 import { TableHead } from '../layout.js';
 import type { FastifyRequest } from 'fastify';
-import type { Static } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
+import { Uuid } from '../../app/schemas.js';
 import { ACTIVITY_ACTIONS, ACTIVITY_OUTCOMES, LEAD_STAGES } from '../../domain/vocabulary.js';
 import { ActivityQuery } from '../../modules/activity/index.js';
 import { LeadsQuery } from '../../modules/leads/index.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, PrimaryLink, When, formatNumber, plural } from '../ui.js';
 
 /**
  * A GET form sends every field, the empty ones as `name=`. Empty means "no filter" here, so those are dropped
@@ -17,16 +19,65 @@ async function dropEmptyFields(req: FastifyRequest) {
   for (const [k, v] of Object.entries(query)) if (v === '') delete query[k];
 }
 
-const when = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '—');
+// The console pages by keyset (issue 27 §5): `before` is the previous page's last row, `after` the first. The API's
+// GET /leads and GET /activity have no cursor in the spec, so these exist on the console's routes only.
+const Cursors = {
+  before: Type.Optional(Uuid({ description: 'the rows older than this one (the "Older" link)' })),
+  after: Type.Optional(Uuid({ description: 'the rows newer than this one (the "Newer" link)' })),
+};
+/** The API's page-size bounds without its default (200), so a page without `limit` shows the console's 100. */
+const pageSize = (max: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `page size, 1 to ${max} (default 100)` }));
+const ConsoleLeadsQuery = Type.Object({ ...LeadsQuery.properties, limit: pageSize(500), ...Cursors }, { additionalProperties: true });
+const ConsoleActivityQuery = Type.Object(
+  {
+    ...ActivityQuery.properties,
+    limit: pageSize(1000),
+    ...Cursors,
+    lead: Type.Optional(
+      Type.String({ maxLength: 200, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: "part of the lead's name; % and _ are literal; no control characters" }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** The page's own address with the same filters and another cursor (or none: the newest page). */
+function pageHref(path: string, query: Record<string, unknown>, cursor: { before?: string; after?: string }) {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (k === 'before' || k === 'after' || k === 'notice') continue;
+    if (typeof v === 'string' || typeof v === 'number') params.set(k, String(v));
+  }
+  if (cursor.before) params.set('before', cursor.before);
+  if (cursor.after) params.set('after', cursor.after);
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+/** "Newer" / "Older" links for a keyset page, plus "Newest" when the page is not the first. */
+export function Pager(props: { label: string; path: string; query: Record<string, unknown>; olderCursor: string | null; newerCursor: string | null }) {
+  const { olderCursor, newerCursor } = props;
+  if (!olderCursor && !newerCursor) return '';
+  return (
+    <nav aria-label={props.label} class="pager">
+      {newerCursor ? <a href={pageHref(props.path, props.query, {})}>Newest</a> : ''}
+      {newerCursor ? <a href={pageHref(props.path, props.query, { after: newerCursor })}>Newer</a> : ''}
+      {olderCursor ? <a href={pageHref(props.path, props.query, { before: olderCursor })}>Older</a> : ''}
+    </nav>
+  );
+}
 
 function Select(props: { id: string; name: string; label: string; options: readonly string[]; value?: string; any: string }) {
   return (
     <p>
-      <label for={props.id}>{props.label}</label>
+      <label for={props.id} safe>
+        {props.label}
+      </label>
       <select id={props.id} name={props.name}>
-        <option value="">{props.any}</option>
+        <option value="" safe>
+          {props.any}
+        </option>
         {props.options.map((o) => (
-          <option value={o} selected={o === props.value}>
+          <option value={o} selected={o === props.value} safe>
             {o}
           </option>
         ))}
@@ -35,24 +86,27 @@ function Select(props: { id: string; name: string; label: string; options: reado
   );
 }
 
-/** Leads and the activity ledger, with the API's filters as GET forms, through the crm-leads and activity services. */
+/** Leads and the activity ledger, with the API's filters as GET forms, a keyset page at a time. */
 export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
-  const { leads, activity } = deps.services;
+  const { leadDetail, activity } = deps.services;
 
-  app.get<{ Querystring: Static<typeof LeadsQuery> }>(
+  app.get<{ Querystring: Static<typeof ConsoleLeadsQuery> }>(
     '/console/leads',
-    { schema: { hide: true, querystring: LeadsQuery }, preValidation: dropEmptyFields },
+    { schema: { hide: true, querystring: ConsoleLeadsQuery }, preValidation: dropEmptyFields },
     async (req, reply) => {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-      const q = req.query;
+      const { before, after, ...q } = req.query;
       const limit = q.limit ?? 100;
-      const result = await leads.listLeads(req.consoleSession!.auth.workspaceId, { ...q, limit });
+      const result = await leadDetail.pageLeads(req.consoleSession!.auth.workspaceId, { ...q, limit }, { before, after });
       return sendPage(reply, ctx, {
         title: 'Leads',
         nav: 'leads',
         body: (
           <>
             <h1>Leads</h1>
+            <p class="actions">
+              <PrimaryLink href="/console/leads/import" label="Import or add leads" /> <a href="/console/leads/enroll">Enroll leads in a sequence</a>
+            </p>
             <form method="get" action="/console/leads" class="filters" role="search" aria-label="Filter leads">
               <Select id="lead-stage" name="stage" label="Stage reached" options={LEAD_STAGES} value={q.stage} any="Any stage" />
               <p>
@@ -75,37 +129,58 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
                 <button type="submit">Filter</button> <a href="/console/leads">Clear</a>
               </p>
             </form>
-            <p role="status">{`${result.count} leads match; showing ${result.returned}, newest first.`}</p>
-            {result.returned === 0 ? null : (
+            <p
+              role="status"
+              safe
+            >{`${plural(result.count, 'lead')} ${result.count === 1 ? 'matches' : 'match'}; showing ${formatNumber(result.returned)}, newest first.`}</p>
+            {result.returned === 0 ? (
+              <EmptyState title="No lead on this page.">
+                <p>
+                  Clear or widen the filters, <a href="/console/leads/import">import leads from a CSV file</a>, or enroll X users through a Play.
+                </p>
+              </EmptyState>
+            ) : (
               <table>
+                <caption>Leads, newest first</caption>
                 <TableHead columns={['Person', 'Company', 'Stage', 'Next action', 'Replied', 'Last error']} />
                 <tbody>
                   {result.leads.map((l) => (
                     <tr>
-                      <td safe>{l.person ?? '—'}</td>
+                      <td>
+                        <a href={`/console/leads/${l.id}`} safe>
+                          {l.person ?? (l.username ? `@${l.username}` : 'Unnamed lead')}
+                        </a>
+                      </td>
                       <td safe>{l.company ?? '—'}</td>
-                      <td safe>{l.stage}</td>
-                      <td>{when(l.nextActionAt)}</td>
-                      <td>{when(l.repliedAt)}</td>
+                      <td>
+                        <Badge value={l.stage} />
+                      </td>
+                      <td>
+                        <When at={l.nextActionAt} />
+                      </td>
+                      <td>
+                        <When at={l.repliedAt} />
+                      </td>
                       <td safe>{l.lastError ?? ''}</td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             )}
+            <Pager label="Lead pages" path="/console/leads" query={req.query} olderCursor={result.olderCursor} newerCursor={result.newerCursor} />
           </>
         ),
       });
     },
   );
 
-  app.get<{ Querystring: Static<typeof ActivityQuery> }>(
+  app.get<{ Querystring: Static<typeof ConsoleActivityQuery> }>(
     '/console/activity',
-    { schema: { hide: true, querystring: ActivityQuery }, preValidation: dropEmptyFields },
+    { schema: { hide: true, querystring: ConsoleActivityQuery }, preValidation: dropEmptyFields },
     async (req, reply) => {
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-      const q = req.query;
-      const result = await activity.listActivity(req.consoleSession!.auth.workspaceId, { ...q, limit: q.limit ?? 100 });
+      const { before, after, lead, ...q } = req.query;
+      const result = await activity.pageActivity(req.consoleSession!.auth.workspaceId, { ...q, limit: q.limit ?? 100 }, { before, after, leadName: lead });
       return sendPage(reply, ctx, {
         title: 'Activity',
         nav: 'activity',
@@ -115,6 +190,10 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
             <form method="get" action="/console/activity" class="filters" role="search" aria-label="Filter activity">
               <Select id="activity-action" name="action" label="Action" options={ACTIVITY_ACTIONS} value={q.action} any="Any action" />
               <Select id="activity-outcome" name="outcome" label="Outcome" options={ACTIVITY_OUTCOMES} value={q.outcome} any="Any outcome" />
+              <p>
+                <label for="activity-lead">Lead name</label>
+                <input id="activity-lead" name="lead" type="search" value={lead ?? ''} maxlength="200" />
+              </p>
               <p>
                 <label for="activity-account">Account id</label>
                 <input id="activity-account" name="account" type="text" value={q.account ?? ''} maxlength="100" />
@@ -127,27 +206,62 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
                 <button type="submit">Filter</button> <a href="/console/activity">Clear</a>
               </p>
             </form>
-            <p role="status">{`${result.count} entries match; showing ${result.returned}, newest first.`}</p>
-            {result.returned === 0 ? null : (
-              <table>
-                <TableHead columns={['When', 'Action', 'Outcome', 'Lead', 'Account', 'Detail']} />
-                <tbody>
-                  {result.actions.map((a) => (
-                    <tr>
-                      <td>{when(a.createdAt)}</td>
-                      <td safe>{a.action}</td>
-                      <td safe>{a.outcome}</td>
-                      <td safe>{a.lead.person ?? (a.lead.id ? a.lead.id : '—')}</td>
-                      <td safe>{a.account ?? '—'}</td>
-                      <td safe>{a.detail ?? ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+            <p
+              role="status"
+              safe
+            >{`${formatNumber(result.count)} ${result.count === 1 ? 'entry matches' : 'entries match'}; showing ${formatNumber(result.returned)}, newest first.`}</p>
+            {result.returned === 0 ? (
+              <EmptyState title="No ledger entry on this page.">
+                <p>Clear or widen the filters; entries appear as the engine and the reply decisions act.</p>
+              </EmptyState>
+            ) : (
+              <ActivityTable caption="Ledger entries, newest first" entries={result.actions} />
             )}
+            <Pager label="Activity pages" path="/console/activity" query={req.query} olderCursor={result.olderCursor} newerCursor={result.newerCursor} />
           </>
         ),
       });
     },
+  );
+}
+
+type Entry = Awaited<ReturnType<ConsoleDeps['services']['activity']['pageActivity']>>['actions'][number];
+
+/** Ledger entries as a table; the lead links to its page (the lead page passes `showLead: false`). */
+export function ActivityTable(props: { caption: string; entries: Entry[]; showLead?: boolean }) {
+  const showLead = props.showLead ?? true;
+  return (
+    <table>
+      <caption safe>{props.caption}</caption>
+      <TableHead columns={showLead ? ['When', 'Action', 'Outcome', 'Lead', 'Account', 'Detail'] : ['When', 'Action', 'Outcome', 'Account', 'Detail']} />
+      <tbody>
+        {props.entries.map((a) => (
+          <tr>
+            <td>
+              <When at={a.createdAt} />
+            </td>
+            <td>{a.action}</td>
+            <td>
+              <Badge value={a.outcome} />
+            </td>
+            {showLead ? (
+              <td>
+                {a.lead.id ? (
+                  <a href={`/console/leads/${a.lead.id}`} safe>
+                    {a.lead.person ?? 'Unnamed lead'}
+                  </a>
+                ) : (
+                  '—'
+                )}
+              </td>
+            ) : (
+              ''
+            )}
+            <td safe>{a.account ?? '—'}</td>
+            <td safe>{a.detail ?? ''}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

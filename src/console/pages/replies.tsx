@@ -6,8 +6,9 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { DECISIONS, type Decision } from '../../modules/replies/index.js';
 import type { ConsoleDeps } from '../plugin.js';
-import { CsrfField } from '../layout.js';
+import { CsrfField, PostButton } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
 
 /** Button names: the accessible name of each decision's button (issue 15 §3: "Send", "Dismiss", "Snooze", …). */
 export const DECISION_LABELS: Record<Decision, string> = {
@@ -20,6 +21,29 @@ export const DECISION_LABELS: Record<Decision, string> = {
   dismiss: 'Dismiss',
   opt_out: 'Opt out',
 };
+
+/**
+ * What `?notice=` may say on the replies page after a decision or Mark handled (POST/redirect/GET): a code from this
+ * list, whose text is shown; an unknown code shows nothing, so a crafted link cannot put words in the console's mouth.
+ */
+export const REPLY_NOTICES = {
+  send: { kind: 'done', text: 'Sent: the answer went to the prospect; the reply left the queue.' },
+  invite: { kind: 'done', text: 'Invite sent: the meeting invitation went to the prospect; the reply left the queue.' },
+  booking_link: { kind: 'done', text: 'Booking link sent to the prospect; the reply left the queue.' },
+  snooze: { kind: 'done', text: 'Snoozed: the reply comes back to the queue when the snooze ends.' },
+  start_sequence: { kind: 'done', text: 'Follow-up sequence started for this lead; the reply left the queue.' },
+  meeting_booked: { kind: 'done', text: 'Meeting booked recorded; the reply left the queue.' },
+  dismiss: { kind: 'done', text: 'Dismissed: nobody was contacted; the reply left the queue.' },
+  opt_out: { kind: 'done', text: 'Opted out: the person gets nothing more from any sequence, permanently; the reply left the queue.' },
+  marked_handled: { kind: 'done', text: 'Marked handled: the reply left the queue. Nothing was sent from here.' },
+  already_decided: { kind: 'done', text: 'This reply was already handled or decided; nothing changed.' },
+  has_decisions: { kind: 'refused', text: 'Not marked handled: this reply is answered with one of its decisions.' },
+} as const satisfies Record<string, Notice>;
+
+function replyNotice(query: unknown): Notice | null {
+  const code = (query as Record<string, unknown> | undefined)?.notice;
+  return typeof code === 'string' && Object.hasOwn(REPLY_NOTICES, code) ? REPLY_NOTICES[code as keyof typeof REPLY_NOTICES] : null;
+}
 
 /** Decisions that message the prospect: the console asks for confirmation before it runs them. */
 const CONTACTS_PROSPECT: ReadonlySet<Decision> = new Set(['send', 'invite', 'booking_link']);
@@ -36,7 +60,7 @@ const DecideForm = Type.Object(
 );
 type DecideForm = { decision?: string; text?: string; confirmed?: string; attempt?: string };
 
-type PendingReply = Awaited<ReturnType<ConsoleDeps['services']['replies']['listPending']>>['replies'][number];
+type PendingReply = Awaited<ReturnType<ConsoleDeps['services']['replies']['listConsoleQueue']>>['replies'][number];
 
 function ReplyCard(props: { r: PendingReply; csrf: string }) {
   const { r, csrf } = props;
@@ -50,18 +74,36 @@ function ReplyCard(props: { r: PendingReply; csrf: string }) {
         {heading}
       </h2>
       <p class="meta">
-        <span safe>{r.channel}</span> · <span safe>{r.classification}</span> · replied{' '}
-        <time datetime={r.repliedAt} safe>
-          {r.repliedAt.slice(0, 16).replace('T', ' ')}
-        </time>
-        {r.snoozedUntil ? ' · back from snooze' : ''}
+        <Badge value={r.channel} /> · <Badge value={r.classification} /> · replied <When at={r.repliedAt} />
+        {r.snoozedUntil ? ' · back from snooze' : ''} ·{' '}
+        <a href={`/console/leads/${r.lead.id}`} safe>
+          {`Lead page of ${r.lead.person ?? 'this lead'}`}
+        </a>
       </p>
       <h3>Their message</h3>
       <blockquote class="their-message" safe>
         {r.theirMessage ?? '(unreadable: written with another encryption key)'}
       </blockquote>
       {allowed.length === 0 ? (
-        <p>This reply is answered in the channel itself (no decision here).</p>
+        <>
+          <p>This reply is answered on X itself: open the conversation, answer there, then mark it handled here.</p>
+          <div class="actions">
+            {r.openOnX ? (
+              <a class="button" href={r.openOnX} rel="noopener noreferrer" target="_blank">
+                Open on X<span class="visually-hidden" safe>{` (${heading}, opens in a new tab)`}</span>
+              </a>
+            ) : (
+              <span class="muted">No X conversation is known for this lead.</span>
+            )}
+            <PostButton
+              action={`/console/replies/${r.id}/mark-handled`}
+              csrfToken={csrf}
+              label="Mark handled"
+              ariaLabel={`Mark handled: ${heading}`}
+              variant="primary"
+            />
+          </div>
+        </>
       ) : (
         <form method="post" action={`/console/replies/${r.id}/decide`}>
           <CsrfField token={csrf} />
@@ -93,18 +135,23 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
 
   app.get('/console/replies', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-    const { replies: pending } = await replies.listPending(req.consoleSession!.auth.workspaceId, 100);
+    const { replies: pending } = await replies.listConsoleQueue(req.consoleSession!.auth.workspaceId, 100);
     return sendPage(reply, ctx, {
       title: 'Replies',
       nav: 'replies',
       body: (
         <>
           <h1>Replies</h1>
-          <p safe>
-            {pending.length === 0
-              ? 'No reply is waiting for a decision.'
-              : `${pending.length} ${pending.length === 1 ? 'reply waits' : 'replies wait'} for a decision, oldest first.`}
-          </p>
+          <NoticeBox notice={replyNotice(req.query)} />
+          {pending.length === 0 ? (
+            <EmptyState title="No reply is waiting for a decision.">
+              <p>
+                Replies appear here as prospects answer. Past replies and their decisions are on each <a href="/console/leads">lead page</a>.
+              </p>
+            </EmptyState>
+          ) : (
+            <p safe>{`${plural(pending.length, 'reply waits', 'replies wait')} for a decision, oldest first.`}</p>
+          )}
           {pending.map((r) => (
             <ReplyCard r={r} csrf={ctx.csrfToken} />
           ))}
@@ -181,6 +228,20 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
       }
       throw err;
     }
-    return reply.redirect('/console/replies', 303);
+    return reply.redirect(`/console/replies?notice=${decision}`, 303);
+  });
+
+  // Mark handled: the console's close of an X reply (answered on X itself). No API route or MCP tool has it.
+  app.post<{ Params: { id: string } }>('/console/replies/:id/mark-handled', { schema: { hide: true } }, async (req, reply) => {
+    if (!isUuid(req.params.id)) throw notFound('reply');
+    let notice: keyof typeof REPLY_NOTICES;
+    try {
+      const result = await replies.markHandled(req.consoleSession!.auth.workspaceId, req.params.id, 'console');
+      notice = result.outcome;
+    } catch (err) {
+      if (!(err instanceof AppError) || err.statusCode !== 409) throw err;
+      notice = 'has_decisions';
+    }
+    return reply.redirect(`/console/replies?notice=${notice}`, 303);
   });
 }

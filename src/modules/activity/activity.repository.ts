@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import type { ActivityOutcome } from '../../domain/vocabulary.js';
@@ -8,6 +8,16 @@ export interface ActivityFilters {
   actions?: string[];
   outcome?: ActivityOutcome;
   since?: Date;
+  /** The entries of one lead (the lead page's timeline). */
+  leadId?: string;
+  /** Entries whose lead's name matches: already escaped for LIKE with a backslash as the escape character. */
+  leadPattern?: string;
+}
+
+/** Where a keyset page starts: the entries older (or newer) than the entry `id`, in (created_at, id) order. */
+export interface ActivityCursor {
+  direction: 'older' | 'newer';
+  id: string;
 }
 
 function where(workspaceId: string, f: ActivityFilters) {
@@ -18,6 +28,20 @@ function where(workspaceId: string, f: ActivityFilters) {
       ...(f.account ? [eb('activity.account_id', '=', f.account)] : []),
       ...(f.outcome ? [eb('activity.outcome', '=', f.outcome)] : []),
       ...(f.since ? [eb('activity.created_at', '>=', f.since)] : []),
+      ...(f.leadId ? [eb('activity.lead_id', '=', f.leadId)] : []),
+      ...(f.leadPattern !== undefined
+        ? [
+            eb(
+              'activity.lead_id',
+              'in',
+              eb
+                .selectFrom('leads as named')
+                .select('named.id')
+                .where('named.workspace_id', '=', workspaceId)
+                .where(sql<SqlBool>`named.person ILIKE ${f.leadPattern} ESCAPE '\\'`),
+            ),
+          ]
+        : []),
     ]);
 }
 
@@ -30,8 +54,17 @@ export async function countActivity(db: Database, workspaceId: string, f: Activi
   return Number(row?.n ?? 0);
 }
 
-export async function listActivity(db: Database, workspaceId: string, f: ActivityFilters, limit: number) {
-  return db
+/**
+ * One page, newest first. With a cursor, the page is the `limit` entries just older (or just newer) than the cursor's
+ * entry, compared as the pair (created_at, id): keyset, so a deep page costs what the first does and an entry written
+ * meanwhile never shifts one onto two pages. The cursor's own row gives the pair, at the database's full precision.
+ */
+export async function listActivity(db: Database, workspaceId: string, f: ActivityFilters, limit: number, cursor?: ActivityCursor) {
+  const newer = cursor?.direction === 'newer';
+  const at = cursor
+    ? sql<SqlBool>`(activity.created_at, activity.id) ${sql.raw(newer ? '>' : '<')} (SELECT c.created_at, c.id FROM activity c WHERE c.workspace_id = ${workspaceId} AND c.id = ${cursor.id})`
+    : null;
+  const rows = await db
     .selectFrom('activity')
     .leftJoin('leads', (join) => join.onRef('leads.id', '=', 'activity.lead_id').onRef('leads.workspace_id', '=', 'activity.workspace_id'))
     .select([
@@ -49,10 +82,13 @@ export async function listActivity(db: Database, workspaceId: string, f: Activit
       'leads.linkedin_url',
     ])
     .where(where(workspaceId, f))
-    .orderBy('activity.created_at', 'desc')
-    .orderBy('activity.id', 'desc')
+    .$if(at !== null, (qb) => qb.where(at!))
+    .orderBy('activity.created_at', newer ? 'asc' : 'desc')
+    .orderBy('activity.id', newer ? 'asc' : 'desc')
     .limit(limit)
     .execute();
+  // A newer page is read oldest first (the entries just above the cursor) and shown newest first like every page.
+  return newer ? rows.reverse() : rows;
 }
 
 /**

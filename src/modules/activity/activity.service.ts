@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
 import * as repo from './activity.repository.js';
 import { ACTIVITY_ACTIONS, type ActivityAction, type ActivityOutcome } from '../../domain/vocabulary.js';
 
@@ -40,31 +41,92 @@ export interface ListActivityInput {
   limit?: number;
 }
 
+/**
+ * What only the console asks of the ledger (GET /activity has no cursor and no name search in the spec, so the API
+ * never passes these): a keyset page before or after an entry, one lead's entries, or entries whose lead's name
+ * contains a text.
+ */
+export interface ActivityPageInput {
+  /** Entries older than this entry id (the previous page's `olderCursor`). */
+  before?: string;
+  /** Entries newer than this entry id (the previous page's `newerCursor`); ignored when `before` is given. */
+  after?: string;
+  leadId?: string;
+  /** Case-insensitive substring of the lead's name; `%` and `_` are literal. */
+  leadName?: string;
+}
+
+/** Wildcards typed by a person are literal: `50%` finds "50%", not "500". */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+type ActivityRow = Awaited<ReturnType<typeof repo.listActivity>>[number];
+
+function toEntry(r: ActivityRow) {
+  return {
+    id: r.id,
+    createdAt: r.created_at.toISOString(),
+    // The ledger only ever holds these: every writer (engine, decisions, world file) uses the same list.
+    action: r.action as ActivityAction,
+    outcome: r.outcome,
+    units: r.units,
+    detail: r.detail,
+    account: r.account_id,
+    lead: { id: r.lead_id, person: r.person ?? null, company: r.company ?? null, linkedinUrl: r.linkedin_url ?? null },
+  };
+}
+
 export function createActivityService(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
 
-  async function listActivity(workspaceId: string, input: ListActivityInput) {
-    const filters: repo.ActivityFilters = {
+  function filtersOf(input: ListActivityInput): repo.ActivityFilters {
+    return {
       ...(input.action !== undefined && { actions: parseActions(input.action) }),
       ...(input.account && { account: input.account }),
       ...(input.outcome && { outcome: input.outcome }),
       ...(input.sinceDays !== undefined && { since: new Date(clock.now().getTime() - input.sinceDays * DAY_MS) }),
     };
+  }
+
+  async function listActivity(workspaceId: string, input: ListActivityInput) {
+    const filters = filtersOf(input);
     const [count, rows] = await Promise.all([repo.countActivity(db, workspaceId, filters), repo.listActivity(db, workspaceId, filters, input.limit ?? 200)]);
+    return { count, returned: rows.length, actions: rows.map(toEntry) };
+  }
+
+  /**
+   * The console's pages of the ledger (the API's filters plus ActivityPageInput), newest first, by keyset: one more
+   * row than the page is read to know whether another page follows. `olderCursor` / `newerCursor` are the entry ids
+   * to pass as `before` / `after` for the next and previous page, null at either end. `count` is every match.
+   */
+  async function pageActivity(workspaceId: string, input: ListActivityInput, page: ActivityPageInput = {}) {
+    for (const field of ['before', 'after', 'leadId'] as const) {
+      const value = page[field];
+      if (value !== undefined && !isUuid(value)) throw badRequest(`invalid_${field}`, `${field} must be a uuid`, { field });
+    }
+    const name = page.leadName?.trim();
+    const filters: repo.ActivityFilters = {
+      ...filtersOf(input),
+      ...(page.leadId && { leadId: page.leadId }),
+      ...(name && { leadPattern: `%${escapeLike(name)}%` }),
+    };
+    const limit = input.limit ?? 100;
+    const cursor: repo.ActivityCursor | undefined = page.before
+      ? { direction: 'older', id: page.before }
+      : page.after
+        ? { direction: 'newer', id: page.after }
+        : undefined;
+    const [count, rows] = await Promise.all([repo.countActivity(db, workspaceId, filters), repo.listActivity(db, workspaceId, filters, limit + 1, cursor)]);
+    const more = rows.length > limit;
+    // The extra row is the one furthest from the cursor: the oldest of an older page, the newest of a newer page.
+    const shown = more ? (cursor?.direction === 'newer' ? rows.slice(1) : rows.slice(0, limit)) : rows;
+    const hasOlder = cursor?.direction === 'newer' ? true : more;
+    const hasNewer = cursor?.direction === 'newer' ? more : cursor !== undefined;
     return {
       count,
-      returned: rows.length,
-      actions: rows.map((r) => ({
-        id: r.id,
-        createdAt: r.created_at.toISOString(),
-        // The ledger only ever holds these: every writer (engine, decisions, world file) uses the same list.
-        action: r.action as ActivityAction,
-        outcome: r.outcome,
-        units: r.units,
-        detail: r.detail,
-        account: r.account_id,
-        lead: { id: r.lead_id, person: r.person ?? null, company: r.company ?? null, linkedinUrl: r.linkedin_url ?? null },
-      })),
+      returned: shown.length,
+      actions: shown.map(toEntry),
+      olderCursor: hasOlder && shown.length > 0 ? shown[shown.length - 1].id : null,
+      newerCursor: hasNewer && shown.length > 0 ? shown[0].id : null,
     };
   }
 
@@ -81,7 +143,7 @@ export function createActivityService(deps: { db: Database; clock: Clock }) {
     }
   }
 
-  return { listActivity, pruneExpired };
+  return { listActivity, pageActivity, pruneExpired };
 }
 
 export type ActivityService = ReturnType<typeof createActivityService>;

@@ -2,3 +2,6 @@
 export { leadsRoutes } from './leads.routes.js';
 export { createLeadsService, type LeadsService } from './leads.service.js';
 export { LeadsQuery, LeadsResponse } from './leads.schemas.js';
+export { type ImportLeadsInput, type ImportLeadsResult, type EnrollLeadsResult, type ImportRowStatus } from './leads.import.js';
+export { IMPORT_LIMITS, IMPORT_LIMITS_TEXT, LEAD_FIELDS, defaultColumns, type LeadField } from './leads.import.rules.js';
+export { createLeadDetailService, type LeadDetailService, type LeadDetail, type LeadPageInput } from './leads.detail.js';

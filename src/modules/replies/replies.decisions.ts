@@ -37,6 +37,8 @@ export interface DecisionScope {
   /** snooze only: its length, defaulted. */
   days: number | null;
   by: string;
+  /** Where a decision was taken when it has no API form (the console's "Mark handled"): written to each entry. */
+  via?: string;
   now: Date;
 }
 
@@ -80,7 +82,7 @@ function entry(
     action,
     outcome,
     units: outcome === 'ok' && MESSAGING.has(s.decision) ? 1 : 0,
-    detail: JSON.stringify({ replyId: s.reply.id, decision: s.decision, by: s.by, ...detail }),
+    detail: JSON.stringify({ replyId: s.reply.id, decision: s.decision, by: s.by, ...(s.via && { via: s.via }), ...detail }),
     account_id: accountId,
     lead_id: leadId,
   };

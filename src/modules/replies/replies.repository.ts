@@ -13,6 +13,10 @@ const LEAD_COLUMNS = [
   'leads.sequence_id',
   'leads.opted_out_at',
   'leads.meeting_booked_at',
+  // Where an X reply is answered (the console's "Open on X"): the prospect and the X account that wrote to them.
+  'leads.x_user_id',
+  'leads.username',
+  'leads.account_user_id',
 ] as const;
 
 /** Pending replies plus snoozed ones that are due again, oldest first. */
@@ -40,6 +44,31 @@ export async function listPending(db: Database, workspaceId: string, now: Date, 
 }
 
 export type PendingRow = Awaited<ReturnType<typeof listPending>>[number];
+
+/** Every reply of one lead (the console's lead page), newest first, whatever its state; bounded by `limit`. */
+export async function listByLead(db: Database, workspaceId: string, leadId: string, limit: number) {
+  return db
+    .selectFrom('replies')
+    .select([
+      'id',
+      'channel',
+      'classification',
+      'their_message',
+      'their_message_truncated',
+      'replied_at',
+      'state',
+      'decision',
+      'decided_at',
+      'decided_by',
+      'snoozed_until',
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('lead_id', '=', leadId)
+    .orderBy('replied_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
 
 /** What allowedDecisions needs from the workspace: its booking link and a usable follow-up sequence. */
 export async function findDecisionSettings(db: Database, workspaceId: string) {

@@ -49,6 +49,26 @@ export function allowedDecisions(ctx: DecisionContext): Decision[] {
   });
 }
 
+const X_USER_ID = /^\d{1,20}$/;
+const X_USERNAME = /^[A-Za-z0-9_]{1,15}$/;
+
+/**
+ * Where an X reply is answered: the direct-message conversation between the X account and the prospect
+ * (`https://x.com/messages/<lower id>-<higher id>`, X's id of a one-to-one conversation), or the prospect's profile
+ * when the account is unknown. Null when the row knows neither (nothing to link to).
+ */
+export function xConversationUrl(lead: { x_user_id: string | null; account_user_id: string | null; username: string | null }): string | null {
+  const them = lead.x_user_id ?? '';
+  const us = lead.account_user_id ?? '';
+  if (X_USER_ID.test(them) && X_USER_ID.test(us)) {
+    const [low, high] = [BigInt(them), BigInt(us)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return `https://x.com/messages/${low}-${high}`;
+  }
+  if (lead.username && X_USERNAME.test(lead.username)) return `https://x.com/${lead.username}`;
+  if (X_USER_ID.test(them)) return `https://x.com/i/user/${them}`;
+  return null;
+}
+
 export interface DecideInput {
   decision: Decision;
   text?: string;
@@ -75,38 +95,73 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
   const { db, clock, cipher } = deps;
   const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine };
 
-  async function listPending(workspaceId: string, limit: number) {
+  type Settings = { booking_link: string | null; follow_up_sequence_id: string | null };
+
+  async function readPending(workspaceId: string, limit: number) {
     const now = clock.now();
     const [rows, settings] = await Promise.all([repo.listPending(db, workspaceId, now, limit), repo.findDecisionSettings(db, workspaceId)]);
-    const s = { booking_link: settings?.booking_link ?? null, follow_up_sequence_id: settings?.follow_up_sequence_id ?? null };
+    const s: Settings = { booking_link: settings?.booking_link ?? null, follow_up_sequence_id: settings?.follow_up_sequence_id ?? null };
+    return { rows, s };
+  }
+
+  /** A pending row as the spec's pending reply (GET /replies): X rows carry no draft and no decisions. */
+  function toPendingReply(r: repo.PendingRow, s: Settings) {
+    const base = {
+      id: r.id,
+      channel: r.channel,
+      lead: { id: r.lead_id, person: r.person, company: r.company, title: r.title, linkedinUrl: r.linkedin_url, email: r.email },
+      account: r.account_id,
+      sequenceId: r.sequence_id,
+      classification: r.classification,
+      theirMessage: cipher.decrypt(r.their_message),
+      ...(r.their_message_truncated && { theirMessageTruncated: true as const }),
+      repliedAt: r.replied_at.toISOString(),
+      snoozedUntil: iso(r.snoozed_until),
+    };
+    if (r.channel === 'x') return base;
+    const draft = cipher.decrypt(r.draft);
     return {
-      replies: rows.map((r) => {
-        const base = {
-          id: r.id,
-          channel: r.channel,
-          lead: { id: r.lead_id, person: r.person, company: r.company, title: r.title, linkedinUrl: r.linkedin_url, email: r.email },
-          account: r.account_id,
-          sequenceId: r.sequence_id,
-          classification: r.classification,
-          theirMessage: cipher.decrypt(r.their_message),
-          ...(r.their_message_truncated && { theirMessageTruncated: true as const }),
-          repliedAt: r.replied_at.toISOString(),
-          snoozedUntil: iso(r.snoozed_until),
-        };
-        if (r.channel === 'x') return base;
-        const draft = cipher.decrypt(r.draft);
-        return {
-          ...base,
-          draft,
-          allowedDecisions: allowedDecisions({
-            channel: r.channel,
-            draftReadable: draft !== null,
-            lead: { email: r.email, opted_out_at: r.opted_out_at, meeting_booked_at: r.meeting_booked_at },
-            settings: s,
-          }),
-        };
+      ...base,
+      draft,
+      allowedDecisions: allowedDecisions({
+        channel: r.channel,
+        draftReadable: draft !== null,
+        lead: { email: r.email, opted_out_at: r.opted_out_at, meeting_booked_at: r.meeting_booked_at },
+        settings: s,
       }),
     };
+  }
+
+  async function listPending(workspaceId: string, limit: number) {
+    const { rows, s } = await readPending(workspaceId, limit);
+    return { replies: rows.map((r) => toPendingReply(r, s)) };
+  }
+
+  /**
+   * The console's queue: the API's pending replies, each X row with where to answer it (`openOnX`, see
+   * xConversationUrl); the API's rows never carry that field (the spec shows no other field on X rows).
+   */
+  async function listConsoleQueue(workspaceId: string, limit: number) {
+    const { rows, s } = await readPending(workspaceId, limit);
+    return { replies: rows.map((r) => ({ ...toPendingReply(r, s), openOnX: r.channel === 'x' ? xConversationUrl(r) : null })) };
+  }
+
+  /** Every reply of one lead, newest first, with its state and decision (the console's lead page). */
+  async function listForLead(workspaceId: string, leadId: string, limit = 50) {
+    const rows = await repo.listByLead(db, workspaceId, leadId, limit);
+    return rows.map((r) => ({
+      id: r.id,
+      channel: r.channel,
+      classification: r.classification,
+      theirMessage: cipher.decrypt(r.their_message),
+      theirMessageTruncated: r.their_message_truncated,
+      repliedAt: r.replied_at.toISOString(),
+      state: r.state,
+      decision: r.decision,
+      decidedAt: iso(r.decided_at),
+      decidedBy: r.decided_by,
+      snoozedUntil: iso(r.snoozed_until),
+    }));
   }
 
   function validate(input: DecideInput) {
@@ -223,7 +278,44 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     throw refusalError((refusal as ChannelRefusal | null)?.failure);
   }
 
-  return { listPending, decide };
+  /**
+   * "Mark handled", the console's close of a reply that has no decision in the API (an X reply, answered on X): the
+   * dismiss decision's own path (its handler and recordDecision), with `by` and `via: "console"` in the reply_dismissed
+   * entry. The reply leaves the pending queue (it is decided: `dismiss`). No API route or MCP tool calls this. A
+   * repeat, or a reply decided meanwhile, changes nothing and says so; a reply that has decisions is refused (409):
+   * those are taken with the decision itself.
+   */
+  async function markHandled(workspaceId: string, replyId: string, by = 'console') {
+    return db.transaction().execute(async (trx) => {
+      const reply = await repo.lockReply(trx, workspaceId, replyId);
+      if (!reply) throw notFound('reply');
+      if (reply.state === 'decided') return { outcome: 'already_decided' as const, replyId: reply.id, leadId: reply.lead_id, decision: reply.decision };
+      if (reply.channel !== 'x') {
+        throw conflict('reply_has_decisions', 'this reply is answered with one of its decisions (Send, Dismiss, …), not marked handled');
+      }
+      const lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
+      if (!lead) throw notFound('reply');
+      const scope: DecisionScope = {
+        trx,
+        workspaceId,
+        reply,
+        lead,
+        settings: { booking_link: null, follow_up_sequence_id: null },
+        draft: null,
+        decision: 'dismiss',
+        days: null,
+        by,
+        via: 'console',
+        now: clock.now(),
+      };
+      const effect = await DECISION_HANDLERS.dismiss(scope, handlerDeps);
+      if ('failure' in effect) throw new Error('dismiss never contacts the channel');
+      await recordDecision(scope, effect);
+      return { outcome: 'marked_handled' as const, replyId: reply.id, leadId: reply.lead_id, decision: 'dismiss' };
+    });
+  }
+
+  return { listPending, listConsoleQueue, listForLead, decide, markHandled };
 }
 
 export type RepliesService = ReturnType<typeof createRepliesService>;
