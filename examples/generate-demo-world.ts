@@ -182,6 +182,43 @@ interface XPerson {
   company: string;
   title: string;
 }
+// The public profiles reviewers judge candidates by (bio, location, followers, picture, pinned post). They draw from
+// their own random stream, so adding them left every other value of the world as it was.
+const profileRand = rng(20261127);
+const profilePick = <T>(list: readonly T[]): T => list[Math.floor(profileRand() * list.length)];
+const LOCATIONS = ['Berlin', 'London', 'Paris', 'Amsterdam', 'New York, NY', 'San Francisco, CA', 'Austin, TX', 'Toronto', 'Singapore', 'Lisbon', 'Remote'];
+const BIO_TAILS = [
+  'Building the boring parts of B2B sales so reps can sell.',
+  'Ex-Salesforce. Writing about pipeline math.',
+  'Outbound that respects people. Opinions are my own.',
+  'Hiring SDRs who like writing.',
+  'Dad, runner, spreadsheet enthusiast.',
+  'Angel investor in 12 SaaS companies.',
+  'Newsletter on revenue operations every Tuesday.',
+];
+const POSTS = [
+  'We cut our sales cycle by 18 days by killing the second discovery call. Thread on what replaced it.',
+  'Hot take: most "personalisation" in cold email is just mail merge with extra steps.',
+  'Hiring! Looking for a founding AE in Europe. DMs open.',
+  'Our Q3 pipeline review in one chart: referrals beat every paid channel again.',
+  'Just published our outbound playbook, free for anyone who asks.',
+  'Three things I look for in a sales tool: it sends from my account, I approve every word, it stops when they reply.',
+  'Spoke at SaaStr about reply rates. Slides in the replies.',
+];
+function profileFor(x: { username: string; company: string; title: string }): Json {
+  const profile: Json = {
+    bio: `${x.title} at ${x.company}. ${profilePick(BIO_TAILS)}`,
+    location: profilePick(LOCATIONS),
+    // Most people have a few hundred followers; a few have many.
+    followersCount: Math.floor(40 + profileRand() ** 3 * 48_000),
+  };
+  // Four in five have a picture (DiceBear draws one from the handle; a failed fetch shows initials), three in four a
+  // pinned post; the others show what the page does without them.
+  if (profileRand() < 0.8) profile.profileImageUrl = `https://api.dicebear.com/9.x/notionists/png?seed=${encodeURIComponent(x.username)}&size=96`;
+  if (profileRand() < 0.75) profile.lastPost = { text: profilePick(POSTS), createdAt: iso(NOW - Math.floor(profileRand() * 30 * DAY)) };
+  return profile;
+}
+
 const usedHandles = new Set<string>([NW_X.handle, NW_LIVE_X.handle, FABRIKAM_X.handle]);
 function xPerson(): XPerson {
   for (;;) {
@@ -190,7 +227,7 @@ function xPerson(): XPerson {
     if (usedHandles.has(username.toLowerCase())) continue;
     usedHandles.add(username.toLowerCase());
     const x = { xUserId: xUserId(), username, name: p.full, company: pick(COMPANIES), title: pick(TITLES) };
-    users.push({ xUserId: x.xUserId, username: x.username, name: x.name });
+    users.push({ xUserId: x.xUserId, username: x.username, name: x.name, ...profileFor(x) });
     return x;
   }
 }
@@ -289,6 +326,12 @@ const sequences: Json[] = [
       { kind: 'engage', delayDays: 0, actions: [{ type: 'view_profile', count: 1, reaction: null }] },
       { kind: 'connect', delayDays: 1, message: 'Hi {{firstName}}, fellow RevOps nerd here — connecting to swap notes on routing rules.' },
       { kind: 'message', delayDays: 3, message: 'How are you handling lead routing between SDRs and AEs at {{company}}?', tool: 'calendar_suggest' },
+    ],
+    // Revision 1 as it was approved: revision 2 (an agent's edit, waiting for review) warmed the invite up with a
+    // profile view and asked a sharper question. The console shows the two side by side.
+    approvedSteps: [
+      { kind: 'connect', delayDays: 0, message: 'Hi {{firstName}}, I work with RevOps teams on routing. Open to connect?' },
+      { kind: 'message', delayDays: 3, message: 'Curious how {{company}} routes inbound leads today?' },
     ],
   },
   {
@@ -591,7 +634,9 @@ function linkedInLead(l: Ledger, label: string, spec: LinkedInLeadSpec): Json {
     t += between(1, 3) * DAY;
     lead.messagedAt = iso(t);
     const variant = pick(['A', 'B']);
-    act(l, id, t, 'message', { ...common, detail: JSON.stringify({ sequenceId: spec.sequenceId, step: 2, variantKey: variant }) });
+    // The engine writes the variant it sent into the ledger entry; the loader takes the lead's A/B arm from it.
+    const sent = spec.sequenceId === SEQ.founders ? { variant } : {};
+    act(l, id, t, 'message', { ...common, detail: JSON.stringify({ sequenceId: spec.sequenceId, step: 2, ...sent }) });
     lead.currentStep = 2;
     if (spec.stage === 'messaged') lead.nextActionAt = iso(Math.max(NOW + 3 * HOUR, t + 4 * DAY));
   }
@@ -646,11 +691,19 @@ function xLead(l: Ledger, c: Cand, playId: string, stage: Stage, startedDaysAgo:
     lead.nextActionAt = iso(NOW + HOUR);
     act(l, id, t, 'resolve', { outcome: 'skipped', units: 0, detail: 'public-data provider busy; retrying' });
   }
-  if (['messaged', 'followed_up', 'replied', 'failed', 'skipped'].includes(stage)) {
+  // The stage follows the ledger as the engine moves it: a follow invites, a follow-back accepts, a DM messages.
+  if (['invited', 'accepted', 'messaged', 'followed_up', 'replied', 'failed', 'skipped'].includes(stage)) {
     act(l, id, t, 'x_like', { detail: JSON.stringify({ count: 2 }) });
     lead.followedAt = iso(t + 5 * 60_000);
     act(l, id, t + 5 * 60_000, 'x_follow', {});
     lead.currentStep = 1;
+    if (stage === 'invited') lead.nextActionAt = iso(Math.max(NOW + 2 * HOUR, t + DAY));
+  }
+  if (stage === 'accepted') {
+    const back = t + between(2, 20) * HOUR;
+    lead.followedBackAt = iso(back);
+    act(l, id, back, 'x_follow_back', {});
+    lead.nextActionAt = iso(Math.max(NOW + HOUR, t + DAY));
   }
   if (stage === 'failed') {
     lead.lastError = 'x_dm_forbidden: the recipient does not accept direct messages';
@@ -663,12 +716,13 @@ function xLead(l: Ledger, c: Cand, playId: string, stage: Stage, startedDaysAgo:
   }
   if (['messaged', 'followed_up', 'replied'].includes(stage)) {
     if (rand() < 0.6) {
-      lead.followedBackAt = iso(t + between(2, 20) * HOUR);
-      act(l, id, t + between(21, 23) * HOUR, 'x_follow_back', {});
+      const back = t + between(2, 20) * HOUR;
+      lead.followedBackAt = iso(back);
+      act(l, id, back, 'x_follow_back', {});
     }
     t += DAY;
     lead.messagedAt = iso(t);
-    act(l, id, t, 'x_dm', { detail: JSON.stringify({ step: 1, variantKey: pick(['A', 'A', 'B']) }) });
+    act(l, id, t, 'x_dm', { detail: JSON.stringify({ step: 1, variant: pick(['A', 'A', 'B']) }) });
     lead.currentStep = 2;
     if (stage === 'messaged') lead.nextActionAt = iso(Math.max(NOW + 2 * HOUR, t + 4 * DAY));
   }
@@ -698,6 +752,8 @@ const approvedFollowers = followersCands.filter((c) => c.status === 'approved');
 const xStages: [Stage, number][] = [
   ['queued', 5],
   ['resolving', 1],
+  ['invited', 3],
+  ['accepted', 2],
   ['messaged', 7],
   ['followed_up', 3],
   ['replied', 4],

@@ -1,3 +1,6 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { crc32, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -5,6 +8,7 @@ import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/b
 import { launchConsoleBrowser } from '../helpers/browser.js';
 import { insertCandidates, insertReviewPlay } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
+import { tableResolver } from '../webhooks/receiver.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
 // Screenshots for the README come from one run (PGlite), and only when asked for (UPDATE_SCREENSHOTS=1), so a test
@@ -18,6 +22,38 @@ let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let reviewPath: string;
 let playId: string;
 const dialogs: string[] = [];
+let pictures: Server;
+
+/** A 96×96 PNG: a soft two-colour disc, so the screenshot shows a picture where a profile has one. */
+function discPng(rgb: [number, number, number]): Buffer {
+  const size = 96;
+  const rows: Buffer[] = [];
+  for (let y = 0; y < size; y++) {
+    const row = Buffer.alloc(1 + size * 3);
+    for (let x = 0; x < size; x++) {
+      const shade = 0.75 + (0.25 * (x + y)) / (2 * size);
+      for (let c = 0; c < 3; c++) row[1 + x * 3 + c] = Math.round(rgb[c] * shade);
+    }
+    rows.push(row);
+  }
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])) >>> 0);
+    return Buffer.concat([length, Buffer.from(type), data, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(Buffer.concat(rows))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
 
 async function axeSeriousOrCritical() {
   const result = await new AxeBuilder({ page }).analyze();
@@ -29,7 +65,16 @@ const decisionOf = (username: string) =>
   t.db.selectFrom('candidates').select('review_decision').where('play_id', '=', playId).where('username', '=', username).executeTakeFirstOrThrow();
 
 beforeAll(async () => {
-  t = await buildTestApp({ realClock: true });
+  // Profile pictures come from a local picture host, admitted as webhook receivers are in local development.
+  const png = { '/ada.png': discPng([120, 160, 220]), '/linus.png': discPng([230, 170, 90]) } as Record<string, Buffer>;
+  pictures = createServer((req, res) => {
+    const body = png[req.url ?? ''];
+    if (body) res.writeHead(200, { 'content-type': 'image/png' }).end(body);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => pictures.listen(0, '127.0.0.1', resolve));
+  const host = `http://pictures.test:${(pictures.address() as AddressInfo).port}`;
+  t = await buildTestApp({ realClock: true, env: { OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1' }, resolver: tableResolver({ 'pictures.test': ['127.0.0.1'] }) });
   acme = await createWorkspaceWithKey(t, 'Northwind');
   const world = await insertReviewPlay(t.db, acme.workspaceId, { play: { name: 'Berlin founders' } });
   playId = world.play.id;
@@ -42,6 +87,41 @@ beforeAll(async () => {
     { id: ids[3], username: 'linus', name: 'Linus T' },
     { id: ids[4], username: 'margaret', name: 'Margaret H' },
   ]);
+  // What the public-data provider said of them (world file or X API): bio, location, followers, pinned post, picture.
+  const rows = await t.db.selectFrom('candidates').select(['username', 'x_user_id']).where('play_id', '=', playId).execute();
+  const idOf = (username: string) => rows.find((r) => r.username === username)!.x_user_id;
+  const day = (n: number) => new Date(Date.now() - n * 86_400_000);
+  await t.db
+    .insertInto('x_profiles')
+    .values([
+      {
+        x_user_id: idOf('ada'),
+        bio: 'Founder at Analytical Engines. Writing about the first programs.',
+        location: 'London',
+        followers_count: 12_480,
+        profile_image_url: `${host}/ada.png`,
+        last_post_text: 'Our engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves.',
+        last_post_at: day(2),
+      },
+      {
+        x_user_id: idOf('grace'),
+        bio: 'Rear admiral of compilers. Ask forgiveness, not permission.',
+        location: 'Arlington, VA',
+        followers_count: 8_210,
+        profile_image_url: `${host}/missing.png`,
+        last_post_text: 'Found the first actual bug today. Taped it into the log book.',
+        last_post_at: day(5),
+      },
+      {
+        x_user_id: idOf('linus'),
+        bio: 'Kernel maintainer. Talk is cheap.',
+        location: 'Portland, OR',
+        followers_count: 310,
+        profile_image_url: `${host}/linus.png`,
+      },
+      { x_user_id: idOf('margaret'), bio: 'Software engineering lead, Apollo guidance.', location: 'Boston, MA', followers_count: 1_905 },
+    ])
+    .execute();
   reviewPath = `/review/plays/${playId}`;
   b = await launchConsoleBrowser(t);
   page = b.page;
@@ -56,6 +136,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await b?.close();
   await t?.close();
+  pictures?.closeAllConnections();
+  await new Promise<void>((resolve) => pictures?.close(() => resolve()));
 });
 
 describe('console in a real browser', { timeout: 120_000 }, () => {
@@ -82,7 +164,19 @@ describe('console in a real browser', { timeout: 120_000 }, () => {
   });
 
   it('the review page escapes names, passes axe-core, and "Good fit" enrolls a row in place without a reload', async () => {
-    expect(await page.locator('img').count()).toBe(0);
+    // The only images are the avatars, from the console's own origin; none is broken (a failed fetch draws initials).
+    expect(await page.locator('img:not(.avatar)').count()).toBe(0);
+    const avatars = await page.locator('img.avatar').evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).getAttribute('src')));
+    expect(avatars.length).toBe(3);
+    for (const src of avatars) expect(src).toMatch(/^\/console\/avatars\/[0-9a-f-]{36}$/);
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('img.avatar')].every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0),
+    );
+    const adaProfile = page.getByRole('row', { name: /@ada/ });
+    await expect(adaProfile.getByText('London').isVisible()).resolves.toBe(true);
+    await expect(adaProfile.getByText('12,480 followers').isVisible()).resolves.toBe(true);
+    expect(await adaProfile.getByRole('link', { name: 'Profile on X of @ada' }).getAttribute('href')).toBe('https://x.com/ada');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(page.viewportSize()!.width);
     await expect(page.getByRole('cell', { name: XSS, exact: true }).isVisible()).resolves.toBe(true);
     expect(dialogs).toEqual([]);
     expect(await axeSeriousOrCritical()).toEqual([]);

@@ -7,6 +7,8 @@ import { CANDIDATE_FILTERS, type CandidateFilter } from '../../domain/vocabulary
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendFragment, sendPage } from '../render.js';
+import { plural, When } from '../ui.js';
+import { initialsOf } from '../../modules/publicdata/index.js';
 import { OUTCOME_NOTICES, outcomeResult, refusalNotice, refusalResult, reviewNoticeOf, type ReviewNotice, type RowResult } from './review-notices.js';
 
 export { REVIEW_NOTICES } from './review-notices.js';
@@ -23,6 +25,13 @@ const FILTER_LABELS: Record<CandidateFilter, 'Unreviewed' | 'Good fit' | 'Not a 
 const FILTER_ORDER: CandidateFilter[] = ['unreviewed', 'good_fit', 'not_a_good_fit', 'all'];
 
 const STATUS_LABELS: Record<string, string> = { proposed: 'Proposed', imported: 'Imported', approved: 'Good fit', rejected: 'Not a good fit' };
+interface CandidateProfile {
+  bio: string | null;
+  location: string | null;
+  followersCount: number | null;
+  hasPicture: boolean;
+  lastPost: { text: string; createdAt: string | null } | null;
+}
 interface CandidateView {
   id: string;
   xUserId: string;
@@ -30,9 +39,75 @@ interface CandidateView {
   name: string | null;
   status: string;
   review: { decision: string } | null;
+  profile?: CandidateProfile;
 }
 
-const handleOf = (c: { username: string | null; xUserId: string }) => (c.username ? `@${c.username}` : `user ${c.xUserId}`);
+/** Who a row is, in words: the handle, else the name, else "Unknown X user" (never a bare user id). */
+const labelOf = (c: { username: string | null; name: string | null }) => (c.username ? `@${c.username}` : (c.name ?? 'Unknown X user'));
+
+/** The picture from the console's own origin (the server fetched it), else the initials; decorative beside the name. */
+function Avatar(props: { c: CandidateView }) {
+  const { c } = props;
+  if (c.profile?.hasPicture) return <img class="avatar" src={`/console/avatars/${c.id}`} alt="" width="40" height="40" loading="lazy" />;
+  return (
+    <span class="avatar avatar-initials" aria-hidden="true" safe>
+      {initialsOf(c.name, c.username)}
+    </span>
+  );
+}
+
+/** What a reviewer judges "good fit" by: bio, location, followers, the last post, and the profile on X. */
+function ProfileCell(props: { c: CandidateView }) {
+  const { c } = props;
+  const p = c.profile;
+  // Plain strings, escaped where they are drawn (`safe`): the location comes from the provider.
+  const facts: string[] = [];
+  if (p?.location) facts.push(p.location);
+  if (p?.followersCount !== null && p?.followersCount !== undefined) facts.push(plural(p.followersCount, 'follower'));
+  return (
+    <td class="profile">
+      {p?.bio ? (
+        <p class="bio" safe>
+          {p.bio}
+        </p>
+      ) : (
+        ''
+      )}
+      {facts.length > 0 ? (
+        <p class="muted facts" safe>
+          {facts.join(' · ')}
+        </p>
+      ) : (
+        ''
+      )}
+      {p?.lastPost ? (
+        <blockquote class="last-post">
+          <p safe>{p.lastPost.text}</p>
+          {p.lastPost.createdAt ? (
+            <footer class="muted">
+              Last post <When at={p.lastPost.createdAt} />
+            </footer>
+          ) : (
+            ''
+          )}
+        </blockquote>
+      ) : (
+        ''
+      )}
+      {c.username ? (
+        <a href={`https://x.com/${encodeURIComponent(c.username)}`} rel="noopener noreferrer" target="_blank">
+          Profile on X{' '}
+          <span class="visually-hidden" safe>
+            {`of @${c.username}`}
+          </span>
+        </a>
+      ) : (
+        ''
+      )}
+      {!p?.bio && facts.length === 0 && !p?.lastPost && !c.username ? <span class="muted">No public profile</span> : ''}
+    </td>
+  );
+}
 
 type Counts = { total: number; unreviewed: number; goodFit: number; notAGoodFit: number };
 
@@ -62,14 +137,29 @@ function FilterLinks(props: { base: string; filter: CandidateFilter; counts: Cou
 function CandidateRow(props: { playId: string; c: CandidateView; readOnly: boolean; outcome?: string; error?: string }) {
   const { c, playId } = props;
   const open = !props.readOnly && c.review === null;
-  const handle = handleOf(c);
+  const handle = labelOf(c);
   const vals = JSON.stringify({ xUserId: c.xUserId });
   return (
     <tr id={`candidate-${c.id}`} data-candidate={c.id} tabindex="-1">
       <td>{open ? <input type="checkbox" name="candidateIds" value={c.id} aria-label={`Select ${handle}`} /> : ''}</td>
-      <td safe>{handle}</td>
-      <td safe>{c.name ?? ''}</td>
+      <td>
+        <Avatar c={c} />
+      </td>
+      {c.username ? (
+        <td safe>{`@${c.username}`}</td>
+      ) : (
+        <td>
+          <span class="muted">
+            no handle{' '}
+            <span class="nowrap" safe>
+              {`(id ${c.xUserId})`}
+            </span>
+          </span>
+        </td>
+      )}
+      <td safe>{c.name ?? (c.username ? '' : 'Unknown X user')}</td>
       <td safe>{STATUS_LABELS[c.status] ?? c.status}</td>
+      <ProfileCell c={c} />
       <td class="actions">
         {open ? (
           <>
@@ -170,7 +260,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const playId = requirePlayId(req.params.id);
       const filter = asFilter(req.query.filter);
       const after = req.query.after && isUuid(req.query.after) ? req.query.after : undefined;
-      const page = await plays.listCandidates(workspaceId, playId, { limit: REVIEW_PAGE_SIZE, after, filter });
+      const page = await plays.listCandidates(workspaceId, playId, { limit: REVIEW_PAGE_SIZE, after, filter, profiles: true });
       const view = (await plays.listPlays(workspaceId)).plays.find((p) => p.id === playId);
       const readOnly = page.play.status === 'archived' || !!view?.autopilot;
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
@@ -234,16 +324,20 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
                     <th scope="col">
                       <span class="visually-hidden">Select</span>
                     </th>
+                    <th scope="col">
+                      <span class="visually-hidden">Picture</span>
+                    </th>
                     <th scope="col">Username</th>
                     <th scope="col">Name</th>
                     <th scope="col">Status</th>
+                    <th scope="col">Profile</th>
                     <th scope="col">Decision</th>
                   </tr>
                 </thead>
                 <tbody>
                   {page.candidates.length === 0 ? (
                     <tr>
-                      <td colspan="5">No candidates here.</td>
+                      <td colspan="7">No candidates here.</td>
                     </tr>
                   ) : (
                     page.candidates.map((c) => <CandidateRow playId={page.play.id} c={c} readOnly={readOnly} />)
@@ -262,12 +356,9 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
     },
   );
 
-  /** Re-reads one candidate to draw its row after a decision (the id must match what the row said). */
-  async function rowAfter(req: FastifyRequest, playId: string, candidateId: string, xUserId: string | undefined) {
-    if (!xUserId || !/^\d{1,20}$/.test(xUserId)) return null;
-    const found = await plays.lookupCandidates(req.consoleSession!.auth.workspaceId, playId, [{ xUserId }]);
-    const c = found.results[0]?.candidate;
-    return c && c.id === candidateId ? c : null;
+  /** Re-reads one candidate, with its profile, to draw its row after a decision. */
+  async function rowAfter(req: FastifyRequest, playId: string, candidateId: string) {
+    return plays.findCandidateForReview(req.consoleSession!.auth.workspaceId, playId, candidateId);
   }
 
   /** htmx gets the row; a plain form POST (no `hx-request` header) goes back to the page with the outcome. */
@@ -277,12 +368,12 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       if (body.after && isUuid(body.after)) q.set('after', body.after);
       return reply.redirect(`/review/plays/${playId}?${q}`, 303);
     }
-    const c = await rowAfter(req, playId, candidateId, body.xUserId);
+    const c = await rowAfter(req, playId, candidateId);
     if (!c)
       return sendFragment(
         reply,
         <tr>
-          <td colspan="5" safe>
+          <td colspan="7" safe>
             {result.outcome ?? result.error ?? ''}
           </td>
         </tr>,

@@ -68,17 +68,49 @@ export async function candidateCounts(db: Database, workspaceId: string, playId:
   return { total: Number(row?.total ?? 0), goodFit: Number(row?.good_fit ?? 0), notAGoodFit: Number(row?.not_a_good_fit ?? 0) };
 }
 
+/** A candidate's public profile (migration 0025) rides along in the same query: one primary-key join per row. */
+const profileColumns = [
+  'x_profiles.bio as profile_bio',
+  'x_profiles.location as profile_location',
+  'x_profiles.followers_count as profile_followers_count',
+  'x_profiles.profile_image_url as profile_image_url',
+  'x_profiles.last_post_text as profile_last_post_text',
+  'x_profiles.last_post_at as profile_last_post_at',
+] as const;
+const qualifiedCandidateColumns = candidateColumns.map((c) => `candidates.${c}` as const);
+
+export type CandidateProfileRow = Awaited<ReturnType<typeof listCandidatesPage>>[number];
+
 /** Keyset page in id order; fetches one extra row so the caller knows whether another page exists. */
 export async function listCandidatesPage(db: Database, workspaceId: string, playId: string, page: { filter: CandidateFilter; after?: string; limit: number }) {
-  let q = db.selectFrom('candidates').select(candidateColumns).where('workspace_id', '=', workspaceId).where('play_id', '=', playId);
-  if (page.filter === 'unreviewed') q = q.where('review_decision', 'is', null);
+  let q = db
+    .selectFrom('candidates')
+    .leftJoin('x_profiles', 'x_profiles.x_user_id', 'candidates.x_user_id')
+    .select(qualifiedCandidateColumns)
+    .select(profileColumns)
+    .where('candidates.workspace_id', '=', workspaceId)
+    .where('candidates.play_id', '=', playId);
+  if (page.filter === 'unreviewed') q = q.where('candidates.review_decision', 'is', null);
   // A literal, not a parameter: the partial index for the filter is only chosen when the planner sees the value.
-  else if (page.filter !== 'all') q = q.where('review_decision', '=', sql.lit(page.filter));
-  if (page.after) q = q.where('id', '>', page.after);
+  else if (page.filter !== 'all') q = q.where('candidates.review_decision', '=', sql.lit(page.filter));
+  if (page.after) q = q.where('candidates.id', '>', page.after);
   return q
-    .orderBy('id')
+    .orderBy('candidates.id')
     .limit(page.limit + 1)
     .execute();
+}
+
+/** One candidate with its profile, for redrawing a reviewed row; undefined when it is not this Play's. */
+export async function findCandidateWithProfile(db: Database, workspaceId: string, playId: string, candidateId: string) {
+  return db
+    .selectFrom('candidates')
+    .leftJoin('x_profiles', 'x_profiles.x_user_id', 'candidates.x_user_id')
+    .select(qualifiedCandidateColumns)
+    .select(profileColumns)
+    .where('candidates.workspace_id', '=', workspaceId)
+    .where('candidates.play_id', '=', playId)
+    .where('candidates.id', '=', candidateId)
+    .executeTakeFirst();
 }
 
 export async function findCandidatesByIds(db: Database, workspaceId: string, playId: string, ids: readonly string[]) {

@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../lib/errors.js';
 import { iso } from '../../domain/iso.js';
-import type { CandidateRow, ExistingLeadRow, PlayRow } from './plays.repository.js';
+import type { CandidateProfileRow, CandidateRow, ExistingLeadRow, PlayRow } from './plays.repository.js';
 
 // The Play gates and views that reads and writes of Plays share.
 
@@ -13,6 +13,18 @@ export function toCandidate(row: CandidateRow) {
     status: row.status,
     review: row.review_decision ? { decision: row.review_decision, reviewedAt: iso(row.reviewed_at), by: row.reviewed_by } : null,
   };
+}
+
+/** The public profile shown where a person reviews candidates (console only; the API's candidate view is unchanged). */
+export function toCandidateWithProfile(row: CandidateProfileRow) {
+  const profile = {
+    bio: row.profile_bio,
+    location: row.profile_location,
+    followersCount: row.profile_followers_count === null ? null : Number(row.profile_followers_count),
+    hasPicture: row.profile_image_url !== null,
+    lastPost: row.profile_last_post_text === null ? null : { text: row.profile_last_post_text, createdAt: iso(row.profile_last_post_at) },
+  };
+  return { ...toCandidate(row), profile };
 }
 
 export const toCounts = (c: { total: number; goodFit: number; notAGoodFit: number }) => ({

@@ -4,3 +4,4 @@ export { createPublicDataService, type PublicDataService } from './publicdata.se
 export { createConfiguredProvider } from './publicdata.provider.js';
 export { createReadinessService, type ReadinessService } from './readiness.service.js';
 export { EligibilityBody, EligibilityResponse, ReadinessResponse, ResolveBody, ResolveResponse } from './publicdata.schemas.js';
+export { initialsOf } from './avatars.js';

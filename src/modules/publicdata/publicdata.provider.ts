@@ -1,8 +1,8 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { createPublicDataProvider, type PublicDataProvider, type SandboxProvider } from '../../providers/publicdata/index.js';
-import { loadSandboxWorld } from './publicdata.repository.js';
+import { createPublicDataProvider, type PublicDataProvider, type PublicUser, type SandboxProvider } from '../../providers/publicdata/index.js';
+import { loadSandboxWorld, saveProfiles } from './publicdata.repository.js';
 
 /**
  * How old the sandbox's copy of the publicdata_* tables may get before a read reloads it. A world
@@ -23,7 +23,31 @@ export function createConfiguredProvider(deps: { db: Database; config: Config; c
     () => loadSandboxWorld(deps.db),
     { sandbox: { now: () => deps.clock.now() } },
   );
-  return provider.name === 'sandbox' ? reloadingWhenStale(provider as SandboxProvider, SANDBOX_WORLD_MAX_AGE_MS) : provider;
+  return provider.name === 'sandbox' ? reloadingWhenStale(provider as SandboxProvider, SANDBOX_WORLD_MAX_AGE_MS) : savingProfiles(provider, deps.db);
+}
+
+/**
+ * Keeps the public profiles a real provider returns with its users (x_profiles), so the review page shows them with
+ * the candidates in one query. Best effort: a failed write never fails the read it came with. (The sandbox needs
+ * none of this: the world file writes its profiles when it is loaded.)
+ */
+export function savingProfiles(provider: PublicDataProvider, db: Database): PublicDataProvider {
+  const save = (users: PublicUser[]) => saveProfiles(db, users).catch(() => undefined);
+  return {
+    name: provider.name,
+    closedFor: provider.closedFor?.bind(provider),
+    follows: (follower, target, signal) => provider.follows(follower, target, signal),
+    async resolveHandle(handle, signal) {
+      const user = await provider.resolveHandle(handle, signal);
+      if (user) await save([user]);
+      return user;
+    },
+    async followerSnapshot(targetUserId, opts, signal) {
+      const snapshot = await provider.followerSnapshot(targetUserId, opts, signal);
+      await save(snapshot.users);
+      return snapshot;
+    },
+  };
 }
 
 function reloadingWhenStale(provider: Refreshable, maxAgeMs: number): Refreshable {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { SandboxWorld } from '../../providers/publicdata/index.js';
+import type { PublicUser, SandboxWorld } from '../../providers/publicdata/index.js';
 
 /** `handle` is already lower-cased without '@'; stored handles may carry a leading '@'. */
 export async function findXAccountByHandle(db: Database, workspaceId: string, handle: string) {
@@ -34,4 +34,55 @@ export async function loadSandboxWorld(db: Database): Promise<SandboxWorld> {
     follows,
     unavailable: unavailable.map((u) => u.handle),
   };
+}
+
+/** A candidate of the workspace with its profile picture's URL (migration 0025); undefined for another workspace's. */
+export async function findCandidatePicture(db: Database, workspaceId: string, candidateId: string) {
+  return db
+    .selectFrom('candidates')
+    .leftJoin('x_profiles', 'x_profiles.x_user_id', 'candidates.x_user_id')
+    .select(['candidates.name', 'candidates.username', 'x_profiles.profile_image_url'])
+    .where('candidates.workspace_id', '=', workspaceId)
+    .where('candidates.id', '=', candidateId)
+    .executeTakeFirst();
+}
+
+/**
+ * Keeps what the provider last said of each user's public profile (migration 0025), for the review page. Users the
+ * provider gave no profile for are left as they are. Multi-row statements of at most 500 rows.
+ */
+export async function saveProfiles(db: Database, users: readonly PublicUser[]) {
+  const rows = users.flatMap((u) =>
+    u.profile
+      ? [
+          {
+            x_user_id: u.xUserId,
+            bio: u.profile.bio,
+            location: u.profile.location,
+            followers_count: u.profile.followersCount,
+            profile_image_url: u.profile.profileImageUrl,
+            last_post_text: u.profile.lastPost?.text ?? null,
+            last_post_at: u.profile.lastPost?.createdAt ?? null,
+          },
+        ]
+      : [],
+  );
+  const unique = [...new Map(rows.map((r) => [r.x_user_id, r])).values()];
+  for (let i = 0; i < unique.length; i += 500) {
+    await db
+      .insertInto('x_profiles')
+      .values(unique.slice(i, i + 500))
+      .onConflict((oc) =>
+        oc.column('x_user_id').doUpdateSet((eb) => ({
+          bio: eb.ref('excluded.bio'),
+          location: eb.ref('excluded.location'),
+          followers_count: eb.ref('excluded.followers_count'),
+          profile_image_url: eb.ref('excluded.profile_image_url'),
+          last_post_text: eb.ref('excluded.last_post_text'),
+          last_post_at: eb.ref('excluded.last_post_at'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
+  }
 }

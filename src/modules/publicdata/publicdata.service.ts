@@ -15,6 +15,8 @@ import {
 } from '../../providers/publicdata/index.js';
 import type { EnergyAction, EnergyService } from '../energy/index.js';
 import * as repo from './publicdata.repository.js';
+import { createAvatarService } from './avatars.js';
+import type { Resolver } from '../../webhooks/safe-url.js';
 import type { EligibilityInput, EligibilityOutput, EligibilityResultRow } from './publicdata.schemas.js';
 
 export const PROVIDER = 'publicdata' as const;
@@ -49,6 +51,8 @@ export interface PublicDataServiceDeps {
   clock: Clock;
   energy: EnergyService;
   provider: PublicDataProvider;
+  /** DNS for the profile pictures' safe-URL check (tests); the system resolver otherwise. */
+  resolver?: Resolver;
 }
 
 function unknownIdentity(code: 'identity_unknown' | 'provider_unavailable', reason: string, wait?: number): AppError {
@@ -237,7 +241,9 @@ export function createPublicDataService(deps: PublicDataServiceDeps) {
     snapshots.clear();
   }
 
-  return { resolve, eligibility, refreshWorld };
+  const avatars = createAvatarService(deps);
+
+  return { resolve, eligibility, refreshWorld, candidateAvatar: avatars.candidateAvatar };
 }
 
 export type PublicDataService = ReturnType<typeof createPublicDataService>;

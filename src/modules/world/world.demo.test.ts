@@ -133,6 +133,91 @@ describe('the demo world (examples/demo-world.json)', () => {
     expect(disabled.json().error).toBe('channel_disabled');
   });
 
+  // Issue 27 §8: the demo shows the product at its best.
+  it('shows A/B arms with numbers: sends and replies per variant come from ledger entries carrying the variant key', async () => {
+    const nw = demo.workspaces[0];
+    const report = await t.services.reports.funnelReport(nw.id, 'sequence');
+    const withVariants = nw.sequences.filter((s: any) => s.steps.some((st: any) => st.variants));
+    expect(withVariants.length).toBeGreaterThanOrEqual(2);
+    for (const s of withVariants) {
+      const arms = report.experimentArms.filter((a) => a.sequenceId === s.id);
+      expect(arms.map((a) => a.variantKey).sort(), s.name).toEqual(['A', 'B']);
+      for (const arm of arms) expect(arm.sent, `${s.name} ${arm.variantKey}`).toBeGreaterThan(0);
+      expect(
+        arms.some((a) => a.replied > 0),
+        s.name,
+      ).toBe(true);
+    }
+    // Each arm's sends are the leads whose ledger says that variant went out.
+    const ledgerVariant = new Map<string, string>();
+    for (const a of nw.activity) {
+      const detail = a.detail?.startsWith('{') ? JSON.parse(a.detail) : {};
+      if (detail.variant) ledgerVariant.set(a.leadId, detail.variant);
+    }
+    const founders = withVariants[0];
+    const expectedA = nw.leads.filter((l: any) => l.sequenceId === founders.id && ledgerVariant.get(l.id) === 'A').length;
+    expect(report.experimentArms.find((a) => a.sequenceId === founders.id && a.variantKey === 'A')!.sent).toBe(expectedA);
+  });
+
+  it("records a changed sequence's approved steps, so its review page compares them instead of saying they were not recorded", async () => {
+    const nw = demo.workspaces[0];
+    const changed = nw.sequences.filter((s: any) => s.approvedRevision !== null && s.approvedRevision < s.revision);
+    expect(changed.length).toBeGreaterThan(0);
+    for (const s of changed) {
+      const review = await t.services.sequences.getSequenceForReview(nw.id, s.id);
+      expect(review.approvedStepsKnown, s.name).toBe(true);
+      expect(review.changes.some((c: any) => c.change !== 'unchanged')).toBe(true);
+    }
+    const current = nw.sequences.find((s: any) => s.approvedRevision === s.revision);
+    expect((await t.services.sequences.getSequenceForReview(nw.id, current.id)).changes.every((c: any) => c.change === 'unchanged')).toBe(true);
+  });
+
+  it('gives followed X leads the stage their ledger shows: follow → invited, follow-back → accepted, DM → messaged', async () => {
+    const nw = demo.workspaces[0];
+    const ledger = new Map<string, Set<string>>();
+    for (const a of nw.activity) if (a.leadId && (a.outcome ?? 'ok') === 'ok') ledger.set(a.leadId, (ledger.get(a.leadId) ?? new Set()).add(a.action));
+    const xLeads = nw.leads.filter((l: any) => l.xUserId);
+    const stages = new Set<string>();
+    for (const l of xLeads) {
+      const did = ledger.get(l.id) ?? new Set<string>();
+      const expected = did.has('reply_detected')
+        ? ['replied']
+        : did.has('x_dm')
+          ? ['messaged', 'followed_up']
+          : did.has('x_follow_back')
+            ? ['accepted']
+            : did.has('x_follow')
+              ? ['invited', 'failed', 'skipped']
+              : ['queued', 'resolving', 'failed', 'skipped'];
+      expect(expected, `${l.username}: ${[...did].join(', ')}`).toContain(l.stage);
+      expect(!!l.followedAt, l.username).toBe(did.has('x_follow'));
+      expect(!!l.followedBackAt, l.username).toBe(did.has('x_follow_back'));
+      stages.add(l.stage);
+    }
+    expect([...stages]).toEqual(expect.arrayContaining(['invited', 'accepted', 'messaged', 'replied']));
+    // And as stored: the leads list reads the same stages back.
+    const stored = await t.db.selectFrom('leads').select(['id', 'stage']).where('workspace_id', '=', nw.id).where('x_user_id', 'is not', null).execute();
+    const byId = new Map(stored.map((r) => [r.id, r.stage]));
+    for (const l of xLeads) expect(byId.get(l.id)).toBe(l.stage);
+  });
+
+  it('gives most candidates a public profile: picture URL, bio, location, followers and a pinned post', async () => {
+    const nw = demo.workspaces[0];
+    const users = new Map(demo.publicData.users.map((u: any) => [u.xUserId, u]));
+    const candidates = nw.plays.flatMap((p: any) => p.candidates);
+    const profiled = candidates.filter((c: any) => (users.get(c.xUserId) as any)?.bio);
+    expect(profiled.length / candidates.length).toBeGreaterThan(0.9);
+    const of = (f: string) => candidates.filter((c: any) => (users.get(c.xUserId) as any)?.[f] != null).length;
+    expect(of('profileImageUrl')).toBeGreaterThan(candidates.length / 2);
+    expect(of('profileImageUrl')).toBeLessThan(candidates.length); // some show initials
+    expect(of('lastPost')).toBeGreaterThan(candidates.length / 2);
+    expect(of('followersCount')).toBe(profiled.length);
+    const page = await t.services.plays.listCandidates(nw.id, nw.plays[0].id, { limit: 50, filter: 'all', profiles: true });
+    const first = page.candidates[0] as any;
+    const user = users.get(first.xUserId) as any;
+    expect(first.profile).toMatchObject({ bio: user.bio, location: user.location, followersCount: user.followersCount, hasPicture: !!user.profileImageUrl });
+  });
+
   it('reloading it through HTTP is idempotent, except that the key without a secret is issued afresh', async () => {
     const before = await rowCounts(t);
     const res = await seed(t, demo);

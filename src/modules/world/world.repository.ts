@@ -126,7 +126,12 @@ export async function insertXAccounts(db: Database, rows: Insertable<DB['x_accou
 /** The simulated provider's world: users are upserted so that a reloaded file can rename a profile. */
 export async function upsertPublicData(
   db: Database,
-  data: { users: Insertable<DB['publicdata_users']>[]; follows: Insertable<DB['publicdata_follows']>[]; unavailable: string[] },
+  data: {
+    users: Insertable<DB['publicdata_users']>[];
+    follows: Insertable<DB['publicdata_follows']>[];
+    unavailable: string[];
+    profiles: Insertable<DB['x_profiles']>[];
+  },
 ) {
   for (const chunk of chunks(data.users, INSERT_CHUNK)) {
     await db
@@ -140,6 +145,24 @@ export async function upsertPublicData(
       .insertInto('publicdata_follows')
       .values(chunk)
       .onConflict((oc) => oc.columns(['followed', 'follower']).doNothing())
+      .execute();
+  }
+  // The file is the simulated provider: its latest word on a profile replaces the stored one.
+  for (const chunk of chunks(data.profiles, INSERT_CHUNK)) {
+    await db
+      .insertInto('x_profiles')
+      .values(chunk)
+      .onConflict((oc) =>
+        oc.column('x_user_id').doUpdateSet((eb) => ({
+          bio: eb.ref('excluded.bio'),
+          location: eb.ref('excluded.location'),
+          followers_count: eb.ref('excluded.followers_count'),
+          profile_image_url: eb.ref('excluded.profile_image_url'),
+          last_post_text: eb.ref('excluded.last_post_text'),
+          last_post_at: eb.ref('excluded.last_post_at'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
       .execute();
   }
   for (const chunk of chunks(data.unavailable, INSERT_CHUNK)) {

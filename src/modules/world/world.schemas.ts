@@ -85,7 +85,27 @@ export const SandboxScript = Type.Object(
   closed,
 );
 
-export const PublicUser = Type.Object({ xUserId: UserId(), username: Handle(), name: OptNull(Text(200)) }, closed);
+/** A post shown beside a profile: the pinned one or the most recent, as the provider gives it. */
+export const PublicUserPost = Type.Object({ text: Text(5000), createdAt: OptNull(Timestamp()) }, closed);
+/**
+ * A user of the simulated provider, with the optional public profile shown where a person reviews candidates
+ * (docs/world-file.md, "Profiles"): bounded strings, an https picture URL (fetched by the server, never by the
+ * browser), a whole non-negative follower count.
+ */
+export const PublicUser = Type.Object(
+  {
+    xUserId: UserId(),
+    username: Handle(),
+    name: OptNull(Text(200)),
+    bio: OptNull(Type.String({ maxLength: 1000 })),
+    location: OptNull(Type.String({ maxLength: 200 })),
+    followersCount: OptNull(Type.Integer({ minimum: 0, maximum: 1e12 })),
+    // https, a host name (no credentials), then a path without whitespace.
+    profileImageUrl: OptNull(Type.String({ format: 'uri', pattern: '^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\\s]*)?$', maxLength: 2000 })),
+    lastPost: OptNull(PublicUserPost),
+  },
+  closed,
+);
 export const PublicFollow = Type.Object({ follower: UserId(), followed: UserId() }, closed);
 export const PublicData = Type.Object(
   {
@@ -199,6 +219,11 @@ export const Sequence = Type.Object(
     approvedAt: OptNull(Timestamp()),
     channels: Opt(Type.Array(Type.Enum([...CHANNELS]), { uniqueItems: true })),
     steps: Opt(Type.Array(SequenceStep, { default: [] })),
+    /**
+     * The steps of the approved revision when it is older than `revision` (a sequence changed since its approval), so
+     * the console can show what changed. Left out when the approved revision is the current one: its steps are `steps`.
+     */
+    approvedSteps: Opt(Type.Array(SequenceStep)),
   },
   closed,
 );

@@ -12,6 +12,36 @@ export interface PublicUser {
   xUserId: string;
   username: string;
   name: string | null;
+  /** The public profile, when the provider read it (the X provider asks for it); shown where candidates are reviewed. */
+  profile?: PublicProfile;
+}
+
+/** What a person reviewing candidates judges by; every field null when the provider did not say. */
+export interface PublicProfile {
+  bio: string | null;
+  location: string | null;
+  followersCount: number | null;
+  /** https only; the console's server fetches it, never the browser. */
+  profileImageUrl: string | null;
+  /** The pinned post (X API v2 `pinned_tweet_id` expansion), else null. */
+  lastPost: { text: string; createdAt: string | null } | null;
+}
+
+/** Bounds a profile field from a provider's answer: longer text is cut, anything not a string is null. */
+export function boundedText(value: unknown, max: number): string | null {
+  if (typeof value !== 'string') return null;
+  const text = value.trim();
+  return text === '' ? null : Array.from(text).slice(0, max).join('');
+}
+
+/** A picture URL the server may fetch later: an absolute https URL of reasonable length, else null. */
+export function httpsUrlOrNull(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 2000) return null;
+  try {
+    return new URL(value).protocol === 'https:' ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 export type FollowAnswer = {

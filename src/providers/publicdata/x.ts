@@ -6,7 +6,8 @@ import type { FollowAnswer, FollowerRef, FollowerSnapshot, FollowTarget, Provide
  * The `x` public-data provider: public reads from the real X API v2 with the app's Bearer Token (app-only auth).
  *
  * - resolveHandle → `GET /2/users/by/username/{username}` (X answers 200 with an `errors` array when nobody has the
- *   handle).
+ *   handle). Both user reads ask for the public profile too (PROFILE_QUERY): bio, location, follower count,
+ *   picture URL and the pinned post.
  * - followerSnapshot → `GET /2/users/{id}/followers?max_results=1000`, following `meta.next_token`.
  * - follows → X v2 has no relationship endpoint for two arbitrary users, so the answer comes from the target's
  *   follower listing, read page by page and bounded (`maxFollowerScan`).
@@ -67,6 +68,7 @@ interface XErrorJson {
 
 interface XBody {
   data?: unknown;
+  includes?: unknown;
   meta?: { next_token?: unknown };
   errors?: unknown;
 }
@@ -98,11 +100,53 @@ function familyOf(path: string): XRouteFamily {
   return 'other';
 }
 
-function toUser(raw: unknown): PublicUser | null {
+/**
+ * The profile fields asked of X on every user read (X API v2 `user.fields`), and the pinned post with its time
+ * (`expansions=pinned_tweet_id`, answered in `includes.tweets`). They cost no extra request.
+ */
+const PROFILE_QUERY = {
+  'user.fields': 'description,location,profile_image_url,public_metrics',
+  expansions: 'pinned_tweet_id',
+  'tweet.fields': 'created_at',
+} as const;
+
+type Posts = Map<string, { text: string; createdAt: string | null }>;
+
+/** The posts of `includes.tweets`, by id; malformed entries are left out. */
+function postsOf(body: { includes?: unknown }): Posts {
+  const posts: Posts = new Map();
+  const tweets = (body.includes as { tweets?: unknown } | undefined)?.tweets;
+  if (!Array.isArray(tweets)) return posts;
+  for (const t of tweets as { id?: unknown; text?: unknown; created_at?: unknown }[]) {
+    const text = contract.boundedText(t?.text, 5000);
+    if (typeof t?.id !== 'string' || text === null) continue;
+    const createdAt = typeof t.created_at === 'string' && !Number.isNaN(Date.parse(t.created_at)) ? new Date(t.created_at).toISOString() : null;
+    posts.set(t.id, { text, createdAt });
+  }
+  return posts;
+}
+
+function toProfile(raw: Record<string, unknown>, posts: Posts): contract.PublicProfile {
+  const followers = (raw.public_metrics as { followers_count?: unknown } | undefined)?.followers_count;
+  const pinned = typeof raw.pinned_tweet_id === 'string' ? (posts.get(raw.pinned_tweet_id) ?? null) : null;
+  return {
+    bio: contract.boundedText(raw.description, 1000),
+    location: contract.boundedText(raw.location, 200),
+    followersCount: typeof followers === 'number' && Number.isSafeInteger(followers) && followers >= 0 ? followers : null,
+    profileImageUrl: contract.httpsUrlOrNull(raw.profile_image_url),
+    lastPost: pinned,
+  };
+}
+
+function toUser(raw: unknown, posts: Posts = new Map()): PublicUser | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const { id, username, name } = raw as { id?: unknown; username?: unknown; name?: unknown };
   if (!contract.isUserId(id) || typeof username !== 'string' || contract.normalizeHandle(username) === null) return null;
-  return { xUserId: id, username, name: typeof name === 'string' ? name : null };
+  const user: PublicUser = { xUserId: id, username, name: typeof name === 'string' ? name : null };
+  // Left out when X said nothing of it, so a user without a profile reads exactly as before.
+  const profile = toProfile(raw as Record<string, unknown>, posts);
+  if (Object.values(profile).some((v) => v !== null)) user.profile = profile;
+  return user;
 }
 
 function errorTypes(errors: unknown): string[] | null {
@@ -230,17 +274,18 @@ export function createXProvider(config: XProviderConfig): XProvider {
   async function followersPage(targetUserId: string, token: string | null, signal: AbortSignal | undefined): Promise<FollowersPage> {
     const body = await getJson(
       `/2/users/${encodeURIComponent(targetUserId)}/followers`,
-      { max_results: String(PAGE_SIZE), pagination_token: token ?? undefined },
+      { max_results: String(PAGE_SIZE), pagination_token: token ?? undefined, ...PROFILE_QUERY },
       signal,
     );
     if (isUserMissing(body)) return { users: [], next: null, dropped: 0, notFound: true };
     if (body.data !== undefined && !Array.isArray(body.data)) throw malformed('followers page');
     if (body.data === undefined && errorTypes(body.errors) !== null) throw malformed('followers page');
     const raw: unknown[] = (body.data as unknown[] | undefined) ?? [];
+    const posts = postsOf(body);
     const users: PublicUser[] = [];
     let dropped = errorTypes(body.errors)?.length ?? 0;
     for (const entry of raw) {
-      const user = toUser(entry);
+      const user = toUser(entry, posts);
       if (user) users.push(user);
       else dropped++;
     }
@@ -253,10 +298,10 @@ export function createXProvider(config: XProviderConfig): XProvider {
     if (key === null) return null;
     const trimmed = handle.trim();
     const username = trimmed.startsWith('@') ? trimmed.slice(1) : trimmed;
-    const body = await getJson(`/2/users/by/username/${encodeURIComponent(username)}`, {}, signal);
+    const body = await getJson(`/2/users/by/username/${encodeURIComponent(username)}`, PROFILE_QUERY, signal);
     if (isUserMissing(body)) return null;
     if (body.data === undefined) throw malformed('user lookup');
-    const user = toUser(body.data);
+    const user = toUser(body.data, postsOf(body));
     if (user === null) throw malformed('user');
     // Resolution is an exact lookup: another account in the answer has not verified the handle asked for.
     return contract.normalizeHandle(user.username) === key ? user : null;

@@ -66,7 +66,7 @@ export interface Plan {
   activity: Item<Row<'activity'>>[];
   refs: Ref[];
   replyLeads: ReplyLeadNeed[];
-  publicData: { users: Row<'publicdata_users'>[]; follows: Row<'publicdata_follows'>[]; unavailable: string[] };
+  publicData: { users: Row<'publicdata_users'>[]; follows: Row<'publicdata_follows'>[]; unavailable: string[]; profiles: Row<'x_profiles'>[] };
 }
 
 export function emptyPlan(): Plan {
@@ -84,7 +84,7 @@ export function emptyPlan(): Plan {
     activity: [],
     refs: [],
     replyLeads: [],
-    publicData: { users: [], follows: [], unavailable: [] },
+    publicData: { users: [], follows: [], unavailable: [], profiles: [] },
   };
 }
 

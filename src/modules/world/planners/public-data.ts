@@ -13,6 +13,16 @@ export function planPublicData(pd: WorldFile['publicData'], plan: Plan): void {
     userIds.set(u.xUserId, path);
     usernames.set(username.toLowerCase(), path);
     plan.publicData.users.push({ x_user_id: u.xUserId, username, name: u.name ?? null });
+    // The profile is what the provider says of the user: the review page shows it beside every candidate with this id.
+    const profile = {
+      bio: u.bio || null,
+      location: u.location || null,
+      followers_count: u.followersCount ?? null,
+      profile_image_url: u.profileImageUrl ?? null,
+      last_post_text: u.lastPost?.text ?? null,
+      last_post_at: u.lastPost?.createdAt ?? null,
+    };
+    if (Object.values(profile).some((v) => v !== null)) plan.publicData.profiles.push({ x_user_id: u.xUserId, ...profile });
   });
   const follows = new Set<string>();
   for (const f of pd?.follows ?? []) {

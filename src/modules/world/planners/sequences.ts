@@ -4,9 +4,9 @@ import { newId } from '../../../lib/ids.js';
 import { WORLD_DEFAULTS as D, type WorldSequenceStep, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, lower, orderedTime, type WsContext } from './plan.js';
 
-function planSteps(steps: WorldSequenceStep[], path: string): SequenceStepRow[] {
+function planSteps(steps: WorldSequenceStep[], path: string, list: 'steps' | 'approvedSteps' = 'steps'): SequenceStepRow[] {
   return steps.map((s, i) => {
-    const at = `${path}/steps/${i}`;
+    const at = `${path}/${list}/${i}`;
     if (s.index !== undefined && s.index !== i) throw invalidWorld(`${at}/index`, `must equal the step's position in the list (${i})`);
     const variants = s.variants ?? null;
     if (variants && s.message != null) throw invalidWorld(`${at}/variants`, 'a step carries either message or variants, not both');
@@ -40,6 +40,15 @@ export function planSequences(w: WorldWorkspace, cx: WsContext): void {
     if (approvedRevision !== null && approvedRevision > revision) throw invalidWorld(`${at}/approvedRevision`, `cannot be above revision (${revision})`);
     if (approvedRevision === null && s.approvedAt) throw invalidWorld(`${at}/approvedAt`, 'needs approvedRevision (approval records the exact revision)');
     const steps = planSteps(s.steps ?? [], at);
+    // What the console compares a changed sequence with (migration 0017): the approved revision's own steps.
+    let approvedSteps: SequenceStepRow[] | null = approvedRevision === revision ? steps : null;
+    if (s.approvedSteps !== undefined) {
+      if (approvedRevision === null) throw invalidWorld(`${at}/approvedSteps`, 'needs approvedRevision (they are the steps of that revision)');
+      if (approvedRevision === revision) {
+        throw invalidWorld(`${at}/approvedSteps`, 'must be left out when approvedRevision is the current revision (its steps are `steps`)');
+      }
+      approvedSteps = planSteps(s.approvedSteps, at, 'approvedSteps');
+    }
     const channels = s.channels ?? [...new Set(steps.map((st) => CHANNEL_OF_STEP[st.kind]))];
     const createdAt = orderedTime(cx.now, i, sequences.length);
     cx.plan.sequences.push(
@@ -53,6 +62,7 @@ export function planSequences(w: WorldWorkspace, cx: WsContext): void {
         approved_at: approvedRevision === null ? null : (s.approvedAt ?? cx.now),
         channels,
         steps: JSON.stringify(steps),
+        approved_steps: approvedSteps === null ? null : JSON.stringify(approvedSteps),
         created_at: createdAt,
         updated_at: createdAt,
       }),
