@@ -9,7 +9,7 @@ import { createSequencesService } from '../modules/sequences/index.js';
 import { createEnergyService } from '../modules/energy/index.js';
 import { createConfiguredProvider, createPublicDataService, createReadinessService } from '../modules/publicdata/index.js';
 import { createActivityService } from '../modules/activity/index.js';
-import { createLeadsService } from '../modules/leads/index.js';
+import { createLeadDetailService, createLeadsService } from '../modules/leads/index.js';
 import { createProgressService } from '../modules/progress/index.js';
 import { createReportsService } from '../modules/reports/index.js';
 import { createRepliesService } from '../modules/replies/index.js';
@@ -102,6 +102,7 @@ export function createServices(deps: ServiceDeps) {
     readiness,
     activity,
     leads,
+    leadDetail: createLeadDetailService(deps),
     reports,
     progress,
     replies,

@@ -107,6 +107,7 @@ export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; s
           <link rel="stylesheet" href="/console/assets/console.css" />
           <script src="/console/assets/htmx.min.js" defer></script>
           <script src="/console/assets/console.js" defer></script>
+          <script src="/console/assets/scroll-regions.js" defer></script>
           {(props.scripts ?? []).map((s) => (
             <script src={`/console/assets/${s}`} defer></script>
           ))}
@@ -117,6 +118,7 @@ export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; s
           </a>
           {ctx.session ? (
             <header class="top">
+              <span class="brand">Outreach</span>
               <nav aria-label="Console">
                 <ul>
                   {NAV.map((item) => (

@@ -1,5 +1,6 @@
 // The console's shared look (issue 27 §7): badges, empty states, numbers and dates for people, notices, buttons.
 // Pages use these instead of writing their own, so one change restyles every page. Styles: assets/console.css.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** How a status or stage looks: a colour family. The text always says the value too (colour is never the only cue). */
 export type Tone = 'neutral' | 'info' | 'good' | 'warn' | 'bad';
@@ -44,7 +45,10 @@ export function toneOf(value: string): Tone {
 
 /** A value people read as words: `meeting_booked` → `meeting booked`. */
 export function humanize(value: string): string {
-  return value.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return value
+    .replace(/_/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
 }
 
 /** A coloured badge with its text: statuses, stages, outcomes. */
@@ -59,12 +63,13 @@ export function Badge(props: { value: string; label?: string; tone?: Tone }) {
 
 /** What an empty list says: what it would hold, and what to do next (a link or a short instruction). */
 export function EmptyState(props: { title: string; children?: JSX.Element }) {
+  const safeChildren = props.children ?? ''; // markup built from TSX, escaped where its strings were written
   return (
     <div class="empty-state" role="note">
       <p class="empty-title" safe>
         {props.title}
       </p>
-      {props.children ?? ''}
+      {safeChildren}
     </div>
   );
 }
@@ -123,30 +128,48 @@ export interface Notice {
   text: string;
 }
 
-/** The outcome of what the person just did: a success (status) or a refusal (alert), styled apart. */
-export function NoticeBox(props: { notice: Notice | null | undefined }) {
+/**
+ * The outcome of what the person just did: a success (status, green) or a refusal (alert, red), styled apart.
+ * `children` add to it (the webhook's signing secret, shown once).
+ */
+export function NoticeBox(props: { notice: Notice | null | undefined; children?: JSX.Element }) {
   if (!props.notice) return '';
+  const safeChildren = props.children ?? ''; // markup built from TSX, escaped where its strings were written
   return (
     <div class={`notice notice-${props.notice.kind}`} role={props.notice.kind === 'refused' ? 'alert' : 'status'}>
       <p safe>{props.notice.text}</p>
+      {safeChildren}
     </div>
   );
 }
 
-/** The notice a redirect carries in its query (`?done=…` or `?refused=…`, after Post/Redirect/Get). */
-export function noticeFromQuery(query: unknown): Notice | null {
-  const q = (query ?? {}) as Record<string, unknown>;
-  const text = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 500 ? v : null);
-  const refused = text(q.refused);
-  if (refused) return { kind: 'refused', text: refused };
-  const done = text(q.done);
-  return done ? { kind: 'done', text: done } : null;
+/**
+ * The notice a redirect carries to the next page (Post/Redirect/Get), in a short-lived cookie rather than the URL: a
+ * crafted link can then never put words on a console page in the console's own voice (phishing), and reloading the
+ * page does not show the notice again.
+ */
+export const NOTICE_COOKIE = 'outreach_notice';
+const NOTICE_MAX_AGE_SECONDS = 120;
+
+/** Redirects (303) to `path`, where takeNotice shows `notice` once. */
+export function redirectWithNotice(reply: FastifyReply, path: string, notice: Notice): FastifyReply {
+  const value = JSON.stringify({ kind: notice.kind, text: notice.text.slice(0, 500) });
+  reply.setCookie(NOTICE_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', maxAge: NOTICE_MAX_AGE_SECONDS });
+  return reply.redirect(path, 303);
 }
 
-/** A redirect target carrying a notice for the next page (see noticeFromQuery). */
-export function withNotice(path: string, notice: Notice): string {
-  const sep = path.includes('?') ? '&' : '?';
-  return `${path}${sep}${notice.kind}=${encodeURIComponent(notice.text.slice(0, 500))}`;
+/** The notice the previous redirect left (see redirectWithNotice), cleared as it is read; null if none. */
+export function takeNotice(req: FastifyRequest, reply: FastifyReply): Notice | null {
+  const raw = req.cookies[NOTICE_COOKIE];
+  if (!raw) return null;
+  reply.clearCookie(NOTICE_COOKIE, { path: '/' });
+  try {
+    const v = JSON.parse(raw) as { kind?: unknown; text?: unknown };
+    if ((v.kind !== 'done' && v.kind !== 'refused') || typeof v.text !== 'string' || v.text.length === 0) return null;
+    return { kind: v.kind, text: v.text.slice(0, 500) };
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import type {
   StepKind,
 } from '../domain/vocabulary.js';
 
-import type { CreatedAt, Json, Timestamp } from './schema-columns.js';
+import type { CreatedAt, Int8, Json, Timestamp } from './schema-columns.js';
 import type * as delivery from './schema-delivery.js';
 
 // The channels' and delivery tables live in schema-delivery.ts; everything imports them from here.
@@ -250,6 +250,17 @@ export interface PublicdataUsersTable {
   username: string;
   name: string | null;
 }
+/** An X user's public profile as the public-data provider last gave it (migration 0025); public, not per workspace. */
+export interface XProfilesTable {
+  x_user_id: string;
+  bio: string | null;
+  location: string | null;
+  followers_count: Int8 | null;
+  profile_image_url: string | null;
+  last_post_text: string | null;
+  last_post_at: Timestamp | null;
+  updated_at: CreatedAt;
+}
 export interface PublicdataFollowsTable {
   follower: string;
   followed: string;
@@ -295,6 +306,7 @@ export interface DB {
   publicdata_users: PublicdataUsersTable;
   publicdata_follows: PublicdataFollowsTable;
   publicdata_unavailable: PublicdataUnavailableTable;
+  x_profiles: XProfilesTable;
   engine_discovery: EngineDiscoveryTable;
   mailboxes: delivery.MailboxesTable;
   email_messages: delivery.EmailMessagesTable;

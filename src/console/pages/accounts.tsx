@@ -6,10 +6,22 @@ import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js'
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, type Notice, type Tone } from '../ui.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectParams = Type.Object({ userId: Type.String() });
+
+/** The X account's state in one word, as a badge beside the Channel column's sentence. */
+function channelBadge(c: { status: 'connected' | 'disconnected'; rateLimitedUntil: Date | null } | undefined, now: Date): { label: string; tone: Tone } {
+  if (!c) return { label: 'Sandbox', tone: 'neutral' };
+  if (c.status === 'disconnected') return { label: 'Disconnected', tone: 'bad' };
+  if (c.rateLimitedUntil && c.rateLimitedUntil > now) return { label: 'Rate limited', tone: 'warn' };
+  return { label: 'Connected', tone: 'good' };
+}
+
+/** A sending account's stored status: connected is the good case, anything else needs a look. */
+const accountStatusTone = (status: string): Tone => (status === 'connected' ? 'good' : status === 'paused' ? 'warn' : 'bad');
 
 /** What the Channel column says of an X account. */
 function channelLabel(c: { status: 'connected' | 'disconnected'; disconnectReason: string | null; rateLimitedUntil: Date | null } | undefined, now: Date) {
@@ -19,7 +31,7 @@ function channelLabel(c: { status: 'connected' | 'disconnected'; disconnectReaso
       ? 'Disconnected here: its steps wait until it is connected again'
       : 'Disconnected: X refused its tokens, connect it again';
   }
-  if (c.rateLimitedUntil && c.rateLimitedUntil > now) return `Connected to X, paused by X's rate limit until ${c.rateLimitedUntil.toISOString()}`;
+  if (c.rateLimitedUntil && c.rateLimitedUntil > now) return `Connected to X, paused by X's rate limit until ${exactTime(c.rateLimitedUntil)}`;
   return 'Connected to X';
 }
 const CallbackQuery = Type.Object(
@@ -31,7 +43,7 @@ const CallbackQuery = Type.Object(
 export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
   const { xConnect } = deps.services;
 
-  async function renderAccounts(req: FastifyRequest, reply: FastifyReply, notice: { kind: 'done' | 'refused'; text: string } | null, status = 200) {
+  async function renderAccounts(req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
     const [{ accounts }, { accounts: xAccounts }, connections] = await Promise.all([
@@ -39,6 +51,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
       deps.services.plays.listAccounts(workspaceId),
       xConnect.connections(workspaceId),
     ]);
+    const now = new Date();
     return sendPage(reply, ctx, {
       title: 'Accounts',
       nav: 'accounts',
@@ -46,28 +59,34 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
       body: (
         <>
           <h1>Accounts</h1>
-          {notice && (
-            <p class={notice.kind === 'done' ? 'notice' : 'notice error'} role={notice.kind === 'done' ? 'status' : 'alert'} safe>
-              {notice.text}
-            </p>
-          )}
+          <NoticeBox notice={notice} />
           <section aria-labelledby="sending-accounts">
             <h2 id="sending-accounts">Sending accounts</h2>
             {accounts.length === 0 ? (
-              <p>No sending accounts yet.</p>
+              <EmptyState title="No sending accounts yet.">
+                <p>
+                  An operator adds an e-mail sender with <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md); each account then
+                  shows here with its invites today and its warm-up.
+                </p>
+              </EmptyState>
             ) : (
               <table>
+                <caption>The accounts sequences send from, with today’s invites against the cap</caption>
                 <TableHead columns={['Account', 'Mode', 'Status', 'Invites today', 'Warm-up phase']} />
                 <tbody>
                   {accounts.map((a) => (
                     <tr>
                       <td safe>{a.name}</td>
-                      <td safe>{a.mode}</td>
-                      <td safe>{a.storedStatus}</td>
                       <td>
-                        {a.invitesSentToday} of {a.inviteCapToday}
+                        <Badge value={a.mode} tone="neutral" />
                       </td>
-                      <td>{a.rampPhase}</td>
+                      <td>
+                        <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
+                      </td>
+                      <td class="num" safe>{`${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}`}</td>
+                      <td class="num" safe>
+                        {formatNumber(a.rampPhase)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -77,9 +96,12 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
           <section aria-labelledby="x-accounts" id="x-accounts-section">
             <h2 id="x-accounts">X accounts</h2>
             {xAccounts.length === 0 ? (
-              <p>No X account is connected.</p>
+              <EmptyState title="No X account is connected.">
+                <p>Connect one below to send X DMs, follows and likes from it; until then X steps run in the sandbox.</p>
+              </EmptyState>
             ) : (
               <table>
+                <caption>X identities and whether they can send</caption>
                 <thead>
                   <tr>
                     <th scope="col">Handle</th>
@@ -94,11 +116,16 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
                   {xAccounts.map((a) => {
                     const c = connections.get(a.userId);
                     const canDisconnect = c !== undefined && c.disconnectReason !== 'by_person';
+                    const badge = channelBadge(c, now);
                     return (
                       <tr>
                         <td safe>{'@' + a.handle}</td>
-                        <td safe>{a.userId}</td>
-                        <td safe>{channelLabel(c, new Date())}</td>
+                        <td class="id" safe>
+                          {a.userId}
+                        </td>
+                        <td>
+                          <Badge value={badge.label} label={badge.label} tone={badge.tone} /> <span safe>{channelLabel(c, now)}</span>
+                        </td>
                         <td>
                           {canDisconnect && (
                             <PostButton
@@ -106,6 +133,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
                               csrfToken={ctx.csrfToken}
                               label="Disconnect"
                               ariaLabel={`Disconnect @${a.handle}`}
+                              variant="danger"
                             />
                           )}
                         </td>
@@ -118,7 +146,9 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
             {xConnect.configured() ? (
               <form method="post" action="/console/accounts/x/connect">
                 <CsrfField token={ctx.csrfToken} />
-                <button type="submit">Connect X account</button>
+                <button type="submit" class="primary">
+                  Connect X account
+                </button>
               </form>
             ) : (
               <p>
@@ -169,7 +199,9 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
               <form method="post" action={`/console/accounts/x/${encodeURIComponent(userId)}/disconnect`} class="confirm-actions">
                 <CsrfField token={ctx.csrfToken} />
                 <input type="hidden" name="confirmed" value="yes" />
-                <button type="submit">Yes, disconnect</button>
+                <button type="submit" class="danger">
+                  Yes, disconnect
+                </button>
                 <a href="/console/accounts">Cancel</a>
               </form>
             </section>

@@ -1,12 +1,16 @@
 import { TableHead } from '../layout.js';
 import type { AppInstance } from '../../app/types.js';
+import type { DailyPoint } from '../../modules/reports/index.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, formatNumber, plural } from '../ui.js';
 
 /** How far back the failure count looks: the same window as GET /progress's default. */
 const FAILURE_WINDOW_DAYS = 7;
 /** The pending-reply count reads one page of the queue; beyond it the dashboard says "100+". */
 const PENDING_PAGE = 100;
+/** The daily chart's window, in UTC days, today included. */
+const DAILY_DAYS = 30;
 
 const STAGES = [
   ['leads', 'Leads'],
@@ -44,10 +48,16 @@ function FunnelTable(props: { caption: string; groupLabel: string; rows: { name:
               {r.name}
             </th>
             {STAGES.map(([key]) => (
-              <td>{r.funnel[key]}</td>
+              <td class="num" safe>
+                {formatNumber(r.funnel[key])}
+              </td>
             ))}
-            <td safe>{percent(r.funnel.acceptRate)}</td>
-            <td safe>{percent(r.funnel.replyRate)}</td>
+            <td class="num" safe>
+              {percent(r.funnel.acceptRate)}
+            </td>
+            <td class="num" safe>
+              {percent(r.funnel.replyRate)}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -55,16 +65,91 @@ function FunnelTable(props: { caption: string; groupLabel: string; rows: { name:
   );
 }
 
-/** The funnel (chart and tables by sequence and by account), A/B arms, pacing today, and what needs a person. */
+const DAY_LABEL = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const dayLabel = (day: string) => DAY_LABEL.format(new Date(`${day}T00:00:00Z`));
+
+/** Sends, replies and meetings per UTC day: a uPlot chart (dashboard.js) with the same numbers as a table. */
+function DailySection(props: { days: DailyPoint[] }) {
+  const { days } = props;
+  const total = (key: 'sends' | 'replies' | 'meetings') => days.reduce((n, d) => n + d[key], 0);
+  const totals = `${plural(total('sends'), 'send')}, ${plural(total('replies'), 'reply', 'replies')} and ${plural(total('meetings'), 'meeting')}`;
+  const series = JSON.stringify({
+    days: days.map((d) => d.day),
+    sends: days.map((d) => d.sends),
+    replies: days.map((d) => d.replies),
+    meetings: days.map((d) => d.meetings),
+  });
+  const first = days[0]?.day ?? '';
+  const last = days[days.length - 1]?.day ?? '';
+  return (
+    <section aria-labelledby="daily">
+      <h2 id="daily">{`Last ${DAILY_DAYS} days`}</h2>
+      <p class="meta" safe>
+        {`Per day from ${dayLabel(first)} to ${dayLabel(last)} (today so far). Days run from midnight to midnight UTC, whatever your time zone.`}
+      </p>
+      {total('sends') + total('replies') + total('meetings') === 0 ? (
+        <EmptyState title={`Nothing sent, no reply and no meeting in the last ${DAILY_DAYS} days.`}>
+          <p>
+            Activate a sequence on the <a href="/console/sequences">Sequences</a> page, or enroll candidates from a <a href="/console/plays">Play</a>: sends
+            show here the day they go out.
+          </p>
+        </EmptyState>
+      ) : (
+        <figure class="chart-figure">
+          <div
+            id="daily-chart"
+            class="chart"
+            data-daily={series}
+            role="img"
+            aria-label={`Chart of sends, replies and meetings per day: ${totals} in ${DAILY_DAYS} days`}
+          ></div>
+          <figcaption>
+            <span safe>{`${DAILY_DAYS} days: ${totals}.`}</span>
+            <details>
+              <summary>The numbers per day</summary>
+              <table class="daily-table">
+                <caption>Sends, replies and meetings per UTC day</caption>
+                <TableHead columns={['Day (UTC)', 'Sends', 'Replies', 'Meetings']} />
+                <tbody>
+                  {days.map((d) => (
+                    <tr>
+                      <th scope="row">
+                        <time datetime={d.day} safe>
+                          {dayLabel(d.day)}
+                        </time>
+                      </th>
+                      <td class="num" safe>
+                        {formatNumber(d.sends)}
+                      </td>
+                      <td class="num" safe>
+                        {formatNumber(d.replies)}
+                      </td>
+                      <td class="num" safe>
+                        {formatNumber(d.meetings)}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </details>
+          </figcaption>
+        </figure>
+      )}
+    </section>
+  );
+}
+
+/** The funnel (chart and tables by sequence and by account), sends per day, A/B arms, pacing today, and what needs a person. */
 export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
   app.get('/console', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [bySequence, byAccount, progress, pending] = await Promise.all([
+    const [bySequence, byAccount, progress, pending, daily] = await Promise.all([
       deps.services.reports.funnelReport(workspaceId, 'sequence'),
       deps.services.reports.funnelReport(workspaceId, 'account'),
       deps.services.progress.progress(workspaceId, FAILURE_WINDOW_DAYS),
       deps.services.replies.listPending(workspaceId, PENDING_PAGE),
+      deps.services.reports.dailyActivity(workspaceId, DAILY_DAYS),
     ]);
     const total = bySequence.total as Funnel;
     const pendingLabel = pending.replies.length >= PENDING_PAGE ? `${PENDING_PAGE}+` : String(pending.replies.length);
@@ -79,48 +164,80 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
         <>
           <link rel="stylesheet" href="/console/assets/uPlot.min.css" />
           <h1>Dashboard</h1>
-          <section aria-labelledby="needs-you" class="cards">
+          <section aria-labelledby="needs-you">
             <h2 id="needs-you">Needs a person</h2>
-            <p>
-              <a href="/console/replies" safe>{`Pending replies: ${pendingLabel}`}</a>
-            </p>
-            <p safe>{`Failures in the last ${FAILURE_WINDOW_DAYS} days: ${progress.recentFailures}`}</p>
-            <p>
-              <a href="/console/plays">Review the candidates of your Plays</a>
-            </p>
+            <ul class="cards">
+              <li class={pending.replies.length > 0 ? 'card card-attention' : 'card'}>
+                <a href="/console/replies" safe>{`Pending replies: ${pendingLabel}`}</a>
+              </li>
+              <li class={progress.recentFailures > 0 ? 'card card-bad' : 'card'}>
+                <a
+                  href={`/console/activity?outcome=failed&sinceDays=${FAILURE_WINDOW_DAYS}`}
+                  safe
+                >{`Failures in the last ${FAILURE_WINDOW_DAYS} days: ${formatNumber(progress.recentFailures)}`}</a>
+              </li>
+              <li class="card">
+                <a href="/console/plays">Review the candidates of your Plays</a>
+              </li>
+            </ul>
           </section>
+          <DailySection days={daily} />
           <section aria-labelledby="funnel">
             <h2 id="funnel">Funnel</h2>
-            <figure>
-              <div
-                id="funnel-chart"
-                class="chart"
-                data-funnel={chartData}
-                role="img"
-                aria-label={`Funnel chart: ${STAGES.map(([key, label]) => `${label} ${total[key]}`).join(', ')}`}
-              ></div>
-              <figcaption>Lifetime counts over every lead of the workspace.</figcaption>
-            </figure>
-            <FunnelTable caption="Whole workspace" groupLabel="Scope" rows={[{ name: 'All leads', funnel: total }]} />
-            <FunnelTable caption="By sequence" groupLabel="Sequence" rows={groupRows(bySequence.groups, 'No sequence')} />
-            <FunnelTable caption="By account" groupLabel="Account" rows={groupRows(byAccount.groups, 'No account')} />
+            {total.leads === 0 ? (
+              <EmptyState title="No lead yet.">
+                <p>
+                  Leads come from the candidates you accept on a <a href="/console/plays">Play</a>, or from the API. The funnel counts them from the first
+                  invite to the meeting.
+                </p>
+              </EmptyState>
+            ) : (
+              <>
+                <figure class="chart-figure">
+                  <div
+                    id="funnel-chart"
+                    class="chart"
+                    data-funnel={chartData}
+                    role="img"
+                    aria-label={`Funnel chart: ${STAGES.map(([key, label]) => `${label} ${formatNumber(total[key])}`).join(', ')}`}
+                  ></div>
+                  <figcaption>Lifetime counts over every lead of the workspace.</figcaption>
+                </figure>
+                <FunnelTable caption="Whole workspace" groupLabel="Scope" rows={[{ name: 'All leads', funnel: total }]} />
+                <FunnelTable caption="By sequence" groupLabel="Sequence" rows={groupRows(bySequence.groups, 'No sequence')} />
+                <FunnelTable caption="By account" groupLabel="Account" rows={groupRows(byAccount.groups, 'No account')} />
+              </>
+            )}
           </section>
           <section aria-labelledby="arms">
             <h2 id="arms">A/B arms</h2>
             {bySequence.experimentArms.length === 0 ? (
-              <p>No sequence has variants.</p>
+              <EmptyState title="No sequence has variants.">
+                <p>Give a step of a sequence two or more variants (through the API or an agent) to compare their sends, accepts and replies here.</p>
+              </EmptyState>
             ) : (
               <table>
+                <caption>Sends and answers per variant</caption>
                 <TableHead columns={['Sequence', 'Variant', 'Sent', 'Accepted', 'Replied', 'Meetings booked']} />
                 <tbody>
                   {bySequence.experimentArms.map((arm) => (
                     <tr>
                       <td safe>{bySequence.groups.find((g) => g.id === arm.sequenceId)?.name ?? arm.sequenceId}</td>
-                      <td safe>{arm.variantKey}</td>
-                      <td>{arm.sent}</td>
-                      <td>{arm.accepted}</td>
-                      <td>{arm.replied}</td>
-                      <td>{arm.meetingsBooked}</td>
+                      <td>
+                        <Badge value={arm.variantKey} label={arm.variantKey} tone="info" />
+                      </td>
+                      <td class="num" safe>
+                        {formatNumber(arm.sent)}
+                      </td>
+                      <td class="num" safe>
+                        {formatNumber(arm.accepted)}
+                      </td>
+                      <td class="num" safe>
+                        {formatNumber(arm.replied)}
+                      </td>
+                      <td class="num" safe>
+                        {formatNumber(arm.meetingsBooked)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -130,16 +247,23 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
           <section aria-labelledby="pacing">
             <h2 id="pacing">Pacing today</h2>
             {progress.accounts.length === 0 ? (
-              <p>No sending accounts yet.</p>
+              <EmptyState title="No sending accounts yet.">
+                <p>
+                  Connect one on the <a href="/console/accounts">Accounts</a> page: its invites today and its warm-up show here.
+                </p>
+              </EmptyState>
             ) : (
               <table>
+                <caption>Invites sent today against each account’s cap, in the account’s own time zone</caption>
                 <TableHead columns={['Account', 'Invites sent today', 'Warm-up phase', 'Time zone']} />
                 <tbody>
                   {progress.accounts.map((a) => (
                     <tr>
                       <td safe>{a.name}</td>
-                      <td safe>{`${a.invitesSentToday} of ${a.inviteCapToday}`}</td>
-                      <td>{a.rampPhase}</td>
+                      <td safe>{`${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}`}</td>
+                      <td class="num" safe>
+                        {formatNumber(a.rampPhase)}
+                      </td>
                       <td safe>{a.pacingTimeZone}</td>
                     </tr>
                   ))}

@@ -8,6 +8,11 @@ import { repliesPages } from './replies.js';
 import { webhooksPages } from './webhooks.js';
 import { sequencesPages } from './sequences.js';
 import { leadsActivityPages } from './leads-activity.js';
+import { leadsImportPages } from './leads-import.js';
+import { leadsEnrollPages } from './leads-enroll.js';
+import { sequenceEditorPages } from './sequence-editor.js';
+import { avatarPages } from './avatars.js';
+import { leadPages } from './lead.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -22,4 +27,9 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   webhooksPages(app, deps);
   sequencesPages(app, deps);
   leadsActivityPages(app, deps);
+  sequenceEditorPages(app, deps);
+  avatarPages(app, deps);
+  leadPages(app, deps);
+  leadsImportPages(app, deps);
+  leadsEnrollPages(app, deps);
 }

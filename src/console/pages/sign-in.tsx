@@ -6,7 +6,7 @@ export function SignInBody(props: { csrfToken: string; next: string; error?: str
     <section class="sign-in">
       <h1>Sign in to the outreach console</h1>
       {props.error ? (
-        <p role="alert" class="error" safe>
+        <p role="alert" class="notice notice-refused" safe>
           {props.error}
         </p>
       ) : (

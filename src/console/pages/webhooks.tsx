@@ -5,6 +5,7 @@ import { AppError } from '../../lib/errors.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, NoticeBox, plural, When } from '../ui.js';
 
 const WebhookForm = Type.Object(
   {
@@ -16,8 +17,9 @@ const WebhookForm = Type.Object(
 );
 type WebhookForm = { url?: string; events?: string | string[] };
 
+/** What an action answers: an outcome (done) or the service's refusal; a create also carries the secret, shown once. */
 interface Notice {
-  kind: 'created' | 'deleted' | 'pinged' | 'refused';
+  kind: 'done' | 'refused';
   text: string;
   secret?: string;
 }
@@ -37,37 +39,60 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
       body: (
         <>
           <h1>Webhooks</h1>
-          {notice ? (
-            <div class={`notice notice-${notice.kind}`} role={notice.kind === 'refused' ? 'alert' : 'status'}>
-              <p safe>{notice.text}</p>
-              {notice.secret ? (
-                <p>
-                  Signing secret, shown only now: <code safe>{notice.secret}</code>
-                </p>
-              ) : null}
-            </div>
-          ) : null}
+          <NoticeBox notice={notice}>
+            {notice?.secret ? (
+              <p class="secret-once">
+                Signing secret, shown only now: <code safe>{notice.secret}</code>
+              </p>
+            ) : (
+              ''
+            )}
+          </NoticeBox>
           <section aria-labelledby="subscriptions">
             <h2 id="subscriptions">Subscriptions</h2>
             {list.length === 0 ? (
-              <p>No webhook yet.</p>
+              <EmptyState title="No webhook yet.">
+                <p>
+                  Add a receiver below: it gets a signed POST for each event you choose, such as <code>reply.received</code>.
+                </p>
+              </EmptyState>
             ) : (
               <table>
+                <caption safe>{`${plural(list.length, 'subscription')}, each signed with its own secret`}</caption>
                 <TableHead columns={['URL', 'Events', 'Created', 'Actions']} />
                 <tbody>
                   {list.map((w) => (
                     <tr>
-                      <td safe>{w.url}</td>
-                      <td safe>{w.events.join(', ')}</td>
-                      <td safe>{w.createdAt.slice(0, 16).replace('T', ' ')}</td>
+                      <td class="id" safe>
+                        {w.url}
+                      </td>
                       <td>
-                        <PostButton
-                          action={`/console/webhooks/${w.id}/ping`}
-                          csrfToken={ctx.csrfToken}
-                          label="Send test ping"
-                          ariaLabel={`Send test ping to ${w.url}`}
-                        />{' '}
-                        <PostButton action={`/console/webhooks/${w.id}/delete`} csrfToken={ctx.csrfToken} label="Delete" ariaLabel={`Delete ${w.url}`} />
+                        {w.events.map((e) => (
+                          <>
+                            <Badge value={e} label={e} tone="info" />{' '}
+                          </>
+                        ))}
+                      </td>
+                      <td>
+                        <When at={w.createdAt} />
+                      </td>
+                      <td>
+                        <div class="actions">
+                          <PostButton
+                            action={`/console/webhooks/${w.id}/ping`}
+                            csrfToken={ctx.csrfToken}
+                            label="Send test ping"
+                            ariaLabel={`Send test ping to ${w.url}`}
+                          />
+                          <PostButton
+                            action={`/console/webhooks/${w.id}/delete`}
+                            csrfToken={ctx.csrfToken}
+                            label="Delete"
+                            ariaLabel={`Delete ${w.url}`}
+                            variant="danger"
+                            confirm={`Delete the webhook to ${w.url}? It stops receiving events at once; its signing secret cannot be brought back.`}
+                          />
+                        </div>
                       </td>
                     </tr>
                   ))}
@@ -92,7 +117,9 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
                 ))}
               </fieldset>
               <p>
-                <button type="submit">Create webhook</button>
+                <button type="submit" class="primary">
+                  Create webhook
+                </button>
               </p>
             </form>
           </section>
@@ -125,7 +152,7 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
       async () => {
         if (events.length === 0) throw new AppError(400, 'invalid_request', 'choose at least one event');
         const created = await deps.services.webhooks.createWebhook(req.consoleSession!.auth.workspaceId, { url: form.url ?? '', events });
-        return { kind: 'created', text: `Created a webhook for ${created.url}.`, secret: created.secret };
+        return { kind: 'done', text: `Created a webhook for ${created.url}.`, secret: created.secret };
       },
       form,
     );
@@ -134,14 +161,14 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
   app.post<{ Params: { id: string } }>('/console/webhooks/:id/delete', { schema: { hide: true, body: WebhookForm } }, async (req, reply) =>
     attempt(req, reply, async () => {
       await webhooks.deleteWebhook(req.consoleSession!.auth.workspaceId, req.params.id);
-      return { kind: 'deleted', text: 'Webhook deleted.' };
+      return { kind: 'done', text: 'Webhook deleted.' };
     }),
   );
 
   app.post<{ Params: { id: string } }>('/console/webhooks/:id/ping', { schema: { hide: true, body: WebhookForm } }, async (req, reply) =>
     attempt(req, reply, async () => {
       await webhooks.sendTestPing(req.consoleSession!.auth.workspaceId, req.params.id);
-      return { kind: 'pinged', text: 'Test ping scheduled: it goes out with the next delivery round.' };
+      return { kind: 'done', text: 'Test ping scheduled: it goes out with the next delivery round.' };
     }),
   );
 }

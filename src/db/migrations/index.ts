@@ -19,6 +19,8 @@ import * as m0021 from './0021_x_account_days.js';
 import * as m0022 from './0022_x_disconnect.js';
 import * as m0023 from './0023_send_budgets.js';
 import * as m0024 from './0024_reply_truncated.js';
+import * as m0025 from './0025_x_profiles.js';
+import * as m0026 from './0026_activity_by_lead.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -53,10 +55,13 @@ import * as m0024 from './0024_reply_truncated.js';
  * |      |                       | in place of engine_account_days, mailbox_days and x_account_days          |
  * | 0024 | 0024_reply_truncated  | a reply's text cut at 20,000 characters (flag), the recipient of each sent |
  * |      |                       | e-mail (bounces), a mailbox's trusted Authentication-Results authserv-id  |
+ * | 0025 | 0025_x_profiles       | X users' public profiles (picture URL, bio, location, followers, last     |
+ * |      |                       | post) for the review page                                                 |
+ * | 0026 | 0026_activity_by_lead | one lead's ledger entries in order (the console's lead page, name search)  |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0025.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0027.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -79,4 +84,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0022_x_disconnect': m0022,
   '0023_send_budgets': m0023,
   '0024_reply_truncated': m0024,
+  '0025_x_profiles': m0025,
+  '0026_activity_by_lead': m0026,
 };

@@ -67,3 +67,35 @@ export async function listSequences(db: Database, workspaceId: string) {
 export async function listMessagingAccounts(db: Database, workspaceId: string) {
   return db.selectFrom('messaging_accounts').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
 }
+
+export interface DailyCountsRow {
+  day: string;
+  sends: number | string;
+  replies: number | string;
+  meetings: number | string;
+}
+
+/**
+ * Sends, replies and meetings per UTC day in [since, until), in one pass over the workspace's ledger entries of those
+ * actions: `activity_by_action_cover` (workspace_id, action, created_at) INCLUDE (outcome) gives one range per
+ * action (migration 0008; docs/console.md has the plan). Days without entries are absent; the service fills zeros.
+ */
+export async function dailyActivityCounts(
+  db: Database,
+  workspaceId: string,
+  window: { since: Date; until: Date; sends: readonly string[]; replies: readonly string[]; meetings: readonly string[] },
+): Promise<DailyCountsRow[]> {
+  const { rows } = await sql<DailyCountsRow>`
+    SELECT to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
+      count(*) FILTER (WHERE a.action IN (${list(window.sends)})) AS sends,
+      count(*) FILTER (WHERE a.action IN (${list(window.replies)})) AS replies,
+      count(*) FILTER (WHERE a.action IN (${list(window.meetings)})) AS meetings
+    FROM activity a
+    WHERE a.workspace_id = ${workspaceId}
+      AND a.created_at >= ${window.since} AND a.created_at < ${window.until}
+      AND a.outcome = 'ok'
+      AND a.action IN (${list([...window.sends, ...window.replies, ...window.meetings])})
+    GROUP BY 1
+    ORDER BY 1`.execute(db);
+  return rows;
+}

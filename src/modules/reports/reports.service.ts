@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
 import { storedSteps } from '../../domain/stored-steps.js';
 import { toFunnel, toProgressFunnel, type FunnelCountsRow } from './funnel.js';
 import * as repo from './reports.repository.js';
@@ -52,8 +53,52 @@ export function listMessagingAccounts(db: Database, workspaceId: string) {
   return repo.listMessagingAccounts(db, workspaceId);
 }
 
-export function createReportsService(deps: { db: Database }) {
+/**
+ * What the daily series counts, from ledger entries with outcome `ok` (docs/console.md, "Dashboard"):
+ * a send is a message that reached a prospect (a sequence's message, follow-up, email or X DM, and a person's
+ * answer from the replies queue, booking invites included); invites, follows, likes and views are not messages.
+ * A reply is each reply the watchers detected; a meeting is each meeting recorded.
+ */
+export const DAILY_ACTIONS = {
+  sends: ['message', 'followup', 'email_sent', 'x_dm', 'reply_sent', 'meeting_invited'],
+  replies: ['reply_detected'],
+  meetings: ['meeting_booked'],
+} as const;
+
+const DAY_MS = 86_400_000;
+/** The longest series a caller may ask for: the ledger is bounded and recent. */
+export const MAX_DAILY_DAYS = 90;
+
+export interface DailyPoint {
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: string;
+  sends: number;
+  replies: number;
+  meetings: number;
+}
+
+export function createReportsService(deps: { db: Database; clock?: Clock }) {
   const { db } = deps;
+  const now = () => deps.clock?.now() ?? new Date();
+
+  /**
+   * Sends, replies and meetings per UTC day over the last `days` days, today included (so far), oldest first;
+   * a day without entries is zeros. One grouped query over the ledger.
+   */
+  async function dailyActivity(workspaceId: string, days = 30): Promise<DailyPoint[]> {
+    const span = Math.min(MAX_DAILY_DAYS, Math.max(1, Math.trunc(days)));
+    const at = now();
+    const today = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+    const since = new Date(today - (span - 1) * DAY_MS);
+    const until = new Date(today + DAY_MS);
+    const rows = await repo.dailyActivityCounts(db, workspaceId, { since, until, ...DAILY_ACTIONS });
+    const byDay = new Map(rows.map((r) => [r.day, r]));
+    return Array.from({ length: span }, (_, i) => {
+      const day = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+      const r = byDay.get(day);
+      return { day, sends: Number(r?.sends ?? 0), replies: Number(r?.replies ?? 0), meetings: Number(r?.meetings ?? 0) };
+    });
+  }
 
   async function funnelReport(workspaceId: string, groupBy: GroupBy) {
     const [{ groups: groupRows, arms: armRows }, sequences, accounts] = await Promise.all([
@@ -109,7 +154,7 @@ export function createReportsService(deps: { db: Database }) {
     return { groupBy, total: toFunnel(totalRow), groups, experimentArms, excludedWarmupAccounts: [] as string[] };
   }
 
-  return { funnelReport };
+  return { funnelReport, dailyActivity };
 }
 
 export type ReportsService = ReturnType<typeof createReportsService>;
