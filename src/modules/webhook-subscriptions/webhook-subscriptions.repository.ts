@@ -4,7 +4,7 @@ import { webhookSecretCodec } from './webhook-subscriptions.secret.js';
 
 /** Serializes subscription changes of one workspace, so the 10-hook limit holds under concurrent creates. */
 export async function lockWorkspace(trx: Database, workspaceId: string) {
-  return trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().executeTakeFirst();
+  return trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forNoKeyUpdate().executeTakeFirst();
 }
 
 export async function countEnabledWebhooks(db: Database, workspaceId: string): Promise<number> {
