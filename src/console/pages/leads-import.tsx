@@ -162,8 +162,13 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
       <form method="post" action="/console/leads/import/preview" id="import-form" data-import-form>
         <CsrfField token={ctx.csrfToken} />
         {preview ? (
-          // The CSV rides along unseen: a hidden textarea would still be drawn (the stylesheet makes textareas blocks).
-          <input type="hidden" name="csv" value={csv} />
+          // The CSV rides along unseen. The wrapper is what hides it: the stylesheet's `display: block` for textareas
+          // beats a `hidden` on the textarea itself.
+          <div hidden>
+            <textarea name="csv" aria-label="CSV text" safe>
+              {csv}
+            </textarea>
+          </div>
         ) : (
           <>
             <p>
