@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
 import { insertLead, insertXAccount } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 
@@ -17,19 +16,6 @@ describe.runIf(dbEngine() === 'pglite')('authoring in a real browser (issue 27 Â
   let page: Page;
   let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
   let account: { userId: string; handle: string };
-
-  async function axeSeriousOrCritical() {
-    const result = await new AxeBuilder({ page }).analyze();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-  }
-
-  /** The page fits a phone: nothing wider than 390px outside the tables' own scrolling. */
-  async function fitsPhone() {
-    await page.setViewportSize({ width: 390, height: 800 });
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
-    await page.setViewportSize({ width: 1200, height: 800 });
-    return width;
-  }
 
   beforeAll(async () => {
     t = await buildTestApp({ realClock: true });
@@ -71,13 +57,13 @@ describe.runIf(dbEngine() === 'pglite')('authoring in a real browser (issue 27 Â
     await page.getByRole('button', { name: 'Preview step 2' }).click();
     await page.getByText('Preview for Ada Lovelace').waitFor();
     await page.getByText('Hi Ada, saw your launch.').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/authoring-sequence.png', fullPage: true });
 
     await page.getByRole('button', { name: 'Create sequence' }).click();
     await page.getByText('Created the draft Launch week (revision 1).').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     // A draft offers no Pause; Approve comes before Activate.
     expect(await page.getByRole('button', { name: 'Pause Launch week' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Approve revision 1' }).click();
@@ -102,15 +88,15 @@ describe.runIf(dbEngine() === 'pglite')('authoring in a real browser (issue 27 Â
     await page.getByLabel('Sequence').selectOption({ label: 'Launch week (draft)' });
     await page.getByRole('button', { name: 'Create Play' }).click();
     await page.getByText('Created the Play Launch followers (revision 1).').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/authoring-play.png', fullPage: true });
     const play = await t.db.selectFrom('plays').selectAll().where('name', '=', 'Launch followers').executeTakeFirstOrThrow();
     expect(play).toMatchObject({ account_user_id: account.userId, status: 'active', revision: 1 });
 
     await page.getByRole('link', { name: 'All Plays' }).click();
     await page.getByRole('link', { name: 'Edit Launch followers' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
   });
 });

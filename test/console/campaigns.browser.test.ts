@@ -1,10 +1,9 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ENGINE_ENV } from '../engine/helpers.js';
@@ -76,19 +75,6 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
   let page: Page;
   let smtp: SmtpReceiver;
 
-  async function axeSeriousOrCritical() {
-    const result = await new AxeBuilder({ page }).analyze();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-  }
-
-  /** The page fits a phone: nothing wider than 390px outside the tables' own scrolling. */
-  async function fitsPhone() {
-    await page.setViewportSize({ width: 390, height: 800 });
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
-    await page.setViewportSize({ width: 1200, height: 800 });
-    return width;
-  }
-
   async function engineTick() {
     const res = await t.app.inject({
       method: 'POST',
@@ -111,7 +97,7 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     await step1.getByLabel('Delay (days)').fill('0');
     if (step.subject) await step1.getByLabel('Subject').fill(step.subject);
     await step1.getByLabel('Message', { exact: true }).fill(step.message);
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await page.getByRole('button', { name: 'Create sequence' }).click();
     await page.getByText(`Created the draft ${name} (revision 1).`).waitFor();
     await page.getByRole('button', { name: 'Approve revision 1' }).click();
@@ -119,7 +105,7 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     await page.getByRole('button', { name: `Activate ${name}` }).click();
     await page.getByRole('heading', { level: 1, name }).waitFor();
     await page.getByRole('button', { name: `Pause ${name}` }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     const row = await t.db.selectFrom('sequences').selectAll().where('name', '=', name).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'active', revision: 1, approved_revision: 1 });
     return row.id;
@@ -161,7 +147,7 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     await page.getByLabel('Name', { exact: true }).fill('Northwind followers');
     await page.getByLabel('X account').selectOption({ label: '@northwind_hq' });
     await page.getByLabel('Sequence').selectOption({ label: 'Followers welcome (active)' });
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await page.getByRole('button', { name: 'Create Play' }).click();
     await page.getByText('Created the Play Northwind followers (revision 1).').waitFor();
 
@@ -175,8 +161,8 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     const ada = page.getByRole('row', { name: /@ada/ });
     await expect(ada.getByText('London').isVisible()).resolves.toBe(true);
     await expect(ada.getByText('12,480 followers').isVisible()).resolves.toBe(true);
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
 
     await page.getByRole('button', { name: 'Good fit @ada', exact: true }).click();
     await ada.getByRole('status').waitFor();
@@ -191,7 +177,7 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     await grace.getByRole('status').waitFor();
     expect(await grace.getByRole('status').textContent()).toBe('Enrolled');
     await page.getByRole('link', { name: 'Unreviewed 0' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/campaign-x-review.png', fullPage: true });
 
     const leads = await t.db
@@ -213,7 +199,7 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     const entry = page.getByRole('row', { name: /x_dm/ });
     await entry.first().waitFor();
     await expect(entry.first().getByText('ok').isVisible()).resolves.toBe(true);
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
   });
 
   it('e-mail: writes an email sequence, imports leads from a CSV with a preview, enrolls them on the mailbox, and the engine sends the first e-mail', async () => {
@@ -226,8 +212,8 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
 
     await page.goto(b.url('/console/leads/import'));
     await page.getByRole('heading', { level: 1, name: 'Import leads' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     const csv = [
       'person,company,title,email,linkedinUrl',
       'Bob Slydell,Initech,Consultant,bob@initech.example,',
@@ -246,14 +232,14 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     await page.getByRole('cell', { name: 'Milton Waddams' }).waitFor();
     // The CSV rides along to Import unseen (it once showed as a stray empty text box under the rows).
     expect(await page.locator('textarea[name="csv"]').isVisible()).toBe(false);
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/campaign-email-import.png', fullPage: true });
 
     // Imported without a sequence: the leads wait, and are enrolled on the mailbox next.
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await page.getByText('Imported 3 leads.').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
 
     await page.getByRole('link', { name: 'Enroll leads into a sequence' }).click();
     await page.getByRole('heading', { level: 1, name: 'Enroll leads' }).waitFor();
@@ -265,13 +251,13 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
     }
     await page.getByLabel('Sequence').selectOption({ label: 'Initech intro (active)' });
     await page.getByLabel('Account or mailbox').selectOption({ label: 'Dana (e-mail): mailbox dana@northwind.example' });
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/campaign-email-enroll.png', fullPage: true });
     await page.getByRole('button', { name: 'Enroll selected' }).click();
     await page.getByText('Enrolled 3 leads into "Initech intro" on the mailbox dana@northwind.example.').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
 
     const bob = await t.db
       .selectFrom('leads')

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
 import { createMemoryChannels } from '../helpers/memory-channels.js';
 import { insertActivity, insertLead, insertMessagingAccount, insertReply, insertSequence, insertXAccount } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
@@ -18,19 +17,6 @@ let page: Page;
 let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let ada: string;
 let xReply: string;
-
-async function axeSeriousOrCritical() {
-  const result = await new AxeBuilder({ page }).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
-
-/** Whether the page fits a 390px-wide phone screen (tables scroll inside themselves). */
-async function fitsPhone() {
-  await page.setViewportSize({ width: 390, height: 800 });
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  await page.setViewportSize({ width: 1200, height: 800 });
-  return width;
-}
 
 beforeAll(async () => {
   t = await buildTestApp({ realClock: true, drivers: channels.drivers });
@@ -103,8 +89,8 @@ describe('the lead page and Mark handled in a real browser', { timeout: 120_000 
     await page.getByRole('link', { name: '@ada_x' }).waitFor();
     await page.getByText('Sounds interesting, DM me the deck').waitFor();
     await page.getByText('5 ledger entries for this lead, newest first.').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/lead.png', fullPage: true });
 
     page.once('dialog', (dialog) => void dialog.accept());
@@ -119,8 +105,8 @@ describe('the lead page and Mark handled in a real browser', { timeout: 120_000 
     await page.getByRole('heading', { level: 1, name: 'Replies' }).waitFor();
     const openOnX = page.getByRole('link', { name: /^Open on X/ });
     expect(await openOnX.getAttribute('href')).toBe('https://x.com/messages/42-7000000001');
-    expect(await axeSeriousOrCritical()).toEqual([]);
-    expect(await fitsPhone()).toBeLessThanOrEqual(390);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
+    expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/replies.png', fullPage: true });
 
     await page.getByRole('button', { name: /^Mark handled/ }).click();
@@ -129,6 +115,6 @@ describe('the lead page and Mark handled in a real browser', { timeout: 120_000 
     expect(await page.getByText('Thanks, what does it cost?').count()).toBe(1);
     const reply = await t.db.selectFrom('replies').select(['state', 'decided_by']).where('id', '=', xReply).executeTakeFirstOrThrow();
     expect(reply).toEqual({ state: 'decided', decided_by: 'console' });
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
   });
 });

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical } from '../helpers/browser.js';
 import { createMemoryChannels } from '../helpers/memory-channels.js';
 import { insertLead, insertMessagingAccount, insertReply, insertSequence } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
@@ -19,11 +18,6 @@ let page: Page;
 let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let leadId: string;
 let draftSequence: string;
-
-async function axeSeriousOrCritical() {
-  const result = await new AxeBuilder({ page }).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
 
 beforeAll(async () => {
   t = await buildTestApp({ realClock: true, drivers: channels.drivers, resolver: tableResolver({ 'hooks.example.com': ['93.184.216.34'] }) });
@@ -72,14 +66,14 @@ describe('console pages in a real browser', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
     await page.locator('#funnel-chart canvas').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/dashboard.png', fullPage: true });
   });
 
   it('a reply decision: Send asks for confirmation, then sends the edited draft once', async () => {
     await page.getByRole('link', { name: 'Pending replies: 1' }).click();
     await page.getByRole('heading', { level: 1, name: 'Replies' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await page.getByRole('textbox', { name: 'Draft' }).fill('Sure, the details are attached.');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Confirm: Send' }).waitFor();
@@ -95,7 +89,7 @@ describe('console pages in a real browser', { timeout: 120_000 }, () => {
     await page.getByRole('checkbox', { name: 'reply.received' }).check();
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByText('Signing secret, shown only now').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await page.getByRole('button', { name: 'Send test ping to https://hooks.example.com/outreach' }).click();
     await page.getByText('Test ping scheduled').waitFor();
     expect(await page.getByText('Signing secret, shown only now').count()).toBe(0);
@@ -104,10 +98,10 @@ describe('console pages in a real browser', { timeout: 120_000 }, () => {
   it('sequence approval: the page shows the steps of the exact revision, Approve records it, Activate starts it', async () => {
     await page.getByRole('link', { name: 'Sequences' }).click();
     await page.getByRole('heading', { level: 1, name: 'Sequences' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await page.getByRole('link', { name: 'Munich CTOs' }).click();
     await page.getByRole('heading', { level: 2, name: 'Steps of revision 1 (none approved yet)' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/sequence-approval.png', fullPage: true });
     await page.getByRole('button', { name: 'Approve revision 1' }).click();
     await page.getByText('Approved revision 1.').waitFor();
@@ -125,9 +119,9 @@ describe('console pages in a real browser', { timeout: 120_000 }, () => {
     await page.getByLabel('Stage reached').selectOption('replied');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByText('2 leads match').waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await page.getByRole('link', { name: 'Activity' }).click();
     await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
   });
 });

@@ -2,10 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical } from '../helpers/browser.js';
 import { insertCandidates, insertReviewPlay } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { tableResolver } from '../webhooks/receiver.js';
@@ -53,11 +52,6 @@ function discPng(rgb: [number, number, number]): Buffer {
     chunk('IDAT', deflateSync(Buffer.concat(rows))),
     chunk('IEND', Buffer.alloc(0)),
   ]);
-}
-
-async function axeSeriousOrCritical() {
-  const result = await new AxeBuilder({ page }).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
 }
 
 const leadsOfPlay = () => t.db.selectFrom('leads').select('x_user_id').where('play_id', '=', playId).execute();
@@ -145,7 +139,7 @@ describe('console in a real browser', { timeout: 120_000 }, () => {
     await page.goto(b.url(reviewPath));
     const keyBox = page.getByRole('textbox', { name: 'Workspace key' });
     await expect(keyBox.isVisible()).resolves.toBe(true);
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/sign-in.png' });
 
     await keyBox.fill('ows_this-is-not-a-key-of-anything-at-all');
@@ -179,7 +173,7 @@ describe('console in a real browser', { timeout: 120_000 }, () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(page.viewportSize()!.width);
     await expect(page.getByRole('cell', { name: XSS, exact: true }).isVisible()).resolves.toBe(true);
     expect(dialogs).toEqual([]);
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     await expect(page.getByRole('link', { name: 'Unreviewed 5' }).isVisible()).resolves.toBe(true);
     await expect(page.getByRole('link', { name: 'All 5' }).isVisible()).resolves.toBe(true);
 
@@ -225,7 +219,7 @@ describe('console in a real browser', { timeout: 120_000 }, () => {
     await expect(page.getByRole('link', { name: 'Unreviewed 0' }).isVisible()).resolves.toBe(true);
     await page.getByRole('link', { name: /^All 5/ }).click();
     await page.getByRole('row', { name: /@margaret/ }).waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
   });
 
   it('"Sign out" ends the session', async () => {

@@ -1,3 +1,4 @@
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestApp } from './build-test-app.js';
 
@@ -35,4 +36,19 @@ export async function launchConsoleBrowser(
       await browser.close();
     },
   };
+}
+
+/** axe-core's serious and critical findings on the page as it is now, as `id: help` lines (empty: clean). */
+export async function axeSeriousOrCritical(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
+/** The page's scrollWidth on a 390px-wide phone screen (tables scroll inside themselves), then back to desktop. */
+export async function phoneScrollWidth(page: Page): Promise<number> {
+  const before = page.viewportSize() ?? { width: 1200, height: 800 };
+  await page.setViewportSize({ width: 390, height: 800 });
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  await page.setViewportSize(before);
+  return width;
 }

@@ -965,6 +965,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "csv": "person,company,title,email,linkedinUrl\nAnn Lee,Initech,CTO,ann@initech.example,https://www.linkedin.com/in/annlee\nBad Row,Acme,,not-an-email,\n",
+                     *       "sequenceId": null,
+                     *       "accountId": null,
+                     *       "dryRun": true
+                     *     }
+                     */
                     "application/json": {
                         accountId?: string | null;
                         /** @description which header each lead field reads; absent: the header named like the field; null: none */
@@ -994,6 +1002,65 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "dryRun": true,
+                         *       "sequence": null,
+                         *       "account": null,
+                         *       "headers": [
+                         *         "person",
+                         *         "company",
+                         *         "title",
+                         *         "email",
+                         *         "linkedinUrl"
+                         *       ],
+                         *       "columns": {
+                         *         "person": "person",
+                         *         "company": "company",
+                         *         "title": "title",
+                         *         "email": "email",
+                         *         "linkedinUrl": "linkedinUrl",
+                         *         "xUsername": null
+                         *       },
+                         *       "counts": {
+                         *         "rows": 2,
+                         *         "new": 1,
+                         *         "duplicate": 0,
+                         *         "suppressed": 0,
+                         *         "invalid": 1
+                         *       },
+                         *       "rows": [
+                         *         {
+                         *           "row": 2,
+                         *           "status": "new",
+                         *           "reason": null,
+                         *           "leadId": null,
+                         *           "lead": {
+                         *             "person": "Ann Lee",
+                         *             "company": "Initech",
+                         *             "title": "CTO",
+                         *             "email": "ann@initech.example",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/annlee",
+                         *             "xUsername": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "row": 3,
+                         *           "status": "invalid",
+                         *           "reason": "email \"not-an-email\" is not an e-mail address (name@example.com, at most 320 characters)",
+                         *           "leadId": null,
+                         *           "lead": {
+                         *             "person": "Bad Row",
+                         *             "company": "Acme",
+                         *             "title": null,
+                         *             "email": "not-an-email",
+                         *             "linkedinUrl": null,
+                         *             "xUsername": null
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             account: {
                                 id: string;

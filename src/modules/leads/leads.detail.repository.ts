@@ -1,6 +1,6 @@
 import { sql, type SqlBool } from 'kysely';
 import type { Database } from '../../db/database.js';
-import { where, type LeadFilters } from './leads.repository.js';
+import { LEAD_LIST_COLUMNS, where, type LeadFilters } from './leads.repository.js';
 
 // The SQL behind the console's lead page and its keyset pages of the lead list (leads.detail.ts).
 
@@ -52,34 +52,7 @@ export async function listLeadsPage(db: Database, workspaceId: string, f: LeadFi
     : null;
   const rows = await db
     .selectFrom('leads')
-    .select([
-      'id',
-      'person',
-      'company',
-      'title',
-      'email',
-      'linkedin_url',
-      'username',
-      'account_id',
-      'sequence_id',
-      'strategy_id',
-      'strategy_run_id',
-      'invite_priority',
-      'stage',
-      'current_step',
-      'next_action_at',
-      'automation_stopped',
-      'invited_at',
-      'connected_at',
-      'messaged_at',
-      'replied_at',
-      'meeting_booked_at',
-      'meeting_outcome',
-      'snoozed_until',
-      'opted_out_at',
-      'reply_sentiment',
-      'last_error',
-    ])
+    .select([...LEAD_LIST_COLUMNS, 'username'])
     .where(where(workspaceId, f))
     .$if(at !== null, (qb) => qb.where(at!))
     .orderBy('created_at', newer ? 'asc' : 'desc')

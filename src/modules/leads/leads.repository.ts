@@ -37,38 +37,41 @@ export function where(workspaceId: string, f: LeadFilters) {
   };
 }
 
+/** The columns a lead list row reads (GET /leads, the console's pages). */
+export const LEAD_LIST_COLUMNS = [
+  'id',
+  'person',
+  'company',
+  'title',
+  'email',
+  'linkedin_url',
+  'account_id',
+  'sequence_id',
+  'strategy_id',
+  'strategy_run_id',
+  'invite_priority',
+  'stage',
+  'current_step',
+  'next_action_at',
+  'automation_stopped',
+  'invited_at',
+  'connected_at',
+  'messaged_at',
+  'replied_at',
+  'meeting_booked_at',
+  'meeting_outcome',
+  'snoozed_until',
+  'opted_out_at',
+  'reply_sentiment',
+  'last_error',
+] as const;
+
 /** One pass: the page and, through a window count, the exact number of matches. */
 export async function listLeads(db: Database, workspaceId: string, f: LeadFilters, limit: number) {
   return db
     .selectFrom('leads')
     .select((eb) => eb.fn.countAll<number>().over().as('total'))
-    .select([
-      'id',
-      'person',
-      'company',
-      'title',
-      'email',
-      'linkedin_url',
-      'account_id',
-      'sequence_id',
-      'strategy_id',
-      'strategy_run_id',
-      'invite_priority',
-      'stage',
-      'current_step',
-      'next_action_at',
-      'automation_stopped',
-      'invited_at',
-      'connected_at',
-      'messaged_at',
-      'replied_at',
-      'meeting_booked_at',
-      'meeting_outcome',
-      'snoozed_until',
-      'opted_out_at',
-      'reply_sentiment',
-      'last_error',
-    ])
+    .select(LEAD_LIST_COLUMNS)
     .where(where(workspaceId, f))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
+import { upsertXProfiles } from '../../domain/x-profiles.repository.js';
 import type { PublicUser, SandboxWorld } from '../../providers/publicdata/index.js';
 
 /** `handle` is already lower-cased without '@'; stored handles may carry a leading '@'. */
@@ -67,22 +68,5 @@ export async function saveProfiles(db: Database, users: readonly PublicUser[]) {
         ]
       : [],
   );
-  const unique = [...new Map(rows.map((r) => [r.x_user_id, r])).values()];
-  for (let i = 0; i < unique.length; i += 500) {
-    await db
-      .insertInto('x_profiles')
-      .values(unique.slice(i, i + 500))
-      .onConflict((oc) =>
-        oc.column('x_user_id').doUpdateSet((eb) => ({
-          bio: eb.ref('excluded.bio'),
-          location: eb.ref('excluded.location'),
-          followers_count: eb.ref('excluded.followers_count'),
-          profile_image_url: eb.ref('excluded.profile_image_url'),
-          last_post_text: eb.ref('excluded.last_post_text'),
-          last_post_at: eb.ref('excluded.last_post_at'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
-  }
+  await upsertXProfiles(db, rows);
 }

@@ -2,6 +2,7 @@ import type { Insertable } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import type { TextCipher } from '../../lib/crypto.js';
+import { upsertXProfiles } from '../../domain/x-profiles.repository.js';
 
 // Every statement takes the caller's transaction (`Database` also types a Kysely Transaction), so a
 // world load is one unit of work. Rows go in multi-row statements: a large world is a few dozen round
@@ -148,23 +149,7 @@ export async function upsertPublicData(
       .execute();
   }
   // The file is the simulated provider: its latest word on a profile replaces the stored one.
-  for (const chunk of chunks(data.profiles, INSERT_CHUNK)) {
-    await db
-      .insertInto('x_profiles')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc.column('x_user_id').doUpdateSet((eb) => ({
-          bio: eb.ref('excluded.bio'),
-          location: eb.ref('excluded.location'),
-          followers_count: eb.ref('excluded.followers_count'),
-          profile_image_url: eb.ref('excluded.profile_image_url'),
-          last_post_text: eb.ref('excluded.last_post_text'),
-          last_post_at: eb.ref('excluded.last_post_at'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
-  }
+  await upsertXProfiles(db, data.profiles);
   for (const chunk of chunks(data.unavailable, INSERT_CHUNK)) {
     await db
       .insertInto('publicdata_unavailable')
