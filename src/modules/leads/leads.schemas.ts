@@ -64,17 +64,20 @@ export const LeadsResponse = Type.Object({
 });
 
 // Importing cross-channel leads (POST /leads/import, an extension of the spec): the CSV text and where the leads go.
-const LeadFieldValues = Type.Object(
-  {
-    person: Nullable(Type.String()),
-    company: Nullable(Type.String()),
-    title: Nullable(Type.String()),
-    email: Nullable(Type.String()),
-    linkedinUrl: Nullable(Type.String()),
-    xUsername: Nullable(Type.String()),
-  },
-  { description: 'the row as read: one value per lead field, null when blank or not mapped' },
-);
+/** One nullable string per lead field: a row's values, or the header each field was read from. */
+const PerLeadField = (description: string) =>
+  Type.Object(
+    {
+      person: Nullable(Type.String()),
+      company: Nullable(Type.String()),
+      title: Nullable(Type.String()),
+      email: Nullable(Type.String()),
+      linkedinUrl: Nullable(Type.String()),
+      xUsername: Nullable(Type.String()),
+    },
+    { description },
+  );
+const LeadFieldValues = PerLeadField('the row as read: one value per lead field, null when blank or not mapped');
 const Column = Type.Optional(Nullable(Type.String({ maxLength: 200 })));
 
 export const ImportLeadsBody = Type.Object(
@@ -107,17 +110,7 @@ export const ImportLeadsResponse = Type.Object({
   sequence: Nullable(Type.Object({ id: Uuid(), name: Type.String(), status: Type.String() })),
   account: Nullable(Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), mailbox: Nullable(Type.String()) })),
   headers: Type.Array(Type.String(), { description: 'the header row of the file' }),
-  columns: Type.Object(
-    {
-      person: Nullable(Type.String()),
-      company: Nullable(Type.String()),
-      title: Nullable(Type.String()),
-      email: Nullable(Type.String()),
-      linkedinUrl: Nullable(Type.String()),
-      xUsername: Nullable(Type.String()),
-    },
-    { description: 'the header each lead field was read from (null: none)' },
-  ),
+  columns: PerLeadField('the header each lead field was read from (null: none)'),
   counts: Type.Object({
     rows: Type.Integer({ minimum: 0 }),
     new: Type.Integer({ minimum: 0 }),

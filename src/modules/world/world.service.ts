@@ -1,11 +1,11 @@
 import { seedMailbox } from '../../channels/email/index.js';
 import { xOauthRepository } from '../../channels/x/index.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { ServiceDeps } from '../../app/services.js';
 import { AppError, conflict } from '../../lib/errors.js';
 import { compileStrict } from '../../app/validation.js';
 import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
+import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { invalidWorld, planWorld, type Item, type Plan, type Row } from './planners/index.js';
 import { reconcile } from './world.reconcile.js';
@@ -100,7 +100,14 @@ async function write(db: Database, cipher: TextCipher, plan: Plan, now: Date): P
   };
 }
 
-export function createWorldService({ db, clock, cipher }: ServiceDeps) {
+/** What the world loader needs (a module takes its own dependencies; it never imports the app's composition root). */
+export interface WorldServiceDeps {
+  db: Database;
+  clock: Clock;
+  cipher: TextCipher;
+}
+
+export function createWorldService({ db, clock, cipher }: WorldServiceDeps) {
   /** Loads a world file (shared/contracts/world-file.md) in one transaction: all of it or nothing. */
   async function seed(input: unknown): Promise<SeedResult> {
     // Validation fills defaults into the document; the caller's object stays as it was given.
