@@ -15,6 +15,7 @@ import { createReportsService } from '../modules/reports/index.js';
 import { createRepliesService } from '../modules/replies/index.js';
 import { createAuthoringService } from '../modules/authoring/index.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/index.js';
+import { createTasksService } from '../modules/tasks/index.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
@@ -26,6 +27,7 @@ import { createChannelDrivers } from '../channels/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import { createMailboxesService } from '../channels/email/index.js';
 import { createXConnectService, xOauthRepository, xTokensService } from '../channels/x/index.js';
+import { createLinkedinAccountsService } from '../channels/linkedin/index.js';
 
 export interface ServiceDeps {
   db: Database;
@@ -74,11 +76,13 @@ export function createServices(deps: ServiceDeps) {
   });
   const x = { db: deps.db, repo: xRepo, tokens: xTokens, settings: xSettings };
   // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
-  const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x });
+  const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x, linkedin: { db: deps.db } });
   const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
   const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });
+  // Tasks end through the part that opened them: a step's through the engine, a reply decision's through replies.
+  const tasks = createTasksService({ ...deps, drivers, steps: engine.taskSteps, replies: replies.replyTasks });
   const authoring = createAuthoringService(deps);
   const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
   // Revoking a key ends the console sessions it opened at once (docs/console.md), whoever revokes it: the admin
@@ -90,6 +94,7 @@ export function createServices(deps: ServiceDeps) {
   };
   const mailboxes = createMailboxesService(deps);
   const unsubscribe = createUnsubscribeService(deps);
+  const linkedin = createLinkedinAccountsService(deps);
   return {
     workspaces: { ...workspaces, revokeApiKey },
     world,
@@ -106,6 +111,7 @@ export function createServices(deps: ServiceDeps) {
     reports,
     progress,
     replies,
+    tasks,
     engine,
     drivers,
     authoring,
@@ -113,6 +119,7 @@ export function createServices(deps: ServiceDeps) {
     mailboxes,
     unsubscribe,
     xConnect,
+    linkedin,
   };
 }
 

@@ -58,6 +58,13 @@ export interface OutboundAction {
   at: Date;
   /** 0 for the first try of this step, 1 for the first retry, … */
   attempt?: number;
+  /**
+   * Set by the platform policy (domain/policy.ts) when the engine may act only if the person wrote to the account
+   * first (an X DM): the driver looks (stored senders, then the platform) and answers `needs_person` when they did not.
+   */
+  onlyIfTheyWroteFirst?: boolean;
+  /** A signed-in person performs this at a click (a task in the console): the policy has already been answered. */
+  byPerson?: boolean;
 }
 
 export type ActionResult =
@@ -68,7 +75,12 @@ export type ActionResult =
    * the step is due again after this long and the answer does not count as one of the lead's attempts.
    */
   | { outcome: 'failed'; error: string; retryable: boolean; waitSeconds?: number }
-  | { outcome: 'rate_limited'; retryAfterSeconds: number };
+  | { outcome: 'rate_limited'; retryAfterSeconds: number }
+  /**
+   * The platform's rules keep this from automation (domain/policy.ts): nothing was sent, and a person must do it.
+   * The engine turns it into a task (docs/tasks.md). `reason` is one of the policy's PERSON_REASONS.
+   */
+  | { outcome: 'needs_person'; reason: string };
 
 /** What the outside world did since the last poll, as a driver observed it. */
 export type InboundObservation =
@@ -178,6 +190,18 @@ export interface XAccountPassCounts {
 
 export const emptyXCounts = (): XAccountPassCounts => ({ replies: 0, followBacks: 0, unmatched: 0 });
 
+/** What one pass heard on one LinkedIn gateway account (docs/linkedin.md), keyed by messaging account id. */
+export interface LinkedinAccountPassCounts {
+  replies: number;
+  acceptances: number;
+  /** Chats with people who are not leads of this account: counted, not read. */
+  unmatched: number;
+  /** Items that could not be applied (passed over, the rest of the poll went on). */
+  unreadable: number;
+  /** Set when the account could not be read this pass. */
+  error?: 'linkedin_gateway_auth_failed' | 'linkedin_gateway_rate_limited' | 'linkedin_gateway_unreachable';
+}
+
 /** What one engine pass did (POST /admin/v1/engine/tick answers it; the worker logs it). */
 export interface PassSummary {
   /** Steps that went out (outcome ok). */
@@ -191,10 +215,14 @@ export interface PassSummary {
   observations: number;
   /** New candidates saved by Play discovery. */
   discovered: number;
+  /** Steps the platform policy gave to a person as tasks this pass (docs/tasks.md); absent when none. */
+  tasksOpened?: number;
   /** Per mailbox polled this pass (inbox watcher): replies, out-of-office, bounces, unsubscribes, unmatched mail. */
   mailboxes?: Record<string, MailboxPassCounts>;
   /** Per connected X account polled this pass (X watcher): DM replies, follow-backs, unmatched DMs. */
   xAccounts?: Record<string, XAccountPassCounts>;
+  /** Per LinkedIn gateway account polled this pass (LinkedIn watcher): replies, acceptances, unmatched chats. */
+  linkedinAccounts?: Record<string, LinkedinAccountPassCounts>;
 }
 
 export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed: 0, repliesDetected: 0, deferred: 0, observations: 0, discovered: 0 });

@@ -70,6 +70,56 @@ export interface XDmEventsSeenTable {
   seen_at: CreatedAt;
 }
 
+/** People who wrote to a connected X account (migration 0027): X allows automated DMs only to them. Ids only, no text. */
+export interface XDmSendersTable {
+  workspace_id: string;
+  account_user_id: string;
+  sender_id: string;
+  first_at: Timestamp;
+}
+
+export type TaskStatus = 'open' | 'done' | 'skipped' | 'cancelled';
+
+/**
+ * A due action for a person (migration 0027; docs/tasks.md): a sequence step the platform's rules keep from the engine
+ * (domain/policy.ts), or a reply decision's answer on a `tasks` LinkedIn account. Triggers cancel it when it no
+ * longer applies.
+ */
+export interface TasksTable {
+  id: string;
+  workspace_id: string;
+  lead_id: string;
+  source: 'step' | 'reply';
+  sequence_id: string | null;
+  step_index: number | null;
+  variant_key: string | null;
+  reply_id: string | null;
+  decision: string | null;
+  /** The step kind (`connect`, `x_dm`, …) or `reply`. */
+  kind: string;
+  channel: string;
+  /** The ledger action completing it writes (`invite`, `message`, `x_dm`, `x_follow`, `reply_sent`, …). */
+  action: string;
+  account_id: string | null;
+  x_account_user_id: string | null;
+  subject: string | null;
+  /** The rendered message, encrypted at rest (the console and the task API show it to the person who sends it). */
+  text: string | null;
+  actions: ColumnType<{ type: string; count: number | null; reaction: string | null }[], string | undefined, string>;
+  profile_url: string | null;
+  /** Why a person must act: the policy's reason code (docs/policy.md). */
+  reason: string;
+  idempotency_key: string;
+  status: Generated<TaskStatus>;
+  due_at: Timestamp;
+  created_at: CreatedAt;
+  closed_at: Timestamp | null;
+  closed_by: string | null;
+  closed_reason: string | null;
+  /** What the platform answered when the console performed it (an X DM event id, …). */
+  external_id: string | null;
+}
+
 export interface WebhooksTable {
   id: string;
   workspace_id: string;

@@ -67,7 +67,20 @@ export interface MessagingAccountsTable {
   account_score: number | null;
   relations_count: number | null;
   created_at: CreatedAt;
+  /** How its LinkedIn steps are carried out (migration 0027; docs/linkedin.md). */
+  linkedin_delivery: Generated<LinkedinDelivery>;
+  /** The account's id at the LinkedIn gateway (required with `gateway`). */
+  linkedin_gateway_account_id: string | null;
+  /** Set when the gateway refused the account (401/403): `linkedin_gateway_auth_failed`; nothing is sent meanwhile. */
+  linkedin_gateway_error: string | null;
+  linkedin_gateway_error_at: Timestamp | null;
+  /** The gateway watcher's schedule, lease and position (chats, relations) for this account. */
+  linkedin_next_poll_at: Timestamp | null;
+  linkedin_poll_lease_until: Timestamp | null;
+  linkedin_watch_state: Json | null;
 }
+
+export type LinkedinDelivery = 'sandbox' | 'tasks' | 'gateway';
 
 export interface SequenceStepRow {
   index: number;
@@ -209,7 +222,11 @@ export interface LeadsTable {
   step_attempts: Generated<number>;
   /** Tries of the current step that only waited on the sending side (migration 0020). */
   step_waits: Generated<number>;
-  waiting_for: 'accept' | null;
+  /** `accept`: a message step waits for the invitation's acceptance; `task`: a person's task holds the lane. */
+  waiting_for: 'accept' | 'task' | null;
+  /** LinkedIn's id of the person (the gateway's `provider_id`) and the gateway chat with them (migration 0027). */
+  linkedin_provider_id: string | null;
+  linkedin_chat_id: string | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -287,6 +304,8 @@ export interface DB {
   x_account_oauth: delivery.XAccountOauthTable;
   x_oauth_states: delivery.XOauthStatesTable;
   x_dm_events_seen: delivery.XDmEventsSeenTable;
+  x_dm_senders: delivery.XDmSendersTable;
+  tasks: delivery.TasksTable;
   send_budgets: delivery.SendBudgetsTable;
   messaging_accounts: MessagingAccountsTable;
   sequences: SequencesTable;

@@ -82,3 +82,12 @@ export type ActivityOutcome = (typeof ACTIVITY_OUTCOMES)[number];
 export function inWords(values: readonly string[]): string {
   return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
 }
+
+/** How a LinkedIn account's steps reach LinkedIn (world file "LinkedIn delivery"; docs/linkedin.md). */
+export const LINKEDIN_DELIVERIES = ['sandbox', 'tasks', 'gateway'] as const;
+export type LinkedinDeliveryMode = (typeof LINKEDIN_DELIVERIES)[number];
+export const isLinkedinDelivery = (value: string): value is LinkedinDeliveryMode => (LINKEDIN_DELIVERIES as readonly string[]).includes(value);
+
+/** A task's life (docs/tasks.md): open until a person does it (done) or skips it, or it no longer applies (cancelled). */
+export const TASK_STATUSES = ['open', 'done', 'skipped', 'cancelled'] as const;
+export type TaskStatusName = (typeof TASK_STATUSES)[number];

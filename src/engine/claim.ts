@@ -4,7 +4,9 @@ import type { Database } from '../db/database.js';
 import { sendsAtThisHour, type AdmissionContext } from '../domain/admission.js';
 import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
 import type { ChannelDrivers } from '../channels/types.js';
-import { inflightRelease, localOutcome, prepareSend, refusedOutcome, uncertainOutcome, type Outcome, type OutcomeRules, type PlannedSend } from './outcomes.js';
+import { inflightRelease, localOutcome, prepareSend, refusedOutcome, taskOutcome, uncertainOutcome, type Outcome, type OutcomeRules, type PlannedSend } from './outcomes.js';
+import { accountDeliveryOf, deliveryOf } from '../domain/policy.js';
+import type { TextCipher } from '../lib/crypto.js';
 import { releaseReservations, reservePacing, sendingWindowRetryAt, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recordOutcomes } from './record.js';
 import type { PassSummary } from '../channels/types.js';
@@ -80,9 +82,19 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
       const prepared = prepareSend(row, step, now);
       if (!prepared.ok) out.local.push(localOutcome(row, step, 'skipped', prepared.detail, now));
       else if (row.address_suppressed) out.local.push(refusedOutcome(config, prepared.send, 'address_suppressed', now));
-      else if (!sendsAtThisHour({ step, accountTimeZone: row.time_zone }, admission))
-        out.deferred.push({ id: row.id, at: sendingWindowRetryAt(config.pacing, row.time_zone, now).toISOString() });
-      else out.candidates.push(prepared.send);
+      else {
+        // The platform policy (domain/policy.ts): a person's step becomes a task now, whatever the hour (a person
+        // does it in their own working time); an X DM may go alone only if the person wrote first (the driver looks).
+        const channel = channelOf(step.kind);
+        const delivery = deliveryOf(step.kind, channel, accountDeliveryOf(channel, row.linkedin_delivery, row.x_connected));
+        if (delivery.by === 'person') out.local.push(taskOutcome(prepared.send, delivery.reason, now));
+        else if (!sendsAtThisHour({ step, accountTimeZone: row.time_zone }, admission))
+          out.deferred.push({ id: row.id, at: sendingWindowRetryAt(config.pacing, row.time_zone, now).toISOString() });
+        else {
+          if (delivery.by === 'engine_if_they_wrote_first') prepared.send.action.onlyIfTheyWroteFirst = true;
+          out.candidates.push(prepared.send);
+        }
+      }
     }
   }
   return out;
@@ -170,16 +182,22 @@ async function markInFlight(trx: Database, sends: PlannedSend[], checks: Planned
 }
 
 /** Everything the claim decided without a driver: waits move to their time, local outcomes are recorded. */
-async function recordClaimDecisions(trx: Database, c: { deferred: Deferral[]; waits: string[]; local: Outcome[] }, now: Date, summary: PassSummary) {
+async function recordClaimDecisions(
+  trx: Database,
+  c: { deferred: Deferral[]; waits: string[]; local: Outcome[] },
+  now: Date,
+  summary: PassSummary,
+  cipher: TextCipher,
+) {
   await sql.reschedule(trx, c.deferred);
   await sql.setWaitingForAccept(trx, c.waits, now);
-  await recordOutcomes(trx, c.local, now, summary);
+  await recordOutcomes(trx, c.local, now, summary, cipher);
   summary.deferred += c.deferred.length;
 }
 
 /** Claim transaction: decide every claimed lead, reserve budgets, mark sends in flight. Commits before any driver runs. */
 export async function claimBatch(
-  deps: { db: Database; config: ClaimSettings; drivers: ChannelDrivers },
+  deps: { db: Database; config: ClaimSettings; drivers: ChannelDrivers; cipher: TextCipher },
   now: Date,
   summary: PassSummary,
 ): Promise<{ claimed: number; sends: PlannedSend[]; checks: PlannedSend[] }> {
@@ -198,7 +216,7 @@ export async function claimBatch(
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
     const energy = await chargeEnergy(trx, pacing.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
-    await recordClaimDecisions(trx, { deferred: [...deferred, ...pacing.deferred, ...energy.deferred], waits, local }, now, summary);
+    await recordClaimDecisions(trx, { deferred: [...deferred, ...pacing.deferred, ...energy.deferred], waits, local }, now, summary, deps.cipher);
     return { claimed: rows.length, sends: energy.sends, checks };
   });
 }

@@ -8,10 +8,12 @@ import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from 
 import { createObserver } from './observe.js';
 import { createPacingReader } from './pacing.js';
 import { createScheduler } from './scheduler.js';
+import { createTaskSteps } from './tasks.js';
 import { emptySummary, type PassSummary } from '../channels/types.js';
 
 export type { PassSummary } from '../channels/types.js';
 export type { AccountPacing } from './pacing.js';
+export type { StepTaskRef, StepTaskResult, TaskSteps } from './tasks.js';
 
 export interface EngineDeps {
   db: Database;
@@ -36,7 +38,7 @@ export interface EngineDeps {
  */
 export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
-  const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers });
+  const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher });
   const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher });
   const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null, plays: deps.plays ?? null });
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing });
@@ -58,6 +60,8 @@ export function createEngine(deps: EngineDeps) {
     accountPacing: pacing.accountPacing,
     /** Pacing of every messaging account of a workspace, keyed by account id. */
     workspacePacing: pacing.workspacePacing,
+    /** A step task's end, recorded as the step itself (docs/tasks.md); the tasks service calls it. */
+    taskSteps: createTaskSteps({ config: cfg, cipher: deps.cipher }),
   };
 }
 

@@ -8,6 +8,8 @@ import { activityActionOf, bucketOf, channelOf, contacts, delayMs, eventOf, isXF
 import { renderTemplate } from '../domain/templates.js';
 import { localDay, safeZone } from '../domain/time.js';
 import { pickVariant } from './variants.js';
+import { profileUrlOf, type NewTask } from '../domain/tasks.js';
+import { newId } from '../lib/ids.js';
 
 // What the engine decides for one claimed lead, as plain values: the send it prepares and the record each
 // result leads to. No I/O here; the claim and record steps (claim.ts, record.ts) write what these decide.
@@ -35,7 +37,12 @@ export interface Outcome {
   refundUnits: number;
   release: PacingRelease | null;
   tally: 'actions' | 'skipped' | 'failed' | null;
+  /** The step became a person's task (domain/policy.ts): opened with the record; the lead's lane waits for it. */
+  task?: NewTask;
 }
+
+/** What recording a step's result needs of its send (a completed task has no driver action). */
+export type SendRecord = Pick<PlannedSend, 'row' | 'step' | 'key' | 'variantKey' | 'units' | 'release'>;
 
 const DAY = 86_400_000;
 
@@ -171,8 +178,14 @@ export function localOutcome(
   return { row, record, activity, event: null, refundUnits: 0, release: null, tally: activity ? (kind === 'uncertain' ? 'failed' : 'skipped') : null };
 }
 
-export function resultOutcome(config: OutcomeRules, send: PlannedSend, result: ActionResult, now: Date, note: Record<string, unknown> = {}): Outcome {
+export function resultOutcome(config: OutcomeRules, send: SendRecord, result: ActionResult, now: Date, note: Record<string, unknown> = {}): Outcome {
   const { row, step } = send;
+  if (result.outcome === 'needs_person') {
+    // Nothing left: the reservation and the energy go back, and the step waits for a person (the driver found that
+    // the platform's rules need one, e.g. an X DM to someone who never wrote to the account).
+    const task = taskOutcome(send as PlannedSend, result.reason, now);
+    return { ...task, record: { ...task.record, expect_key: send.key, expect_at: now.toISOString() }, refundUnits: send.units, release: send.release };
+  }
   const index = row.current_step;
   const already = !!row.messaged_at;
   const channel = channelOf(step.kind);
@@ -280,6 +293,48 @@ export function checkOutcome(config: OutcomeRules, check: PlannedSend, verdict: 
     refundUnits: check.units,
     release: check.release,
     tally: 'failed',
+  };
+}
+
+/**
+ * The step goes to a person as a task (docs/tasks.md): nothing is sent, the lead's lane waits (no next action) until
+ * the task is done or skipped, and nothing is charged: pacing and caps count it when it is completed.
+ */
+export function taskOutcome(send: Omit<PlannedSend, 'units' | 'release'>, reason: string, now: Date): Outcome {
+  const { row, step, action } = send;
+  const channel = channelOf(step.kind);
+  const task: NewTask = {
+    id: newId(),
+    workspaceId: row.workspace_id,
+    leadId: row.id,
+    source: 'step',
+    sequenceId: row.sequence_id,
+    stepIndex: row.current_step,
+    variantKey: send.variantKey,
+    replyId: null,
+    decision: null,
+    kind: step.kind,
+    channel,
+    action: activityActionOf(step, !!row.messaged_at),
+    accountId: accountFor(row, step),
+    xAccountUserId: X_KINDS.has(step.kind) ? row.x_account_user_id : null,
+    subject: action.subject,
+    text: action.text,
+    actions: action.actions,
+    profileUrl: profileUrlOf(channel, row),
+    reason,
+    idempotencyKey: send.key,
+    dueAt: now,
+  };
+  return {
+    row,
+    record: { ...steadyRecord(row), next_action_at: null, last_error: null },
+    activity: null,
+    event: null,
+    refundUnits: 0,
+    release: null,
+    tally: null,
+    task,
   };
 }
 

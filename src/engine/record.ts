@@ -6,12 +6,14 @@ import type { Outcome } from './outcomes.js';
 import { releaseReservations } from './pacing.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
+import type { TextCipher } from '../lib/crypto.js';
+import { holdLanesForTasks, insertTasks } from '../domain/tasks.repository.js';
 
 /**
  * Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. Only
  * leads still holding the claim an outcome was made under are applied (sql/recordLeads.ts); the rest change nothing.
  */
-export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary) {
+export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary, cipher: TextCipher) {
   if (outcomes.length === 0) return;
   const recorded = await sql.recordLeads(
     trx,
@@ -33,6 +35,17 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
       return [{ workspaceId: o.row.workspace_id, event: o.event.event, data, createdAt: now }];
     }),
   );
+  // A step that became a person's task: the task is opened and the lane waits for it (docs/tasks.md).
+  const tasks = applied.flatMap((o) => (o.task ? [o.task] : []));
+  if (tasks.length > 0) {
+    await insertTasks(trx, cipher, tasks);
+    await holdLanesForTasks(
+      trx,
+      tasks.map((t) => t.leadId),
+      now,
+    );
+    summary.tasksOpened = (summary.tasksOpened ?? 0) + tasks.length;
+  }
   const refunds = new Map<string, number>();
   for (const o of applied) if (o.refundUnits > 0) refunds.set(o.row.workspace_id, (refunds.get(o.row.workspace_id) ?? 0) + o.refundUnits);
   // Counters before the workspace row: the claim transaction takes them in that order too.

@@ -7,11 +7,14 @@ import { emptyMailboxCounts, type ActionResult, type ChannelDrivers, type Delive
 import { claimBatch } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
+import type { TextCipher } from '../lib/crypto.js';
 
 interface SchedulerDeps {
   db: Database;
   config: EngineConfig;
   drivers: ChannelDrivers;
+  /** Encrypts a task's text (a step that became a person's task). */
+  cipher: TextCipher;
 }
 
 /** A batch: claim (one transaction), send through the drivers (no transaction), record (one transaction). */
@@ -40,7 +43,7 @@ export function createScheduler(deps: SchedulerDeps) {
       (into[r.sentFrom] ??= emptyMailboxCounts()).sent += 1;
     }
     const outcomes = [...sends.map((s, i) => resultOutcome(config, s, results[i], now)), ...checks.map((c, i) => checkOutcome(config, c, verdicts[i], now))];
-    await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary)));
+    await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher)));
     return claimed;
   }
 

@@ -367,6 +367,27 @@ export async function startXApiFake(
       return send(res, 201, { data: { dm_conversation_id: event.dmConversationId, dm_event_id: event.id } }, headers);
     }
 
+    // The one-to-one conversation with a participant (GET /2/dm_conversations/with/:participant_id/dm_events).
+    m = /^\/2\/dm_conversations\/with\/([^/]+)\/dm_events$/.exec(path);
+    if (method === 'GET' && m) {
+      const other = m[1];
+      const conversation = [me, other].sort().join('-');
+      const events = dmEvents
+        .filter((e) => e.dmConversationId === conversation)
+        .slice()
+        .reverse()
+        .map((e) => ({
+          id: e.id,
+          event_type: 'MessageCreate',
+          text: e.text,
+          sender_id: e.senderId,
+          dm_conversation_id: e.dmConversationId,
+          created_at: e.createdAt,
+        }));
+      const max = Math.min(100, Math.max(1, Number(url.searchParams.get('max_results') ?? 100)));
+      return page(res, events, url, max, headers);
+    }
+
     if (method === 'GET' && path === '/2/dm_events') {
       const types = url.searchParams.get('event_types');
       if (types && types !== 'MessageCreate') return send(res, 200, { meta: { result_count: 0 } }, headers);

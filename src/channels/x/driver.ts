@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
-import { rememberLeadXUserId } from './watch.repository.js';
+import { hasWrittenFirst, rememberDmSender, rememberLeadXUserId } from './watch.repository.js';
 import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
 import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
@@ -73,6 +73,10 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
     if (!text) return { outcome: 'failed', error: 'empty_message', retryable: false };
     const participant = await userIdOf(call, q, action);
     if (!participant) return { outcome: 'failed', error: 'x_user_not_found', retryable: false };
+    // X allows automated DMs only after the person DMs the account first (docs/policy.md): a sequence's DM to
+    // someone who never wrote is a person's task. A person's click (byPerson) and a reply decision are not automation.
+    if (action.kind === 'x_dm' && !action.byPerson && !(await theyWroteFirst(call, q, action, me, participant)))
+      return { outcome: 'needs_person', reason: 'x_dm_not_invited' };
     // A retry (an earlier try of this step may have reached X without an answer coming back): look before sending.
     if ((attempt ?? 0) > 0) {
       const earlier = await findSentDm(call, me, participant, text, new Date(at.getTime() - RETRY_LOOKBACK_MS)).catch(() => null);
@@ -128,6 +132,25 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
     return { status: 'unknown' };
   }
 
+  /**
+   * Whether the person has written to the account: recorded by the watcher (or an earlier look), else found in the
+   * one-to-one conversation at X (`GET /2/dm_conversations/with/{id}/dm_events`), then recorded. Unknown (X does not
+   * answer) is "no": a task is the safe side.
+   */
+  async function theyWroteFirst(call: Call, q: Database, action: OutboundAction, me: string, participant: string): Promise<boolean> {
+    const key = { workspaceId: action.workspaceId, accountUserId: me, senderId: participant };
+    if (await hasWrittenFirst(q, key)) return true;
+    const answer = await call<{ data?: DmEvent[] }>('GET', `/2/dm_conversations/with/${encodeURIComponent(participant)}/dm_events`, {
+      query: { event_types: 'MessageCreate', max_results: 100, 'dm_event.fields': DM_FIELDS },
+    });
+    if (answer.status !== 200) return false;
+    const theirs = (answer.body?.data ?? []).filter((e) => e.sender_id === participant && e.created_at);
+    if (theirs.length === 0) return false;
+    const first = theirs.map((e) => new Date(e.created_at!)).reduce((a, b) => (a < b ? a : b));
+    await rememberDmSender(q, { ...key, at: first });
+    return true;
+  }
+
   /** The person's X user id; a lead known only by username is resolved once and the id stored on the lead. */
   async function userIdOf(call: Call, q: Database, action: OutboundAction): Promise<string | null> {
     const { recipient } = action;
@@ -181,7 +204,10 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       await releaseBudget(q, key).catch(() => undefined);
       throw err;
     });
-    const xDidNotAct = result.outcome === 'rate_limited' || (result.outcome === 'failed' && (!result.retryable || result.waitSeconds !== undefined));
+    const xDidNotAct =
+      result.outcome === 'rate_limited' ||
+      result.outcome === 'needs_person' ||
+      (result.outcome === 'failed' && (!result.retryable || result.waitSeconds !== undefined));
     if (xDidNotAct) await releaseBudget(q, key);
     return result;
   }
@@ -226,6 +252,8 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       const me = action.accountUserId!;
       if (action.kind === 'x_dm' || action.kind === 'reply') return withDayUnit(q, action, 'dms', () => run(action, q, (call) => sendDm(call, q, me, action)));
       if (action.kind === 'x_engage') {
+        // Automated follows and any automated like are prohibited by X (docs/policy.md): only a person's click.
+        if (!action.byPerson) return { outcome: 'needs_person', reason: 'x_engage_by_person' };
         const follows = action.actions.some((a) => isFollow((a?.type ?? '').toLowerCase()));
         const go = () => run(action, q, (call) => engage(call, q, me, action));
         return follows ? withDayUnit(q, action, 'follows', go) : go();

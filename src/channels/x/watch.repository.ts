@@ -118,3 +118,27 @@ export async function rememberLeadXUserId(db: Database, p: { workspaceId: string
     .where('x_user_id', 'is', null)
     .execute();
 }
+
+/**
+ * Records that a person wrote to the account (X allows automated DMs only to them: domain/policy.ts). Ids only,
+ * the first time kept.
+ */
+export async function rememberDmSender(db: Database, p: { workspaceId: string; accountUserId: string; senderId: string; at: Date }): Promise<void> {
+  await db
+    .insertInto('x_dm_senders')
+    .values({ workspace_id: p.workspaceId, account_user_id: p.accountUserId, sender_id: p.senderId, first_at: p.at })
+    .onConflict((oc) => oc.columns(['workspace_id', 'account_user_id', 'sender_id']).doNothing())
+    .execute();
+}
+
+/** Whether this person has ever written to the account, as the watcher or an earlier look recorded it. */
+export async function hasWrittenFirst(db: Database, p: { workspaceId: string; accountUserId: string; senderId: string }): Promise<boolean> {
+  const row = await db
+    .selectFrom('x_dm_senders')
+    .select('sender_id')
+    .where('workspace_id', '=', p.workspaceId)
+    .where('account_user_id', '=', p.accountUserId)
+    .where('sender_id', '=', p.senderId)
+    .executeTakeFirst();
+  return row !== undefined;
+}

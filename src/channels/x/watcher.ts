@@ -75,6 +75,8 @@ export function createXWatcher(deps: XWatcherDeps) {
         if (!(await repo.claimDmEvent(trx, { workspaceId: acc.workspaceId, accountUserId: acc.userId, eventId: e.id, leadId: lead?.id ?? null, now }))) {
           return 'duplicate' as const;
         }
+        // Whoever they are, they wrote first: X then allows this account's automated DMs to them (domain/policy.ts).
+        if (e.sender_id) await repo.rememberDmSender(trx, { workspaceId: acc.workspaceId, accountUserId: acc.userId, senderId: e.sender_id, at });
         if (!lead) return 'unmatched' as const;
         await applyReply(trx, { type: 'reply', leadId: lead.id, channel: 'x', text: e.text ?? null, at }, lead, now, summary);
         return 'reply' as const;

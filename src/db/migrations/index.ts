@@ -21,6 +21,7 @@ import * as m0023 from './0023_send_budgets.js';
 import * as m0024 from './0024_reply_truncated.js';
 import * as m0025 from './0025_x_profiles.js';
 import * as m0026 from './0026_activity_by_lead.js';
+import * as m0027 from './0027_tasks.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -58,10 +59,13 @@ import * as m0026 from './0026_activity_by_lead.js';
  * | 0025 | 0025_x_profiles       | X users' public profiles (picture URL, bio, location, followers, last     |
  * |      |                       | post) for the review page                                                 |
  * | 0026 | 0026_activity_by_lead | one lead's ledger entries in order (the console's lead page, name search)  |
+ * | 0027 | 0027_tasks            | tasks (a due action for a person) cancelled by triggers when they no      |
+ * |      |                       | longer apply; a LinkedIn account's delivery and gateway state; LinkedIn    |
+ * |      |                       | ids on leads; the people who wrote to a connected X account first          |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0027.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0028.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -86,4 +90,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0024_reply_truncated': m0024,
   '0025_x_profiles': m0025,
   '0026_activity_by_lead': m0026,
+  '0027_tasks': m0027,
 };

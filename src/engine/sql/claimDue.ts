@@ -21,24 +21,36 @@ export const claimAdmissionSources = (xAccount: RawBuilder<string | null>): Admi
   xAccount,
 });
 
-export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext }): Promise<ClaimedRow[]> {
-  const now = p.now.toISOString();
-  const xAccount = sql<string | null>`COALESCE(l.account_user_id, p.account_user_id)`;
-  const src = claimAdmissionSources(xAccount);
-  const { rows } = await sql<ClaimedRow>`
-    SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
+/** The claim's columns (ClaimedRow without the admission `stop` columns): what a step needs to know about its lead. */
+export const claimedLeadColumns = (xAccount: RawBuilder<string | null>) => sql`SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       l.account_id, ${xAccount} AS x_account_user_id, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
-      s.steps, ma.time_zone, ma.warmup_started_at,
-      ${admissionBlocksSql('identity_opted_out', src, p.admission)} AS identity_opted_out,
-      ${admissionBlocksSql('address_suppressed', src, p.admission)} AS address_suppressed
-    FROM leads l
+      s.steps, ma.time_zone, ma.warmup_started_at, ma.linkedin_delivery,
+      -- The platform policy (domain/policy.ts) needs to know whether an X step's account is connected with OAuth.
+      COALESCE(s.steps -> l.current_step ->> 'kind' IN ('x_dm', 'x_engage') AND EXISTS (
+        SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = l.workspace_id AND o.user_id = ${xAccount}), false) AS x_connected`;
+
+/** Where the claim's columns come from (aliases l, s, w, p, c, ma). */
+export const CLAIMED_LEAD_FROM = sql`FROM leads l
     JOIN sequences s ON s.id = l.sequence_id AND s.workspace_id = l.workspace_id
     JOIN workspaces w ON w.id = l.workspace_id
     LEFT JOIN plays p ON p.id = l.play_id
     LEFT JOIN candidates c ON c.id = l.candidate_id
-    LEFT JOIN messaging_accounts ma ON ma.id = l.account_id AND ma.workspace_id = l.workspace_id
+    LEFT JOIN messaging_accounts ma ON ma.id = l.account_id AND ma.workspace_id = l.workspace_id`;
+
+/** The X account that carries a lead's X steps: its own, or its Play's. */
+export const LEAD_X_ACCOUNT = sql<string | null>`COALESCE(l.account_user_id, p.account_user_id)`;
+
+export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext }): Promise<ClaimedRow[]> {
+  const now = p.now.toISOString();
+  const xAccount = LEAD_X_ACCOUNT;
+  const src = claimAdmissionSources(xAccount);
+  const { rows } = await sql<ClaimedRow>`
+    ${claimedLeadColumns(xAccount)},
+      ${admissionBlocksSql('identity_opted_out', src, p.admission)} AS identity_opted_out,
+      ${admissionBlocksSql('address_suppressed', src, p.admission)} AS address_suppressed
+    ${CLAIMED_LEAD_FROM}
     WHERE l.next_action_at IS NOT NULL AND l.next_action_at <= ${now}::timestamptz
       AND (l.inflight_key IS NULL OR l.inflight_at < ${p.staleBefore.toISOString()}::timestamptz)
       AND ${admissionHoldSql(src, p.admission)}

@@ -13,6 +13,7 @@ export * from './markAccepted.js';
 export * from './markFollowedBack.js';
 export * from './markInflight.js';
 export * from './markReplied.js';
+export * from './readTaskLead.js';
 export * from './recordLeads.js';
 export * from './refundEnergy.js';
 export * from './reschedule.js';

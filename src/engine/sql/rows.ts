@@ -45,6 +45,9 @@ export type ClaimedRow = LeadContactRow &
     /** The admission list's `stop` rules (src/domain/admission.ts), as the claim's SQL answered them. */
     identity_opted_out: boolean;
     address_suppressed: boolean;
+    /** How the platform is reached (domain/policy.ts): the LinkedIn account's delivery, and whether the X account is connected. */
+    linkedin_delivery: Selectable<MessagingAccountsTable>['linkedin_delivery'] | null;
+    x_connected: boolean;
   };
 
 export type WatchedRow = LeadContactRow &

@@ -11,6 +11,9 @@ import { recipientIdentityOf } from '../../channels/recipients.js';
 import { toEventLead } from '../../domain/lead-views.js';
 import { isChannel } from '../../domain/vocabulary.js';
 import { optOutPerson } from '../../domain/opt-out.js';
+import { accountDeliveryOf, deliveryOf } from '../../domain/policy.js';
+import { profileUrlOf } from '../../domain/tasks.js';
+import { insertTasks } from '../../domain/tasks.repository.js';
 import * as repo from './replies.repository.js';
 import type { Decision } from './replies.schemas.js';
 
@@ -51,6 +54,8 @@ export interface DecisionEffect {
   optedOutLeadIds?: string[];
   /** send with edited text: the text that went out, encrypted, replaces the stored draft. */
   replyDraft?: string | null;
+  /** The answer became a person's task (a `tasks` LinkedIn account): nothing was sent yet. */
+  taskId?: string;
 }
 
 /** The channel refused a message: the reply stays pending, and the failed attempt is already recorded. */
@@ -102,6 +107,36 @@ interface Message {
 async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): Promise<DecisionEffect | ChannelRefusal> {
   const { trx, workspaceId, lead, now } = s;
   const channel: Channel = isChannel(s.reply.channel) ? s.reply.channel : 'linkedin';
+  // The platform policy (domain/policy.ts): on a LinkedIn account set to tasks, the answer is a person's to send.
+  const delivery = deliveryOf('reply', channel, accountDeliveryOf(channel, await repo.linkedinDeliveryOf(trx, workspaceId, lead.account_id), false));
+  if (delivery.by === 'person') {
+    const [taskId] = await insertTasks(trx, deps.cipher, [
+      {
+        id: newId(),
+        workspaceId,
+        leadId: lead.id,
+        source: 'reply',
+        sequenceId: null,
+        stepIndex: null,
+        variantKey: null,
+        replyId: s.reply.id,
+        decision: s.decision,
+        kind: 'reply',
+        channel,
+        action: message.ledgerAction,
+        accountId: lead.account_id,
+        xAccountUserId: null,
+        subject: null,
+        text: message.text,
+        actions: message.actions,
+        profileUrl: profileUrlOf(channel, lead),
+        reason: delivery.reason,
+        idempotencyKey: `reply:${s.reply.id}`,
+        dueAt: now,
+      },
+    ]);
+    return { lead, entries: [], taskId };
+  }
   const action: OutboundAction = {
     workspaceId,
     accountId: lead.account_id,
@@ -214,3 +249,57 @@ export const DECISION_HANDLERS: Record<Decision, Handler> = {
   dismiss,
   opt_out: optOut,
 };
+
+/** What a reply task's end needs (the tasks module's ReplyTaskInput). */
+interface ReplyTask {
+  id: string;
+  workspaceId: string;
+  leadId: string;
+  replyId: string;
+  decision: string;
+  channel: string;
+  action: string;
+  accountId: string | null;
+}
+
+/**
+ * A reply decision's task ended (docs/tasks.md). Done: what deliver() records after a send (the lead messaged and
+ * watched, the ledger entry, lead.messaged), with `via: "task"` and no units (the service sent nothing). Skipped:
+ * the entry with outcome `skipped`; nothing was sent.
+ */
+export function createReplyTaskRecorder(deps: Pick<DecisionDeps, 'watch'>) {
+  const row = (t: ReplyTask, by: string, now: Date, outcome: 'ok' | 'skipped'): ActivityRow => ({
+    id: newId(),
+    workspace_id: t.workspaceId,
+    created_at: now,
+    action: t.action,
+    outcome,
+    units: 0,
+    detail: JSON.stringify({ replyId: t.replyId, decision: t.decision, by, via: 'task', taskId: t.id, channel: t.channel }),
+    account_id: t.accountId,
+    lead_id: t.leadId,
+  });
+  return {
+    async completeReplyTask(trx: Database, t: ReplyTask, by: string, now: Date): Promise<'recorded' | 'stale'> {
+      const lead = await repo.lockLead(trx, t.workspaceId, t.leadId);
+      if (!lead) return 'stale';
+      const updated = await repo.updateLead(trx, t.workspaceId, lead.id, {
+        messaged: true,
+        last_activity_at: now,
+        updated_at: now,
+        watch: {
+          channel: t.channel,
+          next: new Date(now.getTime() + deps.watch.observeIntervalSeconds * 1000),
+          until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
+        },
+      });
+      await repo.insertActivities(trx, [row(t, by, now, 'ok')]);
+      await enqueueEvent(trx, { workspaceId: t.workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updated) }, createdAt: now });
+      return 'recorded';
+    },
+    async skipReplyTask(trx: Database, t: ReplyTask, by: string, now: Date): Promise<'recorded' | 'stale'> {
+      await repo.insertActivities(trx, [row(t, by, now, 'skipped')]);
+      return 'recorded';
+    },
+  };
+}

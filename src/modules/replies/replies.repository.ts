@@ -169,3 +169,15 @@ export async function updateLead(
 export async function insertActivities(db: Database, rows: Insertable<DB['activity']>[]) {
   if (rows.length > 0) await db.insertInto('activity').values(rows).execute();
 }
+
+/** How the lead's LinkedIn account delivers (domain/policy.ts); null without an account of this workspace. */
+export async function linkedinDeliveryOf(db: Database, workspaceId: string, accountId: string | null) {
+  if (!accountId) return null;
+  const row = await db
+    .selectFrom('messaging_accounts')
+    .select('linkedin_delivery')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return row?.linkedin_delivery ?? null;
+}

@@ -86,4 +86,11 @@ export const DecideResponse = Type.Object({
   messaged: Type.Boolean({ description: 'true when the decision sent a message to the prospect (send, invite, booking_link)' }),
   sequenceId: Nullable(Uuid({ description: "the lead's sequence after the decision" })),
   optedOutLeadIds: Type.Array(Uuid(), { description: 'opt_out: every lead of the identity now suppressed; empty otherwise' }),
+  taskId: Type.Optional(
+    Uuid({
+      description:
+        'send, invite or booking_link on a LinkedIn account set to tasks: the task that carries the answer for a person to send (GET /api/v1/tasks). messaged stays false until it is completed.',
+      'x-extension': true,
+    }),
+  ),
 });

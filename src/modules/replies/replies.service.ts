@@ -8,7 +8,7 @@ import type { ChannelDrivers } from '../../channels/types.js';
 import { iso } from '../../domain/iso.js';
 import { lockPersonLanes } from '../../domain/opt-out.js';
 import * as repo from './replies.repository.js';
-import { DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
+import { createReplyTaskRecorder, DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
 const IDEMPOTENCY_SCOPE = 'replies.decide';
@@ -232,6 +232,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
       messaged: effect.messaged ?? false,
       sequenceId: effect.lead.sequence_id,
       optedOutLeadIds: (effect.optedOutLeadIds ?? []).sort(),
+      ...(effect.taskId && { taskId: effect.taskId }),
     };
   }
 
@@ -315,7 +316,15 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     });
   }
 
-  return { listPending, listConsoleQueue, listForLead, decide, markHandled };
+  return {
+    listPending,
+    listConsoleQueue,
+    listForLead,
+    decide,
+    markHandled,
+    /** A reply decision's task ended (the tasks service calls it): recorded as the answer, or skipped. */
+    replyTasks: createReplyTaskRecorder(handlerDeps),
+  };
 }
 
 export type RepliesService = ReturnType<typeof createRepliesService>;

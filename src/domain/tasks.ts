@@ -1,0 +1,52 @@
+import type { Channel } from './vocabulary.js';
+
+// A task is a due action for a person (docs/tasks.md): a step the platform policy (domain/policy.ts) keeps from the
+// engine, or a reply decision's answer on a `tasks` LinkedIn account. The engine and the reply decisions open them
+// (tasks.repository.ts); the tasks module lists, completes and skips them.
+
+export interface NewTask {
+  id: string;
+  workspaceId: string;
+  leadId: string;
+  source: 'step' | 'reply';
+  sequenceId: string | null;
+  stepIndex: number | null;
+  variantKey: string | null;
+  replyId: string | null;
+  decision: string | null;
+  kind: string;
+  channel: Channel;
+  /** The ledger action completing it writes. */
+  action: string;
+  accountId: string | null;
+  xAccountUserId: string | null;
+  subject: string | null;
+  /** Plain here; encrypted when stored. */
+  text: string | null;
+  actions: { type: string; count: number | null; reaction: string | null }[];
+  profileUrl: string | null;
+  reason: string;
+  /** One open task per key: the step's key (lead:sequence:step) or `reply:<reply id>`. */
+  idempotencyKey: string;
+  dueAt: Date;
+}
+
+const X_USER_ID = /^\d{1,20}$/;
+const HANDLE = /^[A-Za-z0-9_.]{1,30}$/;
+
+/** Where the person does it: the LinkedIn profile, the X profile, the Instagram profile. Null when the lead has none. */
+export function profileUrlOf(
+  channel: Channel,
+  lead: { linkedin_url: string | null; username: string | null; x_user_id: string | null },
+): string | null {
+  if (channel === 'x') {
+    const handle = lead.username?.replace(/^@/, '') ?? '';
+    if (/^[A-Za-z0-9_]{1,15}$/.test(handle)) return `https://x.com/${handle}`;
+    return lead.x_user_id && X_USER_ID.test(lead.x_user_id) ? `https://x.com/i/user/${lead.x_user_id}` : null;
+  }
+  if (channel === 'instagram') {
+    const handle = lead.username?.replace(/^@/, '') ?? '';
+    return HANDLE.test(handle) ? `https://www.instagram.com/${handle}/` : null;
+  }
+  return lead.linkedin_url && /^https?:\/\//i.test(lead.linkedin_url) ? lead.linkedin_url : null;
+}

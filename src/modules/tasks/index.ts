@@ -1,0 +1,10 @@
+// The tasks module's public face: code outside src/modules/tasks imports from here only.
+export {
+  createTasksService,
+  type TasksService,
+  type TaskView,
+  type ListTasksInput,
+  type StepTaskRecorder,
+  type ReplyTaskRecorder,
+  type ReplyTaskInput,
+} from './tasks.service.js';

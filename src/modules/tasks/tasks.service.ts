@@ -1,0 +1,248 @@
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import type { TaskStatus } from '../../db/schema.js';
+import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../lib/errors.js';
+import type { ActionResult, ChannelDrivers, OutboundAction } from '../../channels/types.js';
+import { recipientIdentityOf } from '../../channels/recipients.js';
+import { iso } from '../../domain/iso.js';
+import * as repo from './tasks.repository.js';
+
+// Tasks (docs/tasks.md): what a person must do because a platform's rules keep it from automation
+// (domain/policy.ts). Listing, completing and skipping are here; the engine and the reply decisions open them.
+// Completing through the API or MCP only records that a person did it; `perform` (the console's button, a signed-in
+// person) is the one path that acts on a platform, and only on X, at the click.
+
+const DAY_MS = 86_400_000;
+
+/** The step task's end as the engine records it (engine/tasks.ts), lent by the composition root. */
+export interface StepTaskRecorder {
+  completeStepTask(trx: Database, task: StepTaskInput, by: string, externalId: string | null, now: Date): Promise<'recorded' | 'stale'>;
+  skipStepTask(trx: Database, task: StepTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'>;
+}
+export interface StepTaskInput {
+  id: string;
+  workspaceId: string;
+  leadId: string;
+  sequenceId: string;
+  stepIndex: number;
+  variantKey: string | null;
+  idempotencyKey: string;
+}
+
+/** A reply decision's answer, recorded by the replies module when its task ends (lent by the composition root). */
+export interface ReplyTaskRecorder {
+  completeReplyTask(trx: Database, task: ReplyTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'>;
+  skipReplyTask(trx: Database, task: ReplyTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'>;
+}
+export interface ReplyTaskInput {
+  id: string;
+  workspaceId: string;
+  leadId: string;
+  replyId: string;
+  decision: string;
+  channel: string;
+  action: string;
+  accountId: string | null;
+}
+
+export interface TasksServiceDeps {
+  db: Database;
+  clock: Clock;
+  cipher: TextCipher;
+  drivers: ChannelDrivers;
+  steps: StepTaskRecorder;
+  replies: ReplyTaskRecorder;
+}
+
+export interface TaskView {
+  id: string;
+  status: TaskStatus;
+  kind: string;
+  channel: string;
+  action: string;
+  reason: string;
+  lead: { id: string; person: string | null; company: string | null; linkedinUrl: string | null; username: string | null };
+  account: string | null;
+  accountName: string | null;
+  xAccount: string | null;
+  sequenceId: string | null;
+  step: number | null;
+  replyId: string | null;
+  decision: string | null;
+  subject: string | null;
+  text: string | null;
+  actions: { type: string; count: number | null; reaction: string | null }[];
+  profileUrl: string | null;
+  dueAt: string;
+  overdue: boolean;
+  createdAt: string;
+  closedAt: string | null;
+  closedBy: string | null;
+  closedReason: string | null;
+}
+
+export interface ListTasksInput {
+  status?: TaskStatus;
+  account?: string;
+  kind?: string;
+  limit?: number;
+  after?: string;
+}
+
+export function createTasksService(deps: TasksServiceDeps) {
+  const { db, clock, cipher } = deps;
+
+  function toView(r: repo.TaskRow, now: Date): TaskView {
+    const due = new Date(r.due_at);
+    return {
+      id: r.id,
+      status: r.status,
+      kind: r.kind,
+      channel: r.channel,
+      action: r.action,
+      reason: r.reason,
+      lead: { id: r.lead_id, person: r.person, company: r.company, linkedinUrl: r.linkedin_url, username: r.username },
+      account: r.account_id,
+      accountName: r.account_name,
+      xAccount: r.x_account_user_id,
+      sequenceId: r.sequence_id,
+      step: r.step_index,
+      replyId: r.reply_id,
+      decision: r.decision,
+      subject: r.subject,
+      text: cipher.decrypt(r.text),
+      actions: Array.isArray(r.actions) ? r.actions : [],
+      profileUrl: r.profile_url,
+      dueAt: due.toISOString(),
+      // Overdue: still open a day after it fell due (docs/tasks.md).
+      overdue: r.status === 'open' && now.getTime() - due.getTime() > DAY_MS,
+      createdAt: new Date(r.created_at).toISOString(),
+      closedAt: iso(r.closed_at),
+      closedBy: r.closed_by,
+      closedReason: r.closed_reason,
+    };
+  }
+
+  async function list(workspaceId: string, input: ListTasksInput = {}) {
+    const limit = input.limit ?? 100;
+    let after: { dueAt: Date; id: string } | undefined;
+    if (input.after) {
+      const c = await repo.cursorOf(db, workspaceId, input.after);
+      if (!c) throw badRequest('invalid_cursor', 'after: not a cursor of this workspace’s task list; pass the previous page’s nextCursor');
+      after = c;
+    }
+    const rows = await repo.pageTasks(db, workspaceId, { status: input.status ?? 'open', accountId: input.account, kind: input.kind, limit: limit + 1, after });
+    const now = clock.now();
+    const page = rows.slice(0, limit);
+    return { tasks: page.map((r) => toView(r, now)), nextCursor: rows.length > limit ? page[page.length - 1].id : null };
+  }
+
+  async function get(workspaceId: string, id: string): Promise<TaskView> {
+    const row = await repo.findTask(db, workspaceId, id);
+    if (!row) throw notFound('task');
+    return toView(row, clock.now());
+  }
+
+  const stepInput = (t: repo.TaskRow): StepTaskInput => ({
+    id: t.id,
+    workspaceId: t.workspace_id,
+    leadId: t.lead_id,
+    sequenceId: t.sequence_id!,
+    stepIndex: t.step_index!,
+    variantKey: t.variant_key,
+    idempotencyKey: t.idempotency_key,
+  });
+  const replyInput = (t: repo.TaskRow): ReplyTaskInput => ({
+    id: t.id,
+    workspaceId: t.workspace_id,
+    leadId: t.lead_id,
+    replyId: t.reply_id!,
+    decision: t.decision ?? 'send',
+    channel: t.channel,
+    action: t.action,
+    accountId: t.account_id,
+  });
+
+  /**
+   * Closes an open task under its row lock, then records its end as its source says (the engine for a step, the
+   * replies module for a reply decision). `act` (the console's X button) runs last, in the same transaction: if X
+   * refuses, nothing of it is kept and the task stays open. A task whose lead no longer holds it is cancelled.
+   */
+  async function close(workspaceId: string, id: string, how: { done: boolean; by: string; act?: (t: repo.TaskRow, trx: Database) => Promise<string | null> }) {
+    const now = clock.now();
+    const result = await db.transaction().execute(async (trx) => {
+      const task = await repo.lockTask(trx, workspaceId, id);
+      if (!task) throw notFound('task');
+      if (task.status !== 'open') throw conflict('task_closed', `the task is already ${task.status}`, { status: task.status });
+      await repo.closeTask(trx, { workspaceId, id, status: how.done ? 'done' : 'skipped', by: how.by, reason: null, externalId: null, at: now });
+      const recorded =
+        task.source === 'step'
+          ? how.done
+            ? await deps.steps.completeStepTask(trx, stepInput(task), how.by, null, now)
+            : await deps.steps.skipStepTask(trx, stepInput(task), how.by, now)
+          : how.done
+            ? await deps.replies.completeReplyTask(trx, replyInput(task), how.by, now)
+            : await deps.replies.skipReplyTask(trx, replyInput(task), how.by, now);
+      if (recorded === 'stale') {
+        await repo.closeTask(trx, { workspaceId, id, status: 'cancelled', by: null, reason: 'no_longer_applies', externalId: null, at: now });
+        return 'stale' as const;
+      }
+      if (how.act) {
+        const externalId = await how.act(task, trx);
+        await repo.closeTask(trx, { workspaceId, id, status: 'done', by: how.by, reason: null, externalId, at: now });
+      }
+      return 'recorded' as const;
+    });
+    if (result === 'stale') throw conflict('task_closed', 'the task no longer applies: its lead moved on', { status: 'cancelled' });
+    return get(workspaceId, id);
+  }
+
+  /** The X action a console click performs, through the X driver as the account's person (never automation). */
+  async function performOnX(task: repo.TaskRow, trx: Database): Promise<string | null> {
+    if (task.channel !== 'x' || !task.x_account_user_id)
+      throw badRequest('task_not_performable', 'only X tasks are performed here; do the others on the platform and press Done');
+    const action: OutboundAction = {
+      workspaceId: task.workspace_id,
+      accountId: null,
+      accountUserId: task.x_account_user_id,
+      kind: task.kind === 'x_dm' ? 'x_dm' : 'x_engage',
+      channel: 'x',
+      recipient: recipientIdentityOf({
+        id: task.lead_id,
+        person: task.person,
+        email: task.email,
+        linkedin_url: task.linkedin_url,
+        x_user_id: task.x_user_id,
+        username: task.username,
+        sandbox: task.sandbox,
+      }),
+      subject: null,
+      text: cipher.decrypt(task.text),
+      actions: Array.isArray(task.actions) ? task.actions : [],
+      idempotencyKey: `task:${task.id}`,
+      at: clock.now(),
+      byPerson: true,
+    };
+    const result: ActionResult = await deps.drivers.forChannel('x').perform(action, { db: trx });
+    if (result.outcome === 'ok') return result.externalId;
+    if (result.outcome === 'rate_limited')
+      throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, 'X is rate limiting this account; the task stays open');
+    const error = result.outcome === 'failed' ? result.error : result.reason;
+    throw unavailable('channel_send_failed', 'X did not take it; the task stays open', { reason: error });
+  }
+
+  return {
+    list,
+    get,
+    /** Records that a person did it themselves (API, MCP, the console's Done). Nothing is sent. */
+    complete: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: true, by }),
+    skip: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: false, by }),
+    /** The console's Send DM / Follow / Like: performs the X action at the click, then records it as done. */
+    performX: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: true, by, act: performOnX }),
+    /** Open tasks per account id (messaging account or X account user id): dashboard, readiness, /progress. */
+    countOpenByAccount: (workspaceId: string) => repo.countOpenByAccount(db, workspaceId),
+  };
+}
+
+export type TasksService = ReturnType<typeof createTasksService>;
