@@ -65,3 +65,13 @@ export function accountDeliveryOf(channel: Channel, linkedinDelivery: LinkedinDe
   if (channel === 'email') return 'sandbox';
   return linkedinDelivery ?? 'sandbox';
 }
+
+/**
+ * Whether the sandbox may invent what a person did on `channel` (acceptances, replies) for a lead of this account:
+ * only on a sandbox account. A `tasks` account has no watcher (the person sees LinkedIn), a `gateway` account is heard
+ * by the gateway's watcher; simulated answers there would be made-up data about real people.
+ */
+export function simulatesObservations(channel: Channel, linkedinDelivery: LinkedinDeliveryMode | null): boolean {
+  if (channel !== 'linkedin' && channel !== 'instagram') return true;
+  return (linkedinDelivery ?? 'sandbox') === 'sandbox';
+}

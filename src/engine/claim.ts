@@ -4,7 +4,17 @@ import type { Database } from '../db/database.js';
 import { sendsAtThisHour, type AdmissionContext } from '../domain/admission.js';
 import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
 import type { ChannelDrivers } from '../channels/types.js';
-import { inflightRelease, localOutcome, prepareSend, refusedOutcome, taskOutcome, uncertainOutcome, type Outcome, type OutcomeRules, type PlannedSend } from './outcomes.js';
+import {
+  inflightRelease,
+  localOutcome,
+  prepareSend,
+  refusedOutcome,
+  taskOutcome,
+  uncertainOutcome,
+  type Outcome,
+  type OutcomeRules,
+  type PlannedSend,
+} from './outcomes.js';
 import { accountDeliveryOf, deliveryOf } from '../domain/policy.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { releaseReservations, reservePacing, sendingWindowRetryAt, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
@@ -76,7 +86,9 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
       out.local.push(localOutcome(row, undefined, 'done', {}, now));
     } else if (row.identity_opted_out) {
       out.local.push(localOutcome(row, step, 'opted_out', { step: row.current_step, kind: step.kind, reason: 'identity_opted_out' }, now));
-    } else if (step.kind === 'message' && row.invited_at && !row.connected_at) {
+    } else if (step.kind === 'message' && row.invited_at && !row.connected_at && row.linkedin_delivery !== 'tasks') {
+      // A tasks account has no watcher to hear the acceptance: its message task opens when due, and the person sends
+      // it once they see the invitation accepted (docs/tasks.md).
       out.waits.push(row.id);
     } else {
       const prepared = prepareSend(row, step, now);

@@ -8,6 +8,7 @@ import { withTxRetry } from '../lib/tx-retry.js';
 import type { Channel, ChannelDrivers, InboundObservation, ObservedLead } from '../channels/types.js';
 import { classifyReply, draftReply, sentimentOf, type Classification } from '../domain/classify.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut } from '../domain/opt-out.js';
+import { simulatesObservations } from '../domain/policy.js';
 import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from '../channels/recipients.js';
 import type { PassSummary } from '../channels/types.js';
@@ -235,6 +236,7 @@ export function createObserver(deps: ObserverDeps) {
       const groups = new Map<string, { workspaceId: string; channel: Channel; rows: repo.WatchedRow[] }>();
       for (const row of rows) {
         for (const channel of channelsOf(row)) {
+          if (!simulatesObservations(channel, row.linkedin_delivery)) continue;
           const k = `${row.workspace_id}|${channel}`;
           const g = groups.get(k) ?? { workspaceId: row.workspace_id, channel, rows: [] };
           g.rows.push(row);

@@ -53,7 +53,11 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
         if (bucket !== 'actions') keys.push(accountBudgetKey(row.workspace_id, row.account_id, 'actions', day));
       }
     }
-    if (keys.length > 0) await reserveBudgets(trx, keys.map((key) => ({ key, n: 1, cap: null, at: now })));
+    if (keys.length > 0)
+      await reserveBudgets(
+        trx,
+        keys.map((key) => ({ key, n: 1, cap: null, at: now })),
+      );
   }
 
   async function closeStepTask(trx: Database, task: StepTaskRef, how: StepTaskClose, now: Date): Promise<StepTaskResult> {

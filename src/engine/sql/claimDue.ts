@@ -22,7 +22,9 @@ export const claimAdmissionSources = (xAccount: RawBuilder<string | null>): Admi
 });
 
 /** The claim's columns (ClaimedRow without the admission `stop` columns): what a step needs to know about its lead. */
-export const claimedLeadColumns = (xAccount: RawBuilder<string | null>) => sql`SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
+export const claimedLeadColumns = (
+  xAccount: RawBuilder<string | null>,
+) => sql`SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       l.account_id, ${xAccount} AS x_account_user_id, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,

@@ -24,7 +24,9 @@ export async function claimWatched(trx: Database, p: { now: Date; limit: number;
       COALESCE(b.account_user_id, p.account_user_id) AS x_account_user_id, b.sequence_id,
       b.invited_at, b.connected_at, b.messaged_at, b.followed_at, b.followed_back_at, b.replied_at, b.last_message_channel,
       COALESCE(b.sandbox, c.sandbox) AS sandbox, (NOT b.frozen AND b.opted_out_at IS NULL) AS watchable,
-      (SELECT max(r.replied_at) FROM replies r WHERE r.workspace_id = b.workspace_id AND r.lead_id = b.id) AS last_reply_at
-    FROM bumped b LEFT JOIN plays p ON p.id = b.play_id LEFT JOIN candidates c ON c.id = b.candidate_id`.execute(trx);
+      (SELECT max(r.replied_at) FROM replies r WHERE r.workspace_id = b.workspace_id AND r.lead_id = b.id) AS last_reply_at,
+      ma.linkedin_delivery
+    FROM bumped b LEFT JOIN plays p ON p.id = b.play_id LEFT JOIN candidates c ON c.id = b.candidate_id
+    LEFT JOIN messaging_accounts ma ON ma.id = b.account_id AND ma.workspace_id = b.workspace_id`.execute(trx);
   return rows;
 }

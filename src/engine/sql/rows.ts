@@ -55,6 +55,8 @@ export type WatchedRow = LeadContactRow &
     watchable: boolean;
     /** Newest reply on record (out-of-office ones included); drivers re-report it on every poll. */
     last_reply_at: Date | null;
+    /** The lead's LinkedIn account's delivery: only a sandbox account's leads are heard by the simulation. */
+    linkedin_delivery: Selectable<MessagingAccountsTable>['linkedin_delivery'] | null;
   };
 
 export type WorkspaceEnergyRow = Pick<Selectable<WorkspacesTable>, 'id' | 'billing_status' | 'energy_balance' | 'energy_daily_refill' | 'energy_refilled_at'>;
