@@ -133,6 +133,44 @@ examples['GET /api/v1/events/stream'] = {
     'id: 5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11\nevent: lead.invited\ndata: {"id":"5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11","event":"lead.invited","createdAt":"2026-11-24T09:30:00.000Z","data":{"lead":{"id":"6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10","person":"Ada Lovelace","stage":"invited"}}}\n\n',
 };
 
+// Written by hand: the demo world has no LinkedIn account set to tasks, so no task to list or close.
+const exampleTask = {
+  id: '8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d',
+  status: 'open',
+  kind: 'connect',
+  channel: 'linkedin',
+  action: 'invite',
+  reason: 'linkedin_tasks',
+  lead: {
+    id: '6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10',
+    person: 'Ada Lovelace',
+    company: 'Analytical Engines',
+    linkedinUrl: 'https://www.linkedin.com/in/ada',
+    username: null,
+  },
+  account: 'onb_93f30e29-6625-4b5f-bd31-943459965cde',
+  accountName: 'Dana (LinkedIn)',
+  xAccount: null,
+  sequenceId: '32731ed2-e1a1-4137-aa3c-1411f55ccf55',
+  step: 0,
+  replyId: null,
+  decision: null,
+  subject: null,
+  text: 'Hi Ada, glad to connect',
+  actions: [],
+  profileUrl: 'https://www.linkedin.com/in/ada',
+  dueAt: '2026-11-24T09:00:00.000Z',
+  overdue: false,
+  createdAt: '2026-11-24T09:00:00.000Z',
+  closedAt: null,
+  closedBy: null,
+  closedReason: null,
+};
+const closedTask = (status: 'done' | 'skipped') => ({ ...exampleTask, status, closedAt: '2026-11-24T11:15:00.000Z', closedBy: 'dana@acme.example' });
+examples['GET /api/v1/tasks'] = { status: 200, response: { tasks: [exampleTask], nextCursor: null } };
+examples['POST /api/v1/tasks/{id}/complete'] = { request: { by: 'dana@acme.example' }, status: 200, response: closedTask('done') };
+examples['POST /api/v1/tasks/{id}/skip'] = { request: { by: 'dana@acme.example' }, status: 200, response: closedTask('skipped') };
+
 const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
 fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);
 console.log(`wrote ${Object.keys(sorted).length} examples to ${EXAMPLES_PATH}`);

@@ -13,6 +13,7 @@ import { leadsRoutes } from '../modules/leads/index.js';
 import { activityRoutes } from '../modules/activity/index.js';
 import { repliesRoutes } from '../modules/replies/index.js';
 import { eventsRoutes } from '../modules/events/index.js';
+import { tasksRoutes } from '../modules/tasks/index.js';
 
 /** Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. */
 export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promise<void> {
@@ -28,6 +29,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promis
   await api.register(leadsRoutes, { leads: services.leads });
   await api.register(activityRoutes, { activity: services.activity });
   await api.register(repliesRoutes, { replies: services.replies });
+  await api.register(tasksRoutes, { tasks: services.tasks });
   await api.register(eventsRoutes, { deps });
 }
 

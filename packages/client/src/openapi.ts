@@ -3259,7 +3259,7 @@ export interface paths {
         };
         /**
          * Funnel, queue, recent ledger activity and per-account pacing
-         * @description Funnel counts are lifetime; `recentActions` (ledger entries with outcome ok) and `recentFailures` (outcome failed) cover the last `sinceDays` days (1 to 90, default 7; 400 outside). One pacing entry per messaging account, as the engine enforces it. Honors X-Workspace-Client.
+         * @description Funnel counts are lifetime; `recentActions` (ledger entries with outcome ok) and `recentFailures` (outcome failed) cover the last `sinceDays` days (1 to 90, default 7; 400 outside). One pacing entry per messaging account, as the engine enforces it; a task a person completed counts on its budgets like the automated step. Extensions on each entry: `openTasks` (GET /api/v1/tasks) and `linkedinGateway` (its delivery and the gateway’s last refusal). Honors X-Workspace-Client.
          */
         get: {
             parameters: {
@@ -3339,7 +3339,12 @@ export interface paths {
                          *               "used": 0,
                          *               "cap": 100
                          *             }
-                         *           ]
+                         *           ],
+                         *           "openTasks": 0,
+                         *           "linkedinGateway": {
+                         *             "delivery": "sandbox",
+                         *             "error": null
+                         *           }
                          *         },
                          *         {
                          *           "id": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
@@ -3373,7 +3378,12 @@ export interface paths {
                          *               "used": 0,
                          *               "cap": 100
                          *             }
-                         *           ]
+                         *           ],
+                         *           "openTasks": 0,
+                         *           "linkedinGateway": {
+                         *             "delivery": "sandbox",
+                         *             "error": null
+                         *           }
                          *         }
                          *       ]
                          *     }
@@ -3407,8 +3417,16 @@ export interface paths {
                                 inviteCapToday: number;
                                 /** @description invites sent since local midnight in the pacing time zone */
                                 invitesSentToday: number;
+                                /** @description the account's LinkedIn delivery and the gateway's last refusal */
+                                linkedinGateway: {
+                                    /** @description `sandbox` (simulated, nothing leaves), `tasks` (a person does each action) or `gateway` (sent through the LinkedIn gateway) */
+                                    delivery: "sandbox" | "tasks" | "gateway";
+                                    error: string | null;
+                                };
                                 mode: string;
                                 name: string;
+                                /** @description the account's open tasks (GET /api/v1/tasks?account=): actions a person must do; those of paused sequences are hidden. Shown whatever the X channel setting */
+                                openTasks: number;
                                 /** @description the IANA zone whose calendar day the budget follows */
                                 pacingTimeZone: string;
                                 /** @description warm-up stage: week 1…N of the ramp schedule, N+1 once the ramp is over or when no warm-up was started */
@@ -3945,6 +3963,11 @@ export interface paths {
                             snoozedUntil: string | null;
                             /** @description snoozed replies return to the queue when due */
                             state: "decided" | "snoozed";
+                            /**
+                             * Format: uuid
+                             * @description send, invite or booking_link on a LinkedIn account set to tasks: the task that carries the answer for a person to send (GET /api/v1/tasks). messaged stays false until it is completed.
+                             */
+                            taskId?: string;
                         };
                     };
                 };
@@ -4975,6 +4998,902 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The task queue: what a person must do (extension: not in the spec)
+         * @description A task is a due action for a person, opened where a platform’s rules keep the engine from acting alone (docs/policy.md): an X DM to someone who never wrote first, an X follow or like, any step of a LinkedIn account set to tasks, an Instagram DM, or a reply decision’s answer on a LinkedIn tasks account. Soonest due first; pass `nextCursor` as `after` until it is null. Open tasks of a paused sequence are hidden until it resumes. `overdue`: open more than a day after it fell due. Honors X-Workspace-Client.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a messaging account id (onb_…) or an X account user id */
+                    account?: string;
+                    /** @description the previous page’s nextCursor; omit for the first page */
+                    after?: string;
+                    /** @description a step kind, or reply */
+                    kind?: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                    /** @description page size, 1 to 200 (default 100) */
+                    limit?: number;
+                    /** @description default open */
+                    status?: "open" | "done" | "skipped" | "cancelled";
+                };
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "tasks": [
+                         *         {
+                         *           "id": "8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d",
+                         *           "status": "open",
+                         *           "kind": "connect",
+                         *           "channel": "linkedin",
+                         *           "action": "invite",
+                         *           "reason": "linkedin_tasks",
+                         *           "lead": {
+                         *             "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                         *             "person": "Ada Lovelace",
+                         *             "company": "Analytical Engines",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/ada",
+                         *             "username": null
+                         *           },
+                         *           "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
+                         *           "accountName": "Dana (LinkedIn)",
+                         *           "xAccount": null,
+                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "step": 0,
+                         *           "replyId": null,
+                         *           "decision": null,
+                         *           "subject": null,
+                         *           "text": "Hi Ada, glad to connect",
+                         *           "actions": [],
+                         *           "profileUrl": "https://www.linkedin.com/in/ada",
+                         *           "dueAt": "2026-11-24T09:00:00.000Z",
+                         *           "overdue": false,
+                         *           "createdAt": "2026-11-24T09:00:00.000Z",
+                         *           "closedAt": null,
+                         *           "closedBy": null,
+                         *           "closedReason": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            nextCursor: string | null;
+                            /** @description soonest due first (then by id) */
+                            tasks: {
+                                account: string | null;
+                                accountName: string | null;
+                                /** @description the ledger action completing it writes (invite, message, follow_up, reply_sent, …) */
+                                action: string;
+                                /** @description an engage task’s actions */
+                                actions: {
+                                    count: number | null;
+                                    reaction: string | null;
+                                    /** @description follow, like, comment, endorse, view_profile, … */
+                                    type: string;
+                                }[];
+                                channel: "linkedin" | "email" | "x" | "instagram";
+                                closedAt: string | null;
+                                closedBy: string | null;
+                                closedReason: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                decision: string | null;
+                                /** Format: date-time */
+                                dueAt: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description the step kind the task does, or `reply` for a reply decision’s answer */
+                                kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                                lead: {
+                                    company: string | null;
+                                    /** Format: uuid */
+                                    id: string;
+                                    linkedinUrl: string | null;
+                                    person: string | null;
+                                    username: string | null;
+                                };
+                                /** @description open more than a day after it fell due */
+                                overdue: boolean;
+                                profileUrl: string | null;
+                                /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm */
+                                reason: string;
+                                replyId: string | null;
+                                sequenceId: string | null;
+                                /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
+                                status: "open" | "done" | "skipped" | "cancelled";
+                                step: number | null;
+                                subject: string | null;
+                                text: string | null;
+                                xAccount: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a task as done by a person (extension: not in the spec)
+         * @description Records only: it says that a person did it themselves, on X, LinkedIn or Instagram. Nothing is sent and no platform is contacted; the reply decision stays the only API operation that contacts a prospect. The step is recorded as the engine’s own send of it would be: the same ledger entry and webhook event, with `detail.via = "task"` and no units, and the sequence goes on (a reply task writes reply_sent or meeting_invited and lead.messaged). Optional body `{by}` labels who did it (default api). 404 `task not found` for an id of another workspace or none; 409 `task_closed` (with its `status`) when the task is no longer open (done, skipped, cancelled, or its lead moved on); of two concurrent calls on one task exactly one wins. Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description task uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "by": "dana@acme.example"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description audit-trail label (default api) */
+                        by?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d",
+                         *       "status": "done",
+                         *       "kind": "connect",
+                         *       "channel": "linkedin",
+                         *       "action": "invite",
+                         *       "reason": "linkedin_tasks",
+                         *       "lead": {
+                         *         "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                         *         "person": "Ada Lovelace",
+                         *         "company": "Analytical Engines",
+                         *         "linkedinUrl": "https://www.linkedin.com/in/ada",
+                         *         "username": null
+                         *       },
+                         *       "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
+                         *       "accountName": "Dana (LinkedIn)",
+                         *       "xAccount": null,
+                         *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *       "step": 0,
+                         *       "replyId": null,
+                         *       "decision": null,
+                         *       "subject": null,
+                         *       "text": "Hi Ada, glad to connect",
+                         *       "actions": [],
+                         *       "profileUrl": "https://www.linkedin.com/in/ada",
+                         *       "dueAt": "2026-11-24T09:00:00.000Z",
+                         *       "overdue": false,
+                         *       "createdAt": "2026-11-24T09:00:00.000Z",
+                         *       "closedAt": "2026-11-24T11:15:00.000Z",
+                         *       "closedBy": "dana@acme.example",
+                         *       "closedReason": null
+                         *     }
+                         */
+                        "application/json": {
+                            account: string | null;
+                            accountName: string | null;
+                            /** @description the ledger action completing it writes (invite, message, follow_up, reply_sent, …) */
+                            action: string;
+                            /** @description an engage task’s actions */
+                            actions: {
+                                count: number | null;
+                                reaction: string | null;
+                                /** @description follow, like, comment, endorse, view_profile, … */
+                                type: string;
+                            }[];
+                            channel: "linkedin" | "email" | "x" | "instagram";
+                            closedAt: string | null;
+                            closedBy: string | null;
+                            closedReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decision: string | null;
+                            /** Format: date-time */
+                            dueAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            lead: {
+                                company: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                username: string | null;
+                            };
+                            /** @description open more than a day after it fell due */
+                            overdue: boolean;
+                            profileUrl: string | null;
+                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm */
+                            reason: string;
+                            replyId: string | null;
+                            sequenceId: string | null;
+                            /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
+                            status: "open" | "done" | "skipped" | "cancelled";
+                            step: number | null;
+                            subject: string | null;
+                            text: string | null;
+                            xAccount: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{id}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skip a task (extension: not in the spec)
+         * @description A person chose not to do it: the step is recorded `skipped` (reason task_skipped) and the sequence goes on; a reply task writes its reply_sent entry with outcome skipped. Nothing is sent. Optional body `{by}` (default api). 404 `task not found` for an id of another workspace or none; 409 `task_closed` (with its `status`) when the task is no longer open (done, skipped, cancelled, or its lead moved on); of two concurrent calls on one task exactly one wins. Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description task uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "by": "dana@acme.example"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description audit-trail label (default api) */
+                        by?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d",
+                         *       "status": "skipped",
+                         *       "kind": "connect",
+                         *       "channel": "linkedin",
+                         *       "action": "invite",
+                         *       "reason": "linkedin_tasks",
+                         *       "lead": {
+                         *         "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                         *         "person": "Ada Lovelace",
+                         *         "company": "Analytical Engines",
+                         *         "linkedinUrl": "https://www.linkedin.com/in/ada",
+                         *         "username": null
+                         *       },
+                         *       "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
+                         *       "accountName": "Dana (LinkedIn)",
+                         *       "xAccount": null,
+                         *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *       "step": 0,
+                         *       "replyId": null,
+                         *       "decision": null,
+                         *       "subject": null,
+                         *       "text": "Hi Ada, glad to connect",
+                         *       "actions": [],
+                         *       "profileUrl": "https://www.linkedin.com/in/ada",
+                         *       "dueAt": "2026-11-24T09:00:00.000Z",
+                         *       "overdue": false,
+                         *       "createdAt": "2026-11-24T09:00:00.000Z",
+                         *       "closedAt": "2026-11-24T11:15:00.000Z",
+                         *       "closedBy": "dana@acme.example",
+                         *       "closedReason": null
+                         *     }
+                         */
+                        "application/json": {
+                            account: string | null;
+                            accountName: string | null;
+                            /** @description the ledger action completing it writes (invite, message, follow_up, reply_sent, …) */
+                            action: string;
+                            /** @description an engage task’s actions */
+                            actions: {
+                                count: number | null;
+                                reaction: string | null;
+                                /** @description follow, like, comment, endorse, view_profile, … */
+                                type: string;
+                            }[];
+                            channel: "linkedin" | "email" | "x" | "instagram";
+                            closedAt: string | null;
+                            closedBy: string | null;
+                            closedReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decision: string | null;
+                            /** Format: date-time */
+                            dueAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            lead: {
+                                company: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                username: string | null;
+                            };
+                            /** @description open more than a day after it fell due */
+                            overdue: boolean;
+                            profileUrl: string | null;
+                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm */
+                            reason: string;
+                            replyId: string | null;
+                            sequenceId: string | null;
+                            /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
+                            status: "open" | "done" | "skipped" | "cancelled";
+                            step: number | null;
+                            subject: string | null;
+                            text: string | null;
+                            xAccount: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/webhooks": {
@@ -7239,12 +8158,23 @@ export interface paths {
                                 data: ({
                                     messagingAccounts: {
                                         id: string;
+                                        /** @description how the account's steps reach LinkedIn: sandbox (simulated), tasks (a person) or gateway */
+                                        linkedinGateway?: {
+                                            delivery: "sandbox" | "tasks" | "gateway";
+                                            error: string | null;
+                                        };
                                         mode: string;
                                         name: string;
+                                        /** @description the account's open tasks */
+                                        openTasks?: number;
                                         storedStatus: string;
                                     }[] | null;
+                                    /** @description every open task of the workspace (GET /api/v1/tasks), those of paused sequences left out */
+                                    openTasks?: number;
                                     xAccounts: {
                                         handle: string;
+                                        /** @description the account's open tasks (X DMs, follows and likes a person must do) */
+                                        openTasks?: number;
                                         userId: string;
                                     }[] | null;
                                 } & {

@@ -3,13 +3,14 @@ import { playsTools } from './plays.tools.js';
 import { repliesTools } from './replies.tools.js';
 import { reportingTools } from './reporting.tools.js';
 import { sequencesTools } from './sequences.tools.js';
+import { tasksTools } from './tasks.tools.js';
 import { outputSchemaTool } from './output-schema.tool.js';
 import type { Tool } from './types.js';
 import { xTools } from './x.tools.js';
 
 export type { Tool, ToolContext } from './types.js';
 
-const OPERATING_TOOLS: readonly Tool[] = [...authoringTools, ...xTools, ...playsTools, ...sequencesTools, ...reportingTools, ...repliesTools];
+const OPERATING_TOOLS: readonly Tool[] = [...authoringTools, ...xTools, ...playsTools, ...sequencesTools, ...reportingTools, ...repliesTools, ...tasksTools];
 
 /** Every tool the server knows, authoring first; the order is the order tools/list answers. */
 export const ALL_TOOLS: readonly Tool[] = [...OPERATING_TOOLS, outputSchemaTool(OPERATING_TOOLS)];

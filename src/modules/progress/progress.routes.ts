@@ -12,7 +12,8 @@ export async function progressRoutes(app: AppInstance, opts: { progress: Progres
         description:
           'Funnel counts are lifetime; `recentActions` (ledger entries with outcome ok) and `recentFailures` (outcome failed) cover ' +
           'the last `sinceDays` days (1 to 90, default 7; 400 outside). One pacing entry per messaging account, as the engine ' +
-          'enforces it. Honors X-Workspace-Client.',
+          'enforces it; a task a person completed counts on its budgets like the automated step. Extensions on each entry: ' +
+          '`openTasks` (GET /api/v1/tasks) and `linkedinGateway` (its delivery and the gateway’s last refusal). Honors X-Workspace-Client.',
         tags: ['funnel'],
         headers: WorkspaceClientHeader,
         querystring: ProgressQuery,

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { MessagingAccountId, Nullable, Timestamp } from '../../app/schemas.js';
+import { MessagingAccountId, Nullable, OneOf, Timestamp } from '../../app/schemas.js';
+import { LINKEDIN_DELIVERIES } from '../../domain/vocabulary.js';
 import { ProgressFunnel } from '../reports/index.js';
 
 export const ProgressQuery = Type.Object(
@@ -22,6 +23,21 @@ export const PacingBudget = Type.Object({
   cap: Nullable(Type.Integer({ minimum: 0, description: "the window's cap today; null when uncapped (`actions` only carry the spacing)" })),
 });
 
+/** How a LinkedIn account's steps reach LinkedIn, and whether the gateway refused it (docs/linkedin.md). */
+export const LinkedinGatewayStatus = Type.Object(
+  {
+    delivery: OneOf(LINKEDIN_DELIVERIES, {
+      description: '`sandbox` (simulated, nothing leaves), `tasks` (a person does each action) or `gateway` (sent through the LinkedIn gateway)',
+    }),
+    error: Nullable(
+      Type.String({
+        description: '`linkedin_gateway_auth_failed` when the gateway refused the account (401/403): nothing is sent until it is linked again; else null',
+      }),
+    ),
+  },
+  { 'x-extension': true, description: "the account's LinkedIn delivery and the gateway's last refusal" },
+);
+
 export const PacingEntry = Type.Object({
   id: MessagingAccountId(),
   name: Type.String(),
@@ -43,6 +59,13 @@ export const PacingEntry = Type.Object({
     description:
       "every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails (connected X accounts belong to no messaging account and are not listed)",
   }),
+  openTasks: Type.Integer({
+    minimum: 0,
+    'x-extension': true,
+    description:
+      "the account's open tasks (GET /api/v1/tasks?account=): actions a person must do; those of paused sequences are hidden. Shown whatever the X channel setting",
+  }),
+  linkedinGateway: LinkedinGatewayStatus,
 });
 
 export const ProgressResponse = Type.Object({

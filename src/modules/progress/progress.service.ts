@@ -8,17 +8,23 @@ import * as repo from './progress.repository.js';
 
 const DAY_MS = 86_400_000;
 
-export function createProgressService(deps: { db: Database; clock: Clock; pacing: PacingSource }) {
-  const { db, clock, pacing } = deps;
+/** What /progress reads of the task queue (the tasks module's countOpenByAccount, lent by the composition root). */
+export interface OpenTaskCounts {
+  countOpenByAccount(workspaceId: string): Promise<Map<string, number>>;
+}
+
+export function createProgressService(deps: { db: Database; clock: Clock; pacing: PacingSource; tasks: OpenTaskCounts }) {
+  const { db, clock, pacing, tasks } = deps;
 
   async function progress(workspaceId: string, sinceDays: number) {
     const now = clock.now();
     const since = new Date(now.getTime() - sinceDays * DAY_MS);
-    const [workspaceFunnel, ledger, accounts, paced] = await Promise.all([
+    const [workspaceFunnel, ledger, accounts, paced, openTasks] = await Promise.all([
       workspaceProgressFunnel(db, workspaceId),
       repo.ledgerCounts(db, workspaceId, since),
       listMessagingAccounts(db, workspaceId),
       pacing.workspacePacing(workspaceId, now),
+      tasks.countOpenByAccount(workspaceId),
     ]);
     return {
       asOf: now.toISOString(),
@@ -43,6 +49,8 @@ export function createProgressService(deps: { db: Database; clock: Clock; pacing
           accountScore: a.account_score,
           relationsCount: a.relations_count,
           budgets: p?.budgets ?? [],
+          openTasks: openTasks.get(a.id) ?? 0,
+          linkedinGateway: { delivery: a.linkedin_delivery, error: a.linkedin_gateway_error },
         };
       }),
     };

@@ -152,6 +152,8 @@ describe('GET /progress', () => {
           { scope: 'account', scopeId: nyAccount, budget: 'messages', window: 'local_day', windowStart: '2026-11-21', used: 5, cap: 100 },
           { scope: 'account', scopeId: nyAccount, budget: 'actions', window: 'local_day', windowStart: '2026-11-21', used: 8, cap: null },
         ],
+        openTasks: 0,
+        linkedinGateway: { delivery: 'sandbox', error: null },
       },
       {
         id: warmAccount,
@@ -172,6 +174,8 @@ describe('GET /progress', () => {
           { scope: 'account', scopeId: warmAccount, budget: 'actions', window: 'local_day', windowStart: '2026-11-21', used: 0, cap: null },
           { scope: 'mailbox', scopeId: 'mbx_warm', budget: 'emails', window: 'local_day', windowStart: '2026-11-21', used: 4, cap: 20 },
         ],
+        openTasks: 0,
+        linkedinGateway: { delivery: 'sandbox', error: null },
       },
     ]);
   });

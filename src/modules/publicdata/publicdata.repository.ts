@@ -16,7 +16,7 @@ export async function findXAccountByHandle(db: Database, workspaceId: string, ha
 export async function listMessagingAccounts(db: Database, workspaceId: string) {
   return db
     .selectFrom('messaging_accounts')
-    .select(['id', 'name', 'mode', 'stored_status'])
+    .select(['id', 'name', 'mode', 'stored_status', 'linkedin_delivery', 'linkedin_gateway_error'])
     .where('workspace_id', '=', workspaceId)
     .orderBy('created_at')
     .orderBy('id')

@@ -108,10 +108,37 @@ const section = <T extends TSchema>(data: T) =>
     issues: Type.Array(ReadinessIssue),
   });
 
+// Extensions of the spec's entries (docs/tasks.md, docs/linkedin.md): open tasks per account, and a LinkedIn account's
+// delivery with the gateway's last refusal. Absent when the task queue could not be read.
+const OpenTasks = (description: string) => Type.Optional(Type.Integer({ minimum: 0, 'x-extension': true, description }));
+const ReadinessLinkedinGateway = Type.Object(
+  {
+    delivery: Type.Union([Type.Literal('sandbox'), Type.Literal('tasks'), Type.Literal('gateway')]),
+    error: Nullable(Type.String({ description: '`linkedin_gateway_auth_failed` when the gateway refused the account (401/403); else null' })),
+  },
+  { 'x-extension': true, description: "how the account's steps reach LinkedIn: sandbox (simulated), tasks (a person) or gateway" },
+);
+
 export const AccountsData = Type.Object(
   {
-    xAccounts: Nullable(Type.Array(Type.Object({ userId: UserId(), handle: Type.String() }))),
-    messagingAccounts: Nullable(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), storedStatus: Type.String() }))),
+    xAccounts: Nullable(
+      Type.Array(
+        Type.Object({ userId: UserId(), handle: Type.String(), openTasks: OpenTasks("the account's open tasks (X DMs, follows and likes a person must do)") }),
+      ),
+    ),
+    messagingAccounts: Nullable(
+      Type.Array(
+        Type.Object({
+          id: Type.String(),
+          name: Type.String(),
+          mode: Type.String(),
+          storedStatus: Type.String(),
+          openTasks: OpenTasks("the account's open tasks"),
+          linkedinGateway: Type.Optional(ReadinessLinkedinGateway),
+        }),
+      ),
+    ),
+    openTasks: OpenTasks('every open task of the workspace (GET /api/v1/tasks), those of paused sequences left out'),
   },
   { additionalProperties: true },
 );

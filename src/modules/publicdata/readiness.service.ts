@@ -6,6 +6,7 @@ import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js
 import { failedMailboxes } from '../../channels/email/index.js';
 import { listXAccounts } from '../workspaces/index.js';
 import type { TextCipher } from '../../lib/crypto.js';
+import type { LinkedinDeliveryMode } from '../../domain/vocabulary.js';
 import { xOauthRepository } from '../../channels/x/index.js';
 
 export const READINESS_NOTE =
@@ -25,6 +26,7 @@ export const ISSUE = {
   mailboxAuthFailed: 'mailbox_auth_failed',
   mailboxUnreachable: 'mailbox_unreachable',
   xAccountDisconnected: 'x_account_disconnected',
+  linkedinGatewayAuthFailed: 'linkedin_gateway_auth_failed',
 } as const;
 
 /** A balance under this share of the daily refill is reported as low. */
@@ -32,13 +34,22 @@ export const ENERGY_LOW_FRACTION = 0.1;
 
 export interface ReadinessSources {
   xAccounts(workspaceId: string): Promise<{ userId: string; handle: string }[]>;
-  messagingAccounts(workspaceId: string): Promise<{ id: string; name: string; mode: string; storedStatus: string }[]>;
+  messagingAccounts(
+    workspaceId: string,
+  ): Promise<{ id: string; name: string; mode: string; storedStatus: string; linkedinGateway?: { delivery: LinkedinDeliveryMode; error: string | null } }[]>;
   billing(workspaceId: string): Promise<Billing>;
   energy(workspaceId: string): Promise<EnergyState>;
   /** Mailboxes whose last SMTP or IMAP login failed (they do not send until fixed). */
   failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string }[]>;
   /** Connected X accounts whose refresh token X refused: the real X driver leaves them alone until reconnected. */
   disconnectedXAccounts(workspaceId: string): Promise<{ userId: string; reason: 'token_refused' | 'by_person' }[]>;
+  /** Open tasks per account id (messaging account id or X user id), paused sequences' hidden ones left out. */
+  openTasks(workspaceId: string): Promise<Map<string, number>>;
+}
+
+/** What readiness reads of the task queue (the tasks module's countOpenByAccount, lent by the composition root). */
+export interface OpenTaskCounts {
+  countOpenByAccount(workspaceId: string): Promise<Map<string, number>>;
 }
 
 type Observed<T> = { ok: true; value: T; observedAt: string } | { ok: false };
@@ -46,6 +57,7 @@ type XAccounts = Awaited<ReturnType<ReadinessSources['xAccounts']>>;
 type MessagingAccounts = Awaited<ReturnType<ReadinessSources['messagingAccounts']>>;
 type FailedMailboxes = Awaited<ReturnType<ReadinessSources['failedMailboxes']>>;
 type DisconnectedX = Awaited<ReturnType<ReadinessSources['disconnectedXAccounts']>>;
+type OpenTasks = Awaited<ReturnType<ReadinessSources['openTasks']>>;
 
 const issue = (code: string, message: string, retryable: boolean): ReadinessIssueRow => ({ code, message, retryable });
 
@@ -56,18 +68,25 @@ const unavailableSection = (name: string) => ({
   issues: [issue(ISSUE.sectionUnavailable, `the ${name} section could not be read; try again shortly`, true)],
 });
 
-export function createReadinessService(deps: { db: Database; clock: Clock; energy: EnergyService; cipher: TextCipher }) {
+export function createReadinessService(deps: { db: Database; clock: Clock; energy: EnergyService; cipher: TextCipher; tasks: OpenTaskCounts }) {
   const { db, clock, energy } = deps;
   const xTokens = xOauthRepository(deps.cipher);
 
   const defaults: ReadinessSources = {
     xAccounts: async (ws) => (await listXAccounts(db, ws)).map((a) => ({ userId: a.user_id, handle: a.handle })),
     messagingAccounts: async (ws) =>
-      (await repo.listMessagingAccounts(db, ws)).map((a) => ({ id: a.id, name: a.name, mode: a.mode, storedStatus: a.stored_status })),
+      (await repo.listMessagingAccounts(db, ws)).map((a) => ({
+        id: a.id,
+        name: a.name,
+        mode: a.mode,
+        storedStatus: a.stored_status,
+        linkedinGateway: { delivery: a.linkedin_delivery, error: a.linkedin_gateway_error },
+      })),
     billing: (ws) => energy.getBilling(ws),
     energy: (ws) => energy.getEnergy(ws),
     failedMailboxes: (ws) => failedMailboxes(db, ws),
     disconnectedXAccounts: (ws) => xTokens.listDisconnected(db, ws),
+    openTasks: (ws) => deps.tasks.countOpenByAccount(ws),
   };
   const sources: ReadinessSources = { ...defaults };
 
@@ -94,6 +113,7 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     m: Observed<MessagingAccounts>,
     mb: Observed<FailedMailboxes>,
     xd: Observed<DisconnectedX>,
+    ot: Observed<OpenTasks>,
   ): ReadinessOutput['accounts'] {
     if (!x.ok && !m.ok) return unavailableSection('accounts');
     const issues: ReadinessIssueRow[] = [];
@@ -106,6 +126,15 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     if (m.ok) {
       for (const a of m.value.filter((a) => a.storedStatus !== 'connected')) {
         issues.push(issue(ISSUE.messagingAccountDisconnected, `messaging account ${a.id} is ${a.storedStatus}; reconnect it in the product`, false));
+      }
+      for (const a of m.value.filter((a) => a.linkedinGateway?.delivery === 'gateway' && a.linkedinGateway.error === ISSUE.linkedinGatewayAuthFailed)) {
+        issues.push(
+          issue(
+            ISSUE.linkedinGatewayAuthFailed,
+            `the LinkedIn gateway refused messaging account ${a.id}; nothing is sent or read for it until it is linked again (outreach linkedin connect)`,
+            false,
+          ),
+        );
       }
     }
     if (mb.ok) {
@@ -140,10 +169,17 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
       issues.push(issue(ISSUE.sectionPartial, `${missing} could not be read; try again shortly`, true));
     }
     const times = [x, m].flatMap((o) => (o.ok ? [o.observedAt] : []));
+    // Open tasks are an extension: when the queue cannot be read the counts are left out, the section stays as it is.
+    const counts = ot.ok ? ot.value : null;
+    const withTasks = <T extends object>(entry: T, id: string) => (counts ? { ...entry, openTasks: counts.get(id) ?? 0 } : entry);
     return {
       state: x.ok && m.ok ? 'complete' : 'partial',
       observedAt: times.sort()[0],
-      data: { xAccounts: x.ok ? x.value : null, messagingAccounts: m.ok ? m.value : null },
+      data: {
+        xAccounts: x.ok ? x.value.map((a) => withTasks(a, a.userId)) : null,
+        messagingAccounts: m.ok ? m.value.map((a) => withTasks(a, a.id)) : null,
+        ...(counts && { openTasks: [...counts.values()].reduce((sum, n) => sum + n, 0) }),
+      },
       issues,
     };
   }
@@ -182,18 +218,19 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
 
   async function snapshot(workspaceId: string): Promise<ReadinessOutput> {
     const asOf = clock.now().toISOString();
-    const [x, m, b, e, mb, xd] = await Promise.all([
+    const [x, m, b, e, mb, xd, ot] = await Promise.all([
       observe(() => sources.xAccounts(workspaceId)),
       observe(() => sources.messagingAccounts(workspaceId)),
       observe(() => sources.billing(workspaceId)),
       observe(() => sources.energy(workspaceId)),
       observe(() => sources.failedMailboxes(workspaceId)),
       observe(() => sources.disconnectedXAccounts(workspaceId)),
+      observe(() => sources.openTasks(workspaceId)),
     ]);
     return {
       workspaceId,
       asOf,
-      accounts: accountsSection(x, m, mb, xd),
+      accounts: accountsSection(x, m, mb, xd, ot),
       billing: billingSection(b),
       energy: energySection(e),
       providerHealthChecked: false,

@@ -38,8 +38,18 @@ describe('GET /x/readiness', () => {
         state: 'complete',
         observedAt: NOW,
         data: {
-          xAccounts: [{ userId: '2001', handle: 'acme_hq' }],
-          messagingAccounts: [{ id: ws.messagingId, name: 'Dana (LinkedIn)', mode: 'linkedin', storedStatus: 'connected' }],
+          xAccounts: [{ userId: '2001', handle: 'acme_hq', openTasks: 0 }],
+          messagingAccounts: [
+            {
+              id: ws.messagingId,
+              name: 'Dana (LinkedIn)',
+              mode: 'linkedin',
+              storedStatus: 'connected',
+              openTasks: 0,
+              linkedinGateway: { delivery: 'sandbox', error: null },
+            },
+          ],
+          openTasks: 0,
         },
         issues: [],
       },
@@ -55,7 +65,7 @@ describe('GET /x/readiness', () => {
     const empty = await workspace({}, { x: false, messaging: false });
     const { body } = await readiness(empty.auth);
     expect(body.accounts.state).toBe('complete');
-    expect(body.accounts.data).toEqual({ xAccounts: [], messagingAccounts: [] });
+    expect(body.accounts.data).toEqual({ xAccounts: [], messagingAccounts: [], openTasks: 0 });
     expect(body.accounts.issues).toEqual([
       { code: 'no_connected_account', message: expect.any(String), retryable: false },
       { code: 'no_messaging_account', message: expect.any(String), retryable: false },
@@ -143,6 +153,21 @@ describe('GET /x/readiness', () => {
         }
       });
     }
+
+    it('the task queue fails → the open-task counts are left out and the accounts section stays complete', async () => {
+      const ws = await workspace();
+      const restore = t.services.readiness.overrideSource('openTasks', fail);
+      try {
+        const { status, body } = await readiness(ws.auth);
+        expect(status).toBe(200);
+        expect(body.accounts.state).toBe('complete');
+        expect(body.accounts.data).not.toHaveProperty('openTasks');
+        expect(body.accounts.data.messagingAccounts[0]).not.toHaveProperty('openTasks');
+        expect(body.accounts.issues).toEqual([]);
+      } finally {
+        restore();
+      }
+    });
 
     it('both account sources fail → accounts unavailable; every source fails → all three unavailable, still 200', async () => {
       const ws = await workspace();

@@ -8,3 +8,5 @@ export {
   type ReplyTaskRecorder,
   type ReplyTaskInput,
 } from './tasks.service.js';
+export { tasksRoutes } from './tasks.routes.js';
+export { CloseTaskBody, CloseTaskResponse, TaskIdParams, TasksQuery, TasksResponse, TASK_KINDS, TASKS_LIMIT_DEFAULT } from './tasks.schemas.js';

@@ -6,6 +6,8 @@ import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '..
 import type { ActionResult, ChannelDrivers, OutboundAction } from '../../channels/types.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { iso } from '../../domain/iso.js';
+import type { Channel, StepKind } from '../../domain/vocabulary.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import * as repo from './tasks.repository.js';
 
 // Tasks (docs/tasks.md): what a person must do because a platform's rules keep it from automation
@@ -58,8 +60,8 @@ export interface TasksServiceDeps {
 export interface TaskView {
   id: string;
   status: TaskStatus;
-  kind: string;
-  channel: string;
+  kind: StepKind | 'reply';
+  channel: Channel;
   action: string;
   reason: string;
   lead: { id: string; person: string | null; company: string | null; linkedinUrl: string | null; username: string | null };
@@ -98,8 +100,8 @@ export function createTasksService(deps: TasksServiceDeps) {
     return {
       id: r.id,
       status: r.status,
-      kind: r.kind,
-      channel: r.channel,
+      kind: r.kind as TaskView['kind'],
+      channel: r.channel as Channel,
       action: r.action,
       reason: r.reason,
       lead: { id: r.lead_id, person: r.person, company: r.company, linkedinUrl: r.linkedin_url, username: r.username },
@@ -169,33 +171,44 @@ export function createTasksService(deps: TasksServiceDeps) {
    * replies module for a reply decision). `act` (the console's X button) runs last, in the same transaction: if X
    * refuses, nothing of it is kept and the task stays open. A task whose lead no longer holds it is cancelled.
    */
-  async function close(workspaceId: string, id: string, how: { done: boolean; by: string; act?: (t: repo.TaskRow, trx: Database) => Promise<string | null> }) {
+  async function close(
+    workspaceId: string,
+    id: string,
+    how: { done: boolean; by: string; dryRun?: boolean; act?: (t: repo.TaskRow, trx: Database) => Promise<string | null> },
+  ): Promise<TaskView> {
     const now = clock.now();
-    const result = await db.transaction().execute(async (trx) => {
-      const task = await repo.lockTask(trx, workspaceId, id);
-      if (!task) throw notFound('task');
-      if (task.status !== 'open') throw conflict('task_closed', `the task is already ${task.status}`, { status: task.status });
-      await repo.closeTask(trx, { workspaceId, id, status: how.done ? 'done' : 'skipped', by: how.by, reason: null, externalId: null, at: now });
-      const recorded =
-        task.source === 'step'
-          ? how.done
-            ? await deps.steps.completeStepTask(trx, stepInput(task), how.by, null, now)
-            : await deps.steps.skipStepTask(trx, stepInput(task), how.by, now)
-          : how.done
-            ? await deps.replies.completeReplyTask(trx, replyInput(task), how.by, now)
-            : await deps.replies.skipReplyTask(trx, replyInput(task), how.by, now);
-      if (recorded === 'stale') {
-        await repo.closeTask(trx, { workspaceId, id, status: 'cancelled', by: null, reason: 'no_longer_applies', externalId: null, at: now });
-        return 'stale' as const;
-      }
-      if (how.act) {
-        const externalId = await how.act(task, trx);
-        await repo.closeTask(trx, { workspaceId, id, status: 'done', by: how.by, reason: null, externalId, at: now });
-      }
-      return 'recorded' as const;
-    });
-    if (result === 'stale') throw conflict('task_closed', 'the task no longer applies: its lead moved on', { status: 'cancelled' });
-    return get(workspaceId, id);
+    // Under dryRun (MCP) the real close runs and rolls back: the answer and every refusal are the real ones.
+    const result = await rollbackIfDryRun(
+      how.dryRun && !how.act,
+      (work) => db.transaction().execute(work),
+      async (trx: Database) => {
+        const task = await repo.lockTask(trx, workspaceId, id);
+        if (!task) throw notFound('task');
+        if (task.status !== 'open') throw conflict('task_closed', `the task is already ${task.status}`, { status: task.status });
+        await repo.closeTask(trx, { workspaceId, id, status: how.done ? 'done' : 'skipped', by: how.by, reason: null, externalId: null, at: now });
+        const recorded =
+          task.source === 'step'
+            ? how.done
+              ? await deps.steps.completeStepTask(trx, stepInput(task), how.by, null, now)
+              : await deps.steps.skipStepTask(trx, stepInput(task), how.by, now)
+            : how.done
+              ? await deps.replies.completeReplyTask(trx, replyInput(task), how.by, now)
+              : await deps.replies.skipReplyTask(trx, replyInput(task), how.by, now);
+        if (recorded === 'stale') {
+          await repo.closeTask(trx, { workspaceId, id, status: 'cancelled', by: null, reason: 'no_longer_applies', externalId: null, at: now });
+          return { stale: true as const };
+        }
+        if (how.act) {
+          const externalId = await how.act(task, trx);
+          await repo.closeTask(trx, { workspaceId, id, status: 'done', by: how.by, reason: null, externalId, at: now });
+        }
+        // Read in the transaction, so a dry run answers the task as the real call leaves it.
+        const closed = await repo.findTask(trx, workspaceId, id);
+        return { stale: false as const, view: toView(closed!, now) };
+      },
+    );
+    if (result.stale) throw conflict('task_closed', 'the task no longer applies: its lead moved on', { status: 'cancelled' });
+    return result.view;
   }
 
   /** The X action a console click performs, through the X driver as the account's person (never automation). */
@@ -236,8 +249,10 @@ export function createTasksService(deps: TasksServiceDeps) {
     list,
     get,
     /** Records that a person did it themselves (API, MCP, the console's Done). Nothing is sent. */
-    complete: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: true, by }),
-    skip: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: false, by }),
+    complete: (workspaceId: string, id: string, by: string, options: { dryRun?: boolean } = {}) =>
+      close(workspaceId, id, { done: true, by, dryRun: options.dryRun }),
+    skip: (workspaceId: string, id: string, by: string, options: { dryRun?: boolean } = {}) =>
+      close(workspaceId, id, { done: false, by, dryRun: options.dryRun }),
     /** The console's Send DM / Follow / Like: performs the X action at the click, then records it as done. */
     performX: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: true, by, act: performOnX }),
     /** Open tasks per account id (messaging account or X account user id): dashboard, readiness, /progress. */
