@@ -5,6 +5,7 @@ export const NAV = [
   { key: 'dashboard', label: 'Dashboard', href: '/console' },
   { key: 'plays', label: 'Review/Plays', href: '/console/plays' },
   { key: 'replies', label: 'Replies', href: '/console/replies' },
+  { key: 'tasks', label: 'Tasks', href: '/console/tasks' },
   { key: 'sequences', label: 'Sequences', href: '/console/sequences' },
   { key: 'leads', label: 'Leads', href: '/console/leads' },
   { key: 'activity', label: 'Activity', href: '/console/activity' },

@@ -235,7 +235,7 @@ describe('review page /review/plays/{id}', () => {
     expect(res.body).toContain('<h1>Accounts</h1>');
     expect(res.body).toContain('<h2 id="x-accounts">X accounts</h2>');
     expect(res.body).toMatch(/<td>@[^<]+<\/td>/);
-    expect(res.body).toContain('Sandbox (not connected to X)');
+    expect(res.body).toContain('Sandbox (simulated)');
     // No OUTREACH_X_CLIENT_ID here: the page says what to set instead of offering a button that cannot work.
     expect(res.body).not.toContain('Connect X account</button>');
     expect(res.body).toContain('OUTREACH_X_CLIENT_ID');

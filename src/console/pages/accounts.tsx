@@ -6,18 +6,22 @@ import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js'
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';
-import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, type Notice, type Tone } from '../ui.js';
+import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
+import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectParams = Type.Object({ userId: Type.String() });
+const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 200 }) });
+const DeliveryBody = Type.Object({ _csrf: Type.Optional(Type.String()), delivery: Type.Optional(Type.String()) }, { additionalProperties: true });
+const GatewayBody = Type.Object({ _csrf: Type.Optional(Type.String()), gatewayAccountId: Type.Optional(Type.String()) }, { additionalProperties: true });
 
 /** The X account's state in one word, as a badge beside the Channel column's sentence. */
 function channelBadge(c: { status: 'connected' | 'disconnected'; rateLimitedUntil: Date | null } | undefined, now: Date): { label: string; tone: Tone } {
-  if (!c) return { label: 'Sandbox', tone: 'neutral' };
+  if (!c) return { label: 'Sandbox (simulated)', tone: 'neutral' };
   if (c.status === 'disconnected') return { label: 'Disconnected', tone: 'bad' };
   if (c.rateLimitedUntil && c.rateLimitedUntil > now) return { label: 'Rate limited', tone: 'warn' };
-  return { label: 'Connected', tone: 'good' };
+  return { label: 'Connected to X', tone: 'good' };
 }
 
 /** A sending account's stored status: connected is the good case, anything else needs a look. */
@@ -25,15 +29,127 @@ const accountStatusTone = (status: string): Tone => (status === 'connected' ? 'g
 
 /** What the Channel column says of an X account. */
 function channelLabel(c: { status: 'connected' | 'disconnected'; disconnectReason: string | null; rateLimitedUntil: Date | null } | undefined, now: Date) {
-  if (!c) return 'Sandbox (not connected to X)';
+  if (!c) return 'Never connected to X: its steps are simulated';
   if (c.status === 'disconnected') {
     return c.disconnectReason === 'by_person'
       ? 'Disconnected here: its steps wait until it is connected again'
       : 'Disconnected: X refused its tokens, connect it again';
   }
   if (c.rateLimitedUntil && c.rateLimitedUntil > now) return `Connected to X, paused by X's rate limit until ${exactTime(c.rateLimitedUntil)}`;
-  return 'Connected to X';
+  return 'DMs to people who wrote first go alone; every other DM, follow and like is a task';
 }
+/** How a sending account's steps leave, in one badge: the truth about what a click or a step sends. */
+interface SendingDelivery {
+  label: string;
+  tone: Tone;
+  /** The gateway refused the account (401/403): it must be reconnected at the gateway and linked again. */
+  reconnect: boolean;
+}
+
+const LINKEDIN_DELIVERY: Record<LinkedinAccountView['delivery'], { label: string; tone: Tone; sentence: string }> = {
+  sandbox: { label: 'Sandbox (simulated)', tone: 'neutral', sentence: 'Simulated: nothing reaches LinkedIn.' },
+  tasks: { label: 'Tasks', tone: 'info', sentence: 'Each LinkedIn step, and each reply answer, is a task a person does on LinkedIn (Tasks).' },
+  gateway: {
+    label: 'LinkedIn gateway',
+    tone: 'good',
+    sentence: 'Invitations and messages go through the LinkedIn gateway, at the account owner’s risk; likes and comments stay tasks.',
+  },
+};
+
+function sendingDeliveryOf(
+  a: { id: string; mode: string },
+  linkedin: LinkedinAccountView[],
+  mailboxes: { accountId: string | null }[],
+  smtpConfigured: boolean,
+): SendingDelivery {
+  if (a.mode === 'linkedin') {
+    const v = linkedin.find((l) => l.accountId === a.id);
+    const d = LINKEDIN_DELIVERY[v?.delivery ?? 'sandbox'];
+    const reconnect = v?.delivery === 'gateway' && v.gatewayError === 'linkedin_gateway_auth_failed';
+    return { label: d.label, tone: reconnect ? 'bad' : d.tone, reconnect };
+  }
+  if (a.mode === 'email') {
+    if (mailboxes.some((m) => m.accountId === a.id)) return { label: 'Mailbox', tone: 'good', reconnect: false };
+    return smtpConfigured ? { label: 'SMTP (SMTP_URL)', tone: 'good', reconnect: false } : { label: 'Sandbox (simulated)', tone: 'neutral', reconnect: false };
+  }
+  return { label: 'Sandbox (simulated)', tone: 'neutral', reconnect: false };
+}
+
+/** Each LinkedIn account's delivery, with the forms that switch it (the same service as `outreach linkedin …`). */
+function LinkedinDeliveryPanel(props: { accounts: { id: string; name: string; mode: string }[]; linkedin: LinkedinAccountView[]; csrfToken: string }) {
+  const rows = props.accounts.filter((a) => a.mode === 'linkedin');
+  if (rows.length === 0) return '';
+  return (
+    <section aria-labelledby="linkedin-delivery">
+      <h2 id="linkedin-delivery">LinkedIn delivery</h2>
+      <p class="meta">
+        LinkedIn’s User Agreement prohibits automated activity. Tasks keeps a person on every action; the gateway automates invitations and messages at the
+        account owner’s risk (docs/linkedin.md).
+      </p>
+      {rows.map((a) => {
+        const v = props.linkedin.find((l) => l.accountId === a.id);
+        const delivery = v?.delivery ?? 'sandbox';
+        const d = LINKEDIN_DELIVERY[delivery];
+        const reconnect = delivery === 'gateway' && v?.gatewayError === 'linkedin_gateway_auth_failed';
+        const base = `/console/accounts/linkedin/${encodeURIComponent(a.id)}`;
+        return (
+          <article class="reply" aria-labelledby={`li-${a.id}`}>
+            <h3 id={`li-${a.id}`} safe>
+              {a.name}
+            </h3>
+            <p>
+              <Badge value={d.label} label={d.label} tone={reconnect ? 'bad' : d.tone} /> <span safe>{d.sentence}</span>
+              {v?.gatewayAccountId && delivery === 'gateway' ? <span class="muted" safe>{` Gateway account ${v.gatewayAccountId}.`}</span> : ''}
+            </p>
+            {reconnect ? (
+              <p role="alert" class="error">
+                The gateway refused this account (<code>linkedin_gateway_auth_failed</code>): reconnect it at the gateway, then link it again below. Its steps
+                wait until then.
+              </p>
+            ) : (
+              ''
+            )}
+            <div class="actions">
+              {delivery !== 'sandbox' ? (
+                <PostButton
+                  action={`${base}/delivery`}
+                  csrfToken={props.csrfToken}
+                  fields={{ delivery: 'sandbox' }}
+                  label="Use Sandbox (simulated)"
+                  ariaLabel={`Switch ${a.name} to Sandbox (simulated)`}
+                />
+              ) : (
+                ''
+              )}
+              {delivery !== 'tasks' ? (
+                <PostButton
+                  action={`${base}/delivery`}
+                  csrfToken={props.csrfToken}
+                  fields={{ delivery: 'tasks' }}
+                  label="Use Tasks"
+                  ariaLabel={`Switch ${a.name} to Tasks`}
+                />
+              ) : (
+                ''
+              )}
+            </div>
+            <form method="post" action={`${base}/gateway`}>
+              <CsrfField token={props.csrfToken} />
+              <label for={`gw-${a.id}`}>
+                Gateway account id<span class="visually-hidden" safe>{` for ${a.name}`}</span>
+              </label>{' '}
+              <input id={`gw-${a.id}`} name="gatewayAccountId" required maxlength="200" autocomplete="off" value={v?.gatewayAccountId ?? ''} />{' '}
+              <button type="submit">
+                Link to the LinkedIn gateway<span class="visually-hidden" safe>{` (${a.name})`}</span>
+              </button>
+            </form>
+          </article>
+        );
+      })}
+    </section>
+  );
+}
+
 const CallbackQuery = Type.Object(
   { state: Type.Optional(Type.String()), code: Type.Optional(Type.String()), error: Type.Optional(Type.String()) },
   { additionalProperties: true },
@@ -46,11 +162,16 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
   async function renderAccounts(req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [{ accounts }, { accounts: xAccounts }, connections] = await Promise.all([
+    const [{ accounts }, { accounts: xAccounts }, connections, mailboxes] = await Promise.all([
       deps.services.progress.progress(workspaceId, 1),
       deps.services.plays.listAccounts(workspaceId),
       xConnect.connections(workspaceId),
+      deps.services.mailboxes.list(workspaceId),
     ]);
+    const linkedin = await Promise.all(accounts.filter((a) => a.mode === 'linkedin').map((a) => deps.services.linkedin.get(workspaceId, a.id)));
+    const deliveries = new Map<string, SendingDelivery>(
+      accounts.map((a) => [a.id, sendingDeliveryOf(a, linkedin, mailboxes, deps.config.smtpUrl !== null)] as const),
+    );
     const now = new Date();
     return sendPage(reply, ctx, {
       title: 'Accounts',
@@ -72,13 +193,24 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
             ) : (
               <table>
                 <caption>The accounts sequences send from, with today’s invites against the cap</caption>
-                <TableHead columns={['Account', 'Mode', 'Status', 'Invites today', 'Warm-up phase']} />
+                <TableHead columns={['Account', 'Mode', 'Delivery', 'Status', 'Invites today', 'Warm-up phase']} />
                 <tbody>
                   {accounts.map((a) => (
                     <tr>
                       <td safe>{a.name}</td>
                       <td>
                         <Badge value={a.mode} tone="neutral" />
+                      </td>
+                      <td>
+                        <Badge value={deliveries.get(a.id)!.label} label={deliveries.get(a.id)!.label} tone={deliveries.get(a.id)!.tone} />
+                        {deliveries.get(a.id)!.reconnect ? (
+                          <>
+                            {' '}
+                            <Badge value="reconnect" label="Reconnect" tone="bad" />
+                          </>
+                        ) : (
+                          ''
+                        )}
                       </td>
                       <td>
                         <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
@@ -93,6 +225,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
               </table>
             )}
           </section>
+          <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
           <section aria-labelledby="x-accounts" id="x-accounts-section">
             <h2 id="x-accounts">X accounts</h2>
             {xAccounts.length === 0 ? (
@@ -161,7 +294,52 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
     });
   }
 
-  app.get('/console/accounts', { schema: { hide: true } }, async (req, reply) => renderAccounts(req, reply, null));
+  app.get('/console/accounts', { schema: { hide: true } }, async (req, reply) => renderAccounts(req, reply, takeNotice(req, reply)));
+
+  /** A refusal of the LinkedIn service on the page (a 404 for the account itself is the 404 page). */
+  async function linkedinRefusal(req: FastifyRequest, reply: FastifyReply, err: unknown) {
+    if (!(err instanceof AppError) || err.code === 'messaging account not found') throw err;
+    return renderAccounts(req, reply, { kind: 'refused', text: err.message }, err.statusCode);
+  }
+
+  // Sandbox (simulated) or Tasks for a LinkedIn account, through the same service as `outreach linkedin tasks|sandbox`.
+  app.post<{ Params: { accountId: string }; Body: { delivery?: string } }>(
+    '/console/accounts/linkedin/:accountId/delivery',
+    { schema: { hide: true, params: AccountParams, body: DeliveryBody } },
+    async (req, reply) => {
+      const delivery = req.body.delivery;
+      if (delivery !== 'sandbox' && delivery !== 'tasks') throw new AppError(400, 'invalid_request', 'delivery must be sandbox or tasks');
+      try {
+        await deps.services.linkedin.setDelivery(req.consoleSession!.auth.workspaceId, req.params.accountId, delivery);
+      } catch (err) {
+        return linkedinRefusal(req, reply, err);
+      }
+      return redirectWithNotice(reply, '/console/accounts', {
+        kind: 'done',
+        text:
+          delivery === 'tasks'
+            ? 'Delivery set to Tasks: this account’s LinkedIn steps now wait on Tasks for a person.'
+            : 'Delivery set to Sandbox (simulated): nothing from this account reaches LinkedIn.',
+      });
+    },
+  );
+
+  // Linking to the LinkedIn gateway: the service checks the account at the gateway first (`outreach linkedin connect`).
+  app.post<{ Params: { accountId: string }; Body: { gatewayAccountId?: string } }>(
+    '/console/accounts/linkedin/:accountId/gateway',
+    { schema: { hide: true, params: AccountParams, body: GatewayBody } },
+    async (req, reply) => {
+      try {
+        await deps.services.linkedin.linkGateway(req.consoleSession!.auth.workspaceId, req.params.accountId, req.body.gatewayAccountId ?? '');
+      } catch (err) {
+        return linkedinRefusal(req, reply, err);
+      }
+      return redirectWithNotice(reply, '/console/accounts', {
+        kind: 'done',
+        text: 'Linked to the LinkedIn gateway: invitations and messages from this account now go through it, at the account owner’s risk.',
+      });
+    },
+  );
 
   // Starts OAuth 2.0 with PKCE: the service keeps the state and verifier; the person goes to X to approve.
   app.post('/console/accounts/x/connect', { schema: { hide: true, body: FormBody } }, async (req, reply) => {

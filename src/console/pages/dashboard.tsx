@@ -144,13 +144,15 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
   app.get('/console', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [bySequence, byAccount, progress, pending, daily] = await Promise.all([
+    const [bySequence, byAccount, progress, pending, daily, openTasks] = await Promise.all([
       deps.services.reports.funnelReport(workspaceId, 'sequence'),
       deps.services.reports.funnelReport(workspaceId, 'account'),
       deps.services.progress.progress(workspaceId, FAILURE_WINDOW_DAYS),
       deps.services.replies.listPending(workspaceId, PENDING_PAGE),
       deps.services.reports.dailyActivity(workspaceId, DAILY_DAYS),
+      deps.services.tasks.countOpenByAccount(workspaceId),
     ]);
+    const taskCount = [...openTasks.values()].reduce((n, v) => n + v, 0);
     const total = bySequence.total as Funnel;
     const pendingLabel = pending.replies.length >= PENDING_PAGE ? `${PENDING_PAGE}+` : String(pending.replies.length);
     const chartData = JSON.stringify({ labels: STAGES.map(([, label]) => label), values: STAGES.map(([key]) => total[key]) });
@@ -169,6 +171,9 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
             <ul class="cards">
               <li class={pending.replies.length > 0 ? 'card card-attention' : 'card'}>
                 <a href="/console/replies" safe>{`Pending replies: ${pendingLabel}`}</a>
+              </li>
+              <li class={taskCount > 0 ? 'card card-attention' : 'card'}>
+                <a href="/console/tasks" safe>{`Open tasks: ${formatNumber(taskCount)}`}</a>
               </li>
               <li class={progress.recentFailures > 0 ? 'card card-bad' : 'card'}>
                 <a

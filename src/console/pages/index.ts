@@ -13,6 +13,7 @@ import { leadsEnrollPages } from './leads-enroll.js';
 import { sequenceEditorPages } from './sequence-editor.js';
 import { avatarPages } from './avatars.js';
 import { leadPages } from './lead.js';
+import { tasksPages } from './tasks.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -32,4 +33,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   leadPages(app, deps);
   leadsImportPages(app, deps);
   leadsEnrollPages(app, deps);
+  tasksPages(app, deps);
 }

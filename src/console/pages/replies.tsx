@@ -27,9 +27,10 @@ export const DECISION_LABELS: Record<Decision, string> = {
  * list, whose text is shown; an unknown code shows nothing, so a crafted link cannot put words in the console's mouth.
  */
 export const REPLY_NOTICES = {
-  send: { kind: 'done', text: 'Sent: the answer went to the prospect; the reply left the queue.' },
-  invite: { kind: 'done', text: 'Invite sent: the meeting invitation went to the prospect; the reply left the queue.' },
-  booking_link: { kind: 'done', text: 'Booking link sent to the prospect; the reply left the queue.' },
+  send: { kind: 'done', text: 'Sent: the answer went out on the reply’s channel; the reply left the queue.' },
+  invite: { kind: 'done', text: 'Invite sent: the meeting invitation went out on the reply’s channel; the reply left the queue.' },
+  booking_link: { kind: 'done', text: 'Booking link sent on the reply’s channel; the reply left the queue.' },
+  task_created: { kind: 'done', text: 'Task created: send the answer yourself on LinkedIn from Tasks, then press Done. The reply left the queue.' },
   snooze: { kind: 'done', text: 'Snoozed: the reply comes back to the queue when the snooze ends.' },
   start_sequence: { kind: 'done', text: 'Follow-up sequence started for this lead; the reply left the queue.' },
   meeting_booked: { kind: 'done', text: 'Meeting booked recorded; the reply left the queue.' },
@@ -47,6 +48,13 @@ function replyNotice(query: unknown): Notice | null {
 
 /** Decisions that message the prospect: the console asks for confirmation before it runs them. */
 const CONTACTS_PROSPECT: ReadonlySet<Decision> = new Set(['send', 'invite', 'booking_link']);
+
+/** What a messaging decision's confirmation says leaves at the click (docs/console.md, "Account delivery"). */
+const AT_THE_CLICK = {
+  now: 'This messages the prospect now, through the reply’s channel. It cannot be undone.',
+  task: 'This creates a task: nothing is sent from here. You send the answer yourself on LinkedIn from Tasks, then press Done.',
+  simulated: 'This account is in the sandbox (simulated): nothing reaches the prospect.',
+} as const;
 
 const DecideForm = Type.Object(
   {
@@ -160,6 +168,27 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
     });
   });
 
+  /**
+   * What a messaging decision on this reply does at the click: a real message (a gateway LinkedIn account, a real
+   * mailbox or SMTP), a task (a LinkedIn account set to Tasks; Instagram outside the sandbox), or a simulation. Unknown
+   * (the reply is past the queue's first page): said as a real message, the careful answer.
+   */
+  async function atTheClick(workspaceId: string, replyId: string): Promise<keyof typeof AT_THE_CLICK> {
+    const r = (await replies.listConsoleQueue(workspaceId, 100)).replies.find((p) => p.id === replyId.toLowerCase());
+    if (!r) return 'now';
+    if (r.channel === 'email') return (await deps.services.mailboxes.list(workspaceId)).length > 0 || deps.config.smtpUrl ? 'now' : 'simulated';
+    if (r.channel !== 'linkedin' && r.channel !== 'instagram') return 'now';
+    const delivery = r.account
+      ? await deps.services.linkedin.get(workspaceId, r.account).then(
+          (v) => v.delivery,
+          () => null,
+        )
+      : null;
+    // Instagram has no real driver: outside the sandbox its answer is a person's task (domain/policy.ts).
+    if (r.channel === 'instagram') return delivery && delivery !== 'sandbox' ? 'task' : 'simulated';
+    return delivery === 'tasks' ? 'task' : delivery === 'gateway' ? 'now' : 'simulated';
+  }
+
   async function refused(req: FastifyRequest, reply: FastifyReply, heading: string, message: string, status: number) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     return sendPage(reply, ctx, {
@@ -189,6 +218,7 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
 
     // A decision that messages the prospect is confirmed on a page of its own first.
     if (CONTACTS_PROSPECT.has(decision) && req.body.confirmed !== 'yes') {
+      const atClick = await atTheClick(auth.workspaceId, req.params.id);
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       return sendPage(reply, ctx, {
         title: `Confirm: ${DECISION_LABELS[decision]}`,
@@ -196,7 +226,7 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
         body: (
           <section>
             <h1 safe>{`Confirm: ${DECISION_LABELS[decision]}`}</h1>
-            <p>This messages the prospect now, through the reply's channel. It cannot be undone.</p>
+            <p>{AT_THE_CLICK[atClick]}</p>
             {text !== undefined ? (
               <>
                 <h2>Message</h2>
@@ -221,7 +251,9 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
     try {
       // The form's attempt id is the Idempotency-Key: a double submit replays the first answer instead of acting twice.
       const key = typeof req.body.attempt === 'string' && /^[\x21-\x7e]{1,200}$/.test(req.body.attempt) ? `console:${req.body.attempt}` : undefined;
-      await replies.decide(auth.workspaceId, req.params.id, { decision, text, by: 'console' }, key);
+      const answer = await replies.decide(auth.workspaceId, req.params.id, { decision, text, by: 'console' }, key);
+      // On a LinkedIn account set to Tasks the answer is a task for a person, not a message (`taskId`).
+      if (typeof answer.body.taskId === 'string') return reply.redirect('/console/replies?notice=task_created', 303);
     } catch (err) {
       if (err instanceof AppError && err.statusCode === 409) {
         return refused(req, reply, 'Already decided', `This reply was already decided (${err.code}); nothing was changed.`, 409);
