@@ -61,7 +61,6 @@ export function createServices(deps: ServiceDeps) {
   const energy = createEnergyService(deps);
   const provider = deps.publicData ?? createConfiguredProvider(deps);
   const publicData = createPublicDataService({ ...deps, energy, provider });
-  const readiness = createReadinessService({ ...deps, energy });
   const activity = createActivityService(deps);
   const leads = createLeadsService(deps);
   const reports = createReportsService(deps);
@@ -79,10 +78,12 @@ export function createServices(deps: ServiceDeps) {
   const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x, linkedin: { db: deps.db } });
   const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
-  const progress = createProgressService({ ...deps, pacing: engine });
   const replies = createRepliesService({ ...deps, drivers });
   // Tasks end through the part that opened them: a step's through the engine, a reply decision's through replies.
   const tasks = createTasksService({ ...deps, drivers, steps: engine.taskSteps, replies: replies.replyTasks });
+  // Open tasks show in /progress's account entries and in readiness.
+  const progress = createProgressService({ ...deps, pacing: engine, tasks });
+  const readiness = createReadinessService({ ...deps, energy, tasks });
   const authoring = createAuthoringService(deps);
   const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
   // Revoking a key ends the console sessions it opened at once (docs/console.md), whoever revokes it: the admin

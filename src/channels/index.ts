@@ -7,6 +7,8 @@ import { createSandboxDriver } from './sandbox/driver.js';
 import { createXDriver, type XDriverDeps } from './x/driver.js';
 import { createInboxWatcher } from './email/watcher.js';
 import { createXWatcher } from './x/watcher.js';
+import { createLinkedinDriver } from './linkedin/driver.js';
+import { createLinkedinWatcher } from './linkedin/watcher.js';
 import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
 
 export * from './types.js';
@@ -18,7 +20,8 @@ export { createXDriver } from './x/driver.js';
 /**
  * One driver per channel: the seeded sandbox everywhere, except e-mail: from each account's mailbox when it has one
  * (with `mailboxes`), else over SMTP when SMTP_URL is set; and X: through the X API v2 for every X account connected
- * with OAuth (with `x`), the sandbox for the rest.
+ * with OAuth (with `x`), the sandbox for the rest; and LinkedIn: per account, the sandbox, tasks or the LinkedIn gateway
+ * (with `linkedin`).
  * `overrides` plugs in other real connectors (or test doubles) per channel.
  */
 export function createChannelDrivers(
@@ -27,6 +30,8 @@ export function createChannelDrivers(
     overrides?: Partial<Record<Channel, ChannelDriver>>;
     mailboxes?: { db: Database; cipher: TextCipher };
     x?: Omit<XDriverDeps, 'fallback' | 'caps'>;
+    /** LinkedIn accounts set to tasks or linked to the LinkedIn gateway (docs/linkedin.md); the sandbox serves the rest. */
+    linkedin?: { db: Database };
   } = {},
 ): ChannelDrivers & { close(): void } {
   const opts = config.engine.sandbox;
@@ -53,8 +58,14 @@ export function createChannelDrivers(
         watch: createXWatcher({ ...deps.x, config: { pollIntervalSeconds: engine.xPollSeconds, observeDays: engine.observeDays } }).watch,
       }
     : createSandboxDriver('x', opts);
+  const linkedin: ChannelDriver = deps.linkedin
+    ? {
+        ...createLinkedinDriver({ db: deps.linkedin.db, config, fallback: createSandboxDriver('linkedin', opts) }),
+        watch: createLinkedinWatcher({ db: deps.linkedin.db, config }).watch,
+      }
+    : createSandboxDriver('linkedin', opts);
   const drivers: Record<Channel, ChannelDriver> = {
-    linkedin: createSandboxDriver('linkedin', opts),
+    linkedin,
     email,
     x,
     instagram: createSandboxDriver('instagram', opts),

@@ -244,6 +244,12 @@ export interface ChannelDriver {
   observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
   /** Reads the provider's inbox of every account due (replies, bounces, follow-backs) and hands each to `ctx.apply`. */
   watch?(ctx: WatchContext): Promise<void>;
+  /**
+   * Before a person's click performs inside a transaction (a task): what must commit on its own first. X: an expiring
+   * access token is refreshed now, since X rotates refresh tokens (a rolled-back refresh would lose the new one) and
+   * PGlite's one connection cannot run the refresh's own transaction beside the caller's.
+   */
+  prepare?(account: { workspaceId: string; accountUserId: string }): Promise<void>;
 }
 
 export interface ChannelDrivers {

@@ -24,7 +24,7 @@ export interface WatchSpec<A, C extends object> {
   /** Polls one account: applies what it heard, saves its position and its next poll time (its schedule and backoff). */
   poll(account: A, ctx: WatchContext): Promise<C>;
   /** Where the pass summary keeps this channel's per-account counts. */
-  slot: 'mailboxes' | 'xAccounts';
+  slot: 'mailboxes' | 'xAccounts' | 'linkedinAccounts';
   /** Accounts claimed per round, and polled at once. */
   batchSize: number;
   concurrency: number;

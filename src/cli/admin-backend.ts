@@ -13,6 +13,7 @@ import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/index.js';
 import type { MailboxView } from '../channels/email/index.js';
 import { MailboxError, type AddMailboxRequest } from '../channels/email/index.js';
+import type { LinkedinAccountView } from '../channels/linkedin/index.js';
 
 export type { SeedResult } from '../modules/world/index.js';
 export type { PassSummary } from '../engine/index.js';
@@ -84,6 +85,10 @@ export interface AdminBackend {
   startXConnect(input: { workspaceId: string }): Promise<XConnectStart>;
   /** Deletes a connected X account's tokens here and revokes them at X; its steps wait until it is connected again. */
   disconnectX(input: { workspaceId: string; userId: string }): Promise<XDisconnected>;
+  /** Links a LinkedIn account to the gateway after checking the gateway account there (docs/linkedin.md). */
+  linkedinConnect(input: { workspaceId: string; accountId: string; gatewayAccountId: string }): Promise<LinkedinAccountView>;
+  /** Switches a LinkedIn account to tasks or the sandbox; without workspaceId, the account's own workspace. */
+  linkedinDelivery(input: { workspaceId?: string; accountId: string; delivery: 'sandbox' | 'tasks' }): Promise<LinkedinAccountView>;
   close(): Promise<void>;
 }
 
@@ -133,8 +138,25 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
         throw e;
       }
     },
+    linkedinConnect: (input) => appCall(() => services.linkedin.linkGateway(input.workspaceId, input.accountId, input.gatewayAccountId)),
+    linkedinDelivery: (input) =>
+      appCall(async () => {
+        const workspaceId = input.workspaceId ?? (await services.linkedin.workspaceOf(input.accountId));
+        if (!workspaceId) throw new CliError('messaging account not found', { error: 'messaging account not found' });
+        return services.linkedin.setDelivery(workspaceId, input.accountId, input.delivery);
+      }),
     close,
   };
+}
+
+/** A service refusal (AppError) as a CLI error with its code. */
+async function appCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof AppError) throw new CliError(e.message, { error: e.code, message: e.message });
+    throw e;
+  }
 }
 
 /** A mailbox refusal is an operator's mistake (wrong password, unknown account): a CLI error with its code. */
@@ -177,6 +199,8 @@ function serverBackend(control: ControlInfo): AdminBackend {
     removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
     startXConnect: (input) => call<XConnectStart>('/x/connect', input),
     disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),
+    linkedinConnect: (input) => call<LinkedinAccountView>('/linkedin/connect', input),
+    linkedinDelivery: (input) => call<LinkedinAccountView>('/linkedin/delivery', input),
     close: async () => undefined,
   };
 }

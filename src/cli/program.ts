@@ -14,6 +14,7 @@ import { startEngineLoop } from '../engine/loop.js';
 import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
+import { registerLinkedin } from './commands/linkedin.js';
 import { disconnectOutcomeText } from '../channels/x/index.js';
 
 /**
@@ -346,6 +347,7 @@ export function createProgram(): Command {
       out(!!opts.json, done, () => `X account ${done.userId}: ${disconnectOutcomeText(done)}`);
     });
 
+  registerLinkedin(program, { withBackend, out });
   registerApiCommands(program);
   return program;
 }

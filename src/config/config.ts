@@ -67,6 +67,12 @@ const EnvSchema = Type.Object({
   OUTREACH_X_CLIENT_ID: Type.Optional(Type.String()),
   OUTREACH_X_CLIENT_SECRET: Type.Optional(Type.String()),
   OUTREACH_X_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  OUTREACH_LINKEDIN_GATEWAY_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OUTREACH_LINKEDIN_GATEWAY_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
+  OUTREACH_LINKEDIN_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 300 }),
+  OUTREACH_LINKEDIN_INVITES_PER_WEEK: Type.Integer({ minimum: 0, default: 100 }),
+  OUTREACH_LINKEDIN_MESSAGES_PER_DAY: Type.Integer({ minimum: 0, default: 50 }),
   LOG_LEVEL: Type.Union(
     [
       Type.Literal('fatal'),
@@ -130,6 +136,18 @@ export interface Config {
     readonly clientId: string | null;
     readonly clientSecret: string | null;
     readonly timeoutMs: number;
+  };
+  /**
+   * The LinkedIn gateway (Unipile API v1, docs/linkedin.md): the account's DSN base URL and API key (null: not set,
+   * gateway accounts wait), request timeout, seconds between two polls of one account, and the caps per account.
+   */
+  readonly linkedin: {
+    readonly gatewayUrl: string | null;
+    readonly gatewayKey: string | null;
+    readonly timeoutMs: number;
+    readonly pollIntervalSeconds: number;
+    readonly invitesPerWeek: number;
+    readonly messagesPerDay: number;
   };
 }
 
@@ -382,6 +400,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       clientId: e.OUTREACH_X_CLIENT_ID ?? null,
       clientSecret: e.OUTREACH_X_CLIENT_SECRET ?? null,
       timeoutMs: e.OUTREACH_X_TIMEOUT_MS,
+    }),
+    linkedin: Object.freeze({
+      gatewayUrl: e.OUTREACH_LINKEDIN_GATEWAY_URL?.replace(/\/+$/, '') ?? null,
+      gatewayKey: e.OUTREACH_LINKEDIN_GATEWAY_KEY ?? null,
+      timeoutMs: e.OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS,
+      pollIntervalSeconds: e.OUTREACH_LINKEDIN_POLL_INTERVAL,
+      invitesPerWeek: e.OUTREACH_LINKEDIN_INVITES_PER_WEEK,
+      messagesPerDay: e.OUTREACH_LINKEDIN_MESSAGES_PER_DAY,
     }),
   });
 }

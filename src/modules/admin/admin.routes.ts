@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
-import { AppError, unauthorized } from '../../lib/errors.js';
+import { AppError, notFound, unauthorized } from '../../lib/errors.js';
 import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
@@ -136,5 +136,31 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
       },
     },
     async (req) => services.xConnect.disconnect(req.body.workspaceId, req.body.userId),
+  );
+  // `outreach linkedin connect|tasks|sandbox` (docs/linkedin.md): a LinkedIn account's delivery.
+  const accountId = Type.String({ minLength: 1, maxLength: 100 });
+  app.post(
+    '/linkedin/connect',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object({ workspaceId: Uuid(), accountId, gatewayAccountId: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+      },
+    },
+    async (req) => services.linkedin.linkGateway(req.body.workspaceId, req.body.accountId, req.body.gatewayAccountId),
+  );
+  app.post(
+    '/linkedin/delivery',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object({ workspaceId: Type.Optional(Uuid()), accountId, delivery: OneOf(['sandbox', 'tasks'] as const) }, { additionalProperties: false }),
+      },
+    },
+    async (req) => {
+      const workspaceId = req.body.workspaceId ?? (await services.linkedin.workspaceOf(req.body.accountId));
+      if (!workspaceId) throw notFound('messaging account');
+      return services.linkedin.setDelivery(workspaceId, req.body.accountId, req.body.delivery);
+    },
   );
 }

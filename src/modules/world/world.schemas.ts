@@ -8,6 +8,7 @@ import {
   CANDIDATE_STATUSES,
   CHANNELS,
   LEAD_STAGES,
+  LINKEDIN_DELIVERIES,
   PLAY_STATUSES,
   REVIEW_DECISIONS,
   ROLES,
@@ -168,6 +169,16 @@ export const XAccountOauth = Type.Object(
 
 export const XAccount = Type.Object({ userId: UserId(), handle: Handle(), oauth: Opt(XAccountOauth) }, closed);
 
+/**
+ * A LinkedIn account's delivery (world-file contract, "LinkedIn delivery"): `sandbox`, `tasks` (a person performs
+ * each action) or `gateway` with the account's id at the LinkedIn gateway (required with gateway, checked by the
+ * planner so the 400 names the field).
+ */
+export const LinkedinDeliverySetting = Type.Object(
+  { delivery: Type.Enum([...LINKEDIN_DELIVERIES]), gatewayAccountId: Opt(Type.String({ minLength: 1, maxLength: 200 })) },
+  closed,
+);
+
 export const MessagingAccount = Type.Object(
   {
     id: Opt(AccountId()),
@@ -180,6 +191,8 @@ export const MessagingAccount = Type.Object(
     relationsCount: OptNull(Count()),
     /** The sender's e-mail identity ("Mailboxes"); checked field by field in planners/accounts.ts. */
     mailbox: Opt(Type.Unknown()),
+    /** How its LinkedIn steps are carried out ("LinkedIn delivery"); without it, the sandbox. */
+    linkedin: Opt(LinkedinDeliverySetting),
   },
   closed,
 );

@@ -49,6 +49,11 @@ export function planMessagingAccounts(w: WorldWorkspace, cx: WsContext): void {
     } else if (mode === 'email') {
       throw invalidWorld(`${at}/mailbox`, 'is required for an account of mode "email"');
     }
+    // "LinkedIn delivery": only a LinkedIn account has one, and a gateway account names its account at the gateway.
+    const linkedin = a.linkedin;
+    if (linkedin && mode !== 'linkedin') throw invalidWorld(`${at}/linkedin`, 'is only for an account of mode "linkedin"');
+    if (linkedin?.delivery === 'gateway' && !linkedin.gatewayAccountId)
+      throw invalidWorld(`${at}/linkedin/gatewayAccountId`, 'is required with delivery "gateway"');
     cx.plan.accounts.push(
       cx.item(at, accountId, !!a.id, {
         id: accountId,
@@ -62,6 +67,12 @@ export function planMessagingAccounts(w: WorldWorkspace, cx: WsContext): void {
         account_score: a.accountScore ?? null,
         relations_count: a.relationsCount ?? null,
         created_at: orderedTime(cx.now, i, accounts.length),
+        ...(linkedin && {
+          linkedin_delivery: linkedin.delivery,
+          linkedin_gateway_account_id: linkedin.gatewayAccountId ?? null,
+          // A gateway account is read from the time it was seeded (and at once).
+          ...(linkedin.delivery === 'gateway' && { linkedin_next_poll_at: cx.now, linkedin_watch_state: JSON.stringify({ since: cx.now.toISOString() }) }),
+        }),
       }),
     );
   });

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
+import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
+import { gatewayEnv, startLinkedinGatewayFake, type LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
+import type { OutboundAction } from '../../src/channels/types.js';
+
+// Issue 28 §4, caps: a gateway account sends at most OUTREACH_LINKEDIN_INVITES_PER_WEEK invitations in any seven
+// local days and OUTREACH_LINKEDIN_MESSAGES_PER_DAY messages per UTC day (on the send budget ledger); past them the
+// step waits (rate limited, not failed, no attempt used) until the window has room. And who acts: a tasks account's
+// actions and a gateway account's engage are a person's (`needs_person`), a sandbox account stays simulated.
+
+const DAY = 86_400_000;
+const GW = 'gw_capped';
+
+describe('LinkedIn gateway caps and who acts', () => {
+  let gw: LinkedinGatewayFake;
+  let t: TestApp;
+  // A Monday, 10:00 UTC (the account's time zone is UTC).
+  let clock = Date.parse('2026-11-23T10:00:00.000Z');
+  let workspaceId: string;
+  let account: string;
+  let n = 0;
+
+  beforeAll(async () => {
+    gw = await startLinkedinGatewayFake({ now: () => clock });
+    gw.addAccount({ id: GW });
+    t = await buildTestApp({
+      now: new Date(clock).toISOString(),
+      env: {
+        ...ENGINE_ENV,
+        OUTREACH_ADMIN_TOKEN: ADMIN,
+        ...gatewayEnv(gw),
+        OUTREACH_LINKEDIN_INVITES_PER_WEEK: 2,
+        OUTREACH_LINKEDIN_MESSAGES_PER_DAY: 1,
+        OUTREACH_LINKEDIN_POLL_INTERVAL: 86_400,
+      },
+    });
+    ({ workspaceId } = await createWorkspaceWithKey(t, 'Capped LinkedIn'));
+    await t.db.updateTable('workspaces').set({ energy_balance: 10_000 }).where('id', '=', workspaceId).execute();
+    account = await insertAccount(t.db, workspaceId);
+    t.clock.set(new Date(clock));
+    await t.services.linkedin.linkGateway(workspaceId, account, GW);
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await gw?.close();
+  });
+
+  async function tick(advanceMs = 1_000) {
+    clock += advanceMs;
+    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+  async function leads(count: number, sequence: string, acc = account) {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const handle = `capped-${++n}`;
+      gw.addUser(handle);
+      ids.push(
+        await insertLead(t.db, workspaceId, {
+          person: `Person ${n}`,
+          linkedin_url: `https://www.linkedin.com/in/${handle}`,
+          account_id: acc,
+          sequence_id: sequence,
+          next_action_at: new Date(clock),
+        }),
+      );
+    }
+    return ids;
+  }
+  const row = (id: string) =>
+    t.db.selectFrom('leads').select(['stage', 'last_error', 'step_attempts', 'step_waits', 'next_action_at']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('invitations stop at the weekly cap and wait for the rolling week to have room, without using an attempt', async () => {
+    const connect = await insertSequence(t.db, workspaceId, { steps: steps(step('connect')) });
+    const ids = await leads(3, connect);
+    await tick();
+    expect(gw.invitations.filter((i) => i.accountId === GW)).toHaveLength(2);
+    const stages = await Promise.all(ids.map(row));
+    const waiting = stages.filter((s) => s.stage === 'queued');
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]).toMatchObject({ last_error: 'rate_limited', step_attempts: 0, step_waits: 1 });
+    // It waits for the next local day, when the week's window moves on by one day.
+    expect(new Date(waiting[0].next_action_at!).toISOString()).toBe('2026-11-24T00:00:00.000Z');
+    // The next days of the same week still have no room.
+    await tick(DAY);
+    await tick(DAY);
+    expect(gw.invitations.filter((i) => i.accountId === GW)).toHaveLength(2);
+    // Seven days after the first two, the window has room again.
+    clock = Date.parse('2026-11-30T00:00:30.000Z');
+    await tick();
+    expect(gw.invitations.filter((i) => i.accountId === GW)).toHaveLength(3);
+    for (const id of ids) expect((await row(id)).stage).toBe('invited');
+  });
+
+  it('messages stop at the daily cap and go out the next UTC day; a refused message gives its unit back', async () => {
+    const message = await insertSequence(t.db, workspaceId, { steps: steps(step('message', { message: 'Hello there' })) });
+    // A person the gateway cannot reach (unknown provider id) is refused: that does not use the day's message.
+    const unknown = await insertLead(t.db, workspaceId, {
+      person: 'Gone Person',
+      linkedin_url: 'https://www.linkedin.com/in/gone-person',
+      account_id: account,
+      sequence_id: message,
+      linkedin_provider_id: 'ACoAAgone',
+      next_action_at: new Date(clock),
+    });
+    await tick();
+    expect(await row(unknown)).toMatchObject({ stage: 'failed', last_error: 'linkedin_invalid_recipient' });
+    const ids = await leads(2, message);
+    await tick();
+    const sent = () => gw.messages.filter((m) => m.accountId === GW && m.isSender).length;
+    expect(sent()).toBe(1);
+    const waiting = (await Promise.all(ids.map(row))).filter((s) => s.stage === 'queued');
+    expect(waiting).toEqual([expect.objectContaining({ last_error: 'rate_limited', step_attempts: 0 })]);
+    await tick(DAY);
+    expect(sent()).toBe(2);
+  });
+
+  it('a tasks account answers needs_person; a gateway engage is a person’s; a sandbox account stays simulated', async () => {
+    const driver = t.services.drivers.forChannel('linkedin');
+    const tasks = await insertAccount(t.db, workspaceId);
+    await t.services.linkedin.setDelivery(workspaceId, tasks, 'tasks');
+    const sandbox = await insertAccount(t.db, workspaceId);
+    const [leadId] = await leads(1, await insertSequence(t.db, workspaceId, { status: 'paused' }), tasks);
+    const action = (accountId: string, kind: OutboundAction['kind']): OutboundAction => ({
+      workspaceId,
+      accountId,
+      accountUserId: null,
+      kind,
+      channel: 'linkedin',
+      recipient: { leadId, person: 'P', email: null, linkedinUrl: null, xUserId: null, username: null, sandbox: null },
+      subject: null,
+      text: 'Hi',
+      actions: [],
+      idempotencyKey: `k-${accountId}-${kind}`,
+      at: new Date(clock),
+    });
+    const before = gw.requests.length;
+    for (const kind of ['connect', 'message', 'engage', 'reply'] as const)
+      expect(await driver.perform(action(tasks, kind))).toEqual({ outcome: 'needs_person', reason: 'linkedin_tasks' });
+    expect(await driver.perform(action(account, 'engage'))).toEqual({ outcome: 'needs_person', reason: 'linkedin_engage_by_person' });
+    expect(gw.requests.length).toBe(before);
+    const simulated = await driver.perform(action(sandbox, 'connect'));
+    expect(simulated.outcome).toBe('ok');
+    expect(gw.requests.length).toBe(before);
+  });
+});
