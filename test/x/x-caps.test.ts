@@ -7,6 +7,9 @@ import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
 // Issue 18 §2, "keep per-account pacing and caps": a connected X account sends at most OUTREACH_PACING_MESSAGE_CAP
 // DMs and OUTREACH_PACING_INVITE_CAP follows per UTC day; the rest wait for the next day (not failed). A DM that X
 // refused does not use up the day.
+// Issue 28 (domain/policy.ts): X allows automated DMs only to people who wrote to the account first, so the DM leads
+// here are people on record as having written first (x_dm_senders, the stored record the watcher keeps); follows
+// happen only at a person's click (the console's performX), and the click is capped the same way.
 const DAY = 86_400_000;
 const ME = '2001';
 let x: XApiFake;
@@ -36,11 +39,17 @@ afterAll(async () => {
   await x?.close();
 });
 
-async function leads(n: number, sequence: string, opts: { acceptsDms?: boolean } = {}) {
+async function leads(n: number, sequence: string, opts: { acceptsDms?: boolean; wroteFirst?: boolean } = {}) {
   const out: { xUserId: string; leadId: string }[] = [];
   for (let i = 0; i < n; i++) {
     const id = String(++seq);
     x.addUser({ id, username: `p${id}`, acceptsDms: opts.acceptsDms ?? true });
+    // They DMed the account before their lead existed, and the watcher recorded it.
+    if (opts.wroteFirst)
+      await t.db
+        .insertInto('x_dm_senders')
+        .values({ workspace_id: workspaceId, account_user_id: ME, sender_id: id, first_at: new Date(clock - DAY) })
+        .execute();
     const leadId = await insertLead(t.db, workspaceId, {
       person: `P ${id}`,
       x_user_id: id,
@@ -57,9 +66,9 @@ const dmsTo = (id: string) => x.dmEvents.filter((e) => e.senderId === ME && e.re
 
 it('DMs stop at the daily cap and go out the next UTC day; a DM X refused gives its unit back', async () => {
   const dm = await insertSequence(t.db, workspaceId, { channels: ['x'], steps: steps(step('x_dm', { message: 'Hi' })) });
-  const closed = await leads(1, dm, { acceptsDms: false });
+  const closed = await leads(1, dm, { acceptsDms: false, wroteFirst: true });
   await t.services.engine.runPass({ now: new Date(clock) });
-  const open = await leads(3, dm);
+  const open = await leads(3, dm, { wroteFirst: true });
   await t.services.engine.runPass({ now: new Date(clock + 1000) });
   const failed = await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', '=', closed[0].leadId).executeTakeFirstOrThrow();
   expect(failed).toMatchObject({ stage: 'failed', last_error: 'x_dm_not_permitted' });
@@ -74,16 +83,29 @@ it('DMs stop at the daily cap and go out the next UTC day; a DM X refused gives 
   expect(open.map((l) => dmsTo(l.xUserId))).toEqual([1, 1, 1]);
 });
 
-it('follows stop at the invite cap per UTC day', async () => {
+it('follows stop at the invite cap per UTC day: the engine never follows, and a Follow click over the cap is refused until the next day', async () => {
   const follow = await insertSequence(t.db, workspaceId, {
     channels: ['x'],
     steps: steps(step('x_engage', { actions: [{ type: 'follow', count: null, reaction: null }] as never })),
   });
   clock += 2 * DAY;
+  t.clock.set(new Date(clock));
   const people = await leads(2, follow);
   await t.services.engine.runPass({ now: new Date(clock) });
-  expect(people.filter((p) => x.follows.get(ME)?.has(p.xUserId))).toHaveLength(1);
+  const followed = () => people.filter((p) => x.follows.get(ME)?.has(p.xUserId));
+  expect(followed()).toHaveLength(0);
+  const tasks = (await t.services.tasks.list(workspaceId, { kind: 'x_engage' })).tasks.filter((k) => people.some((p) => p.leadId === k.lead.id));
+  expect(tasks).toHaveLength(2);
+  await t.services.tasks.performX(workspaceId, tasks[0].id, 'tester');
+  expect(followed()).toHaveLength(1);
+  // The day's one follow is used: the second click is refused (429), nothing reaches X, and the task stays open.
+  await expect(t.services.tasks.performX(workspaceId, tasks[1].id, 'tester')).rejects.toMatchObject({ statusCode: 429, code: 'channel_rate_limited' });
+  expect(followed()).toHaveLength(1);
+  expect((await t.services.tasks.get(workspaceId, tasks[1].id)).status).toBe('open');
   clock += DAY;
+  t.clock.set(new Date(clock));
   await t.services.engine.runPass({ now: new Date(clock) });
-  expect(people.filter((p) => x.follows.get(ME)?.has(p.xUserId))).toHaveLength(2);
+  expect(followed()).toHaveLength(1);
+  await t.services.tasks.performX(workspaceId, tasks[1].id, 'tester');
+  expect(followed()).toHaveLength(2);
 });

@@ -5,10 +5,15 @@ import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js'
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
 
 // Issue 18: the real X driver and watcher against a local fake of the X API v2 (a real HTTP server with X's shapes,
 // rate-limit headers and pagination). The account is seeded with the world file's `xAccounts[].oauth` (no OAuth
 // dance), and the engine runs through POST /admin/v1/engine/tick.
+// Issue 28 (domain/policy.ts): X allows automated DMs only to people who DMed the account first, and no automated
+// follows or likes. The tests about sending (503, closed DMs, 429, crash, 401, two workers) reach people on record as
+// having written first (`wroteFirst`: the x_dm_senders row the watcher keeps); follows, likes and the first DM of the
+// Play's lead are a person's clicks (services.tasks.performX, the console's Send DM / Follow / Like).
 
 const ME = '2001';
 const LEASE_S = 600;
@@ -99,10 +104,18 @@ describe('the real X channel', () => {
     return res.json();
   }
 
-  /** A person on X, and the lead of the Play that reaches them with `sequence`. */
-  async function xLead(name: string, sequence: string, user: { acceptsDms?: boolean } = {}) {
+  /**
+   * A person on X, and the lead of the Play that reaches them with `sequence`. `wroteFirst`: they DMed the account
+   * before they were a lead, and the watcher recorded them (x_dm_senders), so X allows the sequence's DMs to them.
+   */
+  async function xLead(name: string, sequence: string, user: { acceptsDms?: boolean; wroteFirst?: boolean } = {}) {
     const id = String(++userSeq);
     x.addUser({ id, username: `${name.toLowerCase()}_x`, name, acceptsDms: user.acceptsDms ?? true });
+    if (user.wroteFirst)
+      await t.db
+        .insertInto('x_dm_senders')
+        .values({ workspace_id: workspaceId, account_user_id: ME, sender_id: id, first_at: new Date(clock - 86_400_000) })
+        .execute();
     const leadId = await insertLead(t.db, workspaceId, {
       person: `${name} Doe`,
       x_user_id: id,
@@ -134,16 +147,27 @@ describe('the real X channel', () => {
       .executeTakeFirstOrThrow();
   const dmsTo = (userId: string) => x.dmEvents.filter((e) => e.senderId === ME && e.recipientId === userId);
   const count = (prefix: string) => x.requests.filter((r) => r.startsWith(prefix)).length;
+  /** The lead's open task, performed as the console's button does it, at the test's clock. */
+  async function click(leadId: string, kind: 'x_dm' | 'x_engage') {
+    t.clock.set(new Date(clock));
+    const open = (await t.services.tasks.list(workspaceId, { kind })).tasks.filter((k) => k.lead.id === leadId);
+    expect(open).toHaveLength(1);
+    return t.services.tasks.performX(workspaceId, open[0].id, 'console:test');
+  }
 
-  it("an X Play's lead is followed and liked, then DMed, then answers by DM: the lead freezes and the reply is queued once", async () => {
+  it("an X Play's lead is followed and liked (a click), then DMed (a click: Pat never wrote first), then answers by DM: the lead freezes and the reply is queued once", async () => {
     const { xUserId, leadId } = await xLead('Pat', engageThenDm);
     const post = x.post(xUserId, 'Shipping our new API today');
     await tick();
+    expect(x.follows.get(ME)?.has(xUserId)).toBeFalsy();
+    await click(leadId, 'x_engage');
     expect(x.follows.get(ME)?.has(xUserId)).toBe(true);
     expect(x.likes.get(ME)?.has(post.id)).toBe(true);
     expect((await leadRow(leadId)).stage).toBe('invited');
 
     await tick(86_400_000 + 60_000);
+    expect(dmsTo(xUserId)).toHaveLength(0);
+    await click(leadId, 'x_dm');
     expect(dmsTo(xUserId).map((e) => e.text)).toEqual(['Hi Pat, thanks for the follow']);
     const confirmed = await t.app.inject({ method: 'GET', url: '/api/v1/activity?action=x_dm&outcome=ok', headers: auth });
     expect(confirmed.json().actions.some((a: { lead: { id: string } }) => a.lead.id === leadId)).toBe(true);
@@ -172,6 +196,7 @@ describe('the real X channel', () => {
   it('a follow-back is heard by comparing the account’s followers with the leads it followed', async () => {
     const { xUserId, leadId } = await xLead('Quinn', engageThenDm);
     await tick();
+    await click(leadId, 'x_engage');
     expect((await leadRow(leadId)).followed_at).not.toBeNull();
     x.follow(xUserId, ME);
     // Followers are compared at most every 15 minutes (X allows 15 follower reads per 15 minutes).
@@ -183,7 +208,7 @@ describe('the real X channel', () => {
   });
 
   it('a 503 after X took the DM: the DM is found among the DM events (its link rewritten to t.co) and recorded as sent, never sent twice', async () => {
-    const w = await xLead('Wade', dmOnly);
+    const w = await xLead('Wade', dmOnly, { wroteFirst: true });
     x.failNext('POST /2/dm_conversations', { status: 503, afterDelivery: true }, 1);
     await tick();
     expect(dmsTo(w.xUserId)).toHaveLength(1);
@@ -196,7 +221,7 @@ describe('the real X channel', () => {
   });
 
   it('a DM to a person whose DMs are closed fails the lead plainly (x_dm_not_permitted), without retries', async () => {
-    const { leadId } = await xLead('Closed', dmOnly, { acceptsDms: false });
+    const { leadId } = await xLead('Closed', dmOnly, { acceptsDms: false, wroteFirst: true });
     await tick();
     const lead = await leadRow(leadId);
     expect(lead).toMatchObject({ stage: 'failed', last_error: 'x_dm_not_permitted', automation_stopped: true });
@@ -205,8 +230,8 @@ describe('the real X channel', () => {
   it("a 429 pauses the whole account until X's reset: no call to X before it, the leads wait (not failed, not their attempts), then go out", async () => {
     const resetAt = Math.ceil(clock / 1000) + 600;
     x.failNext('POST /2/dm_conversations', { status: 429, resetAt }, 50);
-    const a = await xLead('Rita', dmOnly);
-    const b = await xLead('Sam', dmOnly);
+    const a = await xLead('Rita', dmOnly, { wroteFirst: true });
+    const b = await xLead('Sam', dmOnly, { wroteFirst: true });
     await tick();
     for (const id of [a.leadId, b.leadId]) {
       const lead = await leadRow(id);
@@ -240,7 +265,7 @@ describe('the real X channel', () => {
   });
 
   it("a crash after X took the DM: recovery finds it among the account's DM events, records it once, never sends again", async () => {
-    const v = await xLead('Vera', dmOnly);
+    const v = await xLead('Vera', dmOnly, { wroteFirst: true });
     x.stallNextDm();
     const abandoned = t.services.engine.runPass({ now: new Date(clock) });
     await expect.poll(async () => (await leadRow(v.leadId)).inflight_key, { timeout: 10_000 }).not.toBeNull();
@@ -264,9 +289,11 @@ describe('the real X channel', () => {
   });
 
   it('a 401 refreshes the token once and sends; a refused refresh disconnects the account: steps wait, readiness says x_account_disconnected', async () => {
+    // The token in use: the clicks above ran at the test's clock, a day on, so the service refreshed the seeded one.
+    accessToken = (await xOauthRepository(t.cipher).find(t.db, workspaceId, ME))!.accessToken;
     x.expireAccessToken(accessToken);
     const refreshes = count('POST /2/oauth2/token');
-    const { xUserId } = await xLead('Tess', dmOnly);
+    const { xUserId } = await xLead('Tess', dmOnly, { wroteFirst: true });
     await tick();
     expect(dmsTo(xUserId)).toHaveLength(1);
     expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);
@@ -276,7 +303,7 @@ describe('the real X channel', () => {
     expect(row.get(ME)?.status).toBe('connected');
     await sql`UPDATE x_account_oauth SET expires_at = now() - interval '1 minute' WHERE user_id = ${ME}`.execute(t.db);
     x.revokeAllRefreshTokens();
-    const u = await xLead('Uma', dmOnly);
+    const u = await xLead('Uma', dmOnly, { wroteFirst: true });
     await tick();
     const lead = await leadRow(u.leadId);
     expect(lead.last_error).toBe('x_account_disconnected');
@@ -320,7 +347,7 @@ describe('the real X channel', () => {
     try {
       await sql`UPDATE x_account_oauth SET expires_at = now() + interval '1 minute' WHERE user_id = ${ME}`.execute(t.db);
       const refreshes = count('POST /2/oauth2/token');
-      const leads = await Promise.all(['Wes', 'Xia', 'Yul', 'Zed'].map((n) => xLead(n, dmOnly)));
+      const leads = await Promise.all(['Wes', 'Xia', 'Yul', 'Zed'].map((n) => xLead(n, dmOnly, { wroteFirst: true })));
       const now = new Date(clock + 1_000);
       await Promise.all([t.services.engine.runPass({ now }), second.services.engine.runPass({ now })]);
       expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);

@@ -40,11 +40,17 @@ export function xAccountCaller(
 ): XAccountCall {
   const { workspaceId, userId, at } = account;
   return async <T>(method: 'GET' | 'POST', path: string, opts: { query?: Record<string, string | number | undefined>; json?: unknown } = {}) => {
-    let token = await deps.tokens.accessToken(workspaceId, userId);
+    let token = await deps.tokens.accessToken(workspaceId, userId, q);
     let answer: XAnswer<T>;
     try {
       answer = await xCall<T>(deps.settings, token, method, path, opts);
       if (answer.status === 401) {
+        // Inside a caller's transaction (a console click) a refresh cannot run: it must commit on its own (X rotates
+        // refresh tokens) and PGlite's one connection would wait for ever. The click fails now; the next one refreshes.
+        if (q.isTransaction) {
+          deps.tokens.rejectedInTransaction(token);
+          throw new XCallFailed({ outcome: 'failed', error: 'x_unauthorized', retryable: true });
+        }
         token = await deps.tokens.refresh(workspaceId, userId, { force: true, staleAccessToken: token });
         answer = await xCall<T>(deps.settings, token, method, path, opts);
         if (answer.status === 401) throw new XCallFailed({ outcome: 'failed', error: 'x_unauthorized', retryable: false });

@@ -2,8 +2,8 @@ import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
 import { hasWrittenFirst, rememberDmSender, rememberLeadXUserId } from './watch.repository.js';
-import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
-import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
+import { budgetKeyText, nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
+import { readBudgetUsage, releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
 import { XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from '../types.js';
@@ -196,10 +196,18 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
   async function withDayUnit(q: Database, action: OutboundAction, budget: XBudget, send: () => Promise<ActionResult>): Promise<ActionResult> {
     const key = xAccountBudgetKey(action.workspaceId, action.accountUserId!, budget, action.at);
     const cap = budget === 'dms' ? deps.caps.dmsPerDay : deps.caps.followsPerDay;
-    if (!(await reserveBudget(q, { key, n: 1, cap, at: action.at }))) {
-      const nextDay = nextUtcDay(action.at).getTime();
-      return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((nextDay - action.at.getTime()) / 1000)) };
+    const untilNextDay = (): ActionResult => ({
+      outcome: 'rate_limited',
+      retryAfterSeconds: Math.max(60, Math.ceil((nextUtcDay(action.at).getTime() - action.at.getTime()) / 1000)),
+    });
+    if (action.byPerson) {
+      // A person's click on a task: the task's completion counts its unit on this very budget (engine/tasks.ts), earlier
+      // in the same transaction (a refusal here rolls it back). Reserving again would count the click twice, so the
+      // day is full only when that unit went past the cap.
+      const used = (await readBudgetUsage(q, [key])).get(budgetKeyText(key)) ?? 0;
+      return used > cap ? untilNextDay() : send();
     }
+    if (!(await reserveBudget(q, { key, n: 1, cap, at: action.at }))) return untilNextDay();
     const result = await send().catch(async (err: unknown) => {
       await releaseBudget(q, key).catch(() => undefined);
       throw err;
@@ -283,6 +291,14 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       } catch {
         return { status: 'unknown' };
       }
+    },
+
+    /** A connected account's access token, refreshed now if it is about to expire (never inside the click's transaction). */
+    async prepare({ workspaceId, accountUserId }): Promise<void> {
+      const conn = await repo.connection(db, workspaceId, accountUserId);
+      if (!conn || conn.disconnected) return;
+      // A refusal or an unreachable X is answered by perform itself, as for any send.
+      await tokens.accessToken(workspaceId, accountUserId).catch(() => undefined);
     },
 
     /** Leads of connected accounts are heard by the X watcher (DM events, followers); the rest by the sandbox. */

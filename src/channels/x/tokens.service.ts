@@ -20,6 +20,11 @@ export class XAccountDisconnectedError extends Error {
  */
 export function xTokensService(deps: { db: Database; repo: XOauthRepository; settings: XOauthClient; now?: () => Date }) {
   const now = deps.now ?? (() => new Date());
+  /**
+   * Access tokens X answered 401 to inside a caller's transaction (a console click), where no refresh may run: the
+   * next use outside a transaction refreshes first. In memory: at worst another process waits for the expiry.
+   */
+  const rejected = new Set<string>();
 
   async function exchangeRefresh(refreshToken: string): Promise<XTokens | 'refused'> {
     const res = await xOauthPost<{ access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }>(deps.settings, '/2/oauth2/token', {
@@ -56,17 +61,27 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
       await deps.repo.save(trx, workspaceId, userId, fresh);
       return fresh.accessToken;
     });
+    if (opts.staleAccessToken) rejected.delete(opts.staleAccessToken);
     if (outcome === 'disconnected') throw new XAccountDisconnectedError(userId);
     return outcome;
   }
 
   return {
     refresh,
-    async accessToken(workspaceId: string, userId: string): Promise<string> {
-      const row = await deps.repo.find(deps.db, workspaceId, userId);
+    /**
+     * `q`: the caller's transaction, if any (the console's X button runs inside the task's). The token is read through
+     * it: on PGlite's single connection a read on the pool would wait for that transaction for ever.
+     */
+    async accessToken(workspaceId: string, userId: string, q: Database = deps.db): Promise<string> {
+      const row = await deps.repo.find(q, workspaceId, userId);
       if (!row || row.disconnected) throw new XAccountDisconnectedError(userId);
+      if (rejected.has(row.accessToken) && !q.isTransaction) return refresh(workspaceId, userId, { force: true, staleAccessToken: row.accessToken });
       if (row.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS) return row.accessToken;
       return refresh(workspaceId, userId);
+    },
+    /** X refused `accessToken` (401) inside a transaction: the next use outside one refreshes it. */
+    rejectedInTransaction(accessToken: string): void {
+      rejected.add(accessToken);
     },
   };
 }

@@ -254,7 +254,12 @@ export function createTasksService(deps: TasksServiceDeps) {
     skip: (workspaceId: string, id: string, by: string, options: { dryRun?: boolean } = {}) =>
       close(workspaceId, id, { done: false, by, dryRun: options.dryRun }),
     /** The console's Send DM / Follow / Like: performs the X action at the click, then records it as done. */
-    performX: (workspaceId: string, id: string, by: string) => close(workspaceId, id, { done: true, by, act: performOnX }),
+    performX: async (workspaceId: string, id: string, by: string) => {
+      // The account's token is made ready before the transaction (a refresh commits on its own: channels/types.ts).
+      const task = await repo.findTask(db, workspaceId, id);
+      if (task?.x_account_user_id) await deps.drivers.forChannel('x').prepare?.({ workspaceId, accountUserId: task.x_account_user_id });
+      return close(workspaceId, id, { done: true, by, act: performOnX });
+    },
     /** Open tasks per account id (messaging account or X account user id): dashboard, readiness, /progress. */
     countOpenByAccount: (workspaceId: string) => repo.countOpenByAccount(db, workspaceId),
   };
