@@ -35,10 +35,7 @@ const X_USER_ID = /^\d{1,20}$/;
 const HANDLE = /^[A-Za-z0-9_.]{1,30}$/;
 
 /** Where the person does it: the LinkedIn profile, the X profile, the Instagram profile. Null when the lead has none. */
-export function profileUrlOf(
-  channel: Channel,
-  lead: { linkedin_url: string | null; username: string | null; x_user_id: string | null },
-): string | null {
+export function profileUrlOf(channel: Channel, lead: { linkedin_url: string | null; username: string | null; x_user_id: string | null }): string | null {
   if (channel === 'x') {
     const handle = lead.username?.replace(/^@/, '') ?? '';
     if (/^[A-Za-z0-9_]{1,15}$/.test(handle)) return `https://x.com/${handle}`;
