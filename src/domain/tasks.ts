@@ -47,3 +47,14 @@ export function profileUrlOf(channel: Channel, lead: { linkedin_url: string | nu
   }
   return lead.linkedin_url && /^https?:\/\//i.test(lead.linkedin_url) ? lead.linkedin_url : null;
 }
+
+/** A step task as the engine ends it (engine/tasks.ts) and the tasks service hands it over. */
+export interface StepTaskRef {
+  id: string;
+  workspaceId: string;
+  leadId: string;
+  sequenceId: string;
+  stepIndex: number;
+  variantKey: string | null;
+  idempotencyKey: string;
+}

@@ -2,6 +2,7 @@ import type { Database } from '../db/database.js';
 import type { EngineConfig } from '../config/config.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { storedSteps } from '../domain/stored-steps.js';
+import type { StepTaskRef } from '../domain/tasks.js';
 import { accountBudgetKey, xAccountBudgetKey, type BudgetKey } from '../domain/budgets.js';
 import { reserveBudgets } from '../domain/budgets.repository.js';
 import { localDay, safeZone } from '../domain/time.js';
@@ -16,16 +17,7 @@ import { bucketOf, isXFollow, X_KINDS } from './steps.js';
 // `skipped` and the sequence goes on. The tasks module calls these through the engine's facade, in its transaction,
 // with the task row already locked and closed.
 
-/** The step task as the engine needs it. */
-export interface StepTaskRef {
-  id: string;
-  workspaceId: string;
-  leadId: string;
-  sequenceId: string;
-  stepIndex: number;
-  variantKey: string | null;
-  idempotencyKey: string;
-}
+export type { StepTaskRef };
 
 export type StepTaskClose = { done: true; by: string; externalId: string | null } | { done: false; by: string };
 

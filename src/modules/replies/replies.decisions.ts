@@ -14,6 +14,7 @@ import { optOutPerson } from '../../domain/opt-out.js';
 import { accountDeliveryOf, deliveryOf } from '../../domain/policy.js';
 import { profileUrlOf } from '../../domain/tasks.js';
 import { insertTasks } from '../../domain/tasks.repository.js';
+import type { ReplyTaskInput } from '../tasks/index.js';
 import * as repo from './replies.repository.js';
 import type { Decision } from './replies.schemas.js';
 
@@ -250,25 +251,13 @@ export const DECISION_HANDLERS: Record<Decision, Handler> = {
   opt_out: optOut,
 };
 
-/** What a reply task's end needs (the tasks module's ReplyTaskInput). */
-interface ReplyTask {
-  id: string;
-  workspaceId: string;
-  leadId: string;
-  replyId: string;
-  decision: string;
-  channel: string;
-  action: string;
-  accountId: string | null;
-}
-
 /**
  * A reply decision's task ended (docs/tasks.md). Done: what deliver() records after a send (the lead messaged and
  * watched, the ledger entry, lead.messaged), with `via: "task"` and no units (the service sent nothing). Skipped:
  * the entry with outcome `skipped`; nothing was sent.
  */
 export function createReplyTaskRecorder(deps: Pick<DecisionDeps, 'watch'>) {
-  const row = (t: ReplyTask, by: string, now: Date, outcome: 'ok' | 'skipped'): ActivityRow => ({
+  const row = (t: ReplyTaskInput, by: string, now: Date, outcome: 'ok' | 'skipped'): ActivityRow => ({
     id: newId(),
     workspace_id: t.workspaceId,
     created_at: now,
@@ -280,7 +269,7 @@ export function createReplyTaskRecorder(deps: Pick<DecisionDeps, 'watch'>) {
     lead_id: t.leadId,
   });
   return {
-    async completeReplyTask(trx: Database, t: ReplyTask, by: string, now: Date): Promise<'recorded' | 'stale'> {
+    async completeReplyTask(trx: Database, t: ReplyTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'> {
       const lead = await repo.lockLead(trx, t.workspaceId, t.leadId);
       if (!lead) return 'stale';
       const updated = await repo.updateLead(trx, t.workspaceId, lead.id, {
@@ -297,7 +286,7 @@ export function createReplyTaskRecorder(deps: Pick<DecisionDeps, 'watch'>) {
       await enqueueEvent(trx, { workspaceId: t.workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updated) }, createdAt: now });
       return 'recorded';
     },
-    async skipReplyTask(trx: Database, t: ReplyTask, by: string, now: Date): Promise<'recorded' | 'stale'> {
+    async skipReplyTask(trx: Database, t: ReplyTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'> {
       await repo.insertActivities(trx, [row(t, by, now, 'skipped')]);
       return 'recorded';
     },

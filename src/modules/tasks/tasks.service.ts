@@ -6,6 +6,7 @@ import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '..
 import type { ActionResult, ChannelDrivers, OutboundAction } from '../../channels/types.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { iso } from '../../domain/iso.js';
+import type { StepTaskRef } from '../../domain/tasks.js';
 import type { Channel, StepKind } from '../../domain/vocabulary.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import * as repo from './tasks.repository.js';
@@ -22,15 +23,8 @@ export interface StepTaskRecorder {
   completeStepTask(trx: Database, task: StepTaskInput, by: string, externalId: string | null, now: Date): Promise<'recorded' | 'stale'>;
   skipStepTask(trx: Database, task: StepTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'>;
 }
-export interface StepTaskInput {
-  id: string;
-  workspaceId: string;
-  leadId: string;
-  sequenceId: string;
-  stepIndex: number;
-  variantKey: string | null;
-  idempotencyKey: string;
-}
+/** The step task handed to the engine (domain/tasks.ts). */
+export type StepTaskInput = StepTaskRef;
 
 /** A reply decision's answer, recorded by the replies module when its task ends (lent by the composition root). */
 export interface ReplyTaskRecorder {
