@@ -117,7 +117,14 @@ function TaskButtons(props: { t: TaskView; csrf: string }) {
       </button>
     </form>
   );
-  if (t.channel === 'x') return <div class="actions">{form('perform', xButtonLabel(t), 'done', 'primary')}</div>;
+  // An X task is performed by its button (never marked Done by hand: the click is what acts); Skip moves its sequence on.
+  if (t.channel === 'x')
+    return (
+      <div class="actions">
+        {form('perform', xButtonLabel(t), 'done', 'primary')}
+        {form('skip', 'Skip', 'skip')}
+      </div>
+    );
   return (
     <div class="actions">
       {t.profileUrl ? (

@@ -231,7 +231,8 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     const op = doc.paths['/api/v1/plays/{id}/candidates/review'].post;
     expect(op['x-extension']).toBe(true);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
-    // Every extension is marked, and nothing else is: the review route and the CLI's event stream and trigger.
+    // Every extension is marked, and nothing else is: the review route, the CLI's event stream and trigger, the leads
+    // import and the task queue (issue 28).
     const extensions = Object.entries<Record<string, Record<string, unknown>>>(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods)
         .filter(([, o]) => o['x-extension'] === true)
@@ -239,9 +240,12 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     );
     expect(extensions.sort()).toEqual([
       'GET /api/v1/events/stream',
+      'GET /api/v1/tasks',
       'POST /api/v1/events/trigger',
       'POST /api/v1/leads/import',
       'POST /api/v1/plays/{id}/candidates/review',
+      'POST /api/v1/tasks/{id}/complete',
+      'POST /api/v1/tasks/{id}/skip',
     ]);
   });
 });
