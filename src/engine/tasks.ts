@@ -19,7 +19,8 @@ import { bucketOf, isXFollow, X_KINDS } from './steps.js';
 
 export type { StepTaskRef };
 
-export type StepTaskClose = { done: true; by: string; externalId: string | null } | { done: false; by: string };
+/** `counted`: the channel driver already took the unit on its own budget (the console's X click, within its cap). */
+export type StepTaskClose = { done: true; by: string; externalId: string | null; counted: boolean } | { done: false; by: string };
 
 /** The lead no longer holds this step (it moved on, or its sequence changed): nothing is recorded. */
 export type StepTaskResult = 'recorded' | 'stale';
@@ -63,7 +64,7 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
     if (how.done) {
       const send = { row, step, key: task.idempotencyKey, variantKey: task.variantKey, units: 0, release: null };
       outcome = resultOutcome(config, send, { outcome: 'ok', externalId: how.externalId }, now, note);
-      await countOnBudgets(trx, row, now);
+      if (!how.counted) await countOnBudgets(trx, row, now);
     } else {
       outcome = localOutcome(row, step, 'skipped', { step: row.current_step, kind: step.kind, reason: 'task_skipped', ...note }, now);
     }
@@ -75,8 +76,8 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
 
   return {
     /** A person did the step (API/MCP record it; the console's button performed it first). */
-    completeStepTask: (trx: Database, task: StepTaskRef, by: string, externalId: string | null, now: Date) =>
-      closeStepTask(trx, task, { done: true, by, externalId }, now),
+    completeStepTask: (trx: Database, task: StepTaskRef, by: string, externalId: string | null, now: Date, opts: { counted?: boolean } = {}) =>
+      closeStepTask(trx, task, { done: true, by, externalId, counted: opts.counted ?? false }, now),
     /** A person chose not to do it: `skipped`, and the sequence goes on. */
     skipStepTask: (trx: Database, task: StepTaskRef, by: string, now: Date) => closeStepTask(trx, task, { done: false, by }, now),
   };

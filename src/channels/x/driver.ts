@@ -2,8 +2,8 @@ import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
 import { hasWrittenFirst, rememberDmSender, rememberLeadXUserId } from './watch.repository.js';
-import { budgetKeyText, nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
-import { readBudgetUsage, releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
+import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
+import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
 import { XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from '../types.js';
@@ -200,13 +200,6 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       outcome: 'rate_limited',
       retryAfterSeconds: Math.max(60, Math.ceil((nextUtcDay(action.at).getTime() - action.at.getTime()) / 1000)),
     });
-    if (action.byPerson) {
-      // A person's click on a task: the task's completion counts its unit on this very budget (engine/tasks.ts), earlier
-      // in the same transaction (a refusal here rolls it back). Reserving again would count the click twice, so the
-      // day is full only when that unit went past the cap.
-      const used = (await readBudgetUsage(q, [key])).get(budgetKeyText(key)) ?? 0;
-      return used > cap ? untilNextDay() : send();
-    }
     if (!(await reserveBudget(q, { key, n: 1, cap, at: action.at }))) return untilNextDay();
     const result = await send().catch(async (err: unknown) => {
       await releaseBudget(q, key).catch(() => undefined);

@@ -20,7 +20,15 @@ const DAY_MS = 86_400_000;
 
 /** The step task's end as the engine records it (engine/tasks.ts), lent by the composition root. */
 export interface StepTaskRecorder {
-  completeStepTask(trx: Database, task: StepTaskInput, by: string, externalId: string | null, now: Date): Promise<'recorded' | 'stale'>;
+  /** `counted`: the driver that performed it (the console's X click) already took its unit on the budget. */
+  completeStepTask(
+    trx: Database,
+    task: StepTaskInput,
+    by: string,
+    externalId: string | null,
+    now: Date,
+    opts?: { counted?: boolean },
+  ): Promise<'recorded' | 'stale'>;
   skipStepTask(trx: Database, task: StepTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'>;
 }
 /** The step task handed to the engine (domain/tasks.ts). */
@@ -183,7 +191,7 @@ export function createTasksService(deps: TasksServiceDeps) {
         const recorded =
           task.source === 'step'
             ? how.done
-              ? await deps.steps.completeStepTask(trx, stepInput(task), how.by, null, now)
+              ? await deps.steps.completeStepTask(trx, stepInput(task), how.by, null, now, { counted: how.act !== undefined })
               : await deps.steps.skipStepTask(trx, stepInput(task), how.by, now)
             : how.done
               ? await deps.replies.completeReplyTask(trx, replyInput(task), how.by, now)
