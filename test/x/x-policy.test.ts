@@ -378,6 +378,19 @@ describe('X under the platform policy', () => {
     expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);
   });
 
+  it('a click whose DM already reached X (its record lost to a crash) is not sent again: the task is recorded done', async () => {
+    const ann = person('Ann');
+    const leadId = await xLead('Ann', ann, dmOnly);
+    await tick();
+    const [task] = await tasksOf(leadId, '?kind=x_dm');
+    // X holds the DM from an earlier click whose transaction never committed.
+    x.receiveDm(ME, ann, task.text!);
+    expect(dmsTo(ann)).toHaveLength(1);
+    await t.services.tasks.performX(workspaceId, task.id, 'console:pat');
+    expect(dmsTo(ann)).toHaveLength(1);
+    expect((await t.services.tasks.get(workspaceId, task.id)).status).toBe('done');
+  });
+
   it('a 401 during a click (X dropped the token before its expiry) fails the click at once, the task stays open, and the next click refreshes and sends', async () => {
     const ann = person('Ann');
     const leadId = await xLead('Ann', ann, dmOnly);

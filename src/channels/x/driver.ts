@@ -79,7 +79,11 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       return { outcome: 'needs_person', reason: 'x_dm_not_invited' };
     // A retry (an earlier try of this step may have reached X without an answer coming back): look before sending.
     if ((attempt ?? 0) > 0) {
-      const earlier = await findSentDm(call, me, participant, text, new Date(at.getTime() - RETRY_LOOKBACK_MS)).catch(() => null);
+      // A person's click shows them why X could not be asked (a 401, a 429); the engine's retry just tries later.
+      const earlier = await findSentDm(call, me, participant, text, new Date(at.getTime() - RETRY_LOOKBACK_MS)).catch((err: unknown) => {
+        if (action.byPerson) throw err;
+        return null;
+      });
       if (earlier?.status === 'sent') return { outcome: 'ok', externalId: earlier.externalId };
       if (earlier === null || earlier.status === 'unknown') return { outcome: 'failed', error: 'x_dm_unconfirmed', retryable: true };
     }

@@ -238,6 +238,9 @@ export function createTasksService(deps: TasksServiceDeps) {
       idempotencyKey: `task:${task.id}`,
       at: clock.now(),
       byPerson: true,
+      // Looked for before it is sent, as a retry is: a click whose DM reached X but whose record was lost (a crash
+      // before this transaction committed) leaves the task open, and the next click must not DM the person again.
+      attempt: 1,
     };
     const result: ActionResult = await deps.drivers.forChannel('x').perform(action, { db: trx });
     if (result.outcome === 'ok') return result.externalId;
