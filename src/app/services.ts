@@ -25,7 +25,8 @@ import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import { createEngine } from '../engine/index.js';
 import { createChannelDrivers } from '../channels/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
-import { createMailboxesService } from '../channels/email/index.js';
+import { createDomainChecksService, createMailboxesService } from '../channels/email/index.js';
+import { createResolver } from '../lib/dns.js';
 import { createXConnectService, xOauthRepository, xTokensService } from '../channels/x/index.js';
 import { createLinkedinAccountsService } from '../channels/linkedin/index.js';
 
@@ -83,7 +84,9 @@ export function createServices(deps: ServiceDeps) {
   const tasks = createTasksService({ ...deps, drivers, steps: engine.taskSteps, replies: replies.replyTasks });
   // Open tasks show in /progress's account entries and in readiness.
   const progress = createProgressService({ ...deps, pacing: engine, tasks });
-  const readiness = createReadinessService({ ...deps, energy, tasks });
+  // Sending-domain checks (docs/deliverability.md): readiness refreshes a result older than a day when it reads it.
+  const mailboxDomains = createDomainChecksService({ ...deps, resolver: createResolver(deps.config) });
+  const readiness = createReadinessService({ ...deps, energy, tasks, mailboxDomains });
   const authoring = createAuthoringService(deps);
   const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
   // Revoking a key ends the console sessions it opened at once (docs/console.md), whoever revokes it: the admin
@@ -118,6 +121,7 @@ export function createServices(deps: ServiceDeps) {
     authoring,
     consoleSessions,
     mailboxes,
+    mailboxDomains,
     unsubscribe,
     xConnect,
     linkedin,

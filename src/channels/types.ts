@@ -157,6 +157,8 @@ export interface MailboxPassCounts {
   /** 4.x.x delivery reports: noted on the lead's ledger, nothing stops. */
   delayed: number;
   unsubscribes: number;
+  /** Abuse complaints (ARF) tied to our messages (docs/deliverability.md); present once there is one. */
+  complaints?: number;
   /** Mail not tied to a lead, or not believed (an unthreaded auto-reply, a DMARC failure): counted, nothing applied. */
   unmatched: number;
   /** Messages that could not be read (mailparser refused them, the server would not fetch them): passed over. */

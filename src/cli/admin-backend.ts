@@ -12,7 +12,7 @@ import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/index.js';
 import type { MailboxView } from '../channels/email/index.js';
-import { MailboxError, type AddMailboxRequest } from '../channels/email/index.js';
+import { DomainCheckError, MailboxError, type AddMailboxRequest, type MailboxDomainReport } from '../channels/email/index.js';
 import type { LinkedinAccountView } from '../channels/linkedin/index.js';
 
 export type { SeedResult } from '../modules/world/index.js';
@@ -81,6 +81,8 @@ export interface AdminBackend {
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
   listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
   removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<{ removed: true }>;
+  /** Looks up the mailbox's sending domain now (MX, SPF, DKIM, DMARC); without workspaceId, the address's one workspace. */
+  checkMailboxDomain(input: { workspaceId?: string; mailbox: string; dkimSelector?: string | null }): Promise<MailboxDomainReport>;
   /** Starts "Connect X account": the authorize URL a person opens in a browser, good once for 10 minutes. */
   startXConnect(input: { workspaceId: string }): Promise<XConnectStart>;
   /** Deletes a connected X account's tokens here and revokes them at X; its steps wait until it is connected again. */
@@ -121,6 +123,7 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     addMailbox: (input) => mailboxCall(() => services.mailboxes.add(input)),
     listMailboxes: (input) => services.mailboxes.list(input.workspaceId),
     removeMailbox: (input) => mailboxCall(async () => (await services.mailboxes.remove(input.workspaceId, input.mailbox), { removed: true as const })),
+    checkMailboxDomain: (input) => mailboxCall(() => services.mailboxDomains.checkAsOperator(input)),
     startXConnect: async (input) => {
       try {
         const started = await services.xConnect.begin(input.workspaceId);
@@ -164,7 +167,7 @@ async function mailboxCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof MailboxError) throw new CliError(e.message, { error: e.code, message: e.message });
+    if (e instanceof MailboxError || e instanceof DomainCheckError) throw new CliError(e.message, { error: e.code, message: e.message });
     throw e;
   }
 }
@@ -197,6 +200,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     addMailbox: (input) => call<MailboxView>('/mailboxes', input),
     listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
     removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
+    checkMailboxDomain: (input) => call<MailboxDomainReport>('/mailboxes/check', input),
     startXConnect: (input) => call<XConnectStart>('/x/connect', input),
     disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),
     linkedinConnect: (input) => call<LinkedinAccountView>('/linkedin/connect', input),

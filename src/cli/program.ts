@@ -15,6 +15,7 @@ import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
 import { registerLinkedin } from './commands/linkedin.js';
+import { registerMailboxCheck } from './commands/mailbox-check.js';
 import { disconnectOutcomeText } from '../channels/x/index.js';
 
 /**
@@ -319,6 +320,8 @@ export function createProgram(): Command {
       const result = await withBackend((b) => b.removeMailbox({ workspaceId: opts.workspace, mailbox: id }));
       out(!!opts.json, result, () => `Removed mailbox ${id}`);
     });
+
+  registerMailboxCheck(mailbox, { withBackend, out });
 
   const x = program.command('x').description('the real X channel (docs/x-channel.md)');
   x.command('connect')

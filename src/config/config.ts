@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import ipaddr from 'ipaddr.js';
 import { decodeEncryptionKey } from '../lib/crypto.js';
+import { parseDnsServers } from '../lib/dns.js';
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -41,6 +42,9 @@ const EnvSchema = Type.Object({
   OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
   OUTREACH_INBOX_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 65_536, default: 2_097_152 }),
   OUTREACH_MAILBOX_ALLOW_PLAINTEXT: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
+  OUTREACH_ADDRESS_CHECKS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
+  OUTREACH_DNS_SERVERS: Type.Optional(Type.String()),
+  OUTREACH_MAILBOX_DOMAIN_DAILY_CAP: Type.Integer({ minimum: 0, default: 20 }),
   OUTREACH_X_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 120 }),
   OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
   OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
@@ -128,6 +132,13 @@ export interface Config {
   /** OUTREACH_TRUST_PROXY: the reverse proxies (IPs or CIDR ranges) whose X-Forwarded-For is believed; empty: none. */
   readonly trustProxy: readonly string[];
   readonly smtpUrl: string | null;
+  /** OUTREACH_DNS_SERVERS: the DNS servers (`host:port`) every lookup asks (src/lib/dns.ts); empty: the system's. */
+  readonly dnsServers: readonly string[];
+  /**
+   * Guards on real e-mail (docs/deliverability.md): recipient address checks before a send (OUTREACH_ADDRESS_CHECKS)
+   * and the most messages one mailbox sends one recipient domain in a local day (0: no cap).
+   */
+  readonly emailGuards: { readonly addressChecks: boolean; readonly mailboxDomainDailyCap: number };
   readonly logLevel: string;
   /** The real X channel: X API v2 base URL, OAuth authorize URL, the X app's client credentials, request timeout. */
   readonly x: {
@@ -393,6 +404,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     publicBase: createPublicBase(e.OUTREACH_PUBLIC_URL ?? null, e.PORT),
     trustProxy: parseTrustProxy(e.OUTREACH_TRUST_PROXY),
     smtpUrl: e.SMTP_URL ?? null,
+    dnsServers: parseDnsServers(e.OUTREACH_DNS_SERVERS),
+    emailGuards: Object.freeze({ addressChecks: e.OUTREACH_ADDRESS_CHECKS === '1', mailboxDomainDailyCap: e.OUTREACH_MAILBOX_DOMAIN_DAILY_CAP }),
     logLevel: e.LOG_LEVEL,
     x: Object.freeze({
       apiUrl: e.OUTREACH_X_API_URL.replace(/\/+$/, ''),

@@ -207,6 +207,23 @@ export interface MailboxesTable {
   created_at: CreatedAt;
   /** The authserv-id whose Authentication-Results the inbox watcher believes, besides the provider's (migration 0024). */
   trusted_authserv_id: string | null;
+  /** The DKIM selector it signs with; NULL: the providers' usual ones are tried (migration 0028). */
+  dkim_selector: string | null;
+  /** Reputation guards (migration 0029): when and why the mailbox stopped sending until a person resumes it. */
+  paused_at: Timestamp | null;
+  paused_reason: 'bounces' | 'complaints' | null;
+  paused_detail: string | null;
+}
+
+/** A mailbox's latest sending-domain check (migration 0028; src/channels/email/domain-checks.ts). */
+export interface MailboxDomainChecksTable {
+  mailbox_id: string;
+  workspace_id: string;
+  domain: string;
+  checked_at: Timestamp;
+  result: Json;
+  duration_ms: number;
+  queries: number;
 }
 
 /** Every Message-ID we sent (direction out), keyed for threading, reply matching and sent-folder recovery. */
@@ -221,6 +238,10 @@ export interface EmailMessagesTable {
   sent_at: ColumnType<Date, Date | string | undefined, Date | string>;
   /** Where an outgoing message went (migration 0024); null on inbound rows and on rows written before. */
   recipient: string | null;
+  /** A hard bounce / an abuse complaint tied to this message (migration 0029); cleared: no longer counted (resumed). */
+  bounced_at: Timestamp | null;
+  complained_at: Timestamp | null;
+  bounce_cleared: Generated<boolean>;
 }
 
 /** An INBOX message already handled, so each is processed once across restarts and workers. */

@@ -13,8 +13,9 @@ export { findLeadForOptOut, isSuppressed, suppressAddress } from './opt-out.repo
  * - `mailto_unsubscribe`: the List-Unsubscribe mailto, read from the inbox.
  * - `reply_text`: a reply that asks to stop (classified `unsubscribe`), on any channel.
  * - `console`: a person chose "Opt out" on the console's lead page.
+ * - `abuse_complaint`: a feedback report (ARF) in the inbox naming a message we sent to the person (docs/deliverability.md).
  */
-export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console';
+export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console' | 'abuse_complaint';
 
 export interface OptOutRequest {
   workspaceId: string;

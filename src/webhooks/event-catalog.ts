@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import type { WebhookEvent } from './outbox.js';
+import { EXTENSION_EVENTS, type WebhookEvent } from './outbox.js';
 
 // What each event's `data` holds, in one place: the OpenAPI document's `webhooks` section is built from these
 // schemas and samples, and `POST /events/trigger` (`outreach trigger`) sends the samples. The shapes are the ones the
@@ -27,6 +27,13 @@ export const EventLead = Type.Object(
 
 const LeadEvent = (extra: Record<string, TSchema> = {}) =>
   Type.Object({ lead: EventLead, ...extra, test: Type.Optional(Type.Boolean({ description: 'present (true) on a sample sent by POST /events/trigger' })) });
+
+/** The mailbox a reputation guard event is about (docs/deliverability.md). */
+const MailboxRef = {
+  mailboxId: Type.String({ description: 'mailbox id (mbx_…)' }),
+  address: Type.String(),
+  account: Type.String({ description: 'the messaging account (onb_…) that carries it' }),
+};
 
 const XFollower = Type.Object({ xUserId: Type.String(), username: Nullable(Type.String()), name: Type.Optional(Nullable(Type.String())) });
 
@@ -57,6 +64,20 @@ export const EVENT_DATA_SCHEMAS: Record<WebhookEvent, TSchema> = {
     test: Type.Optional(Type.Boolean()),
   }),
   ping: Type.Object({ webhookId: Type.String(), message: Type.String(), test: Type.Optional(Type.Boolean()) }),
+  'mailbox.paused': Type.Object({
+    ...MailboxRef,
+    reason: Type.Union([Type.Literal('bounces'), Type.Literal('complaints')]),
+    detail: Type.String({ description: 'what tripped the guard, e.g. "2 hard bounces among its last 20 sends"' }),
+    pausedAt: Type.String({ format: 'date-time' }),
+    test: Type.Optional(Type.Boolean()),
+  }),
+  'mailbox.resumed': Type.Object({
+    ...MailboxRef,
+    pausedReason: Type.Union([Type.Literal('bounces'), Type.Literal('complaints')]),
+    by: Type.Union([Type.Literal('cli'), Type.Literal('console')]),
+    resumedAt: Type.String({ format: 'date-time' }),
+    test: Type.Optional(Type.Boolean()),
+  }),
 };
 
 const EVENT_DESCRIPTIONS: Record<WebhookEvent, string> = {
@@ -68,6 +89,8 @@ const EVENT_DESCRIPTIONS: Record<WebhookEvent, string> = {
   'lead.meeting_booked': 'a meeting was recorded for a lead',
   'x.followed': 'an inbound follow of the connected social-network account (discovery of a Play, or a follow-back)',
   ping: 'POST /webhooks/{id}/test was called',
+  'mailbox.paused': 'a reputation guard paused a mailbox (too many hard bounces among its last sends, or an abuse complaint); it sends nothing until resumed',
+  'mailbox.resumed': 'a person resumed a paused mailbox (`outreach mailbox resume` or the console)',
 };
 
 /** A realistic `data` for each event, with the given ids; the trigger adds `test: true`. */
@@ -112,6 +135,13 @@ export function sampleEventData(event: WebhookEvent, ids: { leadId: string; repl
       };
     case 'ping':
       return { webhookId: ids.webhookId, message: 'This is a test event from outreach trigger.' };
+    case 'mailbox.paused':
+    case 'mailbox.resumed': {
+      const mailbox = { mailboxId: 'mbx_00000000-0000-4000-8000-000000000001', address: 'dana@acme.example', account: lead.account };
+      return event === 'mailbox.paused'
+        ? { ...mailbox, reason: 'bounces', detail: '2 hard bounces among its last 20 sends', pausedAt: now.toISOString() }
+        : { ...mailbox, pausedReason: 'bounces', by: 'cli', resumedAt: now.toISOString() };
+    }
   }
 }
 
@@ -150,6 +180,7 @@ export function openApiWebhooks(): Record<string, unknown> {
       {
         post: {
           summary: event,
+          ...(EXTENSION_EVENTS.has(event) && { 'x-extension': true }),
           description: `Sent when ${EVENT_DESCRIPTIONS[event]}. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.`,
           parameters: SIGNATURE_HEADERS,
           requestBody: {

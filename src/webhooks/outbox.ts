@@ -3,7 +3,10 @@ import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { insertOutboxEvents, type OutboxEventRow } from './jobs.repository.js';
 
-/** The event catalog of the spec (Events), in its order; GET /webhooks returns it as is. */
+/**
+ * The event catalog of the spec (Events), in its order, then this service's extensions (`x-extension` in the OpenAPI
+ * `webhooks`: `mailbox.paused`, `mailbox.resumed`, docs/deliverability.md); GET /webhooks returns it as is.
+ */
 export const WEBHOOK_EVENTS = [
   'reply.received',
   'lead.invited',
@@ -13,7 +16,11 @@ export const WEBHOOK_EVENTS = [
   'lead.meeting_booked',
   'x.followed',
   'ping',
+  'mailbox.paused',
+  'mailbox.resumed',
 ] as const;
+/** The events this service adds to the spec's catalog. */
+export const EXTENSION_EVENTS: ReadonlySet<string> = new Set(['mailbox.paused', 'mailbox.resumed']);
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 const EVENT_SET: ReadonlySet<string> = new Set(WEBHOOK_EVENTS);

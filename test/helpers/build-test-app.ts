@@ -47,7 +47,9 @@ export interface TestAppOptions {
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const handle = options.handle ?? (await createTestDatabase());
   const logLevel = options.logger ? 'info' : 'silent';
-  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, LOG_LEVEL: logLevel, ...options.env });
+  // Recipient address checks ask DNS, and this machine's resolver answers NXDOMAIN for every name: tests that check
+  // addresses turn them on with their own DNS server (test/helpers/dns-server.ts, OUTREACH_DNS_SERVERS).
+  const config = loadConfig({}, { OUTREACH_SEED_DEMO: '0', OUTREACH_ENGINE_INTERVAL: 0, OUTREACH_ADDRESS_CHECKS: '0', LOG_LEVEL: logLevel, ...options.env });
   const clock = fixedClock(options.now ?? '2026-11-21T12:00:00.000Z');
   const appClock: Clock = options.realClock ? systemClock : clock;
   const cipher = options.cipher ?? createTextCipher(randomBytes(32));

@@ -12,9 +12,11 @@ import { setMailboxHealth } from './mailboxes.repository.js';
 import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
+import { pauseOf } from './reputation.js';
 import { shortHash } from '../../lib/hash.js';
 import { mailboxBudgetKey, mailboxCap } from '../../domain/budgets.js';
-import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
+import { releaseBudgets, reserveBudget } from '../../domain/budgets.repository.js';
+import { createAddressChecker, domainOf, isFreeMailDomain, mailboxDomainBudgetKey } from './address-checks.js';
 import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
@@ -41,6 +43,17 @@ const baseSubject = (s: string) => s.replace(/^(\s*re\s*:\s*)+/i, '').trim();
 export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver & { close(): void } {
   const { db, cipher, config, fallback } = deps;
   const transports = new Map<string, Transporter>();
+  const addresses = createAddressChecker(config);
+  const guards = config.emailGuards;
+
+  /**
+   * An `email` step to an address that cannot receive mail fails once, for good (docs/deliverability.md); only real
+   * sends are checked (a mailbox, or SMTP_URL for a lead without one), and a reply to someone who wrote is not.
+   */
+  async function refusedRecipient(action: OutboundAction, to: string): Promise<ActionResult | null> {
+    if (!guards.addressChecks || action.kind !== 'email') return null;
+    return (await addresses.check(to)) ? { outcome: 'failed', error: 'invalid_address', retryable: false } : null;
+  }
 
   function transportFor(mailbox: MailboxSecretRow & { smtpUrl: string }) {
     const key = `${mailbox.id}\u0000${mailbox.smtpUrl}`;
@@ -105,7 +118,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     const account = await sent.mailboxPacing(q, mailbox.workspaceId, mailbox.accountId);
     const tz = safeZone(account?.time_zone);
     const cap = mailboxCap(rules, account?.warmup_started_at ? new Date(account.warmup_started_at) : null, at, tz);
-    return { key: mailboxBudgetKey(mailbox.workspaceId, mailbox.id, localDay(at, tz)), cap, nextDayAt: nextDayWindowStart(at, tz, rules) };
+    const day = localDay(at, tz);
+    return { key: mailboxBudgetKey(mailbox.workspaceId, mailbox.id, day), day, cap, nextDayAt: nextDayWindowStart(at, tz, rules) };
   }
 
   return {
@@ -119,7 +133,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         { db: q, cipher },
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
-      if (!mailbox) return fallback.perform(action, ctx);
+      if (!mailbox) return (config.smtpUrl && (await refusedRecipient(action, to))) || fallback.perform(action, ctx);
       // An address that bounced or unsubscribed is never written to again, from any mailbox of the workspace.
       if (await isSuppressed(q, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
       if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
@@ -128,6 +142,11 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
       if (mailbox.health === 'auth_failed')
         return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+      // A mailbox a reputation guard paused (bounces, a complaint) sends nothing until a person resumes it: the same wait.
+      const paused = await pauseOf(q, mailbox.workspaceId, mailbox.id);
+      if (paused) return { outcome: 'failed', error: `mailbox_paused_${paused}`, retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+      const refused = await refusedRecipient(action, to);
+      if (refused) return refused;
 
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
@@ -155,10 +174,21 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // its account's time zone), reserved here because only now is the sending mailbox known (a pool send chooses it):
       // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
       const day = await mailboxDay(q, mailbox, action.at);
-      if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) {
-        return { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) };
+      const untilNextDay = { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) } as const;
+      if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) return untilNextDay;
+      // At most OUTREACH_MAILBOX_DOMAIN_DAILY_CAP `email` steps a local day from this mailbox to one company's domain
+      // (free-mail domains are unrelated people): the rest wait for the next day, the mailbox's unit given back.
+      const recipientDomain = domainOf(to);
+      const domainKey =
+        guards.mailboxDomainDailyCap > 0 && action.kind === 'email' && recipientDomain && !isFreeMailDomain(recipientDomain)
+          ? mailboxDomainBudgetKey(mailbox.workspaceId, mailbox.id, recipientDomain, day.day)
+          : null;
+      const taken = domainKey ? [day.key, domainKey] : [day.key];
+      const giveBack = () => releaseBudgets(q, taken.map((key) => ({ key, n: 1 })));
+      if (domainKey && !(await reserveBudget(q, { key: domainKey, n: 1, cap: guards.mailboxDomainDailyCap, at: action.at }))) {
+        await releaseBudgets(q, [{ key: day.key, n: 1 }]);
+        return untilNextDay;
       }
-      const giveBack = () => releaseBudget(q, day.key);
 
       // Stored before the hand-off: a crash after SMTP accepted it must still find the attempt (confirm below).
       try {

@@ -40,7 +40,9 @@ export type Outcome =
   | 'unparseable'
   | 'vanished'
   | 'ignored:auto_reply_unthreaded'
-  | 'ignored:dmarc_fail';
+  | 'ignored:dmarc_fail'
+  | 'complaint'
+  | 'ignored:feedback_type';
 
 /**
  * The authserv-ids whose Authentication-Results this mailbox believes: its provider's (from the IMAP host: Gmail
@@ -76,3 +78,6 @@ export function partCount(root: MessageStructureObject | undefined, limit: numbe
 
 export const isDeliveryReport = (s: MessageStructureObject | undefined) =>
   s?.type?.toLowerCase() === 'multipart/report' && (s.parameters?.['report-type'] ?? '').toLowerCase() === 'delivery-status';
+
+export const isFeedbackReportStructure = (s: MessageStructureObject | undefined) =>
+  s?.type?.toLowerCase() === 'multipart/report' && (s.parameters?.['report-type'] ?? '').toLowerCase() === 'feedback-report';

@@ -13,3 +13,14 @@ export { mailboxInputProblem, redactSecrets, type MailboxHealth, type MailboxInp
 export { upsertMailbox as seedMailbox } from './mailboxes.repository.js';
 export { failedMailboxes } from './inbox.repository.js';
 export { readUnsubscribeToken, unsubscribeToken } from './unsubscribe-token.js';
+export {
+  createDomainChecksService,
+  DomainCheckError,
+  domainCheckIssues,
+  type CheckStatus,
+  type DomainChecksService,
+  type MailboxDomainReport,
+  type RecordCheck,
+} from './domain-checks.js';
+export { isDisposableDomain, isRoleAddress } from './address-checks.js';
+export { pausedMailboxes, type MailboxPause, type ResumeResult } from './reputation.js';

@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../lib/ids.js';
 import * as repo from './mailboxes.repository.js';
+import { pausedMailboxes, resumeMailbox } from './reputation.js';
 import {
   isLoopbackHost,
   mailboxInputProblem,
@@ -255,6 +256,13 @@ export function createMailboxesService(deps: MailboxDeps) {
     list: (workspaceId: string) => listMailboxViews(deps, workspaceId),
     remove: (workspaceId: string, idOrAddress: string) => removeMailbox(deps, workspaceId, idOrAddress),
     resolveSending: (lead: { workspaceId: string; leadId: string; accountId: string | null }) => resolveSendingMailbox(deps, lead),
+    /** Lifts a reputation guard's pause (reputation.ts): `outreach mailbox resume`, the console's Resume button. */
+    resume: async (workspaceId: string, idOrAddress: string, by: 'cli' | 'console') => {
+      const done = await resumeMailbox(deps.db, { workspaceId, mailbox: idOrAddress, by, now: new Date() });
+      if (!done) throw new MailboxError('mailbox_not_found', `mailbox ${idOrAddress} not found in this workspace`);
+      return done;
+    },
+    paused: (workspaceId: string) => pausedMailboxes(deps.db, workspaceId),
   };
 }
 export type MailboxesService = ReturnType<typeof createMailboxesService>;

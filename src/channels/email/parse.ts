@@ -65,6 +65,8 @@ export interface InboundHead {
   date: Date | null;
   /** A delivery report: `multipart/report; report-type=delivery-status`, or a mailer-daemon sender with a bounce subject. */
   report: boolean;
+  /** An abuse complaint's shape: `multipart/report; report-type=feedback-report` (ARF, arf.ts reads it). */
+  complaint: boolean;
   /** `Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`, `Precedence: auto_reply`, or an auto-reply subject. */
   autoReply: boolean;
   /** The subject starts with "unsubscribe" (the List-Unsubscribe mailto's; `Re:`/`Fwd:` prefixes allowed). */
@@ -141,6 +143,11 @@ function contentTypeOf(mail: ParsedMail): { value: string; params: Record<string
   return { value: (v.value ?? '').toLowerCase(), params: Object.fromEntries(Object.entries(v.params ?? {}).map(([k, x]) => [k.toLowerCase(), String(x)])) };
 }
 
+const isFeedbackReport = (mail: ParsedMail) => {
+  const ct = contentTypeOf(mail);
+  return ct.value === 'multipart/report' && (ct.params['report-type'] ?? '').toLowerCase() === 'feedback-report';
+};
+
 const isDsn = (mail: ParsedMail) => {
   const ct = contentTypeOf(mail);
   return ct.value === 'multipart/report' && (ct.params['report-type'] ?? '').toLowerCase() === 'delivery-status';
@@ -168,6 +175,7 @@ export async function parseHead(block: Buffer | string): Promise<InboundHead> {
     subject,
     date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date : null,
     report: isDsn(mail) || (!!from && DAEMON_FROM.test(from) && BOUNCE_SUBJECT.test(subject)),
+    complaint: isFeedbackReport(mail),
     autoReply: isAutoReply(mail, subject),
     asksUnsubscribe: UNSUBSCRIBE_SUBJECT.test(subject),
     // Case matters in a token, so a plus address is read from the header text as written.

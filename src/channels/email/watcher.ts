@@ -13,6 +13,7 @@ import { imapClientOptions } from './mailboxes.service.js';
 import { dmarcFailed, HEADER_FIELDS, parseBody, parseHead, type InboundHead, type InboundReport } from './parse.js';
 import { readUnsubscribeToken } from './unsubscribe-token.js';
 import * as repo from './inbox.repository.js';
+import { afterHardBounce, firstSentMessage, handleFeedbackReport } from './reputation.js';
 import {
   AlreadyHandled,
   ConnectionLost,
@@ -20,6 +21,7 @@ import {
   IMAP_DETAIL,
   isAuthError,
   isDeliveryReport,
+  isFeedbackReportStructure,
   MAX_MIME_PARTS,
   partCount,
   trustedAuthservIds,
@@ -107,6 +109,7 @@ export function createInboxWatcher(deps: InboxDeps) {
     // What the server parsed stands in for a header mailparser could not read.
     head.from ??= meta.envelope?.from?.[0]?.address?.toLowerCase() ?? null;
     head.report ||= isDeliveryReport(meta.bodyStructure);
+    head.complaint ||= isFeedbackReportStructure(meta.bodyStructure);
     const internalDate = meta.internalDate ? new Date(meta.internalDate) : null;
     const size = Number(meta.size ?? 0);
     const tooManyParts = partCount(meta.bodyStructure, MAX_MIME_PARTS) > MAX_MIME_PARTS;
@@ -140,6 +143,12 @@ export function createInboxWatcher(deps: InboxDeps) {
     const sentAt = head.date ?? internalDate ?? now;
     const at = sentAt.getTime() > now.getTime() ? now : sentAt;
 
+    // An abuse complaint (ARF) counts only when the message it returns is ours (reputation.ts, docs/deliverability.md).
+    if (head.complaint) {
+      const source = await read();
+      if (source === 'unparseable') return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+      return handleFeedbackReport(db, { workspaceId: mb.workspaceId, mailboxId: mb.id, uidValidity, uid, source, dmarcFail, at, now });
+    }
     if (head.report) {
       // A delivery report counts only when it names a message we sent; who bounced is our record's recipient.
       const source = await read();
@@ -155,7 +164,7 @@ export function createInboxWatcher(deps: InboxDeps) {
       ]);
       if (!ours) return claimOnly(mb, uidValidity, uid, 'unmatched', now);
       if (dmarcFail) return claimOnly(mb, uidValidity, uid, 'ignored:dmarc_fail', now);
-      return applyReport(mb, uidValidity, uid, report, ours, at, ctx);
+      return applyReport(mb, uidValidity, uid, report, ours, at, ctx, [...(report.originalMessageId ? [report.originalMessageId] : []), ...threadIds]);
     }
 
     // The List-Unsubscribe mailto: a valid token of this workspace is the capability, as the /u link's is.
@@ -274,6 +283,7 @@ export function createInboxWatcher(deps: InboxDeps) {
     ours: { leadId: string; email: string | null; recipient: string | null },
     at: Date,
     ctx: WatchContext,
+    ids: string[],
   ): Promise<Outcome> {
     const { now } = ctx;
     const { leadId } = ours;
@@ -304,6 +314,9 @@ export function createInboxWatcher(deps: InboxDeps) {
           // The lead fails only while that is still its address (an address corrected since keeps it going).
           const stillItsAddress = !address || (lead.email ?? '').trim().toLowerCase() === address;
           if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId, now }))) await recordReport('bounced');
+          // The mailbox that sent it counts the bounce, and pauses past its guard's threshold.
+          const sentOne = await firstSentMessage(trx, mb.workspaceId, ids);
+          if (sentOne) await afterHardBounce(trx, { workspaceId: mb.workspaceId, messageId: sentOne.messageId, at });
           return 'bounce';
         }),
       );
@@ -319,6 +332,7 @@ export function createInboxWatcher(deps: InboxDeps) {
     else if (o === 'bounce') c.bounces += 1;
     else if (o === 'delayed') c.delayed += 1;
     else if (o === 'unsubscribe') c.unsubscribes += 1;
+    else if (o === 'complaint') c.complaints = (c.complaints ?? 0) + 1;
     else if (o === 'unparseable') c.unparseable += 1;
     else if (o === 'unmatched' || o.startsWith('ignored:')) c.unmatched += 1;
   }

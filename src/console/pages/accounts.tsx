@@ -8,6 +8,7 @@ import type { ConsoleDeps } from '../plugin.js';
 import { ErrorBody, pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
+import { AccountName } from './mailbox.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -197,7 +198,9 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
                 <tbody>
                   {accounts.map((a) => (
                     <tr>
-                      <td safe>{a.name}</td>
+                      <td>
+                        <AccountName account={a} mailboxes={mailboxes} />
+                      </td>
                       <td>
                         <Badge value={a.mode} tone="neutral" />
                       </td>

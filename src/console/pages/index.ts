@@ -14,6 +14,7 @@ import { sequenceEditorPages } from './sequence-editor.js';
 import { avatarPages } from './avatars.js';
 import { leadPages } from './lead.js';
 import { tasksPages } from './tasks.js';
+import { mailboxPages } from './mailbox.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -34,4 +35,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   leadsImportPages(app, deps);
   leadsEnrollPages(app, deps);
   tasksPages(app, deps);
+  mailboxPages(app, deps);
 }

@@ -22,6 +22,8 @@ import * as m0024 from './0024_reply_truncated.js';
 import * as m0025 from './0025_x_profiles.js';
 import * as m0026 from './0026_activity_by_lead.js';
 import * as m0027 from './0027_tasks.js';
+import * as m0028 from './0028_mailbox_domain_checks.js';
+import * as m0029 from './0029_mailbox_guards.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -62,10 +64,14 @@ import * as m0027 from './0027_tasks.js';
  * | 0027 | 0027_tasks            | tasks (a due action for a person) cancelled by triggers when they no      |
  * |      |                       | longer apply; a LinkedIn account's delivery and gateway state; LinkedIn    |
  * |      |                       | ids on leads; the people who wrote to a connected X account first          |
+ * | 0028 | 0028_mailbox_domain_checks | a mailbox's DKIM selector; each mailbox's latest sending-domain check (MX, |
+ * |      |                       | SPF, DKIM, DMARC), when it ran and what it cost                           |
+ * | 0029 | 0029_mailbox_guards   | reputation guards: a sent e-mail's hard bounce or complaint, a mailbox's |
+ * |      |                       | pause (bounces or complaints) until a person resumes it                   |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0028.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0030.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -91,4 +97,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0025_x_profiles': m0025,
   '0026_activity_by_lead': m0026,
   '0027_tasks': m0027,
+  '0028_mailbox_domain_checks': m0028,
+  '0029_mailbox_guards': m0029,
 };

@@ -5,7 +5,7 @@ import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
-import { MailboxError } from '../../channels/email/index.js';
+import { DomainCheckError, MailboxError } from '../../channels/email/index.js';
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -120,6 +120,28 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
       await services.mailboxes.remove(req.body.workspaceId, req.body.mailbox).catch(mailboxRefusal);
       return { removed: true };
     },
+  );
+  // `outreach mailbox check`: the sending domain's MX, SPF, DKIM and DMARC, looked up now (docs/deliverability.md).
+  app.post(
+    '/mailboxes/check',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            workspaceId: Type.Optional(Uuid()),
+            mailbox: Type.String({ minLength: 1 }),
+            dkimSelector: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) =>
+      services.mailboxDomains.checkAsOperator(req.body).catch((e: unknown) => {
+        if (!(e instanceof DomainCheckError)) throw e;
+        throw new AppError(e.code === 'mailbox_not_found' ? 404 : e.code === 'invalid_selector' ? 400 : 409, e.code, e.message);
+      }),
   );
   // `outreach x connect`: the authorize URL for a person to open in any browser (docs/x-channel.md).
   app.post('/x/connect', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req) => {

@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import { listMailboxViews } from '../../channels/email/index.js';
+import { isDisposableDomain, isRoleAddress, listMailboxViews } from '../../channels/email/index.js';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { identityKeysOf, identityKeysOfLead, samePerson, type IdentityKeys } from '../../domain/identity.js';
@@ -13,6 +13,19 @@ import * as repo from './leads.import.repository.js';
 import { LEAD_FIELDS, parseCsv, resolveColumns, rowProblem, valuesOf, type ColumnMapping, type LeadField, type LeadValues } from './leads.import.rules.js';
 
 export type ImportRowStatus = 'new' | 'duplicate' | 'suppressed' | 'invalid';
+
+/**
+ * What the preview warns about in a row that can be imported (docs/deliverability.md): `role_address`, a shared inbox
+ * (`info@`, `sales@`, …) where cold mail is mostly ignored or reported; `disposable_domain`, a throwaway address its
+ * e-mail steps will never be sent to (they fail with `invalid_address`).
+ */
+export type ImportRowFlag = 'role_address' | 'disposable_domain';
+
+function flagsOf(v: LeadValues): ImportRowFlag[] {
+  if (!v.email) return [];
+  const domain = v.email.slice(v.email.lastIndexOf('@') + 1);
+  return [...(isRoleAddress(v.email) ? (['role_address'] as const) : []), ...(isDisposableDomain(domain) ? (['disposable_domain'] as const) : [])];
+}
 
 export interface ImportLeadsInput {
   /** CSV text whose first row names the columns. */
@@ -38,6 +51,8 @@ export interface ImportedRow {
   row: number;
   status: ImportRowStatus;
   reason: string | null;
+  /** Warnings about a row that is not invalid (none for an invalid row). */
+  flags: ImportRowFlag[];
   /** new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched, if any. */
   leadId: string | null;
   lead: LeadValues;
@@ -176,7 +191,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       const results: ImportedRow[] = rows.map((r) => {
         const out = (status: ImportRowStatus, reason: string | null, leadId: string | null = null): ImportedRow => {
           if (status !== 'invalid') for (const k of keyList(r.keys)) if (k && !seen.has(k)) seen.set(k, { row: r.row, keys: r.keys, status });
-          return { row: r.row, status, reason, leadId, lead: r.values };
+          return { row: r.row, status, reason, flags: status === 'invalid' ? [] : flagsOf(r.values), leadId, lead: r.values };
         };
         if (r.problem) return out('invalid', r.problem);
         const same = [...new Set(keyList(r.keys).flatMap((k) => (k ? (existingByKey.get(k) ?? []) : [])))].filter((l) => sameRowPerson(r.keys, keysOfLead(l)));

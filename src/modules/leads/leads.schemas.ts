@@ -123,6 +123,9 @@ export const ImportLeadsResponse = Type.Object({
       row: Type.Integer({ minimum: 1, description: 'row number in the file; the header is row 1' }),
       status: Type.Enum(['new', 'duplicate', 'suppressed', 'invalid']),
       reason: Nullable(Type.String()),
+      flags: Type.Array(Type.Enum(['role_address', 'disposable_domain']), {
+        description: "warnings about a row that is not invalid: role_address (info@, sales@, …: a shared inbox), disposable_domain (its e-mail steps fail with invalid_address)",
+      }),
       leadId: Nullable(Uuid({ description: 'new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched' })),
       lead: LeadFieldValues,
     }),

@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Billing, EnergyService, EnergyState } from '../energy/index.js';
 import * as repo from './publicdata.repository.js';
 import type { ReadinessIssueRow, ReadinessOutput } from './publicdata.schemas.js';
-import { failedMailboxes } from '../../channels/email/index.js';
+import { domainCheckIssues, failedMailboxes, pausedMailboxes, type DomainChecksService } from '../../channels/email/index.js';
 import { listXAccounts } from '../workspaces/index.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import type { LinkedinDeliveryMode } from '../../domain/vocabulary.js';
@@ -25,6 +25,12 @@ export const ISSUE = {
   sectionUnavailable: 'section_unavailable',
   mailboxAuthFailed: 'mailbox_auth_failed',
   mailboxUnreachable: 'mailbox_unreachable',
+  mailboxPausedBounces: 'mailbox_paused_bounces',
+  mailboxPausedComplaints: 'mailbox_paused_complaints',
+  mailboxSpfMissing: 'mailbox_spf_missing',
+  mailboxDkimMissing: 'mailbox_dkim_missing',
+  mailboxDmarcMissing: 'mailbox_dmarc_missing',
+  mailboxMxMissing: 'mailbox_mx_missing',
   xAccountDisconnected: 'x_account_disconnected',
   linkedinGatewayAuthFailed: 'linkedin_gateway_auth_failed',
 } as const;
@@ -45,6 +51,8 @@ export interface ReadinessSources {
   disconnectedXAccounts(workspaceId: string): Promise<{ userId: string; reason: 'token_refused' | 'by_person' }[]>;
   /** Open tasks per account id (messaging account id or X user id), paused sequences' hidden ones left out. */
   openTasks(workspaceId: string): Promise<Map<string, number>>;
+  /** What the sending-domain checks found missing (docs/deliverability.md); such a mailbox still sends. */
+  mailboxDomains(workspaceId: string): Promise<ReadinessIssueRow[]>;
 }
 
 /** What readiness reads of the task queue (the tasks module's countOpenByAccount, lent by the composition root). */
@@ -68,7 +76,14 @@ const unavailableSection = (name: string) => ({
   issues: [issue(ISSUE.sectionUnavailable, `the ${name} section could not be read; try again shortly`, true)],
 });
 
-export function createReadinessService(deps: { db: Database; clock: Clock; energy: EnergyService; cipher: TextCipher; tasks: OpenTaskCounts }) {
+export function createReadinessService(deps: {
+  db: Database;
+  clock: Clock;
+  energy: EnergyService;
+  cipher: TextCipher;
+  tasks: OpenTaskCounts;
+  mailboxDomains?: Pick<DomainChecksService, 'forWorkspace'>;
+}) {
   const { db, clock, energy } = deps;
   const xTokens = xOauthRepository(deps.cipher);
 
@@ -84,9 +99,14 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
       })),
     billing: (ws) => energy.getBilling(ws),
     energy: (ws) => energy.getEnergy(ws),
-    failedMailboxes: (ws) => failedMailboxes(db, ws),
+    // A mailbox a reputation guard paused sends nothing either (health `paused_bounces` / `paused_complaints` here).
+    failedMailboxes: async (ws) => [
+      ...(await failedMailboxes(db, ws)),
+      ...(await pausedMailboxes(db, ws)).map((p) => ({ id: p.id, address: p.address, health: `paused_${p.reason}`, detail: p.detail })),
+    ],
     disconnectedXAccounts: (ws) => xTokens.listDisconnected(db, ws),
     openTasks: (ws) => deps.tasks.countOpenByAccount(ws),
+    mailboxDomains: async (ws) => (deps.mailboxDomains ? domainCheckIssues(await deps.mailboxDomains.forWorkspace(ws)) : []),
   };
   const sources: ReadinessSources = { ...defaults };
 
@@ -139,6 +159,12 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
     }
     if (mb.ok) {
       for (const f of mb.value) {
+        if (f.health.startsWith('paused_')) {
+          const code = f.health === 'paused_complaints' ? ISSUE.mailboxPausedComplaints : ISSUE.mailboxPausedBounces;
+          const why = (f as { detail?: string | null }).detail ?? f.health;
+          issues.push(issue(code, `mailbox ${f.address} (${f.id}) is paused: ${why}; it sends nothing until a person resumes it (npx outreach mailbox resume)`, false));
+          continue;
+        }
         issues.push(
           f.health === 'auth_failed'
             ? issue(
@@ -218,7 +244,7 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
 
   async function snapshot(workspaceId: string): Promise<ReadinessOutput> {
     const asOf = clock.now().toISOString();
-    const [x, m, b, e, mb, xd, ot] = await Promise.all([
+    const [x, m, b, e, mb, xd, ot, md] = await Promise.all([
       observe(() => sources.xAccounts(workspaceId)),
       observe(() => sources.messagingAccounts(workspaceId)),
       observe(() => sources.billing(workspaceId)),
@@ -226,11 +252,14 @@ export function createReadinessService(deps: { db: Database; clock: Clock; energ
       observe(() => sources.failedMailboxes(workspaceId)),
       observe(() => sources.disconnectedXAccounts(workspaceId)),
       observe(() => sources.openTasks(workspaceId)),
+      observe(() => sources.mailboxDomains(workspaceId)),
     ]);
+    const accounts = accountsSection(x, m, mb, xd, ot);
+    if (md.ok && accounts.state !== 'unavailable') accounts.issues.push(...md.value);
     return {
       workspaceId,
       asOf,
-      accounts: accountsSection(x, m, mb, xd, ot),
+      accounts,
       billing: billingSection(b),
       energy: energySection(e),
       providerHealthChecked: false,
