@@ -51,6 +51,7 @@ export function summaryLines(file: string, r: ImportLeadsResult): string[] {
     `${r.dryRun ? 'Dry run, nothing saved: would import' : 'Imported'} ${c.new} of ${c.rows} row(s) from ${file}${where}`,
     `  new: ${c.new}  duplicate: ${c.duplicate}  suppressed: ${c.suppressed}  invalid: ${c.invalid}`,
     ...r.rows.filter((row) => row.status !== 'new').map((row) => `  row ${row.row}: ${row.status}, ${row.reason ?? ''}`),
+    ...r.rows.filter((row) => row.flags.length > 0).map((row) => `  row ${row.row}: warning, ${row.flags.join(', ').replace(/_/g, ' ')}`),
   ];
 }
 

@@ -91,6 +91,12 @@ function Counts({ result }: { result: ImportLeadsResult }) {
 
 const STATUS_TONE = { new: 'good', duplicate: 'neutral', suppressed: 'warn', invalid: 'bad' } as const;
 
+/** The preview's warnings about an importable row (docs/deliverability.md). */
+const FLAG_TEXT = {
+  role_address: 'role address (a shared inbox such as info@ or sales@): often ignored or reported as spam',
+  disposable_domain: 'disposable address: its e-mail steps will not be sent (invalid_address)',
+} as const;
+
 function RowsTable({ rows, caption }: { rows: ImportLeadsResult['rows']; caption: string }) {
   return (
     <table>
@@ -106,7 +112,7 @@ function RowsTable({ rows, caption }: { rows: ImportLeadsResult['rows']; caption
             <td safe>{r.lead.person ?? ''}</td>
             <td safe>{r.lead.email ?? ''}</td>
             <td safe>{r.lead.linkedinUrl ?? ''}</td>
-            <td safe>{r.reason ?? ''}</td>
+            <td safe>{r.reason ?? r.flags.map((f) => FLAG_TEXT[f]).join('; ')}</td>
           </tr>
         ))}
       </tbody>

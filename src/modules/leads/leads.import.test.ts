@@ -143,6 +143,24 @@ describe('POST /leads/import: new, duplicate, suppressed, invalid (the same pers
     expect(new Date(lead.next_action_at!).toISOString()).toBe(NOW);
   });
 
+  it('the preview flags role addresses (info@, sales@, …) and disposable domains, and counts malformed addresses as invalid (issue 29 §4)', async () => {
+    const csv = [
+      'person,email',
+      'Info Desk,info@northwind.example',
+      'Sales Team,Sales+EU@northwind.example',
+      'Throwaway Tom,tom@mailinator.com',
+      'Real Rita,rita@northwind.example',
+      'Broken Bo,bo@@northwind.example',
+    ].join('\n');
+    const res = await importCsv({ csv, dryRun: true });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body.counts).toMatchObject({ rows: 5, new: 4, invalid: 1 });
+    expect(body.rows.map((r: { flags: string[] }) => r.flags)).toEqual([['role_address'], ['role_address'], ['disposable_domain'], [], []]);
+    expect(body.rows[4]).toMatchObject({ status: 'invalid' });
+    expect((await snapshot(ws.workspaceId)).some((l) => l.email === 'rita@northwind.example')).toBe(false);
+  });
+
   it('columns map other headers; a header the file lacks is a 400 naming the field', async () => {
     const res = await importCsv({
       csv: 'Who,Where,Addr\nMia Map,Acme,mia@acme.example\n',

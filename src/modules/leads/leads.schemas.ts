@@ -124,7 +124,8 @@ export const ImportLeadsResponse = Type.Object({
       status: Type.Enum(['new', 'duplicate', 'suppressed', 'invalid']),
       reason: Nullable(Type.String()),
       flags: Type.Array(Type.Enum(['role_address', 'disposable_domain']), {
-        description: "warnings about a row that is not invalid: role_address (info@, sales@, …: a shared inbox), disposable_domain (its e-mail steps fail with invalid_address)",
+        description:
+          'warnings about a row that is not invalid: role_address (info@, sales@, …: a shared inbox), disposable_domain (its e-mail steps fail with invalid_address)',
       }),
       leadId: Nullable(Uuid({ description: 'new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched' })),
       lead: LeadFieldValues,

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
+import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+
+// Issue 29 §5: at most OUTREACH_MAILBOX_DOMAIN_DAILY_CAP (default 20) e-mails a day, in the mailbox account's time
+// zone, from one mailbox to one recipient domain, through the send budget ledger (scope `mailbox_domain`). The rest
+// wait for the next local day without counting an attempt, and the mailbox's own unit is given back. Free-mail domains
+// are exempt. SMTP is a real smtp-server receiver; DNS a real server on 127.0.0.1 (the address checks are on).
+const clock = Date.parse('2026-11-24T09:00:00.000Z');
+// Pacific/Auckland is UTC+13 in November: 09:00Z is 22:00 there, and its next day starts at 11:00Z.
+const NEXT_LOCAL_DAY = '2026-11-24T11:00:00.000Z';
+const ENV = {
+  OUTREACH_PACING_DAYS: 'sun-sat',
+  OUTREACH_PACING_HOURS: '00:00-24:00',
+  OUTREACH_PACING_SPACING: 0,
+  OUTREACH_INBOX_POLL_INTERVAL: 86_400,
+  OUTREACH_DISCOVERY_INTERVAL: 0,
+  OUTREACH_ADDRESS_CHECKS: '1' as const,
+};
+
+describe('per-recipient-domain daily cap of a mailbox', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let smtp: SmtpReceiver;
+  let dns: DnsFake;
+
+  beforeAll(async () => {
+    smtp = await startSmtpReceiver();
+    const mx = (host: string) => ({ mx: [{ exchange: host, priority: 5 }] });
+    dns = await startDnsFake({ 'bigco.example': mx('mx.bigco.example'), 'gmail.com': mx('gmail-smtp-in.l.google.com') });
+    t = await buildTestApp({ now: new Date(clock).toISOString(), env: { ...ENV, OUTREACH_DNS_SERVERS: dns.server } });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+    await dns?.close();
+  });
+
+  async function workspace(name: string) {
+    const ws = await createWorkspaceWithKey(t, name);
+    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
+    const account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'Pacific/Auckland' });
+    const mailbox = await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: account,
+      address: `${name.toLowerCase()}@acme.example`,
+      smtpUrl: smtp.url(),
+      imapUrl: 'imap://nobody:nothing@127.0.0.1:1',
+      skipCheck: true,
+    });
+    const sequence = await insertSequence(t.db, ws.workspaceId, {
+      channels: ['email'],
+      steps: [{ index: 0, kind: 'email', delayDays: 0, subject: 'Hello', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null }] as never,
+    });
+    const leads = async (domain: string, n: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        ids.push(
+          await insertLead(t.db, ws.workspaceId, {
+            person: `Pat Doe ${i}`,
+            email: `p${i}.${name.toLowerCase()}@${domain}`,
+            account_id: account,
+            sequence_id: sequence,
+            next_action_at: new Date(clock),
+          }),
+        );
+      }
+      return ids;
+    };
+    return { ws, mailboxId: mailbox.id, leads };
+  }
+
+  const mailedFrom = (from: string, domain: string) => smtp.messages.filter((m) => m.from === from && m.to.some((a) => a.endsWith(`@${domain}`))).length;
+
+  async function budget(workspaceId: string, scope: string, scopeId: string) {
+    const rows = await t.db
+      .selectFrom('send_budgets')
+      .select(['used', 'window_kind'])
+      .select((eb) => eb.cast<string>('window_start', 'text').as('day'))
+      .where('workspace_id', '=', workspaceId)
+      .where('scope', '=', scope)
+      .where('scope_id', '=', scopeId)
+      .orderBy('window_start')
+      .execute();
+    return rows.map((r) => ({ day: r.day, used: Number(r.used), window: r.window_kind }));
+  }
+
+  it('25 leads at one domain get at most 20 messages that local day; the other 5 wait for the next day without an attempt counted, and go then', async () => {
+    const w = await workspace('Capped');
+    const ids = await w.leads('bigco.example', 25);
+    await t.services.engine.runPass({ now: new Date(clock) });
+    expect(mailedFrom('capped@acme.example', 'bigco.example')).toBe(20);
+
+    const rows = await t.db
+      .selectFrom('leads')
+      .select(['id', 'messaged_at', 'last_error', 'step_attempts', 'step_waits', 'next_action_at', 'stage'])
+      .where('id', 'in', ids)
+      .execute();
+    const waiting = rows.filter((r) => r.messaged_at === null);
+    expect(waiting).toHaveLength(5);
+    for (const r of waiting) {
+      expect(r).toMatchObject({ last_error: 'rate_limited', step_attempts: 0, step_waits: 1, stage: 'queued' });
+      expect(new Date(r.next_action_at!).toISOString()).toBe(NEXT_LOCAL_DAY);
+    }
+    // The ledger: 20 on the domain's row for the account's local day; the mailbox's own budget kept only what went.
+    expect(await budget(w.ws.workspaceId, 'mailbox_domain', `${w.mailboxId}:bigco.example`)).toEqual([{ day: '2026-11-24', used: 20, window: 'local_day' }]);
+    expect(await budget(w.ws.workspaceId, 'mailbox', w.mailboxId)).toEqual([{ day: '2026-11-24', used: 20, window: 'local_day' }]);
+
+    // Still the same local day: nothing more goes.
+    await t.services.engine.runPass({ now: new Date(Date.parse(NEXT_LOCAL_DAY) - 60_000) });
+    expect(mailedFrom('capped@acme.example', 'bigco.example')).toBe(20);
+
+    // The next local day (Auckland), the rest go.
+    await t.services.engine.runPass({ now: new Date(NEXT_LOCAL_DAY) });
+    expect(mailedFrom('capped@acme.example', 'bigco.example')).toBe(25);
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/leads?limit=500', headers: w.ws.auth });
+    const leads = res.json().leads as { id: string; lastError: string | null; messagedAt: string | null }[];
+    expect(leads.filter((l) => ids.includes(l.id) && l.messagedAt !== null)).toHaveLength(25);
+    expect(await budget(w.ws.workspaceId, 'mailbox_domain', `${w.mailboxId}:bigco.example`)).toEqual([
+      { day: '2026-11-24', used: 20, window: 'local_day' },
+      { day: '2026-11-25', used: 5, window: 'local_day' },
+    ]);
+  });
+
+  it('free-mail domains are exempt: 25 leads at gmail.com all get their message the same day', async () => {
+    const w = await workspace('Freemail');
+    await w.leads('gmail.com', 25);
+    await t.services.engine.runPass({ now: new Date(clock) });
+    expect(mailedFrom('freemail@acme.example', 'gmail.com')).toBe(25);
+    expect(await budget(w.ws.workspaceId, 'mailbox_domain', `${w.mailboxId}:gmail.com`)).toEqual([]);
+  });
+
+  it('the cap is per mailbox: another mailbox writes to the same domain under its own cap', async () => {
+    const a = await workspace('First');
+    const b = await workspace('Second');
+    await a.leads('bigco.example', 22);
+    await b.leads('bigco.example', 22);
+    await t.services.engine.runPass({ now: new Date(clock) });
+    expect(mailedFrom('first@acme.example', 'bigco.example')).toBe(20);
+    expect(mailedFrom('second@acme.example', 'bigco.example')).toBe(20);
+  });
+});
