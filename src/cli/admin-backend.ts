@@ -11,7 +11,7 @@ import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/index.js';
-import type { MailboxView } from '../channels/email/index.js';
+import type { MailboxView, ResumeResult } from '../channels/email/index.js';
 import { DomainCheckError, MailboxError, type AddMailboxRequest, type MailboxDomainReport } from '../channels/email/index.js';
 import type { LinkedinAccountView } from '../channels/linkedin/index.js';
 
@@ -81,6 +81,8 @@ export interface AdminBackend {
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
   listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
   removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<{ removed: true }>;
+  /** Lifts a reputation guard's pause: the mailbox sends again (docs/deliverability.md). */
+  resumeMailbox(input: { workspaceId: string; mailbox: string }): Promise<ResumeResult>;
   /** Looks up the mailbox's sending domain now (MX, SPF, DKIM, DMARC); without workspaceId, the address's one workspace. */
   checkMailboxDomain(input: { workspaceId?: string; mailbox: string; dkimSelector?: string | null }): Promise<MailboxDomainReport>;
   /** Starts "Connect X account": the authorize URL a person opens in a browser, good once for 10 minutes. */
@@ -123,6 +125,7 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     addMailbox: (input) => mailboxCall(() => services.mailboxes.add(input)),
     listMailboxes: (input) => services.mailboxes.list(input.workspaceId),
     removeMailbox: (input) => mailboxCall(async () => (await services.mailboxes.remove(input.workspaceId, input.mailbox), { removed: true as const })),
+    resumeMailbox: (input) => mailboxCall(() => services.mailboxes.resume(input.workspaceId, input.mailbox, 'cli')),
     checkMailboxDomain: (input) => mailboxCall(() => services.mailboxDomains.checkAsOperator(input)),
     startXConnect: async (input) => {
       try {
@@ -200,6 +203,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     addMailbox: (input) => call<MailboxView>('/mailboxes', input),
     listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
     removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
+    resumeMailbox: (input) => call<ResumeResult>('/mailboxes/resume', input),
     checkMailboxDomain: (input) => call<MailboxDomainReport>('/mailboxes/check', input),
     startXConnect: (input) => call<XConnectStart>('/x/connect', input),
     disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),

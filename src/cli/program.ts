@@ -320,6 +320,16 @@ export function createProgram(): Command {
       const result = await withBackend((b) => b.removeMailbox({ workspaceId: opts.workspace, mailbox: id }));
       out(!!opts.json, result, () => `Removed mailbox ${id}`);
     });
+  mailbox
+    .command('resume')
+    .description('resume a mailbox a reputation guard paused (too many hard bounces, or an abuse complaint): it sends again')
+    .requiredOption('--workspace <id>', 'the workspace')
+    .argument('<mailbox>', 'mailbox address or id (mbx_…)')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
+      const r = await withBackend((b) => b.resumeMailbox({ workspaceId: opts.workspace, mailbox: id }));
+      out(!!opts.json, r, () => (r.resumed ? `Resumed mailbox ${r.address} (paused for ${r.reason}): it sends again` : `Mailbox ${r.address} was not paused`));
+    });
 
   registerMailboxCheck(mailbox, { withBackend, out });
 

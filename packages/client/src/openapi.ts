@@ -259,7 +259,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description comma-separated event types (default: all): reply.received, lead.invited, lead.accepted, lead.messaged, lead.emailed, lead.meeting_booked, x.followed, ping */
+                    /** @description comma-separated event types (default: all): reply.received, lead.invited, lead.accepted, lead.messaged, lead.emailed, lead.meeting_booked, x.followed, ping, mailbox.paused, mailbox.resumed */
                     events?: string;
                 };
                 header?: {
@@ -460,7 +460,7 @@ export interface paths {
                          * @description the event type to emit a sample of
                          * @enum {unknown}
                          */
-                        event: "reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping";
+                        event: "reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping" | "mailbox.paused" | "mailbox.resumed";
                     };
                 };
             };
@@ -499,7 +499,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             /** @enum {unknown} */
-                            event: "reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping";
+                            event: "reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping" | "mailbox.paused" | "mailbox.resumed";
                             /** @description the outbox event id (receivers see it as the delivery id of their own copy) */
                             id: string;
                             /** @enum {boolean} */
@@ -1034,6 +1034,7 @@ export interface paths {
                          *           "row": 2,
                          *           "status": "new",
                          *           "reason": null,
+                         *           "flags": [],
                          *           "leadId": null,
                          *           "lead": {
                          *             "person": "Ann Lee",
@@ -1048,6 +1049,7 @@ export interface paths {
                          *           "row": 3,
                          *           "status": "invalid",
                          *           "reason": "email \"not-an-email\" is not an e-mail address (name@example.com, at most 320 characters)",
+                         *           "flags": [],
                          *           "leadId": null,
                          *           "lead": {
                          *             "person": "Bad Row",
@@ -1088,6 +1090,8 @@ export interface paths {
                             /** @description the header row of the file */
                             headers: string[];
                             rows: {
+                                /** @description warnings about a row that is not invalid: role_address (info@, sales@, …: a shared inbox), disposable_domain (its e-mail steps fail with invalid_address) */
+                                flags: ("role_address" | "disposable_domain")[];
                                 /** @description the row as read: one value per lead field, null when blank or not mapped */
                                 lead: {
                                     company: string | null;
@@ -5936,12 +5940,12 @@ export interface paths {
                          */
                         "application/json": {
                             /** @description the event catalog */
-                            events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping")[];
+                            events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping" | "mailbox.paused" | "mailbox.resumed")[];
                             /** @description enabled subscriptions of the workspace, oldest first; secrets are never returned */
                             webhooks: {
                                 /** Format: date-time */
                                 createdAt: string;
-                                events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping")[];
+                                events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping" | "mailbox.paused" | "mailbox.resumed")[];
                                 /** Format: uuid */
                                 id: string;
                                 url: string;
@@ -6106,7 +6110,7 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
-                        events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping")[];
+                        events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping" | "mailbox.paused" | "mailbox.resumed")[];
                         /**
                          * Format: uri
                          * @description HTTPS on port 443; the name must resolve to public IPv4 addresses only. Credentials, fragments and IP literals are rejected. A rejected URL answers 400 invalid_webhook_url with a `reason` code.
@@ -6137,7 +6141,7 @@ export interface paths {
                         "application/json": {
                             /** Format: date-time */
                             createdAt: string;
-                            events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping")[];
+                            events: ("reply.received" | "lead.invited" | "lead.accepted" | "lead.messaged" | "lead.emailed" | "lead.meeting_booked" | "x.followed" | "ping" | "mailbox.paused" | "mailbox.resumed")[];
                             /** Format: uuid */
                             id: string;
                             /** @description The signing secret (whsec_…). Shown only in this response. */
@@ -9072,6 +9076,177 @@ export interface webhooks {
                         };
                         /** @constant */
                         event: "lead.messaged";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mailbox.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * mailbox.paused
+         * @description Sent when a reputation guard paused a mailbox (too many hard bounces among its last sends, or an abuse complaint); it sends nothing until resumed. Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "mailbox.paused",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "mailboxId": "mbx_00000000-0000-4000-8000-000000000001",
+                     *         "address": "dana@acme.example",
+                     *         "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *         "reason": "bounces",
+                     *         "detail": "2 hard bounces among its last 20 sends",
+                     *         "pausedAt": "2026-11-24T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @description the messaging account (onb_…) that carries it */
+                            account: string;
+                            address: string;
+                            /** @description what tripped the guard, e.g. "2 hard bounces among its last 20 sends" */
+                            detail: string;
+                            /** @description mailbox id (mbx_…) */
+                            mailboxId: string;
+                            /** Format: date-time */
+                            pausedAt: string;
+                            reason: "bounces" | "complaints";
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "mailbox.paused";
+                        /**
+                         * Format: uuid
+                         * @description the delivery id (X-Service-Delivery)
+                         */
+                        id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description received; any 2xx within 10 seconds ends delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mailbox.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * mailbox.resumed
+         * @description Sent when a person resumed a paused mailbox (`outreach mailbox resume` or the console). Delivery is at least once: a timeout, network error, 429 or 5xx is retried 1 s and 4 s later with the same delivery id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the same for every attempt of one event and equal to the body `id`: deduplicate on it */
+                    "X-Service-Delivery": string;
+                    /** @description the event name */
+                    "X-Service-Event": string;
+                    /** @description `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the subscription secret over `<t>.<raw body>`. Verify before parsing, in constant time, and reject a `t` more than 300 s from now (`verifyWebhook` from this package, or Stripe’s SDK, which verifies the same scheme). */
+                    "X-Service-Signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0f7f0e-2f7c-4a43-9a39-7d7f3f1f2c11",
+                     *       "event": "mailbox.resumed",
+                     *       "createdAt": "2026-11-24T09:30:00.000Z",
+                     *       "data": {
+                     *         "mailboxId": "mbx_00000000-0000-4000-8000-000000000001",
+                     *         "address": "dana@acme.example",
+                     *         "account": "onb_00000000-0000-4000-8000-000000000000",
+                     *         "pausedReason": "bounces",
+                     *         "by": "cli",
+                     *         "resumedAt": "2026-11-24T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @description the messaging account (onb_…) that carries it */
+                            account: string;
+                            address: string;
+                            by: "cli" | "console";
+                            /** @description mailbox id (mbx_…) */
+                            mailboxId: string;
+                            pausedReason: "bounces" | "complaints";
+                            /** Format: date-time */
+                            resumedAt: string;
+                            test?: boolean;
+                        };
+                        /** @constant */
+                        event: "mailbox.resumed";
                         /**
                          * Format: uuid
                          * @description the delivery id (X-Service-Delivery)

@@ -174,7 +174,10 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // its account's time zone), reserved here because only now is the sending mailbox known (a pool send chooses it):
       // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
       const day = await mailboxDay(q, mailbox, action.at);
-      const untilNextDay = { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) } as const;
+      const untilNextDay = {
+        outcome: 'rate_limited',
+        retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)),
+      } as const;
       if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) return untilNextDay;
       // At most OUTREACH_MAILBOX_DOMAIN_DAILY_CAP `email` steps a local day from this mailbox to one company's domain
       // (free-mail domains are unrelated people): the rest wait for the next day, the mailbox's unit given back.
@@ -183,8 +186,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         guards.mailboxDomainDailyCap > 0 && action.kind === 'email' && recipientDomain && !isFreeMailDomain(recipientDomain)
           ? mailboxDomainBudgetKey(mailbox.workspaceId, mailbox.id, recipientDomain, day.day)
           : null;
-      const taken = domainKey ? [day.key, domainKey] : [day.key];
-      const giveBack = () => releaseBudgets(q, taken.map((key) => ({ key, n: 1 })));
+      const taken = (domainKey ? [day.key, domainKey] : [day.key]).map((key) => ({ key, n: 1 }));
+      const giveBack = () => releaseBudgets(q, taken);
       if (domainKey && !(await reserveBudget(q, { key: domainKey, n: 1, cap: guards.mailboxDomainDailyCap, at: action.at }))) {
         await releaseBudgets(q, [{ key: day.key, n: 1 }]);
         return untilNextDay;

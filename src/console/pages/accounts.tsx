@@ -9,6 +9,7 @@ import { ErrorBody, pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
 import { AccountName } from './mailbox.js';
+import { PausedMailboxes } from './mailbox-resume.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -170,6 +171,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
       deps.services.mailboxes.list(workspaceId),
     ]);
     const linkedin = await Promise.all(accounts.filter((a) => a.mode === 'linkedin').map((a) => deps.services.linkedin.get(workspaceId, a.id)));
+    const paused = await deps.services.mailboxes.paused(workspaceId);
     const deliveries = new Map<string, SendingDelivery>(
       accounts.map((a) => [a.id, sendingDeliveryOf(a, linkedin, mailboxes, deps.config.smtpUrl !== null)] as const),
     );
@@ -228,6 +230,7 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
               </table>
             )}
           </section>
+          <PausedMailboxes paused={paused} csrfToken={ctx.csrfToken} />
           <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
           <section aria-labelledby="x-accounts" id="x-accounts-section">
             <h2 id="x-accounts">X accounts</h2>

@@ -15,6 +15,7 @@ import { avatarPages } from './avatars.js';
 import { leadPages } from './lead.js';
 import { tasksPages } from './tasks.js';
 import { mailboxPages } from './mailbox.js';
+import { mailboxResumePages } from './mailbox-resume.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -36,4 +37,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   leadsEnrollPages(app, deps);
   tasksPages(app, deps);
   mailboxPages(app, deps);
+  mailboxResumePages(app, deps);
 }

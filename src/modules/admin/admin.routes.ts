@@ -143,6 +143,12 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
         throw new AppError(e.code === 'mailbox_not_found' ? 404 : e.code === 'invalid_selector' ? 400 : 409, e.code, e.message);
       }),
   );
+  // `outreach mailbox resume`: lifts a reputation guard's pause (docs/deliverability.md).
+  app.post(
+    '/mailboxes/resume',
+    { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), mailbox: Type.String({ minLength: 1 }) }, { additionalProperties: false }) } },
+    async (req) => services.mailboxes.resume(req.body.workspaceId, req.body.mailbox, 'cli').catch(mailboxRefusal),
+  );
   // `outreach x connect`: the authorize URL for a person to open in any browser (docs/x-channel.md).
   app.post('/x/connect', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req) => {
     const started = await services.xConnect.begin(req.body.workspaceId);

@@ -45,8 +45,8 @@ export interface ReadinessSources {
   ): Promise<{ id: string; name: string; mode: string; storedStatus: string; linkedinGateway?: { delivery: LinkedinDeliveryMode; error: string | null } }[]>;
   billing(workspaceId: string): Promise<Billing>;
   energy(workspaceId: string): Promise<EnergyState>;
-  /** Mailboxes whose last SMTP or IMAP login failed (they do not send until fixed). */
-  failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string }[]>;
+  /** Mailboxes whose last SMTP or IMAP login failed, or that a reputation guard paused (they do not send until fixed). */
+  failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string; detail?: string | null }[]>;
   /** Connected X accounts whose refresh token X refused: the real X driver leaves them alone until reconnected. */
   disconnectedXAccounts(workspaceId: string): Promise<{ userId: string; reason: 'token_refused' | 'by_person' }[]>;
   /** Open tasks per account id (messaging account id or X user id), paused sequences' hidden ones left out. */
@@ -161,8 +161,10 @@ export function createReadinessService(deps: {
       for (const f of mb.value) {
         if (f.health.startsWith('paused_')) {
           const code = f.health === 'paused_complaints' ? ISSUE.mailboxPausedComplaints : ISSUE.mailboxPausedBounces;
-          const why = (f as { detail?: string | null }).detail ?? f.health;
-          issues.push(issue(code, `mailbox ${f.address} (${f.id}) is paused: ${why}; it sends nothing until a person resumes it (npx outreach mailbox resume)`, false));
+          const why = f.detail ?? f.health;
+          issues.push(
+            issue(code, `mailbox ${f.address} (${f.id}) is paused: ${why}; it sends nothing until a person resumes it (npx outreach mailbox resume)`, false),
+          );
           continue;
         }
         issues.push(

@@ -72,7 +72,9 @@ describe('POST /webhooks', () => {
 
   it('accepts every catalog event, a name with several public addresses and an explicit :443', async () => {
     const ws = await fresh('catalog');
-    expect((await create(ws.auth, { url: 'https://hooks.example.com/', events: [...WEBHOOK_EVENTS] })).statusCode).toBe(201);
+    // The catalog holds more events than one subscription may list (8): two subscriptions cover it.
+    expect((await create(ws.auth, { url: 'https://hooks.example.com/', events: WEBHOOK_EVENTS.slice(0, 8) })).statusCode).toBe(201);
+    expect((await create(ws.auth, { url: 'https://hooks.example.com/', events: WEBHOOK_EVENTS.slice(8) })).statusCode).toBe(201);
     expect((await create(ws.auth, { url: 'https://multi.example.com:443/x', events: ['ping'] })).statusCode).toBe(201);
   });
 
@@ -183,7 +185,19 @@ describe('GET /webhooks', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       webhooks: [{ id: b.id, url: 'https://hooks.example.com/b', events: ['reply.received', 'ping'], createdAt: t.clock.now().toISOString() }],
-      events: ['reply.received', 'lead.invited', 'lead.accepted', 'lead.messaged', 'lead.emailed', 'lead.meeting_booked', 'x.followed', 'ping'],
+      // The spec's catalog in its order, then this service's extensions (docs/webhooks.md).
+      events: [
+        'reply.received',
+        'lead.invited',
+        'lead.accepted',
+        'lead.messaged',
+        'lead.emailed',
+        'lead.meeting_booked',
+        'x.followed',
+        'ping',
+        'mailbox.paused',
+        'mailbox.resumed',
+      ],
     });
   });
 
