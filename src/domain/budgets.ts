@@ -51,6 +51,7 @@ export type XBudget = 'dms' | 'follows';
 export const BUDGET_WINDOWS = {
   account: { invites: 'local_day', messages: 'local_day', actions: 'local_day' },
   mailbox: { emails: 'local_day' },
+  mailbox_domain: { emails: 'local_day' },
   x_account: { dms: 'utc_day', follows: 'utc_day' },
 } as const satisfies Partial<Record<BudgetScope, Partial<Record<BudgetName, BudgetWindow>>>>;
 
@@ -80,6 +81,12 @@ export function mailboxBudgetKey(workspaceId: string, mailboxId: string, day: st
 export function xAccountBudgetKey(workspaceId: string, userId: string, budget: XBudget, at: Date): BudgetKey {
   const window = BUDGET_WINDOWS.x_account[budget];
   return { workspaceId, scope: 'x_account', scopeId: userId, budget, window, windowStart: windowStartOf(window, at, null) };
+}
+
+/** One mailbox's e-mails to one recipient domain on one local day (OUTREACH_MAILBOX_DOMAIN_DAILY_CAP). */
+export function mailboxDomainBudgetKey(workspaceId: string, mailboxId: string, domain: string, day: string): BudgetKey {
+  const scopeId = mailboxDomainScopeId(mailboxId, domain);
+  return { workspaceId, scope: 'mailbox_domain', scopeId, budget: 'emails', window: BUDGET_WINDOWS.mailbox_domain.emails, windowStart: day };
 }
 
 /** The scope id of a budget per recipient domain of one mailbox (scope `mailbox_domain`). */

@@ -1,7 +1,5 @@
 import { createRequire } from 'node:module';
 import { domainToASCII } from 'node:url';
-import type { BudgetKey } from '../../domain/budgets.js';
-import { mailboxDomainScopeId } from '../../domain/budgets.js';
 import { createResolver, isNodata, isNxdomain, type DnsSettings } from '../../lib/dns.js';
 
 // Recipient checks before a real e-mail goes out, and the per-recipient-domain cap's rules (docs/deliverability.md):
@@ -89,11 +87,6 @@ export function isRoleAddress(address: string): boolean {
   const at = address.lastIndexOf('@');
   if (at < 1) return false;
   return ROLE_LOCAL_PARTS.has(address.slice(0, at).toLowerCase().split('+')[0]);
-}
-
-/** The ledger row of one mailbox's messages to one recipient domain on one local day (scope `mailbox_domain`). */
-export function mailboxDomainBudgetKey(workspaceId: string, mailboxId: string, domain: string, day: string): BudgetKey {
-  return { workspaceId, scope: 'mailbox_domain', scopeId: mailboxDomainScopeId(mailboxId, domain), budget: 'emails', window: 'local_day', windowStart: day };
 }
 
 /** A definite verdict is kept this long; a lookup that failed is not kept, so the next send asks again. */

@@ -14,9 +14,9 @@ import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
 import { pauseOf } from './reputation.js';
 import { shortHash } from '../../lib/hash.js';
-import { mailboxBudgetKey, mailboxCap } from '../../domain/budgets.js';
+import { mailboxBudgetKey, mailboxCap, mailboxDomainBudgetKey } from '../../domain/budgets.js';
 import { releaseBudgets, reserveBudget } from '../../domain/budgets.repository.js';
-import { createAddressChecker, domainOf, isFreeMailDomain, mailboxDomainBudgetKey } from './address-checks.js';
+import { createAddressChecker, domainOf, isFreeMailDomain } from './address-checks.js';
 import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
