@@ -25,7 +25,7 @@ import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import { createEngine } from '../engine/index.js';
 import { createChannelDrivers } from '../channels/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
-import { createDomainChecksService, createMailboxesService } from '../channels/email/index.js';
+import { createDomainChecksService, createMailboxConnectService, createMailboxesService } from '../channels/email/index.js';
 import { createResolver } from '../lib/dns.js';
 import { createXConnectService, xOauthRepository, xTokensService } from '../channels/x/index.js';
 import { createLinkedinAccountsService } from '../channels/linkedin/index.js';
@@ -97,6 +97,7 @@ export function createServices(deps: ServiceDeps) {
     return revoked;
   };
   const mailboxes = createMailboxesService(deps);
+  const mailboxConnect = createMailboxConnectService(deps);
   const unsubscribe = createUnsubscribeService(deps);
   const linkedin = createLinkedinAccountsService(deps);
   return {
@@ -121,6 +122,7 @@ export function createServices(deps: ServiceDeps) {
     authoring,
     consoleSessions,
     mailboxes,
+    mailboxConnect,
     mailboxDomains,
     unsubscribe,
     xConnect,

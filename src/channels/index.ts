@@ -6,6 +6,7 @@ import { createSmtpEmailDriver } from './email/smtp-driver.js';
 import { createSandboxDriver } from './sandbox/driver.js';
 import { createXDriver, type XDriverDeps } from './x/driver.js';
 import { createInboxWatcher } from './email/watcher.js';
+import { createMailboxTokens } from './email/oauth-tokens.js';
 import { createXWatcher } from './x/watcher.js';
 import { createLinkedinDriver } from './linkedin/driver.js';
 import { createLinkedinWatcher } from './linkedin/watcher.js';
@@ -39,11 +40,14 @@ export function createChannelDrivers(
   const engine = config.engine;
   // A lead whose account (or workspace) has a mailbox is sent from it (and its INBOX watched); the rest go to
   // SMTP_URL or the sandbox.
+  // One token service for the driver and the watcher: an OAuth mailbox's refresh is shared by both.
+  const mailboxTokens = deps.mailboxes && createMailboxTokens({ ...deps.mailboxes, config });
   const email: ChannelDriver = deps.mailboxes
     ? {
-        ...createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail }),
+        ...createMailboxEmailDriver({ ...deps.mailboxes, config, fallback: globalEmail, tokens: mailboxTokens }),
         watch: createInboxWatcher({
           ...deps.mailboxes,
+          tokens: mailboxTokens,
           config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes },
         }).watch,
       }

@@ -213,6 +213,25 @@ export interface MailboxesTable {
   paused_at: Timestamp | null;
   paused_reason: 'bounces' | 'complaints' | null;
   paused_detail: string | null;
+  /** OAuth 2.0 (migration 0030): the provider, the encrypted access and refresh tokens, and the access token's expiry. */
+  oauth_provider: 'google' | 'microsoft' | null;
+  oauth_tokens_enc: string | null;
+  oauth_expires_at: Timestamp | null;
+}
+
+/** A pending mailbox connect (migration 0030; src/channels/email/oauth-connect.ts). */
+export interface MailboxOauthStatesTable {
+  state: string;
+  workspace_id: string;
+  provider: 'google' | 'microsoft';
+  account_id: string | null;
+  code_verifier: string;
+  redirect_uri: string;
+  smtp_url: string | null;
+  imap_url: string | null;
+  session_id_hash: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 /** A mailbox's latest sending-domain check (migration 0028; src/channels/email/domain-checks.ts). */

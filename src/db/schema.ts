@@ -328,6 +328,7 @@ export interface DB {
   x_profiles: XProfilesTable;
   engine_discovery: EngineDiscoveryTable;
   mailboxes: delivery.MailboxesTable;
+  mailbox_oauth_states: delivery.MailboxOauthStatesTable;
   mailbox_domain_checks: delivery.MailboxDomainChecksTable;
   email_messages: delivery.EmailMessagesTable;
   email_inbound_seen: delivery.EmailInboundSeenTable;

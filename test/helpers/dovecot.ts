@@ -79,7 +79,17 @@ function idsOf(name: string): { uid: number; gid: number } | null {
   return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
 
-export async function startDovecot(users: DovecotUser[]): Promise<Dovecot> {
+export interface DovecotOptions {
+  /**
+   * Also accept XOAUTH2 and OAUTHBEARER: an `oauth2` passdb validates the bearer token by POSTing `token=…` to this
+   * RFC 7662 introspection endpoint (the OAuth provider fake's `introspectUrl`), wants `"active": true`, and takes the
+   * login from the answer's `email`, which must equal the user the client names. Give such users their e-mail
+   * address as `user`. Password logins keep working for every user.
+   */
+  oauth2?: { introspectionUrl: string };
+}
+
+export async function startDovecot(users: DovecotUser[], opts: DovecotOptions = {}): Promise<Dovecot> {
   if (!dovecotAvailable()) throw new Error(DOVECOT_MISSING);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-dovecot-'));
   fs.chmodSync(dir, 0o755);
@@ -94,6 +104,35 @@ export async function startDovecot(users: DovecotUser[]): Promise<Dovecot> {
   if (asRoot) fs.chownSync(path.join(dir, 'mail'), mailOwner.uid, mailOwner.gid);
   const passwd = users.map((u) => `${u.user}:{PLAIN}${u.pass}:${mailOwner.uid}:${mailOwner.gid}::${path.join(dir, 'mail', u.user)}::`).join('\n') + '\n';
   fs.writeFileSync(path.join(dir, 'passwd'), passwd, { mode: 0o644 });
+  if (opts.oauth2) {
+    // introspection_mode = post is RFC 7662's form; force_introspection because there is no tokeninfo_url, and
+    // active_attribute has Dovecot check `"active": true` itself instead of refusing only for want of `email`.
+    const oauthConf = [
+      `introspection_url = ${opts.oauth2.introspectionUrl}`,
+      'introspection_mode = post',
+      'force_introspection = yes',
+      'username_attribute = email',
+      'active_attribute = active',
+      'active_value = true',
+      'timeout_msecs = 5000',
+    ];
+    fs.writeFileSync(path.join(dir, 'dovecot-oauth2.conf.ext'), oauthConf.join('\n') + '\n', { mode: 0o644 });
+  }
+  // passdb `mechanisms` keeps each passdb to its own logins: the token never reaches passwd-file as a password.
+  const passdbs = `
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u ${dir}/passwd${opts.oauth2 ? '\n  mechanisms = plain login' : ''}
+}${
+    opts.oauth2
+      ? `
+passdb {
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = ${dir}/dovecot-oauth2.conf.ext
+}`
+      : ''
+  }`;
   const conf = `
 base_dir = ${dir}/run
 state_dir = ${dir}/state
@@ -103,7 +142,7 @@ protocols = imap
 listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login${opts.oauth2 ? ' xoauth2 oauthbearer' : ''}
 auth_failure_delay = 0
 default_internal_user = ${internalUser}
 default_internal_group = ${asRoot ? (internalUser === 'dovecot' ? 'dovecot' : 'nogroup') : String(me.gid)}
@@ -120,10 +159,7 @@ namespace inbox {
     auto = create
   }
 }
-passdb {
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u ${dir}/passwd
-}
+${passdbs}
 userdb {
   driver = passwd-file
   args = username_format=%u ${dir}/passwd
@@ -139,6 +175,10 @@ service imap-login {
 }
 service anvil {
   chroot =
+  # No auth penalty: anvil would delay each refused login from 127.0.0.1 by 2, 4, 8… up to 15 s.
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
 }
 service imap-login {
   chroot =

@@ -14,6 +14,12 @@ export interface SmtpReceiverOptions {
   /** When set, AUTH is required and only this user/password pair is accepted (535 otherwise). */
   auth?: { user: string; pass: string };
   /**
+   * When set, AUTH is required, XOAUTH2 is offered too, and a token login is accepted when this says so (e.g. the OAuth
+   * provider fake's `verify`). A refused token gets XOAUTH2's error challenge (base64 JSON, status 401), then 535 after
+   * the client's empty answer, as Gmail does; nodemailer reports it as EAUTH.
+   */
+  xoauth2?: (user: string, accessToken: string) => boolean;
+  /**
    * Called after DATA for each message; return an SMTP reply to refuse it (e.g. `{ code: 451, message: '…' }`)
    * or undefined to accept. `failNext` below is the simple form.
    */
@@ -26,7 +32,7 @@ export interface SmtpReceiverOptions {
  */
 export interface SmtpReceiver {
   port: number;
-  /** smtp://user:pass@127.0.0.1:port (or without credentials when no auth is configured). */
+  /** smtp://user:pass@127.0.0.1:port; smtp://user@… without a password (a token login); smtp://127.0.0.1:port without a user. */
   url(user?: string, pass?: string): string;
   messages: ReceivedMessage[];
   /** The next `count` messages are refused with `code` (e.g. 451 or 550). */
@@ -49,10 +55,14 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
   const server = new SMTPServer({
     secure: false,
     disabledCommands: ['STARTTLS'],
-    authOptional: !opts.auth,
-    authMethods: ['PLAIN', 'LOGIN'],
+    authOptional: !opts.auth && !opts.xoauth2,
+    authMethods: opts.xoauth2 ? ['PLAIN', 'LOGIN', 'XOAUTH2'] : ['PLAIN', 'LOGIN'],
     logger: false,
     onAuth(auth, _session, cb) {
+      if (auth.method === 'XOAUTH2') {
+        if (opts.xoauth2 && auth.username && auth.accessToken && opts.xoauth2(auth.username, auth.accessToken)) return cb(null, { user: auth.username });
+        return cb(null, { data: { status: '401', schemes: 'bearer mac', scope: 'https://mail.google.com/' } });
+      }
       if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
       const err = new Error('Invalid username or password') as Error & { responseCode: number };
       err.responseCode = 535;
@@ -88,7 +98,8 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
   const port = (server.server.address() as AddressInfo).port;
   return {
     port,
-    url: (user, pass) => (user ? `smtp://${encodeURIComponent(user)}:${encodeURIComponent(pass ?? '')}@127.0.0.1:${port}` : `smtp://127.0.0.1:${port}`),
+    url: (user, pass) =>
+      user ? `smtp://${encodeURIComponent(user)}${pass === undefined ? '' : `:${encodeURIComponent(pass)}`}@127.0.0.1:${port}` : `smtp://127.0.0.1:${port}`,
     messages,
     failNext(code, count = 1, message = code >= 500 ? 'Mailbox unavailable' : 'Try again later') {
       for (let i = 0; i < count; i++) failures.push({ code, message });

@@ -1,4 +1,4 @@
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 // A step whose mailbox refused the login waits as long as the watcher does: a person has to fix the password.
 import { AUTH_FAILED_BACKOFF_SECONDS } from '../watch-loop.js';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -9,7 +9,8 @@ import type { TextCipher } from '../../lib/crypto.js';
 import type { MailboxSecretRow } from './mailboxes.repository.js';
 import { isSuppressed } from '../../domain/opt-out.js';
 import { setMailboxHealth } from './mailboxes.repository.js';
-import { imapClientOptions, resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
+import { resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
+import { openImap } from './imap-login.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
 import { pauseOf } from './reputation.js';
@@ -17,6 +18,7 @@ import { shortHash } from '../../lib/hash.js';
 import { mailboxBudgetKey, mailboxCap, mailboxDomainBudgetKey } from '../../domain/budgets.js';
 import { releaseBudgets, reserveBudget } from '../../domain/budgets.repository.js';
 import { createAddressChecker, domainOf, isFreeMailDomain } from './address-checks.js';
+import { createMailboxTokens, MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
 import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
@@ -26,6 +28,8 @@ export interface MailboxEmailDeps {
   config: Config;
   /** Carries the e-mail of a lead whose account has no mailbox: SMTP_URL when set, else the sandbox. */
   fallback: ChannelDriver;
+  /** OAuth mailboxes' access tokens (shared with the inbox watcher); made here when not given. */
+  tokens?: MailboxTokens;
 }
 
 const MAX_REFERENCES = 20;
@@ -42,6 +46,7 @@ const baseSubject = (s: string) => s.replace(/^(\s*re\s*:\s*)+/i, '').trim();
  */
 export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver & { close(): void } {
   const { db, cipher, config, fallback } = deps;
+  const tokens = deps.tokens ?? createMailboxTokens({ db, cipher, config });
   const transports = new Map<string, Transporter>();
   const addresses = createAddressChecker(config);
   const guards = config.emailGuards;
@@ -55,19 +60,36 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     return (await addresses.check(to)) ? { outcome: 'failed', error: 'invalid_address', retryable: false } : null;
   }
 
-  function transportFor(mailbox: MailboxSecretRow & { smtpUrl: string }) {
-    const key = `${mailbox.id}\u0000${mailbox.smtpUrl}`;
+  /** One pooled transport per mailbox and login; an OAuth mailbox's new access token replaces its old transport. */
+  function transportFor(mailbox: MailboxSecretRow & { smtpUrl: string }, accessToken?: string) {
+    const key = `${mailbox.id}\u0000${mailbox.smtpUrl}\u0000${accessToken ?? ''}`;
     let t = transports.get(key);
-    if (!t) transports.set(key, (t = nodemailer.createTransport(smtpTransportOptions(mailbox.smtpUrl, true))));
+    if (!t) {
+      for (const [k, old] of transports)
+        if (k.startsWith(`${mailbox.id}\u0000`)) {
+          old.close();
+          transports.delete(k);
+        }
+      transports.set(key, (t = nodemailer.createTransport(smtpTransportOptions(mailbox.smtpUrl, true, accessToken))));
+    }
     return t;
+  }
+
+  /** The access token an OAuth mailbox logs in with (refreshed when due), or undefined for a password mailbox. */
+  async function loginToken(mailbox: MailboxSecretRow, q: Database = db, opts: { force?: boolean; staleAccessToken?: string } = {}) {
+    return mailbox.oauth ? tokens.accessToken(mailbox.id, q, opts) : undefined;
   }
 
   const messageIdOf = (action: OutboundAction, mailbox: MailboxSecretRow) =>
     `<${shortHash('email', action.workspaceId, action.idempotencyKey)}@${mailbox.address.split('@')[1] ?? 'outreach.invalid'}>`;
 
   async function withImap<T>(mailbox: MailboxSecretRow, run: (client: ImapFlow) => Promise<T>): Promise<T> {
-    const client = new ImapFlow({ ...imapClientOptions(mailbox.imapUrl!), connectionTimeout: IMAP_TIMEOUT_MS, greetingTimeout: IMAP_TIMEOUT_MS });
-    await client.connect();
+    const client = await openImap({
+      imapUrl: mailbox.imapUrl!,
+      mailbox: { id: mailbox.id, oauth: mailbox.oauth !== null },
+      tokens,
+      timeouts: { connectionTimeout: IMAP_TIMEOUT_MS, greetingTimeout: IMAP_TIMEOUT_MS },
+    });
     try {
       return await run(client);
     } finally {
@@ -147,6 +169,16 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       if (paused) return { outcome: 'failed', error: `mailbox_paused_${paused}`, retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
       const refused = await refusedRecipient(action, to);
       if (refused) return refused;
+      // An OAuth mailbox's token, refreshed first when it lapses within five minutes; a refused refresh stops the mailbox.
+      let accessToken: string | undefined;
+      try {
+        accessToken = await loginToken(mailbox, q);
+      } catch (err) {
+        if (err instanceof MailboxOauthRefusedError)
+          return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+        if (err instanceof MailboxOauthUnavailableError) return { outcome: 'failed', error: 'mailbox_oauth_unavailable', retryable: true };
+        throw err;
+      }
 
       const messageId = messageIdOf(action, mailbox);
       const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
@@ -209,14 +241,30 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         await giveBack().catch(() => undefined);
         throw err;
       }
+      const smtpMailbox = mailbox as MailboxSecretRow & { smtpUrl: string };
+      const envelope = { from: mailbox.address, to: [to] };
       try {
-        await transportFor(mailbox as MailboxSecretRow & { smtpUrl: string }).sendMail({ envelope: { from: mailbox.address, to: [to] }, raw });
+        try {
+          await transportFor(smtpMailbox, accessToken).sendMail({ envelope, raw });
+        } catch (err) {
+          // An OAuth login refused: the token is refreshed once and the message tried once more (the login comes
+          // before MAIL FROM, so nothing of it left). A refused refresh marks the mailbox, as below.
+          if ((err as { code?: string }).code !== 'EAUTH' || !accessToken) throw err;
+          const again = await loginToken(mailbox, q, { force: true, staleAccessToken: accessToken }).catch(() => null);
+          if (!again) throw err;
+          await transportFor(smtpMailbox, again).sendMail({ envelope, raw });
+        }
       } catch (err) {
         const e = err as { responseCode?: number; code?: string };
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
         if (e.code === 'EAUTH') {
           await giveBack();
-          await setMailboxHealth(q, mailbox.id, 'auth_failed', 'SMTP: the server refused the login');
+          await setMailboxHealth(
+            q,
+            mailbox.id,
+            'auth_failed',
+            mailbox.oauth ? 'SMTP: the server refused the OAuth login; reconnect the mailbox' : 'SMTP: the server refused the login',
+          );
           return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
         }
         if (typeof e.responseCode === 'number' && e.responseCode >= 500) {

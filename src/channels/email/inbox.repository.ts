@@ -21,6 +21,8 @@ export interface PollMailbox {
   createdAt: Date;
   /** The authserv-id whose Authentication-Results are believed for this mailbox besides its provider's (world-file contract). */
   trustedAuthservId: string | null;
+  /** Connected with OAuth: IMAP logs in with XOAUTH2 and a token from oauth-tokens.ts. */
+  oauth: boolean;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     imap_last_uid: string;
     created_at: Date;
     trusted_authserv_id: string | null;
+    oauth_provider: string | null;
   }>`
     WITH due AS (
       SELECT id FROM mailboxes WHERE next_poll_at <= ${now}::timestamptz
@@ -50,7 +53,7 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     FROM due WHERE m.id = due.id
     RETURNING m.id, m.workspace_id, m.account_id, m.address, m.imap_url_enc, m.health, m.health_detail,
       m.imap_uidvalidity::text AS imap_uidvalidity, m.imap_last_uid::text AS imap_last_uid, m.created_at,
-      m.trusted_authserv_id`.execute(db);
+      m.trusted_authserv_id, m.oauth_provider`.execute(db);
   return rows.map((r) => ({
     id: r.id,
     workspaceId: r.workspace_id,
@@ -63,6 +66,7 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     lastUid: Number(r.imap_last_uid),
     createdAt: new Date(r.created_at),
     trustedAuthservId: r.trusted_authserv_id,
+    oauth: r.oauth_provider !== null,
   }));
 }
 

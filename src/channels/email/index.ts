@@ -11,6 +11,8 @@ export {
 } from './mailboxes.service.js';
 export { mailboxInputProblem, redactSecrets, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes.schemas.js';
 export { upsertMailbox as seedMailbox } from './mailboxes.repository.js';
+export { createMailboxConnectService, MAILBOX_CALLBACK_PATH, type BeginMailboxConnect, type MailboxConnectService } from './oauth-connect.js';
+export { MAIL_HOSTS, MAIL_SCOPES, PROVIDER_NAMES as MAIL_PROVIDER_NAMES } from './oauth-tokens.js';
 export { failedMailboxes } from './inbox.repository.js';
 export { readUnsubscribeToken, unsubscribeToken } from './unsubscribe-token.js';
 export {

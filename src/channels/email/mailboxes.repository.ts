@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { MailboxesTable } from '../../db/schema.js';
 import type { TextCipher } from '../../lib/crypto.js';
+import type { MailOauthProvider } from '../../config/mail-oauth.js';
 import type { MailboxHealth, MailboxInput } from './mailboxes.schemas.js';
 
 /** A mailbox with its URLs decrypted: only for the drivers that connect (channels/email.ts, the inbox watcher). */
@@ -19,6 +20,15 @@ export interface MailboxSecretRow {
   trustedAuthservId: string | null;
   health: MailboxHealth;
   healthDetail: string | null;
+  /** A mailbox connected with OAuth (Google, Microsoft 365): its provider and when its access token lapses; null for passwords. */
+  oauth: { provider: MailOauthProvider; expiresAt: Date } | null;
+}
+
+/** The tokens of an OAuth mailbox, decrypted: only for the token service (oauth-tokens.ts). */
+export interface MailboxOauthTokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: Date;
 }
 
 const COLUMNS = [
@@ -33,6 +43,8 @@ const COLUMNS = [
   'trusted_authserv_id',
   'health',
   'health_detail',
+  'oauth_provider',
+  'oauth_expires_at',
 ] as const;
 
 type Row = Pick<
@@ -48,6 +60,8 @@ type Row = Pick<
   | 'trusted_authserv_id'
   | 'health'
   | 'health_detail'
+  | 'oauth_provider'
+  | 'oauth_expires_at'
 >;
 
 function open(cipher: TextCipher, r: Row): MailboxSecretRow {
@@ -63,7 +77,12 @@ function open(cipher: TextCipher, r: Row): MailboxSecretRow {
     trustedAuthservId: r.trusted_authserv_id,
     health: r.health,
     healthDetail: r.health_detail,
+    oauth: r.oauth_provider && r.oauth_expires_at ? { provider: r.oauth_provider, expiresAt: new Date(r.oauth_expires_at) } : null,
   };
+}
+
+function sealTokens(cipher: TextCipher, t: MailboxOauthTokens): string {
+  return cipher.encrypt(JSON.stringify({ accessToken: t.accessToken, refreshToken: t.refreshToken }))!;
 }
 
 /** The one place mailbox credentials are written: plain URLs in, encrypted at rest. One mailbox per account. */
@@ -80,6 +99,11 @@ export async function upsertMailbox(
     imap_url_enc: cipher.encrypt(row.imapUrl)!,
     sent_folder: row.sentFolder ?? null,
     trusted_authserv_id: row.trustedAuthservId?.trim().toLowerCase() || null,
+    ...(row.dkimSelector !== undefined && { dkim_selector: row.dkimSelector?.trim().toLowerCase() || null }),
+    // A password mailbox saved again over an OAuth one drops the tokens (and the other way round).
+    oauth_provider: row.oauth?.provider ?? null,
+    oauth_tokens_enc: row.oauth ? sealTokens(cipher, { ...row.oauth, expiresAt: new Date(row.oauth.expiresAt) }) : null,
+    oauth_expires_at: row.oauth ? new Date(row.oauth.expiresAt) : null,
     health,
     health_detail: null,
     health_checked_at: health === 'unknown' ? null : new Date(),
@@ -153,4 +177,68 @@ export async function stickLeadMailbox(db: Database, workspaceId: string, leadId
 export async function leadMailboxId(db: Database, workspaceId: string, leadId: string): Promise<string | null> {
   const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
   return r?.mailbox_id ?? null;
+}
+
+/**
+ * An OAuth mailbox's tokens under the row's lock (SELECT … FOR UPDATE), for a refresh: a second worker waits, then
+ * reads the tokens the first one saved. `q` must be a transaction. null when the mailbox is gone or has no tokens;
+ * `tokens` null when they no longer decrypt with the current key.
+ */
+export async function lockMailboxTokens(
+  q: Database,
+  cipher: TextCipher,
+  mailboxId: string,
+): Promise<{ provider: MailOauthProvider; tokens: MailboxOauthTokens | null; health: MailboxHealth } | null> {
+  const r = await q
+    .selectFrom('mailboxes')
+    .select(['oauth_provider', 'oauth_tokens_enc', 'oauth_expires_at', 'health'])
+    .where('id', '=', mailboxId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!r?.oauth_provider || !r.oauth_tokens_enc || !r.oauth_expires_at) return null;
+  return { provider: r.oauth_provider, tokens: openTokens(cipher, r.oauth_tokens_enc, r.oauth_expires_at), health: r.health };
+}
+
+/** The stored tokens without a lock (the common case: the access token is still fresh). */
+export async function readMailboxTokens(q: Database, cipher: TextCipher, mailboxId: string): Promise<MailboxOauthTokens | null> {
+  const r = await q.selectFrom('mailboxes').select(['oauth_tokens_enc', 'oauth_expires_at']).where('id', '=', mailboxId).executeTakeFirst();
+  return r?.oauth_tokens_enc && r.oauth_expires_at ? openTokens(cipher, r.oauth_tokens_enc, r.oauth_expires_at) : null;
+}
+
+function openTokens(cipher: TextCipher, enc: string, expiresAt: Date | string): MailboxOauthTokens | null {
+  const plain = cipher.decrypt(enc);
+  if (!plain) return null;
+  try {
+    const t = JSON.parse(plain) as { accessToken?: unknown; refreshToken?: unknown };
+    if (typeof t.accessToken !== 'string' || typeof t.refreshToken !== 'string') return null;
+    return { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: new Date(expiresAt) };
+  } catch {
+    return null;
+  }
+}
+
+/** Fresh tokens from a refresh; the mailbox's health is left to the caller. */
+export async function saveMailboxTokens(q: Database, cipher: TextCipher, mailboxId: string, t: MailboxOauthTokens): Promise<void> {
+  await q
+    .updateTable('mailboxes')
+    .set({ oauth_tokens_enc: sealTokens(cipher, t), oauth_expires_at: t.expiresAt })
+    .where('id', '=', mailboxId)
+    .execute();
+}
+
+/** Disconnect: the tokens are overwritten (the mailbox row itself is deleted by the caller). Returns what was stored. */
+export async function takeMailboxTokens(
+  q: Database,
+  cipher: TextCipher,
+  workspaceId: string,
+  idOrAddress: string,
+): Promise<{ provider: MailOauthProvider; tokens: MailboxOauthTokens | null } | null> {
+  const r = await q
+    .selectFrom('mailboxes')
+    .select(['id', 'oauth_provider', 'oauth_tokens_enc', 'oauth_expires_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', idOrAddress), eb('address', '=', idOrAddress)]))
+    .executeTakeFirst();
+  if (!r?.oauth_provider || !r.oauth_tokens_enc || !r.oauth_expires_at) return null;
+  return { provider: r.oauth_provider, tokens: openTokens(cipher, r.oauth_tokens_enc, r.oauth_expires_at) };
 }

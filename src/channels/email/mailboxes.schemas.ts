@@ -1,3 +1,5 @@
+import type { MailOauthProvider } from '../../config/mail-oauth.js';
+
 /**
  * A mailbox's connection URLs carry credentials (`smtp://user:pass@host:port`). They are validated here, stored
  * encrypted (mailboxes.repository.ts), and shown anywhere only through `redactUrl`.
@@ -16,6 +18,18 @@ export interface MailboxInput {
    * applied as an opt-out, a bounce or a snooze (docs/email.md).
    */
   trustedAuthservId?: string | null;
+  /** The DKIM selector the domain check reads (`<selector>._domainkey`); absent: the provider's usual ones. */
+  dkimSelector?: string | null;
+  /** A mailbox connected with OAuth 2.0 (Google, Microsoft 365): its URLs carry only the user name; XOAUTH2 logs in. */
+  oauth?: MailboxOauthInput | null;
+}
+
+export interface MailboxOauthInput {
+  provider: MailOauthProvider;
+  accessToken: string;
+  refreshToken: string;
+  /** ISO 8601 (world files) or a Date (a connect). */
+  expiresAt: string | Date;
 }
 
 /** What may be shown: never a URL's password. */
@@ -28,6 +42,8 @@ export interface MailboxView {
   imap: string;
   sentFolder: string | null;
   trustedAuthservId: string | null;
+  /** `password`, or the OAuth provider that connected it (never a token). */
+  auth: 'password' | MailOauthProvider;
   health: MailboxHealth;
   healthDetail: string | null;
 }
@@ -71,14 +87,43 @@ export function mailboxInputProblem(m: unknown, at = 'mailbox', opts: { allowPla
   if (o.sentFolder != null && (typeof o.sentFolder !== 'string' || o.sentFolder.trim() === '')) return `${at}.sentFolder must be a folder name`;
   if (o.trustedAuthservId != null && (typeof o.trustedAuthservId !== 'string' || o.trustedAuthservId.length > 253 || !AUTHSERV_ID_RE.test(o.trustedAuthservId)))
     return `${at}.trustedAuthservId must be a host name such as mx.acme.example (the authserv-id of Authentication-Results)`;
+  if (o.dkimSelector != null && (typeof o.dkimSelector !== 'string' || !DKIM_SELECTOR_RE.test(o.dkimSelector)))
+    return `${at}.dkimSelector must be a DNS label such as google or selector1 (read at <selector>._domainkey.<domain>)`;
   const allowPlaintext = opts.allowPlaintext ?? plaintextAllowed();
   const smtp = urlProblem(o.smtpUrl, ['smtp:', 'smtps:'], allowPlaintext);
   if (smtp) return `${at}.smtpUrl ${smtp}`;
   const imap = urlProblem(o.imapUrl, ['imap:', 'imaps:'], allowPlaintext);
   if (imap) return `${at}.imapUrl ${imap}`;
-  for (const k of Object.keys(o)) {
-    if (!['address', 'displayName', 'smtpUrl', 'imapUrl', 'sentFolder', 'trustedAuthservId'].includes(k)) return `${at}.${k} is not a mailbox field`;
+  if (o.oauth != null) {
+    const problem = oauthProblem(o.oauth, `${at}.oauth`);
+    if (problem) return problem;
+    for (const k of ['smtpUrl', 'imapUrl'] as const) {
+      const u = new URL(o[k] as string);
+      if (u.password) return `${at}.${k} must not carry a password when ${at}.oauth is given (XOAUTH2 logs in with the access token)`;
+      if (!u.username) return `${at}.${k} must name the user (the mailbox address, percent-encoded) when ${at}.oauth is given`;
+    }
   }
+  for (const k of Object.keys(o)) {
+    if (!MAILBOX_FIELDS.includes(k)) return `${at}.${k} is not a mailbox field (allowed: ${MAILBOX_FIELDS.join(', ')})`;
+  }
+  return null;
+}
+
+const MAILBOX_FIELDS = ['address', 'displayName', 'smtpUrl', 'imapUrl', 'sentFolder', 'trustedAuthservId', 'dkimSelector', 'oauth'];
+const DKIM_SELECTOR_RE = /^[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?)*$/i;
+
+function oauthProblem(v: unknown, at: string): string | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return `${at} must be an object`;
+  const o = v as Record<string, unknown>;
+  if (o.provider !== 'google' && o.provider !== 'microsoft') return `${at}.provider must be one of: google, microsoft`;
+  for (const k of ['accessToken', 'refreshToken'] as const)
+    if (typeof o[k] !== 'string' || o[k] === '' || o[k].length > 8192) return `${at}.${k} is required (a non-empty string)`;
+  const exp = o.expiresAt;
+  if (!(exp instanceof Date) && (typeof exp !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(exp) || Number.isNaN(Date.parse(exp))))
+    return `${at}.expiresAt is required (an ISO 8601 date-time such as 2026-12-01T00:00:00Z)`;
+  for (const k of Object.keys(o))
+    if (!['provider', 'accessToken', 'refreshToken', 'expiresAt'].includes(k))
+      return `${at}.${k} is not an oauth field (allowed: provider, accessToken, refreshToken, expiresAt)`;
   return null;
 }
 

@@ -5,6 +5,8 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../lib/ids.js';
 import * as repo from './mailboxes.repository.js';
 import { pausedMailboxes, resumeMailbox } from './reputation.js';
+import { revokeMailboxGrant } from './oauth-tokens.js';
+import type { Config } from '../../config/config.js';
 import {
   isLoopbackHost,
   mailboxInputProblem,
@@ -19,6 +21,8 @@ import {
 export interface MailboxDeps {
   db: Database;
   cipher: TextCipher;
+  /** Needed to revoke an OAuth mailbox's grant when it is removed (its provider's revocation URL). */
+  config?: Config;
 }
 
 export class MailboxError extends Error {
@@ -53,10 +57,10 @@ function isAuthError(e: unknown): boolean {
   );
 }
 
-function describe(e: unknown, urls: string[]): string {
+function describe(e: unknown, urls: string[], token?: string): string {
   const err = e as { message?: string; response?: string; responseText?: string };
-  const text = err?.responseText || err?.response || err?.message || String(e);
-  return redactSecrets(String(text), urls).slice(0, 300);
+  const text = redactSecrets(String(err?.responseText || err?.response || err?.message || String(e)), urls);
+  return (token ? text.split(token).join('***') : text).slice(0, 300);
 }
 
 /** Where a mail URL points and how it logs in: `secureProtocol` (smtps:, imaps:) is implicit TLS on `tlsPort`. */
@@ -73,13 +77,14 @@ function mailServerOf(url: string, secureProtocol: string, tlsPort: number, plai
  * `?tls=none` is cleartext, on loopback or with OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1 only (otherwise STARTTLS is
  * still required: a stored URL never weakens what this process allows).
  */
-export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
+export function smtpTransportOptions(smtpUrl: string, pool: boolean, accessToken?: string) {
   const { u, endpoint, transport, auth } = mailServerOf(smtpUrl, 'smtps:', 465, 587);
   return {
     ...endpoint,
     requireTLS: transport === 'starttls_required',
     ignoreTLS: transport === 'plaintext',
-    auth: u.username ? auth : undefined,
+    // An OAuth mailbox logs in with XOAUTH2: the URL's user name and the access token (no refresh here: oauth-tokens.ts).
+    auth: accessToken ? { type: 'OAuth2' as const, user: auth.user, accessToken } : u.username ? auth : undefined,
     // Test and local servers use self-signed certificates; the credential check is the login itself.
     tls: { rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(endpoint.host) },
     pool,
@@ -90,13 +95,14 @@ export function smtpTransportOptions(smtpUrl: string, pool: boolean) {
 }
 
 /** imapflow options for a mailbox's IMAP URL: imaps:// implicit TLS; imap:// STARTTLS (`doSTARTTLS`) as for SMTP. */
-export function imapClientOptions(imapUrl: string) {
+export function imapClientOptions(imapUrl: string, accessToken?: string) {
   const { endpoint, transport, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
   return {
     ...endpoint,
     // true: STARTTLS or no connection; false: cleartext; undefined (loopback): STARTTLS when the server offers it.
     doSTARTTLS: transport === 'starttls_required' ? true : transport === 'plaintext' ? false : undefined,
-    auth,
+    // imapflow logs in with XOAUTH2 when given an access token instead of a password.
+    auth: accessToken ? { user: auth.user, accessToken } : auth,
     tls: { rejectUnauthorized: !isLocal(endpoint.host) },
     logger: false as const,
     ...CONNECTION_TIMEOUTS,
@@ -107,20 +113,20 @@ function isLocal(host: string): boolean {
   return isLoopbackHost(host);
 }
 
-export async function checkSmtp(smtpUrl: string): Promise<ConnectionCheck> {
-  const transport = nodemailer.createTransport(smtpTransportOptions(smtpUrl, false));
+export async function checkSmtp(smtpUrl: string, accessToken?: string): Promise<ConnectionCheck> {
+  const transport = nodemailer.createTransport(smtpTransportOptions(smtpUrl, false, accessToken));
   try {
     await transport.verify();
     return { ok: true, health: 'ok', detail: null };
   } catch (e) {
-    return { ok: false, health: isAuthError(e) ? 'auth_failed' : 'unreachable', detail: describe(e, [smtpUrl]) };
+    return { ok: false, health: isAuthError(e) ? 'auth_failed' : 'unreachable', detail: describe(e, [smtpUrl], accessToken) };
   } finally {
     transport.close();
   }
 }
 
-export async function checkImap(imapUrl: string): Promise<ConnectionCheck> {
-  const client = new ImapFlow(imapClientOptions(imapUrl));
+export async function checkImap(imapUrl: string, accessToken?: string): Promise<ConnectionCheck> {
+  const client = new ImapFlow(imapClientOptions(imapUrl, accessToken));
   client.on('error', () => {
     /* reported through connect/select below */
   });
@@ -129,7 +135,7 @@ export async function checkImap(imapUrl: string): Promise<ConnectionCheck> {
     await client.mailboxOpen('INBOX', { readOnly: true });
     return { ok: true, health: 'ok', detail: null };
   } catch (e) {
-    return { ok: false, health: isAuthError(e) ? 'auth_failed' : 'unreachable', detail: describe(e, [imapUrl]) };
+    return { ok: false, health: isAuthError(e) ? 'auth_failed' : 'unreachable', detail: describe(e, [imapUrl], accessToken) };
   } finally {
     await client.logout().catch(() => client.close());
   }
@@ -145,6 +151,7 @@ export function toView(m: repo.MailboxSecretRow): MailboxView {
     imap: m.imapUrl ? redactUrl(m.imapUrl) : '(unreadable with the current key)',
     sentFolder: m.sentFolder,
     trustedAuthservId: m.trustedAuthservId,
+    auth: m.oauth?.provider ?? 'password',
     health: m.health,
     healthDetail: m.healthDetail,
   };
@@ -170,6 +177,8 @@ export async function addMailbox(deps: MailboxDeps, req: AddMailboxRequest): Pro
     imapUrl: req.imapUrl,
     sentFolder: req.sentFolder ?? null,
     trustedAuthservId: req.trustedAuthservId ?? null,
+    ...(req.dkimSelector !== undefined && { dkimSelector: req.dkimSelector }),
+    oauth: req.oauth ?? null,
   };
   const problem = mailboxInputProblem(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined)), 'mailbox');
   if (problem) throw new MailboxError('invalid_mailbox', problem);
@@ -187,9 +196,9 @@ export async function addMailbox(deps: MailboxDeps, req: AddMailboxRequest): Pro
 
   let health: MailboxHealth = 'unknown';
   if (!req.skipCheck) {
-    const smtp = await checkSmtp(input.smtpUrl);
+    const smtp = await checkSmtp(input.smtpUrl, input.oauth?.accessToken);
     if (!smtp.ok) throw new MailboxError('smtp_failed', `SMTP connection failed (${redactUrl(input.smtpUrl)}): ${smtp.detail}`);
-    const imap = await checkImap(input.imapUrl);
+    const imap = await checkImap(input.imapUrl, input.oauth?.accessToken);
     if (!imap.ok) throw new MailboxError('imap_failed', `IMAP connection failed (${redactUrl(input.imapUrl)}): ${imap.detail}`);
     health = 'ok';
   }
@@ -213,9 +222,15 @@ export async function listMailboxViews(deps: MailboxDeps, workspaceId: string): 
   return (await repo.listMailboxes(deps.db, deps.cipher, workspaceId)).map(toView);
 }
 
-export async function removeMailbox(deps: MailboxDeps, workspaceId: string, idOrAddress: string): Promise<void> {
+/**
+ * Removes a mailbox. An OAuth mailbox's grant is revoked first where its provider supports it (`revokedAtProvider`:
+ * true when confirmed, false when not or not possible, null for a password mailbox); its tokens go with the row.
+ */
+export async function removeMailbox(deps: MailboxDeps, workspaceId: string, idOrAddress: string): Promise<{ revokedAtProvider: boolean | null }> {
+  const revokedAtProvider = deps.config ? await revokeMailboxGrant({ ...deps, config: deps.config }, workspaceId, idOrAddress) : null;
   const n = await repo.deleteMailbox(deps.db, workspaceId, idOrAddress);
   if (n === 0) throw new MailboxError('mailbox_not_found', `mailbox ${idOrAddress} not found in this workspace`);
+  return { revokedAtProvider };
 }
 
 /**

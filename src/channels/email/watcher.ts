@@ -9,7 +9,8 @@ import { AUTH_FAILED_BACKOFF_SECONDS, FIRST_POLL_LOOKBACK_MS, runWatchLoop, UNRE
 import { classifyReply } from '../../domain/classify.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut, suppressAddress } from '../../domain/opt-out.js';
 import { redactSecrets } from './mailboxes.schemas.js';
-import { imapClientOptions } from './mailboxes.service.js';
+import { openImap } from './imap-login.js';
+import { MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
 import { dmarcFailed, HEADER_FIELDS, parseBody, parseHead, type InboundHead, type InboundReport } from './parse.js';
 import { readUnsubscribeToken } from './unsubscribe-token.js';
 import * as repo from './inbox.repository.js';
@@ -43,6 +44,8 @@ export interface InboxDeps {
   db: Database;
   cipher: TextCipher;
   config: InboxConfig;
+  /** OAuth mailboxes' access tokens (shared with the driver); without it an OAuth mailbox cannot be read. */
+  tokens?: MailboxTokens;
 }
 
 /**
@@ -347,10 +350,8 @@ export function createInboxWatcher(deps: InboxDeps) {
       return counts;
     }
     const url = mb.imapUrl;
-    const client = new ImapFlow(imapClientOptions(url));
-    client.on('error', () => {
-      /* surfaced by the awaited calls below */
-    });
+    // Assigned by the login below; a login that fails returns before any use.
+    let client!: ImapFlow;
     const unreachable = async () => {
       // The connection dropped: what was handled is on record (position included); the rest comes on the next poll.
       counts.error = 'mailbox_unreachable';
@@ -359,8 +360,15 @@ export function createInboxWatcher(deps: InboxDeps) {
     };
     try {
       try {
-        await client.connect();
+        client = await openImap({ imapUrl: url, mailbox: mb, tokens: deps.tokens, db });
       } catch (e) {
+        // A refused OAuth refresh has marked the mailbox (reconnect it); a provider out of reach is tried later.
+        if (e instanceof MailboxOauthRefusedError || e instanceof MailboxOauthUnavailableError) {
+          const refused = e instanceof MailboxOauthRefusedError;
+          counts.error = refused ? 'mailbox_auth_failed' : 'mailbox_unreachable';
+          await repo.setNextPoll(db, mb.id, later(refused ? AUTH_FAILED_BACKOFF_SECONDS : UNREACHABLE_BACKOFF_SECONDS));
+          return counts;
+        }
         const auth = isAuthError(e);
         const err = e as { responseText?: string; message?: string };
         const detail = IMAP_DETAIL + redactSecrets(String(err?.responseText || err?.message || e), [url]).slice(0, 300);
@@ -425,7 +433,7 @@ export function createInboxWatcher(deps: InboxDeps) {
       });
       return counts;
     } finally {
-      client.close();
+      (client as ImapFlow | undefined)?.close();
     }
   }
 

@@ -24,6 +24,7 @@ import * as m0026 from './0026_activity_by_lead.js';
 import * as m0027 from './0027_tasks.js';
 import * as m0028 from './0028_mailbox_domain_checks.js';
 import * as m0029 from './0029_mailbox_guards.js';
+import * as m0030 from './0030_mailbox_oauth.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -68,10 +69,12 @@ import * as m0029 from './0029_mailbox_guards.js';
  * |      |                       | SPF, DKIM, DMARC), when it ran and what it cost                           |
  * | 0029 | 0029_mailbox_guards   | reputation guards: a sent e-mail's hard bounce or complaint, a mailbox's |
  * |      |                       | pause (bounces or complaints) until a person resumes it                   |
+ * | 0030 | 0030_mailbox_oauth    | a mailbox's OAuth provider and encrypted tokens (Google, Microsoft 365);  |
+ * |      |                       | pending mailbox connects (state, PKCE verifier, account, hosts)           |
  *
  * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0030.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0031.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -99,4 +102,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0027_tasks': m0027,
   '0028_mailbox_domain_checks': m0028,
   '0029_mailbox_guards': m0029,
+  '0030_mailbox_oauth': m0030,
 };

@@ -1,0 +1,209 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Config } from '../../config/config.js';
+import type { MailOauthProvider } from '../../config/mail-oauth.js';
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { AppError, notFound } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
+import { addMailbox, MailboxError } from './mailboxes.service.js';
+import type { MailboxView } from './mailboxes.schemas.js';
+import { mailboxInputProblem } from './mailboxes.schemas.js';
+import { addressFromIdToken, MAIL_HOSTS, MAIL_SCOPES, MailboxOauthUnavailableError, oauthApp, postTokenForm, PROVIDER_NAMES } from './oauth-tokens.js';
+import * as states from './oauth-states.repository.js';
+
+/** A pending connect is worthless after this long, and good once. */
+export const MAILBOX_CONNECT_TTL_MS = 10 * 60_000;
+/** Where Google and Microsoft send the person back: a console page of this service (register it with the app). */
+export const MAILBOX_CALLBACK_PATH = '/console/accounts/mailbox/callback';
+
+export interface MailboxConnectDeps {
+  db: Database;
+  config: Config;
+  cipher: TextCipher;
+  clock: Clock;
+}
+
+const fail = (status: number, code: string, message: string) => new AppError(status, code, message);
+
+export interface BeginMailboxConnect {
+  workspaceId: string;
+  provider: MailOauthProvider;
+  /** The messaging account that gets the mailbox; absent: a new `mode: email` account. */
+  accountId?: string | null;
+  /** Per-mailbox servers, without credentials (the provider's own when absent). */
+  smtpUrl?: string | null;
+  imapUrl?: string | null;
+  sessionIdHash?: string;
+}
+
+/**
+ * "Connect Google mailbox" and "Connect Microsoft 365 mailbox" (docs/email.md): OAuth 2.0 authorization code with
+ * PKCE (S256) and a single-use state, as the X connect does. `begin` gives the URL to open; `complete` spends the
+ * state, exchanges the code, reads the address from the ID token, logs in to SMTP and IMAP with XOAUTH2 (nothing is
+ * saved unless both work), and saves the mailbox with its tokens encrypted.
+ */
+export function createMailboxConnectService(deps: MailboxConnectDeps) {
+  const { db, config, cipher, clock } = deps;
+  const callbackUrl = () => `${config.publicBase.url()}${MAILBOX_CALLBACK_PATH}`;
+
+  function requireApp(provider: MailOauthProvider) {
+    const app = oauthApp(config, provider);
+    const env = `OUTREACH_${provider.toUpperCase()}`;
+    if (!app)
+      throw fail(
+        503,
+        'mailbox_oauth_not_configured',
+        `connecting a ${PROVIDER_NAMES[provider]} mailbox needs ${env}_CLIENT_ID and ${env}_CLIENT_SECRET (docs/email.md)`,
+      );
+    return app;
+  }
+
+  /** A per-mailbox server URL: checked like a mailbox's, never with credentials (the address is its user). */
+  function serverOverride(value: string | null | undefined, field: 'smtpUrl' | 'imapUrl'): string | null {
+    if (value == null || value === '') return null;
+    let u: URL;
+    try {
+      u = new URL(value);
+    } catch {
+      throw fail(400, 'invalid_mailbox', `${field} must be a ${field === 'smtpUrl' ? 'smtp:// or smtps://' : 'imap:// or imaps://'} URL`);
+    }
+    if (u.username || u.password)
+      throw fail(400, 'invalid_mailbox', `${field} must not carry a user name or password: the mailbox address logs in with XOAUTH2`);
+    return u.toString();
+  }
+
+  /** The server URL with the address as its user (percent-encoded), for XOAUTH2. */
+  function withUser(base: string, address: string): string {
+    const u = new URL(base);
+    u.username = encodeURIComponent(address);
+    return u.toString().replace(/\/$/, '');
+  }
+
+  return {
+    callbackUrl,
+    /** Which providers can be connected here (their client id and secret are set). */
+    configured: (): MailOauthProvider[] => (['google', 'microsoft'] as const).filter((p) => oauthApp(config, p) !== null),
+
+    async begin(input: BeginMailboxConnect): Promise<{ authorizeUrl: string; expiresAt: Date }> {
+      const app = requireApp(input.provider);
+      if (!isUuid(input.workspaceId) || !(await workspaceExists(db, input.workspaceId))) throw notFound('workspace');
+      const smtpUrl = serverOverride(input.smtpUrl, 'smtpUrl');
+      const imapUrl = serverOverride(input.imapUrl, 'imapUrl');
+      if (input.accountId) {
+        const acc = await db
+          .selectFrom('messaging_accounts')
+          .select('id')
+          .where('workspace_id', '=', input.workspaceId)
+          .where('id', '=', input.accountId)
+          .executeTakeFirst();
+        if (!acc) throw fail(404, 'account_not_found', `messaging account ${input.accountId} not found in this workspace`);
+      }
+      const now = clock.now();
+      const state = randomBytes(32).toString('base64url');
+      const verifier = randomBytes(48).toString('base64url');
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const expiresAt = new Date(now.getTime() + MAILBOX_CONNECT_TTL_MS);
+      await states.deleteExpiredConnects(db, now);
+      await states.insertPendingConnect(db, {
+        state,
+        workspaceId: input.workspaceId,
+        provider: input.provider,
+        accountId: input.accountId ?? null,
+        codeVerifier: cipher.encrypt(verifier)!,
+        redirectUri: callbackUrl(),
+        smtpUrl,
+        imapUrl,
+        sessionIdHash: input.sessionIdHash ?? null,
+        createdAt: now,
+        expiresAt,
+      });
+      const url = new URL(app.authorizeUrl);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('client_id', app.clientId);
+      url.searchParams.set('redirect_uri', callbackUrl());
+      url.searchParams.set('scope', MAIL_SCOPES[input.provider].join(' '));
+      url.searchParams.set('state', state);
+      url.searchParams.set('code_challenge', challenge);
+      url.searchParams.set('code_challenge_method', 'S256');
+      // Google issues a refresh token only for offline access, and again on a reconnect only with consent asked.
+      if (input.provider === 'google') {
+        url.searchParams.set('access_type', 'offline');
+        url.searchParams.set('prompt', 'consent');
+      } else url.searchParams.set('response_mode', 'query');
+      return { authorizeUrl: url.toString().replace(/\+/g, '%20'), expiresAt };
+    },
+
+    /** The provider sent the person back. The state is spent first (single use, whatever happens next). */
+    async complete(input: {
+      state?: string;
+      code?: string;
+      error?: string;
+      sessionIdHash?: string | null;
+    }): Promise<{ workspaceId: string; mailbox: MailboxView }> {
+      const now = clock.now();
+      const pending = input.state ? await states.takePendingConnect(db, input.state) : null;
+      if (!pending || pending.expiresAt <= now)
+        throw fail(400, 'mailbox_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
+      if (pending.sessionIdHash && pending.sessionIdHash !== input.sessionIdHash)
+        throw fail(400, 'mailbox_connect_other_session', 'this connect was started in another browser session; start again from Accounts in this browser');
+      const name = PROVIDER_NAMES[pending.provider];
+      if (input.error) throw fail(400, 'mailbox_connect_denied', `${name} did not grant access (${input.error.slice(0, 60)}); start again from Accounts`);
+      if (!input.code) throw fail(400, 'mailbox_connect_code_missing', `${name} sent no authorization code; start again from Accounts`);
+      const verifier = cipher.decrypt(pending.codeVerifier);
+      if (!verifier) throw fail(400, 'mailbox_connect_state_invalid', 'this connect link can no longer be read; start again from Accounts');
+      const app = requireApp(pending.provider);
+
+      const answer = await postTokenForm(app, {
+        grant_type: 'authorization_code',
+        code: input.code,
+        redirect_uri: pending.redirectUri,
+        code_verifier: verifier,
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+      }).catch((e: unknown) => {
+        if (e instanceof MailboxOauthUnavailableError) throw fail(502, 'mailbox_provider_unreachable', `${name} did not answer the token request; try again`);
+        throw e;
+      });
+      const t = answer.body;
+      if (answer.status !== 200 || typeof t?.access_token !== 'string' || !t.access_token)
+        throw fail(502, 'mailbox_connect_token_refused', `${name} refused the authorization code (HTTP ${answer.status}); start again from Accounts`);
+      if (typeof t.refresh_token !== 'string' || !t.refresh_token)
+        throw fail(
+          502,
+          'mailbox_connect_no_refresh_token',
+          `${name} returned no refresh token; remove the app's access in the account's security settings and connect again`,
+        );
+      const address = addressFromIdToken(t.id_token);
+      if (!address) throw fail(502, 'mailbox_connect_address_unknown', `${name} did not say which mailbox was connected (no e-mail in the ID token)`);
+
+      const hosts = MAIL_HOSTS[pending.provider];
+      const mailbox = {
+        address,
+        smtpUrl: withUser(pending.smtpUrl ?? hosts.smtp, address),
+        imapUrl: withUser(pending.imapUrl ?? hosts.imap, address),
+        oauth: {
+          provider: pending.provider,
+          accessToken: t.access_token,
+          refreshToken: t.refresh_token,
+          expiresAt: new Date(now.getTime() + (typeof t.expires_in === 'number' && t.expires_in > 0 ? t.expires_in : 3600) * 1000),
+        },
+      };
+      const problem = mailboxInputProblem(mailbox, 'mailbox');
+      if (problem) throw fail(400, 'invalid_mailbox', problem);
+      try {
+        // Both logins are tried with the new token before anything is saved; their failure names the server, never a token.
+        const view = await addMailbox({ db, cipher }, { ...mailbox, workspaceId: pending.workspaceId, accountId: pending.accountId ?? undefined });
+        return { workspaceId: pending.workspaceId, mailbox: view };
+      } catch (e) {
+        if (e instanceof MailboxError) throw fail(e.code === 'account_not_found' ? 404 : 502, e.code, e.message);
+        throw e;
+      }
+    },
+  };
+}
+export type MailboxConnectService = ReturnType<typeof createMailboxConnectService>;
+
+async function workspaceExists(db: Database, workspaceId: string): Promise<boolean> {
+  return (await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst()) !== undefined;
+}
