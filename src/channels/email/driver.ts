@@ -250,11 +250,19 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
           // An OAuth login refused: the token is refreshed once and the message tried once more (the login comes
           // before MAIL FROM, so nothing of it left). A refused refresh marks the mailbox, as below.
           if ((err as { code?: string }).code !== 'EAUTH' || !accessToken) throw err;
-          const again = await loginToken(mailbox, q, { force: true, staleAccessToken: accessToken }).catch(() => null);
+          const again = await loginToken(mailbox, q, { force: true, staleAccessToken: accessToken }).catch((refreshErr: unknown) => {
+            if (refreshErr instanceof MailboxOauthRefusedError) throw refreshErr;
+            return null;
+          });
           if (!again) throw err;
           await transportFor(smtpMailbox, again).sendMail({ envelope, raw });
         }
       } catch (err) {
+        // The provider refused the refresh: the mailbox is marked "reconnect" already; the step waits like any auth failure.
+        if (err instanceof MailboxOauthRefusedError) {
+          await giveBack();
+          return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+        }
         const e = err as { responseCode?: number; code?: string };
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
         if (e.code === 'EAUTH') {

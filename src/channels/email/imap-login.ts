@@ -2,7 +2,7 @@ import { ImapFlow } from 'imapflow';
 import type { Database } from '../../db/database.js';
 import { isAuthError } from './inbox-rules.js';
 import { imapClientOptions } from './mailboxes.service.js';
-import { MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
+import { MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
 
 /**
  * A logged-in IMAP client for a mailbox: with its password, or with XOAUTH2 and an access token (refreshed when
@@ -33,7 +33,11 @@ export async function openImap(p: {
     return await connect(accessToken);
   } catch (e) {
     if (!accessToken || !isAuthError(e)) throw e;
-    const again = await p.tokens!.accessToken(p.mailbox.id, p.db, { force: true, staleAccessToken: accessToken }).catch(() => null);
+    // A refused refresh is the news (the mailbox is marked "reconnect"); a provider out of reach leaves the login's error.
+    const again = await p.tokens!.accessToken(p.mailbox.id, p.db, { force: true, staleAccessToken: accessToken }).catch((err: unknown) => {
+      if (err instanceof MailboxOauthRefusedError) throw err;
+      return null;
+    });
     if (!again) throw e;
     return connect(again);
   }

@@ -238,10 +238,10 @@ export async function failLeadBounced(trx: Database, p: { workspaceId: string; l
 export async function failedMailboxes(
   db: Database,
   workspaceId: string,
-): Promise<{ id: string; address: string; health: MailboxHealth; checkedAt: Date | null }[]> {
+): Promise<{ id: string; address: string; health: MailboxHealth; checkedAt: Date | null; oauthProvider: 'google' | 'microsoft' | null }[]> {
   const rows = await db
     .selectFrom('mailboxes')
-    .select(['id', 'address', 'health', 'health_checked_at'])
+    .select(['id', 'address', 'health', 'health_checked_at', 'oauth_provider'])
     .where('workspace_id', '=', workspaceId)
     .where('health', 'in', ['auth_failed', 'unreachable'])
     .orderBy('address')
@@ -252,5 +252,6 @@ export async function failedMailboxes(
     address: r.address,
     health: r.health,
     checkedAt: r.health_checked_at ? new Date(r.health_checked_at) : null,
+    oauthProvider: r.oauth_provider,
   }));
 }

@@ -46,7 +46,9 @@ export interface ReadinessSources {
   billing(workspaceId: string): Promise<Billing>;
   energy(workspaceId: string): Promise<EnergyState>;
   /** Mailboxes whose last SMTP or IMAP login failed, or that a reputation guard paused (they do not send until fixed). */
-  failedMailboxes(workspaceId: string): Promise<{ id: string; address: string; health: string; detail?: string | null }[]>;
+  failedMailboxes(
+    workspaceId: string,
+  ): Promise<{ id: string; address: string; health: string; detail?: string | null; oauthProvider?: 'google' | 'microsoft' | null }[]>;
   /** Connected X accounts whose refresh token X refused: the real X driver leaves them alone until reconnected. */
   disconnectedXAccounts(workspaceId: string): Promise<{ userId: string; reason: 'token_refused' | 'by_person' }[]>;
   /** Open tasks per account id (messaging account id or X user id), paused sequences' hidden ones left out. */
@@ -171,7 +173,9 @@ export function createReadinessService(deps: {
           f.health === 'auth_failed'
             ? issue(
                 ISSUE.mailboxAuthFailed,
-                `mailbox ${f.address} (${f.id}) refused the login; it sends and is read no more until its password is fixed (npx outreach mailbox add)`,
+                f.oauthProvider
+                  ? `mailbox ${f.address} (${f.id}) lost its ${f.oauthProvider === 'google' ? 'Google' : 'Microsoft 365'} authorization; it sends and is read no more until a person reconnects the mailbox (Accounts, or npx outreach mailbox connect --provider ${f.oauthProvider})`
+                  : `mailbox ${f.address} (${f.id}) refused the login; it sends and is read no more until its password is fixed (npx outreach mailbox add)`,
                 false,
               )
             : issue(ISSUE.mailboxUnreachable, `mailbox ${f.address} (${f.id}) could not be reached; it is tried again in a few minutes`, true),
