@@ -33,6 +33,8 @@ export interface MailboxEmailDeps {
 }
 
 const MAX_REFERENCES = 20;
+/** How long a step waits when an OAuth mailbox's token could not be refreshed for now (the provider out of reach). */
+const OAUTH_UNAVAILABLE_WAIT_SECONDS = 300;
 const IMAP_TIMEOUT_MS = 15_000;
 
 /** `Re: Re: Hello` and `RE: Hello` are the thread "Hello". */
@@ -176,7 +178,9 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       } catch (err) {
         if (err instanceof MailboxOauthRefusedError)
           return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
-        if (err instanceof MailboxOauthUnavailableError) return { outcome: 'failed', error: 'mailbox_oauth_unavailable', retryable: true };
+        // The provider's token endpoint out of reach (or the app not configured here): the step waits, not an attempt.
+        if (err instanceof MailboxOauthUnavailableError)
+          return { outcome: 'failed', error: 'mailbox_oauth_unavailable', retryable: true, waitSeconds: OAUTH_UNAVAILABLE_WAIT_SECONDS };
         throw err;
       }
 
