@@ -5,6 +5,7 @@ import ipaddr from 'ipaddr.js';
 import { decodeEncryptionKey } from '../lib/crypto.js';
 import { parseDnsServers } from '../lib/dns.js';
 import { MAIL_OAUTH_ENV, mailOauthConfigOf, type MailOauthConfig } from './mail-oauth.js';
+import { OBSERVABILITY_ENV, metricsConfigOf, type MetricsConfig } from './observability.js';
 
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -73,6 +74,7 @@ const EnvSchema = Type.Object({
   OUTREACH_X_CLIENT_SECRET: Type.Optional(Type.String()),
   OUTREACH_X_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
   ...MAIL_OAUTH_ENV,
+  ...OBSERVABILITY_ENV,
   OUTREACH_LINKEDIN_GATEWAY_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   OUTREACH_LINKEDIN_GATEWAY_KEY: Type.Optional(Type.String({ minLength: 1 })),
   OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
@@ -143,6 +145,8 @@ export interface Config {
   readonly emailGuards: { readonly addressChecks: boolean; readonly mailboxDomainDailyCap: number };
   /** The Google and Microsoft OAuth apps that connect mailboxes (config/mail-oauth.ts). */
   readonly mailOauth: MailOauthConfig;
+  /** Prometheus `/metrics` (config/observability.ts). */
+  readonly metrics: MetricsConfig;
   readonly logLevel: string;
   /** The real X channel: X API v2 base URL, OAuth authorize URL, the X app's client credentials, request timeout. */
   readonly x: {
@@ -411,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dnsServers: parseDnsServers(e.OUTREACH_DNS_SERVERS),
     emailGuards: Object.freeze({ addressChecks: e.OUTREACH_ADDRESS_CHECKS === '1', mailboxDomainDailyCap: e.OUTREACH_MAILBOX_DOMAIN_DAILY_CAP }),
     mailOauth: mailOauthConfigOf(e),
+    metrics: metricsConfigOf(e),
     logLevel: e.LOG_LEVEL,
     x: Object.freeze({
       apiUrl: e.OUTREACH_X_API_URL.replace(/\/+$/, ''),
