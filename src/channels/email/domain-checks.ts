@@ -16,8 +16,8 @@ import * as repo from './domain-checks.repository.js';
  *
  * Freshness: a result is kept with the time it was checked and read from the database. It is refreshed on demand
  * (`outreach mailbox check`, the console's Check again) and lazily when readiness or the mailbox page reads one
- * older than 24 hours (an hour when a lookup failed), or never checked: no extra loop, and DNS is asked at most once a day per mailbox unless a
- * person asks.
+ * older than 24 hours (an hour when a lookup failed), or never checked: no extra loop, and DNS is asked at most once a
+ * day per mailbox unless a person asks. Readiness answers a stale result as stored and refreshes it in the background.
  */
 
 export const DOMAIN_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
@@ -183,6 +183,8 @@ export interface DomainChecksDeps {
 /** The domain checks as one service: the CLI, the console page and readiness go through it. */
 export function createDomainChecksService(deps: DomainChecksDeps) {
   const { db, clock, resolver } = deps;
+  /** Mailboxes whose stale result is being refreshed in the background by this process. */
+  const refreshing = new Set<string>();
 
   async function run(m: repo.MailboxForCheck): Promise<MailboxDomainReport> {
     const domain = domainOf(m.address);
@@ -251,10 +253,20 @@ export function createDomainChecksService(deps: DomainChecksDeps) {
       const m = await find(workspaceId, idOrAddress);
       return fresh(m) ? stored(m) : run(m);
     },
-    /** Every mailbox's result for readiness; the stale ones are checked first, a few at once. */
+    /**
+     * Every mailbox's result for readiness. A mailbox never checked is checked now (a few at once); a stale result is
+     * answered as stored and refreshed in the background, so a silent resolver never holds up a readiness read.
+     */
     async forWorkspace(workspaceId: string): Promise<MailboxDomainReport[]> {
       const all = await repo.listMailboxesForCheck(db, workspaceId);
-      return mapLimit(all, REFRESH_CONCURRENCY, async (m) => (fresh(m) ? stored(m) : run(m)));
+      const stale = all.filter((m) => m.check !== null && !fresh(m) && !refreshing.has(m.id));
+      if (stale.length > 0) {
+        for (const m of stale) refreshing.add(m.id);
+        void mapLimit(stale, REFRESH_CONCURRENCY, (m) => run(m).catch(() => undefined))
+          .catch(() => undefined)
+          .finally(() => stale.forEach((m) => refreshing.delete(m.id)));
+      }
+      return mapLimit(all, REFRESH_CONCURRENCY, async (m) => (m.check === null ? run(m) : stored(m)));
     },
   };
 }
