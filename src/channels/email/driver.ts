@@ -13,7 +13,7 @@ import { resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service
 import { openImap } from './imap-login.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
-import { pauseOf } from './reputation.js';
+import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from './reputation.js';
 import { shortHash } from '../../lib/hash.js';
 import { mailboxBudgetKey, mailboxCap, mailboxDomainBudgetKey } from '../../domain/budgets.js';
 import { releaseBudgets, reserveBudget } from '../../domain/budgets.repository.js';
@@ -166,9 +166,9 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
       if (mailbox.health === 'auth_failed')
         return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
-      // A mailbox a reputation guard paused (bounces, a complaint) sends nothing until a person resumes it: the same wait.
+      // A mailbox a reputation guard paused (bounces, a complaint) sends nothing until a person resumes it; its steps wait.
       const paused = await pauseOf(q, mailbox.workspaceId, mailbox.id);
-      if (paused) return { outcome: 'failed', error: `mailbox_paused_${paused}`, retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+      if (paused) return { outcome: 'failed', error: `mailbox_paused_${paused}`, retryable: true, waitSeconds: PAUSED_MAILBOX_WAIT_SECONDS };
       const refused = await refusedRecipient(action, to);
       if (refused) return refused;
       // An OAuth mailbox's token, refreshed first when it lapses within five minutes; a refused refresh stops the mailbox.

@@ -14,6 +14,12 @@ import * as repo from './reputation.repository.js';
  * A mailbox pauses when at least `bounces` of its last `sends` sends hard-bounced (issue 29): a burst (2 of the last
  * 20, so a list of bad addresses shows itself within the first sends) or a rate (4 of the last 100).
  */
+/**
+ * How long a paused mailbox's step waits before it looks again (a person resumes the mailbox; nothing else lifts the
+ * pause). Not one of the lead's attempts, so any wait is safe; half an hour keeps the engine from spinning on it.
+ */
+export const PAUSED_MAILBOX_WAIT_SECONDS = 30 * 60;
+
 export const BOUNCE_WINDOWS = [
   { sends: 20, bounces: 2 },
   { sends: 100, bounces: 4 },
