@@ -14,6 +14,7 @@ import type { SeedResult } from '../modules/world/index.js';
 import type { MailboxView, ResumeResult } from '../channels/email/index.js';
 import { DomainCheckError, MailboxError, type AddMailboxRequest, type MailboxDomainReport } from '../channels/email/index.js';
 import type { LinkedinAccountView } from '../channels/linkedin/index.js';
+import type { MailOauthProvider } from '../config/mail-oauth.js';
 
 export type { SeedResult } from '../modules/world/index.js';
 export type { PassSummary } from '../engine/index.js';
@@ -60,6 +61,17 @@ export interface XConnectStart {
   expiresAt: string;
   callbackUrl: string;
 }
+/** `outreach mailbox connect`: the URL a person opens, the callback to register with the provider's app, and until when. */
+export interface MailboxConnectStart {
+  authorizeUrl: string;
+  expiresAt: string;
+  callbackUrl: string;
+}
+/** What `outreach mailbox remove` did: `revokedAtProvider` true revoked there, false not confirmed or not possible (Microsoft), null a password mailbox. */
+export interface MailboxRemoved {
+  removed: true;
+  revokedAtProvider: boolean | null;
+}
 /** What `outreach x disconnect` did: whether X confirmed the revocation, and whether it was disconnected already. */
 export interface XDisconnected {
   userId: string;
@@ -80,7 +92,16 @@ export interface AdminBackend {
   /** Checks SMTP and IMAP before saving; a failure names the connection. Answers never carry a secret. */
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
   listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
-  removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<{ removed: true }>;
+  /** Removes a mailbox; an OAuth mailbox's grant is revoked at its provider first where it can be (Google). */
+  removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<MailboxRemoved>;
+  /** Starts "Connect Google/Microsoft 365 mailbox": the authorize URL a person opens in a browser, good once for 10 minutes. */
+  startMailboxConnect(input: {
+    workspaceId: string;
+    provider: MailOauthProvider;
+    accountId?: string;
+    smtpUrl?: string;
+    imapUrl?: string;
+  }): Promise<MailboxConnectStart>;
   /** Lifts a reputation guard's pause: the mailbox sends again (docs/deliverability.md). */
   resumeMailbox(input: { workspaceId: string; mailbox: string }): Promise<ResumeResult>;
   /** Looks up the mailbox's sending domain now (MX, SPF, DKIM, DMARC); without workspaceId, the address's one workspace. */
@@ -124,7 +145,12 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     },
     addMailbox: (input) => mailboxCall(() => services.mailboxes.add(input)),
     listMailboxes: (input) => services.mailboxes.list(input.workspaceId),
-    removeMailbox: (input) => mailboxCall(async () => (await services.mailboxes.remove(input.workspaceId, input.mailbox), { removed: true as const })),
+    removeMailbox: (input) => mailboxCall(async () => ({ removed: true as const, ...(await services.mailboxes.remove(input.workspaceId, input.mailbox)) })),
+    startMailboxConnect: (input) =>
+      appCall(async () => {
+        const started = await services.mailboxConnect.begin(input);
+        return { authorizeUrl: started.authorizeUrl, expiresAt: started.expiresAt.toISOString(), callbackUrl: services.mailboxConnect.callbackUrl() };
+      }),
     resumeMailbox: (input) => mailboxCall(() => services.mailboxes.resume(input.workspaceId, input.mailbox, 'cli')),
     checkMailboxDomain: (input) => mailboxCall(() => services.mailboxDomains.checkAsOperator(input)),
     startXConnect: async (input) => {
@@ -202,7 +228,8 @@ function serverBackend(control: ControlInfo): AdminBackend {
     createLoginLink: async (input) => ({ ...(await call<LoginLink>('/login-links', input)), serverUrl: control.url }),
     addMailbox: (input) => call<MailboxView>('/mailboxes', input),
     listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
-    removeMailbox: (input) => call<{ removed: true }>('/mailboxes/remove', input),
+    removeMailbox: (input) => call<MailboxRemoved>('/mailboxes/remove', input),
+    startMailboxConnect: (input) => call<MailboxConnectStart>('/mailboxes/connect', input),
     resumeMailbox: (input) => call<ResumeResult>('/mailboxes/resume', input),
     checkMailboxDomain: (input) => call<MailboxDomainReport>('/mailboxes/check', input),
     startXConnect: (input) => call<XConnectStart>('/x/connect', input),

@@ -11,11 +11,14 @@ import { createServices } from '../app/services.js';
 import { systemClock } from '../lib/clock.js';
 import { ROLES, inWords, isRole } from '../domain/vocabulary.js';
 import { startEngineLoop } from '../engine/loop.js';
+import { startMetricsPort } from '../app/metrics.js';
+import { startTracing } from '../lib/tracing.js';
 import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
 import { registerLinkedin } from './commands/linkedin.js';
 import { registerMailboxCheck } from './commands/mailbox-check.js';
+import { describeMailboxRemoval, mailboxAuthLabel, registerMailboxConnect } from './commands/mailbox-connect.js';
 import { disconnectOutcomeText } from '../channels/x/index.js';
 
 /**
@@ -68,10 +71,13 @@ export function createProgram(): Command {
     .option('--port <n>', 'port to listen on (default PORT or 8080)', portOption)
     .action(async (opts: { port?: number }) => {
       const config = loadConfig(process.env, opts.port !== undefined ? { PORT: opts.port } : {});
+      // Before the logger, the database and the app: each decides once whether it traces (docs/tracing.md).
+      const tracing = await startTracing();
       const server = await startServer(config);
       const shutdown = async (signal: string) => {
         server.app.log.info({ signal }, 'shutting down');
         await server.stop();
+        await tracing.shutdown();
         process.exit(0);
       };
       process.once('SIGINT', () => void shutdown('SIGINT'));
@@ -123,6 +129,7 @@ export function createProgram(): Command {
         if (other) throw new CliError(`another worker (pid ${other.pid}) is using the embedded database in ${config.dataDir}`);
         writeWorkerLock(config.dataDir);
       }
+      const tracing = await startTracing();
       const logger = createLogger(config);
       const cipher = resolveTextCipher(config);
       const handle = await openDatabase(config);
@@ -133,13 +140,18 @@ export function createProgram(): Command {
       const worker = startWorker({ db: handle.db, config, cipher, logger: logger.child({ component: 'webhook-worker' }) });
       const engineServices = createServices({ db: handle.db, config, clock: systemClock, cipher });
       const engineLoop = startEngineLoop(engineServices.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
+      // A worker has no API port: OUTREACH_METRICS_PORT is how its engine and delivery series are read (docs/metrics.md).
+      const metricsPort = await startMetricsPort({ config: config.metrics, db: handle.db, clock: systemClock });
+      if (metricsPort) logger.info({ host: config.metrics.host, port: metricsPort.port }, 'metrics served on /metrics');
       logger.info({ database: config.database.kind }, 'webhook worker started');
       const shutdown = async (signal: string) => {
         logger.info({ signal }, 'stopping webhook worker');
         await engineLoop.stop();
+        await metricsPort?.close();
         await worker.stop();
         await handle.close();
         if (config.database.kind === 'pglite') removeWorkerLock(config.dataDir);
+        await tracing.shutdown();
         process.exit(0);
       };
       process.once('SIGINT', () => void shutdown('SIGINT'));
@@ -305,20 +317,20 @@ export function createProgram(): Command {
           : list
               .map(
                 (m) =>
-                  `${m.id}  ${m.address}  ${m.health}${m.healthDetail ? ` (${m.healthDetail})` : ''}  account ${m.accountId}  smtp ${m.smtp}  imap ${m.imap}`,
+                  `${m.id}  ${m.address}  ${mailboxAuthLabel(m.auth)}  ${m.health}${m.healthDetail ? ` (${m.healthDetail})` : ''}  account ${m.accountId}  smtp ${m.smtp}  imap ${m.imap}`,
               )
               .join('\n'),
       );
     });
   mailbox
     .command('remove')
-    .description('remove a mailbox (by id or address) and its stored credentials')
+    .description("remove a mailbox (by id or address) and its stored credentials; an OAuth mailbox's access is revoked at Google (Microsoft has no revocation)")
     .requiredOption('--workspace <id>', 'the workspace')
     .argument('<mailbox>', 'mailbox id (mbx_…) or address')
     .option('--json', 'machine-readable output')
     .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
       const result = await withBackend((b) => b.removeMailbox({ workspaceId: opts.workspace, mailbox: id }));
-      out(!!opts.json, result, () => `Removed mailbox ${id}`);
+      out(!!opts.json, result, () => describeMailboxRemoval(id, result.revokedAtProvider));
     });
   mailbox
     .command('resume')
@@ -332,6 +344,7 @@ export function createProgram(): Command {
     });
 
   registerMailboxCheck(mailbox, { withBackend, out });
+  registerMailboxConnect(mailbox, { withBackend, out });
 
   const x = program.command('x').description('the real X channel (docs/x-channel.md)');
   x.command('connect')

@@ -10,6 +10,7 @@ import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, redirectWithNoti
 import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
 import { AccountName } from './mailbox.js';
 import { PausedMailboxes } from './mailbox-resume.js';
+import { MailboxConnectButtons } from './mailbox-connect-parts.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -157,148 +158,153 @@ const CallbackQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/** The Accounts page (also re-rendered with a refusal by the mailbox connect, mailbox-connect.tsx). */
+export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200) {
+  const { xConnect } = deps.services;
+  const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+  const workspaceId = req.consoleSession!.auth.workspaceId;
+  const [{ accounts }, { accounts: xAccounts }, connections, mailboxes] = await Promise.all([
+    deps.services.progress.progress(workspaceId, 1),
+    deps.services.plays.listAccounts(workspaceId),
+    xConnect.connections(workspaceId),
+    deps.services.mailboxes.list(workspaceId),
+  ]);
+  const linkedin = await Promise.all(accounts.filter((a) => a.mode === 'linkedin').map((a) => deps.services.linkedin.get(workspaceId, a.id)));
+  const paused = await deps.services.mailboxes.paused(workspaceId);
+  const deliveries = new Map<string, SendingDelivery>(
+    accounts.map((a) => [a.id, sendingDeliveryOf(a, linkedin, mailboxes, deps.config.smtpUrl !== null)] as const),
+  );
+  const now = new Date();
+  return sendPage(reply, ctx, {
+    title: 'Accounts',
+    nav: 'accounts',
+    status,
+    body: (
+      <>
+        <h1>Accounts</h1>
+        <NoticeBox notice={notice} />
+        <section aria-labelledby="sending-accounts">
+          <h2 id="sending-accounts">Sending accounts</h2>
+          {accounts.length === 0 ? (
+            <EmptyState title="No sending accounts yet.">
+              <p>
+                An operator adds an e-mail sender with <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md); each account then
+                shows here with its invites today and its warm-up.
+              </p>
+            </EmptyState>
+          ) : (
+            <table>
+              <caption>The accounts sequences send from, with today’s invites against the cap</caption>
+              <TableHead columns={['Account', 'Mode', 'Delivery', 'Status', 'Invites today', 'Warm-up phase']} />
+              <tbody>
+                {accounts.map((a) => (
+                  <tr>
+                    <td>
+                      <AccountName account={a} mailboxes={mailboxes} />
+                    </td>
+                    <td>
+                      <Badge value={a.mode} tone="neutral" />
+                    </td>
+                    <td>
+                      <Badge value={deliveries.get(a.id)!.label} label={deliveries.get(a.id)!.label} tone={deliveries.get(a.id)!.tone} />
+                      {deliveries.get(a.id)!.reconnect ? (
+                        <>
+                          {' '}
+                          <Badge value="reconnect" label="Reconnect" tone="bad" />
+                        </>
+                      ) : (
+                        ''
+                      )}
+                    </td>
+                    <td>
+                      <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
+                    </td>
+                    <td class="num" safe>{`${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}`}</td>
+                    <td class="num" safe>
+                      {formatNumber(a.rampPhase)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <MailboxConnectButtons configured={deps.services.mailboxConnect.configured()} csrfToken={ctx.csrfToken} />
+        </section>
+        <PausedMailboxes paused={paused} csrfToken={ctx.csrfToken} />
+        <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
+        <section aria-labelledby="x-accounts" id="x-accounts-section">
+          <h2 id="x-accounts">X accounts</h2>
+          {xAccounts.length === 0 ? (
+            <EmptyState title="No X account is connected.">
+              <p>Connect one below to send X DMs, follows and likes from it; until then X steps run in the sandbox.</p>
+            </EmptyState>
+          ) : (
+            <table>
+              <caption>X identities and whether they can send</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Handle</th>
+                  <th scope="col">User id</th>
+                  <th scope="col">Channel</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {xAccounts.map((a) => {
+                  const c = connections.get(a.userId);
+                  const canDisconnect = c !== undefined && c.disconnectReason !== 'by_person';
+                  const badge = channelBadge(c, now);
+                  return (
+                    <tr>
+                      <td safe>{'@' + a.handle}</td>
+                      <td class="id" safe>
+                        {a.userId}
+                      </td>
+                      <td>
+                        <Badge value={badge.label} label={badge.label} tone={badge.tone} /> <span safe>{channelLabel(c, now)}</span>
+                      </td>
+                      <td>
+                        {canDisconnect && (
+                          <PostButton
+                            action={`/console/accounts/x/${encodeURIComponent(a.userId)}/disconnect`}
+                            csrfToken={ctx.csrfToken}
+                            label="Disconnect"
+                            ariaLabel={`Disconnect @${a.handle}`}
+                            variant="danger"
+                          />
+                        )}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )}
+          {xConnect.configured() ? (
+            <form method="post" action="/console/accounts/x/connect">
+              <CsrfField token={ctx.csrfToken} />
+              <button type="submit" class="primary">
+                Connect X account
+              </button>
+            </form>
+          ) : (
+            <p>
+              To connect a real X account, set <code>OUTREACH_X_CLIENT_ID</code> and <code>OUTREACH_X_CLIENT_SECRET</code> (see docs/x-developer-app.md).
+            </p>
+          )}
+        </section>
+      </>
+    ),
+  });
+}
+
 /** The workspace's sending accounts and connected X identities. */
 export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
   const { xConnect } = deps.services;
-
-  async function renderAccounts(req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200) {
-    const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-    const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [{ accounts }, { accounts: xAccounts }, connections, mailboxes] = await Promise.all([
-      deps.services.progress.progress(workspaceId, 1),
-      deps.services.plays.listAccounts(workspaceId),
-      xConnect.connections(workspaceId),
-      deps.services.mailboxes.list(workspaceId),
-    ]);
-    const linkedin = await Promise.all(accounts.filter((a) => a.mode === 'linkedin').map((a) => deps.services.linkedin.get(workspaceId, a.id)));
-    const paused = await deps.services.mailboxes.paused(workspaceId);
-    const deliveries = new Map<string, SendingDelivery>(
-      accounts.map((a) => [a.id, sendingDeliveryOf(a, linkedin, mailboxes, deps.config.smtpUrl !== null)] as const),
-    );
-    const now = new Date();
-    return sendPage(reply, ctx, {
-      title: 'Accounts',
-      nav: 'accounts',
-      status,
-      body: (
-        <>
-          <h1>Accounts</h1>
-          <NoticeBox notice={notice} />
-          <section aria-labelledby="sending-accounts">
-            <h2 id="sending-accounts">Sending accounts</h2>
-            {accounts.length === 0 ? (
-              <EmptyState title="No sending accounts yet.">
-                <p>
-                  An operator adds an e-mail sender with <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md); each account then
-                  shows here with its invites today and its warm-up.
-                </p>
-              </EmptyState>
-            ) : (
-              <table>
-                <caption>The accounts sequences send from, with today’s invites against the cap</caption>
-                <TableHead columns={['Account', 'Mode', 'Delivery', 'Status', 'Invites today', 'Warm-up phase']} />
-                <tbody>
-                  {accounts.map((a) => (
-                    <tr>
-                      <td>
-                        <AccountName account={a} mailboxes={mailboxes} />
-                      </td>
-                      <td>
-                        <Badge value={a.mode} tone="neutral" />
-                      </td>
-                      <td>
-                        <Badge value={deliveries.get(a.id)!.label} label={deliveries.get(a.id)!.label} tone={deliveries.get(a.id)!.tone} />
-                        {deliveries.get(a.id)!.reconnect ? (
-                          <>
-                            {' '}
-                            <Badge value="reconnect" label="Reconnect" tone="bad" />
-                          </>
-                        ) : (
-                          ''
-                        )}
-                      </td>
-                      <td>
-                        <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
-                      </td>
-                      <td class="num" safe>{`${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}`}</td>
-                      <td class="num" safe>
-                        {formatNumber(a.rampPhase)}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </section>
-          <PausedMailboxes paused={paused} csrfToken={ctx.csrfToken} />
-          <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
-          <section aria-labelledby="x-accounts" id="x-accounts-section">
-            <h2 id="x-accounts">X accounts</h2>
-            {xAccounts.length === 0 ? (
-              <EmptyState title="No X account is connected.">
-                <p>Connect one below to send X DMs, follows and likes from it; until then X steps run in the sandbox.</p>
-              </EmptyState>
-            ) : (
-              <table>
-                <caption>X identities and whether they can send</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Handle</th>
-                    <th scope="col">User id</th>
-                    <th scope="col">Channel</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {xAccounts.map((a) => {
-                    const c = connections.get(a.userId);
-                    const canDisconnect = c !== undefined && c.disconnectReason !== 'by_person';
-                    const badge = channelBadge(c, now);
-                    return (
-                      <tr>
-                        <td safe>{'@' + a.handle}</td>
-                        <td class="id" safe>
-                          {a.userId}
-                        </td>
-                        <td>
-                          <Badge value={badge.label} label={badge.label} tone={badge.tone} /> <span safe>{channelLabel(c, now)}</span>
-                        </td>
-                        <td>
-                          {canDisconnect && (
-                            <PostButton
-                              action={`/console/accounts/x/${encodeURIComponent(a.userId)}/disconnect`}
-                              csrfToken={ctx.csrfToken}
-                              label="Disconnect"
-                              ariaLabel={`Disconnect @${a.handle}`}
-                              variant="danger"
-                            />
-                          )}
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            )}
-            {xConnect.configured() ? (
-              <form method="post" action="/console/accounts/x/connect">
-                <CsrfField token={ctx.csrfToken} />
-                <button type="submit" class="primary">
-                  Connect X account
-                </button>
-              </form>
-            ) : (
-              <p>
-                To connect a real X account, set <code>OUTREACH_X_CLIENT_ID</code> and <code>OUTREACH_X_CLIENT_SECRET</code> (see docs/x-developer-app.md).
-              </p>
-            )}
-          </section>
-        </>
-      ),
-    });
-  }
+  const renderAccounts = (req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200) =>
+    renderAccountsPage(deps, req, reply, notice, status);
 
   app.get('/console/accounts', { schema: { hide: true } }, async (req, reply) => renderAccounts(req, reply, takeNotice(req, reply)));
 

@@ -16,6 +16,7 @@ import { leadPages } from './lead.js';
 import { tasksPages } from './tasks.js';
 import { mailboxPages } from './mailbox.js';
 import { mailboxResumePages } from './mailbox-resume.js';
+import { mailboxConnectPages } from './mailbox-connect.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -38,4 +39,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   tasksPages(app, deps);
   mailboxPages(app, deps);
   mailboxResumePages(app, deps);
+  mailboxConnectPages(app, deps);
 }

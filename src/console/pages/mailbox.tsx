@@ -7,6 +7,7 @@ import { CsrfField, PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, exactTime, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
+import { mailboxAuthText } from './mailbox-connect-parts.js';
 
 const MailboxParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const CheckBody = Type.Object(
@@ -109,6 +110,7 @@ export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
       if (err instanceof DomainCheckError && err.code === 'mailbox_not_found') throw notFound('mailbox');
       throw err;
     }
+    const view = (await deps.services.mailboxes.list(workspaceId)).find((m) => m.id === report.mailboxId);
     const base = `/console/mailboxes/${encodeURIComponent(report.mailboxId)}`;
     return sendPage(reply, ctx, {
       title: `Mailbox ${report.address}`,
@@ -120,6 +122,17 @@ export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
           </p>
           <h1 safe>{`Mailbox ${report.address}`}</h1>
           <NoticeBox notice={notice} />
+          <section aria-labelledby="mailbox-sign-in">
+            <h2 id="mailbox-sign-in">Sign-in</h2>
+            <p safe>{`Signs in with ${view ? mailboxAuthText(view.auth) : 'an unknown method'}.`}</p>
+            <PostButton
+              action={`${base}/disconnect`}
+              csrfToken={ctx.csrfToken}
+              label="Disconnect"
+              ariaLabel={`Disconnect ${report.address}`}
+              variant="danger"
+            />
+          </section>
           <section aria-labelledby="domain-checks">
             <h2 id="domain-checks">Sending domain</h2>
             <p>

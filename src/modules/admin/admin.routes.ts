@@ -6,6 +6,7 @@ import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
 import { DomainCheckError, MailboxError } from '../../channels/email/index.js';
+import { MAIL_OAUTH_PROVIDERS } from '../../config/mail-oauth.js';
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -117,8 +118,33 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     '/mailboxes/remove',
     { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), mailbox: Type.String({ minLength: 1 }) }, { additionalProperties: false }) } },
     async (req) => {
-      await services.mailboxes.remove(req.body.workspaceId, req.body.mailbox).catch(mailboxRefusal);
-      return { removed: true };
+      // revokedAtProvider: true revoked at the provider, false not confirmed or not possible (Microsoft), null a password mailbox.
+      const { revokedAtProvider } = await services.mailboxes.remove(req.body.workspaceId, req.body.mailbox).catch(mailboxRefusal);
+      return { removed: true, revokedAtProvider };
+    },
+  );
+  // `outreach mailbox connect`: the authorize URL for a person to open in any browser (docs/email.md), and the
+  // callback URL to register with the provider's app. The state is bound to no console session.
+  app.post(
+    '/mailboxes/connect',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            workspaceId: Uuid(),
+            provider: OneOf(MAIL_OAUTH_PROVIDERS),
+            accountId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            smtpUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+            imapUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => {
+      const started = await services.mailboxConnect.begin(req.body);
+      return { authorizeUrl: started.authorizeUrl, expiresAt: started.expiresAt.toISOString(), callbackUrl: services.mailboxConnect.callbackUrl() };
     },
   );
   // `outreach mailbox check`: the sending domain's MX, SPF, DKIM and DMARC, looked up now (docs/deliverability.md).

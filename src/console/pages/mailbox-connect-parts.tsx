@@ -1,0 +1,59 @@
+import { MAIL_HOSTS, MAIL_PROVIDER_NAMES, type MailboxView } from '../../channels/email/index.js';
+import type { MailOauthProvider } from '../../config/mail-oauth.js';
+import { CsrfField } from '../layout.js';
+
+// The mailbox connect's pieces that the Accounts and mailbox pages show (mailbox-connect.tsx has the routes), kept
+// apart so those pages and the routes never import each other.
+
+/** How a mailbox signs in, in words (the mailbox page, the disconnect page). */
+export function mailboxAuthText(auth: MailboxView['auth']): string {
+  return auth === 'password' ? 'a password (stored encrypted)' : `${MAIL_PROVIDER_NAMES[auth]} (OAuth 2.0)`;
+}
+
+/** What a Disconnect did, said so a person knows whether anything is left to do at the provider. */
+export function disconnectNotice(view: Pick<MailboxView, 'address' | 'auth'>, revokedAtProvider: boolean | null): string {
+  if (view.auth === 'password' || revokedAtProvider === null) return `Removed mailbox ${view.address} and its stored password.`;
+  const name = MAIL_PROVIDER_NAMES[view.auth];
+  if (revokedAtProvider) return `Disconnected ${view.address}: its tokens are deleted here and ${name} revoked the access it had granted.`;
+  if (view.auth === 'microsoft')
+    return (
+      `Disconnected ${view.address}: its tokens are deleted here. Microsoft offers no way for this service to revoke the access: ` +
+      'remove the app under "My apps" in the Microsoft account (myapps.microsoft.com), or ask the tenant admin to.'
+    );
+  return `Disconnected ${view.address}: its tokens are deleted here, but ${name} did not confirm the revocation: remove the app's access at myaccount.google.com/permissions.`;
+}
+
+/** The connect buttons on the Accounts page, one per provider whose app is configured; else how to configure one. */
+export function MailboxConnectButtons(props: { configured: readonly MailOauthProvider[]; csrfToken: string }) {
+  if (props.configured.length === 0) {
+    return (
+      <p>
+        To connect a Google or Microsoft 365 mailbox with OAuth, set <code>OUTREACH_GOOGLE_CLIENT_ID</code> and <code>OUTREACH_GOOGLE_CLIENT_SECRET</code>, or{' '}
+        <code>OUTREACH_MICROSOFT_CLIENT_ID</code> and <code>OUTREACH_MICROSOFT_CLIENT_SECRET</code> (see docs/email.md).
+      </p>
+    );
+  }
+  return (
+    <>
+      {props.configured.map((p) => (
+        <form method="post" action="/console/accounts/mailbox/connect" aria-label={`Connect a ${MAIL_PROVIDER_NAMES[p]} mailbox`}>
+          <CsrfField token={props.csrfToken} />
+          <input type="hidden" name="provider" value={p} />
+          <button type="submit" class="primary" safe>
+            {`Connect ${MAIL_PROVIDER_NAMES[p]} mailbox`}
+          </button>
+          <details>
+            <summary>Servers (advanced)</summary>
+            <p class="meta" safe>
+              {`Empty: ${MAIL_PROVIDER_NAMES[p]}'s own (${MAIL_HOSTS[p].smtp}, ${MAIL_HOSTS[p].imap}). No user name or password: the mailbox signs in with its token.`}
+            </p>
+            <label for={`mc-${p}-smtp`}>SMTP server URL</label>{' '}
+            <input id={`mc-${p}-smtp`} name="smtpUrl" type="url" maxlength="2048" autocomplete="off" placeholder={MAIL_HOSTS[p].smtp} />{' '}
+            <label for={`mc-${p}-imap`}>IMAP server URL</label>{' '}
+            <input id={`mc-${p}-imap`} name="imapUrl" type="url" maxlength="2048" autocomplete="off" placeholder={MAIL_HOSTS[p].imap} />
+          </details>
+        </form>
+      ))}
+    </>
+  );
+}
