@@ -38,7 +38,8 @@ export function consoleCookieNames(secure: boolean) {
 /** Failed sign-ins (key form and login links) per client address per minute; the next attempt gets 429. */
 export const SIGN_IN_FAILURES_PER_MINUTE = 10;
 
-const xAuthorizeOrigin = (url: string): string | null => {
+/** The origin of an OAuth authorize URL, for the CSP's form-action (Chromium applies it to a form's redirect too). */
+const authorizeOrigin = (url: string): string | null => {
   try {
     return new URL(url).origin;
   } catch {
@@ -92,7 +93,11 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
         fontSrc: ["'self'"],
         // "Connect X account" posts here and is redirected to X's authorize page: browsers apply form-action to
         // the redirect too, so X's origin is allowed as a form target.
-        formAction: ["'self'", xAuthorizeOrigin(config.x.authorizeUrl)].filter((v): v is string => v !== null),
+        // A connect form answers with a redirect to the provider's sign-in page: X, Google, Microsoft.
+        formAction: [
+          "'self'",
+          ...[config.x.authorizeUrl, config.mailOauth.google.authorizeUrl, config.mailOauth.microsoft.authorizeUrl].map(authorizeOrigin),
+        ].filter((v): v is string => v !== null),
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
         objectSrc: ["'none'"],

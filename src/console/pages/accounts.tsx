@@ -188,8 +188,9 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
           {accounts.length === 0 ? (
             <EmptyState title="No sending accounts yet.">
               <p>
-                An operator adds an e-mail sender with <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md); each account then
-                shows here with its invites today and its warm-up.
+                Connect a Google or Microsoft 365 mailbox below, or an operator adds any other e-mail sender with{' '}
+                <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md); each account then shows here with its invites today and
+                its warm-up.
               </p>
             </EmptyState>
           ) : (

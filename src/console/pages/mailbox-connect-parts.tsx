@@ -36,7 +36,7 @@ export function MailboxConnectButtons(props: { configured: readonly MailOauthPro
   return (
     <>
       {props.configured.map((p) => (
-        <form method="post" action="/console/accounts/mailbox/connect" aria-label={`Connect a ${MAIL_PROVIDER_NAMES[p]} mailbox`}>
+        <form method="post" action="/console/accounts/mailbox/connect" class="mailbox-connect" aria-label={`Connect a ${MAIL_PROVIDER_NAMES[p]} mailbox`}>
           <CsrfField token={props.csrfToken} />
           <input type="hidden" name="provider" value={p} />
           <button type="submit" class="primary" safe>
