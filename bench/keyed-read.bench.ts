@@ -7,8 +7,13 @@
  * - the service: buildApp with its auth cache (one round trip when warm) and the in-memory rate limit raised out of
  *   the way.
  *
+ * - the service with observability on (issue 30): `/metrics` enabled (OUTREACH_METRICS_TOKEN), every request timed
+ *   into the route histogram, and OpenTelemetry tracing started with a 1 % parent-based sampler exporting to an
+ *   unreachable collector (OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9, nothing listens there).
+ *
  * Each server runs in its own child process; autocannon drives them from this process. It prints requests/s and
- * p99 of every round, the medians, and the ratio service / floor (target >= 1.0). Not a test: it asserts nothing.
+ * p99 of every round, the medians, and each service's ratio to the floor (target >= 1.0). Not a test: it asserts
+ * nothing.
  *
  *   npx tsx bench/keyed-read.bench.ts
  *   BENCH_ROUNDS=5 BENCH_SECONDS=10 BENCH_CONNECTIONS=50 npx tsx bench/keyed-read.bench.ts
@@ -71,7 +76,18 @@ async function runFloor() {
 }
 
 /** The service as deployed, minus the loops that are not part of a read (engine, webhook worker). */
-async function runService() {
+async function runService(observability = false) {
+  if (observability) {
+    // As an operator would set them; the collector address is closed, so every export fails quietly.
+    Object.assign(process.env, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_SERVICE_NAME: 'outreach-bench',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.01',
+    });
+    const { startTracing } = await import('../src/lib/tracing.js');
+    await startTracing(process.env);
+  }
   const { loadConfig } = await import('../src/config/config.js');
   const { createDatabase } = await import('../src/db/database.js');
   const { createServices } = await import('../src/app/services.js');
@@ -88,6 +104,7 @@ async function runService() {
       OUTREACH_WORKER_IN_PROCESS: '0',
       OUTREACH_RATE_LIMIT_PER_MINUTE: 1_000_000_000,
       LOG_LEVEL: 'silent',
+      ...(observability && { OUTREACH_METRICS_TOKEN: 'bench-metrics-token-0123456789' }),
     },
   );
   const handle = await createDatabase({ kind: 'postgres', url: DB_URL, poolSize: POOL_SIZE });
@@ -141,7 +158,9 @@ async function seed(): Promise<{ key: string; leadIds: string[] }> {
   return { key, leadIds };
 }
 
-function startChild(role: 'floor' | 'service'): Promise<{ child: ChildProcess; port: number }> {
+type Role = 'floor' | 'service' | 'service-obs';
+
+function startChild(role: Role): Promise<{ child: ChildProcess; port: number }> {
   // BENCH_PROFILE=dir writes a CPU profile of each server there when it stops.
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${role}`] : [];
   const child = spawn(process.execPath, [...profile, ...process.execArgv, fileURLToPath(import.meta.url), `--role=${role}`], {
@@ -191,6 +210,7 @@ async function main() {
   if (role) process.on('SIGTERM', () => process.exit(0));
   if (role === 'floor') return runFloor();
   if (role === 'service') return runService();
+  if (role === 'service-obs') return runService(true);
 
   console.log(
     `keyed-read bench: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, pool ${POOL_SIZE}, ${os.cpus().length} CPUs, load ${os
@@ -199,34 +219,40 @@ async function main() {
       .join(' ')}`,
   );
   const { key, leadIds } = await seed();
-  const floor = await startChild('floor');
-  const service = await startChild('service');
+  const roles: Role[] = ['floor', 'service', 'service-obs'];
+  const servers = new Map<Role, { child: ChildProcess; port: number }>();
   try {
-    // Warm both (JIT, pools, the service's auth cache) before measuring.
-    await load(floor.port, key, leadIds, 2);
-    await load(service.port, key, leadIds, 2);
+    for (const role of roles) servers.set(role, await startChild(role));
+    // Warm each (JIT, pools, the service's auth cache) before measuring.
+    for (const role of roles) await load(servers.get(role)!.port, key, leadIds, 2);
     type Result = Awaited<ReturnType<typeof load>>;
-    const rounds: { floor: Result; service: Result }[] = [];
+    const rounds: Record<Role, Result>[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      // Alternate which goes first, so a drift in machine load touches both alike.
-      const order: ('floor' | 'service')[] = r % 2 === 0 ? ['floor', 'service'] : ['service', 'floor'];
-      const round = {} as (typeof rounds)[number];
+      // Rotate which goes first, so a drift in machine load touches all alike.
+      const order = roles.map((_, i) => roles[(i + r) % roles.length]);
+      const round = {} as Record<Role, Result>;
       for (const which of order) {
-        const server = which === 'floor' ? floor : service;
+        const server = servers.get(which)!;
         round[which] = await load(server.port, key, leadIds, SECONDS, server.child.pid);
       }
       rounds.push(round);
       console.log(
-        `round ${r + 1}: floor ${round.floor.rps.toFixed(0)} req/s p99 ${round.floor.p99} ms ${round.floor.cpuUs} µs CPU/req | ` +
-          `service ${round.service.rps.toFixed(0)} req/s p99 ${round.service.p99} ms ${round.service.cpuUs} µs CPU/req | ratio ${(round.service.rps / round.floor.rps).toFixed(2)}`,
+        `round ${r + 1}: ` +
+          roles.map((role) => `${role} ${round[role].rps.toFixed(0)} req/s p99 ${round[role].p99} ms ${round[role].cpuUs} µs CPU/req`).join(' | ') +
+          ` | ratios ${(round.service.rps / round.floor.rps).toFixed(2)}, ${(round['service-obs'].rps / round.floor.rps).toFixed(2)}`,
       );
     }
-    const f = median(rounds.map((r) => r.floor.rps));
-    const s = median(rounds.map((r) => r.service.rps));
-    console.log(
-      `median: floor ${f.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.floor.p99))} ms, ${median(rounds.map((r) => r.floor.cpuUs))} µs CPU/req), ` +
-        `service ${s.toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.service.p99))} ms, ${median(rounds.map((r) => r.service.cpuUs))} µs CPU/req), ratio ${(s / f).toFixed(2)} (target >= 1.0)`,
-    );
+    const med = (role: Role, f: (x: Result) => number) => median(rounds.map((r) => f(r[role])));
+    const floorRps = med('floor', (x) => x.rps);
+    for (const role of roles) {
+      const rps = med(role, (x) => x.rps);
+      console.log(
+        `median ${role.padEnd(11)} ${rps.toFixed(0)} req/s (p99 ${med(role, (x) => x.p99)} ms, ${med(role, (x) => x.cpuUs)} µs CPU/req)` +
+          (role === 'floor'
+            ? ''
+            : `, ratio to the floor ${(rps / floorRps).toFixed(2)} (target >= 1.0); median of the round ratios ${median(rounds.map((r) => r[role].rps / r.floor.rps)).toFixed(2)}`),
+      );
+    }
     console.log(
       `load after: ${os
         .loadavg()
@@ -234,8 +260,7 @@ async function main() {
         .join(' ')}`,
     );
   } finally {
-    floor.child.kill();
-    service.child.kill();
+    for (const s of servers.values()) s.child.kill();
   }
 }
 

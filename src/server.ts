@@ -16,7 +16,10 @@ import { resolveTextCipher, verifyEncryptionKey } from './lib/encryption-key.js'
 import { readControlFile, removeControlFile, writeControlFile } from './lib/control-file.js';
 import { createOutboxSignal } from './webhooks/outbox.js';
 import { startEngineLoop } from './engine/loop.js';
+import { tracingLoggerOptions } from './lib/tracing.js';
 import { readWorkerLock, startWorker, type RunningWorker } from './worker.js';
+import { startMetricsPort } from './app/metrics.js';
+import type { MetricsServer } from './lib/metrics.js';
 
 export const DEMO_WORLD_PATH = fileURLToPath(new URL('../examples/demo-world.json', import.meta.url));
 
@@ -24,6 +27,8 @@ export function createLogger(config: Config) {
   return pino({
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.secret', '*.key', '*.apiKey'], censor: '[redacted]' },
+    // trace_id and span_id in each line written under a recorded span (docs/tracing.md); nothing when tracing is off.
+    ...tracingLoggerOptions(),
   });
 }
 
@@ -88,6 +93,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   let rateLimitStore: RateLimitStore | null = null;
   let address: string;
   let demo: DemoWorkspace | null;
+  let metricsPort: MetricsServer | null = null;
   const controlToken = config.database.kind === 'pglite' ? randomToken(32) : null;
   const outboxSignal = createOutboxSignal();
   const services = createServices({
@@ -100,6 +106,8 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   });
   try {
     await migrateToLatest(handle.db);
+    // The ledger's partitions for this month and the next two (the hourly retention pass does it again).
+    await services.activity.ensurePartitions();
     await verifyEncryptionKey(handle.db, config);
     rateLimitStore = await createRateLimitStore(config);
     app = await buildApp({ config, db: handle.db, services, clock: systemClock, controlToken, rateLimitStore, logger });
@@ -108,12 +116,15 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     address = await app.listen({ port: config.port, host: config.host });
     // Links (reviewUrl, unsubscribe, the console) name the port actually bound: PORT=0 picks one only now.
     config.publicBase.listeningOn((app.server.address() as { port: number }).port);
+    // OUTREACH_METRICS_PORT: `/metrics` on a port of its own, up and down with the API (docs/metrics.md).
+    metricsPort = await startMetricsPort({ config: config.metrics, db: handle.db, clock: systemClock });
     // Only a server that listens loads the demo: a start that fails (a busy port) leaves the database as it was,
     // so the next start loads the demo and shows its key.
     demo = await loadDemoWorld(config, handle.db, services);
   } catch (err) {
     // The app's close hook stops the services' listeners; without an app they are stopped here.
     await (app ? app.close() : services.workspaces.close()).catch(() => undefined);
+    await metricsPort?.close();
     await rateLimitStore?.close?.();
     await handle.close();
     throw err;
@@ -135,6 +146,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
   print(`Listening on ${address} (${describeDatabase(config)})`);
   const base = config.publicBase.url();
   print(`Console: ${base}/console`);
+  if (metricsPort) print(`Metrics: http://${config.metrics.host}:${metricsPort.port}/metrics`);
   if (demo) printDemo(print, demo, base);
 
   // Shutdown (SIGTERM, SIGINT, or a caller's stop()) is over within OUTREACH_SHUTDOWN_TIMEOUT: requests in flight may
@@ -153,7 +165,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), shutdownMs)));
       const work = (async () => {
-        await Promise.all([app.close(), engineLoop.stop(), retentionLoop.stop()]);
+        await Promise.all([app.close(), engineLoop.stop(), retentionLoop.stop(), metricsPort?.close()]);
         clearTimeout(cut);
         await worker?.stop();
         await rateLimitStore?.close?.();
@@ -171,7 +183,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
         clearTimeout(timer);
       }
     })());
-  return { app, address, port, stop, handle, services, demo };
+  return { app, address, port, stop, handle, services, demo, metricsPort };
 }
 
 export interface DemoWorkspace {

@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { isDatabaseReachable, isDatabaseUnavailable } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { AppError } from '../lib/errors.js';
@@ -17,6 +17,9 @@ import { formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
+import { registerRequestTracing } from '../lib/tracing.js';
+import { registerMetrics } from './metrics.js';
+import { registerReadiness } from './probes.js';
 import { registerApiRoutes, registerAdminRoutes } from './routes.js';
 import { mcpRoutes } from '../mcp/http.js';
 import type { Services } from './services.js';
@@ -68,6 +71,8 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as AppInstance;
+  // A span per request when tracing is on (src/lib/tracing.ts); first, since each route takes the request logger factory it wraps.
+  registerRequestTracing(app);
 
   // A connection that never sent a request (a client's or a browser's spare) counts as busy until Node's headers
   // timeout (60 s), so close() would wait on it: closing ends those at once. Idle keep-alive connections close by
@@ -151,6 +156,8 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   });
 
   registerDeprecationHeaders(app, () => deps.clock.now());
+  // Before any route: each route's HTTP histogram hook is bound as it is registered (src/app/metrics.ts).
+  registerMetrics(app, { config: deps.config.metrics, db: deps.db, clock: deps.clock });
 
   await app.register(swagger, {
     openapi: {
@@ -168,10 +175,8 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    const ok = await isDatabaseReachable(deps.db);
-    return reply.status(ok ? 200 : 503).send({ ok, database: ok ? 'reachable' : 'unreachable' });
-  });
+  // Database, migrations and this process's engine loop; 503 with the reason (src/app/probes.ts, docs/deploy.md).
+  registerReadiness(app, { db: deps.db });
 
   const rateLimitStore = deps.rateLimitStore ?? createMemoryRateLimitStore();
   const limit = deps.config.rateLimitPerMinute;

@@ -11,6 +11,7 @@ import { createXWatcher } from './x/watcher.js';
 import { createLinkedinDriver } from './linkedin/driver.js';
 import { createLinkedinWatcher } from './linkedin/watcher.js';
 import type { Channel, ChannelDriver, ChannelDrivers } from './types.js';
+import { traceChannelDriver } from '../lib/tracing.js';
 
 export * from './types.js';
 export { createSandboxDriver } from './sandbox/driver.js';
@@ -75,6 +76,8 @@ export function createChannelDrivers(
     instagram: createSandboxDriver('instagram', opts),
     ...deps.overrides,
   };
+  // channel.perform / channel.confirm / channel.watch spans when tracing is on (src/lib/tracing.ts); the drivers themselves when off.
+  for (const c of Object.keys(drivers) as Channel[]) drivers[c] = traceChannelDriver(drivers[c]);
   return {
     forChannel: (channel) => drivers[channel],
     watchers: () => Object.values(drivers).filter((d) => d.watch !== undefined),

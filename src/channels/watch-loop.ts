@@ -1,5 +1,6 @@
 import type { WatchContext } from './types.js';
 import { mapLimit } from '../lib/map-limit.js';
+import { metrics, type ChannelLabel, type WatcherResultLabel } from '../lib/metrics.js';
 
 /** An account being read is leased this long; a crashed poll is picked up again after it. */
 export const WATCH_LEASE_SECONDS = 300;
@@ -40,6 +41,24 @@ function mergeCounts(prev: Counts | undefined, next: Counts): Counts {
   return out;
 }
 
+/** The channel a summary slot holds, as the `channel` label of `outreach_watcher_polls_total`. */
+const CHANNEL_OF_SLOT: Record<WatchSpec<unknown, object>['slot'], ChannelLabel> = { mailboxes: 'email', xAccounts: 'x', linkedinAccounts: 'linkedin' };
+
+/**
+ * The `result` label of one poll, from its counts' error code (types.ts: mailbox_auth_failed, x_rate_limited,
+ * linkedin_gateway_unreachable, …), never from a message. A poll that threw is `error`.
+ */
+export function pollResultLabel(counts: object): WatcherResultLabel {
+  const error = (counts as { error?: unknown }).error;
+  if (error === undefined || error === null) return 'ok';
+  if (typeof error !== 'string') return 'other';
+  if (/auth|unauthorized|disconnected/.test(error)) return 'auth_failed';
+  if (error.endsWith('rate_limited')) return 'rate_limited';
+  if (error.endsWith('unreachable')) return 'unreachable';
+  if (error.endsWith('unreadable')) return 'unreadable';
+  return 'other';
+}
+
 /**
  * The one watcher loop (IMAP inboxes, X DMs): claims the accounts whose poll is due in rounds until none is left,
  * polls each once a pass, and merges what each heard into the pass summary. Several workers share the accounts
@@ -48,10 +67,24 @@ function mergeCounts(prev: Counts | undefined, next: Counts): Counts {
 export async function runWatchLoop<A, C extends object>(spec: WatchSpec<A, C>, ctx: WatchContext): Promise<void> {
   const seen = new Set<string>();
   const idOf = (a: A) => (spec.idOf ?? spec.keyOf)(a);
+  const polls = metrics().watcherPolls;
+  const channel = CHANNEL_OF_SLOT[spec.slot];
+  // Every poll is counted once by its result (outreach_watcher_polls_total); a poll that throws still fails the pass.
+  const poll = (a: A) =>
+    spec.poll(a, ctx).then(
+      (counts) => {
+        polls.inc({ channel, result: pollResultLabel(counts) });
+        return counts;
+      },
+      (err: unknown) => {
+        polls.inc({ channel, result: 'error' });
+        throw err;
+      },
+    );
   for (let guard = 0; guard < 10_000; guard++) {
     const claimed = (await spec.claimDue({ now: ctx.now, limit: spec.batchSize, leaseSeconds: WATCH_LEASE_SECONDS })).filter((a) => !seen.has(idOf(a)));
     if (claimed.length === 0) return;
-    const results = await mapLimit(claimed, spec.concurrency, (a) => spec.poll(a, ctx));
+    const results = await mapLimit(claimed, spec.concurrency, poll);
     claimed.forEach((a, i) => {
       seen.add(idOf(a));
       const key = spec.keyOf(a);

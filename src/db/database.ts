@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
+import { traceDialect } from '../lib/tracing.js';
 
 export type Database = Kysely<DB>;
 
@@ -19,6 +20,14 @@ export interface DatabaseHandle {
 
 // Timestamps stay Date objects and bigint counts become numbers: counts here never pass 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
+
+// Each PostgreSQL handle's pool, for `outreach_db_pool_waiting` (poolWaiting below); PGlite has no pool.
+const pools = new WeakMap<Database, pg.Pool>();
+
+/** Queries waiting for a pooled connection on this database (pg Pool `waitingCount`); 0 on PGlite. */
+export function poolWaiting(db: Database): number {
+  return pools.get(db)?.waitingCount ?? 0;
+}
 
 /**
  * The embedded database's directory is its owner's alone: created 0700, and on every start the directory and
@@ -48,7 +57,8 @@ export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHa
     // channel driver, a LISTEN client) has no pool listener: its 'error' would be an uncaught exception. The
     // query in flight, if any, is rejected on its own; the pool discards the broken client when it is released.
     pool.on('connect', (client) => client.on('error', (err) => target.onIdleError?.(err)));
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<DB>({ dialect: traceDialect(new PostgresDialect({ pool })) });
+    pools.set(db, pool);
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
@@ -61,7 +71,7 @@ export async function createDatabase(target: DatabaseTarget): Promise<DatabaseHa
   // PGlite's initdb (or a loaded snapshot) writes its files 0666, and Postgres rewrites a few cache files 0644 at
   // every start: set them again. Files made later sit in the 0700 directory, which no other user can enter.
   if (target.dataDir) ownerOnly(target.dataDir);
-  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) });
+  const db = new Kysely<DB>({ dialect: traceDialect(new PGliteDialect({ pglite })) });
   return {
     db,
     kind: 'pglite',

@@ -231,6 +231,7 @@ export interface LeadsTable {
   updated_at: CreatedAt;
 }
 
+/** The ledger, partitioned by UTC month with a DEFAULT partition; primary key (id, created_at) (0032, docs/ledger.md). */
 export interface ActivityTable {
   id: string;
   workspace_id: string;

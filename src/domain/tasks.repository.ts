@@ -50,3 +50,13 @@ export async function holdLanesForTasks(db: Database, leadIds: string[], now: Da
   await sql`UPDATE leads SET waiting_for = 'task', next_action_at = NULL, updated_at = ${now.toISOString()}::timestamptz
     WHERE id IN (${sql.join(leadIds.map((id) => sql`${id}::uuid`))})`.execute(db);
 }
+
+/** Open tasks across every workspace, for `outreach_tasks_open` (read at scrape time; the partial index tasks_open_by_lead covers it). */
+export async function countOpenTasks(db: Database): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

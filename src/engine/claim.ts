@@ -203,8 +203,9 @@ async function recordClaimDecisions(
 ) {
   await sql.reschedule(trx, c.deferred);
   await sql.setWaitingForAccept(trx, c.waits, now);
-  await recordOutcomes(trx, c.local, now, summary, cipher);
+  const recorded = await recordOutcomes(trx, c.local, now, summary, cipher);
   summary.deferred += c.deferred.length;
+  return recorded;
 }
 
 /** Claim transaction: decide every claimed lead, reserve budgets, mark sends in flight. Commits before any driver runs. */
@@ -212,7 +213,7 @@ export async function claimBatch(
   deps: { db: Database; config: ClaimSettings; drivers: ChannelDrivers; cipher: TextCipher },
   now: Date,
   summary: PassSummary,
-): Promise<{ claimed: number; sends: PlannedSend[]; checks: PlannedSend[] }> {
+): Promise<{ claimed: number; sends: PlannedSend[]; checks: PlannedSend[]; recorded: Outcome[] }> {
   const { db, config, drivers } = deps;
   const units = config.unitsPerAction;
   return db.transaction().execute(async (trx) => {
@@ -223,12 +224,14 @@ export async function claimBatch(
       limit: config.batchSize,
       admission,
     });
-    if (rows.length === 0) return { claimed: 0, sends: [], checks: [] };
+    if (rows.length === 0) return { claimed: 0, sends: [], checks: [], recorded: [] };
     const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, drivers, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
     const energy = await chargeEnergy(trx, pacing.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
-    await recordClaimDecisions(trx, { deferred: [...deferred, ...pacing.deferred, ...energy.deferred], waits, local }, now, summary, deps.cipher);
-    return { claimed: rows.length, sends: energy.sends, checks };
+    const allDeferred = [...deferred, ...pacing.deferred, ...energy.deferred];
+    const recorded = await recordClaimDecisions(trx, { deferred: allDeferred, waits, local }, now, summary, deps.cipher);
+    // Skips decided by the claim itself (no driver): counted by the caller once this transaction has committed.
+    return { claimed: rows.length, sends: energy.sends, checks, recorded };
   });
 }

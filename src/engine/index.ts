@@ -10,6 +10,8 @@ import { createPacingReader } from './pacing.js';
 import { createScheduler } from './scheduler.js';
 import { createTaskSteps } from './tasks.js';
 import { emptySummary, type PassSummary } from '../channels/types.js';
+import { withSpan } from '../lib/tracing.js';
+import { metrics } from '../lib/metrics.js';
 
 export type { PassSummary } from '../channels/types.js';
 export type { AccountPacing } from './pacing.js';
@@ -44,13 +46,27 @@ export function createEngine(deps: EngineDeps) {
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing });
   const watchers = deps.drivers.watchers?.() ?? [];
 
-  async function runPass(opts: { now?: Date } = {}): Promise<PassSummary> {
+  // engine.pass: a span around each pass, its watches, channel calls and SQL statements its children (src/lib/tracing.ts).
+  const runPass = (opts: { now?: Date } = {}): Promise<PassSummary> =>
+    withSpan('engine.pass', undefined, async (span) => {
+      const summary = await pass(opts);
+      span.setAttributes({ 'outreach.pass.actions': summary.actions, 'outreach.pass.failed': summary.failed, 'outreach.pass.deferred': summary.deferred });
+      return summary;
+    });
+
+  async function pass(opts: { now?: Date } = {}): Promise<PassSummary> {
     const now = opts.now ?? deps.clock.now();
     const summary = emptySummary();
-    for (const watcher of watchers) await watcher.watch?.({ now, summary, apply: observer.applyIn });
-    await observer.runObservations(now, summary);
-    await scheduler.runSteps(now, summary);
-    await discovery.runDiscovery(now, summary);
+    // outreach_engine_pass_duration_seconds: wall time of the pass, a failed one included.
+    const timed = metrics().enginePassDuration.startTimer();
+    try {
+      for (const watcher of watchers) await watcher.watch?.({ now, summary, apply: observer.applyIn });
+      await observer.runObservations(now, summary);
+      await scheduler.runSteps(now, summary);
+      await discovery.runDiscovery(now, summary);
+    } finally {
+      timed();
+    }
     return summary;
   }
 

@@ -1,3 +1,5 @@
+import { ENGINE_PASS_LABEL, registerLoop } from './heartbeat.js';
+
 /**
  * Runs engine passes every `intervalSeconds` in this process. A pass that outlasts the interval is not
  * overlapped by the next tick of the same loop (other processes may still run passes; that is safe).
@@ -6,9 +8,11 @@ export function startEngineLoop(
   engine: { runPass(opts?: { now?: Date }): Promise<unknown> },
   intervalSeconds: number,
   log: { error(obj: unknown, msg: string): void },
-  label = 'engine pass',
+  label = ENGINE_PASS_LABEL,
 ): { stop(): Promise<void> } {
   if (intervalSeconds <= 0) return { stop: async () => undefined };
+  // Each pass's end is a heartbeat that /readyz reads (src/engine/heartbeat.ts): a pass that never ends stops it.
+  const heartbeat = registerLoop(label, intervalSeconds);
   let current: Promise<void> | null = null;
   let stopped = false;
   const tick = () => {
@@ -23,6 +27,7 @@ export function startEngineLoop(
       })
       .finally(() => {
         current = null;
+        heartbeat.beat();
       });
   };
   const timer = setInterval(tick, intervalSeconds * 1000);
@@ -32,6 +37,7 @@ export function startEngineLoop(
     async stop() {
       stopped = true;
       clearInterval(timer);
+      heartbeat.unregister();
       await current;
     },
   };

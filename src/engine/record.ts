@@ -12,9 +12,10 @@ import { holdLanesForTasks, insertTasks } from '../domain/tasks.repository.js';
 /**
  * Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. Only
  * leads still holding the claim an outcome was made under are applied (sql/recordLeads.ts); the rest change nothing.
+ * Answers the outcomes applied, which the caller counts (step-metrics.ts) once the transaction has committed.
  */
-export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary, cipher: TextCipher) {
-  if (outcomes.length === 0) return;
+export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary, cipher: TextCipher): Promise<Outcome[]> {
+  if (outcomes.length === 0) return [];
   const recorded = await sql.recordLeads(
     trx,
     outcomes.map((o) => o.record),
@@ -55,4 +56,5 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
   );
   await sql.refundEnergy(trx, refunds);
   for (const o of applied) if (o.tally) summary[o.tally] += 1;
+  return applied;
 }

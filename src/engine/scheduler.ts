@@ -7,6 +7,7 @@ import { emptyMailboxCounts, type ActionResult, type ChannelDrivers, type Delive
 import { claimBatch } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
+import { countStepOutcomes } from './step-metrics.js';
 import type { TextCipher } from '../lib/crypto.js';
 
 interface SchedulerDeps {
@@ -34,7 +35,8 @@ export function createScheduler(deps: SchedulerDeps) {
   const confirm = (check: PlannedSend): Promise<DeliveryCheck> => confirmDelivery(drivers.forChannel(check.action.channel), check.action);
 
   async function processBatch(now: Date, summary: PassSummary): Promise<number> {
-    const { claimed, sends, checks } = await claimBatch(deps, now, summary);
+    const { claimed, sends, checks, recorded } = await claimBatch(deps, now, summary);
+    countStepOutcomes(recorded);
     if (sends.length === 0 && checks.length === 0) return claimed;
     const [results, verdicts] = await Promise.all([mapLimit(sends, 32, perform), mapLimit(checks, 8, confirm)]);
     for (const r of results) {
@@ -43,7 +45,8 @@ export function createScheduler(deps: SchedulerDeps) {
       (into[r.sentFrom] ??= emptyMailboxCounts()).sent += 1;
     }
     const outcomes = [...sends.map((s, i) => resultOutcome(config, s, results[i], now)), ...checks.map((c, i) => checkOutcome(config, c, verdicts[i], now))];
-    await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher)));
+    // Counted after the commit, so a transaction retried after a deadlock counts its outcomes once.
+    countStepOutcomes(await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher))));
     return claimed;
   }
 

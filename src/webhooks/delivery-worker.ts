@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
+import { metrics, type DeliveryOutcomeLabel } from '../lib/metrics.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { claimDueDeliveries, createCompletionBatcher, type AttemptResult, type ClaimedDelivery, type CompletedState } from './claims.js';
 import { dispatchOutbox, DEFAULT_DISPATCH_BATCH } from './dispatcher.js';
@@ -54,6 +55,15 @@ export interface AttemptReport {
   nextAttemptAt: Date | null;
   /** The lease ran out and another claim took over; this attempt's result did not change the delivery. */
   fenced: boolean;
+}
+
+/** The `outcome` label of `outreach_webhook_deliveries_total` for one recorded attempt. */
+export function deliveryOutcomeLabel(state: CompletedState, fenced: boolean): DeliveryOutcomeLabel {
+  if (fenced) return 'fenced';
+  if (state === 'delivered') return 'delivered';
+  if (state === 'pending') return 'retry';
+  if (state === 'failed') return 'failed';
+  return 'other';
 }
 
 export const DEFAULT_LEASE_MS = 60_000;
@@ -157,6 +167,7 @@ export function createDeliveryWorker(opts: DeliveryWorkerOptions) {
       result = { outcome: 'retry', status: null, durationMs: 0, error: `worker_error: ${(err as Error).name}` };
     }
     const done = await completions.complete(claimed, result, clock.now());
+    metrics().webhookDeliveries.inc({ outcome: deliveryOutcomeLabel(done.state, done.fenced) });
     const report: AttemptReport = {
       deliveryId: claimed.id,
       webhookId: claimed.webhookId,

@@ -270,3 +270,22 @@ export async function pruneHistory(db: Database, before: Date, batch: number): P
     return { deliveries: ids.length, events: Number(events.numDeletedRows) };
   });
 }
+
+/**
+ * The webhook backlog for `outreach_outbox_pending` and `outreach_outbox_oldest_age_seconds`: events not yet dispatched
+ * plus deliveries still pending (retries included), and when the oldest of them happened (a delivery's event time, not
+ * its dispatch: the lag a receiver sees). The waiting rows are found through their partial indexes (outbox_undispatched,
+ * webhook_deliveries_due), each event by its primary key.
+ */
+export async function outboxBacklog(db: Database): Promise<{ pending: number; oldest: Date | null }> {
+  const { rows } = await sql<{ n: number | null; oldest: Date | null }>`
+    SELECT sum(n)::int AS n, min(oldest) AS oldest FROM (
+      SELECT count(*) AS n, min(created_at) AS oldest FROM outbox_events WHERE dispatched_at IS NULL
+      UNION ALL
+      SELECT count(*) AS n, min(e.created_at) AS oldest
+        FROM webhook_deliveries d JOIN outbox_events e ON e.id = d.event_id
+        WHERE d.state = 'pending'
+    ) AS waiting`.execute(db);
+  const row = rows[0];
+  return { pending: Number(row?.n ?? 0), oldest: row?.oldest ? new Date(row.oldest) : null };
+}

@@ -106,7 +106,7 @@ describe.skipIf(!dovecotAvailable())('OAuth mailboxes against real servers', () 
     clock += advanceMs;
     const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
     expect(res.statusCode, res.body).toBe(200);
-    return res.json() as { mailboxes?: Record<string, Record<string, unknown>> };
+    return res.json<{ mailboxes?: Record<string, Record<string, unknown>> }>();
   }
   const mailboxOf = async (address: string) => t.db.selectFrom('mailboxes').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
   const newLead = async (sender: string) => {

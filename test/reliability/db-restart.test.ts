@@ -136,7 +136,7 @@ describe.skipIf(dbEngine() === 'pglite')('PostgreSQL restart under load (Postgre
 
   it('/readyz reports the database reachable again, without a restart', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/readyz' });
-    expect(res.json()).toEqual({ ok: true, database: 'reachable' });
+    expect(res.json()).toEqual({ ok: true, database: 'reachable', migrations: 'current', worker: 'fresh' });
   });
 
   it('the engine loop and the webhook delivery loop resume: a lead due now is sent and its event delivered', async () => {

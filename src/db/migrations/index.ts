@@ -25,6 +25,7 @@ import * as m0027 from './0027_tasks.js';
 import * as m0028 from './0028_mailbox_domain_checks.js';
 import * as m0029 from './0029_mailbox_guards.js';
 import * as m0030 from './0030_mailbox_oauth.js';
+import * as m0032 from './0032_activity_partitions.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -71,10 +72,12 @@ import * as m0030 from './0030_mailbox_oauth.js';
  * |      |                       | pause (bounces or complaints) until a person resumes it                   |
  * | 0030 | 0030_mailbox_oauth    | a mailbox's OAuth provider and encrypted tokens (Google, Microsoft 365);  |
  * |      |                       | pending mailbox connects (state, PKCE verifier, account, hosts)           |
+ * | 0032 | 0032_activity_partitions | the activity ledger partitioned by UTC month (schema activity_partitions, |
+ * |      |                       | a DEFAULT partition); primary key (id, created_at)                        |
  *
- * Gaps: no migration 0002, 0004 or 0005 ever existed in this repository, so nothing is missing. Do
+ * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0031.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0033.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -103,4 +106,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0028_mailbox_domain_checks': m0028,
   '0029_mailbox_guards': m0029,
   '0030_mailbox_oauth': m0030,
+  '0032_activity_partitions': m0032,
 };

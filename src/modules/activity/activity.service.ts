@@ -130,20 +130,45 @@ export function createActivityService(deps: { db: Database; clock: Clock }) {
     };
   }
 
-  /** Deletes entries older than the retention window; the only deletion the ledger allows. */
+  /**
+   * Creates the ledger's partitions for the month of `now` and the `monthsAhead` months after it, when missing (the
+   * server calls it on start, and every retention pass does first). Answers the partitions it created.
+   */
+  async function ensurePartitions(options: { now?: Date; monthsAhead?: number } = {}) {
+    const monthsAhead = options.monthsAhead ?? 2;
+    if (!Number.isInteger(monthsAhead) || monthsAhead < 0) throw new RangeError('monthsAhead must be a non-negative integer');
+    return repo.ensureActivityPartitions(db, options.now ?? clock.now(), monthsAhead);
+  }
+
+  /**
+   * Removes entries older than the retention window; the only deletion the ledger allows. A month partition whose end
+   * is before the cutoff is dropped whole (instant, no dead rows); the month that straddles the cutoff and the DEFAULT
+   * partition lose their expired rows by batched DELETE, so nothing older than the window is kept. `deleted` counts
+   * both. A partition whose lock wait ran out is left for the next pass (and its rows are not deleted one by one).
+   */
   async function pruneExpired(options: { retentionDays?: number; batchSize?: number } = {}) {
     const days = options.retentionDays ?? DEFAULT_ACTIVITY_RETENTION_DAYS;
     if (!Number.isInteger(days) || days < 1) throw new RangeError('retentionDays must be a positive integer');
-    const before = new Date(clock.now().getTime() - days * DAY_MS);
+    const batchSize = options.batchSize ?? 10_000;
+    const now = clock.now();
+    const before = new Date(now.getTime() - days * DAY_MS);
+    await repo.ensureActivityPartitions(db, now);
     let deleted = 0;
-    for (;;) {
-      const n = await repo.deleteExpired(db, before, options.batchSize ?? 10_000);
-      deleted += n;
-      if (n < (options.batchSize ?? 10_000)) return { deleted, before: before.toISOString() };
+    for (const p of await repo.listActivityPartitions(db)) {
+      if (p.to && p.to <= before) {
+        deleted += (await repo.dropPartition(db, p)) ?? 0;
+      } else if (p.from === null || p.from < before) {
+        for (;;) {
+          const n = await repo.deleteExpired(db, p, before, batchSize);
+          deleted += n;
+          if (n < batchSize) break;
+        }
+      }
     }
+    return { deleted, before: before.toISOString() };
   }
 
-  return { listActivity, pageActivity, pruneExpired };
+  return { listActivity, pageActivity, ensurePartitions, pruneExpired };
 }
 
 export type ActivityService = ReturnType<typeof createActivityService>;

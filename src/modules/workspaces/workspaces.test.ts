@@ -148,6 +148,11 @@ describe('errors, limits and versioning', () => {
 
   it('health and readiness', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ ok: true });
-    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ ok: true, database: 'reachable' });
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
+      ok: true,
+      database: 'reachable',
+      migrations: 'current',
+      worker: 'not_in_this_process',
+    });
   });
 });
