@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import type { MailOauthProvider } from '../../config/mail-oauth.js';
 import type { Database } from '../../db/database.js';
@@ -6,6 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
+import { authorizeUrlOf, newPkceRequest } from '../../lib/pkce.js';
 import { addMailbox, MailboxError } from './mailboxes.service.js';
 import type { MailboxView } from './mailboxes.schemas.js';
 import { mailboxInputProblem } from './mailboxes.schemas.js';
@@ -100,9 +100,7 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
         if (!acc) throw fail(404, 'account_not_found', `messaging account ${input.accountId} not found in this workspace`);
       }
       const now = clock.now();
-      const state = randomBytes(32).toString('base64url');
-      const verifier = randomBytes(48).toString('base64url');
-      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const { state, verifier, challenge } = newPkceRequest();
       const expiresAt = new Date(now.getTime() + MAILBOX_CONNECT_TTL_MS);
       await states.deleteExpiredConnects(db, now);
       await states.insertPendingConnect(db, {
@@ -118,20 +116,17 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
         createdAt: now,
         expiresAt,
       });
-      const url = new URL(app.authorizeUrl);
-      url.searchParams.set('response_type', 'code');
-      url.searchParams.set('client_id', app.clientId);
-      url.searchParams.set('redirect_uri', callbackUrl());
-      url.searchParams.set('scope', MAIL_SCOPES[input.provider].join(' '));
-      url.searchParams.set('state', state);
-      url.searchParams.set('code_challenge', challenge);
-      url.searchParams.set('code_challenge_method', 'S256');
       // Google issues a refresh token only for offline access, and again on a reconnect only with consent asked.
-      if (input.provider === 'google') {
-        url.searchParams.set('access_type', 'offline');
-        url.searchParams.set('prompt', 'consent');
-      } else url.searchParams.set('response_mode', 'query');
-      return { authorizeUrl: url.toString().replace(/\+/g, '%20'), expiresAt };
+      const extra: Record<string, string> = input.provider === 'google' ? { access_type: 'offline', prompt: 'consent' } : { response_mode: 'query' };
+      const authorizeUrl = authorizeUrlOf(app.authorizeUrl, {
+        clientId: app.clientId,
+        redirectUri: callbackUrl(),
+        scopes: MAIL_SCOPES[input.provider],
+        state,
+        challenge,
+        extra,
+      });
+      return { authorizeUrl, expiresAt };
     },
 
     /** The provider sent the person back. The state is spent first (single use, whatever happens next). */

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
+import { authorizeUrlOf, newPkceRequest } from '../../lib/pkce.js';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
@@ -118,9 +118,7 @@ export function createXConnectService(deps: XConnectDeps) {
       const { clientId } = requireClient();
       if (!isUuid(workspaceId) || !(await states.workspaceExists(db, workspaceId))) throw notFound('workspace');
       const now = clock.now();
-      const state = randomBytes(32).toString('base64url');
-      const verifier = randomBytes(48).toString('base64url'); // 64 characters, within RFC 7636's 43–128
-      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const { state, verifier, challenge } = newPkceRequest();
       const redirectUri = callbackUrl();
       const expiresAt = new Date(now.getTime() + CONNECT_TTL_MS);
       await states.deleteExpired(db, now);
@@ -133,16 +131,8 @@ export function createXConnectService(deps: XConnectDeps) {
         expiresAt,
         sessionIdHash: opts.sessionIdHash ?? null,
       });
-      const url = new URL(config.x.authorizeUrl);
-      url.searchParams.set('response_type', 'code');
-      url.searchParams.set('client_id', clientId);
-      url.searchParams.set('redirect_uri', redirectUri);
-      url.searchParams.set('scope', X_SCOPES.join(' '));
-      url.searchParams.set('state', state);
-      url.searchParams.set('code_challenge', challenge);
-      url.searchParams.set('code_challenge_method', 'S256');
-      // Spaces as %20, as X's own examples write the scope list (URLSearchParams writes '+'; a literal '+' is %2B).
-      return { authorizeUrl: url.toString().replace(/\+/g, '%20'), expiresAt };
+      const authorizeUrl = authorizeUrlOf(config.x.authorizeUrl, { clientId, redirectUri, scopes: X_SCOPES, state, challenge });
+      return { authorizeUrl, expiresAt };
     },
 
     /**
