@@ -242,3 +242,14 @@ export async function takeMailboxTokens(
   if (!r?.oauth_provider || !r.oauth_tokens_enc || !r.oauth_expires_at) return null;
   return { provider: r.oauth_provider, tokens: openTokens(cipher, r.oauth_tokens_enc, r.oauth_expires_at) };
 }
+
+/** Whether the workspace exists (a connect names it before anything else is read). */
+export async function workspaceExists(db: Database, workspaceId: string): Promise<boolean> {
+  return (await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst()) !== undefined;
+}
+
+/** Whether the messaging account belongs to the workspace (a mailbox may only be put on one of its own). */
+export async function accountInWorkspace(db: Database, workspaceId: string, accountId: string): Promise<boolean> {
+  const r = await db.selectFrom('messaging_accounts').select('id').where('workspace_id', '=', workspaceId).where('id', '=', accountId).executeTakeFirst();
+  return r !== undefined;
+}

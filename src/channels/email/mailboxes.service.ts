@@ -184,14 +184,8 @@ export async function addMailbox(deps: MailboxDeps, req: AddMailboxRequest): Pro
   if (problem) throw new MailboxError('invalid_mailbox', problem);
 
   let accountId = req.accountId;
-  if (accountId) {
-    const acc = await deps.db
-      .selectFrom('messaging_accounts')
-      .select('id')
-      .where('workspace_id', '=', req.workspaceId)
-      .where('id', '=', accountId)
-      .executeTakeFirst();
-    if (!acc) throw new MailboxError('account_not_found', `messaging account ${accountId} not found in this workspace`);
+  if (accountId && !(await repo.accountInWorkspace(deps.db, req.workspaceId, accountId))) {
+    throw new MailboxError('account_not_found', `messaging account ${accountId} not found in this workspace`);
   }
 
   let health: MailboxHealth = 'unknown';

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/config.js';
-import type { MailOauthProvider } from '../../config/mail-oauth.js';
+import { MAIL_OAUTH_PROVIDERS, type MailOauthProvider } from '../../config/mail-oauth.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
@@ -7,6 +7,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { authorizeUrlOf, newPkceRequest } from '../../lib/pkce.js';
 import { addMailbox, MailboxError } from './mailboxes.service.js';
+import * as repo from './mailboxes.repository.js';
 import type { MailboxView } from './mailboxes.schemas.js';
 import { mailboxInputProblem } from './mailboxes.schemas.js';
 import { addressFromIdToken, MAIL_HOSTS, MAIL_SCOPES, MailboxOauthUnavailableError, oauthApp, postTokenForm, PROVIDER_NAMES } from './oauth-tokens.js';
@@ -83,22 +84,15 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
   return {
     callbackUrl,
     /** Which providers can be connected here (their client id and secret are set). */
-    configured: (): MailOauthProvider[] => (['google', 'microsoft'] as const).filter((p) => oauthApp(config, p) !== null),
+    configured: (): MailOauthProvider[] => MAIL_OAUTH_PROVIDERS.filter((p) => oauthApp(config, p) !== null),
 
     async begin(input: BeginMailboxConnect): Promise<{ authorizeUrl: string; expiresAt: Date }> {
       const app = requireApp(input.provider);
-      if (!isUuid(input.workspaceId) || !(await workspaceExists(db, input.workspaceId))) throw notFound('workspace');
+      if (!isUuid(input.workspaceId) || !(await repo.workspaceExists(db, input.workspaceId))) throw notFound('workspace');
       const smtpUrl = serverOverride(input.smtpUrl, 'smtpUrl');
       const imapUrl = serverOverride(input.imapUrl, 'imapUrl');
-      if (input.accountId) {
-        const acc = await db
-          .selectFrom('messaging_accounts')
-          .select('id')
-          .where('workspace_id', '=', input.workspaceId)
-          .where('id', '=', input.accountId)
-          .executeTakeFirst();
-        if (!acc) throw fail(404, 'account_not_found', `messaging account ${input.accountId} not found in this workspace`);
-      }
+      if (input.accountId && !(await repo.accountInWorkspace(db, input.workspaceId, input.accountId)))
+        throw fail(404, 'account_not_found', `messaging account ${input.accountId} not found in this workspace`);
       const now = clock.now();
       const { state, verifier, challenge } = newPkceRequest();
       const expiresAt = new Date(now.getTime() + MAILBOX_CONNECT_TTL_MS);
@@ -198,7 +192,3 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
   };
 }
 export type MailboxConnectService = ReturnType<typeof createMailboxConnectService>;
-
-async function workspaceExists(db: Database, workspaceId: string): Promise<boolean> {
-  return (await db.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst()) !== undefined;
-}
