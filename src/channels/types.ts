@@ -242,6 +242,12 @@ export interface ChannelDriver {
    * implement it; without it (or on `unknown`) a send interrupted by a crash is recorded as uncertain, never repeated.
    */
   confirm?(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck>;
+  /**
+   * A person says an interrupted send whose delivery stayed uncertain did reach its recipient ("Mark as sent",
+   * docs/tasks.md): the channel treats it as sent from now on (e-mail: later steps thread on its Message-ID).
+   * `idempotencyKey` is the interrupted step's key. Resolves quietly when the channel holds no record of it.
+   */
+  acknowledge?(input: { workspaceId: string; idempotencyKey: string }, ctx?: DriverContext): Promise<void>;
   /** Observations due up to `now` for the given leads (sandbox: scripted; real: provider inbox). */
   observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
   /** Reads the provider's inbox of every account due (replies, bounces, follow-backs) and hands each to `ctx.apply`. */

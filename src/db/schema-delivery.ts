@@ -261,6 +261,10 @@ export interface EmailMessagesTable {
   bounced_at: Timestamp | null;
   complained_at: Timestamp | null;
   bounce_cleared: Generated<boolean>;
+  /** How far an outgoing message went (migration 0033): SMTP transaction started, 250 accepted, or a person's word. */
+  delivery: 'started' | 'accepted' | 'marked_sent' | null;
+  accepted_at: Timestamp | null;
+  smtp_queue_id: string | null;
 }
 
 /** An INBOX message already handled, so each is processed once across restarts and workers. */
@@ -300,4 +304,14 @@ export interface ConsoleLoginLinksTable {
   created_at: CreatedAt;
   expires_at: Timestamp;
   used_at: Timestamp | null;
+}
+
+/** An X DM's request about to leave (migration 0033): a step key with no row never reached X (crash-honest confirm). */
+export interface XDmSendsTable {
+  workspace_id: string;
+  idempotency_key: string;
+  account_user_id: string;
+  started_at: ColumnType<Date, Date | string, Date | string>;
+  answered_at: Timestamp | null;
+  dm_event_id: string | null;
 }

@@ -332,6 +332,7 @@ export interface DB {
   mailbox_oauth_states: delivery.MailboxOauthStatesTable;
   mailbox_domain_checks: delivery.MailboxDomainChecksTable;
   email_messages: delivery.EmailMessagesTable;
+  x_dm_sends: delivery.XDmSendsTable;
   email_inbound_seen: delivery.EmailInboundSeenTable;
   suppressed_addresses: delivery.SuppressedAddressesTable;
   console_sessions: delivery.ConsoleSessionsTable;

@@ -1,7 +1,6 @@
 import type { ImapFlow } from 'imapflow';
 // A step whose mailbox refused the login waits as long as the watcher does: a person has to fix the password.
 import { AUTH_FAILED_BACKOFF_SECONDS } from '../watch-loop.js';
-import nodemailer, { type Transporter } from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
@@ -10,6 +9,7 @@ import type { MailboxSecretRow } from './mailboxes.repository.js';
 import { isSuppressed } from '../../domain/opt-out.js';
 import { setMailboxHealth } from './mailboxes.repository.js';
 import { resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
+import { createSmtpPool, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
 import { openImap } from './imap-login.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
@@ -40,16 +40,34 @@ const IMAP_TIMEOUT_MS = 15_000;
 /** `Re: Re: Hello` and `RE: Hello` are the thread "Hello". */
 const baseSubject = (s: string) => s.replace(/^(\s*re\s*:\s*)+/i, '').trim();
 
+type ThreadRow = Awaited<ReturnType<typeof sent.threadOf>>[number];
+
 /**
- * Real e-mail from each sender's own mailbox (docs/email.md): one pooled SMTP transport per mailbox, a Message-ID
- * derived from the step's idempotency key and stored before the hand-off, follow-ups threaded under the first
- * message (In-Reply-To, References, `Re: <first subject>`), List-Unsubscribe with one-click POST, a copy appended to
- * the sent folder, and `confirm` answered from that folder. A lead whose account has no mailbox goes to `fallback`.
+ * What a step's message threads on (docs/email.md): only messages a server accepted (or a person marked sent) and the
+ * messages the lead sent us, so no follow-up names a Message-ID its reader never got. A step without a subject of its
+ * own answers `Re: <first subject>` under such a message; with none, it goes as a first message under the first
+ * subject we tried, without `Re:`.
+ */
+export function threading(thread: ThreadRow[], ownSubject: string | null): { subject: string; references: string[] } {
+  const received = thread.filter((m) => m.direction === 'in' || m.delivery === 'accepted' || m.delivery === 'marked_sent');
+  const first = (rows: ThreadRow[]) => rows.find((m) => m.direction === 'out' && m.subject)?.subject ?? rows.find((m) => m.subject)?.subject ?? null;
+  const threadSubject = first(received);
+  const triedSubject = first(thread);
+  const subject = ownSubject ?? (threadSubject ? `Re: ${baseSubject(threadSubject)}` : triedSubject ? baseSubject(triedSubject) : '');
+  return { subject, references: received.map((m) => m.message_id).slice(-MAX_REFERENCES) };
+}
+
+/**
+ * Real e-mail from each sender's own mailbox (docs/email.md): a pool of SMTP connections per mailbox (its sends in
+ * flight bounded by them), a Message-ID derived from the step's idempotency key, recorded once an SMTP transaction
+ * takes the message and again when the server accepts it, follow-ups threaded under the messages a server accepted
+ * (In-Reply-To, References, `Re: <first subject>`), List-Unsubscribe with one-click POST, a copy appended to the sent
+ * folder, and `confirm` answered from that record. A lead whose account has no mailbox goes to `fallback`.
  */
 export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver & { close(): void } {
   const { db, cipher, config, fallback } = deps;
   const tokens = deps.tokens ?? createMailboxTokens({ db, cipher, config });
-  const transports = new Map<string, Transporter>();
+  const pools = new Map<string, SmtpPool>();
   const addresses = createAddressChecker(config);
   const guards = config.emailGuards;
 
@@ -62,25 +80,29 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     return (await addresses.check(to)) ? { outcome: 'failed', error: 'invalid_address', retryable: false } : null;
   }
 
-  /** One pooled transport per mailbox and login; an OAuth mailbox's new access token replaces its old transport. */
-  function transportFor(mailbox: MailboxSecretRow & { smtpUrl: string }, accessToken?: string) {
+  /** One connection pool per mailbox and login; an OAuth mailbox's new access token replaces its old pool. */
+  function poolFor(mailbox: MailboxSecretRow & { smtpUrl: string }, accessToken?: string) {
     const key = `${mailbox.id}\u0000${mailbox.smtpUrl}\u0000${accessToken ?? ''}`;
-    let t = transports.get(key);
-    if (!t) {
-      for (const [k, old] of transports)
+    let pool = pools.get(key);
+    if (!pool) {
+      for (const [k, old] of pools)
         if (k.startsWith(`${mailbox.id}\u0000`)) {
           old.close();
-          transports.delete(k);
+          pools.delete(k);
         }
-      transports.set(key, (t = nodemailer.createTransport(smtpTransportOptions(mailbox.smtpUrl, true, accessToken))));
+      const { pool: _pooled, ...options } = smtpTransportOptions(mailbox.smtpUrl, true, accessToken);
+      pools.set(key, (pool = createSmtpPool(options)));
     }
-    return t;
+    return pool;
   }
 
   /** The access token an OAuth mailbox logs in with (refreshed when due), or undefined for a password mailbox. */
   async function loginToken(mailbox: MailboxSecretRow, q: Database = db, opts: { force?: boolean; staleAccessToken?: string } = {}) {
     return mailbox.oauth ? tokens.accessToken(mailbox.id, q, opts) : undefined;
   }
+
+  /** The server may or may not have the message: never repeated; a person decides (docs/tasks.md). */
+  const uncertainSend = (): ActionResult => ({ outcome: 'failed', error: 'uncertain_delivery', retryable: false });
 
   const messageIdOf = (action: OutboundAction, mailbox: MailboxSecretRow) =>
     `<${shortHash('email', action.workspaceId, action.idempotencyKey)}@${mailbox.address.split('@')[1] ?? 'outreach.invalid'}>`;
@@ -185,10 +207,10 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       }
 
       const messageId = messageIdOf(action, mailbox);
-      const thread = (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey);
-      const firstSubject = thread.find((m) => m.direction === 'out' && m.subject)?.subject ?? thread.find((m) => m.subject)?.subject ?? null;
-      const subject = action.subject ?? (firstSubject ? `Re: ${baseSubject(firstSubject)}` : '');
-      const references = thread.map((m) => m.message_id).slice(-MAX_REFERENCES);
+      const { subject, references } = threading(
+        (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey),
+        action.subject,
+      );
       const unsubscribeUrl = `${config.publicBase.url()}/u/${unsubscribeToken(cipher, action.workspaceId, action.recipient.leadId)}`;
       const raw = await new MailComposer({
         from: { name: mailbox.displayName ?? '', address: mailbox.address },
@@ -229,27 +251,38 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         return untilNextDay;
       }
 
-      // Stored before the hand-off: a crash after SMTP accepted it must still find the attempt (confirm below).
-      try {
-        await sent.recordOutgoing(q, {
-          workspaceId: action.workspaceId,
-          messageId,
-          leadId: action.recipient.leadId,
-          mailboxId: mailbox.id,
-          idempotencyKey: action.idempotencyKey,
-          subject,
-          recipient: to,
-          at: action.at,
-        });
-      } catch (err) {
-        await giveBack().catch(() => undefined);
-        throw err;
+      // A retry of a step whose earlier try lost its connection inside the transaction: that try may have delivered.
+      if ((action.attempt ?? 0) > 0) {
+        const earlier = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
+        if (earlier?.delivery === 'accepted' || earlier?.delivery === 'marked_sent') {
+          await giveBack();
+          return { outcome: 'ok', externalId: earlier.message_id, sentFrom: mailbox.id };
+        }
+        if (earlier?.delivery === 'started') {
+          await giveBack();
+          return uncertainSend();
+        }
       }
       const smtpMailbox = mailbox as MailboxSecretRow & { smtpUrl: string };
       const envelope = { from: mailbox.address, to: [to] };
+      // Recorded at the start of the SMTP transaction, never earlier: a step with no row was never handed to a server.
+      const hooks = {
+        transactionStarted: () =>
+          sent.recordTransactionStarted(q, {
+            workspaceId: action.workspaceId,
+            messageId,
+            leadId: action.recipient.leadId,
+            mailboxId: mailbox.id,
+            idempotencyKey: action.idempotencyKey,
+            subject,
+            recipient: to,
+            at: action.at,
+          }),
+      };
+      let accepted;
       try {
         try {
-          await transportFor(smtpMailbox, accessToken).sendMail({ envelope, raw });
+          accepted = await poolFor(smtpMailbox, accessToken).send(envelope, raw, hooks);
         } catch (err) {
           // An OAuth login refused: the token is refreshed once and the message tried once more (the login comes
           // before MAIL FROM, so nothing of it left). A refused refresh marks the mailbox, as below.
@@ -259,7 +292,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
             return null;
           });
           if (!again) throw err;
-          await transportFor(smtpMailbox, again).sendMail({ envelope, raw });
+          accepted = await poolFor(smtpMailbox, again).send(envelope, raw, hooks);
         }
       } catch (err) {
         // The provider refused the refresh: the mailbox is marked "reconnect" already; the step waits like any auth failure.
@@ -267,7 +300,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
           await giveBack();
           return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
         }
-        const e = err as { responseCode?: number; code?: string };
+        const e = err as SmtpSendError;
         // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
         if (e.code === 'EAUTH') {
           await giveBack();
@@ -285,19 +318,28 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
           return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
         }
         if (typeof e.responseCode === 'number') {
+          // Refused for now: the server answered, so it does not have the message; the retry starts afresh.
           await giveBack();
+          await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
           return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
         }
-        // No SMTP answer at all (connection lost): the message may have gone, so the day keeps it counted.
-        return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
+        // No transaction ever started (no connection, the envelope never taken): nothing left, the unit goes back.
+        if (!e.transactionStarted) {
+          await giveBack();
+          return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
+        }
+        // The connection was lost inside the transaction, before any answer: the message may have gone.
+        return uncertainSend();
       }
+      await sent.recordAccepted(q, action.workspaceId, action.idempotencyKey, new Date(), accepted.queueId);
       await appendToSent(mailbox, raw);
       return { outcome: 'ok', externalId: messageId, sentFrom: mailbox.id };
     },
 
     /**
-     * After a crash: `not_sent` only when no send of this step was ever started (no stored Message-ID); `sent` when
-     * the sent folder holds it; otherwise `unknown`, because SMTP may have taken it even though the copy is missing.
+     * After a crash, from the record perform keeps (docs/email.md "What a crash can cost"): accepted (or marked sent)
+     * is `sent`; no row means no SMTP transaction ever took the message, `not_sent`; a transaction started without an
+     * answer is `sent` when the sent folder holds the copy, else `unknown`, because the server may have taken it.
      */
     async confirm(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck> {
       const q = ctx?.db ?? db;
@@ -306,13 +348,18 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
       if (!mailbox) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
+      const record = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
+      if (record?.delivery === 'accepted' || record?.delivery === 'marked_sent') return { status: 'sent', externalId: record.message_id };
+      // A reply decision records inside its own transaction, which a crash rolls back with the row: for a reply,
+      // no row proves nothing, and the sent folder is the only witness.
+      if (!record && action.kind !== 'reply') return { status: 'not_sent' };
       const messageId = messageIdOf(action, mailbox);
-      const started = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
-      // The sent folder is asked even without a stored row: a reply decision stores it inside its own transaction,
-      // which a crash after SMTP accepted the message rolls back.
-      const inSentFolder = await searchSentFolder(mailbox, messageId);
-      if (inSentFolder === true) return { status: 'sent', externalId: messageId };
-      return started ? { status: 'unknown' } : { status: 'not_sent' };
+      if ((await searchSentFolder(mailbox, messageId)) === true) return { status: 'sent', externalId: messageId };
+      return record ? { status: 'unknown' } : { status: 'not_sent' };
+    },
+
+    async acknowledge({ workspaceId, idempotencyKey }, ctx?: DriverContext): Promise<void> {
+      await sent.recordMarkedSent(ctx?.db ?? db, workspaceId, idempotencyKey);
     },
 
     /**
@@ -332,8 +379,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       : undefined,
 
     close() {
-      for (const t of transports.values()) t.close();
-      transports.clear();
+      for (const pool of pools.values()) pool.close();
+      pools.clear();
       (fallback as { close?: () => void }).close?.();
     },
   };

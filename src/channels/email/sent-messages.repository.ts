@@ -1,13 +1,15 @@
 import type { Database } from '../../db/database.js';
 
 // The e-mail thread of a lead (table email_messages, migration 0013): the Message-IDs we sent and those we received,
-// so a follow-up continues the thread and a crash-interrupted send can be confirmed from the sent folder.
+// so a follow-up continues the thread, and how far each message of ours went (migration 0033), so a send a crash
+// interrupted is confirmed from that record.
 
 /**
- * Notes an outgoing message before it is handed to SMTP; a retry of the same step finds the row already there.
+ * Notes that an SMTP transaction took the message (the server accepted RCPT TO and DATA; the text not yet sent):
+ * `delivery = 'started'`. A retry of the same step finds the row already there and leaves it as it is.
  * `recipient`: the address it goes to, so a bounce that names this Message-ID affects that address (docs/email.md).
  */
-export async function recordOutgoing(
+export async function recordTransactionStarted(
   db: Database,
   row: {
     workspaceId: string;
@@ -32,8 +34,32 @@ export async function recordOutgoing(
       direction: 'out',
       sent_at: row.at,
       recipient: row.recipient?.trim().toLowerCase() ?? null,
+      delivery: 'started',
     })
     .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** The server answered the message with 250 (its queue id when it named one): the message is ours no more. */
+export async function recordAccepted(db: Database, workspaceId: string, idempotencyKey: string, at: Date, queueId: string | null): Promise<void> {
+  await db
+    .updateTable('email_messages')
+    .set({ delivery: 'accepted', accepted_at: at, smtp_queue_id: queueId })
+    .where('workspace_id', '=', workspaceId)
+    .where('idempotency_key', '=', idempotencyKey)
+    .where('direction', '=', 'out')
+    .execute();
+}
+
+/** A person said the interrupted message arrived ("Mark as sent"): later steps thread on it. */
+export async function recordMarkedSent(db: Database, workspaceId: string, idempotencyKey: string): Promise<void> {
+  await db
+    .updateTable('email_messages')
+    .set({ delivery: 'marked_sent' })
+    .where('workspace_id', '=', workspaceId)
+    .where('idempotency_key', '=', idempotencyKey)
+    .where('direction', '=', 'out')
+    .where('delivery', '=', 'started')
     .execute();
 }
 
@@ -42,11 +68,11 @@ export async function forgetOutgoing(db: Database, workspaceId: string, idempote
   await db.deleteFrom('email_messages').where('workspace_id', '=', workspaceId).where('idempotency_key', '=', idempotencyKey).execute();
 }
 
-/** Whether a send of this step was ever started (its row exists). */
+/** How far this step's message went: no row, an SMTP transaction started, accepted, or marked sent by a person. */
 export async function findOutgoing(db: Database, workspaceId: string, idempotencyKey: string) {
   return db
     .selectFrom('email_messages')
-    .select(['message_id', 'mailbox_id'])
+    .select(['message_id', 'mailbox_id', 'delivery'])
     .where('workspace_id', '=', workspaceId)
     .where('idempotency_key', '=', idempotencyKey)
     .executeTakeFirst();
@@ -66,11 +92,11 @@ export async function leadsMailedFromMailboxes(db: Database, workspaceId: string
   return new Set(rows.map((r) => r.lead_id).filter((id): id is string => id !== null));
 }
 
-/** The lead's thread, oldest first (both directions). */
+/** The lead's thread, oldest first (both directions), with how far each message of ours went. */
 export async function threadOf(db: Database, workspaceId: string, leadId: string) {
   return db
     .selectFrom('email_messages')
-    .select(['message_id', 'subject', 'direction', 'idempotency_key'])
+    .select(['message_id', 'subject', 'direction', 'idempotency_key', 'delivery'])
     .where('workspace_id', '=', workspaceId)
     .where('lead_id', '=', leadId)
     .orderBy('sent_at')

@@ -26,6 +26,7 @@ import * as m0028 from './0028_mailbox_domain_checks.js';
 import * as m0029 from './0029_mailbox_guards.js';
 import * as m0030 from './0030_mailbox_oauth.js';
 import * as m0032 from './0032_activity_partitions.js';
+import * as m0033 from './0033_email_delivery_state.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -74,10 +75,12 @@ import * as m0032 from './0032_activity_partitions.js';
  * |      |                       | pending mailbox connects (state, PKCE verifier, account, hosts)           |
  * | 0032 | 0032_activity_partitions | the activity ledger partitioned by UTC month (schema activity_partitions, |
  * |      |                       | a DEFAULT partition); primary key (id, created_at)                        |
+ * | 0033 | 0033_email_delivery_state | how far an outgoing e-mail went: SMTP transaction started, accepted   |
+ * |      |                       | (250 and its queue id), or marked sent by a person                        |
  *
  * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0033.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0034.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -107,4 +110,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0029_mailbox_guards': m0029,
   '0030_mailbox_oauth': m0030,
   '0032_activity_partitions': m0032,
+  '0033_email_delivery_state': m0033,
 };

@@ -1,0 +1,203 @@
+import { Readable, type Writable } from 'node:stream';
+import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
+import XOAuth2 from 'nodemailer/lib/xoauth2';
+
+// A mailbox's SMTP connections (docs/email.md "What a crash can cost"). nodemailer's own pool queues a message and
+// reads it before any server has it, so "handed over" could not be told from "in a transaction". Here each send
+// holds one of the mailbox's connections for its whole transaction, and `transactionStarted` runs at the one moment
+// that matters: the server accepted RCPT TO and DATA, and not a byte of the message has been written. A crash before
+// it leaves no trace a server could have; a crash after it is a message truly in flight.
+
+export interface SmtpPoolOptions extends SMTPConnectionOptions {
+  /** A password login, or XOAUTH2 with an access token (refreshed by the caller: oauth-tokens.ts). */
+  auth?: { type: 'OAuth2'; user: string; accessToken: string } | { user: string; pass: string };
+  /** The connections the mailbox may hold at once: the bound on its messages in flight. */
+  maxConnections: number;
+}
+
+export interface SmtpSendHooks {
+  /** The server took the envelope (RCPT TO, DATA): awaited before the message text is sent. A throw aborts the send. */
+  transactionStarted(): Promise<void>;
+}
+
+export interface SmtpAccepted {
+  /** The server's final answer, trimmed; it names the queue id when the server gives one. */
+  response: string;
+  queueId: string | null;
+}
+
+/** An error of a send, saying whether the transaction had started (the server may then have the message). */
+export type SmtpSendError = Error & { code?: string; responseCode?: number; transactionStarted?: boolean };
+
+// Closed before the socket timeout (30 s, mailboxes.service.ts) would end it from the other side.
+const IDLE_CLOSE_MS = 20_000;
+const MESSAGES_PER_CONNECTION = 100;
+const QUEUE_ID_MAX = 200;
+
+interface Conn {
+  smtp: SMTPConnection;
+  alive: boolean;
+  sent: number;
+  idleTimer?: NodeJS.Timeout;
+}
+
+/** The queue id of a 250 answer: `queued as X` (Postfix), `id=X` (Exim), `<X>` (Exchange), else the last word. */
+export function queueIdOf(response: string): string | null {
+  const text = response.replace(/^250[ -](\d\.\d\.\d )?/, '').trim();
+  const m = /queued as ([^\s;,]+)/i.exec(text) ?? /\bid=([^\s;,]+)/i.exec(text) ?? /<([^<>\s]+)>/.exec(text) ?? /(\S+)\s*$/.exec(text);
+  return m?.[1] ? m[1].slice(0, QUEUE_ID_MAX) : null;
+}
+
+/** The message, written only after `started` resolves: the moment SMTPConnection pipes it is the end of DATA's 354. */
+class MessageAfterData extends Readable {
+  constructor(
+    private readonly raw: Buffer,
+    private readonly started: () => Promise<void>,
+    private readonly onStarted: () => void,
+  ) {
+    super();
+  }
+  override _read() {}
+  override pipe<T extends NodeJS.WritableStream>(dest: T, options?: { end?: boolean }): T {
+    const piped = super.pipe(dest as unknown as Writable, options) as unknown as T;
+    this.started().then(
+      () => {
+        this.onStarted();
+        this.push(this.raw);
+        this.push(null);
+      },
+      (err: unknown) => this.destroy(err instanceof Error ? err : new Error(String(err))),
+    );
+    return piped;
+  }
+}
+
+export function createSmtpPool(options: SmtpPoolOptions) {
+  const { auth, maxConnections, ...connectionOptions } = options;
+  const idle: Conn[] = [];
+  const waiters: (() => void)[] = [];
+  let busy = 0;
+  let closed = false;
+
+  function retire(conn: Conn) {
+    conn.alive = false;
+    clearTimeout(conn.idleTimer);
+    try {
+      conn.smtp.quit();
+    } catch {
+      conn.smtp.close();
+    }
+  }
+
+  function open(): Promise<Conn> {
+    return new Promise((resolve, reject) => {
+      const smtp = new SMTPConnection({ ...connectionOptions, logger: false });
+      const conn: Conn = { smtp, alive: true, sent: 0 };
+      let settled = false;
+      const fail = (err: Error) => {
+        conn.alive = false;
+        if (!settled) {
+          settled = true;
+          smtp.close();
+          reject(err);
+        }
+      };
+      smtp.on('error', fail);
+      smtp.once('end', () => (conn.alive = false));
+      smtp.connect((err) => {
+        if (err) return fail(err);
+        if (!auth) return ((settled = true), resolve(conn));
+        const login =
+          'accessToken' in auth
+            ? { type: 'OAUTH2' as const, user: auth.user, method: 'XOAUTH2', oauth2: new XOAuth2({ user: auth.user, accessToken: auth.accessToken }) }
+            : { credentials: { user: auth.user, pass: auth.pass } };
+        smtp.login(login, (loginErr) => {
+          if (loginErr) return fail(loginErr);
+          settled = true;
+          resolve(conn);
+        });
+      });
+    });
+  }
+
+  /** One of the mailbox's connection slots: sends beyond `maxConnections` wait here, before anything is recorded. */
+  async function acquire(): Promise<void> {
+    if (closed) throw Object.assign(new Error('the mailbox transport is closed'), { code: 'ECONNECTION' });
+    if (busy < maxConnections) {
+      busy++;
+      return;
+    }
+    await new Promise<void>((resolve) => waiters.push(resolve));
+  }
+
+  function release(conn: Conn | null) {
+    if (conn) {
+      if (conn.alive && !closed && conn.sent < MESSAGES_PER_CONNECTION) {
+        conn.idleTimer = setTimeout(() => {
+          idle.splice(idle.indexOf(conn), 1);
+          retire(conn);
+        }, IDLE_CLOSE_MS);
+        conn.idleTimer.unref();
+        idle.push(conn);
+      } else if (conn.alive) retire(conn);
+    }
+    const next = waiters.shift();
+    if (next) next();
+    else busy--;
+  }
+
+  function transact(conn: Conn, envelope: { from: string; to: string[] }, raw: Buffer, hooks: SmtpSendHooks) {
+    let started = false;
+    return new Promise<SmtpAccepted>((resolve, reject) => {
+      const message = new MessageAfterData(
+        raw,
+        () => hooks.transactionStarted(),
+        () => (started = true),
+      );
+      conn.smtp.send(envelope, message, (err, info) => {
+        conn.sent++;
+        if (err) {
+          conn.alive = false;
+          return reject(Object.assign(err, { transactionStarted: started }));
+        }
+        const response = (info?.response ?? '').trim();
+        resolve({ response, queueId: queueIdOf(response) });
+      });
+    });
+  }
+
+  return {
+    /**
+     * Sends `raw` over one of the mailbox's connections. A reused connection the server had dropped is replaced once,
+     * when the transaction never started (nothing of the message left).
+     */
+    async send(envelope: { from: string; to: string[] }, raw: Buffer, hooks: SmtpSendHooks): Promise<SmtpAccepted> {
+      await acquire();
+      const held: { conn: Conn | null } = { conn: null };
+      try {
+        for (let tries = 0; ; tries++) {
+          const reused = idle.pop() ?? null;
+          if (reused) clearTimeout(reused.idleTimer);
+          const conn = (held.conn = reused && reused.alive ? reused : await open());
+          try {
+            return await transact(conn, envelope, raw, hooks);
+          } catch (err) {
+            const e = err as SmtpSendError;
+            if (!reused || tries > 0 || e.transactionStarted || typeof e.responseCode === 'number') throw err;
+            if (conn.alive) retire(conn);
+            held.conn = null;
+          }
+        }
+      } finally {
+        release(held.conn);
+      }
+    },
+
+    close() {
+      closed = true;
+      for (const conn of idle.splice(0)) retire(conn);
+    },
+  };
+}
+
+export type SmtpPool = ReturnType<typeof createSmtpPool>;
