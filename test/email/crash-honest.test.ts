@@ -74,7 +74,7 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
   const to = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
   const rowsOf = (leadId: string) =>
     t.db.selectFrom('email_messages').select(['message_id', 'delivery', 'smtp_queue_id', 'idempotency_key']).where('lead_id', '=', leadId).execute();
-  const ledgerOf = async (leadId: string) =>
+  const ledgerOf = async (leadId: string): Promise<Record<string, unknown>[]> =>
     (await t.db.selectFrom('activity').select(['outcome', 'detail', 'created_at']).where('lead_id', '=', leadId).orderBy('created_at').execute()).map((a) => ({
       outcome: a.outcome,
       ...(JSON.parse(a.detail) as Record<string, unknown>),
