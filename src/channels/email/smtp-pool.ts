@@ -154,10 +154,13 @@ export function createSmtpPool(options: SmtpPoolOptions) {
         () => hooks.transactionStarted(),
         () => (started = true),
       );
-      conn.smtp.send(envelope, message, (err, info) => {
+      // A copy for each transaction: SMTPConnection keeps its recipient bookkeeping on the envelope object itself.
+      conn.smtp.send({ from: envelope.from, to: [...envelope.to] }, message, (err, info) => {
         conn.sent++;
         if (err) {
+          // Never reused after an error (the session may be mid-transaction): closed now, not left to time out.
           conn.alive = false;
+          conn.smtp.close();
           return reject(Object.assign(err, { transactionStarted: started }));
         }
         const response = (info?.response ?? '').trim();
@@ -189,7 +192,9 @@ export function createSmtpPool(options: SmtpPoolOptions) {
           }
         }
       } finally {
-        release(held.conn);
+        // As nodemailer's pool does: the connection serves again only on a later turn, once SMTPConnection has
+        // finished with this transaction's answer (reused at once, the next envelope could read a stale reply).
+        setImmediate(() => release(held.conn));
       }
     },
 
