@@ -2,6 +2,7 @@ import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
 import { hasWrittenFirst, rememberDmSender, rememberLeadXUserId } from './watch.repository.js';
+import { dmSendOf, markDmAnswered, markDmLeaving } from './dm-sends.repository.js';
 import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
 import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
@@ -87,6 +88,11 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (earlier?.status === 'sent') return { outcome: 'ok', externalId: earlier.externalId };
       if (earlier === null || earlier.status === 'unknown') return { outcome: 'failed', error: 'x_dm_unconfirmed', retryable: true };
     }
+    // Every read and check is behind us; the token is made fresh now (a refresh is a crash window too), so the mark
+    // is the last thing before the request: a step whose key has no mark never reached X (`confirm`).
+    await tokens.accessToken(action.workspaceId, me, q);
+    const mark = { workspaceId: action.workspaceId, key: action.idempotencyKey };
+    await markDmLeaving(q, { ...mark, accountUserId: me, at });
     let answer;
     try {
       answer = await call<{ data?: { dm_event_id?: string } }>('POST', `/2/dm_conversations/with/${encodeURIComponent(participant)}/messages`, {
@@ -100,7 +106,12 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (check.status === 'sent') return { outcome: 'ok', externalId: check.externalId };
       return { outcome: 'failed', error: err.failure.error, retryable: true };
     }
-    if (answer.status === 200 || answer.status === 201) return { outcome: 'ok', externalId: answer.body?.data?.dm_event_id ?? null };
+    if (answer.status === 200 || answer.status === 201) {
+      const dmEventId = answer.body?.data?.dm_event_id ?? null;
+      // The DM left whatever becomes of the answer's mark: one that failed to write only makes a crash look X up.
+      await markDmAnswered(q, { ...mark, dmEventId, at }).catch(() => undefined);
+      return { outcome: 'ok', externalId: dmEventId };
+    }
     // X refuses a DM to a person who does not accept DMs from this account: nothing the engine can change.
     if (answer.status === 403)
       return { outcome: 'failed', error: /not permitted/i.test(problemText(answer.body)) ? 'x_dm_not_permitted' : 'x_forbidden', retryable: false };
@@ -267,9 +278,19 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
     },
 
     /**
-     * After a crash: a DM is looked for among the account's recent DM events (same recipient conversation, same
-     * text, sent by the account no earlier than the attempt). Follows and likes are idempotent at X (following or
-     * liking again changes nothing), so an engage step that cannot be confirmed is answered `not_sent` and redone.
+     * After a crash (docs/x-channel.md, "Crash recovery"), a DM by its mark (x_dm_sends, written just before the POST):
+     * - no mark: the request never left (the crash came during a read, a check, the token refresh or the day-unit
+     *   reservation) → `not_sent` at once, X is not asked;
+     * - a mark X answered → `sent`, with its dm_event_id;
+     * - a mark without an answer: the DM may have reached X → looked for among the account's recent DM events (same
+     *   conversation, same text, sent by the account no earlier than the first try of this key), which may say `unknown`.
+     * A missing mark proves nothing when it was written inside a caller's transaction: a crash rolls it back with the
+     * caller's work while the DM may have left. A reply decision (`reply`) performs and confirms inside its own
+     * transaction (replies.decisions.ts), so for it, or whenever `confirm` is asked inside a transaction, no mark means
+     * asking X, as before the marks. (Writing the mark on the pool instead is not an option: PGlite's single
+     * connection would wait for ever on the caller's open transaction.)
+     * Follows and likes are idempotent at X (following or liking again changes nothing), so an engage step that
+     * cannot be confirmed is answered `not_sent` and redone.
      */
     async confirm(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck> {
       const q = ctx?.db ?? db;
@@ -279,12 +300,18 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       const conn = await repo.connection(q, action.workspaceId, action.accountUserId);
       if (!conn) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
       if (action.kind === 'x_engage') return { status: 'not_sent' };
+      const mark = await dmSendOf(q, action.workspaceId, action.idempotencyKey);
+      const markIsWitness = action.kind !== 'reply' && !q.isTransaction;
+      if (!mark && markIsWitness) return { status: 'not_sent' };
+      if (mark?.answeredAt) return { status: 'sent', externalId: mark.dmEventId };
       if (conn.disconnected) return { status: 'unknown' };
       const me = action.accountUserId;
       const participant = action.recipient.xUserId;
       if (!participant || !action.text) return { status: 'unknown' };
+      // An earlier try of this key (a retry's mark keeps the first start) may be the one that reached X.
+      const since = mark && mark.startedAt < action.at ? mark.startedAt : action.at;
       try {
-        return await findSentDm(callerFor(q, action.workspaceId, me, action.at), me, participant, action.text, action.at);
+        return await findSentDm(callerFor(q, action.workspaceId, me, action.at), me, participant, action.text, since);
       } catch {
         return { status: 'unknown' };
       }

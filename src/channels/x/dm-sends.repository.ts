@@ -1,0 +1,48 @@
+import type { Database } from '../../db/database.js';
+
+/**
+ * An X DM's request as the driver knows it (issue 31 §4, migration 0033): marked just before the POST leaves, answered
+ * with X's dm_event_id. A key with no mark never reached X (when the mark was written outside a caller's transaction:
+ * driver.ts `confirm`).
+ */
+export interface DmSend {
+  accountUserId: string;
+  startedAt: Date;
+  answeredAt: Date | null;
+  dmEventId: string | null;
+}
+
+/** The request is about to leave. A retry of the same step reuses its key: the first start is kept. */
+export async function markDmLeaving(q: Database, p: { workspaceId: string; key: string; accountUserId: string; at: Date }): Promise<void> {
+  await q
+    .insertInto('x_dm_sends')
+    .values({ workspace_id: p.workspaceId, idempotency_key: p.key, account_user_id: p.accountUserId, started_at: p.at })
+    .onConflict((oc) => oc.columns(['workspace_id', 'idempotency_key']).doNothing())
+    .execute();
+}
+
+/** X took the DM (200/201): its event id, when X named one. */
+export async function markDmAnswered(q: Database, p: { workspaceId: string; key: string; dmEventId: string | null; at: Date }): Promise<void> {
+  await q
+    .updateTable('x_dm_sends')
+    .set({ answered_at: p.at, dm_event_id: p.dmEventId })
+    .where('workspace_id', '=', p.workspaceId)
+    .where('idempotency_key', '=', p.key)
+    .execute();
+}
+
+export async function dmSendOf(q: Database, workspaceId: string, key: string): Promise<DmSend | null> {
+  const row = await q
+    .selectFrom('x_dm_sends')
+    .select(['account_user_id', 'started_at', 'answered_at', 'dm_event_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    accountUserId: row.account_user_id,
+    startedAt: new Date(row.started_at),
+    answeredAt: row.answered_at ? new Date(row.answered_at) : null,
+    dmEventId: row.dm_event_id,
+  };
+}
