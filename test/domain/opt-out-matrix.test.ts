@@ -290,6 +290,7 @@ async function emailedPerson() {
       idempotency_key: `${p.lanes.entry}:${seq.email}:0`,
       subject: 'Quick question',
       direction: 'out',
+      delivery: 'accepted',
       sent_at: new Date(clock - DAY) as never,
     })
     .execute();

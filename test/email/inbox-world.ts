@@ -122,6 +122,7 @@ export async function startInboxWorld(opts: { env?: Partial<Env>; imapUrl?: (d: 
           idempotency_key: `${leadId}:${sequenceId}:0`,
           subject: 'Quick question',
           direction: 'out',
+          delivery: 'accepted',
           sent_at: sentAt as never,
           // Rows written before migration 0024 have no recipient: the lead's address stands for it.
           ...(f.recipient !== undefined && { recipient: f.recipient }),

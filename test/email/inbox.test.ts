@@ -99,6 +99,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
         idempotency_key: `${leadId}:${sequenceId}:0`,
         subject: 'Quick question',
         direction: 'out',
+        delivery: 'accepted',
         sent_at: sentAt as never,
       })
       .execute();
