@@ -137,6 +137,7 @@ examples['GET /api/v1/events/stream'] = {
 const exampleTask = {
   id: '8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d',
   status: 'open',
+  source: 'step',
   kind: 'connect',
   channel: 'linkedin',
   action: 'invite',
@@ -170,6 +171,23 @@ const closedTask = (status: 'done' | 'skipped') => ({ ...exampleTask, status, cl
 examples['GET /api/v1/tasks'] = { status: 200, response: { tasks: [exampleTask], nextCursor: null } };
 examples['POST /api/v1/tasks/{id}/complete'] = { request: { by: 'dana@acme.example' }, status: 200, response: closedTask('done') };
 examples['POST /api/v1/tasks/{id}/skip'] = { request: { by: 'dana@acme.example' }, status: 200, response: closedTask('skipped') };
+// An uncertain send (docs/tasks.md "Uncertain sends"): an e-mail a crash left in flight, answered by a person.
+const uncertainTask = (closedReason: string | null) => ({
+  ...closedTask('done'),
+  id: '3c9e7a51-2b4d-4e6f-8a1b-9d0c2e4f6a8b',
+  source: 'uncertain',
+  kind: 'email',
+  channel: 'email',
+  action: 'email_sent',
+  reason: 'uncertain_delivery',
+  lead: { ...exampleTask.lead, linkedinUrl: null },
+  subject: 'Quick note for Ada',
+  text: 'Hi Ada, a first line.',
+  profileUrl: null,
+  closedReason,
+});
+examples['POST /api/v1/tasks/{id}/mark-sent'] = { request: { by: 'dana@acme.example' }, status: 200, response: uncertainTask(null) };
+examples['POST /api/v1/tasks/{id}/send-anyway'] = { request: { by: 'dana@acme.example' }, status: 200, response: uncertainTask(null) };
 
 const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
 fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);

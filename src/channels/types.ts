@@ -80,7 +80,12 @@ export type ActionResult =
    * The platform's rules keep this from automation (domain/policy.ts): nothing was sent, and a person must do it.
    * The engine turns it into a task (docs/tasks.md). `reason` is one of the policy's PERSON_REASONS.
    */
-  | { outcome: 'needs_person'; reason: string };
+  | { outcome: 'needs_person'; reason: string }
+  /**
+   * The provider may or may not have it (e-mail: the connection was lost inside the SMTP transaction, before any
+   * answer). Never repeated: recorded as an uncertain send, as after a crash, and a person decides (docs/tasks.md).
+   */
+  | { outcome: 'uncertain'; error: 'uncertain_delivery' };
 
 /** What the outside world did since the last poll, as a driver observed it. */
 export type InboundObservation =

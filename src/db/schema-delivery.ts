@@ -89,7 +89,8 @@ export interface TasksTable {
   id: string;
   workspace_id: string;
   lead_id: string;
-  source: 'step' | 'reply';
+  /** `uncertain` (migration 0034): a send a crash left in flight that no driver could confirm. */
+  source: 'step' | 'reply' | 'uncertain';
   sequence_id: string | null;
   step_index: number | null;
   variant_key: string | null;

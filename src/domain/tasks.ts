@@ -1,14 +1,24 @@
 import type { Channel } from './vocabulary.js';
 
 // A task is a due action for a person (docs/tasks.md): a step the platform policy (domain/policy.ts) keeps from the
-// engine, or a reply decision's answer on a `tasks` LinkedIn account. The engine and the reply decisions open them
+// engine, a reply decision's answer on a `tasks` LinkedIn account, or a send a crash left uncertain (source `uncertain`). The engine and the reply decisions open them
 // (tasks.repository.ts); the tasks module lists, completes and skips them.
+
+export type TaskSource = 'step' | 'reply' | 'uncertain';
+
+/** An uncertain task's key prefix: `uncertain:<the interrupted step's key>` (the e-mail driver stores the send under the step key). */
+export const UNCERTAIN_KEY_PREFIX = 'uncertain:';
+export const uncertainTaskKey = (stepKey: string) => `${UNCERTAIN_KEY_PREFIX}${stepKey}`;
+export const stepKeyOfUncertain = (taskKey: string) => taskKey.slice(UNCERTAIN_KEY_PREFIX.length);
+
+/** An uncertain send's reason, and the lead's `last_error` while a person has not answered it (docs/tasks.md). */
+export const UNCERTAIN_DELIVERY = 'uncertain_delivery';
 
 export interface NewTask {
   id: string;
   workspaceId: string;
   leadId: string;
-  source: 'step' | 'reply';
+  source: TaskSource;
   sequenceId: string | null;
   stepIndex: number | null;
   variantKey: string | null;
@@ -26,7 +36,7 @@ export interface NewTask {
   actions: { type: string; count: number | null; reaction: string | null }[];
   profileUrl: string | null;
   reason: string;
-  /** One open task per key: the step's key (lead:sequence:step) or `reply:<reply id>`. */
+  /** One open task per key: the step's key (lead:sequence:step), `reply:<reply id>` or `uncertain:<step key>`. */
   idempotencyKey: string;
   dueAt: Date;
 }
@@ -57,4 +67,20 @@ export interface StepTaskRef {
   stepIndex: number;
   variantKey: string | null;
   idempotencyKey: string;
+}
+
+/** An uncertain send's task as the engine records a person's answer to it (engine/tasks.ts). */
+export interface UncertainTaskRef {
+  id: string;
+  workspaceId: string;
+  leadId: string;
+  stepIndex: number | null;
+  kind: string;
+  channel: string;
+  /** The ledger action of the interrupted step. */
+  action: string;
+  accountId: string | null;
+  actions: { type: string; count: number | null; reaction: string | null }[];
+  /** The interrupted step's key (the task's key without `uncertain:`). */
+  stepKey: string;
 }

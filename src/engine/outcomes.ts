@@ -8,7 +8,7 @@ import { activityActionOf, bucketOf, channelOf, contacts, delayMs, eventOf, isXF
 import { renderTemplate } from '../domain/templates.js';
 import { localDay, safeZone } from '../domain/time.js';
 import { pickVariant } from './variants.js';
-import { profileUrlOf, type NewTask } from '../domain/tasks.js';
+import { profileUrlOf, UNCERTAIN_DELIVERY, uncertainTaskKey, type NewTask } from '../domain/tasks.js';
 import { newId } from '../lib/ids.js';
 
 // What the engine decides for one claimed lead, as plain values: the send it prepares and the record each
@@ -39,6 +39,11 @@ export interface Outcome {
   tally: 'actions' | 'skipped' | 'failed' | null;
   /** The step became a person's task (domain/policy.ts): opened with the record; the lead's lane waits for it. */
   task?: NewTask;
+  /**
+   * An uncertain send's task (docs/tasks.md "Uncertain sends"): opened with the record, it holds nothing. Apart from
+   * `task` so the step still counts as failed (step-metrics.ts), not as a step handed to a person.
+   */
+  uncertainTask?: NewTask;
 }
 
 /** What recording a step's result needs of its send (a completed task has no driver action). */
@@ -216,6 +221,12 @@ export function resultOutcome(config: OutcomeRules, send: SendRecord, result: Ac
       tally: 'actions',
     };
   }
+  if (result.outcome === 'uncertain') {
+    // The provider may have it (the connection lost inside the transaction): as after a crash, never repeated, the
+    // units stay spent, and a person decides. The claim's mark names this send's key.
+    const o = uncertainOutcome({ ...row, inflight_key: send.key }, step, now);
+    return { ...o, record: { ...o.record, expect_key: send.key, expect_at: now.toISOString() } };
+  }
   const limited = result.outcome === 'rate_limited';
   const error = limited ? 'rate_limited' : result.error;
   // A rate limit, or an account that cannot act now (waitSeconds), is the sending side's pacing, not the lead's
@@ -338,9 +349,46 @@ export function taskOutcome(send: Omit<PlannedSend, 'units' | 'release'>, reason
   };
 }
 
+/**
+ * A send nobody can confirm (a crash left it in flight; its driver answers `unknown` or cannot be asked): the ledger
+ * says failed `uncertain_delivery` and the sequence moves on, never repeating it (that could double-contact). A person
+ * decides what became of it: a task of source `uncertain` opens (it does not hold the lane), and the lead's
+ * `last_error` says `uncertain_delivery` until they answer (sql/recordLeads.ts keeps it; docs/tasks.md).
+ */
 export function uncertainOutcome(row: Row, step: Step | undefined, now: Date): Outcome {
-  // The driver may or may not have acted before the crash; repeating could double-contact.
-  return localOutcome(row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: 'uncertain_delivery' }, now);
+  const o = localOutcome(row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: UNCERTAIN_DELIVERY }, now);
+  const task = step && row.inflight_key ? uncertainTask(row, step, row.inflight_key, now) : undefined;
+  // Without its step (the sequence lost it) there is nothing to show a person: the entry alone records it, as before.
+  return task ? { ...o, record: { ...o.record, last_error: UNCERTAIN_DELIVERY }, uncertainTask: task } : o;
+}
+
+/** The person's task for an uncertain send: what was sent (rendered again when it can be), keyed on the step's key. */
+function uncertainTask(row: Row, step: Step, stepKey: string, now: Date): NewTask {
+  const prepared = prepareSend(row, step, now);
+  const channel = channelOf(step.kind);
+  return {
+    id: newId(),
+    workspaceId: row.workspace_id,
+    leadId: row.id,
+    source: 'uncertain',
+    sequenceId: row.sequence_id,
+    stepIndex: row.inflight_step ?? row.current_step,
+    variantKey: prepared.ok ? prepared.send.variantKey : row.variant_key,
+    replyId: null,
+    decision: null,
+    kind: step.kind,
+    channel,
+    action: activityActionOf(step, !!row.messaged_at),
+    accountId: accountFor(row, step),
+    xAccountUserId: X_KINDS.has(step.kind) ? row.x_account_user_id : null,
+    subject: prepared.ok ? prepared.send.action.subject : null,
+    text: prepared.ok ? prepared.send.action.text : null,
+    actions: Array.isArray(step.actions) ? step.actions : [],
+    profileUrl: profileUrlOf(channel, row),
+    reason: UNCERTAIN_DELIVERY,
+    idempotencyKey: uncertainTaskKey(stepKey),
+    dueAt: now,
+  };
 }
 
 /** The reservation the claim of this lead's in-flight send made (recorded with the mark; older marks: recomputed). */

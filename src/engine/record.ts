@@ -36,8 +36,11 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
       return [{ workspaceId: o.row.workspace_id, event: o.event.event, data, createdAt: now }];
     }),
   );
-  // A step that became a person's task: the task is opened and the lane waits for it (docs/tasks.md).
+  // A step that became a person's task: the task is opened and the lane waits for it (docs/tasks.md). An uncertain
+  // send's task is about a step already past: the sequence goes on without it.
   const tasks = applied.flatMap((o) => (o.task ? [o.task] : []));
+  const uncertain = applied.flatMap((o) => (o.uncertainTask ? [o.uncertainTask] : []));
+  await insertTasks(trx, cipher, uncertain);
   if (tasks.length > 0) {
     await insertTasks(trx, cipher, tasks);
     await holdLanesForTasks(

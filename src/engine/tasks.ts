@@ -2,7 +2,10 @@ import type { Database } from '../db/database.js';
 import type { EngineConfig } from '../config/config.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { storedSteps } from '../domain/stored-steps.js';
-import type { StepTaskRef } from '../domain/tasks.js';
+import type { StepTaskRef, UncertainTaskRef } from '../domain/tasks.js';
+import { isUncontacted } from '../domain/uncontacted.js';
+import type { StepKind } from '../domain/vocabulary.js';
+import { newId } from '../lib/ids.js';
 import { accountBudgetKey, xAccountBudgetKey, type BudgetKey } from '../domain/budgets.js';
 import { reserveBudgets } from '../domain/budgets.repository.js';
 import { localDay, safeZone } from '../domain/time.js';
@@ -10,14 +13,22 @@ import { emptySummary } from '../channels/types.js';
 import { localOutcome, resultOutcome, type Outcome } from './outcomes.js';
 import { recordOutcomes } from './record.js';
 import * as sql from './sql/index.js';
-import { bucketOf, isXFollow, X_KINDS } from './steps.js';
+import { bucketOf, isXFollow, MESSAGE_KINDS, stageAfter, X_KINDS, type Step } from './steps.js';
 
 // A step task's end (docs/tasks.md): done by a person, the step is recorded exactly as the engine's own send of it
 // would be (same ledger action, same webhook event, the lead moves on), with `via: "task"`; skipped, it is recorded
-// `skipped` and the sequence goes on. The tasks module calls these through the engine's facade, in its transaction,
-// with the task row already locked and closed.
+// `skipped` and the sequence goes on. An uncertain send's answer (Mark as sent, Send anyway, Leave it) is recorded
+// here too. The tasks module calls these through the engine's facade, in its transaction, with the task row already
+// locked and closed.
 
-export type { StepTaskRef };
+export type { StepTaskRef, UncertainTaskRef };
+
+/**
+ * A person's answer to an uncertain send (docs/tasks.md "Uncertain sends"): it arrived (`marked_sent`), it was sent
+ * again with a fresh key (`sent_anyway`, with what the driver answered), or it is left as recorded (`left`).
+ */
+export type UncertainAnswer =
+  { answer: 'marked_sent'; by: string } | { answer: 'sent_anyway'; by: string; error: string | null } | { answer: 'left'; by: string };
 
 /** `counted`: the channel driver already took the unit on its own budget (the console's X click, within its cap). */
 export type StepTaskClose = { done: true; by: string; externalId: string | null; counted: boolean } | { done: false; by: string };
@@ -27,6 +38,14 @@ export type StepTaskResult = 'recorded' | 'stale';
 
 export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher }) {
   const { config, cipher } = deps;
+
+  /** Budget keys a step of `kind` takes on its account (the engine's send would take the same). */
+  function budgetKeysOf(workspaceId: string, kind: StepKind, accountId: string | null, timeZone: string | null, now: Date): BudgetKey[] {
+    const bucket = X_KINDS.has(kind) ? null : bucketOf(kind);
+    if (!bucket || !accountId) return [];
+    const day = localDay(now, safeZone(timeZone));
+    return [accountBudgetKey(workspaceId, accountId, bucket, day), ...(bucket !== 'actions' ? [accountBudgetKey(workspaceId, accountId, 'actions', day)] : [])];
+  }
 
   /**
    * What the person did counts on the account's budgets, as the engine's send would have (issue 25's ledger):
@@ -38,19 +57,77 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
     if (X_KINDS.has(step.kind)) {
       if (row.x_account_user_id && (step.kind === 'x_dm' || isXFollow(step)))
         keys.push(xAccountBudgetKey(row.workspace_id, row.x_account_user_id, step.kind === 'x_dm' ? 'dms' : 'follows', now));
-    } else {
-      const bucket = bucketOf(step.kind);
-      if (bucket && row.account_id) {
-        const day = localDay(now, safeZone(row.time_zone));
-        keys.push(accountBudgetKey(row.workspace_id, row.account_id, bucket, day));
-        if (bucket !== 'actions') keys.push(accountBudgetKey(row.workspace_id, row.account_id, 'actions', day));
-      }
-    }
+    } else keys.push(...budgetKeysOf(row.workspace_id, step.kind, row.account_id, row.time_zone, now));
     if (keys.length > 0)
       await reserveBudgets(
         trx,
         keys.map((key) => ({ key, n: 1, cap: null, at: now })),
       );
+  }
+
+  /**
+   * One answer to an uncertain send, in the tasks service's transaction (the task already locked and closed). It
+   * arrived, or went again: one ledger entry for the step's action (`recovered`, `by`; no units, the interrupted
+   * claim was charged), and a first contact's milestone and stage, as the send would have set them. Left: the step
+   * stays as recorded. Then the lead's `last_error` clears unless another uncertain send of it waits for a person.
+   */
+  async function answerUncertainTask(trx: Database, task: UncertainTaskRef, how: UncertainAnswer, now: Date): Promise<void> {
+    const lead = await sql.readTaskLead(trx, task.workspaceId, task.leadId);
+    if (!lead) return;
+    if (how.answer !== 'left') {
+      const error = how.answer === 'sent_anyway' ? how.error : null;
+      await sql.insertActivities(trx, [
+        {
+          id: newId(),
+          workspace_id: task.workspaceId,
+          lead_id: task.leadId,
+          created_at: now,
+          action: task.action,
+          outcome: error ? 'failed' : 'ok',
+          units: 0,
+          detail: JSON.stringify({
+            step: task.stepIndex,
+            kind: task.kind,
+            channel: task.channel,
+            recovered: how.answer,
+            by: how.by,
+            taskId: task.id,
+            ...(error && { reason: error, final: true }),
+          }),
+          account_id: task.accountId,
+        },
+      ]);
+      if (!error) await markFirstContact(trx, lead, task, now);
+      // A send again is a new send: it counts on the account's budgets (uncapped: it already happened).
+      if (how.answer === 'sent_anyway' && !error) {
+        const keys = budgetKeysOf(task.workspaceId, task.kind as StepKind, task.accountId, lead.time_zone, now);
+        if (keys.length > 0)
+          await reserveBudgets(
+            trx,
+            keys.map((key) => ({ key, n: 1, cap: null, at: now })),
+          );
+      }
+    }
+    await sql.clearUncertainError(trx, task.leadId, now);
+  }
+
+  /**
+   * The milestone the step sets (invited, messaged, followed) when the lead has none yet: what the uncertain send was
+   * is now known to have reached them, so a first contact counts as one (stage, funnel). A lead already contacted that
+   * way keeps its history; no webhook event is sent for a past step.
+   */
+  async function markFirstContact(trx: Database, lead: NonNullable<Awaited<ReturnType<typeof sql.readTaskLead>>>, task: UncertainTaskRef, now: Date) {
+    const step = { kind: task.kind, actions: task.actions } as unknown as Step;
+    const column = step.kind === 'connect' ? 'invited_at' : MESSAGE_KINDS.has(step.kind) ? 'messaged_at' : isXFollow(step) ? 'followed_at' : null;
+    if (!column || lead[column]) return;
+    const from = isUncontacted(lead) || (lead.stage === 'skipped' && isUncontacted({ ...lead, stage: 'queued' })) ? 'queued' : lead.stage;
+    await sql.markFirstContact(trx, {
+      leadId: task.leadId,
+      column,
+      stage: stageAfter(step, from, !!lead.messaged_at),
+      channel: column === 'messaged_at' ? task.channel : null,
+      now,
+    });
   }
 
   async function closeStepTask(trx: Database, task: StepTaskRef, how: StepTaskClose, now: Date): Promise<StepTaskResult> {
@@ -80,6 +157,11 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
       closeStepTask(trx, task, { done: true, by, externalId, counted: opts.counted ?? false }, now),
     /** A person chose not to do it: `skipped`, and the sequence goes on. */
     skipStepTask: (trx: Database, task: StepTaskRef, by: string, now: Date) => closeStepTask(trx, task, { done: false, by }, now),
+    /** A person said an uncertain send arrived (Mark as sent), or sent it again (Send anyway, with the driver's error or null). */
+    completeUncertainTask: (trx: Database, task: UncertainTaskRef, how: Exclude<UncertainAnswer, { answer: 'left' }>, now: Date) =>
+      answerUncertainTask(trx, task, how, now),
+    /** A person left an uncertain send as recorded (Leave it). */
+    dismissUncertainTask: (trx: Database, task: UncertainTaskRef, by: string, now: Date) => answerUncertainTask(trx, task, { answer: 'left', by }, now),
   };
 }
 

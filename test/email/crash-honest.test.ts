@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import net from 'node:net';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
@@ -158,7 +159,10 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
     await tick();
     expect(to('never@initech.example')).toHaveLength(1);
     const ledger = await ledgerOf(leadId);
-    expect(ledger.map((e) => `${e.outcome}:${String(e.reason ?? e.recovered ?? '')}`)).toEqual(['failed:interrupted', 'ok:']);
+    expect(ledger.map((e) => [e.outcome, e.reason ?? e.recovered ?? null])).toEqual([
+      ['failed', 'interrupted'],
+      ['ok', null],
+    ]);
     expect(ledger[0]).toMatchObject({ confirmed: 'not_sent' });
   });
 
@@ -196,6 +200,70 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
     const [threaded] = to('threaded@initech.example');
     expect(threaded.subject).toBe('Re: Quick question');
     expect(threaded.inReplyTo).toBe(messageIdFor(accepted));
+  });
+
+  it('a connection lost inside the transaction (the text sent, no answer) is uncertain: never repeated, lastError and a task for a person', async () => {
+    // A server that takes the whole message and then drops the connection instead of answering it.
+    let dataReceived = 0;
+    const dropper = net.createServer((socket) => {
+      let inData = false;
+      let buffered = '';
+      socket.write('220 drop.example ESMTP\r\n');
+      socket.on('error', () => undefined);
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('latin1');
+        if (inData) {
+          if (buffered.includes('\r\n.\r\n')) {
+            dataReceived++;
+            socket.destroy();
+          }
+          return;
+        }
+        let end;
+        while (!inData && (end = buffered.indexOf('\r\n')) >= 0) {
+          const line = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          if (/^EHLO/i.test(line)) socket.write('250-drop.example\r\n250 8BITMIME\r\n');
+          else if (/^DATA/i.test(line)) {
+            inData = true;
+            socket.write('354 go ahead\r\n');
+          } else if (/^QUIT/i.test(line)) socket.end('221 bye\r\n');
+          else socket.write('250 OK\r\n');
+        }
+      });
+    });
+    await new Promise<void>((r) => dropper.listen(0, '127.0.0.1', r));
+    const port = (dropper.address() as net.AddressInfo).port;
+    const dropAccount = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
+    await t.services.mailboxes.add({
+      workspaceId: ws.workspaceId,
+      accountId: dropAccount,
+      address: 'erin@acme.example',
+      smtpUrl: `smtp://127.0.0.1:${port}`,
+      imapUrl: dovecot.url('dana'),
+      skipCheck: true,
+    });
+    const leadId = await insertLead(t.db, ws.workspaceId, {
+      person: 'Milton Waddams',
+      email: 'milton@initech.example',
+      account_id: dropAccount,
+      sequence_id: sequenceId,
+      next_action_at: new Date(clock),
+    });
+    await tick();
+    expect(dataReceived).toBe(1);
+    expect((await rowsOf(leadId))[0]).toMatchObject({ delivery: 'started' });
+    expect(await ledgerOf(leadId)).toEqual([expect.objectContaining({ outcome: 'failed', reason: 'uncertain_delivery' })]);
+    const lead = await t.db.selectFrom('leads').select(['last_error', 'current_step', 'stage']).where('id', '=', leadId).executeTakeFirstOrThrow();
+    expect(lead).toMatchObject({ last_error: 'uncertain_delivery', current_step: 1 });
+    const tasks = await t.app.inject({ method: 'GET', url: '/api/v1/tasks?source=uncertain', headers: ws.auth });
+    expect(tasks.statusCode, tasks.body).toBe(200);
+    expect(tasks.json<{ tasks: { lead: { id: string }; reason: string }[] }>().tasks.filter((x) => x.lead.id === leadId)).toEqual([
+      expect.objectContaining({ reason: 'uncertain_delivery' }),
+    ]);
+    await tick(5 * 3_600_000);
+    expect(dataReceived).toBe(1);
+    dropper.close();
   });
 
   it('the queue id of a 250 answer is read from the common server forms', () => {

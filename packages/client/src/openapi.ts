@@ -5026,6 +5026,8 @@ export interface paths {
                     kind?: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
                     /** @description page size, 1 to 200 (default 100) */
                     limit?: number;
+                    /** @description only tasks of this source (uncertain: the uncertain sends) */
+                    source?: "step" | "reply" | "uncertain";
                     /** @description default open */
                     status?: "open" | "done" | "skipped" | "cancelled";
                 };
@@ -5050,6 +5052,7 @@ export interface paths {
                          *         {
                          *           "id": "8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d",
                          *           "status": "open",
+                         *           "source": "step",
                          *           "kind": "connect",
                          *           "channel": "linkedin",
                          *           "action": "invite",
@@ -5122,10 +5125,12 @@ export interface paths {
                                 /** @description open more than a day after it fell due */
                                 overdue: boolean;
                                 profileUrl: string | null;
-                                /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm */
+                                /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm; uncertain_delivery for an uncertain send (docs/tasks.md) */
                                 reason: string;
                                 replyId: string | null;
                                 sequenceId: string | null;
+                                /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
+                                source: "step" | "reply" | "uncertain";
                                 /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                                 status: "open" | "done" | "skipped" | "cancelled";
                                 step: number | null;
@@ -5324,6 +5329,7 @@ export interface paths {
                          * @example {
                          *       "id": "8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d",
                          *       "status": "done",
+                         *       "source": "step",
                          *       "kind": "connect",
                          *       "channel": "linkedin",
                          *       "action": "invite",
@@ -5390,10 +5396,644 @@ export interface paths {
                             /** @description open more than a day after it fell due */
                             overdue: boolean;
                             profileUrl: string | null;
-                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm */
+                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm; uncertain_delivery for an uncertain send (docs/tasks.md) */
                             reason: string;
                             replyId: string | null;
                             sequenceId: string | null;
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
+                            source: "step" | "reply" | "uncertain";
+                            /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
+                            status: "open" | "done" | "skipped" | "cancelled";
+                            step: number | null;
+                            subject: string | null;
+                            text: string | null;
+                            xAccount: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{id}/mark-sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an uncertain send as sent (extension: not in the spec)
+         * @description For a task of source `uncertain` (a send a crash left in flight that no driver could confirm): a person says it arrived. Nothing is sent. The ledger gets one entry for the step’s action, outcome ok, no units, with `detail.recovered = "marked_sent"` and `detail.by`; the channel treats the send as sent (e-mail: later steps thread on it); a first contact sets the lead’s milestone. The lead’s lastError (`uncertain_delivery`) clears unless another uncertain send of it is open. Same as complete on such a task. 400 `task_not_uncertain` for another task. 404 `task not found` for an id of another workspace or none; 409 `task_closed` (with its `status`) when the task is no longer open (done, skipped, cancelled, or its lead moved on); of two concurrent calls on one task exactly one wins. Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description task uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "by": "dana@acme.example"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description audit-trail label (default api) */
+                        by?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3c9e7a51-2b4d-4e6f-8a1b-9d0c2e4f6a8b",
+                         *       "status": "done",
+                         *       "source": "uncertain",
+                         *       "kind": "email",
+                         *       "channel": "email",
+                         *       "action": "email_sent",
+                         *       "reason": "uncertain_delivery",
+                         *       "lead": {
+                         *         "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                         *         "person": "Ada Lovelace",
+                         *         "company": "Analytical Engines",
+                         *         "linkedinUrl": null,
+                         *         "username": null
+                         *       },
+                         *       "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
+                         *       "accountName": "Dana (LinkedIn)",
+                         *       "xAccount": null,
+                         *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *       "step": 0,
+                         *       "replyId": null,
+                         *       "decision": null,
+                         *       "subject": "Quick note for Ada",
+                         *       "text": "Hi Ada, a first line.",
+                         *       "actions": [],
+                         *       "profileUrl": null,
+                         *       "dueAt": "2026-11-24T09:00:00.000Z",
+                         *       "overdue": false,
+                         *       "createdAt": "2026-11-24T09:00:00.000Z",
+                         *       "closedAt": "2026-11-24T11:15:00.000Z",
+                         *       "closedBy": "dana@acme.example",
+                         *       "closedReason": null
+                         *     }
+                         */
+                        "application/json": {
+                            account: string | null;
+                            accountName: string | null;
+                            /** @description the ledger action completing it writes (invite, message, follow_up, reply_sent, …) */
+                            action: string;
+                            /** @description an engage task’s actions */
+                            actions: {
+                                count: number | null;
+                                reaction: string | null;
+                                /** @description follow, like, comment, endorse, view_profile, … */
+                                type: string;
+                            }[];
+                            channel: "linkedin" | "email" | "x" | "instagram";
+                            closedAt: string | null;
+                            closedBy: string | null;
+                            closedReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decision: string | null;
+                            /** Format: date-time */
+                            dueAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            lead: {
+                                company: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                username: string | null;
+                            };
+                            /** @description open more than a day after it fell due */
+                            overdue: boolean;
+                            profileUrl: string | null;
+                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm; uncertain_delivery for an uncertain send (docs/tasks.md) */
+                            reason: string;
+                            replyId: string | null;
+                            sequenceId: string | null;
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
+                            source: "step" | "reply" | "uncertain";
+                            /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
+                            status: "open" | "done" | "skipped" | "cancelled";
+                            step: number | null;
+                            subject: string | null;
+                            text: string | null;
+                            xAccount: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{id}/send-anyway": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an uncertain e-mail again (extension: not in the spec)
+         * @description Contacts a prospect: for a task of source `uncertain` on e-mail, the task’s subject and text are sent again to the lead from its account’s mailbox, under a fresh key (`<step key>:again:<task id>`), so with a fresh Message-ID. The ledger gets one entry for the step’s action with `detail.recovered = "sent_anyway"` and `detail.by`: outcome ok, or failed with the mail server’s final refusal (the task then closes with closedReason send_failed). A refusal that may pass later records nothing and leaves the task open: 429 `channel_rate_limited` or 503 `channel_send_failed`. 400 `task_not_sendable` for an uncertain send on another channel (only e-mail is sent anyway), `task_not_uncertain` for another task. The lead’s lastError clears as with mark-sent. 404 `task not found` for an id of another workspace or none; 409 `task_closed` (with its `status`) when the task is no longer open (done, skipped, cancelled, or its lead moved on); of two concurrent calls on one task exactly one wins. Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description task uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "by": "dana@acme.example"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description audit-trail label (default api) */
+                        by?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3c9e7a51-2b4d-4e6f-8a1b-9d0c2e4f6a8b",
+                         *       "status": "done",
+                         *       "source": "uncertain",
+                         *       "kind": "email",
+                         *       "channel": "email",
+                         *       "action": "email_sent",
+                         *       "reason": "uncertain_delivery",
+                         *       "lead": {
+                         *         "id": "6f1c2b9e-4d3a-4e8f-9a51-2b7c0d9e8f10",
+                         *         "person": "Ada Lovelace",
+                         *         "company": "Analytical Engines",
+                         *         "linkedinUrl": null,
+                         *         "username": null
+                         *       },
+                         *       "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
+                         *       "accountName": "Dana (LinkedIn)",
+                         *       "xAccount": null,
+                         *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *       "step": 0,
+                         *       "replyId": null,
+                         *       "decision": null,
+                         *       "subject": "Quick note for Ada",
+                         *       "text": "Hi Ada, a first line.",
+                         *       "actions": [],
+                         *       "profileUrl": null,
+                         *       "dueAt": "2026-11-24T09:00:00.000Z",
+                         *       "overdue": false,
+                         *       "createdAt": "2026-11-24T09:00:00.000Z",
+                         *       "closedAt": "2026-11-24T11:15:00.000Z",
+                         *       "closedBy": "dana@acme.example",
+                         *       "closedReason": null
+                         *     }
+                         */
+                        "application/json": {
+                            account: string | null;
+                            accountName: string | null;
+                            /** @description the ledger action completing it writes (invite, message, follow_up, reply_sent, …) */
+                            action: string;
+                            /** @description an engage task’s actions */
+                            actions: {
+                                count: number | null;
+                                reaction: string | null;
+                                /** @description follow, like, comment, endorse, view_profile, … */
+                                type: string;
+                            }[];
+                            channel: "linkedin" | "email" | "x" | "instagram";
+                            closedAt: string | null;
+                            closedBy: string | null;
+                            closedReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decision: string | null;
+                            /** Format: date-time */
+                            dueAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            lead: {
+                                company: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                person: string | null;
+                                username: string | null;
+                            };
+                            /** @description open more than a day after it fell due */
+                            overdue: boolean;
+                            profileUrl: string | null;
+                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm; uncertain_delivery for an uncertain send (docs/tasks.md) */
+                            reason: string;
+                            replyId: string | null;
+                            sequenceId: string | null;
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
+                            source: "step" | "reply" | "uncertain";
                             /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                             status: "open" | "done" | "skipped" | "cancelled";
                             step: number | null;
@@ -5598,7 +6238,7 @@ export interface paths {
         put?: never;
         /**
          * Skip a task (extension: not in the spec)
-         * @description A person chose not to do it: the step is recorded `skipped` (reason task_skipped) and the sequence goes on; a reply task writes its reply_sent entry with outcome skipped. Nothing is sent. Optional body `{by}` (default api). 404 `task not found` for an id of another workspace or none; 409 `task_closed` (with its `status`) when the task is no longer open (done, skipped, cancelled, or its lead moved on); of two concurrent calls on one task exactly one wins. Honors X-Workspace-Client.
+         * @description A person chose not to do it: the step is recorded `skipped` (reason task_skipped) and the sequence goes on; a reply task writes its reply_sent entry with outcome skipped; an uncertain send is left as recorded (Leave it). Nothing is sent. On an uncertain send the lead’s lastError clears unless another uncertain send of it is open. Optional body `{by}` (default api). 404 `task not found` for an id of another workspace or none; 409 `task_closed` (with its `status`) when the task is no longer open (done, skipped, cancelled, or its lead moved on); of two concurrent calls on one task exactly one wins. Honors X-Workspace-Client.
          */
         post: {
             parameters: {
@@ -5637,6 +6277,7 @@ export interface paths {
                          * @example {
                          *       "id": "8d2f4c1a-5b6e-4f7a-9c8d-1e2f3a4b5c6d",
                          *       "status": "skipped",
+                         *       "source": "step",
                          *       "kind": "connect",
                          *       "channel": "linkedin",
                          *       "action": "invite",
@@ -5703,10 +6344,12 @@ export interface paths {
                             /** @description open more than a day after it fell due */
                             overdue: boolean;
                             profileUrl: string | null;
-                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm */
+                            /** @description why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm; uncertain_delivery for an uncertain send (docs/tasks.md) */
                             reason: string;
                             replyId: string | null;
                             sequenceId: string | null;
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
+                            source: "step" | "reply" | "uncertain";
                             /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                             status: "open" | "done" | "skipped" | "cancelled";
                             step: number | null;

@@ -102,7 +102,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
   }
 
   /** The server may or may not have the message: never repeated; a person decides (docs/tasks.md). */
-  const uncertainSend = (): ActionResult => ({ outcome: 'failed', error: 'uncertain_delivery', retryable: false });
+  const uncertainSend = (): ActionResult => ({ outcome: 'uncertain', error: 'uncertain_delivery' });
 
   const messageIdOf = (action: OutboundAction, mailbox: MailboxSecretRow) =>
     `<${shortHash('email', action.workspaceId, action.idempotencyKey)}@${mailbox.address.split('@')[1] ?? 'outreach.invalid'}>`;

@@ -144,13 +144,14 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
   app.get('/console', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [bySequence, byAccount, progress, pending, daily, openTasks] = await Promise.all([
+    const [bySequence, byAccount, progress, pending, daily, openTasks, uncertain] = await Promise.all([
       deps.services.reports.funnelReport(workspaceId, 'sequence'),
       deps.services.reports.funnelReport(workspaceId, 'account'),
       deps.services.progress.progress(workspaceId, FAILURE_WINDOW_DAYS),
       deps.services.replies.listPending(workspaceId, PENDING_PAGE),
       deps.services.reports.dailyActivity(workspaceId, DAILY_DAYS),
       deps.services.tasks.countOpenByAccount(workspaceId),
+      deps.services.tasks.countOpenUncertain(workspaceId),
     ]);
     const taskCount = [...openTasks.values()].reduce((n, v) => n + v, 0);
     const total = bySequence.total as Funnel;
@@ -174,6 +175,10 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
               </li>
               <li class={taskCount > 0 ? 'card card-attention' : 'card'}>
                 <a href="/console/tasks" safe>{`Open tasks: ${formatNumber(taskCount)}`}</a>
+              </li>
+              {/* Sends a crash left uncertain (docs/tasks.md): each waits for a person's Send anyway, Mark as sent or Leave it. */}
+              <li class={uncertain > 0 ? 'card card-attention' : 'card'}>
+                <a href="/console/tasks?source=uncertain" safe>{`Uncertain sends: ${formatNumber(uncertain)}`}</a>
               </li>
               <li class={progress.recentFailures > 0 ? 'card card-bad' : 'card'}>
                 <a

@@ -11,7 +11,9 @@ import { Badge, EmptyState, humanize, NoticeBox, plural, redirectWithNotice, tak
 
 // The task queue (issue 28 §2, docs/console.md "Tasks"): what a person must do because a platform's rules keep it
 // from automation. An X task is performed here, at the click, through the X API (tasks.performX); a LinkedIn or
-// Instagram task is done on the platform by the person, who then presses Done (tasks.complete) or Skip.
+// Instagram task is done on the platform by the person, who then presses Done (tasks.complete) or Skip. An uncertain
+// send (a crash left it in flight, nobody can confirm it) is answered Send anyway (e-mail only: sent again at the click,
+// a fresh Message-ID), Mark as sent or Leave it (docs/tasks.md "Uncertain sends").
 
 /** Tasks per page: one keyset page of the service's list, soonest due first. */
 export const TASKS_PAGE_SIZE = 50;
@@ -32,6 +34,12 @@ export const TASK_NOTICES = {
   x_rate_limited: { kind: 'refused', text: 'X is rate limiting this account right now. Nothing was sent; the task stays open, try again later.' },
   x_refused: { kind: 'refused', text: 'X did not take it. Nothing was recorded; the task stays open.' },
   not_performable: { kind: 'refused', text: 'This task is not an X task: do it on the platform, then press Done.' },
+  marked_sent: { kind: 'done', text: 'Marked as sent: recorded as the person’s word, and the task left the queue.' },
+  sent_anyway: { kind: 'done', text: 'Sent again with a fresh Message-ID: recorded as the person’s decision.' },
+  send_failed: { kind: 'refused', text: 'The mail server refused it for good: recorded as failed, and the task left the queue.' },
+  left: { kind: 'done', text: 'Left as it was: the step stays recorded as uncertain, and the task left the queue.' },
+  send_later: { kind: 'refused', text: 'The e-mail did not go this time. Nothing was recorded; the task stays open, try again later.' },
+  not_sendable: { kind: 'refused', text: 'Only an uncertain e-mail can be sent again; mark it as sent or leave it.' },
 } as const satisfies Record<string, Notice>;
 type TaskNotice = keyof typeof TASK_NOTICES;
 
@@ -42,6 +50,7 @@ const KIND_LABELS: Record<string, string> = {
   message: 'LinkedIn message',
   engage: 'LinkedIn engagement',
   instagram_dm: 'Instagram DM',
+  email: 'E-mail',
   reply: 'Answer to a reply',
 };
 const KINDS = Object.keys(KIND_LABELS);
@@ -52,6 +61,7 @@ const REASONS: Record<string, string> = {
   linkedin_tasks: 'This LinkedIn account is set to Tasks.',
   linkedin_engage_by_person: 'Likes, comments and endorsements are never sent through the gateway.',
   instagram_no_cold_dm: 'Instagram allows no DM the person did not start.',
+  uncertain_delivery: 'A crash interrupted this send and nobody can tell whether it arrived; the sequence went on without it.',
 };
 
 const actionTypes = (t: TaskView) => t.actions.map((a) => (a?.type ?? '').toLowerCase());
@@ -67,6 +77,10 @@ export function xButtonLabel(t: TaskView): 'Send DM' | 'Follow' | 'Like' | 'Foll
 
 /** What the person does, in words. */
 function whatToDo(t: TaskView): string {
+  if (t.source === 'uncertain')
+    return t.channel === 'email'
+      ? 'Did this e-mail arrive? Send it anyway, mark it as sent, or leave it.'
+      : `Did this ${KIND_LABELS[t.kind] ?? humanize(t.kind)} reach them? Check on the platform, then mark it as sent or leave it.`;
   switch (t.kind) {
     case 'x_dm':
       return 'Send this DM on X.';
@@ -117,6 +131,16 @@ function TaskButtons(props: { t: TaskView; csrf: string }) {
       </button>
     </form>
   );
+  // An uncertain send: Mark as sent is the main button (the keyboard's d); Send anyway contacts the person again, so no
+  // key presses it; Leave it is the skip.
+  if (t.source === 'uncertain')
+    return (
+      <div class="actions">
+        {t.channel === 'email' ? form('send-anyway', 'Send anyway', 'send-anyway') : ''}
+        {form('mark-sent', 'Mark as sent', 'done', 'primary')}
+        {form('skip', 'Leave it', 'skip')}
+      </div>
+    );
   // An X task is performed by its button (never marked Done by hand: the click is what acts); Skip moves its sequence on.
   if (t.channel === 'x')
     return (
@@ -158,7 +182,16 @@ function TaskCard(props: { t: TaskView; csrf: string; now: Date; notice?: Notice
         </a>
       </h3>
       <p class="meta">
-        <Badge value={t.kind} label={KIND_LABELS[t.kind] ?? humanize(t.kind)} tone="info" /> · due <When at={t.dueAt} now={now} />
+        <Badge value={t.kind} label={KIND_LABELS[t.kind] ?? humanize(t.kind)} tone="info" />
+        {t.source === 'uncertain' ? (
+          <>
+            {' '}
+            <Badge value="uncertain" label="Uncertain send" tone="warn" />
+          </>
+        ) : (
+          ''
+        )}{' '}
+        · due <When at={t.dueAt} now={now} />
         {t.overdue ? (
           <>
             {' '}
@@ -204,12 +237,17 @@ function ClosedCard(props: { id: string; notice: Notice }) {
 }
 
 const TasksQuery = Type.Object(
-  { account: Type.Optional(Type.String({ maxLength: 200 })), kind: Type.Optional(Type.String({ maxLength: 40 })), after: Type.Optional(Type.String()) },
+  {
+    account: Type.Optional(Type.String({ maxLength: 200 })),
+    kind: Type.Optional(Type.String({ maxLength: 40 })),
+    source: Type.Optional(Type.String({ maxLength: 40 })),
+    after: Type.Optional(Type.String()),
+  },
   { additionalProperties: true },
 );
 const ActionBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 
-const query = (f: { account?: string; kind?: string; after?: string }) => {
+const query = (f: { account?: string; kind?: string; source?: string; after?: string }) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
   const s = q.toString();
@@ -219,7 +257,7 @@ const query = (f: { account?: string; kind?: string; after?: string }) => {
 export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
   const { tasks } = deps.services;
 
-  app.get<{ Querystring: { account?: string; kind?: string; after?: string } }>(
+  app.get<{ Querystring: { account?: string; kind?: string; source?: string; after?: string } }>(
     '/console/tasks',
     { schema: { hide: true, querystring: TasksQuery } },
     async (req, reply) => {
@@ -227,9 +265,11 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
       // Empty fields (a GET form's `account=`) mean no filter; an unknown kind is no filter either.
       const account = req.query.account || undefined;
       const kind = req.query.kind && KINDS.includes(req.query.kind) ? req.query.kind : undefined;
+      // The dashboard's "Uncertain sends" card links here with source=uncertain; any other value is no filter.
+      const source = req.query.source === 'uncertain' ? ('uncertain' as const) : undefined;
       const after = req.query.after && isUuid(req.query.after) ? req.query.after.toLowerCase() : undefined;
       const [page, open, progress, x] = await Promise.all([
-        tasks.list(workspaceId, { status: 'open', account, kind, limit: TASKS_PAGE_SIZE, after }),
+        tasks.list(workspaceId, { status: 'open', account, kind, source, limit: TASKS_PAGE_SIZE, after }),
         tasks.countOpenByAccount(workspaceId),
         deps.services.progress.progress(workspaceId, 1),
         deps.services.plays.listAccounts(workspaceId),
@@ -250,7 +290,7 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
         scripts: ['tasks.js'],
         body: (
           <>
-            <h1>Tasks</h1>
+            <h1>{source ? 'Tasks: uncertain sends' : 'Tasks'}</h1>
             <NoticeBox notice={takeNotice(req, reply)} />
             <p class="meta">
               What a platform keeps from automation waits here for a person. X tasks are performed by their button, at the click; LinkedIn and Instagram tasks
@@ -276,10 +316,11 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
                   </option>
                 ))}
               </select>{' '}
+              {source ? <input type="hidden" name="source" value={source} /> : ''}
               <button type="submit">Filter</button>
             </form>
             {page.tasks.length === 0 ? (
-              <EmptyState title={account || kind ? 'No open task matches these filters.' : 'No task is waiting for you.'}>
+              <EmptyState title={account || kind || source ? 'No open task matches these filters.' : 'No task is waiting for you.'}>
                 <p>
                   Steps that X, LinkedIn or Instagram keep from automation show here when they fall due: X DMs to people who never wrote, follows and likes, and
                   every step of a LinkedIn account set to Tasks (see <a href="/console/accounts">Accounts</a>).
@@ -299,8 +340,8 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
               </section>
             ))}
             <nav aria-label="Pages" class="pager">
-              {after ? <a href={query({ account, kind })}>First page</a> : ''}
-              {page.nextCursor ? <a href={query({ account, kind, after: page.nextCursor })}>Next page</a> : ''}
+              {after ? <a href={query({ account, kind, source })}>First page</a> : ''}
+              {page.nextCursor ? <a href={query({ account, kind, source, after: page.nextCursor })}>Next page</a> : ''}
             </nav>
           </>
         ),
@@ -316,6 +357,13 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
     if (err.code === 'task_not_performable') return 'not_performable';
     if (err.code === 'channel_send_failed') return 'x_refused';
     throw err;
+  }
+
+  /** An uncertain send's refusals: the e-mail's own words (a send later, not sendable), else the common ones. */
+  function uncertainRefusalOf(err: unknown): TaskNotice {
+    if (err instanceof AppError && (err.code === 'channel_send_failed' || err.code === 'channel_rate_limited')) return 'send_later';
+    if (err instanceof AppError && (err.code === 'task_not_sendable' || err.code === 'task_not_uncertain')) return 'not_sendable';
+    return refusalOf(err);
   }
 
   /** htmx redraws the card in place (closed, or still open with the refusal); a plain POST goes back to the queue. */
@@ -335,38 +383,29 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
   };
   const route = { schema: { hide: true, body: ActionBody } };
 
-  app.post<{ Params: { id: string } }>('/console/tasks/:id/complete', route, async (req, reply) => {
-    const id = taskId(req.params.id);
-    let code: TaskNotice = 'done';
-    try {
-      await tasks.complete(req.consoleSession!.auth.workspaceId, id, CONSOLE_BY);
-    } catch (err) {
-      code = refusalOf(err);
-    }
-    return answer(req, reply, id, code);
-  });
+  /** One button's POST: `run` closes the task and says which notice follows; a refusal says why it did not. */
+  function button(path: string, run: (workspaceId: string, id: string) => Promise<TaskNotice>, refused = refusalOf) {
+    app.post<{ Params: { id: string } }>(`/console/tasks/:id/${path}`, route, async (req, reply) => {
+      const id = taskId(req.params.id);
+      let code: TaskNotice;
+      try {
+        code = await run(req.consoleSession!.auth.workspaceId, id);
+      } catch (err) {
+        code = refused(err);
+      }
+      return answer(req, reply, id, code);
+    });
+  }
 
-  app.post<{ Params: { id: string } }>('/console/tasks/:id/skip', route, async (req, reply) => {
-    const id = taskId(req.params.id);
-    let code: TaskNotice = 'skipped';
-    try {
-      await tasks.skip(req.consoleSession!.auth.workspaceId, id, CONSOLE_BY);
-    } catch (err) {
-      code = refusalOf(err);
-    }
-    return answer(req, reply, id, code);
-  });
-
+  button('complete', async (ws, id) => (await tasks.complete(ws, id, CONSOLE_BY), 'done'));
+  button('skip', async (ws, id) => ((await tasks.skip(ws, id, CONSOLE_BY)).source === 'uncertain' ? 'left' : 'skipped'));
   // Send DM / Follow / Like: the one path that performs an X action on a task, by a signed-in person, at the click.
-  app.post<{ Params: { id: string } }>('/console/tasks/:id/perform', route, async (req, reply) => {
-    const id = taskId(req.params.id);
-    let code: TaskNotice;
-    try {
-      const done = await tasks.performX(req.consoleSession!.auth.workspaceId, id, CONSOLE_BY);
-      code = done.kind === 'x_dm' ? 'sent_dm' : 'engaged';
-    } catch (err) {
-      code = refusalOf(err);
-    }
-    return answer(req, reply, id, code);
-  });
+  button('perform', async (ws, id) => ((await tasks.performX(ws, id, CONSOLE_BY)).kind === 'x_dm' ? 'sent_dm' : 'engaged'));
+  // Send anyway: the uncertain e-mail goes again at the click, with a fresh Message-ID (tasks.sendAnyway).
+  button(
+    'send-anyway',
+    async (ws, id) => ((await tasks.sendAnyway(ws, id, CONSOLE_BY)).closedReason === 'send_failed' ? 'send_failed' : 'sent_anyway'),
+    uncertainRefusalOf,
+  );
+  button('mark-sent', async (ws, id) => (await tasks.markSent(ws, id, CONSOLE_BY), 'marked_sent'), uncertainRefusalOf);
 }

@@ -27,6 +27,7 @@ import * as m0029 from './0029_mailbox_guards.js';
 import * as m0030 from './0030_mailbox_oauth.js';
 import * as m0032 from './0032_activity_partitions.js';
 import * as m0033 from './0033_email_delivery_state.js';
+import * as m0034 from './0034_uncertain_tasks.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -77,10 +78,12 @@ import * as m0033 from './0033_email_delivery_state.js';
  * |      |                       | a DEFAULT partition); primary key (id, created_at)                        |
  * | 0033 | 0033_email_delivery_state | how far an outgoing e-mail went: SMTP transaction started, accepted   |
  * |      |                       | (250 and its queue id), or marked sent by a person                        |
+ * | 0034 | 0034_uncertain_tasks  | tasks of source `uncertain`: a send whose delivery a crash left unknown,  |
+ * |      |                       | for a person to decide (the 0027 triggers leave them to the person)       |
  *
  * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0034.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0035.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -111,4 +114,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0030_mailbox_oauth': m0030,
   '0032_activity_partitions': m0032,
   '0033_email_delivery_state': m0033,
+  '0034_uncertain_tasks': m0034,
 };

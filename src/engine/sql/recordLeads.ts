@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { LeadRecord, RecordedLead } from './rows.js';
+import { UNCERTAIN_DELIVERY } from '../../domain/tasks.js';
 
 /**
  * Applies step outcomes, but only to leads still holding the in-flight key the caller claimed (a lead
@@ -20,7 +21,12 @@ export async function recordLeads(trx: Database, records: LeadRecord[], now: Dat
       invited_at = COALESCE(l.invited_at, v.invited_at),
       messaged_at = COALESCE(l.messaged_at, v.messaged_at),
       followed_at = COALESCE(l.followed_at, v.followed_at),
-      last_error = COALESCE(v.last_error, l.last_error),
+      -- An uncertain send's error sticks while a person has not answered its task (docs/tasks.md): later steps' errors
+      -- (or none) do not hide it. The tasks service clears it once the last such task is answered.
+      last_error = CASE
+        WHEN l.last_error = ${UNCERTAIN_DELIVERY}
+          AND EXISTS (SELECT 1 FROM tasks t WHERE t.lead_id = l.id AND t.status = 'open' AND t.source = 'uncertain') THEN l.last_error
+        ELSE COALESCE(v.last_error, l.last_error) END,
       step_attempts = v.step_attempts,
       step_waits = v.step_waits,
       waiting_for = NULL,

@@ -33,6 +33,8 @@ export const ISSUE = {
   mailboxMxMissing: 'mailbox_mx_missing',
   xAccountDisconnected: 'x_account_disconnected',
   linkedinGatewayAuthFailed: 'linkedin_gateway_auth_failed',
+  mailboxUncertainSends: 'mailbox_uncertain_sends',
+  accountUncertainSends: 'account_uncertain_sends',
 } as const;
 
 /** A balance under this share of the daily refill is reported as low. */
@@ -55,11 +57,17 @@ export interface ReadinessSources {
   openTasks(workspaceId: string): Promise<Map<string, number>>;
   /** What the sending-domain checks found missing (docs/deliverability.md); such a mailbox still sends. */
   mailboxDomains(workspaceId: string): Promise<ReadinessIssueRow[]>;
+  /** Open uncertain sends (docs/tasks.md) per mailbox, or per account when no mailbox is known. */
+  uncertainSends(workspaceId: string): Promise<UncertainSends>;
 }
+
+type UncertainSends = { mailboxId: string | null; address: string | null; accountId: string | null; count: number }[];
 
 /** What readiness reads of the task queue (the tasks module's countOpenByAccount, lent by the composition root). */
 export interface OpenTaskCounts {
   countOpenByAccount(workspaceId: string): Promise<Map<string, number>>;
+  /** The tasks module's uncertainSends (the join of its tasks to the e-mail driver's stored sends is its repository's). */
+  uncertainSends?(workspaceId: string): Promise<UncertainSends>;
 }
 
 type Observed<T> = { ok: true; value: T; observedAt: string } | { ok: false };
@@ -109,6 +117,7 @@ export function createReadinessService(deps: {
     disconnectedXAccounts: (ws) => xTokens.listDisconnected(db, ws),
     openTasks: (ws) => deps.tasks.countOpenByAccount(ws),
     mailboxDomains: async (ws) => (deps.mailboxDomains ? domainCheckIssues(await deps.mailboxDomains.forWorkspace(ws)) : []),
+    uncertainSends: async (ws) => (deps.tasks.uncertainSends ? deps.tasks.uncertainSends(ws) : []),
   };
   const sources: ReadinessSources = { ...defaults };
 
@@ -216,6 +225,16 @@ export function createReadinessService(deps: {
     };
   }
 
+  /** One issue per mailbox (or account) with sends whose delivery is uncertain: they do not block, a person decides each. */
+  function uncertainIssues(rows: UncertainSends): ReadinessIssueRow[] {
+    const sends = (n: number) => (n === 1 ? '1 send whose delivery is uncertain' : `${n} sends whose delivery is uncertain`);
+    return rows.map((r) =>
+      r.mailboxId
+        ? issue(ISSUE.mailboxUncertainSends, `mailbox ${r.address} (${r.mailboxId}) has ${sends(r.count)}; a person decides each (console: Tasks)`, false)
+        : issue(ISSUE.accountUncertainSends, `account ${r.accountId ?? 'none'} has ${sends(r.count)}; a person decides each (console: Tasks)`, false),
+    );
+  }
+
   function billingSection(b: Observed<Billing>): ReadinessOutput['billing'] {
     if (!b.ok) return unavailableSection('billing');
     const issues: ReadinessIssueRow[] = [];
@@ -250,7 +269,7 @@ export function createReadinessService(deps: {
 
   async function snapshot(workspaceId: string): Promise<ReadinessOutput> {
     const asOf = clock.now().toISOString();
-    const [x, m, b, e, mb, xd, ot, md] = await Promise.all([
+    const [x, m, b, e, mb, xd, ot, md, us] = await Promise.all([
       observe(() => sources.xAccounts(workspaceId)),
       observe(() => sources.messagingAccounts(workspaceId)),
       observe(() => sources.billing(workspaceId)),
@@ -259,9 +278,11 @@ export function createReadinessService(deps: {
       observe(() => sources.disconnectedXAccounts(workspaceId)),
       observe(() => sources.openTasks(workspaceId)),
       observe(() => sources.mailboxDomains(workspaceId)),
+      observe(() => sources.uncertainSends(workspaceId)),
     ]);
     const accounts = accountsSection(x, m, mb, xd, ot);
     if (md.ok && accounts.state !== 'unavailable') accounts.issues.push(...md.value);
+    if (us.ok && accounts.state !== 'unavailable') accounts.issues.push(...uncertainIssues(us.value));
     return {
       workspaceId,
       asOf,

@@ -159,7 +159,13 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
   const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action, { db: trx });
   if (result.outcome !== 'ok') {
     // The reply stays pending; the failed attempt is still history and is committed as such.
-    const reason = result.outcome === 'failed' ? { error: result.error, retryable: result.retryable } : { error: 'rate_limited' };
+    // An uncertain send (the connection lost inside the transaction) may have arrived: never retried blindly.
+    const reason =
+      result.outcome === 'failed'
+        ? { error: result.error, retryable: result.retryable }
+        : result.outcome === 'uncertain'
+          ? { error: result.error, retryable: false }
+          : { error: 'rate_limited' };
     await repo.insertActivities(trx, [entry(s, message.ledgerAction, 'failed', { channel, ...reason })]);
     return { failure: result };
   }

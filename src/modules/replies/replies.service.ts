@@ -87,7 +87,7 @@ function refusalError(failure: ChannelRefusal['failure'] | undefined) {
   if (failure?.outcome === 'rate_limited') {
     return tooManyRequests('channel_rate_limited', failure.retryAfterSeconds, 'the channel is rate limited; the reply stays pending');
   }
-  const retryable = failure?.outcome === 'failed' ? failure.retryable : true;
+  const retryable = failure?.outcome === 'failed' ? failure.retryable : failure?.outcome !== 'uncertain';
   return unavailable('channel_send_failed', 'the message could not be sent; the reply stays pending', { retryable });
 }
 

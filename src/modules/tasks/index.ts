@@ -9,4 +9,4 @@ export {
   type ReplyTaskInput,
 } from './tasks.service.js';
 export { tasksRoutes } from './tasks.routes.js';
-export { CloseTaskBody, CloseTaskResponse, TaskIdParams, TasksQuery, TasksResponse, TASK_KINDS, TASKS_LIMIT_DEFAULT } from './tasks.schemas.js';
+export { CloseTaskBody, CloseTaskResponse, TaskIdParams, TasksQuery, TasksResponse, TASK_KINDS, TASK_SOURCES, TASKS_LIMIT_DEFAULT } from './tasks.schemas.js';

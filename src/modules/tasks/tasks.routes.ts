@@ -36,6 +36,7 @@ export async function tasksRoutes(app: AppInstance, opts: { tasks: TasksService 
         status: req.query.status ?? 'open',
         account: req.query.account,
         kind: req.query.kind,
+        source: req.query.source,
         limit: req.query.limit ?? TASKS_LIMIT_DEFAULT,
         after: req.query.after,
       }),
@@ -74,9 +75,39 @@ export async function tasksRoutes(app: AppInstance, opts: { tasks: TasksService 
     closeOptions(
       'Skip a task (extension: not in the spec)',
       'A person chose not to do it: the step is recorded `skipped` (reason task_skipped) and the sequence goes on; a reply ' +
-        `task writes its reply_sent entry with outcome skipped. Nothing is sent. Optional body \`{by}\` (default api). ${CLOSE_ERRORS} ` +
+        'task writes its reply_sent entry with outcome skipped; an uncertain send is left as recorded (Leave it). Nothing is sent.' +
+        ` On an uncertain send the lead’s lastError clears unless another uncertain send of it is open. Optional body \`{by}\` (default api). ${CLOSE_ERRORS} ` +
         'Honors X-Workspace-Client.',
     ),
     async (req) => tasks.skip(req.auth.workspaceId, req.params.id, req.body?.by ?? 'api'),
+  );
+
+  app.post(
+    '/tasks/:id/mark-sent',
+    closeOptions(
+      'Mark an uncertain send as sent (extension: not in the spec)',
+      'For a task of source `uncertain` (a send a crash left in flight that no driver could confirm): a person says it ' +
+        'arrived. Nothing is sent. The ledger gets one entry for the step’s action, outcome ok, no units, with ' +
+        '`detail.recovered = "marked_sent"` and `detail.by`; the channel treats the send as sent (e-mail: later steps thread on ' +
+        'it); a first contact sets the lead’s milestone. The lead’s lastError (`uncertain_delivery`) clears unless another ' +
+        'uncertain send of it is open. Same as complete on such a task. 400 `task_not_uncertain` for another task. ' +
+        `${CLOSE_ERRORS} Honors X-Workspace-Client.`,
+    ),
+    async (req) => tasks.markSent(req.auth.workspaceId, req.params.id, req.body?.by ?? 'api'),
+  );
+
+  app.post(
+    '/tasks/:id/send-anyway',
+    closeOptions(
+      'Send an uncertain e-mail again (extension: not in the spec)',
+      'Contacts a prospect: for a task of source `uncertain` on e-mail, the task’s subject and text are sent again to the ' +
+        'lead from its account’s mailbox, under a fresh key (`<step key>:again:<task id>`), so with a fresh Message-ID. The ' +
+        'ledger gets one entry for the step’s action with `detail.recovered = "sent_anyway"` and `detail.by`: outcome ok, or ' +
+        'failed with the mail server’s final refusal (the task then closes with closedReason send_failed). A refusal that may ' +
+        'pass later records nothing and leaves the task open: 429 `channel_rate_limited` or 503 `channel_send_failed`. 400 ' +
+        '`task_not_sendable` for an uncertain send on another channel (only e-mail is sent anyway), `task_not_uncertain` for ' +
+        `another task. The lead’s lastError clears as with mark-sent. ${CLOSE_ERRORS} Honors X-Workspace-Client.`,
+    ),
+    async (req) => tasks.sendAnyway(req.auth.workspaceId, req.params.id, req.body?.by ?? 'api'),
   );
 }

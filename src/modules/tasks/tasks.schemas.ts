@@ -2,14 +2,21 @@ import { Type } from 'typebox';
 import { MessagingAccountId, Nullable, OneOf, Timestamp, UserId, Uuid } from '../../app/schemas.js';
 import { CHANNELS, STEP_KINDS, TASK_STATUSES } from '../../domain/vocabulary.js';
 
-// GET /tasks and POST /tasks/{id}/complete|skip (docs/tasks.md). Every operation is an extension of the spec.
+// GET /tasks and POST /tasks/{id}/complete|skip|mark-sent|send-anyway (docs/tasks.md). Every operation is an extension
+// of the spec.
 
 export const TASK_KINDS = [...STEP_KINDS, 'reply'] as const;
 export const TASKS_LIMIT_DEFAULT = 100;
 export const TASKS_LIMIT_MAX = 200;
+export const TASK_SOURCES = ['step', 'reply', 'uncertain'] as const;
 
 const TaskStatus = OneOf(TASK_STATUSES, {
   description: '`open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies)',
+});
+const TaskSource = OneOf(TASK_SOURCES, {
+  description:
+    '`step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash ' +
+    'left in flight that no driver could confirm: a person decides whether it arrived)',
 });
 const TaskKind = OneOf(TASK_KINDS, { description: 'the step kind the task does, or `reply` for a reply decision’s answer' });
 
@@ -23,6 +30,7 @@ export const TasksQuery = Type.Object(
       }),
     ),
     kind: Type.Optional(OneOf(TASK_KINDS, { description: 'a step kind, or reply' })),
+    source: Type.Optional(OneOf(TASK_SOURCES, { description: 'only tasks of this source (uncertain: the uncertain sends)' })),
     limit: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -53,12 +61,14 @@ const TaskAction = Type.Object({
 export const Task = Type.Object({
   id: Uuid(),
   status: TaskStatus,
+  source: TaskSource,
   kind: TaskKind,
   channel: OneOf(CHANNELS),
   action: Type.String({ description: 'the ledger action completing it writes (invite, message, follow_up, reply_sent, …)' }),
   reason: Type.String({
     description:
-      'why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, instagram_no_cold_dm',
+      'why a person must do it (docs/policy.md): x_dm_not_invited, x_engage_by_person, linkedin_tasks, linkedin_engage_by_person, ' +
+      'instagram_no_cold_dm; uncertain_delivery for an uncertain send (docs/tasks.md)',
   }),
   lead: TaskLead,
   account: Nullable(MessagingAccountId()),
@@ -78,7 +88,11 @@ export const Task = Type.Object({
   closedAt: Nullable(Timestamp()),
   closedBy: Nullable(Type.String()),
   closedReason: Nullable(
-    Type.String({ description: 'a cancelled task’s reason: lead_stopped, opted_out, replied, sequence_changed, sequence_archived, no_longer_applies' }),
+    Type.String({
+      description:
+        'a cancelled task’s reason: lead_stopped, opted_out, replied, sequence_changed, sequence_archived, no_longer_applies; ' +
+        'send_failed for an uncertain e-mail sent anyway that the mail server refused for good',
+    }),
   ),
 });
 

@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '..
 import type { ActionResult, ChannelDrivers, OutboundAction } from '../../channels/types.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { iso } from '../../domain/iso.js';
-import type { StepTaskRef } from '../../domain/tasks.js';
+import { stepKeyOfUncertain, type StepTaskRef, type TaskSource, type UncertainTaskRef } from '../../domain/tasks.js';
 import type { Channel, StepKind } from '../../domain/vocabulary.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import * as repo from './tasks.repository.js';
@@ -30,6 +30,15 @@ export interface StepTaskRecorder {
     opts?: { counted?: boolean },
   ): Promise<'recorded' | 'stale'>;
   skipStepTask(trx: Database, task: StepTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'>;
+  /** An uncertain send arrived (`marked_sent`) or went again (`sent_anyway`, with the driver's final error or null). */
+  completeUncertainTask(
+    trx: Database,
+    task: UncertainTaskRef,
+    how: { answer: 'marked_sent'; by: string } | { answer: 'sent_anyway'; by: string; error: string | null },
+    now: Date,
+  ): Promise<void>;
+  /** An uncertain send left as recorded. */
+  dismissUncertainTask(trx: Database, task: UncertainTaskRef, by: string, now: Date): Promise<void>;
 }
 /** The step task handed to the engine (domain/tasks.ts). */
 export type StepTaskInput = StepTaskRef;
@@ -62,6 +71,7 @@ export interface TasksServiceDeps {
 export interface TaskView {
   id: string;
   status: TaskStatus;
+  source: TaskSource;
   kind: StepKind | 'reply';
   channel: Channel;
   action: string;
@@ -88,6 +98,7 @@ export interface TaskView {
 
 export interface ListTasksInput {
   status?: TaskStatus;
+  source?: TaskSource;
   account?: string;
   kind?: string;
   limit?: number;
@@ -102,6 +113,7 @@ export function createTasksService(deps: TasksServiceDeps) {
     return {
       id: r.id,
       status: r.status,
+      source: r.source,
       kind: r.kind as TaskView['kind'],
       channel: r.channel as Channel,
       action: r.action,
@@ -136,7 +148,14 @@ export function createTasksService(deps: TasksServiceDeps) {
       if (!c) throw badRequest('invalid_cursor', 'after: not a cursor of this workspace’s task list; pass the previous page’s nextCursor');
       after = c;
     }
-    const rows = await repo.pageTasks(db, workspaceId, { status: input.status ?? 'open', accountId: input.account, kind: input.kind, limit: limit + 1, after });
+    const rows = await repo.pageTasks(db, workspaceId, {
+      status: input.status ?? 'open',
+      source: input.source,
+      accountId: input.account,
+      kind: input.kind,
+      limit: limit + 1,
+      after,
+    });
     const now = clock.now();
     const page = rows.slice(0, limit);
     return { tasks: page.map((r) => toView(r, now)), nextCursor: rows.length > limit ? page[page.length - 1].id : null };
@@ -168,10 +187,32 @@ export function createTasksService(deps: TasksServiceDeps) {
     accountId: t.account_id,
   });
 
+  const uncertainInput = (t: repo.TaskRow): UncertainTaskRef => ({
+    id: t.id,
+    workspaceId: t.workspace_id,
+    leadId: t.lead_id,
+    stepIndex: t.step_index,
+    kind: t.kind,
+    channel: t.channel,
+    action: t.action,
+    accountId: t.account_id,
+    actions: Array.isArray(t.actions) ? t.actions : [],
+    stepKey: stepKeyOfUncertain(t.idempotency_key),
+  });
+
+  /** The open task under its row lock: 404 for none of this workspace, 409 once closed. */
+  async function lockOpen(trx: Database, workspaceId: string, id: string): Promise<repo.TaskRow> {
+    const task = await repo.lockTask(trx, workspaceId, id);
+    if (!task) throw notFound('task');
+    if (task.status !== 'open') throw conflict('task_closed', `the task is already ${task.status}`, { status: task.status });
+    return task;
+  }
+
   /**
-   * Closes an open task under its row lock, then records its end as its source says (the engine for a step, the
-   * replies module for a reply decision). `act` (the console's X button) runs last, in the same transaction: if X
-   * refuses, nothing of it is kept and the task stays open. A task whose lead no longer holds it is cancelled.
+   * Closes an open task under its row lock, then records its end as its source says (the engine for a step or an
+   * uncertain send, the replies module for a reply decision). `act` (the console's X button) runs last, in the same
+   * transaction: if X refuses, nothing of it is kept and the task stays open. A task whose lead no longer holds it is
+   * cancelled.
    */
   async function close(
     workspaceId: string,
@@ -184,9 +225,12 @@ export function createTasksService(deps: TasksServiceDeps) {
       how.dryRun && !how.act,
       (work) => db.transaction().execute(work),
       async (trx: Database) => {
-        const task = await repo.lockTask(trx, workspaceId, id);
-        if (!task) throw notFound('task');
-        if (task.status !== 'open') throw conflict('task_closed', `the task is already ${task.status}`, { status: task.status });
+        const task = await lockOpen(trx, workspaceId, id);
+        // Done on an uncertain send is Mark as sent, Skip is Leave it (docs/tasks.md).
+        if (task.source === 'uncertain') {
+          if (how.act) throw badRequest('task_not_performable', 'an uncertain send is answered with Send anyway, Mark as sent or Leave it');
+          return { stale: false as const, view: await answerUncertain(trx, task, how.done ? 'marked_sent' : 'left', how.by, now) };
+        }
         await repo.closeTask(trx, { workspaceId, id, status: how.done ? 'done' : 'skipped', by: how.by, reason: null, externalId: null, at: now });
         const recorded =
           task.source === 'step'
@@ -211,6 +255,90 @@ export function createTasksService(deps: TasksServiceDeps) {
     );
     if (result.stale) throw conflict('task_closed', 'the task no longer applies: its lead moved on', { status: 'cancelled' });
     return result.view;
+  }
+
+  /**
+   * A person's answer to an uncertain send, in the caller's transaction with the task locked open (docs/tasks.md
+   * "Uncertain sends"). Mark as sent: the engine records it sent, then the channel is told (the e-mail driver threads
+   * later steps on it). Send anyway: sent again under a fresh key, `<step key>:again:<task id>` (a fresh Message-ID;
+   * a retry of this one answer reuses it); a retryable refusal throws, so nothing is kept and the task stays open.
+   * Leave it: the step stays as recorded.
+   */
+  async function answerUncertain(trx: Database, task: repo.TaskRow, answer: 'marked_sent' | 'sent_anyway' | 'left', by: string, now: Date) {
+    const ref = uncertainInput(task);
+    let sent: { externalId: string | null; error: string | null } | null = null;
+    if (answer === 'sent_anyway') {
+      if (task.channel !== 'email')
+        throw badRequest('task_not_sendable', 'Send anyway is offered only for uncertain e-mail sends; answer this one with Mark as sent or Leave it');
+      sent = await sendAgain(task, ref.stepKey, trx, now);
+    }
+    const status = answer === 'left' ? 'skipped' : 'done';
+    const reason = sent?.error ? 'send_failed' : null;
+    await repo.closeTask(trx, { workspaceId: task.workspace_id, id: task.id, status, by, reason, externalId: sent?.externalId ?? null, at: now });
+    if (answer === 'left') await deps.steps.dismissUncertainTask(trx, ref, by, now);
+    else if (answer === 'marked_sent') await deps.steps.completeUncertainTask(trx, ref, { answer, by }, now);
+    else await deps.steps.completeUncertainTask(trx, ref, { answer, by, error: sent?.error ?? null }, now);
+    if (answer === 'marked_sent')
+      await deps.drivers.forChannel(task.channel as Channel).acknowledge?.({ workspaceId: task.workspace_id, idempotencyKey: ref.stepKey }, { db: trx });
+    return toView((await repo.findTask(trx, task.workspace_id, task.id))!, now);
+  }
+
+  /** The e-mail sent again: the task's subject and text to the lead, from the lead's account (its mailbox, or the fallback). */
+  async function sendAgain(task: repo.TaskRow, stepKey: string, trx: Database, now: Date) {
+    const action: OutboundAction = {
+      workspaceId: task.workspace_id,
+      accountId: task.account_id,
+      accountUserId: null,
+      kind: 'email',
+      channel: 'email',
+      recipient: recipientIdentityOf({
+        id: task.lead_id,
+        person: task.person,
+        email: task.email,
+        linkedin_url: task.linkedin_url,
+        x_user_id: task.x_user_id,
+        username: task.username,
+        sandbox: task.sandbox,
+      }),
+      subject: task.subject,
+      text: cipher.decrypt(task.text),
+      actions: [],
+      idempotencyKey: `${stepKey}:again:${task.id}`,
+      at: now,
+      byPerson: true,
+      attempt: 0,
+    };
+    const result: ActionResult = await deps.drivers.forChannel('email').perform(action, { db: trx });
+    if (result.outcome === 'ok') return { externalId: result.externalId, error: null };
+    if (result.outcome === 'rate_limited')
+      throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, 'the mailbox is rate limited; nothing was sent and the task stays open');
+    // The connection was lost while the server was taking it: it may have arrived. Nothing is recorded (this
+    // transaction rolls back) and the task stays open, so the person looks before sending again.
+    if (result.outcome === 'uncertain')
+      throw unavailable('channel_send_uncertain', 'the connection was lost while the server was taking the e-mail; it may have arrived, check before sending again', {
+        reason: result.error,
+      });
+    if (result.outcome === 'needs_person' || result.retryable || result.waitSeconds !== undefined) {
+      const reason = result.outcome === 'needs_person' ? result.reason : result.error;
+      throw unavailable('channel_send_failed', 'the e-mail did not go; nothing was recorded and the task stays open', { reason });
+    }
+    // A final refusal (an invalid or suppressed address): recorded as the person's decision, failed, and the task closes.
+    return { externalId: null, error: result.error };
+  }
+
+  /** One of the three answers to an uncertain send, in its own transaction (dryRun: run and roll back). */
+  async function answerUncertainTask(workspaceId: string, id: string, answer: 'marked_sent' | 'sent_anyway', by: string, opts: { dryRun?: boolean } = {}) {
+    const now = clock.now();
+    return rollbackIfDryRun(
+      opts.dryRun === true && answer !== 'sent_anyway',
+      (work) => db.transaction().execute(work),
+      async (trx: Database) => {
+        const task = await lockOpen(trx, workspaceId, id);
+        if (task.source !== 'uncertain')
+          throw badRequest('task_not_uncertain', 'Send anyway and Mark as sent answer uncertain sends only; record other tasks with complete or skip');
+        return answerUncertain(trx, task, answer, by, now);
+      },
+    );
   }
 
   /** The X action a console click performs, through the X driver as the account's person (never automation). */
@@ -246,7 +374,7 @@ export function createTasksService(deps: TasksServiceDeps) {
     if (result.outcome === 'ok') return result.externalId;
     if (result.outcome === 'rate_limited')
       throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, 'X is rate limiting this account; the task stays open');
-    const error = result.outcome === 'failed' ? result.error : result.reason;
+    const error = result.outcome === 'needs_person' ? result.reason : result.error;
     throw unavailable('channel_send_failed', 'X did not take it; the task stays open', { reason: error });
   }
 
@@ -265,6 +393,15 @@ export function createTasksService(deps: TasksServiceDeps) {
       if (task?.x_account_user_id) await deps.drivers.forChannel('x').prepare?.({ workspaceId, accountUserId: task.x_account_user_id });
       return close(workspaceId, id, { done: true, by, act: performOnX });
     },
+    /** Mark as sent: a person says the uncertain send arrived (nothing is sent). */
+    markSent: (workspaceId: string, id: string, by: string, options: { dryRun?: boolean } = {}) =>
+      answerUncertainTask(workspaceId, id, 'marked_sent', by, options),
+    /** Send anyway: the uncertain e-mail goes again, with a fresh Message-ID (console and API; never an agent's dry run). */
+    sendAnyway: (workspaceId: string, id: string, by: string) => answerUncertainTask(workspaceId, id, 'sent_anyway', by),
+    /** Open uncertain sends of the workspace (the dashboard's card). */
+    countOpenUncertain: (workspaceId: string) => repo.countOpenUncertain(db, workspaceId),
+    /** Open uncertain sends per mailbox (an account when no mailbox is known): readiness. */
+    uncertainSends: (workspaceId: string) => repo.uncertainSendsByMailbox(db, workspaceId),
     /** Open tasks per account id (messaging account or X account user id): dashboard, readiness, /progress. */
     countOpenByAccount: (workspaceId: string) => repo.countOpenByAccount(db, workspaceId),
   };
