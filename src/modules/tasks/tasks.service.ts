@@ -283,6 +283,18 @@ export function createTasksService(deps: TasksServiceDeps) {
     return toView((await repo.findTask(trx, task.workspace_id, task.id))!, now);
   }
 
+  /** Who a task's action goes to, from the lead's fields the task row carries. */
+  const recipientOfTask = (task: repo.TaskRow) =>
+    recipientIdentityOf({
+      id: task.lead_id,
+      person: task.person,
+      email: task.email,
+      linkedin_url: task.linkedin_url,
+      x_user_id: task.x_user_id,
+      username: task.username,
+      sandbox: task.sandbox,
+    });
+
   /** The e-mail sent again: the task's subject and text to the lead, from the lead's account (its mailbox, or the fallback). */
   async function sendAgain(task: repo.TaskRow, stepKey: string, trx: Database, now: Date) {
     const action: OutboundAction = {
@@ -291,15 +303,7 @@ export function createTasksService(deps: TasksServiceDeps) {
       accountUserId: null,
       kind: 'email',
       channel: 'email',
-      recipient: recipientIdentityOf({
-        id: task.lead_id,
-        person: task.person,
-        email: task.email,
-        linkedin_url: task.linkedin_url,
-        x_user_id: task.x_user_id,
-        username: task.username,
-        sandbox: task.sandbox,
-      }),
+      recipient: recipientOfTask(task),
       subject: task.subject,
       text: cipher.decrypt(task.text),
       actions: [],
@@ -315,9 +319,13 @@ export function createTasksService(deps: TasksServiceDeps) {
     // The connection was lost while the server was taking it: it may have arrived. Nothing is recorded (this
     // transaction rolls back) and the task stays open, so the person looks before sending again.
     if (result.outcome === 'uncertain')
-      throw unavailable('channel_send_uncertain', 'the connection was lost while the server was taking the e-mail; it may have arrived, check before sending again', {
-        reason: result.error,
-      });
+      throw unavailable(
+        'channel_send_uncertain',
+        'the connection was lost while the server was taking the e-mail; it may have arrived, check before sending again',
+        {
+          reason: result.error,
+        },
+      );
     if (result.outcome === 'needs_person' || result.retryable || result.waitSeconds !== undefined) {
       const reason = result.outcome === 'needs_person' ? result.reason : result.error;
       throw unavailable('channel_send_failed', 'the e-mail did not go; nothing was recorded and the task stays open', { reason });
@@ -351,15 +359,7 @@ export function createTasksService(deps: TasksServiceDeps) {
       accountUserId: task.x_account_user_id,
       kind: task.kind === 'x_dm' ? 'x_dm' : 'x_engage',
       channel: 'x',
-      recipient: recipientIdentityOf({
-        id: task.lead_id,
-        person: task.person,
-        email: task.email,
-        linkedin_url: task.linkedin_url,
-        x_user_id: task.x_user_id,
-        username: task.username,
-        sandbox: task.sandbox,
-      }),
+      recipient: recipientOfTask(task),
       subject: null,
       text: cipher.decrypt(task.text),
       actions: Array.isArray(task.actions) ? task.actions : [],
