@@ -32,6 +32,41 @@ describe('a mailbox SMTP pool', () => {
     expect(new Set(smtp.messages.slice(before).map((m) => m.connection)).size).toBeLessThanOrEqual(6); // 100 messages a connection
   });
 
+  it("a person's send has a connection of its own: it goes while the engine's two are held; waiting has a deadline; close() ends the waits", async () => {
+    // The engine's two messages are held 3 s at RCPT TO; what comes after them is answered at once.
+    let rcptsSeen = 0;
+    const slow = await startSmtpReceiver({ rcptDelayMs: () => (++rcptsSeen <= 2 ? 3_000 : 0) });
+    const pool = createSmtpPool({ host: '127.0.0.1', port: slow.port, secure: false, ignoreTLS: true, maxConnections: 2 });
+    const envelope = { from: 'dana@acme.example', to: ['bob@initech.example'] };
+    const none = { transactionStarted: async () => undefined };
+    try {
+      const engine = [pool.send(envelope, raw(2000), none), pool.send(envelope, raw(2001), none)];
+      const waited = await pool.send(envelope, raw(2002), none, { waitMs: 200 }).catch((e: unknown) => e as { code?: string; transactionStarted?: boolean });
+      expect(waited).toMatchObject({ code: 'ESLOTWAIT', transactionStarted: false });
+      const person = pool.send(envelope, raw(2003), none, { lane: 'person' });
+      const queued = pool.send(envelope, raw(2004), none).catch((e: unknown) => e as { code?: string; transactionStarted?: boolean });
+      await person;
+      // The person's message went beside the engine's held ones, not after them.
+      expect(slow.messages.map((m) => m.messageId)).toEqual(['<pool-2003@acme.example>']);
+      await Promise.all(engine);
+      pool.close();
+      const ended = await queued;
+      // Either it got a connection before close() or close() ended its wait, never silently later.
+      if (ended && 'code' in ended) expect(ended).toMatchObject({ transactionStarted: false });
+      expect(slow.messages.map((m) => m.messageId).sort()).toEqual(
+        [
+          '<pool-2000@acme.example>',
+          '<pool-2001@acme.example>',
+          '<pool-2003@acme.example>',
+          ...(ended && 'code' in ended ? [] : ['<pool-2004@acme.example>']),
+        ].sort(),
+      );
+    } finally {
+      pool.close();
+      await slow.close();
+    }
+  });
+
   it('a message refused at RCPT TO never starts a transaction, and a failing start record sends nothing', async () => {
     const pool = createSmtpPool({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, maxConnections: 2 });
     const envelope = { from: 'dana@acme.example', to: ['bob@initech.example'] };

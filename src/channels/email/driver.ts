@@ -228,6 +228,15 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         .compile()
         .build();
 
+      // A retry of a step (or a reply decided again) whose earlier try lost its connection inside the transaction, or
+      // whose success was not recorded by its caller: that try may have delivered, so it is never sent blindly again.
+      if ((action.attempt ?? 0) > 0 || action.kind === 'reply') {
+        const earlier = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
+        if (earlier?.delivery === 'accepted' || earlier?.delivery === 'marked_sent')
+          return { outcome: 'ok', externalId: earlier.message_id, sentFrom: mailbox.id };
+        if (earlier?.delivery === 'started') return uncertainSend();
+      }
+
       // The mailbox's own daily budget on the send budget ledger (its account's message cap, ramped during warm-up, in
       // its account's time zone), reserved here because only now is the sending mailbox known (a pool send chooses it):
       // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
@@ -251,19 +260,9 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         return untilNextDay;
       }
 
-      // A retry of a step whose earlier try lost its connection inside the transaction: that try may have delivered.
-      if ((action.attempt ?? 0) > 0) {
-        const earlier = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
-        if (earlier?.delivery === 'accepted' || earlier?.delivery === 'marked_sent') {
-          await giveBack();
-          return { outcome: 'ok', externalId: earlier.message_id, sentFrom: mailbox.id };
-        }
-        if (earlier?.delivery === 'started') {
-          await giveBack();
-          return uncertainSend();
-        }
-      }
       const smtpMailbox = mailbox as MailboxSecretRow & { smtpUrl: string };
+      // A send inside a caller's transaction is a person's (Send anyway, a reply decision): its own connection.
+      const lane = ctx?.db ? ('person' as const) : ('engine' as const);
       const envelope = { from: mailbox.address, to: [to] };
       // Recorded at the start of the SMTP transaction, never earlier: a step with no row was never handed to a server.
       const hooks = {
@@ -282,7 +281,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       let accepted;
       try {
         try {
-          accepted = await poolFor(smtpMailbox, accessToken).send(envelope, raw, hooks);
+          accepted = await poolFor(smtpMailbox, accessToken).send(envelope, raw, hooks, { lane });
         } catch (err) {
           // An OAuth login refused: the token is refreshed once and the message tried once more (the login comes
           // before MAIL FROM, so nothing of it left). A refused refresh marks the mailbox, as below.
@@ -292,7 +291,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
             return null;
           });
           if (!again) throw err;
-          accepted = await poolFor(smtpMailbox, again).send(envelope, raw, hooks);
+          accepted = await poolFor(smtpMailbox, again).send(envelope, raw, hooks, { lane });
         }
       } catch (err) {
         // The provider refused the refresh: the mailbox is marked "reconnect" already; the step waits like any auth failure.
@@ -326,6 +325,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         // No transaction ever started (no connection, the envelope never taken): nothing left, the unit goes back.
         if (!e.transactionStarted) {
           await giveBack();
+          // A start record written as the connection failed, before the text left, is taken back.
+          await sent.forgetStartedOutgoing(q, action.workspaceId, action.idempotencyKey);
           return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
         }
         // The connection was lost inside the transaction, before any answer: the message may have gone.
@@ -343,17 +344,18 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
      */
     async confirm(action: OutboundAction, ctx?: DriverContext): Promise<DeliveryCheck> {
       const q = ctx?.db ?? db;
+      // The record first: an accepted message is sent whatever became of its mailbox since.
+      const record = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
+      if (record?.delivery === 'accepted' || record?.delivery === 'marked_sent') return { status: 'sent', externalId: record.message_id };
       const mailbox = await resolveSendingMailbox(
         { db: q, cipher },
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
-      if (!mailbox) return fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
-      const record = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
-      if (record?.delivery === 'accepted' || record?.delivery === 'marked_sent') return { status: 'sent', externalId: record.message_id };
+      if (!mailbox) return record ? { status: 'unknown' } : fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
       // A reply decision records inside its own transaction, which a crash rolls back with the row: for a reply,
       // no row proves nothing, and the sent folder is the only witness.
       if (!record && action.kind !== 'reply') return { status: 'not_sent' };
-      const messageId = messageIdOf(action, mailbox);
+      const messageId = record?.message_id ?? messageIdOf(action, mailbox);
       if ((await searchSentFolder(mailbox, messageId)) === true) return { status: 'sent', externalId: messageId };
       return record ? { status: 'unknown' } : { status: 'not_sent' };
     },

@@ -68,6 +68,17 @@ export async function forgetOutgoing(db: Database, workspaceId: string, idempote
   await db.deleteFrom('email_messages').where('workspace_id', '=', workspaceId).where('idempotency_key', '=', idempotencyKey).execute();
 }
 
+/** A start record whose transaction failed before the message text left (the connection lost at that moment). */
+export async function forgetStartedOutgoing(db: Database, workspaceId: string, idempotencyKey: string): Promise<void> {
+  await db
+    .deleteFrom('email_messages')
+    .where('workspace_id', '=', workspaceId)
+    .where('idempotency_key', '=', idempotencyKey)
+    .where('direction', '=', 'out')
+    .where('delivery', '=', 'started')
+    .execute();
+}
+
 /** How far this step's message went: no row, an SMTP transaction started, accepted, or marked sent by a person. */
 export async function findOutgoing(db: Database, workspaceId: string, idempotencyKey: string) {
   return db

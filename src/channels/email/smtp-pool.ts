@@ -20,6 +20,16 @@ export interface SmtpSendHooks {
   transactionStarted(): Promise<void>;
 }
 
+/**
+ * Whose send it is. `engine`: the engine's batches, bounded by `maxConnections`. `person`: a person's click (Send
+ * anyway, a reply decision), made inside a database transaction: it has one connection of its own, so it never
+ * waits behind engine sends whose start records wait for that transaction (PGlite has one database connection).
+ */
+export type SmtpLane = 'engine' | 'person';
+
+/** How long a send waits for a free connection before it gives up, not started (well under the in-flight lease). */
+export const SLOT_WAIT_MS = 120_000;
+
 export interface SmtpAccepted {
   /** The server's final answer, trimmed; it names the queue id when the server gives one. */
   response: string;
@@ -31,6 +41,7 @@ export type SmtpSendError = Error & { code?: string; responseCode?: number; tran
 
 // Closed before the socket timeout (30 s, mailboxes.service.ts) would end it from the other side.
 const IDLE_CLOSE_MS = 20_000;
+const PERSON_CONNECTIONS = 1;
 const MESSAGES_PER_CONNECTION = 100;
 const QUEUE_ID_MAX = 200;
 
@@ -75,9 +86,11 @@ class MessageAfterData extends Readable {
 export function createSmtpPool(options: SmtpPoolOptions) {
   const { auth, maxConnections, ...connectionOptions } = options;
   const idle: Conn[] = [];
-  const waiters: (() => void)[] = [];
-  let busy = 0;
+  const limit: Record<SmtpLane, number> = { engine: maxConnections, person: PERSON_CONNECTIONS };
+  const busy: Record<SmtpLane, number> = { engine: 0, person: 0 };
+  const waiters: Record<SmtpLane, { go: () => void; fail: (err: Error) => void }[]> = { engine: [], person: [] };
   let closed = false;
+  const notStarted = (message: string, code: string) => Object.assign(new Error(message), { code, transactionStarted: false });
 
   function retire(conn: Conn) {
     conn.alive = false;
@@ -120,17 +133,33 @@ export function createSmtpPool(options: SmtpPoolOptions) {
     });
   }
 
-  /** One of the mailbox's connection slots: sends beyond `maxConnections` wait here, before anything is recorded. */
-  async function acquire(): Promise<void> {
-    if (closed) throw Object.assign(new Error('the mailbox transport is closed'), { code: 'ECONNECTION' });
-    if (busy < maxConnections) {
-      busy++;
+  /** One of the lane's connection slots: sends beyond its limit wait here, before anything is recorded, for a while. */
+  async function acquire(lane: SmtpLane, waitMs: number): Promise<void> {
+    if (closed) throw notStarted('the mailbox transport is closed', 'ECONNECTION');
+    if (busy[lane] < limit[lane]) {
+      busy[lane]++;
       return;
     }
-    await new Promise<void>((resolve) => waiters.push(resolve));
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        go: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        fail: (err: Error) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiters[lane].splice(waiters[lane].indexOf(waiter), 1);
+        reject(notStarted(`no free connection of the mailbox within ${waitMs} ms`, 'ESLOTWAIT'));
+      }, waitMs);
+      waiters[lane].push(waiter);
+    });
   }
 
-  function release(conn: Conn | null) {
+  function release(lane: SmtpLane, conn: Conn | null) {
     if (conn) {
       if (conn.alive && !closed && conn.sent < MESSAGES_PER_CONNECTION) {
         conn.idleTimer = setTimeout(() => {
@@ -141,17 +170,18 @@ export function createSmtpPool(options: SmtpPoolOptions) {
         idle.push(conn);
       } else if (conn.alive) retire(conn);
     }
-    const next = waiters.shift();
-    if (next) next();
-    else busy--;
+    const next = waiters[lane].shift();
+    if (next) next.go();
+    else busy[lane]--;
   }
 
   function transact(conn: Conn, envelope: { from: string; to: string[] }, raw: Buffer, hooks: SmtpSendHooks) {
     let started = false;
+    let recording: Promise<unknown> = Promise.resolve();
     return new Promise<SmtpAccepted>((resolve, reject) => {
       const message = new MessageAfterData(
         raw,
-        () => hooks.transactionStarted(),
+        () => (recording = hooks.transactionStarted()),
         () => (started = true),
       );
       // A copy for each transaction: SMTPConnection keeps its recipient bookkeeping on the envelope object itself.
@@ -161,7 +191,13 @@ export function createSmtpPool(options: SmtpPoolOptions) {
           // Never reused after an error (the session may be mid-transaction): closed now, not left to time out.
           conn.alive = false;
           conn.smtp.close();
-          return reject(Object.assign(err, { transactionStarted: started }));
+          // Whether the text had begun to go is decided now; a start record still being written settles first, so
+          // the caller can take it back when nothing left.
+          const failed = Object.assign(err, { transactionStarted: started });
+          return void recording.then(
+            () => reject(failed),
+            () => reject(failed),
+          );
         }
         const response = (info?.response ?? '').trim();
         resolve({ response, queueId: queueIdOf(response) });
@@ -174,8 +210,14 @@ export function createSmtpPool(options: SmtpPoolOptions) {
      * Sends `raw` over one of the mailbox's connections. A reused connection the server had dropped is replaced once,
      * when the transaction never started (nothing of the message left).
      */
-    async send(envelope: { from: string; to: string[] }, raw: Buffer, hooks: SmtpSendHooks): Promise<SmtpAccepted> {
-      await acquire();
+    async send(
+      envelope: { from: string; to: string[] },
+      raw: Buffer,
+      hooks: SmtpSendHooks,
+      opts: { lane?: SmtpLane; waitMs?: number } = {},
+    ): Promise<SmtpAccepted> {
+      const lane = opts.lane ?? 'engine';
+      await acquire(lane, opts.waitMs ?? SLOT_WAIT_MS);
       const held: { conn: Conn | null } = { conn: null };
       try {
         for (let tries = 0; ; tries++) {
@@ -194,13 +236,15 @@ export function createSmtpPool(options: SmtpPoolOptions) {
       } finally {
         // As nodemailer's pool does: the connection serves again only on a later turn, once SMTPConnection has
         // finished with this transaction's answer (reused at once, the next envelope could read a stale reply).
-        setImmediate(() => release(held.conn));
+        setImmediate(() => release(lane, held.conn));
       }
     },
 
     close() {
       closed = true;
       for (const conn of idle.splice(0)) retire(conn);
+      for (const lane of ['engine', 'person'] as const)
+        for (const waiter of waiters[lane].splice(0)) waiter.fail(notStarted('the mailbox transport was closed', 'ECONNECTION'));
     },
   };
 }

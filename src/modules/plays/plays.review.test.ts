@@ -245,6 +245,8 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'POST /api/v1/leads/import',
       'POST /api/v1/plays/{id}/candidates/review',
       'POST /api/v1/tasks/{id}/complete',
+      'POST /api/v1/tasks/{id}/mark-sent',
+      'POST /api/v1/tasks/{id}/send-anyway',
       'POST /api/v1/tasks/{id}/skip',
     ]);
   });
