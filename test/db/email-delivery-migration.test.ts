@@ -18,7 +18,7 @@ async function databaseBefore0033(): Promise<{ handle: DatabaseHandle; drop: () 
   const names = Object.keys(MIGRATIONS);
   const upTo: Record<string, Migration> = Object.fromEntries(names.slice(0, names.indexOf('0033_email_delivery_state')).map((n) => [n, MIGRATIONS[n]]));
   let handle: DatabaseHandle;
-  let drop = async () => undefined as void;
+  let drop: () => Promise<void>;
   if (dbEngine() === 'postgres') {
     const base = process.env.TEST_DATABASE_URL!;
     const name = `outreach_m33_${process.pid}_${randomBytes(4).toString('hex')}`;

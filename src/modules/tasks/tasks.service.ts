@@ -298,8 +298,7 @@ export function createTasksService(deps: TasksServiceDeps) {
   /** The e-mail sent again: the task's subject and text to the lead, from the lead's account (its mailbox, or the fallback). */
   async function sendAgain(task: repo.TaskRow, stepKey: string, trx: Database, now: Date) {
     // The step's text could not be rendered again when the task opened: there is nothing to send.
-    if (!task.text)
-      throw badRequest('task_not_sendable', 'this uncertain send has no text to send again; mark it as sent or leave it', { field: 'task' });
+    if (!task.text) throw badRequest('task_not_sendable', 'this uncertain send has no text to send again; mark it as sent or leave it', { field: 'task' });
     const action: OutboundAction = {
       workspaceId: task.workspace_id,
       accountId: task.account_id,
