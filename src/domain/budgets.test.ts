@@ -1,12 +1,9 @@
 import { sql } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
-import pg from 'pg';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, dbEngine } from '../../test/helpers/test-database.js';
-import { createDatabase, type DatabaseHandle } from '../db/database.js';
+import { createTestDatabase } from '../../test/helpers/test-database.js';
+import { databaseMigrated } from '../../test/helpers/migrated-database.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { MIGRATIONS } from '../db/migrations/index.js';
 import { newId } from '../lib/ids.js';
 import {
   accountBudgetKey,
@@ -156,39 +153,9 @@ describe('the ledger', () => {
   });
 });
 
-/** An empty database on the running project's engine, migrated to `last` only. */
-async function databaseAt(last: string): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
-  const names = Object.keys(MIGRATIONS);
-  const upTo: Record<string, Migration> = Object.fromEntries(names.slice(0, names.indexOf(last) + 1).map((n) => [n, MIGRATIONS[n]]));
-  let handle: DatabaseHandle;
-  let drop = async () => undefined as void;
-  if (dbEngine() === 'postgres') {
-    const base = process.env.TEST_DATABASE_URL!;
-    const name = `outreach_m_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    handle = await createDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
-    drop = async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
-  } else {
-    handle = await createDatabase({ kind: 'pglite' });
-  }
-  const { error } = await new Migrator({ db: handle.db, provider: { getMigrations: async () => upTo } }).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(JSON.stringify(error));
-  return { handle, drop };
-}
-
 describe('migration 0023_send_budgets', () => {
   it('moves every counter of the three day tables into the ledger and drops them', async () => {
-    const { handle, drop } = await databaseAt('0022_x_disconnect');
+    const { handle, drop } = await databaseMigrated('0022_x_disconnect', 'through');
     const db = handle.db;
     try {
       const w = newId();

@@ -3,18 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { createDatabase, type Database, type DatabaseHandle } from '../../src/db/database.js';
+import { createDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { newId } from '../../src/lib/ids.js';
 import { startServer } from '../../src/server.js';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole } from '../helpers/console.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
+import { databaseMigrated } from '../helpers/migrated-database.js';
 
 // Issue 30 §4, the partitioned ledger (docs/ledger.md), on the running project's engine: partitions made ahead by the
 // server, a DEFAULT partition for any date, partitions made later taking their rows out of DEFAULT, retention that
@@ -235,39 +233,9 @@ describe('the partitioned ledger', () => {
   });
 });
 
-/** An empty database on the running project's engine, migrated up to the migration before 0032 only. */
-async function databaseBeforePartitions(): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
-  const names = Object.keys(MIGRATIONS);
-  const upTo: Record<string, Migration> = Object.fromEntries(names.slice(0, names.indexOf('0032_activity_partitions')).map((n) => [n, MIGRATIONS[n]]));
-  let handle: DatabaseHandle;
-  let drop = async () => undefined as void;
-  if (dbEngine() === 'postgres') {
-    const base = process.env.TEST_DATABASE_URL!;
-    const name = `outreach_m_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    handle = await createDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
-    drop = async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
-  } else {
-    handle = await createDatabase({ kind: 'pglite' });
-  }
-  const { error } = await new Migrator({ db: handle.db, provider: { getMigrations: async () => upTo } }).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(JSON.stringify(error));
-  return { handle, drop };
-}
-
 describe('migration 0032_activity_partitions', () => {
   it('moves an existing ledger into month partitions with its keys, indexes and trigger', { timeout: 180_000 }, async () => {
-    const { handle, drop } = await databaseBeforePartitions();
+    const { handle, drop } = await databaseMigrated('0032_activity_partitions', 'before');
     const db = handle.db;
     try {
       const ws = newId();

@@ -1,53 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { newId } from '../../src/lib/ids.js';
 import { insertLead } from '../helpers/factories.js';
-import { dbEngine } from '../helpers/test-database.js';
+import { databaseMigrated } from '../helpers/migrated-database.js';
 
 // Migration 0033 (issue 31): e-mails sent before it were recorded before the hand-off, whatever became of them. They
 // count as accepted (later steps thread on them), except a step still in flight (its check decides) and a step the
 // ledger already called uncertain (never threaded on). An X DM in flight across the upgrade gets an unanswered mark.
 
-async function databaseBefore0033(): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
-  const names = Object.keys(MIGRATIONS);
-  const upTo: Record<string, Migration> = Object.fromEntries(names.slice(0, names.indexOf('0033_email_delivery_state')).map((n) => [n, MIGRATIONS[n]]));
-  let handle: DatabaseHandle;
-  let drop: () => Promise<void>;
-  if (dbEngine() === 'postgres') {
-    const base = process.env.TEST_DATABASE_URL!;
-    const name = `outreach_m33_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    handle = await createDatabase({ kind: 'postgres', url: url.toString(), poolSize: 2 });
-    drop = async () => {
-      await handle.close();
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
-  } else {
-    handle = await createDatabase({ kind: 'pglite' });
-    drop = () => handle.close();
-  }
-  const { error } = await new Migrator({ db: handle.db, provider: { getMigrations: async () => upTo } }).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(JSON.stringify(error));
-  return { handle, drop };
-}
-
 describe('migration 0033_email_delivery_state', () => {
   it('sent e-mails count as accepted, except a step still in flight and a step the ledger called uncertain', { timeout: 120_000 }, async () => {
-    const { handle, drop } = await databaseBefore0033();
+    const { handle, drop } = await databaseMigrated('0033_email_delivery_state', 'before');
     const db = handle.db;
     try {
       const ws = newId();
@@ -92,6 +56,7 @@ describe('migration 0033_email_delivery_state', () => {
         SELECT idempotency_key, answered_at FROM x_dm_sends`.execute(db);
       expect(marks).toEqual([{ idempotency_key: key(inFlight, 1), answered_at: null }]);
     } finally {
+      await handle.close();
       await drop();
     }
   });
