@@ -5,9 +5,9 @@
  *
  * - the floor: nodemailer's pooled transport (2 connections), no database;
  * - before: the driver up to issue 30: nodemailer's pool and one INSERT before the hand-off;
- * - after: the driver now: its own pool (src/channels/email/smtp-pool.ts, 2 connections), one INSERT when the SMTP
+ * - after: the driver now: its own pool (src/channels/email/send/smtp-pool.ts, 2 connections), one INSERT when the SMTP
  *   transaction takes the message (after RCPT TO and DATA) and one UPDATE at the 250
- *   (src/channels/email/sent-messages.repository.ts).
+ *   (src/channels/email/send/sent-messages.repository.ts).
  *
  * It prints the time per message of every round (wall time of the round / messages), the medians, and the ratio of
  * each to the floor. Not a test: it asserts nothing.
@@ -24,9 +24,9 @@ import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { newId, newMessagingAccountId } from '../src/lib/ids.js';
 import { createTextCipher } from '../src/lib/crypto.js';
-import { upsertMailbox } from '../src/channels/email/mailboxes.repository.js';
-import { createSmtpPool } from '../src/channels/email/smtp-pool.js';
-import * as sent from '../src/channels/email/sent-messages.repository.js';
+import { upsertMailbox } from '../src/channels/email/mailboxes/mailboxes.repository.js';
+import { createSmtpPool } from '../src/channels/email/send/smtp-pool.js';
+import * as sent from '../src/channels/email/send/sent-messages.repository.js';
 import { startSmtpReceiver } from '../test/helpers/smtp-receiver.js';
 import { recreateDatabase } from './fresh-database.js';
 import { pct } from './floor-report.js';

@@ -16,8 +16,8 @@ import { newId, newMessagingAccountId } from '../src/lib/ids.js';
 import { emptySummary } from '../src/channels/types.js';
 import { createObserver } from '../src/engine/observe.js';
 import { loadConfig } from '../src/config/config.js';
-import { upsertMailbox } from '../src/channels/email/mailboxes.repository.js';
-import { createInboxWatcher } from '../src/channels/email/watcher.js';
+import { upsertMailbox } from '../src/channels/email/mailboxes/mailboxes.repository.js';
+import { createInboxWatcher } from '../src/channels/email/inbox/watcher.js';
 import { startDovecot } from '../test/helpers/dovecot.js';
 import { printBesideFloor } from './floor-report.js';
 

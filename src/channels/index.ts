@@ -1,12 +1,12 @@
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { TextCipher } from '../lib/crypto.js';
-import { createMailboxEmailDriver } from './email/driver.js';
-import { createSmtpEmailDriver } from './email/smtp-driver.js';
+import { createMailboxEmailDriver } from './email/send/driver.js';
+import { createSmtpEmailDriver } from './email/send/smtp-driver.js';
 import { createSandboxDriver } from './sandbox/driver.js';
 import { createXDriver, type XDriverDeps } from './x/driver.js';
-import { createInboxWatcher } from './email/watcher.js';
-import { createMailboxTokens } from './email/oauth-tokens.js';
+import { createInboxWatcher } from './email/inbox/watcher.js';
+import { createMailboxTokens } from './email/mailboxes/oauth-tokens.js';
 import { createXWatcher } from './x/watcher.js';
 import { createLinkedinDriver } from './linkedin/driver.js';
 import { createLinkedinWatcher } from './linkedin/watcher.js';
@@ -15,7 +15,7 @@ import { traceChannelDriver } from '../lib/tracing.js';
 
 export * from './types.js';
 export { createSandboxDriver } from './sandbox/driver.js';
-export { createSmtpEmailDriver } from './email/smtp-driver.js';
+export { createSmtpEmailDriver } from './email/send/smtp-driver.js';
 export { confirmDelivery } from './confirm.js';
 export { createXDriver } from './x/driver.js';
 

@@ -220,7 +220,7 @@ export interface MailboxesTable {
   oauth_expires_at: Timestamp | null;
 }
 
-/** A pending mailbox connect (migration 0030; src/channels/email/oauth-connect.ts). */
+/** A pending mailbox connect (migration 0030; src/channels/email/mailboxes/oauth-connect.ts). */
 export interface MailboxOauthStatesTable {
   state: string;
   workspace_id: string;
@@ -235,7 +235,7 @@ export interface MailboxOauthStatesTable {
   expires_at: Timestamp;
 }
 
-/** A mailbox's latest sending-domain check (migration 0028; src/channels/email/domain-checks.ts). */
+/** A mailbox's latest sending-domain check (migration 0028; src/channels/email/deliverability/domain-checks.ts). */
 export interface MailboxDomainChecksTable {
   mailbox_id: string;
   workspace_id: string;

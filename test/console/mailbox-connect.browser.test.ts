@@ -9,7 +9,7 @@ import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '.
 import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { dbEngine } from '../helpers/test-database.js';
-import { readMailboxTokens } from '../../src/channels/email/mailboxes.repository.js';
+import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
 
 // Issue 29 §1 in Chromium: "Connect Google mailbox" on Accounts goes to the provider (the OAuth provider fake, which
 // approves at once and redirects back), the callback saves the mailbox once SMTP (a receiver taking XOAUTH2) and IMAP

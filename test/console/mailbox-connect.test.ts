@@ -6,7 +6,7 @@ import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '.
 import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { readMailboxTokens } from '../../src/channels/email/mailboxes.repository.js';
+import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
 
 // Issue 29 §1 in the console: "Connect Google mailbox" / "Connect Microsoft 365 mailbox" (OAuth 2.0 authorization
 // code + PKCE + single-use state), its callback, the mailbox page and Disconnect. Over HTTP (inject for the console,

@@ -6,7 +6,7 @@ import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/f
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startSmtpReceiver, type SmtpReceiver, type SmtpTransaction } from '../helpers/smtp-receiver.js';
-import { queueIdOf } from '../../src/channels/email/smtp-pool.js';
+import { queueIdOf } from '../../src/channels/email/send/smtp-pool.js';
 
 // Issue 31 §1–§2: what the driver records of each message (only once an SMTP transaction took it, then the 250), what
 // `confirm` answers from that record after a crash, the bound on a mailbox's sends in flight, and threading only on

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
 import { admin, seed, u } from '../helpers/world-fixtures.js';
 import { insertLead } from '../helpers/factories.js';
-import { unsubscribeToken } from '../../src/channels/email/unsubscribe-token.js';
+import { unsubscribeToken } from '../../src/channels/email/send/unsubscribe-token.js';
 import { newId } from '../../src/lib/ids.js';
-import { createInboxWatcher } from '../../src/channels/email/watcher.js';
-import { claimDueMailboxes } from '../../src/channels/email/inbox.repository.js';
+import { createInboxWatcher } from '../../src/channels/email/inbox/watcher.js';
+import { claimDueMailboxes } from '../../src/channels/email/inbox/inbox.repository.js';
 import { emptySummary } from '../../src/channels/types.js';
 import { MAILBOX, raw, startInboxWorld, type InboxWorld } from './inbox-world.js';
 

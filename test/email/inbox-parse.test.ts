@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dmarcFailed, parseHead, REPLY_PARSER_CHARS, visibleReplyText } from '../../src/channels/email/parse.js';
-import { trustedAuthservIds } from '../../src/channels/email/inbox-rules.js';
-import { imapClientOptions, smtpTransportOptions } from '../../src/channels/email/mailboxes.service.js';
-import { mailboxInputProblem } from '../../src/channels/email/mailboxes.schemas.js';
+import { dmarcFailed, parseHead, REPLY_PARSER_CHARS, visibleReplyText } from '../../src/channels/email/inbox/parse.js';
+import { trustedAuthservIds } from '../../src/channels/email/inbox/inbox-rules.js';
+import { imapClientOptions, smtpTransportOptions } from '../../src/channels/email/mailboxes/mailboxes.service.js';
+import { mailboxInputProblem } from '../../src/channels/email/mailboxes/mailboxes.schemas.js';
 
 // Issue 26, the pure rules (no database, no server): whose Authentication-Results are believed, the bounded reply
 // text, and the mail transport a mailbox URL asks for.

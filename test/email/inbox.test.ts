@@ -5,7 +5,7 @@ import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { newId } from '../../src/lib/ids.js';
-import { unsubscribeToken } from '../../src/channels/email/unsubscribe-token.js';
+import { unsubscribeToken } from '../../src/channels/email/send/unsubscribe-token.js';
 
 // Issue 14 "Watching the inbox", against a real Dovecot: every message arrives by IMAP APPEND into the
 // sender's INBOX, and the engine pass (POST /admin/v1/engine/tick) reads it.

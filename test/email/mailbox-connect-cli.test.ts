@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { resolveTextCipher } from '../../src/lib/encryption-key.js';
 import { startServer } from '../../src/server.js';
-import { readMailboxTokens } from '../../src/channels/email/mailboxes.repository.js';
+import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';

@@ -6,7 +6,7 @@ import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '.
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { startOAuthProviderFake, type IssuedTokens, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
 import { raw } from './inbox-world.js';
-import { createMailboxTokens } from '../../src/channels/email/oauth-tokens.js';
+import { createMailboxTokens } from '../../src/channels/email/mailboxes/oauth-tokens.js';
 
 // Issue 29 §1: a mailbox connected with OAuth 2.0 (world-file `mailbox.oauth`) sends over SMTP XOAUTH2 to a real
 // smtp-server receiver and is read over IMAP with its access token on a real Dovecot whose oauth2 passdb asks the fake

@@ -13,8 +13,8 @@ import { buildTestApp, createWorkspaceWithKey } from '../helpers/build-test-app.
 import { signedInConsole } from '../helpers/console.js';
 import { tableResolver } from '../webhooks/receiver.js';
 import { newId } from '../../src/lib/ids.js';
-import { bouncePause } from '../../src/channels/email/reputation.js';
-import { readFeedbackReport } from '../../src/channels/email/arf.js';
+import { bouncePause } from '../../src/channels/email/deliverability/reputation.js';
+import { readFeedbackReport } from '../../src/channels/email/inbox/arf.js';
 import { MAILBOX, startInboxWorld, type InboxWorld } from './inbox-world.js';
 
 // Issue 29 §3, reputation guards per mailbox (docs/deliverability.md), against a real Dovecot (reports arrive by IMAP

@@ -4,7 +4,7 @@ import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/f
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
-import { readUnsubscribeToken } from '../../src/channels/email/unsubscribe-token.js';
+import { readUnsubscribeToken } from '../../src/channels/email/send/unsubscribe-token.js';
 
 // Issue 14 §2: e-mail from the sender's own mailbox (SMTP to a real smtp-server receiver, the sent folder on a real
 // Dovecot): stored Message-IDs, threaded follow-ups, List-Unsubscribe with one-click, suppression, 5xx final.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSmtpPool } from '../../src/channels/email/smtp-pool.js';
+import { createSmtpPool } from '../../src/channels/email/send/smtp-pool.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 
-// The mailbox connection pool (src/channels/email/smtp-pool.ts) against a real smtp-server receiver: sends at once
+// The mailbox connection pool (src/channels/email/send/smtp-pool.ts) against a real smtp-server receiver: sends at once
 // beyond the connections wait their turn, each message goes once, and a refused message names no transaction start.
 describe('a mailbox SMTP pool', () => {
   let smtp: SmtpReceiver;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
 import { captureServiceLogs } from '../helpers/log-capture.js';
-import { readUnsubscribeToken } from '../../src/channels/email/unsubscribe-token.js';
+import { readUnsubscribeToken } from '../../src/channels/email/send/unsubscribe-token.js';
 
 // Issue 14 §3: OUTREACH_PUBLIC_URL + /u/<token>. GET shows one button and changes nothing (link scanners prefetch);
 // POST, or a mail client's RFC 8058 one-click POST, opts the person out at once in every sequence of the workspace.

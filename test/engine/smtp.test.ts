@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createSmtpEmailDriver } from '../../src/channels/email/smtp-driver.js';
+import { createSmtpEmailDriver } from '../../src/channels/email/send/smtp-driver.js';
 
 // Just enough SMTP for nodemailer: greeting, EHLO, MAIL, RCPT, DATA, QUIT. RCPT to "reject@" answers 550.
 const received: { from: string; to: string[]; data: string }[] = [];

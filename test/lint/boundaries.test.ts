@@ -32,7 +32,7 @@ describe.skipIf(dbEngine() === 'postgres')('import boundaries (run once, in the 
   });
 
   it("the engine reaches a channel through its face only, never the channel's files", async () => {
-    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../channels/email/driver.js'))).toEqual([
+    expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../channels/email/send/driver.js'))).toEqual([
       expect.stringContaining('channels/<channel>/index.js'),
     ]);
     expect(await boundaryErrors('src/engine/zz-boundary-probe.ts', use('../channels/email/index.js'))).toEqual([]);

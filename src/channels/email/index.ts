@@ -8,13 +8,13 @@ export {
   removeMailbox,
   type AddMailboxRequest,
   type MailboxesService,
-} from './mailboxes.service.js';
-export { mailboxInputProblem, redactSecrets, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes.schemas.js';
-export { upsertMailbox as seedMailbox } from './mailboxes.repository.js';
-export { createMailboxConnectService, MAILBOX_CALLBACK_PATH, type BeginMailboxConnect, type MailboxConnectService } from './oauth-connect.js';
-export { MAIL_HOSTS, MAIL_SCOPES, PROVIDER_NAMES as MAIL_PROVIDER_NAMES } from './oauth-tokens.js';
-export { failedMailboxes } from './inbox.repository.js';
-export { readUnsubscribeToken, unsubscribeToken } from './unsubscribe-token.js';
+} from './mailboxes/mailboxes.service.js';
+export { mailboxInputProblem, redactSecrets, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes/mailboxes.schemas.js';
+export { upsertMailbox as seedMailbox } from './mailboxes/mailboxes.repository.js';
+export { createMailboxConnectService, MAILBOX_CALLBACK_PATH, type BeginMailboxConnect, type MailboxConnectService } from './mailboxes/oauth-connect.js';
+export { MAIL_HOSTS, MAIL_SCOPES, PROVIDER_NAMES as MAIL_PROVIDER_NAMES } from './mailboxes/oauth-tokens.js';
+export { failedMailboxes } from './inbox/inbox.repository.js';
+export { readUnsubscribeToken, unsubscribeToken } from './send/unsubscribe-token.js';
 export {
   createDomainChecksService,
   DomainCheckError,
@@ -23,6 +23,6 @@ export {
   type DomainChecksService,
   type MailboxDomainReport,
   type RecordCheck,
-} from './domain-checks.js';
-export { isDisposableDomain, isRoleAddress } from './address-checks.js';
-export { pausedMailboxes, type MailboxPause, type ResumeResult } from './reputation.js';
+} from './deliverability/domain-checks.js';
+export { isDisposableDomain, isRoleAddress } from './deliverability/address-checks.js';
+export { pausedMailboxes, type MailboxPause, type ResumeResult } from './deliverability/reputation.js';

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { TextCipher } from '../../lib/crypto.js';
-import { isUuid } from '../../lib/ids.js';
+import type { TextCipher } from '../../../lib/crypto.js';
+import { isUuid } from '../../../lib/ids.js';
 
 const PURPOSE = 'unsubscribe-v1';
 /** 128 bits of the MAC: enough against guessing, and the link stays short. */

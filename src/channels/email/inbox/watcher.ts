@@ -1,20 +1,20 @@
 import { ImapFlow, type FetchMessageObject } from 'imapflow';
-import { insertLedgerEntry } from '../../domain/ledger.repository.js';
-import type { Database } from '../../db/database.js';
-import type { TextCipher } from '../../lib/crypto.js';
-import { newId } from '../../lib/ids.js';
-import { withTxRetry } from '../../lib/tx-retry.js';
-import { emptyMailboxCounts, type MailboxPassCounts, type ObservedLead, type WatchContext } from '../types.js';
-import { AUTH_FAILED_BACKOFF_SECONDS, FIRST_POLL_LOOKBACK_MS, runWatchLoop, UNREACHABLE_BACKOFF_SECONDS } from '../watch-loop.js';
-import { classifyReply } from '../../domain/classify.js';
-import { lockPersonLanes, optOutPerson, replyOptsOut, suppressAddress } from '../../domain/opt-out.js';
-import { redactSecrets } from './mailboxes.schemas.js';
-import { openImap } from './imap-login.js';
-import { MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
+import { insertLedgerEntry } from '../../../domain/ledger.repository.js';
+import type { Database } from '../../../db/database.js';
+import type { TextCipher } from '../../../lib/crypto.js';
+import { newId } from '../../../lib/ids.js';
+import { withTxRetry } from '../../../lib/tx-retry.js';
+import { emptyMailboxCounts, type MailboxPassCounts, type ObservedLead, type WatchContext } from '../../types.js';
+import { AUTH_FAILED_BACKOFF_SECONDS, FIRST_POLL_LOOKBACK_MS, runWatchLoop, UNREACHABLE_BACKOFF_SECONDS } from '../../watch-loop.js';
+import { classifyReply } from '../../../domain/classify.js';
+import { lockPersonLanes, optOutPerson, replyOptsOut, suppressAddress } from '../../../domain/opt-out.js';
+import { redactSecrets } from '../mailboxes/mailboxes.schemas.js';
+import { openImap } from '../mailboxes/imap-login.js';
+import { MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from '../mailboxes/oauth-tokens.js';
 import { dmarcFailed, HEADER_FIELDS, parseBody, parseHead, type InboundHead, type InboundReport } from './parse.js';
-import { readUnsubscribeToken } from './unsubscribe-token.js';
+import { readUnsubscribeToken } from '../send/unsubscribe-token.js';
 import * as repo from './inbox.repository.js';
-import { afterHardBounce, firstSentMessage, handleFeedbackReport } from './reputation.js';
+import { afterHardBounce, firstSentMessage, handleFeedbackReport } from '../deliverability/reputation.js';
 import {
   AlreadyHandled,
   ConnectionLost,

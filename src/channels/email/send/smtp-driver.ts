@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
-import { shortHash } from '../../lib/hash.js';
-import type { ActionResult, ChannelDriver } from '../types.js';
+import { shortHash } from '../../../lib/hash.js';
+import type { ActionResult, ChannelDriver } from '../../types.js';
 
 /**
  * Real e-mail over SMTP. The Message-ID derives from the step's idempotency key, so a receiving system that

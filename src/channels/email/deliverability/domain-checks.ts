@@ -1,7 +1,7 @@
 import type { promises as dns } from 'node:dns';
-import type { Database } from '../../db/database.js';
-import type { Clock } from '../../lib/clock.js';
-import { mapLimit } from '../../lib/map-limit.js';
+import type { Database } from '../../../db/database.js';
+import type { Clock } from '../../../lib/clock.js';
+import { mapLimit } from '../../../lib/map-limit.js';
 import * as repo from './domain-checks.repository.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Database } from '../../db/database.js';
-import type { MailboxesTable } from '../../db/schema.js';
-import type { TextCipher } from '../../lib/crypto.js';
-import type { MailOauthProvider } from '../../config/mail-oauth.js';
+import type { Database } from '../../../db/database.js';
+import type { MailboxesTable } from '../../../db/schema.js';
+import type { TextCipher } from '../../../lib/crypto.js';
+import type { MailOauthProvider } from '../../../config/mail-oauth.js';
 import type { MailboxHealth, MailboxInput } from './mailboxes.schemas.js';
 
 /** A mailbox with its URLs decrypted: only for the drivers that connect (channels/email.ts, the inbox watcher). */

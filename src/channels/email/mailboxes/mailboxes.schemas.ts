@@ -1,4 +1,4 @@
-import type { MailOauthProvider } from '../../config/mail-oauth.js';
+import type { MailOauthProvider } from '../../../config/mail-oauth.js';
 
 /**
  * A mailbox's connection URLs carry credentials (`smtp://user:pass@host:port`). They are validated here, stored

@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database.js';
+import type { Database } from '../../../db/database.js';
 import type { DomainCheckResult } from './domain-checks.js';
 
 /** A mailbox as the domain checks see it: its address, its DKIM selector and its latest stored check. */

@@ -1,5 +1,5 @@
-import type { MailOauthProvider } from '../../config/mail-oauth.js';
-import type { Database } from '../../db/database.js';
+import type { MailOauthProvider } from '../../../config/mail-oauth.js';
+import type { Database } from '../../../db/database.js';
 
 /** A pending mailbox connect: its state, the encrypted PKCE verifier, where it returns, what it is for, its expiry. */
 export interface PendingMailboxConnect {

@@ -1,8 +1,8 @@
 import { request } from 'undici';
-import type { Config } from '../../config/config.js';
-import type { MailOauthApp, MailOauthProvider } from '../../config/mail-oauth.js';
-import type { Database } from '../../db/database.js';
-import type { TextCipher } from '../../lib/crypto.js';
+import type { Config } from '../../../config/config.js';
+import type { MailOauthApp, MailOauthProvider } from '../../../config/mail-oauth.js';
+import type { Database } from '../../../db/database.js';
+import type { TextCipher } from '../../../lib/crypto.js';
 import * as repo from './mailboxes.repository.js';
 
 /**

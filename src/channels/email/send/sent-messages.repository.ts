@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database.js';
+import type { Database } from '../../../db/database.js';
 
 // The e-mail thread of a lead (table email_messages, migration 0013): the Message-IDs we sent and those we received,
 // so a follow-up continues the thread, and how far each message of ours went (migration 0033), so a send a crash

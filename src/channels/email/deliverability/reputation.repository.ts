@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Database } from '../../db/database.js';
-import { newId } from '../../lib/ids.js';
+import type { Database } from '../../../db/database.js';
+import { newId } from '../../../lib/ids.js';
 
 // The reputation guards' SQL (reputation.ts holds the rule): which of our messages bounced or drew a complaint, a
 // mailbox's last sends, and its pause. Every read names the workspace.

@@ -1,10 +1,10 @@
-import type { Database } from '../../db/database.js';
-import { optOutPerson } from '../../domain/opt-out.js';
-import { withTxRetry } from '../../lib/tx-retry.js';
-import { enqueueEvent } from '../../webhooks/outbox.js';
-import { COMPLAINT_FEEDBACK_TYPES, readFeedbackReport } from './arf.js';
-import { claimInboundMessage } from './inbox.repository.js';
-import { AlreadyHandled, type Outcome } from './inbox-rules.js';
+import type { Database } from '../../../db/database.js';
+import { optOutPerson } from '../../../domain/opt-out.js';
+import { withTxRetry } from '../../../lib/tx-retry.js';
+import { enqueueEvent } from '../../../webhooks/outbox.js';
+import { COMPLAINT_FEEDBACK_TYPES, readFeedbackReport } from '../inbox/arf.js';
+import { claimInboundMessage } from '../inbox/inbox.repository.js';
+import { AlreadyHandled, type Outcome } from '../inbox/inbox-rules.js';
 import * as repo from './reputation.repository.js';
 
 // Reputation guards per mailbox (docs/deliverability.md): a mailbox whose mail keeps bouncing, or draws an abuse

@@ -1,26 +1,26 @@
 import type { ImapFlow } from 'imapflow';
 // A step whose mailbox refused the login waits as long as the watcher does: a person has to fix the password.
-import { AUTH_FAILED_BACKOFF_SECONDS } from '../watch-loop.js';
+import { AUTH_FAILED_BACKOFF_SECONDS } from '../../watch-loop.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
-import type { Config } from '../../config/config.js';
-import type { Database } from '../../db/database.js';
-import type { TextCipher } from '../../lib/crypto.js';
-import type { MailboxSecretRow } from './mailboxes.repository.js';
-import { isSuppressed } from '../../domain/opt-out.js';
-import { setMailboxHealth } from './mailboxes.repository.js';
-import { resolveSendingMailbox, smtpTransportOptions } from './mailboxes.service.js';
+import type { Config } from '../../../config/config.js';
+import type { Database } from '../../../db/database.js';
+import type { TextCipher } from '../../../lib/crypto.js';
+import type { MailboxSecretRow } from '../mailboxes/mailboxes.repository.js';
+import { isSuppressed } from '../../../domain/opt-out.js';
+import { setMailboxHealth } from '../mailboxes/mailboxes.repository.js';
+import { resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
 import { createSmtpPool, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
-import { openImap } from './imap-login.js';
+import { openImap } from '../mailboxes/imap-login.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
-import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from './reputation.js';
-import { shortHash } from '../../lib/hash.js';
-import { mailboxBudgetKey, mailboxCap, mailboxDomainBudgetKey } from '../../domain/budgets.js';
-import { releaseBudgets, reserveBudget } from '../../domain/budgets.repository.js';
-import { createAddressChecker, domainOf, isFreeMailDomain } from './address-checks.js';
-import { createMailboxTokens, MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
-import { localDay, nextDayWindowStart, safeZone } from '../../domain/time.js';
-import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
+import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from '../deliverability/reputation.js';
+import { shortHash } from '../../../lib/hash.js';
+import { mailboxBudgetKey, mailboxCap, mailboxDomainBudgetKey } from '../../../domain/budgets.js';
+import { releaseBudgets, reserveBudget } from '../../../domain/budgets.repository.js';
+import { createAddressChecker, domainOf, isFreeMailDomain } from '../deliverability/address-checks.js';
+import { createMailboxTokens, MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from '../mailboxes/oauth-tokens.js';
+import { localDay, nextDayWindowStart, safeZone } from '../../../domain/time.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../../types.js';
 
 export interface MailboxEmailDeps {
   db: Database;

@@ -1,12 +1,12 @@
 import nodemailer from 'nodemailer';
 import { ImapFlow } from 'imapflow';
-import type { Database } from '../../db/database.js';
-import type { TextCipher } from '../../lib/crypto.js';
-import { newId, newMessagingAccountId } from '../../lib/ids.js';
+import type { Database } from '../../../db/database.js';
+import type { TextCipher } from '../../../lib/crypto.js';
+import { newId, newMessagingAccountId } from '../../../lib/ids.js';
 import * as repo from './mailboxes.repository.js';
-import { pausedMailboxes, resumeMailbox } from './reputation.js';
+import { pausedMailboxes, resumeMailbox } from '../deliverability/reputation.js';
 import { revokeMailboxGrant } from './oauth-tokens.js';
-import type { Config } from '../../config/config.js';
+import type { Config } from '../../../config/config.js';
 import {
   isLoopbackHost,
   mailboxInputProblem,

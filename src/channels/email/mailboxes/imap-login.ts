@@ -1,6 +1,6 @@
 import { ImapFlow } from 'imapflow';
-import type { Database } from '../../db/database.js';
-import { isAuthError } from './inbox-rules.js';
+import type { Database } from '../../../db/database.js';
+import { isAuthError } from '../inbox/inbox-rules.js';
 import { imapClientOptions } from './mailboxes.service.js';
 import { MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from './oauth-tokens.js';
 

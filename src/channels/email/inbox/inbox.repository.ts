@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Database } from '../../db/database.js';
-import type { TextCipher } from '../../lib/crypto.js';
-import type { MailboxHealth } from './mailboxes.schemas.js';
+import type { Database } from '../../../db/database.js';
+import type { TextCipher } from '../../../lib/crypto.js';
+import type { MailboxHealth } from '../mailboxes/mailboxes.schemas.js';
 
 // The inbox watcher's SQL: which mailbox to poll next (a lease on the mailbox row), its INBOX position, the
 // once-only claim of each message, matching a message to a lead, and the effects of a bounce or a mailto

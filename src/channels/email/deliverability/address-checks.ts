@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { domainToASCII } from 'node:url';
-import { createResolver, isNodata, isNxdomain, type DnsSettings } from '../../lib/dns.js';
+import { createResolver, isNodata, isNxdomain, type DnsSettings } from '../../../lib/dns.js';
 
 // Recipient checks before a real e-mail goes out, and the per-recipient-domain cap's rules (docs/deliverability.md):
 // an address that cannot receive mail is never written to, since every bounce counts against the sender's domain.
