@@ -137,7 +137,14 @@ export async function startServer(config: Config, opts: { print?: (line: string)
 
   const engineLoop = startEngineLoop(services.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
   const retentionLoop = startEngineLoop(
-    { runPass: () => services.activity.pruneExpired({ retentionDays: config.activityRetentionDays }) },
+    {
+      runPass: async () => {
+        const pruned = await services.activity.pruneExpired({ retentionDays: config.activityRetentionDays });
+        // Inbound records (docs/email.md) are kept for the same window as the ledger.
+        await services.inbound.pruneRecords(config.activityRetentionDays);
+        return pruned;
+      },
+    },
     3600,
     logger.child({ component: 'retention' }),
     'activity retention',

@@ -14,6 +14,7 @@ import { activityRoutes } from '../modules/activity/index.js';
 import { repliesRoutes } from '../modules/replies/index.js';
 import { eventsRoutes } from '../modules/events/index.js';
 import { tasksRoutes } from '../modules/tasks/index.js';
+import { inboundRoutes } from '../modules/inbound/index.js';
 
 /** Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. */
 export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promise<void> {
@@ -30,6 +31,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promis
   await api.register(activityRoutes, { activity: services.activity });
   await api.register(repliesRoutes, { replies: services.replies });
   await api.register(tasksRoutes, { tasks: services.tasks });
+  await api.register(inboundRoutes, { inbound: services.inbound });
   await api.register(eventsRoutes, { deps });
 }
 

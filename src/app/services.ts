@@ -16,6 +16,7 @@ import { createRepliesService } from '../modules/replies/index.js';
 import { createAuthoringService } from '../modules/authoring/index.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/index.js';
 import { createTasksService } from '../modules/tasks/index.js';
+import { createInboundService } from '../modules/inbound/index.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
@@ -117,6 +118,7 @@ export function createServices(deps: ServiceDeps) {
     progress,
     replies,
     tasks,
+    inbound: createInboundService(deps),
     engine,
     drivers,
     authoring,

@@ -1,3 +1,4 @@
+import type { ReplyVerdict } from '../domain/classify.js';
 import type { Database } from '../db/database.js';
 import type { Channel, StepKind } from '../domain/vocabulary.js';
 
@@ -103,6 +104,9 @@ export type InboundObservation =
        * asks to stop opts the person out only when true (docs/opt-out.md). Unset (X DMs, the sandbox): always believed.
        */
       tiedToOurMessage?: boolean;
+      /** E-mail: the address our message went to (a leaver notice suppresses it) and our Message-ID it answers. */
+      address?: string | null;
+      ourMessageId?: string | null;
     };
 
 /** What a provider knows about an action it may have received before the engine crashed. */
@@ -127,14 +131,18 @@ export interface ObservedLead {
   username: string | null;
 }
 
-/** What the engine recorded for one observation; null when the lead was already past it. */
-export type ObservationResult = 'observed' | 'snoozed' | 'replied' | null;
+/**
+ * What the engine recorded for one observation; null when the lead was already past it. `stopped`: a leaver notice
+ * ended the lane for good.
+ */
+export type ObservationResult = 'observed' | 'snoozed' | 'replied' | 'stopped' | null;
 
 /**
  * The engine's one path for what a watcher heard (engine/observe.ts), lent to the watchers: inside the caller's
  * transaction it records an acceptance, a follow-back or a reply (freezes the lead, queues the reply, sends
- * `reply.received`). `forced` sets the classification where the watcher knows better than the text classifier
- * (an auto-reply known by its headers).
+ * `reply.received`). `verdict` is the reply's classification when the watcher made it already (each message is
+ * classified once, with what only the watcher knows: an auto-reply's headers, the subject); otherwise the engine
+ * classifies the text (domain/classify.ts).
  */
 export type ApplyObservation = (
   trx: Database,
@@ -142,7 +150,7 @@ export type ApplyObservation = (
   lead: ObservedLead,
   now: Date,
   summary: PassSummary,
-  forced?: 'out_of_office',
+  verdict?: ReplyVerdict,
 ) => Promise<ObservationResult>;
 
 /** What a watch pass is lent: the time of the pass, its summary, and the engine's observation path. */
@@ -162,8 +170,10 @@ export interface MailboxPassCounts {
   /** 4.x.x delivery reports: noted on the lead's ledger, nothing stops. */
   delayed: number;
   unsubscribes: number;
-  /** Abuse complaints (ARF) tied to our messages (docs/deliverability.md); present once there is one. */
+  /** Abuse complaints (ARF, JMRP) tied to our messages (docs/deliverability.md); present once there is one. */
   complaints?: number;
+  /** Leaver notices ("no longer with the company"): lanes stopped for good; present once there is one. */
+  leavers?: number;
   /** Mail not tied to a lead, or not believed (an unthreaded auto-reply, a DMARC failure): counted, nothing applied. */
   unmatched: number;
   /** Messages that could not be read (mailparser refused them, the server would not fetch them): passed over. */

@@ -11,7 +11,9 @@ import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/index.js';
-import type { MailboxView, ResumeResult } from '../channels/email/index.js';
+import type { InboundPage, InboundVerdict, MailboxView, ResumeResult } from '../channels/email/index.js';
+import type { SuppressionView } from '../modules/inbound/index.js';
+import type { SuppressionReason } from '../domain/suppression.js';
 import { DomainCheckError, MailboxError, type AddMailboxRequest, type MailboxDomainReport } from '../channels/email/index.js';
 import type { LinkedinAccountView } from '../channels/linkedin/index.js';
 import type { MailOauthProvider } from '../config/mail-oauth.js';
@@ -114,7 +116,25 @@ export interface AdminBackend {
   linkedinConnect(input: { workspaceId: string; accountId: string; gatewayAccountId: string }): Promise<LinkedinAccountView>;
   /** Switches a LinkedIn account to tasks or the sandbox; without workspaceId, the account's own workspace. */
   linkedinDelivery(input: { workspaceId?: string; accountId: string; delivery: 'sandbox' | 'tasks' }): Promise<LinkedinAccountView>;
+  /** A mailbox's inbound records, newest first; no message text (docs/email.md "The inbound record"). */
+  mailboxInbound(input: { workspaceId: string; mailbox: string; verdict?: string; limit: number; after?: string }): Promise<InboundListing>;
+  /** The workspace's suppression list, newest first. */
+  listSuppressions(input: { workspaceId: string; q?: string; reason?: string; limit: number; after?: string }): Promise<SuppressionListing>;
+  /** Removes an address from the list, recorded with `by`; refused for a person who asked to stop. */
+  removeSuppression(input: { workspaceId: string; address: string; by: string }): Promise<SuppressionRemoved>;
   close(): Promise<void>;
+}
+
+export type InboundListing = InboundPage & { mailbox: { id: string; address: string } };
+export interface SuppressionListing {
+  items: SuppressionView[];
+  nextCursor: string | null;
+}
+export interface SuppressionRemoved {
+  removed: true;
+  address: string;
+  reason: string;
+  by: string;
 }
 
 /** The JSON error body of the admin API (`{error, message, …}`), when the server sent one. */
@@ -177,6 +197,20 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
         if (!workspaceId) throw new CliError('messaging account not found', { error: 'messaging account not found' });
         return services.linkedin.setDelivery(workspaceId, input.accountId, input.delivery);
       }),
+    mailboxInbound: (input) =>
+      appCall(() =>
+        services.inbound.listInbound(input.workspaceId, input.mailbox, { verdict: input.verdict as InboundVerdict | undefined, limit: input.limit, after: input.after }),
+      ),
+    listSuppressions: (input) =>
+      appCall(() =>
+        services.inbound.listSuppressions(input.workspaceId, {
+          q: input.q,
+          reason: input.reason as SuppressionReason | undefined,
+          limit: input.limit,
+          after: input.after,
+        }),
+      ),
+    removeSuppression: (input) => appCall(() => services.inbound.removeSuppression(input.workspaceId, input.address, input.by)),
     close,
   };
 }
@@ -236,6 +270,9 @@ function serverBackend(control: ControlInfo): AdminBackend {
     disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),
     linkedinConnect: (input) => call<LinkedinAccountView>('/linkedin/connect', input),
     linkedinDelivery: (input) => call<LinkedinAccountView>('/linkedin/delivery', input),
+    mailboxInbound: (input) => call<InboundListing>('/mailboxes/inbound', input),
+    listSuppressions: (input) => call<SuppressionListing>('/suppressions/list', input),
+    removeSuppression: (input) => call<SuppressionRemoved>('/suppressions/remove', input),
     close: async () => undefined,
   };
 }

@@ -18,6 +18,7 @@ import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
 import { registerLinkedin } from './commands/linkedin.js';
 import { registerMailboxCheck } from './commands/mailbox-check.js';
+import { registerInbound } from './commands/inbound.js';
 import { describeMailboxRemoval, mailboxAuthLabel, registerMailboxConnect } from './commands/mailbox-connect.js';
 import { disconnectOutcomeText } from '../channels/x/index.js';
 
@@ -345,6 +346,7 @@ export function createProgram(): Command {
 
   registerMailboxCheck(mailbox, { withBackend, out });
   registerMailboxConnect(mailbox, { withBackend, out });
+  registerInbound(program, mailbox, { withBackend, out });
 
   const x = program.command('x').description('the real X channel (docs/x-channel.md)');
   x.command('connect')

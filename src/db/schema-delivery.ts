@@ -90,7 +90,8 @@ export interface TasksTable {
   workspace_id: string;
   lead_id: string;
   /** `uncertain` (migration 0034): a send a crash left in flight that no driver could confirm. */
-  source: 'step' | 'reply' | 'uncertain';
+  /** `leaver` (migration 0035): a leaver notice named someone to contact instead; a person decides. */
+  source: 'step' | 'reply' | 'uncertain' | 'leaver';
   sequence_id: string | null;
   step_index: number | null;
   variant_key: string | null;
@@ -269,21 +270,71 @@ export interface EmailMessagesTable {
 }
 
 /** An INBOX message already handled, so each is processed once across restarts and workers. */
+/**
+ * Each INBOX message the watcher read, claimed once (mailbox, UIDVALIDITY, UID), and since migration 0035 its inbound
+ * record (docs/email.md "The inbound record"): what it was tied to, the verdict, why, and what it changed. No body:
+ * `excerpt` is at most 280 characters of a reply's own words, encrypted, shown in the console only.
+ */
 export interface EmailInboundSeenTable {
   mailbox_id: string;
   uidvalidity: Int8;
   uid: Int8;
+  /** The watcher's outcome code (inbox-rules.ts Outcome), kept for the pass counts. */
   outcome: string;
+  /** When the message was read. */
   seen_at: CreatedAt;
+  workspace_id: string | null;
+  /** The IMAP INTERNALDATE: when the message arrived in the INBOX. */
+  received_at: Timestamp | null;
+  /** The sender's Message-ID, bracket-free, lower case. */
+  message_id: string | null;
+  /** Our Message-ID it was tied to (a reply's thread, a report's returned message), with brackets as stored. */
+  tied_message_id: string | null;
+  lead_id: string | null;
+  /** inbound-verdicts.ts InboundVerdict. */
+  verdict: string | null;
+  reason: string | null;
+  effect: string | null;
+  /** A reply's classification (domain/classify.ts), its confidence (0..1) and whether it waits for a person. */
+  label: string | null;
+  confidence: number | null;
+  needs_review: ColumnType<boolean, boolean | undefined, boolean>;
+  excerpt: string | null;
+  detail: Json<Record<string, unknown>> | null;
 }
 
-/** Addresses the workspace never e-mails again: bounced or unsubscribed. `address` is lower-case. */
+/** Addresses the workspace never e-mails again (docs/deliverability.md "The suppression list"). `address` is its identity key. */
 export interface SuppressedAddressesTable {
   workspace_id: string;
   address: string;
-  reason: 'bounced' | 'unsubscribed';
+  /** domain/suppression.ts SuppressionReason (migration 0035; `bounced` before it). */
+  reason: 'bounced_hard' | 'bounced_soft' | 'complaint' | 'unsubscribed' | 'opted_out' | 'left_company';
   lead_id: string | null;
   created_at: CreatedAt;
+  /** The message that caused it (our Message-ID a report or reply was tied to), when there was one. */
+  source_message_id: string | null;
+}
+
+/** A suppression a person removed (migration 0035): what it was, who removed it, and when. */
+export interface SuppressionRemovalsTable {
+  id: string;
+  workspace_id: string;
+  address: string;
+  reason: string;
+  lead_id: string | null;
+  source_message_id: string | null;
+  suppressed_at: Timestamp;
+  removed_at: Timestamp;
+  removed_by: string;
+}
+
+/** Final soft bounces per address (migration 0035), until they reach the suppression threshold. */
+export interface EmailSoftBouncesTable {
+  workspace_id: string;
+  address: string;
+  count: number;
+  first_at: Timestamp;
+  last_at: Timestamp;
 }
 
 /** A web console session (migration 0015): the SHA-256 of the browser's opaque id, bound to the key it signed in with. */

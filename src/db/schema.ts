@@ -261,6 +261,10 @@ export interface RepliesTable {
   created_at: CreatedAt;
   /** The stored text was cut (migration 0024), as reply.received's `theirMessageTruncated`. */
   their_message_truncated: Generated<boolean>;
+  /** The classifier's confidence, 0..1 (migration 0035; null before it and for a person's own record). */
+  confidence: number | null;
+  /** Below the confidence floor: it waits for a person, nothing automatic happened (docs/email.md). */
+  needs_review: Generated<boolean>;
 }
 
 export interface PublicdataUsersTable {
@@ -335,6 +339,8 @@ export interface DB {
   x_dm_sends: delivery.XDmSendsTable;
   email_inbound_seen: delivery.EmailInboundSeenTable;
   suppressed_addresses: delivery.SuppressedAddressesTable;
+  suppression_removals: delivery.SuppressionRemovalsTable;
+  email_soft_bounces: delivery.EmailSoftBouncesTable;
   console_sessions: delivery.ConsoleSessionsTable;
   console_login_links: delivery.ConsoleLoginLinksTable;
 }

@@ -70,7 +70,7 @@ beforeAll(async () => {
     const paused = await insertSequence(h.db, ws, { status: 'paused', steps: STEPS });
     const edited = await insertSequence(h.db, ws, { revision: 3, approvedRevision: 2, steps: STEPS });
     const never = await insertSequence(h.db, ws, { approvedRevision: null, steps: STEPS });
-    await h.db.insertInto('suppressed_addresses').values({ workspace_id: ws, address: 'gone@example.com', reason: 'bounced' }).execute();
+    await h.db.insertInto('suppressed_addresses').values({ workspace_id: ws, address: 'gone@example.com', reason: 'bounced_hard' }).execute();
     const base = { sequence_id: active, next_action_at: DUE, account_id: ny };
     const leads: Parameters<typeof insertLead>[2][] = [];
     for (let step = 0; step <= STEPS.length; step++) {

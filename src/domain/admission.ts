@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { effectiveBalance, effectiveBalanceSql, type EnergyRow } from './energy.js';
-import { identityOptedOutSql, samePerson, type IdentityKeys } from './identity.js';
+import { emailKey, emailKeySql, identityOptedOutSql, samePerson, type IdentityKeys } from './identity.js';
 import { isWithinWindow, safeZone, type SendingWindow } from './time.js';
 import type { BillingStatus, StepKind } from './vocabulary.js';
 
@@ -29,8 +29,8 @@ export const X_STEP_KINDS = ['x_dm', 'x_engage'] as const satisfies readonly Ste
 
 export const isXStepKind = (kind: string) => (X_STEP_KINDS as readonly string[]).includes(kind);
 export const billingSends = (status: string) => (SENDING_BILLING_STATUSES as readonly string[]).includes(status);
-/** How a suppressed address is stored and compared (suppressed_addresses.address). */
-export const suppressionAddress = (email: string) => email.trim().toLowerCase();
+/** How a suppressed address is stored and compared (suppressed_addresses.address): its identity key. */
+export const suppressionAddress = (email: string) => emailKey(email);
 
 export type AdmissionEffect = 'hold' | 'stop' | 'wait';
 /** What a rule is about: GET /sequences answers the sequence, workspace and sender ones. */
@@ -240,7 +240,7 @@ const rules: AdmissionRule[] = [
     admits: (f) => f.step?.kind !== 'email' || !f.lead?.email || !f.people || !f.people.suppressed(suppressionAddress(f.lead.email)),
     sql: (s) => sql<boolean>`CASE WHEN ${s.stepKind} = 'email' AND ${ref(s.lead, 'email')} IS NOT NULL
       THEN NOT EXISTS (SELECT 1 FROM suppressed_addresses sa WHERE sa.workspace_id = ${ref(s.lead, 'workspace_id')}
-        AND sa.address = lower(btrim(${ref(s.lead, 'email')}, ${' \t\n\r\f\v'}::text)))
+        AND sa.address = ${emailKeySql(ref(s.lead, 'email'))})
       ELSE true END`,
   },
   {

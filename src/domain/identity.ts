@@ -67,3 +67,15 @@ export function samePersonExistsSql(lead: string, where: RawBuilder<unknown>): R
 
 /** SQL: the person of `lead` (alias) has opted out through any of their leads. */
 export const identityOptedOutSql = (lead: string) => samePersonExistsSql(lead, sql`o.opted_out_at IS NOT NULL`);
+
+/**
+ * The key an e-mail address is compared by wherever a person's address must match however it is spelled: the
+ * suppression list (suppressed_addresses.address), the send admission's suppression check and lead imports. Today
+ * trimmed and lower-cased; issue 39 widens it here, in one place (`emailKeySql` is the same in SQL).
+ */
+export function emailKey(address: string): string {
+  return address.trim().toLowerCase();
+}
+
+/** SQL: `emailKey` of an expression (a column or a parameter). */
+export const emailKeySql = (expr: Expression<unknown> | RawBuilder<unknown>): RawBuilder<string> => sql<string>`lower(btrim(${expr}, ${' \t\n\r\f\v'}::text))`;

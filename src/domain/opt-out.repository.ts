@@ -66,21 +66,3 @@ export async function markOptedOut(trx: Database, p: { workspaceId: string; lead
 export async function findLeadForOptOut(db: Database, workspaceId: string, leadId: string) {
   return db.selectFrom('leads').select(['id', 'email', 'opted_out_at']).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
 }
-
-export async function isSuppressed(db: Database, workspaceId: string, address: string): Promise<boolean> {
-  const r = await db
-    .selectFrom('suppressed_addresses')
-    .select('address')
-    .where('workspace_id', '=', workspaceId)
-    .where('address', '=', address.trim().toLowerCase())
-    .executeTakeFirst();
-  return r !== undefined;
-}
-
-export async function suppressAddress(db: Database, workspaceId: string, address: string, reason: 'bounced' | 'unsubscribed', leadId: string | null) {
-  await db
-    .insertInto('suppressed_addresses')
-    .values({ workspace_id: workspaceId, address: address.trim().toLowerCase(), reason, lead_id: leadId })
-    .onConflict((oc) => oc.columns(['workspace_id', 'address']).doNothing())
-    .execute();
-}

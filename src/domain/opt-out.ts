@@ -3,8 +3,10 @@ import { insertLedgerEntry } from './ledger.repository.js';
 import { newId } from '../lib/ids.js';
 import type { Classification } from './classify.js';
 import * as repo from './opt-out.repository.js';
+import { suppress, type SuppressionReason } from './suppression.js';
 
-export { findLeadForOptOut, isSuppressed, suppressAddress } from './opt-out.repository.js';
+export { findLeadForOptOut } from './opt-out.repository.js';
+export { isSuppressed } from './suppression.repository.js';
 
 /**
  * Where an opt-out came from; each ledger entry names it (docs/opt-out.md).
@@ -13,9 +15,26 @@ export { findLeadForOptOut, isSuppressed, suppressAddress } from './opt-out.repo
  * - `mailto_unsubscribe`: the List-Unsubscribe mailto, read from the inbox.
  * - `reply_text`: a reply that asks to stop (classified `unsubscribe`), on any channel.
  * - `console`: a person chose "Opt out" on the console's lead page.
- * - `abuse_complaint`: a feedback report (ARF) in the inbox naming a message we sent to the person (docs/deliverability.md).
+ * - `abuse_complaint`: a spam complaint (ARF or Microsoft's JMRP) in the inbox naming a message we sent to the person
+ *   (docs/deliverability.md).
+ * - `feedback_opt_out`: a feedback report of type `opt-out` (RFC 5965): the recipient asked their provider to stop it.
  */
-export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console' | 'abuse_complaint';
+export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console' | 'abuse_complaint' | 'feedback_opt_out';
+
+/**
+ * The suppression reason an opt-out records (docs/deliverability.md "The suppression list"): the person's own request
+ * through a link, the mailto or their words is `unsubscribed`; a person of the workspace deciding it is `opted_out`;
+ * a spam complaint is `complaint`.
+ */
+const SUPPRESSION_OF: Record<OptOutVia, SuppressionReason> = {
+  unsubscribe_link: 'unsubscribed',
+  mailto_unsubscribe: 'unsubscribed',
+  reply_text: 'unsubscribed',
+  reply_decision: 'opted_out',
+  console: 'opted_out',
+  abuse_complaint: 'complaint',
+  feedback_opt_out: 'unsubscribed',
+};
 
 export interface OptOutRequest {
   workspaceId: string;
@@ -55,7 +74,7 @@ export async function lockPersonLanes(trx: Database, p: { workspaceId: string; l
 /**
  * The one writer of an opt-out (docs/opt-out.md), whatever the entry point: every lane of the person in every
  * sequence of the workspace gets `opted_out_at` and stops (automation stopped, nothing due, nothing watched), every
- * e-mail address of the person is suppressed (reason `unsubscribed`), and each lead changed gets one ledger entry
+ * e-mail address of the person is suppressed (reason by `via`, SUPPRESSION_OF), and each lead changed gets one ledger entry
  * (`manual_override`, `{op: 'opt_out', via, channel, permanent: true}`). Idempotent: a repeat changes nothing and
  * writes nothing. Runs inside the caller's transaction.
  */
@@ -64,7 +83,8 @@ export async function optOutPerson(trx: Database, p: OptOutRequest): Promise<Opt
   const fresh = lanes.filter((l) => l.opted_out_at === null);
   await repo.markOptedOut(trx, { workspaceId: p.workspaceId, leadIds: fresh.map((l) => l.id), at: p.at, now: p.now });
   const addresses = new Set([p.email, ...lanes.map((l) => l.email)].map((a) => a?.trim().toLowerCase()).filter((a): a is string => !!a));
-  for (const address of addresses) await repo.suppressAddress(trx, p.workspaceId, address, 'unsubscribed', p.leadId);
+  const reason = SUPPRESSION_OF[p.via];
+  for (const address of addresses) await suppress(trx, { workspaceId: p.workspaceId, address, reason, leadId: p.leadId, at: p.at });
   for (const lane of fresh) {
     await insertLedgerEntry(trx, {
       id: newId(),
@@ -81,12 +101,13 @@ export async function optOutPerson(trx: Database, p: OptOutRequest): Promise<Opt
 }
 
 /**
- * Whether a reply classified `classification` is the person asking to stop, to be honoured at once (docs/opt-out.md).
- * A real inbox's e-mail is narrowed, because a From header is easily forged: the inbox watcher says whether the reply
- * is threaded to a message we sent to that very address (`tiedToOurMessage`), and only such a reply counts; a weaker
- * one is a plain reply that a person decides on. Observations that leave it unset (X DMs, whose sender X
- * authenticates, and the sandbox's scripted replies) are always believed.
+ * Whether a reply is the person asking to stop, to be honoured at once (docs/opt-out.md): classified `unsubscribe`
+ * with a confidence at or above the floor (one below it waits for a person: `needsReview`). A real inbox's e-mail is
+ * narrowed, because a From header is easily forged: the inbox watcher says whether the reply is threaded to a message
+ * we sent to that very address (`tiedToOurMessage`), and only such a reply counts; a weaker one is a plain reply that
+ * a person decides on. Observations that leave it unset (X DMs, whose sender X authenticates, and the sandbox's
+ * scripted replies) are always believed.
  */
-export function replyOptsOut(reply: { tiedToOurMessage?: boolean }, classification: Classification): boolean {
-  return classification === 'unsubscribe' && reply.tiedToOurMessage !== false;
+export function replyOptsOut(reply: { tiedToOurMessage?: boolean }, verdict: { label: Classification; needsReview: boolean }): boolean {
+  return verdict.label === 'unsubscribe' && !verdict.needsReview && reply.tiedToOurMessage !== false;
 }

@@ -4,7 +4,7 @@ import type { Channel } from './vocabulary.js';
 // engine, a reply decision's answer on a `tasks` LinkedIn account, or a send a crash left uncertain (source `uncertain`). The engine and the reply decisions open them
 // (tasks.repository.ts); the tasks module lists, completes and skips them.
 
-export type TaskSource = 'step' | 'reply' | 'uncertain';
+export type TaskSource = 'step' | 'reply' | 'uncertain' | 'leaver';
 
 /** An uncertain task's key prefix: `uncertain:<the interrupted step's key>` (the e-mail driver stores the send under the step key). */
 export const UNCERTAIN_KEY_PREFIX = 'uncertain:';

@@ -5,8 +5,10 @@ import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
-import type { Channel, ChannelDrivers, InboundObservation, ObservedLead } from '../channels/types.js';
-import { classifyReply, draftReply, sentimentOf, type Classification } from '../domain/classify.js';
+import type { Channel, ChannelDrivers, InboundObservation, ObservationResult, ObservedLead } from '../channels/types.js';
+import { classifyReplyText, draftReply, sentimentOf, type ReplyVerdict } from '../domain/classify.js';
+import { suppress } from '../domain/suppression.js';
+import { insertTasks } from '../domain/tasks.repository.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut } from '../domain/opt-out.js';
 import { simulatesObservations } from '../domain/policy.js';
 import * as repo from './sql/index.js';
@@ -63,7 +65,14 @@ export function createObserver(deps: ObserverDeps) {
     row: ObservedLead,
     obs: Extract<InboundObservation, { type: 'reply' }>,
     now: Date,
-    r: { classification: string; draft: string | null; settled?: repo.SettledReply; detail?: Record<string, unknown> },
+    r: {
+      classification: string;
+      draft: string | null;
+      settled?: repo.SettledReply;
+      detail?: Record<string, unknown>;
+      confidence?: number;
+      needsReview?: boolean;
+    },
   ): Promise<string> {
     const THEIR_MESSAGE_CHARS = 20_000;
     const truncated = obs.text !== null && obs.text.length > THEIR_MESSAGE_CHARS;
@@ -82,6 +91,8 @@ export function createObserver(deps: ObserverDeps) {
       repliedAt: obs.at,
       now,
       settled: r.settled,
+      confidence: r.confidence ?? null,
+      needsReview: r.needsReview ?? false,
     });
     await repo.insertActivities(trx, [
       {
@@ -118,8 +129,8 @@ export function createObserver(deps: ObserverDeps) {
   }
 
   /**
-   * One observation inside the caller's transaction. `forced` sets the classification instead of the text
-   * classifier (the inbox watcher knows an auto-reply by its headers). Returns what it recorded, or null
+   * One observation inside the caller's transaction. `given` is the reply's verdict when the watcher classified it
+   * already (with its headers and subject); otherwise the text is classified here. Returns what it recorded, or null
    * when the lead was already past it.
    */
   async function applyIn(
@@ -128,8 +139,8 @@ export function createObserver(deps: ObserverDeps) {
     row: ObservedLead,
     now: Date,
     summary: PassSummary,
-    forced?: Classification,
-  ): Promise<'observed' | 'snoozed' | 'replied' | null> {
+    given?: ReplyVerdict,
+  ): Promise<ObservationResult> {
     if (obs.type === 'invite_accepted') {
       const lead = await repo.markAccepted(trx, row.id, obs.at, now);
       if (!lead) return null;
@@ -174,8 +185,11 @@ export function createObserver(deps: ObserverDeps) {
       summary.observations += 1;
       return 'observed';
     } else {
-      const classification = forced ?? classifyReply(obs.text);
-      if (classification === 'out_of_office') {
+      const verdict = given ?? classifyReplyText(obs.text);
+      const classification = verdict.label;
+      const judged = { confidence: verdict.confidence, needsReview: verdict.needsReview };
+      // Below the confidence floor nothing automatic happens: the reply waits for a person (docs/email.md).
+      if (classification === 'out_of_office' && !verdict.needsReview) {
         // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
         const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
         if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return null;
@@ -184,14 +198,33 @@ export function createObserver(deps: ObserverDeps) {
           draft: null,
           settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
           detail: { resumeAt: resumeAt.toISOString() },
+          ...judged,
         });
         summary.repliesDetected += 1;
         return 'snoozed';
       }
+      if (classification === 'left_company' && !verdict.needsReview) {
+        // The person is gone from that address: the lane stops for good (never snoozed and resumed), the address is
+        // suppressed, and a replacement the notice names is shown to a person as a task; nobody is contacted.
+        if (!(await repo.stopForLeaver(trx, { leadId: row.id, at: obs.at, now }))) return null;
+        const replyId = await recordReply(trx, row, obs, now, {
+          classification,
+          draft: null,
+          settled: { decision: 'dismiss', by: 'engine', snoozedUntil: null },
+          detail: { stopped: 'left_company', ...(verdict.replacement && { replacementNamed: true }) },
+          ...judged,
+        });
+        if (obs.channel === 'email' && obs.address) {
+          await suppress(trx, { workspaceId: row.workspace_id, address: obs.address, reason: 'left_company', leadId: row.id, sourceMessageId: obs.ourMessageId ?? null, at: obs.at });
+        }
+        if (verdict.replacement) await openLeaverTask(trx, row, obs, verdict.replacement, replyId, now);
+        summary.repliesDetected += 1;
+        return 'stopped';
+      }
       // A reply that asks to stop is an opt-out of the person (domain/opt-out.ts, via `reply_text`); on e-mail only
       // when it is threaded to a message we sent to that address. The person's lanes are locked first, in id order,
       // the order every opt-out takes.
-      const optsOut = replyOptsOut(obs, classification);
+      const optsOut = replyOptsOut(obs, verdict);
       if (optsOut) await lockPersonLanes(trx, { workspaceId: row.workspace_id, leadId: row.id, email: null });
       const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification) });
       if (!lead) {
@@ -202,7 +235,12 @@ export function createObserver(deps: ObserverDeps) {
       const isX = obs.channel === 'x';
       // Social-network replies are answered on the network itself, so they get no draft.
       const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
-      const replyId = await recordReply(trx, row, obs, now, { classification, draft });
+      const replyId = await recordReply(trx, row, obs, now, {
+        classification,
+        draft,
+        ...judged,
+        ...(verdict.needsReview && { detail: { needsReview: true, confidence: verdict.confidence } }),
+      });
       if (optsOut) await optOut(trx, row, obs, now, replyId);
       const { workspace_booking_link: _link, ...leadRow } = lead;
       const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
@@ -216,6 +254,7 @@ export function createObserver(deps: ObserverDeps) {
           theirMessage: sealText(cipher, eventText.text),
           draft: sealText(cipher, draft),
           ...(eventText.truncated && { theirMessageTruncated: true }),
+          ...(verdict.needsReview && { needsReview: true }),
           ...(isX && { channel: 'x' }),
         },
         createdAt: obs.at,
@@ -223,6 +262,47 @@ export function createObserver(deps: ObserverDeps) {
       summary.repliesDetected += 1;
       return 'replied';
     }
+  }
+
+  /**
+   * A leaver notice that names someone to contact instead: a task for a person (source `leaver`), never a message. The
+   * task's text lists the addresses and names the notice gave; completing or skipping it records nothing else.
+   */
+  async function openLeaverTask(
+    trx: Database,
+    row: ObservedLead,
+    obs: Extract<InboundObservation, { type: 'reply' }>,
+    replacement: { addresses: string[]; names: string[] },
+    replyId: string,
+    now: Date,
+  ) {
+    const named = [...replacement.names, ...replacement.addresses].slice(0, 10);
+    if (named.length === 0) return;
+    await insertTasks(trx, cipher, [
+      {
+        id: newId(),
+        workspaceId: row.workspace_id,
+        leadId: row.id,
+        source: 'leaver',
+        sequenceId: null,
+        stepIndex: null,
+        variantKey: null,
+        replyId,
+        decision: null,
+        kind: 'leaver',
+        channel: obs.channel,
+        action: 'manual_override',
+        accountId: row.account_id,
+        xAccountUserId: null,
+        subject: null,
+        text: `They left; the notice names: ${named.join(', ')}. Decide whether to reach out (nothing is sent automatically).`,
+        actions: [],
+        profileUrl: null,
+        reason: 'left_company',
+        idempotencyKey: `leaver:${replyId}`,
+        dueAt: now,
+      },
+    ]);
   }
 
   async function runObservations(now: Date, summary: PassSummary) {

@@ -230,7 +230,9 @@ async function expectPersonOptedOut(p: Person, via: string, channel: string) {
   expect((await leadRow(p.lanes.byEmail)).stage).toBe('skipped');
   expect((await leadRow(p.lanes.byLinkedin)).stage).toBe('invited');
   // Every address of the person is suppressed: the lead's own and the second one on the LinkedIn lane.
-  for (const address of [p.email, p.workEmail]) expect(await suppressed(address), `${via}: ${address}`).toEqual([{ address, reason: 'unsubscribed' }]);
+  // Why, as docs/deliverability.md names it: the person's own request is `unsubscribed`, a person of the workspace deciding is `opted_out`.
+  const reason = via === 'console' || via === 'reply_decision' ? 'opted_out' : via === 'abuse_complaint' ? 'complaint' : 'unsubscribed';
+  for (const address of [p.email, p.workEmail]) expect(await suppressed(address), `${via}: ${address}`).toEqual([{ address, reason }]);
   await expectStrangerUntouched(p, via);
   // The API shows the spec's optedOutAt on each lane of the person, and on no other.
   const view = await t.app.inject({ method: 'GET', url: `/api/v1/leads?q=${encodeURIComponent(p.tag)}`, headers: auth });

@@ -188,8 +188,8 @@ describe.skipIf(!dovecotAvailable())('hostile inbound mail (real Dovecot)', () =
       expect(await counts()).toMatchObject({ bounces: 2 });
       expect(await w.suppressed(stranger)).toEqual([]);
       expect(await w.lead(lead.leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced' });
-      expect(await w.suppressed(lead.email)).toEqual([{ address: lead.email, reason: 'bounced' }]);
-      expect(await w.suppressed(lead2.email)).toEqual([{ address: lead2.email, reason: 'bounced' }]);
+      expect(await w.suppressed(lead.email)).toEqual([{ address: lead.email, reason: 'bounced_hard' }]);
+      expect(await w.suppressed(lead2.email)).toEqual([{ address: lead2.email, reason: 'bounced_hard' }]);
     });
 
     it('the address is the one the message went to (email_messages.recipient): a lead whose address changed since is not failed', async () => {
@@ -197,7 +197,7 @@ describe.skipIf(!dovecotAvailable())('hostile inbound mail (real Dovecot)', () =
       const lead = await w.emailedLead({ recipient: old });
       await w.deliver(dsn({ status: '5.1.1', original: lead.messageId, recipient: old }));
       expect(await counts()).toMatchObject({ bounces: 1 });
-      expect(await w.suppressed(old)).toEqual([{ address: old, reason: 'bounced' }]);
+      expect(await w.suppressed(old)).toEqual([{ address: old, reason: 'bounced_hard' }]);
       expect(await w.suppressed(lead.email)).toEqual([]);
       expect(await w.lead(lead.leadId)).toMatchObject({ stage: 'messaged', last_error: null });
     });

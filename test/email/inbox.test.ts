@@ -300,7 +300,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     expect(summary.mailboxes?.[mailboxId]).toMatchObject({ bounces: 1 });
     expect(await lead(leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced', automation_stopped: true, next_action_at: null });
     const sup = await t.db.selectFrom('suppressed_addresses').selectAll().where('workspace_id', '=', ws.workspaceId).where('address', '=', email).execute();
-    expect(sup).toMatchObject([{ reason: 'bounced', lead_id: leadId }]);
+    expect(sup).toMatchObject([{ reason: 'bounced_hard', lead_id: leadId }]);
     const res = await t.app.inject({ method: 'GET', url: `/api/v1/leads/${leadId}`, headers: ws.auth });
     if (res.statusCode === 200) expect(res.body).toContain('bounced');
   });
@@ -333,7 +333,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     const summary = await tick();
     expect(summary.mailboxes?.[mailboxId]).toMatchObject({ bounces: 1 });
     expect(await lead(leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced' });
-    expect(await t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute()).toMatchObject([{ reason: 'bounced' }]);
+    expect(await t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute()).toMatchObject([{ reason: 'bounced_hard' }]);
   });
 
   it('out-of-office is also recognized by X-Autoreply, Precedence: auto_reply and a typical subject alone', async () => {

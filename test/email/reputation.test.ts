@@ -296,7 +296,7 @@ describe.skipIf(!dovecotAvailable())('reputation guards per mailbox (real Doveco
 
     expect(await mailbox()).toMatchObject({ paused_reason: 'complaints' });
     for (const id of [lead.leadId, sameOther.leadId]) expect((await w.lead(id)).opted_out_at).not.toBeNull();
-    expect(await w.suppressed(lead.email)).toEqual([{ address: lead.email, reason: 'unsubscribed' }]);
+    expect(await w.suppressed(lead.email)).toEqual([{ address: lead.email, reason: 'complaint' }]);
     const optOut = await w.t.db.selectFrom('activity').select('detail').where('lead_id', '=', lead.leadId).where('action', '=', 'manual_override').execute();
     expect(optOut.map((r) => JSON.parse(r.detail))).toEqual([expect.objectContaining({ op: 'opt_out', via: 'abuse_complaint', feedbackType: 'abuse' })]);
     expect((await events('mailbox.paused')).at(-1)).toMatchObject({ reason: 'complaints' });

@@ -151,7 +151,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
   });
 
   it('a suppressed address is never written to; SMTP 5xx fails the lead for good, 4xx is retried', async () => {
-    await t.db.insertInto('suppressed_addresses').values({ workspace_id: ws.workspaceId, address: 'gone@initech.example', reason: 'bounced' }).execute();
+    await t.db.insertInto('suppressed_addresses').values({ workspace_id: ws.workspaceId, address: 'gone@initech.example', reason: 'bounced_hard' }).execute();
     const suppressed = await lead('gone@initech.example');
     await tick();
     expect(to('gone@initech.example')).toHaveLength(0);

@@ -28,6 +28,7 @@ import * as m0030 from './0030_mailbox_oauth.js';
 import * as m0032 from './0032_activity_partitions.js';
 import * as m0033 from './0033_email_delivery_state.js';
 import * as m0034 from './0034_uncertain_tasks.js';
+import * as m0035 from './0035_inbound_records.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -80,10 +81,13 @@ import * as m0034 from './0034_uncertain_tasks.js';
  * |      |                       | (250 and its queue id), or marked sent by a person                        |
  * | 0034 | 0034_uncertain_tasks  | tasks of source `uncertain`: a send whose delivery a crash left unknown,  |
  * |      |                       | for a person to decide (the 0027 triggers leave them to the person)       |
+ * | 0035 | 0035_inbound_records  | each INBOX message's record (verdict, reason, effect, what it was tied to, |
+ * |      |                       | an encrypted excerpt); suppression reasons and their source message,     |
+ * |      |                       | removals (who, when), soft bounces counted per address                   |
  *
  * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0035.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0036.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -115,4 +119,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0032_activity_partitions': m0032,
   '0033_email_delivery_state': m0033,
   '0034_uncertain_tasks': m0034,
+  '0035_inbound_records': m0035,
 };

@@ -21,6 +21,7 @@ export type * from './rows.js';
 export * from './scheduleDiscovery.js';
 export * from './setWaitingForAccept.js';
 export * from './snoozeForAutoReply.js';
+export * from './stopForLeaver.js';
 export * from './uncertainAnswers.js';
 export * from './writeWorkspaceEnergy.js';
 export * from './readPacingAccounts.js';

@@ -22,6 +22,9 @@ export async function insertReply(
     repliedAt: Date;
     now: Date;
     settled?: SettledReply;
+    /** The classifier's confidence (0..1) and whether the reply waits for a person (below the floor). */
+    confidence?: number | null;
+    needsReview?: boolean;
   },
 ) {
   await trx
@@ -37,6 +40,8 @@ export async function insertReply(
       draft: r.draft,
       replied_at: r.repliedAt,
       created_at: r.now,
+      confidence: r.confidence ?? null,
+      ...(r.needsReview && { needs_review: true }),
       ...(r.settled && {
         state: 'decided' as const,
         decision: r.settled.decision,

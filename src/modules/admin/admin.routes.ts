@@ -5,7 +5,8 @@ import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
-import { DomainCheckError, MailboxError } from '../../channels/email/index.js';
+import { DomainCheckError, INBOUND_VERDICTS, MailboxError } from '../../channels/email/index.js';
+import { SUPPRESSION_REASONS } from '../../domain/suppression.js';
 import { MAIL_OAUTH_PROVIDERS } from '../../config/mail-oauth.js';
 
 const sameSecret = (a: string, b: string) => {
@@ -174,6 +175,47 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     '/mailboxes/resume',
     { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), mailbox: Type.String({ minLength: 1 }) }, { additionalProperties: false }) } },
     async (req) => services.mailboxes.resume(req.body.workspaceId, req.body.mailbox, 'cli').catch(mailboxRefusal),
+  );
+  // `outreach mailbox inbound` and `outreach suppression list|remove` (docs/email.md, docs/deliverability.md).
+  const page = { limit: Type.Integer({ minimum: 1, maximum: 200 }), after: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })) };
+  app.post(
+    '/mailboxes/inbound',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          { workspaceId: Uuid(), mailbox: Type.String({ minLength: 1, maxLength: 320 }), verdict: Type.Optional(OneOf(INBOUND_VERDICTS)), ...page },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => services.inbound.listInbound(req.body.workspaceId, req.body.mailbox, req.body),
+  );
+  app.post(
+    '/suppressions/list',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          { workspaceId: Uuid(), q: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })), reason: Type.Optional(OneOf(SUPPRESSION_REASONS)), ...page },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => services.inbound.listSuppressions(req.body.workspaceId, req.body),
+  );
+  app.post(
+    '/suppressions/remove',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          { workspaceId: Uuid(), address: Type.String({ minLength: 3, maxLength: 320 }), by: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => services.inbound.removeSuppression(req.body.workspaceId, req.body.address, req.body.by),
   );
   // `outreach x connect`: the authorize URL for a person to open in any browser (docs/x-channel.md).
   app.post('/x/connect', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req) => {

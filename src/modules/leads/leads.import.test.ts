@@ -49,7 +49,7 @@ beforeAll(async () => {
   await insertLead(t.db, ws.workspaceId, { person: 'Gone Gil', email: 'gil@initech.example', opted_out_at: new Date('2026-11-01T00:00:00Z') });
   await t.db
     .insertInto('suppressed_addresses')
-    .values({ workspace_id: ws.workspaceId, address: 'bounced@initech.example', reason: 'bounced', lead_id: null })
+    .values({ workspace_id: ws.workspaceId, address: 'bounced@initech.example', reason: 'bounced_hard', lead_id: null })
     .execute();
 });
 afterAll(async () => t?.close());

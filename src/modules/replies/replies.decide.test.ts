@@ -242,7 +242,7 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
     expect((await ledger(sameProfile))[0].account_id).toBe(account);
     // The one opt-out (docs/opt-out.md) also suppresses the person's address.
     const suppressed = await t.db.selectFrom('suppressed_addresses').select(['address', 'reason']).where('workspace_id', '=', a.workspaceId).execute();
-    expect(suppressed).toContainEqual({ address: 'same@person.example', reason: 'unsubscribed' });
+    expect(suppressed).toContainEqual({ address: 'same@person.example', reason: 'opted_out' });
     for (const id of [unrelated, otherWorkspace]) expect((await leadRow(id)).opted_out_at).toBeNull();
     expect(deliveredTo(leadId)).toEqual([]);
 

@@ -5,10 +5,10 @@ import { CHANNELS, STEP_KINDS, TASK_STATUSES } from '../../domain/vocabulary.js'
 // GET /tasks and POST /tasks/{id}/complete|skip|mark-sent|send-anyway (docs/tasks.md). Every operation is an extension
 // of the spec.
 
-export const TASK_KINDS = [...STEP_KINDS, 'reply'] as const;
+export const TASK_KINDS = [...STEP_KINDS, 'reply', 'leaver'] as const;
 export const TASKS_LIMIT_DEFAULT = 100;
 export const TASKS_LIMIT_MAX = 200;
-export const TASK_SOURCES = ['step', 'reply', 'uncertain'] as const;
+export const TASK_SOURCES = ['step', 'reply', 'uncertain', 'leaver'] as const;
 
 const TaskStatus = OneOf(TASK_STATUSES, {
   description: '`open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies)',
@@ -16,9 +16,10 @@ const TaskStatus = OneOf(TASK_STATUSES, {
 const TaskSource = OneOf(TASK_SOURCES, {
   description:
     '`step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash ' +
-    'left in flight that no driver could confirm: a person decides whether it arrived)',
+    'left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to ' +
+    'contact instead: a person decides; nothing is sent automatically)',
 });
-const TaskKind = OneOf(TASK_KINDS, { description: 'the step kind the task does, or `reply` for a reply decision’s answer' });
+const TaskKind = OneOf(TASK_KINDS, { description: 'the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement' });
 
 export const TasksQuery = Type.Object(
   {

@@ -232,6 +232,11 @@ export function createTasksService(deps: TasksServiceDeps) {
           return { stale: false as const, view: await answerUncertain(trx, task, how.done ? 'marked_sent' : 'left', how.by, now) };
         }
         await repo.closeTask(trx, { workspaceId, id, status: how.done ? 'done' : 'skipped', by: how.by, reason: null, externalId: null, at: now });
+        // A leaver notice's replacement: the person records what they decided; nothing else is written (docs/tasks.md).
+        if (task.source === 'leaver') {
+          if (how.act) throw badRequest('task_not_performable', 'a leaver task is done by a person outside the service; record it with complete or skip');
+          return { stale: false as const, view: toView((await repo.findTask(trx, workspaceId, id))!, now) };
+        }
         const recorded =
           task.source === 'step'
             ? how.done

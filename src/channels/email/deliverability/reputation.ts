@@ -2,9 +2,6 @@ import type { Database } from '../../../db/database.js';
 import { optOutPerson } from '../../../domain/opt-out.js';
 import { withTxRetry } from '../../../lib/tx-retry.js';
 import { enqueueEvent } from '../../../webhooks/outbox.js';
-import { COMPLAINT_FEEDBACK_TYPES, readFeedbackReport } from '../inbox/arf.js';
-import { claimInboundMessage } from '../inbox/inbox.repository.js';
-import { AlreadyHandled, type Outcome } from '../inbox/inbox-rules.js';
 import * as repo from './reputation.repository.js';
 
 // Reputation guards per mailbox (docs/deliverability.md): a mailbox whose mail keeps bouncing, or draws an abuse
@@ -109,40 +106,6 @@ export async function applyComplaint(
     await pause(trx, { workspaceId: p.workspaceId, mailboxId: p.message.mailboxId, reason: 'complaints', detail, at: p.at });
   }
   return 'complaint';
-}
-
-/**
- * One feedback report read from a mailbox's INBOX (the watcher's `decide`): it counts only when the message it returns
- * carries a Message-ID we sent, its feedback type is a complaint, and the receiving provider does not say it failed
- * DMARC. Claimed once (mailbox, UIDVALIDITY, UID) in the transaction that applies it, as every inbound message.
- */
-export async function handleFeedbackReport(
-  db: Database,
-  p: { workspaceId: string; mailboxId: string; uidValidity: bigint; uid: number; source: Buffer; dmarcFail: boolean; at: Date; now: Date },
-): Promise<Outcome> {
-  const report = readFeedbackReport(p.source);
-  const ours = report.originalMessageId ? await repo.sentMessage(db, p.workspaceId, report.originalMessageId) : null;
-  const type = report.feedbackType ?? 'abuse';
-  const outcome: Outcome = !ours
-    ? 'unmatched'
-    : p.dmarcFail
-      ? 'ignored:dmarc_fail'
-      : COMPLAINT_FEEDBACK_TYPES.has(type)
-        ? 'complaint'
-        : 'ignored:feedback_type';
-  try {
-    return await withTxRetry(() =>
-      db.transaction().execute(async (trx): Promise<Outcome> => {
-        const claim = { mailboxId: p.mailboxId, uidValidity: p.uidValidity, uid: p.uid, outcome, now: p.now };
-        if (!(await claimInboundMessage(trx, claim))) throw new AlreadyHandled();
-        if (outcome !== 'complaint' || !ours) return outcome;
-        return applyComplaint(trx, { workspaceId: p.workspaceId, message: ours, feedbackType: type, at: p.at, now: p.now });
-      }),
-    );
-  } catch (e) {
-    if (e instanceof AlreadyHandled) return 'duplicate';
-    throw e;
-  }
 }
 
 export interface ResumeResult {

@@ -26,25 +26,6 @@ export class AlreadyHandled extends Error {}
 export class ConnectionLost extends Error {}
 
 /**
- * What became of one message. `ignored:*` and `unparseable` are claimed like the rest (once only) and counted as
- * `unmatched` and `unparseable`; the reason is kept in `email_inbound_seen.outcome`.
- */
-export type Outcome =
-  | 'reply'
-  | 'out_of_office'
-  | 'bounce'
-  | 'delayed'
-  | 'unsubscribe'
-  | 'unmatched'
-  | 'duplicate'
-  | 'unparseable'
-  | 'vanished'
-  | 'ignored:auto_reply_unthreaded'
-  | 'ignored:dmarc_fail'
-  | 'complaint'
-  | 'ignored:feedback_type';
-
-/**
  * The authserv-ids whose Authentication-Results this mailbox believes: its provider's (from the IMAP host: Gmail
  * writes `mx.google.com`; Microsoft 365 writes no authserv-id at all, its header starts with `spf=`, here `null`) and
  * the mailbox's own `trustedAuthservId`.
@@ -74,6 +55,18 @@ export function partCount(root: MessageStructureObject | undefined, limit: numbe
     for (const child of node.childNodes ?? []) stack.push(child);
   }
   return n;
+}
+
+/** The MIME types of a message's parts, lower case, at most `limit` of them (reports.ts reads a report's shape from these). */
+export function partTypes(root: MessageStructureObject | undefined, limit: number): string[] {
+  const out: string[] = [];
+  const stack: MessageStructureObject[] = root ? [root] : [];
+  while (stack.length > 0 && out.length < limit) {
+    const node = stack.pop()!;
+    if (node.type) out.push(node.type.toLowerCase().slice(0, 100));
+    for (const child of node.childNodes ?? []) stack.push(child);
+  }
+  return out;
 }
 
 export const isDeliveryReport = (s: MessageStructureObject | undefined) =>

@@ -111,15 +111,63 @@ export async function setImapHealth(db: Database, mailboxId: string, health: Mai
  */
 export async function claimInboundMessage(
   trx: Database,
-  p: { mailboxId: string; uidValidity: bigint; uid: number; outcome: string; now: Date },
+  p: { mailboxId: string; uidValidity: bigint; uid: number; outcome: string; now: Date; record?: InboundRecordFields },
 ): Promise<boolean> {
+  const r = p.record;
   const row = await trx
     .insertInto('email_inbound_seen')
-    .values({ mailbox_id: p.mailboxId, uidvalidity: p.uidValidity.toString() as never, uid: p.uid as never, outcome: p.outcome, seen_at: p.now as never })
+    .values({
+      mailbox_id: p.mailboxId,
+      uidvalidity: p.uidValidity.toString() as never,
+      uid: p.uid as never,
+      outcome: p.outcome,
+      seen_at: p.now as never,
+      ...(r && {
+        workspace_id: r.workspaceId,
+        received_at: r.receivedAt,
+        message_id: r.messageId,
+        tied_message_id: r.tiedMessageId,
+        lead_id: r.leadId,
+        verdict: r.verdict,
+        reason: r.reason.slice(0, 200),
+        label: r.label,
+        confidence: r.confidence,
+        needs_review: r.needsReview,
+        excerpt: r.excerpt,
+        detail: JSON.stringify(r.detail),
+      }),
+    })
     .onConflict((oc) => oc.columns(['mailbox_id', 'uidvalidity', 'uid']).doNothing())
     .returning('uid')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** An inbound record's fields besides its claim (docs/email.md "The inbound record"); `excerpt` encrypted. */
+export interface InboundRecordFields {
+  workspaceId: string;
+  receivedAt: Date | null;
+  messageId: string | null;
+  tiedMessageId: string | null;
+  leadId: string | null;
+  verdict: string;
+  reason: string;
+  label: string | null;
+  confidence: number | null;
+  needsReview: boolean;
+  excerpt: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** What applying a claimed message did (its verdict as applied, and its effect), in the claim's transaction. */
+export async function setInboundEffect(trx: Database, p: { mailboxId: string; uidValidity: bigint; uid: number; verdict: string; effect: string }): Promise<void> {
+  await trx
+    .updateTable('email_inbound_seen')
+    .set({ verdict: p.verdict, outcome: p.verdict, effect: p.effect.slice(0, 200) })
+    .where('mailbox_id', '=', p.mailboxId)
+    .where('uidvalidity', '=', p.uidValidity.toString() as never)
+    .where('uid', '=', p.uid as never)
+    .execute();
 }
 
 /**
@@ -157,19 +205,26 @@ export async function sentMessageByIds(
   db: Database,
   workspaceId: string,
   ids: string[],
-): Promise<{ leadId: string; email: string | null; recipient: string | null } | null> {
+): Promise<{ leadId: string; email: string | null; recipient: string | null; messageId: string; mailboxId: string | null } | null> {
   if (ids.length === 0) return null;
   const rows = await db
     .selectFrom('email_messages')
     .innerJoin('leads', (join) => join.onRef('leads.id', '=', 'email_messages.lead_id').onRef('leads.workspace_id', '=', 'email_messages.workspace_id'))
-    .select(['email_messages.lead_id', 'leads.email', 'email_messages.recipient', sql<string>`lower(btrim(email_messages.message_id, '<> '))`.as('mid')])
+    .select([
+      'email_messages.lead_id',
+      'email_messages.message_id',
+      'email_messages.mailbox_id',
+      'leads.email',
+      'email_messages.recipient',
+      sql<string>`lower(btrim(email_messages.message_id, '<> '))`.as('mid'),
+    ])
     .where('email_messages.workspace_id', '=', workspaceId)
     .where('email_messages.direction', '=', 'out')
     .where(sql<boolean>`lower(btrim(email_messages.message_id, '<> ')) IN (${sql.join(ids)})`)
     .execute();
   for (const id of ids) {
     const hit = rows.find((r) => r.mid === id);
-    if (hit) return { leadId: hit.lead_id, email: hit.email, recipient: hit.recipient };
+    if (hit) return { leadId: hit.lead_id, email: hit.email, recipient: hit.recipient, messageId: hit.message_id, mailboxId: hit.mailbox_id };
   }
   return null;
 }
@@ -254,4 +309,95 @@ export async function failedMailboxes(
     checkedAt: r.health_checked_at ? new Date(r.health_checked_at) : null,
     oauthProvider: r.oauth_provider,
   }));
+}
+
+/** A mailbox of the workspace by its id or its address (case-insensitive); null when it is not there. */
+export async function findMailboxRef(db: Database, workspaceId: string, ref: string): Promise<{ id: string; address: string } | null> {
+  const r = await db
+    .selectFrom('mailboxes')
+    .select(['id', 'address'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', ref), eb(eb.fn('lower', ['address']), '=', ref.trim().toLowerCase())]))
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  return r ?? null;
+}
+
+export interface InboundRecordRow {
+  mailbox_id: string;
+  uidvalidity: number;
+  uid: number;
+  seen_at: Date;
+  received_at: Date | null;
+  message_id: string | null;
+  tied_message_id: string | null;
+  lead_id: string | null;
+  verdict: string | null;
+  reason: string | null;
+  effect: string | null;
+  label: string | null;
+  confidence: number | null;
+  needs_review: boolean;
+  excerpt: string | null;
+  detail: Record<string, unknown> | null;
+}
+
+/**
+ * One page of a mailbox's inbound records, newest first (keyset on seen_at, uidvalidity, uid; indexes
+ * email_inbound_seen_list and email_inbound_seen_verdict). `after`: the last row of the previous page.
+ */
+export async function listInboundRecords(
+  db: Database,
+  p: { workspaceId: string; mailboxId: string; verdict?: string; after?: { seenAt: Date; uidValidity: number; uid: number }; limit: number },
+): Promise<InboundRecordRow[]> {
+  let q = db
+    .selectFrom('email_inbound_seen')
+    .select([
+      'mailbox_id',
+      'uidvalidity',
+      'uid',
+      'seen_at',
+      'received_at',
+      'message_id',
+      'tied_message_id',
+      'lead_id',
+      'verdict',
+      'reason',
+      'effect',
+      'label',
+      'confidence',
+      'needs_review',
+      'excerpt',
+      'detail',
+    ])
+    .where('mailbox_id', '=', p.mailboxId)
+    // Rows from before migration 0035 carry the workspace through their mailbox only.
+    .where((eb) => eb.or([eb('workspace_id', '=', p.workspaceId), eb('workspace_id', 'is', null)]));
+  if (p.verdict) q = q.where('verdict', '=', p.verdict);
+  const a = p.after;
+  if (a)
+    q = q.where(
+      sql<boolean>`(seen_at, uidvalidity, uid) < (${a.seenAt}::timestamptz, ${String(a.uidValidity)}::bigint, ${String(a.uid)}::bigint)`,
+    );
+  const rows = await q.orderBy('seen_at', 'desc').orderBy('uidvalidity', 'desc').orderBy('uid', 'desc').limit(p.limit).execute();
+  return rows.map((r) => ({
+    ...r,
+    uidvalidity: Number(r.uidvalidity),
+    uid: Number(r.uid),
+    seen_at: new Date(r.seen_at),
+    received_at: r.received_at ? new Date(r.received_at) : null,
+    needs_review: !!r.needs_review,
+    detail: (typeof r.detail === 'string' ? (JSON.parse(r.detail) as Record<string, unknown>) : r.detail) ?? null,
+  }));
+}
+
+/** Removes inbound records read before `before` (the retention window), at most `limit` per call; how many went. */
+export async function pruneInboundRecords(db: Database, before: Date, limit: number): Promise<number> {
+  const res = await sql<{ n: number }>`
+    WITH gone AS (
+      DELETE FROM email_inbound_seen WHERE ctid IN (SELECT ctid FROM email_inbound_seen WHERE seen_at < ${before} LIMIT ${limit})
+      RETURNING 1
+    ) SELECT count(*)::int AS n FROM gone`.execute(db);
+  return Number(res.rows[0]?.n ?? 0);
 }

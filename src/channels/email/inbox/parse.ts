@@ -1,5 +1,8 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
-import EmailReplyParser from 'email-reply-parser';
+import { autoReplySubject } from '../../../domain/classify.js';
+import { replyTextOf } from './reply-text.js';
+
+export { REPLY_PARSER_CHARS, TEXT_SCAN_CHARS, visibleReplyText } from './reply-text.js';
 
 /**
  * What the inbox watcher reads of one INBOX message, in two steps so a hostile message costs little (docs/email.md
@@ -33,7 +36,11 @@ export const HEADER_FIELDS = [
   'x-autoreply',
   'x-autorespond',
   'x-autoresponse',
+  'x-autoresponder',
+  'x-auto-response-suppress',
   'precedence',
+  'return-path',
+  'x-failed-recipients',
   'authentication-results',
 ] as const;
 
@@ -42,17 +49,6 @@ const MAX_ID_LENGTH = 500;
 /** Ids taken from In-Reply-To and from References (the newest). */
 const MAX_IDS = 50;
 const MAX_SUBJECT = 998;
-/** The body text a reply is read from: its first this many characters. */
-export const TEXT_SCAN_CHARS = 100_000;
-/**
- * email-reply-parser's quote-header patterns backtrack polynomially (`[\s\S]+?` across lines): on crafted text it took
- * 25 ms for 2,048 characters, 290 ms for 4,096 and 8 s for 64 KB on the test machine. It reads at most this much;
- * a longer new text is cut at the quoted thread by `quoteStart` (linear) alone.
- */
-export const REPLY_PARSER_CHARS = 2_048;
-/** Of a delivery report's parts (and of its text), the first this many characters are searched. */
-const REPORT_SCAN_CHARS = 65_536;
-
 export interface InboundHead {
   /** Message-IDs in angle-bracket-free, lower-case form. */
   messageId: string | null;
@@ -63,32 +59,31 @@ export interface InboundHead {
   from: string | null;
   subject: string;
   date: Date | null;
-  /** A delivery report: `multipart/report; report-type=delivery-status`, or a mailer-daemon sender with a bounce subject. */
+  /** The sender's display name ("Mail Delivery System", "MAILER-DAEMON"), at most 200 characters. */
+  fromName: string | null;
+  /** Return-Path without brackets: '' for the null sender `<>`, null when the message has none. */
+  returnPath: string | null;
+  /** The top-level Content-Type (lower case) and its report-type parameter. */
+  contentType: string;
+  reportType: string | null;
+  /** X-Failed-Recipients is present (Exim and others write it on a bounce). */
+  failedRecipients: boolean;
+  /** A delivery report by its type: `multipart/report; report-type=delivery-status` (others: reports.ts mayBeReport). */
   report: boolean;
   /** An abuse complaint's shape: `multipart/report; report-type=feedback-report` (ARF, arf.ts reads it). */
   complaint: boolean;
-  /** `Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`, `Precedence: auto_reply`, or an auto-reply subject. */
+  /** An automatic message by its headers or a localized auto-reply subject (see `autoReplyBy`). */
   autoReply: boolean;
+  /** What made it one: the header (`auto-submitted`, `x-autoreply`, …) or `subject:<language>`; null for none. */
+  autoReplyBy: string | null;
+  /** The Auto-Submitted value, lower case (RFC 3834: `auto-replied`, `auto-generated`, `auto-notified`). */
+  autoSubmitted: string | null;
   /** The subject starts with "unsubscribe" (the List-Unsubscribe mailto's; `Re:`/`Fwd:` prefixes allowed). */
   asksUnsubscribe: boolean;
   /** What may be an unsubscribe token (unsubscribe-token.ts), from the subject or a plus address; the watcher checks it. */
   unsubscribeTokens: string[];
   /** Every Authentication-Results header, top (the last hop, the receiving provider's) first. */
   authResults: string[];
-}
-
-export interface InboundReport {
-  kind: 'bounce' | 'delayed';
-  /** The RFC 3463 status (`5.1.1`), null when the report names none. */
-  status: string | null;
-  /** The Message-ID of the returned message (its `text/rfc822-headers` or `message/rfc822` part, or the text). */
-  originalMessageId: string | null;
-}
-
-export interface InboundBody {
-  /** A reply: the new text, quoted thread and signature removed (null for a report). */
-  text: string | null;
-  report: InboundReport | null;
 }
 
 /** `<abc@host>` → `abc@host`; ids compare without brackets and case-insensitively. */
@@ -126,12 +121,6 @@ function headerValues(mail: ParsedMail, name: string): string[] {
     );
 }
 
-const OOO_SUBJECT =
-  /^\s*(out of (the )?office|automatic reply|auto(matic)?[- ]?reply|auto:|autoreply|abwesenheit|réponse automatique|respuesta automática|risposta automatica|afwezig|on vacation|away from (the )?office)/i;
-const BOUNCE_SUBJECT =
-  /(undeliver(ed|able)|delivery (status notification|has failed|failure|failed)|returned mail|mail delivery (failed|failure|subsystem)|failure notice|non[- ]?delivery|could not be delivered|delivery incomplete)/i;
-const DELAY_SUBJECT = /(delay(ed)?|warning: could not send|delivery incomplete|will retry)/i;
-const DAEMON_FROM = /^(mailer-daemon|postmaster|mail-daemon|mail delivery subsystem)@|^mailer-daemon$/i;
 const UNSUBSCRIBE_SUBJECT = /^\s*((re|fwd?|aw|wg|tr)\s*:\s*)*unsubscribe\b/i;
 /** A 64-character base64url run on its own: the shape of an unsubscribe token. */
 const TOKEN_RE = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{64}(?![A-Za-z0-9_-])/g;
@@ -153,12 +142,20 @@ const isDsn = (mail: ParsedMail) => {
   return ct.value === 'multipart/report' && (ct.params['report-type'] ?? '').toLowerCase() === 'delivery-status';
 };
 
-function isAutoReply(mail: ParsedMail, subject: string): boolean {
+/**
+ * Whether a message is automatic, and by what (RFC 3834 and what real servers write instead): `Auto-Submitted` other
+ * than `no`; `X-Autoreply`, `X-Autorespond`, `X-Autoresponse`, `X-Autoresponder` (any value); `Precedence: auto_reply`;
+ * `X-Auto-Response-Suppress: All` (Exchange writes it on its automatic replies; Outlook people's mail never carries
+ * `All`); else a localized auto-reply subject (domain/classify.ts autoReplySubject, 14 languages).
+ */
+function autoReplyOf(mail: ParsedMail, subject: string): string | null {
   const autoSubmitted = headerText(mail, 'auto-submitted');
-  if (autoSubmitted && autoSubmitted.trim().toLowerCase() !== 'no') return true;
-  if (headerText(mail, 'x-autoreply') || headerText(mail, 'x-autorespond') || headerText(mail, 'x-autoresponse')) return true;
-  if (headerText(mail, 'precedence')?.trim().toLowerCase() === 'auto_reply') return true;
-  return OOO_SUBJECT.test(subject);
+  if (autoSubmitted && autoSubmitted.trim().toLowerCase() !== 'no') return 'auto-submitted';
+  for (const name of ['x-autoreply', 'x-autorespond', 'x-autoresponse', 'x-autoresponder']) if (headerText(mail, name) !== null) return name;
+  if (headerText(mail, 'precedence')?.trim().toLowerCase() === 'auto_reply') return 'precedence';
+  if (/^\s*all\s*$/i.test(headerText(mail, 'x-auto-response-suppress') ?? '')) return 'x-auto-response-suppress';
+  const bySubject = autoReplySubject(subject);
+  return bySubject ? `subject:${bySubject.language ?? 'any'}` : null;
 }
 
 /** The header fields of one message (step 1). Throws on a block mailparser refuses. */
@@ -167,16 +164,26 @@ export async function parseHead(block: Buffer | string): Promise<InboundHead> {
   const from = mail.from?.value?.[0]?.address ? noNul(mail.from.value[0].address.toLowerCase()) : null;
   const subject = noNul(mail.subject ?? '').slice(0, MAX_SUBJECT);
   const messageId = mail.messageId ? (idsOf(mail.messageId)[0] ?? null) : null;
+  const ct = contentTypeOf(mail);
+  const autoReplyBy = autoReplyOf(mail, subject);
+  const returnPath = headerText(mail, 'return-path');
   return {
     messageId,
     inReplyTo: idsOf(mail.inReplyTo).slice(0, MAX_IDS),
     references: idsOf(mail.references).slice(-MAX_IDS),
     from,
+    fromName: mail.from?.value?.[0]?.name ? noNul(mail.from.value[0].name).slice(0, 200) : null,
+    returnPath: returnPath === null ? null : noNul(returnPath).trim().replace(/^<|>$/g, '').trim().toLowerCase().slice(0, 500),
+    contentType: ct.value,
+    reportType: ct.params['report-type']?.toLowerCase() ?? null,
+    failedRecipients: headerText(mail, 'x-failed-recipients') !== null,
     subject,
     date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date : null,
-    report: isDsn(mail) || (!!from && DAEMON_FROM.test(from) && BOUNCE_SUBJECT.test(subject)),
+    report: isDsn(mail),
     complaint: isFeedbackReport(mail),
-    autoReply: isAutoReply(mail, subject),
+    autoReply: autoReplyBy !== null,
+    autoReplyBy,
+    autoSubmitted: headerText(mail, 'auto-submitted')?.trim().toLowerCase().slice(0, 100) ?? null,
     asksUnsubscribe: UNSUBSCRIBE_SUBJECT.test(subject),
     // Case matters in a token, so a plus address is read from the header text as written.
     unsubscribeTokens: [...new Set([...(subject.match(TOKEN_RE) ?? []), ...plusAddressTokens(mail)])].slice(0, 4),
@@ -192,112 +199,19 @@ function plusAddressTokens(mail: ParsedMail): string[] {
   return out;
 }
 
-/** The per-recipient fields of a delivery-status body (RFC 3464) that matter here: the status and the action. */
-function dsnFields(text: string): { status: string | null; action: string | null } {
-  const unfolded = text.slice(0, REPORT_SCAN_CHARS).replace(/\r?\n[ \t]+/g, ' ');
-  const field = (name: string) => unfolded.match(new RegExp(`^${name}:[ \\t]*([^\\r\\n]+)$`, 'im'))?.[1].trim() ?? null;
-  return { status: field('Status')?.match(/\d\.\d{1,3}\.\d{1,3}/)?.[0] ?? null, action: field('Action')?.toLowerCase() ?? null };
-}
-
-function originalMessageIdIn(text: string): string | null {
-  const m = text
-    .slice(0, REPORT_SCAN_CHARS)
-    .replace(/\r?\n[ \t]+/g, ' ')
-    .match(/^Message-ID:[ \t]*(<[^<>\s]{1,500}>)/im);
-  return m ? (idsOf(m[1])[0] ?? null) : null;
-}
-
-function attachmentText(a: { content: Buffer | string }): string {
-  return Buffer.isBuffer(a.content) ? a.content.subarray(0, REPORT_SCAN_CHARS * 4).toString('utf8') : String(a.content).slice(0, REPORT_SCAN_CHARS);
-}
-
 /**
- * A delivery report's status and the Message-ID it returns. Who bounced is never read from it: the watcher takes
- * the recipient of the message of ours it names (docs/email.md).
+ * The message itself (step 2), parsed once: `source` is the message, or its first OUTREACH_INBOX_MAX_MESSAGE_BYTES.
+ * mailparser renders no HTML (its converter is slow on large markup): reply-text.ts converts a bounded prefix with
+ * html-to-text instead. Throws on a message mailparser refuses.
  */
-function readReport(mail: ParsedMail, subject: string): InboundReport {
-  let status: string | null = null;
-  let action: string | null = null;
-  let original: string | null = null;
-  for (const a of mail.attachments ?? []) {
-    const type = (a.contentType ?? '').toLowerCase();
-    if (type === 'message/delivery-status' || type === 'message/global-delivery-status') ({ status, action } = dsnFields(attachmentText(a)));
-    else if (type === 'message/rfc822' || type === 'text/rfc822-headers' || type === 'message/global-headers')
-      original ??= originalMessageIdIn(attachmentText(a));
-  }
-  const body = (mail.text ?? '').slice(0, REPORT_SCAN_CHARS);
-  if (!status) {
-    // A typical mailer-daemon text: the status and the returned headers are somewhere in the body.
-    const fromBody = dsnFields(body);
-    status = fromBody.status ?? body.match(/\b([45]\.\d{1,3}\.\d{1,3})\b/)?.[1] ?? null;
-    action ??= fromBody.action;
-  }
-  original ??= originalMessageIdIn(body);
-  const soft = status ? status.startsWith('4') : action === 'delayed' || DELAY_SUBJECT.test(subject);
-  return { kind: soft ? 'delayed' : 'bounce', status, originalMessageId: original };
+export async function parseMessage(source: Buffer): Promise<ParsedMail> {
+  return simpleParser(source, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
 }
 
-/** A line where the quoted thread starts, found in linear time: `>` lines, "On … wrote:", Outlook's separators. */
-function quoteStart(line: string, next: string | undefined): boolean {
-  if (/^\s*>/.test(line)) return true;
-  if (line.length > 400) return false;
-  if (/^\s*-{2,}\s*(original message|forwarded message|message d'origine|ursprüngliche nachricht)\s*-{2,}\s*$/i.test(line)) return true;
-  if (/^\s*On\s[^\n]{1,380}\swrote:?\s*$/.test(line)) return true;
-  if (/^_{20,}\s*$/.test(line) && next !== undefined && /^\s*(From|De|Von|Van|Da)\s?:/i.test(next)) return true;
-  return /^\s*(From|De|Von|Van|Da)\s?:\s*\S/i.test(line) && next !== undefined && /^\s*(Sent|Date|Envoyé|Gesendet|Verzonden|Enviado|Inviato)\s?:/i.test(next);
-}
-
-/**
- * The new text of a reply: the quoted thread ("On … wrote:", "> …", Outlook's "From:/Sent:" block) and, for a short
- * reply, the signature removed; the whole text if that leaves nothing. Reads at most TEXT_SCAN_CHARS characters and
- * hands email-reply-parser at most REPLY_PARSER_CHARS, so its cost is bounded whatever the text.
- */
-export function visibleReplyText(text: string): string {
-  const scanned = text.slice(0, TEXT_SCAN_CHARS).replace(/\r\n?/g, '\n');
-  const trimmed = scanned.trim();
-  if (!trimmed) return '';
-  const lines = scanned.split('\n');
-  let cut = lines.length;
-  for (let i = 0; i < lines.length; i++) {
-    if (quoteStart(lines[i], lines[i + 1])) {
-      cut = i;
-      break;
-    }
-  }
-  const head = lines.slice(0, cut).join('\n').trim();
-  // The parser sees the new text and the first quoted line, as it would see the whole message, when that is short.
-  const forParser = lines.slice(0, Math.min(lines.length, cut + 2)).join('\n');
-  if (forParser.length <= REPLY_PARSER_CHARS) {
-    try {
-      const visible = new EmailReplyParser().parseReply(forParser).trim();
-      if (visible) return visible;
-    } catch {
-      /* the linear cut below */
-    }
-  }
-  return head || trimmed;
-}
-
-/**
- * The body of a message that matched a lead or is a delivery report (step 2): `source` is the message, or its first
- * OUTREACH_INBOX_MAX_MESSAGE_BYTES. HTML is never rendered to text by mailparser (its converter is slow on large
- * markup): tags are stripped in linear time instead, from a bounded prefix.
- */
-export async function parseBody(source: Buffer, head: InboundHead): Promise<InboundBody> {
-  const mail = await simpleParser(source, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
-  if (head.report) return { text: null, report: readReport(mail, head.subject) };
-  const html = typeof mail.html === 'string' ? mail.html.slice(0, TEXT_SCAN_CHARS * 4) : '';
-  const raw =
-    mail.text?.slice(0, TEXT_SCAN_CHARS) ??
-    html
-      .replace(/<(style|script)[^<>]*>[^<]*<\/\1>/gi, ' ')
-      .replace(/<[^<>]*>/g, ' ')
-      .replace(/&nbsp;/g, ' ')
-      .replace(/&amp;/g, '&')
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/[ \t]+/g, ' ');
-  return { text: noNul(visibleReplyText(raw)), report: null };
+/** A reply's own words (reply-text.ts): its text part, or its HTML made text, without the quoted thread. */
+export function replyWords(mail: ParsedMail): string {
+  const html = typeof mail.html === 'string' ? mail.html : null;
+  return noNul(replyTextOf({ text: mail.text ?? null, html }).text);
 }
 
 /**

@@ -1,22 +1,17 @@
 import { ImapFlow, type FetchMessageObject } from 'imapflow';
-import { insertLedgerEntry } from '../../../domain/ledger.repository.js';
 import type { Database } from '../../../db/database.js';
 import type { TextCipher } from '../../../lib/crypto.js';
-import { newId } from '../../../lib/ids.js';
 import { withTxRetry } from '../../../lib/tx-retry.js';
-import { emptyMailboxCounts, type MailboxPassCounts, type ObservedLead, type WatchContext } from '../../types.js';
+import { emptyMailboxCounts, type MailboxPassCounts, type WatchContext } from '../../types.js';
 import { AUTH_FAILED_BACKOFF_SECONDS, FIRST_POLL_LOOKBACK_MS, runWatchLoop, UNREACHABLE_BACKOFF_SECONDS } from '../../watch-loop.js';
-import { classifyReply } from '../../../domain/classify.js';
-import { lockPersonLanes, optOutPerson, replyOptsOut, suppressAddress } from '../../../domain/opt-out.js';
 import { redactSecrets } from '../mailboxes/mailboxes.schemas.js';
 import { openImap } from '../mailboxes/imap-login.js';
 import { MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from '../mailboxes/oauth-tokens.js';
-import { dmarcFailed, HEADER_FIELDS, parseBody, parseHead, type InboundHead, type InboundReport } from './parse.js';
-import { readUnsubscribeToken } from '../send/unsubscribe-token.js';
+import { createInboundApplier } from './apply.js';
+import { decide, type Decision, type InboundMessage } from './decide.js';
+import { HEADER_FIELDS, parseHead, type InboundHead } from './parse.js';
 import * as repo from './inbox.repository.js';
-import { afterHardBounce, firstSentMessage, handleFeedbackReport } from '../deliverability/reputation.js';
 import {
-  AlreadyHandled,
   ConnectionLost,
   DEFAULT_MAX_MESSAGE_BYTES,
   IMAP_DETAIL,
@@ -25,9 +20,9 @@ import {
   isFeedbackReportStructure,
   MAX_MIME_PARTS,
   partCount,
-  trustedAuthservIds,
-  type Outcome,
+  partTypes,
 } from './inbox-rules.js';
+import type { InboundVerdict } from './verdict.js';
 
 export interface InboxConfig {
   /** Seconds between two polls of one mailbox. */
@@ -51,10 +46,10 @@ export interface InboxDeps {
 /**
  * Watches each mailbox's INBOX: reads what arrived since the last seen UID, one message at a time (its size,
  * structure and header fields first; its body only when it matched a lead or is a delivery report, and at most
- * `maxMessageBytes` of it), matches it to a lead, and applies what can be tied to our own mail (docs/email.md). Each
- * message is claimed in the database (mailbox, UIDVALIDITY, UID) in the same transaction that applies it, so it takes
- * effect once across restarts and concurrent workers; the position is saved after every message; a message that
- * cannot be read is recorded `unparseable` and passed over.
+ * `maxMessageBytes` of it), decides what it is (decide.ts: tied to which of our messages, and its verdict), and applies
+ * the verdict (apply.ts) in the transaction that claims the message (mailbox, UIDVALIDITY, UID) and writes its
+ * inbound record, so it takes effect once across restarts and concurrent workers (docs/email.md). The position is
+ * saved after every message; a message that cannot be read is recorded `unparseable` and passed over.
  */
 export function createInboxWatcher(deps: InboxDeps) {
   const { db, cipher, config } = deps;
@@ -62,12 +57,36 @@ export function createInboxWatcher(deps: InboxDeps) {
   const batchSize = config.batchSize ?? 16;
   const maxBytes = config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
-  /** Claims a message that is applied no further (unmatched, ignored, unparseable): once only, nothing else stored. */
-  async function claimOnly(mb: repo.PollMailbox, uidValidity: bigint, uid: number, outcome: Outcome, now: Date): Promise<Outcome> {
+  const applier = createInboundApplier({ db, cipher });
+
+  /** Records a message that could not be read at all (its header fields or its fetch): claimed once, nothing applied. */
+  async function claimUnreadable(mb: repo.PollMailbox, uidValidity: bigint, uid: number, reason: string, now: Date): Promise<InboundVerdict> {
     const claimed = await withTxRetry(() =>
-      db.transaction().execute((trx) => repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome, now })),
+      db.transaction().execute((trx) =>
+        repo.claimInboundMessage(trx, {
+          mailboxId: mb.id,
+          uidValidity,
+          uid,
+          outcome: 'unparseable',
+          now,
+          record: {
+            workspaceId: mb.workspaceId,
+            receivedAt: null,
+            messageId: null,
+            tiedMessageId: null,
+            leadId: null,
+            verdict: 'unparseable',
+            reason,
+            label: null,
+            confidence: null,
+            needsReview: false,
+            excerpt: null,
+            detail: {},
+          },
+        }),
+      ),
     );
-    return claimed ? outcome : 'duplicate';
+    return claimed ? 'unparseable' : 'duplicate';
   }
 
   /** A fetch that failed: the connection is gone (the pass stops), or the server refused this one message. */
@@ -87,10 +106,11 @@ export function createInboxWatcher(deps: InboxDeps) {
   }
 
   /**
-   * One message, start to end: read, decide, apply. Throws ConnectionLost when IMAP fails, or a database error that a
-   * fresh transaction fails on too (then the pass stops and the message is read again on the next one).
+   * One message, start to end: read, decide (decide.ts), apply (apply.ts). Throws ConnectionLost when IMAP fails, or
+   * a database error that a fresh transaction fails on too (then the pass stops and the message is read again on the
+   * next one).
    */
-  async function handleUid(client: ImapFlow, mb: repo.PollMailbox, uidValidity: bigint, uid: number, ctx: WatchContext): Promise<Outcome> {
+  async function handleUid(client: ImapFlow, mb: repo.PollMailbox, uidValidity: bigint, uid: number, ctx: WatchContext): Promise<InboundVerdict | 'vanished'> {
     const { now } = ctx;
     let meta: FetchMessageObject | false;
     try {
@@ -100,244 +120,58 @@ export function createInboxWatcher(deps: InboxDeps) {
         { uid: true },
       );
     } catch (e) {
-      return claimOnly(mb, uidValidity, uid, fetchFailed(client, e), now);
+      fetchFailed(client, e);
+      return claimUnreadable(mb, uidValidity, uid, 'fetch_refused', now);
     }
     if (!meta) return 'vanished';
     let head: InboundHead;
     try {
       head = await parseHead(meta.headers ?? Buffer.alloc(0));
     } catch {
-      return claimOnly(mb, uidValidity, uid, 'unparseable', now);
+      return claimUnreadable(mb, uidValidity, uid, 'header', now);
     }
     // What the server parsed stands in for a header mailparser could not read.
-    head.from ??= meta.envelope?.from?.[0]?.address?.toLowerCase() ?? null;
+    head.from ??= meta.envelope?.from?.[0]?.address?.toLowerCase() || null;
     head.report ||= isDeliveryReport(meta.bodyStructure);
     head.complaint ||= isFeedbackReportStructure(meta.bodyStructure);
-    const internalDate = meta.internalDate ? new Date(meta.internalDate) : null;
+    const receivedAt = meta.internalDate ? new Date(meta.internalDate) : null;
     const size = Number(meta.size ?? 0);
     const tooManyParts = partCount(meta.bodyStructure, MAX_MIME_PARTS) > MAX_MIME_PARTS;
-    const read = async (): Promise<Buffer | 'unparseable'> => (tooManyParts ? 'unparseable' : fetchBody(client, uid, size));
+    const message: InboundMessage = {
+      head,
+      partTypes: partTypes(meta.bodyStructure, MAX_MIME_PARTS),
+      read: async () => (tooManyParts ? 'unparseable' : fetchBody(client, uid, size)),
+    };
+    const place = { mailbox: mb, uidValidity, uid, receivedAt };
+    let decision: Decision;
     try {
-      return await decide(mb, uidValidity, uid, head, internalDate, read, ctx);
+      decision = await decide({ db, cipher, mailbox: mb }, message);
+    } catch (e) {
+      if (e instanceof ConnectionLost) throw e;
+      decision = { verdict: { kind: 'unparseable', reason: 'decide_failed' }, excerpt: null };
+    }
+    try {
+      return await applier.applyDecision(place, head, decision, ctx);
     } catch (e) {
       if (e instanceof ConnectionLost) throw e;
       // A message whose effects could not be written (a value the database refuses): passed over as unparseable when
       // the database still takes the claim; when it does not, the database is the trouble and the pass stops here.
-      return claimOnly(mb, uidValidity, uid, 'unparseable', now).catch(() => {
+      return claimUnreadable(mb, uidValidity, uid, 'effects_refused', now).catch(() => {
         throw e;
       });
     }
   }
 
-  /** The rules of docs/email.md "How a message is matched": only what is tied to our own mail changes anything. */
-  async function decide(
-    mb: repo.PollMailbox,
-    uidValidity: bigint,
-    uid: number,
-    head: InboundHead,
-    internalDate: Date | null,
-    read: () => Promise<Buffer | 'unparseable'>,
-    ctx: WatchContext,
-  ): Promise<Outcome> {
-    const { now } = ctx;
-    const dmarcFail = mb.imapUrl ? dmarcFailed(head.authResults, trustedAuthservIds(mb.imapUrl, mb.trustedAuthservId)) : false;
-    // In-Reply-To names the message answered; References, newest last, the thread before it.
-    const threadIds = [...new Set([...head.inReplyTo, ...[...head.references].reverse()])];
-    const sentAt = head.date ?? internalDate ?? now;
-    const at = sentAt.getTime() > now.getTime() ? now : sentAt;
-
-    // An abuse complaint (ARF) counts only when the message it returns is ours (reputation.ts, docs/deliverability.md).
-    if (head.complaint) {
-      const source = await read();
-      if (source === 'unparseable') return claimOnly(mb, uidValidity, uid, 'unparseable', now);
-      return handleFeedbackReport(db, { workspaceId: mb.workspaceId, mailboxId: mb.id, uidValidity, uid, source, dmarcFail, at, now });
-    }
-    if (head.report) {
-      // A delivery report counts only when it names a message we sent; who bounced is our record's recipient.
-      const source = await read();
-      if (source === 'unparseable') return claimOnly(mb, uidValidity, uid, 'unparseable', now);
-      let report: InboundReport;
-      try {
-        report = (await parseBody(source, head)).report!;
-      } catch {
-        return claimOnly(mb, uidValidity, uid, 'unparseable', now);
-      }
-      const ours = await repo.sentMessageByIds(db, mb.workspaceId, [
-        ...new Set([...(report.originalMessageId ? [report.originalMessageId] : []), ...threadIds]),
-      ]);
-      if (!ours) return claimOnly(mb, uidValidity, uid, 'unmatched', now);
-      if (dmarcFail) return claimOnly(mb, uidValidity, uid, 'ignored:dmarc_fail', now);
-      return applyReport(mb, uidValidity, uid, report, ours, at, ctx, [...(report.originalMessageId ? [report.originalMessageId] : []), ...threadIds]);
-    }
-
-    // The List-Unsubscribe mailto: a valid token of this workspace is the capability, as the /u link's is.
-    let tokenLead: { id: string; email: string | null } | null = null;
-    if (head.asksUnsubscribe) {
-      for (const token of head.unsubscribeTokens) {
-        const named = readUnsubscribeToken(cipher, token);
-        if (named && named.workspaceId === mb.workspaceId) tokenLead = await repo.leadOfWorkspace(db, mb.workspaceId, named.leadId);
-        if (tokenLead) break;
-      }
-    }
-    const byThread = await repo.sentMessageByIds(db, mb.workspaceId, threadIds);
-    const fromUs = !head.from || head.from === mb.address.toLowerCase();
-    const leadId = tokenLead?.id ?? byThread?.leadId ?? (fromUs ? null : await repo.contactedLeadByAddress(db, mb.workspaceId, head.from!, mb.id));
-    if (!leadId) return claimOnly(mb, uidValidity, uid, 'unmatched', now);
-    // Threaded to a message we sent to the very address that answers (opt-out by reply text needs it).
-    const sentTo = (byThread?.recipient ?? byThread?.email)?.trim().toLowerCase() ?? null;
-    const tiedToOurMessage = !!byThread && byThread.leadId === leadId && !!head.from && sentTo === head.from && !dmarcFail;
-
-    if (tokenLead && !dmarcFail) return apply(mb, uidValidity, uid, head, { kind: 'unsubscribe', leadId, at }, ctx);
-    // An auto-reply snoozes only when threaded to our message, and when the provider does not say it is forged.
-    if (head.autoReply && (!byThread || dmarcFail))
-      return claimOnly(mb, uidValidity, uid, dmarcFail ? 'ignored:dmarc_fail' : 'ignored:auto_reply_unthreaded', now);
-
-    const source = await read();
-    if (source === 'unparseable') return claimOnly(mb, uidValidity, uid, 'unparseable', now);
-    let text: string | null;
-    try {
-      text = (await parseBody(source, head)).text;
-    } catch {
-      return claimOnly(mb, uidValidity, uid, 'unparseable', now);
-    }
-    // "unsubscribe" without a valid token (or failing DMARC) is a reply that asks to stop: the subject is part of what
-    // it says, so the engine classifies it so, and opts the person out only when it is tied to our message.
-    // (A token in it is not kept: it is a capability, and the reply is shown to people.)
-    if (head.asksUnsubscribe && !/\bunsubscribe\b/i.test(text ?? ''))
-      text = [head.subject.replace(/[A-Za-z0-9_-]{64}/g, '').trim(), text].filter(Boolean).join('\n\n');
-    if (head.autoReply) return apply(mb, uidValidity, uid, head, { kind: 'out_of_office', leadId, at, text }, ctx);
-    // A reply whose text reads as an auto-reply would be snoozed by the engine: the same rule as the headers' one.
-    if (classifyReply(text) === 'out_of_office' && (!byThread || dmarcFail))
-      return claimOnly(mb, uidValidity, uid, dmarcFail ? 'ignored:dmarc_fail' : 'ignored:auto_reply_unthreaded', now);
-    return apply(mb, uidValidity, uid, head, { kind: 'reply', leadId, at, text, tiedToOurMessage }, ctx);
-  }
-
-  type Effect =
-    | { kind: 'unsubscribe'; leadId: string; at: Date }
-    | { kind: 'out_of_office'; leadId: string; at: Date; text: string | null }
-    | { kind: 'reply'; leadId: string; at: Date; text: string | null; tiedToOurMessage: boolean };
-
-  /** A reply, an auto-reply or an unsubscribe of a matched lead, in one transaction with the message's claim. */
-  async function apply(mb: repo.PollMailbox, uidValidity: bigint, uid: number, head: InboundHead, effect: Effect, ctx: WatchContext): Promise<Outcome> {
-    const { now, summary, apply: applyReply } = ctx;
-    const { leadId, at } = effect;
-    // Whether this message opts the person out (a mailto with its token, or a threaded reply that asks to stop): then
-    // the person's lanes are locked before the lead, in id order, the order every opt-out takes (domain/opt-out.ts).
-    const optsOut = effect.kind === 'unsubscribe' || (effect.kind === 'reply' && replyOptsOut(effect, classifyReply(effect.text)));
-    try {
-      return await withTxRetry(() =>
-        db.transaction().execute(async (trx): Promise<Outcome> => {
-          // The same message seen again under a new UIDVALIDITY has its Message-ID on record already.
-          const fresh = head.messageId
-            ? await repo.recordInboundMessageId(trx, {
-                workspaceId: mb.workspaceId,
-                messageId: head.messageId,
-                leadId,
-                mailboxId: mb.id,
-                subject: head.subject || null,
-                at,
-              })
-            : true;
-          const outcome: Outcome = fresh ? effect.kind : 'duplicate';
-          if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome, now }))) throw new AlreadyHandled();
-          if (!fresh) return 'duplicate';
-          if (optsOut) await lockPersonLanes(trx, { workspaceId: mb.workspaceId, leadId, email: null });
-          const lead = await repo.lockLead(trx, mb.workspaceId, leadId);
-          if (!lead) return 'unmatched';
-          const ref: ObservedLead = {
-            id: lead.id,
-            workspace_id: lead.workspace_id,
-            account_id: lead.account_id ?? mb.accountId,
-            x_account_user_id: lead.x_account_user_id,
-            x_user_id: lead.x_user_id,
-            username: lead.username,
-          };
-          switch (effect.kind) {
-            case 'reply': {
-              const obs = { type: 'reply' as const, leadId, channel: 'email' as const, text: effect.text, at, tiedToOurMessage: effect.tiedToOurMessage };
-              const r = await applyReply(trx, obs, ref, now, summary);
-              return r === 'snoozed' ? 'out_of_office' : 'reply';
-            }
-            case 'out_of_office':
-              await applyReply(trx, { type: 'reply', leadId, channel: 'email', text: effect.text, at }, ref, now, summary, 'out_of_office');
-              return 'out_of_office';
-            case 'unsubscribe':
-              // The one opt-out (domain/opt-out.ts), as the /u link and a reply that asks to stop.
-              await optOutPerson(trx, { workspaceId: mb.workspaceId, leadId, email: null, at, now, via: 'mailto_unsubscribe', channel: 'email' });
-              return 'unsubscribe';
-          }
-        }),
-      );
-    } catch (e) {
-      if (e instanceof AlreadyHandled) return 'duplicate';
-      throw e;
-    }
-  }
-
-  /**
-   * A delivery report tied to one of our messages: a hard bounce suppresses the address that message went to and fails
-   * its lead (while the lead still has that address); a delayed one is noted on the lead's ledger.
-   */
-  async function applyReport(
-    mb: repo.PollMailbox,
-    uidValidity: bigint,
-    uid: number,
-    report: InboundReport,
-    ours: { leadId: string; email: string | null; recipient: string | null },
-    at: Date,
-    ctx: WatchContext,
-    ids: string[],
-  ): Promise<Outcome> {
-    const { now } = ctx;
-    const { leadId } = ours;
-    try {
-      return await withTxRetry(() =>
-        db.transaction().execute(async (trx): Promise<Outcome> => {
-          if (!(await repo.claimInboundMessage(trx, { mailboxId: mb.id, uidValidity, uid, outcome: report.kind, now }))) throw new AlreadyHandled();
-          const lead = await repo.lockLead(trx, mb.workspaceId, leadId);
-          if (!lead) return 'unmatched';
-          // A delivery report is a failed `email_sent` on the lead's ledger: final for a bounce, a note for a delay.
-          const recordReport = (reason: 'bounced' | 'delayed') =>
-            insertLedgerEntry(trx, {
-              id: newId(),
-              workspaceId: mb.workspaceId,
-              at,
-              action: 'email_sent',
-              outcome: 'failed',
-              detail: { channel: 'email', reason, status: report.status, final: reason === 'bounced' },
-              accountId: lead.account_id ?? mb.accountId,
-              leadId,
-            });
-          if (report.kind === 'delayed') {
-            await recordReport('delayed');
-            return 'delayed';
-          }
-          const address = (ours.recipient ?? lead.email)?.trim().toLowerCase() ?? null;
-          if (address) await suppressAddress(trx, mb.workspaceId, address, 'bounced', leadId);
-          // The lead fails only while that is still its address (an address corrected since keeps it going).
-          const stillItsAddress = !address || (lead.email ?? '').trim().toLowerCase() === address;
-          if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId, now }))) await recordReport('bounced');
-          // The mailbox that sent it counts the bounce, and pauses past its guard's threshold.
-          const sentOne = await firstSentMessage(trx, mb.workspaceId, ids);
-          if (sentOne) await afterHardBounce(trx, { workspaceId: mb.workspaceId, messageId: sentOne.messageId, at });
-          return 'bounce';
-        }),
-      );
-    } catch (e) {
-      if (e instanceof AlreadyHandled) return 'duplicate';
-      throw e;
-    }
-  }
-
-  function count(c: MailboxPassCounts, o: Outcome) {
+  function count(c: MailboxPassCounts, o: InboundVerdict | 'vanished') {
     if (o === 'reply') c.replies += 1;
     else if (o === 'out_of_office') c.outOfOffice += 1;
+    else if (o === 'left_company') c.leavers = (c.leavers ?? 0) + 1;
     else if (o === 'bounce') c.bounces += 1;
     else if (o === 'delayed') c.delayed += 1;
     else if (o === 'unsubscribe') c.unsubscribes += 1;
     else if (o === 'complaint') c.complaints = (c.complaints ?? 0) + 1;
     else if (o === 'unparseable') c.unparseable += 1;
-    else if (o === 'unmatched' || o.startsWith('ignored:')) c.unmatched += 1;
+    else if (o === 'unmatched' || o === 'ignored' || o === 'delivery_report') c.unmatched += 1;
   }
 
   async function pollMailbox(mb: repo.PollMailbox, ctx: WatchContext): Promise<MailboxPassCounts> {
@@ -411,7 +245,7 @@ export function createInboxWatcher(deps: InboxDeps) {
       // One message at a time, its position saved once it is done: a message that cannot be read is passed over, and
       // a pass that stops half-way resumes after the last message it finished.
       for (const uid of batch) {
-        let outcome: Outcome;
+        let outcome: InboundVerdict | 'vanished';
         try {
           outcome = await handleUid(client, mb, uidValidity, uid, ctx);
         } catch (e) {
