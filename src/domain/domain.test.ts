@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspaceWithKey, type TestApp } from '../../test/helpers/build-test-app.js';
 import { insertLead, insertMessagingAccount, insertPlay, insertReply, insertSequence } from '../../test/helpers/factories.js';
 import { buildCrmTestApp, createMemoryChannels } from '../../test/helpers/memory-channels.js';
-import { classifyReply, isStopWord } from './classify.js';
+import { classifyReply, isStopWord, type Classification } from './classify.js';
 import { iso } from './iso.js';
 import { replyOptsOut } from './opt-out.js';
 import { toEventLead } from './lead-views.js';
@@ -278,7 +278,8 @@ describe('reply classification: a whole message that only says stop (X automatio
   it('a stop word inside a longer message keeps the ordinary rules', () => {
     expect(isStopWord('Stop by our booth next week')).toBe(false);
     expect(classifyReply('Stop by our booth next week?')).toBe('meeting_intent');
-    expect(classifyReply('Please stop, not interested')).toBe('negative');
+    // Issue 38: "please stop" as a clause of its own is a stop request (it was 'negative' before).
+    expect(classifyReply('Please stop, not interested')).toBe('unsubscribe');
     expect(classifyReply('Can we cancel the call and talk Tuesday?')).toBe('meeting_intent');
     expect(classifyReply('Sounds good')).toBe('positive');
     expect(classifyReply('I am out of office until Monday')).toBe('out_of_office');
@@ -286,10 +287,16 @@ describe('reply classification: a whole message that only says stop (X automatio
   });
 
   it('an e-mail that asks to stop opts out only when threaded to our message to that address; X and the sandbox are always believed', () => {
-    expect(replyOptsOut({ tiedToOurMessage: true }, 'unsubscribe')).toBe(true);
-    expect(replyOptsOut({ tiedToOurMessage: false }, 'unsubscribe')).toBe(false);
-    expect(replyOptsOut({}, 'unsubscribe')).toBe(true);
-    expect(replyOptsOut({ tiedToOurMessage: true }, 'negative')).toBe(false);
-    expect(replyOptsOut({}, 'question')).toBe(false);
+    const sure = (label: Classification) => ({ label, needsReview: false });
+    expect(replyOptsOut({ tiedToOurMessage: true }, sure('unsubscribe'))).toBe(true);
+    expect(replyOptsOut({ tiedToOurMessage: false }, sure('unsubscribe'))).toBe(false);
+    expect(replyOptsOut({}, sure('unsubscribe'))).toBe(true);
+    expect(replyOptsOut({ tiedToOurMessage: true }, sure('negative'))).toBe(false);
+    expect(replyOptsOut({}, sure('question'))).toBe(false);
+  });
+
+  it('a stop request below the confidence floor waits for a person: it never opts out on its own', () => {
+    expect(replyOptsOut({ tiedToOurMessage: true }, { label: 'unsubscribe', needsReview: true })).toBe(false);
+    expect(replyOptsOut({}, { label: 'unsubscribe', needsReview: true })).toBe(false);
   });
 });
