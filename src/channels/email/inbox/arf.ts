@@ -1,5 +1,3 @@
-import { normalizeMessageId } from './parse.js';
-
 // Abuse complaints: feedback reports in the Abuse Reporting Format (ARF, RFC 5965) that mailbox providers' feedback
 // loops (Microsoft JMRP/SNDS, Yahoo's Complaint Feedback Loop) send when a recipient marks a message as spam. Pure:
 // no database, no network. The watcher believes one only when the returned message's Message-ID is one we sent.
@@ -8,8 +6,14 @@ import { normalizeMessageId } from './parse.js';
 const ARF_SCAN_CHARS = 262_144;
 const MAX_ID_LENGTH = 500;
 
-/** The feedback types that are complaints; `not-spam`, `virus` and `other` change nothing. */
-export const COMPLAINT_FEEDBACK_TYPES: ReadonlySet<string> = new Set(['abuse', 'fraud']);
+/** `<abc@host>` → `abc@host`, as parse.ts's normalizeMessageId (kept here so this module imports nothing). */
+const normalizeMessageId = (id: string) => id.trim().replace(/^<|>$/g, '').trim().toLowerCase();
+
+/**
+ * The feedback types that are complaints: `abuse`, `fraud`, and a recipient's `opt-out` / `opt-out-list` (RFC 6650);
+ * `not-spam`, `virus`, `other` and `auth-failure` change nothing (report-rules.ts FEEDBACK_TYPE_RULES).
+ */
+export const COMPLAINT_FEEDBACK_TYPES: ReadonlySet<string> = new Set(['abuse', 'fraud', 'opt-out', 'opt-out-list']);
 
 export interface FeedbackReport {
   /** `Feedback-Type` of the `message/feedback-report` part, lower case; null when the report has none. */
@@ -17,6 +21,15 @@ export interface FeedbackReport {
   /** The returned message's Message-ID (its `message/rfc822` or `text/rfc822-headers` part), bracket-free, lower case. */
   originalMessageId: string | null;
 }
+
+/** The parts that carry the returned message or its header block (`text/rfc822-header` as some reporters spell it). */
+const RETURNED_TYPES: ReadonlySet<string> = new Set([
+  'message/rfc822',
+  'text/rfc822-headers',
+  'text/rfc822-header',
+  'message/global-headers',
+  'message/global',
+]);
 
 /** `multipart/report; report-type=feedback-report`, from a Content-Type value and its parameters. */
 export function isFeedbackReportType(value: string | undefined, reportType: string | undefined): boolean {
@@ -68,8 +81,10 @@ export function readFeedbackReport(source: Buffer | string): FeedbackReport {
     const content = decoded(partBody, fields.get('content-transfer-encoding'));
     if (type === 'message/feedback-report' && out.feedbackType === null) {
       out.feedbackType = headerFields(content).get('feedback-type')?.toLowerCase().split(/[\s;]/)[0] ?? null;
-    } else if ((type === 'message/rfc822' || type === 'text/rfc822-headers' || type === 'message/global-headers') && out.originalMessageId === null) {
-      const id = /<[^<>\s]{1,500}>/.exec(headerFields(splitHead(content)[0]).get('message-id') ?? '')?.[0];
+    } else if (RETURNED_TYPES.has(type) && out.originalMessageId === null) {
+      // Bracketed as RFC 5322 wants; some reporters (arf-12 in Sisimai's corpus) write the id bare.
+      const value = headerFields(splitHead(content)[0]).get('message-id') ?? '';
+      const id = /<[^<>\s]{1,500}>/.exec(value)?.[0] ?? /^[^<>\s@]{1,250}@[^<>\s@]{1,250}$/.exec(value.trim())?.[0];
       const normalized = id ? normalizeMessageId(id) : '';
       if (normalized && normalized.length <= MAX_ID_LENGTH) out.originalMessageId = normalized;
     }
