@@ -315,9 +315,17 @@ export const REPLY_RULES: readonly ReplyRule[] = [
     label: 'out_of_office',
     language: 'en',
     pattern: w(
-      "(?:limited|intermittent|restricted|no) access to (?:my )?(?:e-?mail|messages|inbox)|(?:i'm|i am) (?:currently )?(?:travell?ing|at a conference|on a business trip)|(?:will|i'll) (?:reply|respond) when i(?:'m| am)? (?:back|return)",
+      "(?:limited|intermittent|restricted|no) access to (?:my )?(?:e-?mail|messages|inbox)|(?:will|i'll) (?:reply|respond) when i(?:'m| am)? (?:back|return)",
     ),
     confidence: 0.88,
+  },
+  {
+    id: 'en-ooo-travelling',
+    label: 'out_of_office',
+    language: 'en',
+    pattern: w("(?:i'm|i am) (?:currently )?(?:travell?ing|at a conference|on a business trip)"),
+    confidence: 0.6,
+    note: 'a person writes it in a real answer too ("Not next week, I am travelling"): below the floor, a person reads it',
   },
   {
     id: 'en-wrong-not-right-person',

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
 import { startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { loadInboundCases, rewriteCase } from './inbound-fixtures.js';
 
 // Issue 38 "Done when": every real inbound case gets its verdict end to end: each file of ../shared/cases/inbound and
 // of test/fixtures/inbound/<kind>/ (the shared case first, then at least three more real cases of the same kind, each
@@ -12,63 +13,9 @@ import { startInboxWorld, type InboxWorld } from './inbox-world.js';
 // HTTP. One pass reads them all; each file is a test named after its kind. Runs on PGlite and on PostgreSQL.
 if (!dovecotAvailable()) console.warn(`test/email/inbound-cases.test.ts skipped: ${DOVECOT_MISSING}`);
 
-const here = dirname(fileURLToPath(import.meta.url));
-const FIXTURES = resolve(here, '../fixtures/inbound');
 /** CI lays shared/ beside the clone, as the sessions have it. */
-const SHARED = resolve(here, '../../../shared/cases/inbound');
-
-/** What a case's expected.json says of one file (the folders' READMEs say why). */
-interface Expected {
-  verdict: 'bounce' | 'delayed' | 'delivered' | 'complaint' | 'reply' | 'unsubscribe' | 'out_of_office' | 'left_company';
-  severity?: 'hard' | 'soft';
-  optOut?: boolean;
-  label?: string;
-  replacement?: string;
-  textIncludes?: string;
-  textExcludes?: string[];
-}
-
-interface Case {
-  kind: string;
-  file: string;
-  raw: string;
-  expected: Expected;
-}
-
-function loadCases(): Case[] {
-  if (!existsSync(FIXTURES)) return [];
-  const out: Case[] = [];
-  for (const kind of readdirSync(FIXTURES).sort()) {
-    const dir = join(FIXTURES, kind);
-    if (!existsSync(join(dir, 'expected.json'))) continue;
-    const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as Record<string, Expected>;
-    for (const [file, e] of Object.entries(expected)) out.push({ kind, file, raw: readFileSync(join(dir, file), 'latin1'), expected: e });
-  }
-  return out;
-}
-
-const CASES = loadCases();
-
-/**
- * The case as if it were about a message this test sent: our Message-ID and the lead's address put in for the
- * convention's `<sent-0001@acme.example>` and `pat@initech.example`, the top-level Date made today, its own
- * Message-ID made unique to the run.
- */
-function rewrite(c: Case, p: { messageId: string; email: string; n: number }): { raw: string; ownId: string | null } {
-  const ours = p.messageId.replace(/^<|>$/g, '');
-  let raw = c.raw.replace(/sent-0001@acme\.example/gi, ours).replace(/pat@initech\.example/gi, p.email);
-  const split = /\r?\n\r?\n/.exec(raw);
-  let head = split ? raw.slice(0, split.index) : raw;
-  const rest = split ? raw.slice(split.index) : '';
-  head = head.replace(/^Date:[^\r\n]*(\r?\n[ \t][^\r\n]*)*/im, `Date: ${new Date().toUTCString()}`);
-  let ownId: string | null = null;
-  head = head.replace(/^(Message-ID:[ \t]*<)([^>\r\n]+)>/im, (_m, pre: string, id: string) => {
-    ownId = `${p.n}.${id}`.toLowerCase();
-    return `${pre}${p.n}.${id}>`;
-  });
-  raw = head + rest;
-  return { raw, ownId };
-}
+const SHARED = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/cases/inbound');
+const CASES = loadInboundCases();
 
 interface InboundItem {
   messageId: string | null;
@@ -92,9 +39,9 @@ describe.skipIf(!dovecotAvailable() || CASES.length === 0)('real inbound cases, 
     for (const c of CASES) {
       n += 1;
       const lead = await w.emailedLead({ email: `pat.${n}@initech.example` });
-      const { raw, ownId } = rewrite(c, { ...lead, n });
+      const { raw, ownId } = rewriteCase(c, { ...lead, n });
       leads.set(`${c.kind}/${c.file}`, { ...lead, ownId });
-      await w.deliver(raw.replace(/\r?\n/g, '\r\n'));
+      await w.deliver(Buffer.from(raw, 'latin1'));
     }
     pass = (await w.tick()).mailboxes?.[w.mailboxId] ?? {};
     for (let after: string | null = null, guard = 0; guard < 20; guard++) {

@@ -30,7 +30,7 @@ export interface InboxWorld {
    * (`recipient`: the address that e-mail went to, as the driver records it; absent: a row from before 0024).
    */
   emailedLead(f?: { email?: string; recipient?: string | null }): Promise<{ leadId: string; email: string; messageId: string }>;
-  deliver(raw: string): Promise<number | null>;
+  deliver(raw: string | Buffer): Promise<number | null>;
   lead(id: string): Promise<Record<string, unknown> & { stage: string; automation_stopped: boolean; opted_out_at: Date | null }>;
   suppressed(address: string): Promise<{ address: string; reason: string }[]>;
   repliesOf(id: string): Promise<Record<string, unknown>[]>;

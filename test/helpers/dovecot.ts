@@ -29,7 +29,7 @@ export interface Dovecot {
   /** imap://user:pass@127.0.0.1:port (user and password percent-encoded). */
   url(user: string, pass?: string): string;
   /** Appends a raw RFC 5322 message to the user's INBOX (IMAP APPEND); returns its UID. */
-  deliver(user: string, raw: string, opts?: { folder?: string; date?: Date }): Promise<number | null>;
+  deliver(user: string, raw: string | Buffer, opts?: { folder?: string; date?: Date }): Promise<number | null>;
   /** A logged-in client for the user (the caller logs out). */
   client(user: string): Promise<ImapFlow>;
   /** The INBOX's UIDVALIDITY and message count. */

@@ -79,7 +79,9 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
     if (r === 'stopped') return { verdict: 'left_company', effect: 'lane_stopped' };
     if (r === null) return { verdict: v.kind, effect: 'lead_already_past' };
     const optedOut = replyOptsOut({ tiedToOurMessage: v.tiedToOurMessage }, v.classification);
-    return { verdict: 'reply', effect: optedOut ? 'replied,opted_out' : v.classification.needsReview ? 'replied,needs_review' : 'replied' };
+    // A reply that asked to stop reads as what it was: the person unsubscribed (the reply is on record too).
+    if (optedOut) return { verdict: 'unsubscribe', effect: 'replied,opted_out' };
+    return { verdict: 'reply', effect: v.classification.needsReview ? 'replied,needs_review' : 'replied' };
   };
 
   const bounce: ApplyFn<Extract<Verdict, { kind: 'bounce' | 'delayed' | 'delivery_report' }>> = async (trx, v, { place, at, ctx }) => {

@@ -118,7 +118,7 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
   // "unsubscribe" without a valid token (or failing DMARC) is a reply that asks to stop: the subject is part of what
   // it says. (A token in it is not kept: it is a capability, and the reply is shown to people.)
   if (head.asksUnsubscribe && !/\bunsubscribe\b/i.test(text)) text = [head.subject.replace(/[A-Za-z0-9_-]{64}/g, '').trim(), text].filter(Boolean).join('\n\n');
-  const classification = classifyReplyText(text, { subject: head.subject, autoReply: head.autoReply });
+  const classification = withoutOwnAddresses(classifyReplyText(text, { subject: head.subject, autoReply: head.autoReply }), [mb.address, sentTo, head.from]);
   const excerpt = clip(text);
   const evidence = classification.evidence[0]?.rule ?? 'no_rule';
 
@@ -158,6 +158,17 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     }
     return { verdict: { kind: r.kind, tie, report: r, reason }, excerpt };
   }
+}
+
+/**
+ * A leaver notice's replacement never names our mailbox or the address that left (a quote the cut missed, a
+ * signature): only someone else is worth a person's task.
+ */
+function withoutOwnAddresses(v: ReplyVerdict, own: (string | null)[]): ReplyVerdict {
+  if (!v.replacement) return v;
+  const mine = new Set(own.filter((a): a is string => !!a).map((a) => a.toLowerCase()));
+  const addresses = v.replacement.addresses.filter((a) => !mine.has(a.toLowerCase()));
+  return { ...v, replacement: addresses.length + v.replacement.names.length > 0 ? { ...v.replacement, addresses } : null };
 }
 
 /** The feedback types that are complaints (RFC 5965 §7.3): `not-spam`, `virus` and `other` change nothing. */
