@@ -11,6 +11,7 @@ export const NAV = [
   { key: 'activity', label: 'Activity', href: '/console/activity' },
   { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' },
   { key: 'accounts', label: 'Accounts', href: '/console/accounts' },
+  { key: 'suppressions', label: 'Suppressions', href: '/console/suppressions' },
 ] as const;
 
 export type NavKey = (typeof NAV)[number]['key'];

@@ -115,7 +115,9 @@ export async function listSuppressions(
     .selectFrom('suppressed_addresses')
     .select(['address', 'reason', 'lead_id', 'source_message_id', 'created_at'])
     .where('workspace_id', '=', workspaceId);
-  const q = p.q ? emailKey(p.q) : '';
+  // A search is part of an address, not an address: trimmed and lower-cased only (emailKey may normalize a whole
+  // address further), as the stored keys are lower case.
+  const q = p.q ? p.q.trim().toLowerCase() : '';
   const like = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
   if (q) query = q.startsWith('@') ? query.where('address', 'like', `%${like(q)}`) : query.where('address', 'like', `${like(q)}%`);
   if (p.reason) query = query.where('reason', '=', p.reason);
@@ -136,7 +138,7 @@ export async function listSuppressions(
 
 const encodeCursor = (at: Date, address: string) => Buffer.from(JSON.stringify([at.toISOString(), address])).toString('base64url');
 
-/** A cursor this list made, or null for anything else (a bad cursor starts from the top rather than failing). */
+/** A cursor this list made, or null for anything else (the service answers a 400 naming `after`). */
 export function decodeCursor(c: string): { at: Date; address: string } | null {
   try {
     const [at, address] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown[];

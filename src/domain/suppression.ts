@@ -83,7 +83,8 @@ export async function removeSuppression(trx: Database, p: { workspaceId: string;
   if (!row) return { removed: false, why: 'not_found' };
   if (PERMANENT_REASONS.has(row.reason)) return { removed: false, why: 'permanent', reason: row.reason };
   await repo.deleteSuppression(trx, { id: newId(), workspaceId: p.workspaceId, row, by: p.by, now: p.now });
-  if (row.lead_id && (await repo.leadAccount(trx, p.workspaceId, row.lead_id)) !== undefined) {
+  const account = row.lead_id ? await repo.leadAccount(trx, p.workspaceId, row.lead_id) : undefined;
+  if (row.lead_id && account !== undefined) {
     await insertLedgerEntry(trx, {
       id: newId(),
       workspaceId: p.workspaceId,
@@ -91,11 +92,11 @@ export async function removeSuppression(trx: Database, p: { workspaceId: string;
       action: 'manual_override',
       outcome: 'ok',
       detail: { op: 'suppression_removed', channel: 'email', reason: row.reason, by: p.by },
-      accountId: (await repo.leadAccount(trx, p.workspaceId, row.lead_id)) ?? null,
+      accountId: account,
       leadId: row.lead_id,
     });
   }
   return { removed: true, address, reason: row.reason };
 }
 
-export { isSuppressed, listSuppressions, type SuppressionRow, type SuppressionPage } from './suppression.repository.js';
+export { decodeCursor, isSuppressed, listSuppressions, type SuppressionRow, type SuppressionPage } from './suppression.repository.js';

@@ -17,6 +17,7 @@ import { tasksPages } from './tasks.js';
 import { mailboxPages } from './mailbox.js';
 import { mailboxResumePages } from './mailbox-resume.js';
 import { mailboxConnectPages } from './mailbox-connect.js';
+import { suppressionsPages } from './suppressions.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -40,4 +41,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   mailboxPages(app, deps);
   mailboxResumePages(app, deps);
   mailboxConnectPages(app, deps);
+  suppressionsPages(app, deps);
 }

@@ -8,6 +8,7 @@ import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, exactTime, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import { mailboxAuthText } from './mailbox-connect-parts.js';
+import { InboundFilterQuery, InboundSection, type InboundFilter } from './mailbox-inbound.js';
 
 const MailboxParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const CheckBody = Type.Object(
@@ -96,11 +97,14 @@ function ChecksTable(props: { report: MailboxDomainReport }) {
   );
 }
 
-/** `/console/mailboxes/{id}`: a mailbox's sending-domain checks, what to add, and Check again. */
+/**
+ * `/console/mailboxes/{id}`: a mailbox's sending-domain checks, what to add, and Check again; its inbound mail
+ * (mailbox-inbound.tsx), filtered by `?verdict=` and paged by `?after=`.
+ */
 export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
   const checks = deps.services.mailboxDomains;
 
-  async function render(req: FastifyRequest, reply: FastifyReply, id: string, notice: Notice | null) {
+  async function render(req: FastifyRequest, reply: FastifyReply, id: string, notice: Notice | null, filter: InboundFilter = {}) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
     let report: MailboxDomainReport;
@@ -157,13 +161,16 @@ export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
               <button type="submit">Save and check</button>
             </form>
           </section>
+          <InboundSection services={deps.services} workspaceId={workspaceId} mailboxId={report.mailboxId} base={base} filter={filter} />
         </>
       ),
     });
   }
 
-  app.get<{ Params: { id: string } }>('/console/mailboxes/:id', { schema: { hide: true, params: MailboxParams } }, async (req, reply) =>
-    render(req, reply, req.params.id, takeNotice(req, reply)),
+  app.get<{ Params: { id: string }; Querystring: InboundFilter }>(
+    '/console/mailboxes/:id',
+    { schema: { hide: true, params: MailboxParams, querystring: InboundFilterQuery } },
+    async (req, reply) => render(req, reply, req.params.id, takeNotice(req, reply), { verdict: req.query.verdict, after: req.query.after }),
   );
 
   // Check again (and, from the selector form, a new DKIM selector): DNS is asked now, then the page shows the result.

@@ -3,9 +3,11 @@ import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { createInboundRecordsService, InboundRecordsError, type InboundVerdict } from '../../channels/email/index.js';
-import { decodeCursor } from '../../domain/suppression.repository.js';
-import { listSuppressions, PERMANENT_REASONS, removeSuppression, type SuppressionReason } from '../../domain/suppression.js';
+import { decodeCursor, listSuppressions, PERMANENT_REASONS, removeSuppression, type SuppressionReason } from '../../domain/suppression.js';
 import { emailKey } from '../../domain/identity.js';
+import * as repo from './inbound.repository.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** One suppressed address as the API, the console and the CLI show it. */
 export interface SuppressionView {
@@ -79,6 +81,16 @@ export function createInboundService(deps: { db: Database; cipher: TextCipher; c
           { reason: r.reason },
         );
       return { removed: true as const, address: r.address, reason: r.reason, by };
+    },
+
+    /**
+     * The name to show for each lead a page links to (person, else @handle, else address), in one query; a lead that
+     * is gone is left out. `ids`: at most a page's rows (deduplicated here).
+     */
+    async leadNames(workspaceId: string, ids: (string | null | undefined)[]): Promise<Map<string, string>> {
+      const distinct = [...new Set(ids.filter((id): id is string => !!id && UUID.test(id)))].slice(0, 500);
+      const rows = await repo.leadLabels(db, workspaceId, distinct);
+      return new Map(rows.map((r) => [r.id, r.person ?? (r.username ? `@${r.username.replace(/^@/, '')}` : (r.email ?? 'Unnamed lead'))]));
     },
 
     /** Inbound records older than `retentionDays` go (the hourly retention job). */

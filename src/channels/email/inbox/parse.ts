@@ -2,7 +2,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { autoReplySubject } from '../../../domain/classify.js';
 import { replyTextOf } from './reply-text.js';
 
-export { REPLY_PARSER_CHARS, TEXT_SCAN_CHARS, visibleReplyText } from './reply-text.js';
+export { TEXT_SCAN_CHARS, visibleReplyText } from './reply-text.js';
 
 /**
  * What the inbox watcher reads of one INBOX message, in two steps so a hostile message costs little (docs/email.md
@@ -11,9 +11,9 @@ export { REPLY_PARSER_CHARS, TEXT_SCAN_CHARS, visibleReplyText } from './reply-t
  * 1. `parseHead`: only the header fields in HEADER_FIELDS (IMAP `BODY.PEEK[HEADER.FIELDS (…)]`): the ids that thread
  *    it, the sender, the subject, whether it is a delivery report or an auto-reply, whether it asks to unsubscribe
  *    (and the tokens it carries), and the Authentication-Results the receiving provider added.
- * 2. `parseBody`: the message itself (at most OUTREACH_INBOX_MAX_MESSAGE_BYTES of it), read only for a message that
- *    matched a lead or is a delivery report: the new text of a reply, or the status and the returned Message-ID of a
- *    report.
+ * 2. `parseMessage`: the message itself (at most OUTREACH_INBOX_MAX_MESSAGE_BYTES of it), read only for a message
+ *    that matched a lead or may be a report (decide.ts): reports.ts reads a report from it, reply-text.ts a reply's own
+ *    words.
  *
  * Either throws on a message it cannot read (mailparser refuses more than 1,000 MIME parts, or a header block over
  * 1 MB); the watcher records such a message as `unparseable` and moves on.

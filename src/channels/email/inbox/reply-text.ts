@@ -34,11 +34,6 @@ import { FORWARD_INTROS, HTML_QUOTE_MARKUP, QUOTE_LANGUAGES, TEXT_PART_STUBS } f
 
 /** The text a reply is read from: its first this many characters. */
 export const TEXT_SCAN_CHARS = 100_000;
-/**
- * Kept for the callers that name it: email-reply-parser read at most this many characters (its quote-header patterns
- * backtrack: 25 ms for 2,048 characters, 8 s for 64 KB). It is no longer used; the cutter here is linear.
- */
-export const REPLY_PARSER_CHARS = 2_048;
 /** The HTML a reply is read from: its first this many characters (before conversion). */
 export const HTML_SCAN_CHARS = 400_000;
 /**
