@@ -43,6 +43,9 @@ export const EVENT_DATA_SCHEMAS: Record<WebhookEvent, TSchema> = {
     classification: Nullable(Type.String()),
     theirMessage: Nullable(Type.String({ description: 'their message; null when it cannot be read (some X replies)' })),
     theirMessageTruncated: Type.Optional(Type.Boolean()),
+    needsReview: Type.Optional(
+      Type.Literal(true, { description: 'extension: the classification is below the confidence floor; nothing automatic happened, a person decides' }),
+    ),
     draft: Nullable(Type.String({ description: 'a suggested answer; null for social-network replies' })),
     channel: Type.Optional(Type.Literal('x')),
   }),

@@ -37,6 +37,20 @@ export const PendingReply = Type.Object({
       description: 'present (true) when the stored text was cut at 20,000 characters, as reply.received says of its own copy',
     }),
   ),
+  confidence: Type.Optional(
+    Type.Number({
+      'x-extension': true,
+      minimum: 0,
+      maximum: 1,
+      description: 'the classifier’s confidence in `classification` (docs/email.md "Reading replies"); absent on replies from before it',
+    }),
+  ),
+  needsReview: Type.Optional(
+    Type.Literal(true, {
+      'x-extension': true,
+      description: 'present when the confidence is below the floor: nothing automatic happened (no opt-out, snooze or stop); a person decides',
+    }),
+  ),
   draft: Type.Optional(Nullable(Type.String({ description: 'absent on x rows; null when the stored text cannot be decrypted' }))),
   repliedAt: Timestamp(),
   snoozedUntil: Nullable(Timestamp({ description: 'set when the reply came back from a snooze' })),

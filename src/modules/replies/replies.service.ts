@@ -115,6 +115,8 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
       classification: r.classification,
       theirMessage: cipher.decrypt(r.their_message),
       ...(r.their_message_truncated && { theirMessageTruncated: true as const }),
+      ...(r.confidence !== null && { confidence: Math.round(r.confidence * 1000) / 1000 }),
+      ...(r.needs_review && { needsReview: true as const }),
       repliedAt: r.replied_at.toISOString(),
       snoozedUntil: iso(r.snoozed_until),
     };
