@@ -164,6 +164,8 @@ const SQL_RULES: Record<string, SqlRule> = {
   integer: { select: ['number'], insert: ['number'] },
   bigint: { select: ['number'], insert: ['number', 'string'] },
   numeric: { select: ['string'], insert: ['string', 'number'] },
+  // float4: both drivers parse it with parseFloat (a reply's and an inbound record's confidence, migration 0035).
+  real: { select: ['number'], insert: ['number'] },
   boolean: { select: ['boolean'], insert: ['boolean'] },
   'timestamp with time zone': TIMES,
   'timestamp without time zone': TIMES,

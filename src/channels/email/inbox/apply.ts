@@ -21,6 +21,12 @@ export interface InboundPlace {
   receivedAt: Date | null;
 }
 
+/** What became of a message: its record's verdict, and whether it went the reply path (a stop request is both). */
+export interface Outcome {
+  verdict: InboundVerdict;
+  reply: boolean;
+}
+
 /** What applying a verdict did: the record's final verdict (a reply already on record is `duplicate`) and its effect. */
 interface Applied {
   verdict: InboundVerdict;
@@ -159,9 +165,9 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
 
   /**
    * One message's verdict, applied in one transaction with its claim and record (see createInboundApplier). Returns
-   * the record's verdict; `duplicate` when the message was handled before.
+   * the record's verdict (`duplicate` when the message was handled before) and whether it was a reply.
    */
-  async function applyDecision(place: InboundPlace, head: InboundHead, decision: Decision, ctx: WatchContext): Promise<InboundVerdict> {
+  async function applyDecision(place: InboundPlace, head: InboundHead, decision: Decision, ctx: WatchContext): Promise<Outcome> {
     const { verdict: v } = decision;
     const mb = place.mailbox;
     const sentAt = head.date ?? place.receivedAt ?? ctx.now;
@@ -170,7 +176,7 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
     const isReply = v.kind === 'reply' || v.kind === 'out_of_office' || v.kind === 'left_company';
     try {
       return await withTxRetry(() =>
-        db.transaction().execute(async (trx): Promise<InboundVerdict> => {
+        db.transaction().execute(async (trx): Promise<Outcome> => {
           // The same message seen again under a new UIDVALIDITY has its Message-ID on record already.
           const fresh =
             isReply && head.messageId
@@ -205,14 +211,14 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
             },
           });
           if (!claimed) throw new AlreadyHandled();
-          if (!fresh) return 'duplicate';
+          if (!fresh) return { verdict: 'duplicate', reply: false };
           const applied = await (APPLY[v.kind] as ApplyFn<Verdict>)(trx, v, { place, head, at, ctx });
           await repo.setInboundEffect(trx, { mailboxId: mb.id, uidValidity: place.uidValidity, uid: place.uid, verdict: applied.verdict, effect: applied.effect });
-          return applied.verdict;
+          return { verdict: applied.verdict, reply: isReply };
         }),
       );
     } catch (e) {
-      if (e instanceof AlreadyHandled) return 'duplicate';
+      if (e instanceof AlreadyHandled) return { verdict: 'duplicate', reply: false };
       throw e;
     }
   }

@@ -151,7 +151,10 @@ export function createInboxWatcher(deps: InboxDeps) {
       decision = { verdict: { kind: 'unparseable', reason: 'decide_failed' }, excerpt: null };
     }
     try {
-      return await applier.applyDecision(place, head, decision, ctx);
+      const outcome = await applier.applyDecision(place, head, decision, ctx);
+      // A reply that asked to stop is counted with the replies (the pass summary's `unsubscribes` are the mailto's and
+      // feedback reports'), as the engine's repliesDetected counts it.
+      return outcome.reply && outcome.verdict === 'unsubscribe' ? 'reply' : outcome.verdict;
     } catch (e) {
       if (e instanceof ConnectionLost) throw e;
       // A message whose effects could not be written (a value the database refuses): passed over as unparseable when
