@@ -199,7 +199,11 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
       }),
     mailboxInbound: (input) =>
       appCall(() =>
-        services.inbound.listInbound(input.workspaceId, input.mailbox, { verdict: input.verdict as InboundVerdict | undefined, limit: input.limit, after: input.after }),
+        services.inbound.listInbound(input.workspaceId, input.mailbox, {
+          verdict: input.verdict as InboundVerdict | undefined,
+          limit: input.limit,
+          after: input.after,
+        }),
       ),
     listSuppressions: (input) =>
       appCall(() =>

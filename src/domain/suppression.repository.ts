@@ -25,7 +25,15 @@ export async function isSuppressed(db: Database, workspaceId: string, address: s
 
 export async function upsertSuppression(
   trx: Database,
-  s: { workspaceId: string; address: string; reason: SuppressionReason; leadId: string | null; sourceMessageId?: string | null; at: Date; rank: Record<SuppressionReason, number> },
+  s: {
+    workspaceId: string;
+    address: string;
+    reason: SuppressionReason;
+    leadId: string | null;
+    sourceMessageId?: string | null;
+    at: Date;
+    rank: Record<SuppressionReason, number>;
+  },
 ): Promise<void> {
   const rankOf = (col: 'excluded.reason' | 'suppressed_addresses.reason') =>
     sql`CASE ${sql.ref(col)} ${sql.join(
@@ -34,7 +42,14 @@ export async function upsertSuppression(
     )} ELSE 0 END`;
   await trx
     .insertInto('suppressed_addresses')
-    .values({ workspace_id: s.workspaceId, address: s.address, reason: s.reason, lead_id: s.leadId, source_message_id: s.sourceMessageId ?? null, created_at: s.at })
+    .values({
+      workspace_id: s.workspaceId,
+      address: s.address,
+      reason: s.reason,
+      lead_id: s.leadId,
+      source_message_id: s.sourceMessageId ?? null,
+      created_at: s.at,
+    })
     .onConflict((oc) =>
       oc
         .columns(['workspace_id', 'address'])
@@ -123,9 +138,7 @@ export async function listSuppressions(
   if (p.reason) query = query.where('reason', '=', p.reason);
   const cursor = p.after ? decodeCursor(p.after) : null;
   if (cursor)
-    query = query.where((eb) =>
-      eb.or([eb('created_at', '<', cursor.at), eb.and([eb('created_at', '=', cursor.at), eb('address', '<', cursor.address)])]),
-    );
+    query = query.where((eb) => eb.or([eb('created_at', '<', cursor.at), eb.and([eb('created_at', '=', cursor.at), eb('address', '<', cursor.address)])]));
   const rows = await query
     .orderBy('created_at', 'desc')
     .orderBy('address', 'desc')

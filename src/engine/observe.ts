@@ -215,7 +215,14 @@ export function createObserver(deps: ObserverDeps) {
           ...judged,
         });
         if (obs.channel === 'email' && obs.address) {
-          await suppress(trx, { workspaceId: row.workspace_id, address: obs.address, reason: 'left_company', leadId: row.id, sourceMessageId: obs.ourMessageId ?? null, at: obs.at });
+          await suppress(trx, {
+            workspaceId: row.workspace_id,
+            address: obs.address,
+            reason: 'left_company',
+            leadId: row.id,
+            sourceMessageId: obs.ourMessageId ?? null,
+            at: obs.at,
+          });
         }
         if (verdict.replacement) await openLeaverTask(trx, row, obs, verdict.replacement, replyId, now);
         summary.repliesDetected += 1;

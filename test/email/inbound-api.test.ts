@@ -74,7 +74,14 @@ describe('inbound records and the suppression list over HTTP', () => {
     }
     const at = new Date(base);
     await t.db.transaction().execute(async (trx) => {
-      await suppress(trx, { workspaceId: ws.workspaceId, address: 'Gone@Initech.example ', reason: 'bounced_hard', leadId, sourceMessageId: '<ours0@acme.example>', at });
+      await suppress(trx, {
+        workspaceId: ws.workspaceId,
+        address: 'Gone@Initech.example ',
+        reason: 'bounced_hard',
+        leadId,
+        sourceMessageId: '<ours0@acme.example>',
+        at,
+      });
       await suppress(trx, { workspaceId: ws.workspaceId, address: 'stop@initech.example', reason: 'unsubscribed', leadId, at: new Date(base + 1000) });
       await suppress(trx, { workspaceId: ws.workspaceId, address: 'left@globex.example', reason: 'left_company', leadId: null, at: new Date(base + 2000) });
       await suppress(trx, { workspaceId: other.workspaceId, address: 'theirs@initech.example', reason: 'bounced_hard', leadId: null, at });
@@ -193,7 +200,9 @@ describe('inbound records and the suppression list over HTTP', () => {
 
   it('the OpenAPI document marks the three operations as extensions', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-    expect(doc.paths['/mailboxes/{mailbox}/inbound']?.get?.['x-extension'] ?? doc.paths['/api/v1/mailboxes/{mailbox}/inbound']?.get?.['x-extension']).toBe(true);
+    expect(doc.paths['/mailboxes/{mailbox}/inbound']?.get?.['x-extension'] ?? doc.paths['/api/v1/mailboxes/{mailbox}/inbound']?.get?.['x-extension']).toBe(
+      true,
+    );
     const sup = doc.paths['/suppressions'] ?? doc.paths['/api/v1/suppressions'];
     expect(sup.get['x-extension']).toBe(true);
     expect((doc.paths['/suppressions/{address}'] ?? doc.paths['/api/v1/suppressions/{address}']).delete['x-extension']).toBe(true);

@@ -118,7 +118,11 @@ describe.skipIf(!dovecotAvailable() || CASES.length === 0)('real inbound cases, 
             case 'left_company': {
               expect(row).toMatchObject({ stage: 'failed', last_error: 'left_company', automation_stopped: true, snoozed_until: null });
               expect(suppressed).toEqual([{ address: lead.email, reason: 'left_company' }]);
-              const res: { statusCode: number; body: string; json(): unknown } = await w.t.app.inject({ method: 'GET', url: '/api/v1/tasks?source=leaver', headers: w.ws.auth });
+              const res: { statusCode: number; body: string; json(): unknown } = await w.t.app.inject({
+                method: 'GET',
+                url: '/api/v1/tasks?source=leaver',
+                headers: w.ws.auth,
+              });
               const body = res.json() as { tasks: { lead: { id: string }; text: string | null }[] };
               const tasks = body.tasks.filter((t) => t.lead.id === lead.leadId);
               if (e.replacement) {
@@ -153,4 +157,3 @@ describe.skipIf(!dovecotAvailable() || CASES.length === 0)('real inbound cases, 
     }
   });
 });
-

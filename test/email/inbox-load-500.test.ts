@@ -18,105 +18,113 @@ const RSS_CEILING_MB = 150;
 const MB = 1024 * 1024;
 const CASES = loadInboundCases();
 
-describe.skipIf(!dovecotAvailable() || CASES.length === 0).sequential('an inbox pass over 500 real inbound messages (serial measurement)', { timeout: 600_000 }, () => {
-  let w: InboxWorld;
-  let base: string;
+describe
+  .skipIf(!dovecotAvailable() || CASES.length === 0)
+  .sequential('an inbox pass over 500 real inbound messages (serial measurement)', { timeout: 600_000 }, () => {
+    let w: InboxWorld;
+    let base: string;
 
-  beforeAll(async () => {
-    w = await startInboxWorld();
-    await w.t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(w.t.app.server.address() as AddressInfo).port}`;
-  }, 120_000);
+    beforeAll(async () => {
+      w = await startInboxWorld();
+      await w.t.app.listen({ port: 0, host: '127.0.0.1' });
+      base = `http://127.0.0.1:${(w.t.app.server.address() as AddressInfo).port}`;
+    }, 120_000);
 
-  afterAll(async () => {
-    await w?.close();
-  });
+    afterAll(async () => {
+      await w?.close();
+    });
 
-  it(`${MESSAGES} messages: p99 loop delay < ${P99_CEILING_MS} ms, RSS growth < ${RSS_CEILING_MB} MB, every one recorded`, async () => {
-    // A warm-up pass over one ordinary reply, so what is measured is the 500, not the process's first pass.
-    const warm = await w.emailedLead();
-    await w.deliver(
-      ['From: ' + warm.email, 'To: dana@acme.example', 'Subject: Re: Quick question', `In-Reply-To: ${warm.messageId}`, '', 'Thanks, speak soon.', ''].join('\r\n'),
-    );
-    await w.tick();
+    it(`${MESSAGES} messages: p99 loop delay < ${P99_CEILING_MS} ms, RSS growth < ${RSS_CEILING_MB} MB, every one recorded`, async () => {
+      // A warm-up pass over one ordinary reply, so what is measured is the 500, not the process's first pass.
+      const warm = await w.emailedLead();
+      await w.deliver(
+        ['From: ' + warm.email, 'To: dana@acme.example', 'Subject: Re: Quick question', `In-Reply-To: ${warm.messageId}`, '', 'Thanks, speak soon.', ''].join(
+          '\r\n',
+        ),
+      );
+      await w.tick();
 
-    const imap = await w.dovecot.client('dana');
-    try {
-      for (let n = 0; n < MESSAGES; n++) {
-        const c = CASES[n % CASES.length];
-        const lead = await w.emailedLead({ email: `load.${n}@initech.example` });
-        await imap.append('INBOX', Buffer.from(rewriteCase(c, { ...lead, n: n + 1 }).raw, 'latin1'));
-      }
-    } finally {
-      await imap.logout().catch(() => imap.close());
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-
-    const rss = () => process.memoryUsage().rss;
-    const rss0 = rss();
-    let peak = rss0;
-    const sampler = setInterval(() => (peak = Math.max(peak, rss())), 10);
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
-    let failures = 0;
-    let requests = 0;
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        try {
-          const res = await fetch(`${base}/healthz`);
-          await res.text();
-          requests += 1;
-          if (res.status !== 200) failures += 1;
-        } catch {
-          failures += 1;
+      const imap = await w.dovecot.client('dana');
+      try {
+        for (let n = 0; n < MESSAGES; n++) {
+          const c = CASES[n % CASES.length];
+          const lead = await w.emailedLead({ email: `load.${n}@initech.example` });
+          await imap.append('INBOX', Buffer.from(rewriteCase(c, { ...lead, n: n + 1 }).raw, 'latin1'));
         }
-        await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        await imap.logout().catch(() => imap.close());
       }
-    })();
-    const started = performance.now();
-    // A mailbox's poll reads at most 200 messages; the rest is due at once, on the next pass.
-    let passes = 0;
-    const counts: Record<string, number> = {};
-    for (; passes < 10; passes++) {
-      const m = (await w.tick()).mailboxes?.[w.mailboxId] ?? {};
-      let read = 0;
-      for (const [k, v] of Object.entries(m))
-        if (typeof v === 'number' && k !== 'sent') {
-          counts[k] = (counts[k] ?? 0) + v;
-          read += v;
+      await new Promise((r) => setTimeout(r, 1000));
+
+      const rss = () => process.memoryUsage().rss;
+      const rss0 = rss();
+      let peak = rss0;
+      const sampler = setInterval(() => (peak = Math.max(peak, rss())), 10);
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
+      let failures = 0;
+      let requests = 0;
+      let polling = true;
+      const poller = (async () => {
+        while (polling) {
+          try {
+            const res = await fetch(`${base}/healthz`);
+            await res.text();
+            requests += 1;
+            if (res.status !== 200) failures += 1;
+          } catch {
+            failures += 1;
+          }
+          await new Promise((r) => setTimeout(r, 20));
         }
-      if (read === 0) break;
-    }
-    const passMs = performance.now() - started;
-    polling = false;
-    await poller;
-    clearInterval(sampler);
-    loop.disable();
-    peak = Math.max(peak, rss());
+      })();
+      const started = performance.now();
+      // A mailbox's poll reads at most 200 messages; the rest is due at once, on the next pass.
+      let passes = 0;
+      const counts: Record<string, number> = {};
+      for (; passes < 10; passes++) {
+        const m = (await w.tick()).mailboxes?.[w.mailboxId] ?? {};
+        let read = 0;
+        for (const [k, v] of Object.entries(m))
+          if (typeof v === 'number' && k !== 'sent') {
+            counts[k] = (counts[k] ?? 0) + v;
+            read += v;
+          }
+        if (read === 0) break;
+      }
+      const passMs = performance.now() - started;
+      polling = false;
+      await poller;
+      clearInterval(sampler);
+      loop.disable();
+      peak = Math.max(peak, rss());
 
-    const ms = (ns: number) => Math.round((ns / 1e6) * 10) / 10;
-    const figures = {
-      messages: MESSAGES,
-      passes,
-      totalMs: Math.round(passMs),
-      msPerMessage: Math.round((passMs / MESSAGES) * 10) / 10,
-      loopDelayP50Ms: ms(loop.percentile(50)),
-      loopDelayP99Ms: ms(loop.percentile(99)),
-      loopDelayMaxMs: ms(loop.max),
-      rssGrowthMb: Math.round((peak - rss0) / MB),
-      healthzRequests: requests,
-      healthzFailures: failures,
-      counts,
-    };
-    console.log(`inbox 500-message pass: ${JSON.stringify(figures)}`);
+      const ms = (ns: number) => Math.round((ns / 1e6) * 10) / 10;
+      const figures = {
+        messages: MESSAGES,
+        passes,
+        totalMs: Math.round(passMs),
+        msPerMessage: Math.round((passMs / MESSAGES) * 10) / 10,
+        loopDelayP50Ms: ms(loop.percentile(50)),
+        loopDelayP99Ms: ms(loop.percentile(99)),
+        loopDelayMaxMs: ms(loop.max),
+        rssGrowthMb: Math.round((peak - rss0) / MB),
+        healthzRequests: requests,
+        healthzFailures: failures,
+        counts,
+      };
+      console.log(`inbox 500-message pass: ${JSON.stringify(figures)}`);
 
-    const recorded = await w.t.db.selectFrom('email_inbound_seen').select((eb) => eb.fn.countAll<number>().as('n')).where('mailbox_id', '=', w.mailboxId).executeTakeFirstOrThrow();
-    expect(Number(recorded.n)).toBe(MESSAGES + 1);
-    expect(counts.unparseable ?? 0).toBe(0);
-    expect(figures.loopDelayP99Ms).toBeLessThan(P99_CEILING_MS);
-    expect(figures.rssGrowthMb).toBeLessThan(RSS_CEILING_MB);
-    expect(failures).toBe(0);
-    expect(requests).toBeGreaterThan(0);
+      const recorded = await w.t.db
+        .selectFrom('email_inbound_seen')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('mailbox_id', '=', w.mailboxId)
+        .executeTakeFirstOrThrow();
+      expect(Number(recorded.n)).toBe(MESSAGES + 1);
+      expect(counts.unparseable ?? 0).toBe(0);
+      expect(figures.loopDelayP99Ms).toBeLessThan(P99_CEILING_MS);
+      expect(figures.rssGrowthMb).toBeLessThan(RSS_CEILING_MB);
+      expect(failures).toBe(0);
+      expect(requests).toBeGreaterThan(0);
+    });
   });
-});

@@ -37,7 +37,11 @@ export function describeInbound(r: InboundListing): string {
       .join('  ')
       .trimEnd(),
   );
-  return [`Inbound records of ${r.mailbox.address} (${r.mailbox.id}), newest first:`, ...lines, ...(r.nextCursor ? [`More: --after ${r.nextCursor}`] : [])].join('\n');
+  return [
+    `Inbound records of ${r.mailbox.address} (${r.mailbox.id}), newest first:`,
+    ...lines,
+    ...(r.nextCursor ? [`More: --after ${r.nextCursor}`] : []),
+  ].join('\n');
 }
 
 export function describeSuppressions(r: SuppressionListing): string {

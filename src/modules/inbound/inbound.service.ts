@@ -49,19 +49,18 @@ export function createInboundService(deps: { db: Database; cipher: TextCipher; c
 
     /** One page of the suppression list, newest first; `q` an address prefix or `@domain`. 400 on a cursor it did not give. */
     async listSuppressions(workspaceId: string, p: { q?: string; reason?: SuppressionReason; after?: string; limit: number }) {
-      if (p.after && !decodeCursor(p.after)) throw badRequest('invalid_cursor', 'after: not a cursor this list gave; pass nextCursor or omit it', { field: 'after' });
+      if (p.after && !decodeCursor(p.after))
+        throw badRequest('invalid_cursor', 'after: not a cursor this list gave; pass nextCursor or omit it', { field: 'after' });
       const page = await listSuppressions(db, workspaceId, p);
       return {
-        items: page.items.map(
-          (r): SuppressionView => ({
-            address: r.address,
-            reason: r.reason,
-            removable: !PERMANENT_REASONS.has(r.reason),
-            leadId: r.lead_id,
-            sourceMessageId: r.source_message_id?.replace(/^<|>$/g, '') ?? null,
-            suppressedAt: r.created_at.toISOString(),
-          }),
-        ),
+        items: page.items.map((r): SuppressionView => ({
+          address: r.address,
+          reason: r.reason,
+          removable: !PERMANENT_REASONS.has(r.reason),
+          leadId: r.lead_id,
+          sourceMessageId: r.source_message_id?.replace(/^<|>$/g, '') ?? null,
+          suppressedAt: r.created_at.toISOString(),
+        })),
         nextCursor: page.nextCursor,
       };
     },

@@ -19,7 +19,9 @@ const TaskSource = OneOf(TASK_SOURCES, {
     'left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to ' +
     'contact instead: a person decides; nothing is sent automatically)',
 });
-const TaskKind = OneOf(TASK_KINDS, { description: 'the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement' });
+const TaskKind = OneOf(TASK_KINDS, {
+  description: 'the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement',
+});
 
 export const TasksQuery = Type.Object(
   {

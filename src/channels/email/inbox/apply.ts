@@ -48,7 +48,12 @@ const NONE = 'none';
 export function createInboundApplier(deps: { db: Database; cipher: TextCipher }) {
   const { db, cipher } = deps;
 
-  const lockedLead = async (trx: Database, workspaceId: string, leadId: string, fallbackAccount: string): Promise<(ObservedLead & { email: string | null }) | null> => {
+  const lockedLead = async (
+    trx: Database,
+    workspaceId: string,
+    leadId: string,
+    fallbackAccount: string,
+  ): Promise<(ObservedLead & { email: string | null }) | null> => {
     const lead = await repo.lockLead(trx, workspaceId, leadId);
     if (!lead) return null;
     return {
@@ -213,7 +218,13 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
           if (!claimed) throw new AlreadyHandled();
           if (!fresh) return { verdict: 'duplicate', reply: false };
           const applied = await (APPLY[v.kind] as ApplyFn<Verdict>)(trx, v, { place, head, at, ctx });
-          await repo.setInboundEffect(trx, { mailboxId: mb.id, uidValidity: place.uidValidity, uid: place.uid, verdict: applied.verdict, effect: applied.effect });
+          await repo.setInboundEffect(trx, {
+            mailboxId: mb.id,
+            uidValidity: place.uidValidity,
+            uid: place.uid,
+            verdict: applied.verdict,
+            effect: applied.effect,
+          });
           return { verdict: applied.verdict, reply: isReply };
         }),
       );

@@ -91,7 +91,8 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
   }
   const fromUs = !head.from || head.from === mb.address.toLowerCase();
   const leadId = tokenLead?.id ?? byThread?.leadId ?? (fromUs ? null : await repo.contactedLeadByAddress(db, mb.workspaceId, head.from!, mb.id));
-  if (!leadId) return { verdict: { kind: 'unmatched', reason: fromUs ? 'from_us' : threadIds.length > 0 ? 'no_message_of_ours' : 'unknown_sender' }, excerpt: null };
+  if (!leadId)
+    return { verdict: { kind: 'unmatched', reason: fromUs ? 'from_us' : threadIds.length > 0 ? 'no_message_of_ours' : 'unknown_sender' }, excerpt: null };
   const tie: Tie = {
     leadId,
     ourMessageId: byThread && byThread.leadId === leadId ? byThread.messageId : null,
@@ -126,11 +127,15 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     // Automatic by its headers or subject: an out-of-office (snooze), or a leaver notice (the lane stops).
     const kind = classification.label === 'left_company' && !classification.needsReview ? 'left_company' : 'out_of_office';
     const asAuto: ReplyVerdict = kind === 'left_company' ? classification : { ...classification, label: 'out_of_office', needsReview: false };
-    return { verdict: { kind, tie, text, classification: asAuto, tiedToOurMessage, reason: `${head.autoReplyBy}${kind === 'left_company' ? `+${evidence}` : ''}` }, excerpt };
+    return {
+      verdict: { kind, tie, text, classification: asAuto, tiedToOurMessage, reason: `${head.autoReplyBy}${kind === 'left_company' ? `+${evidence}` : ''}` },
+      excerpt,
+    };
   }
   // Text that reads as automatic must be tied like the headers' kind, or it changes nothing.
   if ((classification.label === 'out_of_office' || classification.label === 'left_company') && !classification.needsReview) {
-    if (!byThread || dmarcFail) return { verdict: { kind: 'ignored', reason: dmarcFail ? 'dmarc_fail' : 'auto_reply_unthreaded', tie, classification }, excerpt };
+    if (!byThread || dmarcFail)
+      return { verdict: { kind: 'ignored', reason: dmarcFail ? 'dmarc_fail' : 'auto_reply_unthreaded', tie, classification }, excerpt };
     return { verdict: { kind: classification.label, tie, text, classification, tiedToOurMessage, reason: evidence }, excerpt };
   }
   return { verdict: { kind: 'reply', tie, text, classification, tiedToOurMessage, reason: evidence }, excerpt };
@@ -153,7 +158,8 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     if (dmarcFail) return { verdict: { kind: 'ignored', reason: 'dmarc_fail', tie, report: r }, excerpt };
     if (r.kind === 'complaint') {
       if (r.optOut) return { verdict: { kind: 'unsubscribe', tie, reason: 'feedback_opt_out' }, excerpt };
-      if (!COMPLAINT_TYPES.has(r.feedbackType)) return { verdict: { kind: 'ignored', reason: `feedback_type:${r.feedbackType}`.slice(0, 60), tie, report: r }, excerpt };
+      if (!COMPLAINT_TYPES.has(r.feedbackType))
+        return { verdict: { kind: 'ignored', reason: `feedback_type:${r.feedbackType}`.slice(0, 60), tie, report: r }, excerpt };
       return { verdict: { kind: 'complaint', tie, report: r, reason }, excerpt };
     }
     return { verdict: { kind: r.kind, tie, report: r, reason }, excerpt };

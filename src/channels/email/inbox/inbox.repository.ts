@@ -160,7 +160,10 @@ export interface InboundRecordFields {
 }
 
 /** What applying a claimed message did (its verdict as applied, and its effect), in the claim's transaction. */
-export async function setInboundEffect(trx: Database, p: { mailboxId: string; uidValidity: bigint; uid: number; verdict: string; effect: string }): Promise<void> {
+export async function setInboundEffect(
+  trx: Database,
+  p: { mailboxId: string; uidValidity: bigint; uid: number; verdict: string; effect: string },
+): Promise<void> {
   await trx
     .updateTable('email_inbound_seen')
     .set({ verdict: p.verdict, outcome: p.verdict, effect: p.effect.slice(0, 200) })
@@ -376,10 +379,7 @@ export async function listInboundRecords(
     .where((eb) => eb.or([eb('workspace_id', '=', p.workspaceId), eb('workspace_id', 'is', null)]));
   if (p.verdict) q = q.where('verdict', '=', p.verdict);
   const a = p.after;
-  if (a)
-    q = q.where(
-      sql<boolean>`(seen_at, uidvalidity, uid) < (${a.seenAt}::timestamptz, ${String(a.uidValidity)}::bigint, ${String(a.uid)}::bigint)`,
-    );
+  if (a) q = q.where(sql<boolean>`(seen_at, uidvalidity, uid) < (${a.seenAt}::timestamptz, ${String(a.uidValidity)}::bigint, ${String(a.uid)}::bigint)`);
   const rows = await q.orderBy('seen_at', 'desc').orderBy('uidvalidity', 'desc').orderBy('uid', 'desc').limit(p.limit).execute();
   return rows.map((r) => ({
     ...r,

@@ -48,7 +48,14 @@ const cursorOf = (r: repo.InboundRecordRow) => Buffer.from(JSON.stringify([r.see
 function readCursor(c: string): { seenAt: Date; uidValidity: number; uid: number } {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 3 && typeof v[0] === 'string' && !Number.isNaN(Date.parse(v[0])) && Number.isSafeInteger(v[1]) && Number.isSafeInteger(v[2]))
+    if (
+      Array.isArray(v) &&
+      v.length === 3 &&
+      typeof v[0] === 'string' &&
+      !Number.isNaN(Date.parse(v[0])) &&
+      Number.isSafeInteger(v[1]) &&
+      Number.isSafeInteger(v[2])
+    )
       return { seenAt: new Date(v[0]), uidValidity: v[1] as number, uid: v[2] as number };
   } catch {
     /* below */
