@@ -189,6 +189,66 @@ const uncertainTask = (closedReason: string | null) => ({
 examples['POST /api/v1/tasks/{id}/mark-sent'] = { request: { by: 'dana@acme.example' }, status: 200, response: uncertainTask(null) };
 examples['POST /api/v1/tasks/{id}/send-anyway'] = { request: { by: 'dana@acme.example' }, status: 200, response: uncertainTask(null) };
 
+// Written by hand: the demo world has no mailbox, so no inbound mail and no suppression (docs/email.md "The inbound
+// record", docs/deliverability.md "The suppression list").
+const mailbox = { id: 'mbx_8f2c41d0a7e94b1c', address: 'dana@acme.example' };
+examples['GET /api/v1/mailboxes/{mailbox}/inbound'] = {
+  status: 200,
+  response: {
+    mailbox,
+    items: [
+      {
+        id: '1764412800.42',
+        mailboxId: mailbox.id,
+        readAt: '2026-11-23T09:31:02.000Z',
+        receivedAt: '2026-11-23T09:30:41.000Z',
+        messageId: 'r-4821@mail.initech.example',
+        tiedTo: { messageId: 'step0.9c1e7a@acme.example', leadId: '7b0d5a57-2b1f-4f0e-9d9e-3c2a1b0f4e11' },
+        verdict: 'unsubscribe',
+        reason: 'de-unsub-abmelden',
+        effect: 'replied,opted_out',
+        label: 'unsubscribe',
+        confidence: 0.97,
+        needsReview: false,
+        detail: { tiedBy: 'thread', evidence: [{ rule: 'de-unsub-abmelden', language: 'de' }], language: 'de' },
+      },
+      {
+        id: '1764412800.41',
+        mailboxId: mailbox.id,
+        readAt: '2026-11-23T09:31:01.000Z',
+        receivedAt: '2026-11-23T09:12:05.000Z',
+        messageId: 'd05@mx.acme.example',
+        tiedTo: { messageId: 'step0.4a7f2b@acme.example', leadId: '1c6f0e2a-8d43-4b7a-a1f2-0e9d8c7b6a55' },
+        verdict: 'bounce',
+        reason: 'hard:user_unknown',
+        effect: 'lead_failed,suppressed:bounced_hard',
+        label: null,
+        confidence: null,
+        needsReview: false,
+        detail: { tiedBy: 'returned_message', report: 'bounce', status: '5.1.1', action: 'failed', severity: 'hard', bounceReason: 'user_unknown', rule: 'dsn' },
+      },
+    ],
+    nextCursor: 'WyIyMDI2LTExLTIzVDA5OjMxOjAxLjAwMFoiLDE3NjQ0MTI4MDAsNDFd',
+  },
+};
+const suppression = (address: string, reason: string, removable: boolean) => ({
+  address,
+  reason,
+  removable,
+  leadId: '1c6f0e2a-8d43-4b7a-a1f2-0e9d8c7b6a55',
+  sourceMessageId: 'step0.4a7f2b@acme.example',
+  suppressedAt: '2026-11-23T09:31:01.000Z',
+});
+examples['GET /api/v1/suppressions'] = {
+  status: 200,
+  response: { items: [suppression('pat@initech.example', 'bounced_hard', true), suppression('sam@globex.example', 'unsubscribed', false)], nextCursor: null },
+};
+examples['DELETE /api/v1/suppressions/{address}'] = {
+  request: { by: 'dana@acme.example' },
+  status: 200,
+  response: { removed: true, address: 'pat@initech.example', reason: 'bounced_hard', by: 'dana@acme.example' },
+};
+
 const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
 fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);
 console.log(`wrote ${Object.keys(sorted).length} examples to ${EXAMPLES_PATH}`);

@@ -46,33 +46,33 @@ export interface paths {
                          *       "returned": 2,
                          *       "actions": [
                          *         {
-                         *           "id": "b211780f-7e17-4524-9453-ab526c1b5ed7",
-                         *           "createdAt": "2026-11-18T10:22:00.000Z",
-                         *           "action": "invite",
-                         *           "outcome": "ok",
-                         *           "units": 1,
-                         *           "detail": "{\"sequenceId\":\"5d54d50e-93ef-4851-93f8-b2d6af88547f\"}",
-                         *           "account": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
-                         *           "lead": {
-                         *             "id": "b4a8e597-fb15-4784-b204-fa8c74cd178e",
-                         *             "person": "Hugo Dubois",
-                         *             "company": "Nakatomi Trading",
-                         *             "linkedinUrl": "https://www.linkedin.com/in/hugo-dubois-273"
-                         *           }
-                         *         },
-                         *         {
-                         *           "id": "7dc49b1c-0844-4665-8a8c-028ed8c1af20",
-                         *           "createdAt": "2026-11-18T09:16:00.000Z",
+                         *           "id": "a71ef37d-3033-4cc2-804e-ad4d9f9fe4b3",
+                         *           "createdAt": "2026-11-17T10:50:00.000Z",
                          *           "action": "invite",
                          *           "outcome": "ok",
                          *           "units": 1,
                          *           "detail": "{\"sequenceId\":\"32731ed2-e1a1-4137-aa3c-1411f55ccf55\"}",
                          *           "account": "onb_93f30e29-6625-4b5f-bd31-943459965cde",
                          *           "lead": {
-                         *             "id": "c1f4913f-71da-4cba-949d-c3d12db9f969",
-                         *             "person": "Hugo Tanaka",
-                         *             "company": "Monarch Freight",
-                         *             "linkedinUrl": "https://www.linkedin.com/in/hugo-tanaka-313"
+                         *             "id": "fa89fda2-ad0d-48db-a13a-f64999881fd3",
+                         *             "person": "Freya Yilmaz",
+                         *             "company": "Dunder Paper",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/freya-yilmaz-312"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "34952ab0-e0f4-4b7d-942e-1e1b755b6cf2",
+                         *           "createdAt": "2026-11-17T09:44:00.000Z",
+                         *           "action": "invite",
+                         *           "outcome": "ok",
+                         *           "units": 1,
+                         *           "detail": "{\"sequenceId\":\"32731ed2-e1a1-4137-aa3c-1411f55ccf55\"}",
+                         *           "account": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *           "lead": {
+                         *             "id": "6ee35913-ed43-498a-9c0e-c1fd7a938958",
+                         *             "person": "Noah Sato",
+                         *             "company": "Nakatomi Trading",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/noah-sato-269"
                          *           }
                          *         }
                          *       ]
@@ -474,18 +474,18 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "id": "8f39e2e9-ff3e-4983-852e-802927562ca4",
+                         *       "id": "86459cb3-2f1a-4eb3-80b5-e279a1f5a4cf",
                          *       "event": "lead.invited",
                          *       "data": {
                          *         "lead": {
-                         *           "id": "a277dc62-f509-4b33-b3e2-4e117dd225b1",
+                         *           "id": "790094ca-5599-4cbe-bbe0-05d0b9fb2df5",
                          *           "person": "Ada Lovelace",
                          *           "company": "Analytical Engines Ltd",
                          *           "title": "Founder",
                          *           "email": "ada@analytical-engines.example",
                          *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
                          *           "account": "onb_00000000-0000-4000-8000-000000000000",
-                         *           "sequenceId": "5eb28488-5003-4f3f-9259-25ae15496dbb",
+                         *           "sequenceId": "97b4852b-a4e2-406b-a269-8aa9b579b8fa",
                          *           "stage": "invited"
                          *         },
                          *         "test": true,
@@ -707,10 +707,10 @@ export interface paths {
                          *       "returned": 2,
                          *       "leads": [
                          *         {
-                         *           "id": "dac80a60-b629-4698-9d2a-fb080a2b583f",
-                         *           "person": "Ethan Ivanova",
-                         *           "company": "Cyberdyne Cloud",
-                         *           "title": "Founder",
+                         *           "id": "0a99acb0-1ad2-499a-bcf1-0b52b7303348",
+                         *           "person": "Hugo Nyberg",
+                         *           "company": "Vandelay Industries",
+                         *           "title": "COO",
                          *           "email": null,
                          *           "linkedinUrl": null,
                          *           "account": null,
@@ -718,25 +718,25 @@ export interface paths {
                          *           "strategyId": null,
                          *           "strategyRunId": null,
                          *           "invitePriority": 0,
-                         *           "stage": "replied",
+                         *           "stage": "messaged",
                          *           "currentStep": 2,
-                         *           "nextActionAt": null,
-                         *           "sequenceDone": true,
+                         *           "nextActionAt": "2026-11-23T10:27:00.000Z",
+                         *           "sequenceDone": false,
                          *           "invitedAt": null,
                          *           "connectedAt": null,
                          *           "messagedAt": "2026-11-19T10:27:00.000Z",
-                         *           "repliedAt": "2026-11-19T22:27:00.000Z",
+                         *           "repliedAt": null,
                          *           "meetingBookedAt": null,
                          *           "meetingOutcome": null,
                          *           "snoozedUntil": null,
                          *           "optedOutAt": null,
-                         *           "replySentiment": "positive",
+                         *           "replySentiment": null,
                          *           "lastError": null
                          *         },
                          *         {
-                         *           "id": "1e4e0bd4-a052-4aed-98c2-73476c14c324",
-                         *           "person": "Mateo Lindqvist",
-                         *           "company": "Soylent Foods",
+                         *           "id": "7b3178b3-102d-47c9-aa44-24e20104f480",
+                         *           "person": "Liam Okafor",
+                         *           "company": "Massive Dynamic",
                          *           "title": "CTO",
                          *           "email": null,
                          *           "linkedinUrl": null,
@@ -751,8 +751,8 @@ export interface paths {
                          *           "sequenceDone": true,
                          *           "invitedAt": null,
                          *           "connectedAt": null,
-                         *           "messagedAt": "2026-11-18T12:43:00.000Z",
-                         *           "repliedAt": "2026-11-18T18:43:00.000Z",
+                         *           "messagedAt": "2026-11-18T14:37:00.000Z",
+                         *           "repliedAt": "2026-11-19T01:37:00.000Z",
                          *           "meetingBookedAt": null,
                          *           "meetingOutcome": null,
                          *           "snoozedUntil": null,
@@ -1009,10 +1009,7 @@ export interface paths {
                          *       "account": null,
                          *       "headers": [
                          *         "person",
-                         *         "company",
-                         *         "title",
-                         *         "email",
-                         *         "linkedinUrl"
+                         *         "company"
                          *       ],
                          *       "columns": {
                          *         "person": "person",
@@ -1301,6 +1298,301 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mailboxes/{mailbox}/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the inbox watcher decided about each message of a mailbox (extension: not in the spec)
+         * @description One record per INBOX message read: when it arrived, its Message-ID, what it was tied to (our Message-ID and the lead) or why not, the verdict, the reason and the effect (docs/email.md "The inbound record"). No message text: the console alone shows a short excerpt. Newest first; pass `nextCursor` as `after` until it is null. Records are kept for the activity retention window (OUTREACH_ACTIVITY_RETENTION_DAYS). 404 for a mailbox of another workspace or none. Honors X-Workspace-Client.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the previous page’s nextCursor; omit for the first page */
+                    after?: string;
+                    /** @description page size, 1 to 200 (default 50) */
+                    limit?: number;
+                    /** @description `reply` (a person’s reply), `out_of_office` (an automatic reply: the lead waits), `left_company` (a leaver notice: the lane stopped for good), `unsubscribe` (the List-Unsubscribe mailto, or a feedback report of type opt-out), `bounce` (a delivery failed for good), `delayed` (not final yet), `delivery_report` (a success report: nothing changes), `complaint` (a spam complaint), `unmatched` (tied to none of our messages or leads), `ignored` (tied, but not believed: an unthreaded auto-reply, a DMARC failure, a feedback type that is no complaint), `duplicate` (handled before), `unparseable` (could not be read) */
+                    verdict?: "reply" | "out_of_office" | "left_company" | "unsubscribe" | "bounce" | "delayed" | "delivery_report" | "complaint" | "unmatched" | "ignored" | "duplicate" | "unparseable";
+                };
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description the mailbox id (mbx_…) or its address */
+                    mailbox: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "mailbox": {
+                         *         "id": "mbx_8f2c41d0a7e94b1c",
+                         *         "address": "dana@acme.example"
+                         *       },
+                         *       "items": [
+                         *         {
+                         *           "id": "1764412800.42",
+                         *           "mailboxId": "mbx_8f2c41d0a7e94b1c",
+                         *           "readAt": "2026-11-23T09:31:02.000Z",
+                         *           "receivedAt": "2026-11-23T09:30:41.000Z",
+                         *           "messageId": "r-4821@mail.initech.example",
+                         *           "tiedTo": {
+                         *             "messageId": "step0.9c1e7a@acme.example",
+                         *             "leadId": "7b0d5a57-2b1f-4f0e-9d9e-3c2a1b0f4e11"
+                         *           },
+                         *           "verdict": "unsubscribe",
+                         *           "reason": "de-unsub-abmelden",
+                         *           "effect": "replied,opted_out",
+                         *           "label": "unsubscribe",
+                         *           "confidence": 0.97,
+                         *           "needsReview": false,
+                         *           "detail": {
+                         *             "tiedBy": "thread",
+                         *             "evidence": [
+                         *               {
+                         *                 "rule": "de-unsub-abmelden",
+                         *                 "language": "de"
+                         *               }
+                         *             ],
+                         *             "language": "de"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "1764412800.41",
+                         *           "mailboxId": "mbx_8f2c41d0a7e94b1c",
+                         *           "readAt": "2026-11-23T09:31:01.000Z",
+                         *           "receivedAt": "2026-11-23T09:12:05.000Z",
+                         *           "messageId": "d05@mx.acme.example",
+                         *           "tiedTo": {
+                         *             "messageId": "step0.4a7f2b@acme.example",
+                         *             "leadId": "1c6f0e2a-8d43-4b7a-a1f2-0e9d8c7b6a55"
+                         *           },
+                         *           "verdict": "bounce",
+                         *           "reason": "hard:user_unknown",
+                         *           "effect": "lead_failed,suppressed:bounced_hard",
+                         *           "label": null,
+                         *           "confidence": null,
+                         *           "needsReview": false,
+                         *           "detail": {
+                         *             "tiedBy": "returned_message",
+                         *             "report": "bounce",
+                         *             "status": "5.1.1",
+                         *             "action": "failed",
+                         *             "severity": "hard",
+                         *             "bounceReason": "user_unknown",
+                         *             "rule": "dsn"
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": "WyIyMDI2LTExLTIzVDA5OjMxOjAxLjAwMFoiLDE3NjQ0MTI4MDAsNDFd"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description newest first; no message text (the console alone shows an excerpt) */
+                            items: {
+                                confidence: number | null;
+                                /** @description facts without message text: a report’s status, action, severity and rule; a reply’s evidence and language */
+                                detail: {
+                                    [key: string]: unknown;
+                                };
+                                effect: string | null;
+                                /** @description `<UIDVALIDITY>.<UID>` of the message in the mailbox’s INBOX */
+                                id: string;
+                                label: string | null;
+                                mailboxId: string;
+                                messageId: string | null;
+                                /** @description below the confidence floor: it waits for a person and nothing automatic happened */
+                                needsReview: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description when the watcher read it
+                                 */
+                                readAt: string;
+                                reason: string | null;
+                                receivedAt: string | null;
+                                tiedTo: {
+                                    leadId: string | null;
+                                    messageId: string | null;
+                                } | null;
+                                /** @description `reply` (a person’s reply), `out_of_office` (an automatic reply: the lead waits), `left_company` (a leaver notice: the lane stopped for good), `unsubscribe` (the List-Unsubscribe mailto, or a feedback report of type opt-out), `bounce` (a delivery failed for good), `delayed` (not final yet), `delivery_report` (a success report: nothing changes), `complaint` (a spam complaint), `unmatched` (tied to none of our messages or leads), `ignored` (tied, but not believed: an unthreaded auto-reply, a DMARC failure, a feedback type that is no complaint), `duplicate` (handled before), `unparseable` (could not be read) */
+                                verdict: "reply" | "out_of_office" | "left_company" | "unsubscribe" | "bounce" | "delayed" | "delivery_report" | "complaint" | "unmatched" | "ignored" | "duplicate" | "unparseable";
+                            }[];
+                            mailbox: {
+                                address: string;
+                                id: string;
+                            };
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/plays/{id}/candidates": {
         parameters: {
             query?: never;
@@ -1378,7 +1670,7 @@ export interface paths {
                          *         "status": "active",
                          *         "approved": true
                          *       },
-                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -1962,8 +2254,8 @@ export interface paths {
                          *             "status": "rejected",
                          *             "review": {
                          *               "decision": "not_a_good_fit",
-                         *               "reviewedAt": "2026-11-26T18:19:12.169Z",
-                         *               "by": "7ebdbfaf-ae4c-4b12-bc80-60fcaa6733bd"
+                         *               "reviewedAt": "2026-11-29T09:20:16.871Z",
+                         *               "by": "4586f991-cea1-4c01-8065-3880345519a7"
                          *             }
                          *           }
                          *         }
@@ -1974,7 +2266,7 @@ export interface paths {
                          *         "goodFit": 40,
                          *         "notAGoodFit": 16
                          *       },
-                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -2261,12 +2553,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
                          *           "result": "enrolled",
-                         *           "leadId": "01a21915-3df9-7354-861e-d7805ed9f0b0"
+                         *           "leadId": "01a2269a-ecbc-738c-8a02-9c7852056177"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -2537,20 +2829,20 @@ export interface paths {
                         /**
                          * @example {
                          *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
-                         *       "batchId": "01a21915-3e0a-75a1-b5c8-b5b5f83d40ac",
+                         *       "batchId": "01a2269a-ed1b-760c-b47c-baa1ce3f73dd",
                          *       "requestId": "import-2026-11-24-001",
                          *       "replayed": false,
                          *       "results": [
                          *         {
                          *           "xUserId": "1790000000000000001",
                          *           "reference": "crm-42",
-                         *           "candidateId": "01a21915-3e0a-7942-8356-4fed360fbe02",
+                         *           "candidateId": "01a2269a-ed1b-7820-b86b-4be96caac2f7",
                          *           "result": "imported"
                          *         },
                          *         {
                          *           "xUserId": "1790000000000000002",
                          *           "reference": null,
-                         *           "candidateId": "01a21915-3e0a-7014-a445-b8d7679eae8e",
+                         *           "candidateId": "01a2269a-ed1b-7cee-a0d1-3bb154c83e59",
                          *           "result": "imported"
                          *         }
                          *       ],
@@ -2813,16 +3105,16 @@ export interface paths {
                          *           "createdAt": "2026-11-03T13:29:00.000Z"
                          *         },
                          *         {
-                         *           "id": "01a21915-3df9-7354-861e-d7805ed9f0b0",
+                         *           "id": "01a2269a-ecbc-738c-8a02-9c7852056177",
                          *           "name": "Aisha Kaur",
                          *           "xUserId": "1563012613259747456",
                          *           "username": "AKaur_126",
                          *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
                          *           "stage": "queued",
-                         *           "createdAt": "2026-11-26T18:19:12.249Z"
+                         *           "createdAt": "2026-11-29T09:20:17.083Z"
                          *         }
                          *       ],
-                         *       "nextCursor": "01a21915-3df9-7354-861e-d7805ed9f0b0",
+                         *       "nextCursor": "01a2269a-ecbc-738c-8a02-9c7852056177",
                          *       "hasMore": true
                          *     }
                          */
@@ -3048,12 +3340,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "01d23e68-9967-4801-8676-8c64fc6a041f",
                          *           "result": "enrolled",
-                         *           "leadId": "01a21915-3e03-7fbf-ab55-34aab4c58d17"
+                         *           "leadId": "01a2269a-ecf4-739d-9290-ee0a32397f6d"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:8080/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3288,13 +3580,13 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "asOf": "2026-11-26T18:19:12.332Z",
+                         *       "asOf": "2026-11-29T09:20:17.666Z",
                          *       "period": {
-                         *         "since": "2026-11-19T18:19:12.332Z",
+                         *         "since": "2026-11-22T09:20:17.666Z",
                          *         "days": 7
                          *       },
                          *       "funnel": {
-                         *         "leads": 101,
+                         *         "leads": 106,
                          *         "invited": 51,
                          *         "accepted": 39,
                          *         "messaged": 55,
@@ -3308,7 +3600,7 @@ export interface paths {
                          *         "meetingsNoShowOrCancelled": 2
                          *       },
                          *       "queued": 20,
-                         *       "recentActions": 4,
+                         *       "recentActions": 3,
                          *       "recentFailures": 0,
                          *       "accounts": [
                          *         {
@@ -3330,7 +3622,7 @@ export interface paths {
                          *               "scopeId": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
                          *               "budget": "invites",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-26",
+                         *               "windowStart": "2026-11-29",
                          *               "used": 0,
                          *               "cap": 40
                          *             },
@@ -3339,7 +3631,7 @@ export interface paths {
                          *               "scopeId": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
                          *               "budget": "messages",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-26",
+                         *               "windowStart": "2026-11-29",
                          *               "used": 0,
                          *               "cap": 100
                          *             }
@@ -3369,7 +3661,7 @@ export interface paths {
                          *               "scopeId": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
                          *               "budget": "invites",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-26",
+                         *               "windowStart": "2026-11-29",
                          *               "used": 0,
                          *               "cap": 40
                          *             },
@@ -3378,7 +3670,7 @@ export interface paths {
                          *               "scopeId": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
                          *               "budget": "messages",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-26",
+                         *               "windowStart": "2026-11-29",
                          *               "used": 0,
                          *               "cap": 100
                          *             }
@@ -3656,49 +3948,49 @@ export interface paths {
                          * @example {
                          *       "replies": [
                          *         {
-                         *           "id": "3d94d2d1-c842-488b-89db-ccdbf983ac6b",
-                         *           "channel": "linkedin",
-                         *           "lead": {
-                         *             "id": "e46088b2-c6e8-488b-a08f-e3cdac80d83d",
-                         *             "person": "Elif Haddad",
-                         *             "company": "Wonka Supply",
-                         *             "title": "Director of Sales",
-                         *             "linkedinUrl": "https://www.linkedin.com/in/elif-haddad-300",
-                         *             "email": "elif.haddad@wonkasupply.example"
-                         *           },
-                         *           "account": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
-                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
-                         *           "classification": "meeting_intent",
-                         *           "theirMessage": "Sounds good, can we meet Tuesday?",
-                         *           "repliedAt": "2026-10-25T02:03:00.000Z",
-                         *           "snoozedUntil": null,
-                         *           "draft": "Great! Here's my calendar: https://cal.example/northwind/intro — Tuesday afternoon works on my side.",
-                         *           "allowedDecisions": [
-                         *             "send",
-                         *             "invite"
-                         *           ]
-                         *         },
-                         *         {
                          *           "id": "1ee86b1c-c12c-418f-be8a-39c1d6442643",
                          *           "channel": "linkedin",
                          *           "lead": {
                          *             "id": "4c33bacd-0e82-4ff0-8908-a28c69e16f71",
                          *             "person": "Arjun Nakamura",
-                         *             "company": "Dunder Paper",
-                         *             "title": "VP Marketing",
+                         *             "company": "Aperture Labs",
+                         *             "title": "COO",
                          *             "linkedinUrl": "https://www.linkedin.com/in/arjun-nakamura-301",
                          *             "email": null
                          *           },
                          *           "account": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
                          *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
-                         *           "classification": "question",
-                         *           "theirMessage": "What does pricing look like for a 12-person sales team?",
-                         *           "repliedAt": "2026-10-27T14:34:00.000Z",
+                         *           "classification": "not_now",
+                         *           "theirMessage": "Interesting, but we are heads-down until January. Ping me then?",
+                         *           "repliedAt": "2026-10-30T08:20:00.000Z",
                          *           "snoozedUntil": null,
-                         *           "draft": "Happy to share: most teams your size land on Growth. Want me to walk you through it in 15 minutes?",
+                         *           "draft": "Totally understand — I will check back in early January. Good luck with the quarter!",
                          *           "allowedDecisions": [
                          *             "send",
                          *             "booking_link"
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "9da0b01f-38c5-4701-8ff1-4692418c6612",
+                         *           "channel": "linkedin",
+                         *           "lead": {
+                         *             "id": "5f783dbf-8443-4f05-be4c-6c73553c6fd0",
+                         *             "person": "Astrid Sato",
+                         *             "company": "Initech",
+                         *             "title": "Head of RevOps",
+                         *             "linkedinUrl": "https://www.linkedin.com/in/astrid-sato-302",
+                         *             "email": "astrid.sato@initech.example"
+                         *           },
+                         *           "account": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
+                         *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
+                         *           "classification": "meeting_intent",
+                         *           "theirMessage": "Sounds good, can we meet Tuesday?",
+                         *           "repliedAt": "2026-10-31T06:37:00.000Z",
+                         *           "snoozedUntil": null,
+                         *           "draft": "Great! Here's my calendar: https://cal.example/northwind/intro — Tuesday afternoon works on my side.",
+                         *           "allowedDecisions": [
+                         *             "send",
+                         *             "invite"
                          *           ]
                          *         }
                          *       ]
@@ -3713,6 +4005,8 @@ export interface paths {
                                 /** @description linkedin, email, x or instagram; x rows are answered on the network itself */
                                 channel: string;
                                 classification: string;
+                                /** @description the classifier’s confidence in `classification` (docs/email.md "Reading replies"); absent on replies from before it */
+                                confidence?: number;
                                 draft?: string | null;
                                 /**
                                  * Format: uuid
@@ -3728,6 +4022,11 @@ export interface paths {
                                     person: string | null;
                                     title: string | null;
                                 };
+                                /**
+                                 * @description present when the confidence is below the floor: nothing automatic happened (no opt-out, snooze or stop); a person decides
+                                 * @enum {boolean}
+                                 */
+                                needsReview?: true;
                                 /** Format: date-time */
                                 repliedAt: string;
                                 sequenceId: string | null;
@@ -3935,13 +4234,13 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "replyId": "3d94d2d1-c842-488b-89db-ccdbf983ac6b",
-                         *       "leadId": "e46088b2-c6e8-488b-a08f-e3cdac80d83d",
+                         *       "replyId": "1ee86b1c-c12c-418f-be8a-39c1d6442643",
+                         *       "leadId": "4c33bacd-0e82-4ff0-8908-a28c69e16f71",
                          *       "decision": "snooze",
                          *       "state": "snoozed",
                          *       "by": "api",
-                         *       "decidedAt": "2026-11-26T18:19:12.404Z",
-                         *       "snoozedUntil": "2026-11-29T18:19:12.404Z",
+                         *       "decidedAt": "2026-11-29T09:20:17.959Z",
+                         *       "snoozedUntil": "2026-12-02T09:20:17.959Z",
                          *       "messaged": false,
                          *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *       "optedOutLeadIds": []
@@ -4195,7 +4494,7 @@ export interface paths {
                          * @example {
                          *       "groupBy": "sequence",
                          *       "total": {
-                         *         "leads": 101,
+                         *         "leads": 106,
                          *         "invited": 51,
                          *         "accepted": 39,
                          *         "messaged": 55,
@@ -4244,18 +4543,18 @@ export interface paths {
                          *         {
                          *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *           "variantKey": "A",
-                         *           "sent": 0,
-                         *           "accepted": 0,
-                         *           "replied": 0,
-                         *           "meetingsBooked": 0
+                         *           "sent": 10,
+                         *           "accepted": 10,
+                         *           "replied": 5,
+                         *           "meetingsBooked": 3
                          *         },
                          *         {
                          *           "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *           "variantKey": "B",
-                         *           "sent": 0,
-                         *           "accepted": 0,
-                         *           "replied": 0,
-                         *           "meetingsBooked": 0
+                         *           "sent": 13,
+                         *           "accepted": 13,
+                         *           "replied": 6,
+                         *           "meetingsBooked": 2
                          *         }
                          *       ],
                          *       "excludedWarmupAccounts": []
@@ -5004,6 +5303,470 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The suppression list: addresses the workspace never e-mails again (extension: not in the spec)
+         * @description Each address with why (bounced_hard, bounced_soft, complaint, unsubscribed, opted_out, left_company), the lead and our message that caused it, and when (docs/deliverability.md "The suppression list"). `q` narrows to an address prefix or `@domain`; `reason` to one reason. Newest first; pass `nextCursor` as `after` until it is null. Honors X-Workspace-Client.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the previous page’s nextCursor; omit for the first page */
+                    after?: string;
+                    /** @description page size, 1 to 200 (default 50) */
+                    limit?: number;
+                    /** @description an address prefix, or `@domain` for a whole domain */
+                    q?: string;
+                    /** @description `bounced_hard` (a delivery failed for good: unknown user, no such domain, policy), `bounced_soft` (repeated final soft failures), `complaint` (a spam complaint), `unsubscribed` (the person’s own link, mailto or words), `opted_out` (a person of the workspace opted them out), `left_company` (a leaver notice) */
+                    reason?: "bounced_hard" | "bounced_soft" | "complaint" | "unsubscribed" | "opted_out" | "left_company";
+                };
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "items": [
+                         *         {
+                         *           "address": "pat@initech.example",
+                         *           "reason": "bounced_hard",
+                         *           "removable": true,
+                         *           "leadId": "1c6f0e2a-8d43-4b7a-a1f2-0e9d8c7b6a55",
+                         *           "sourceMessageId": "step0.4a7f2b@acme.example",
+                         *           "suppressedAt": "2026-11-23T09:31:01.000Z"
+                         *         },
+                         *         {
+                         *           "address": "sam@globex.example",
+                         *           "reason": "unsubscribed",
+                         *           "removable": false,
+                         *           "leadId": "1c6f0e2a-8d43-4b7a-a1f2-0e9d8c7b6a55",
+                         *           "sourceMessageId": "step0.4a7f2b@acme.example",
+                         *           "suppressedAt": "2026-11-23T09:31:01.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description newest first */
+                            items: {
+                                address: string;
+                                leadId: string | null;
+                                /** @description `bounced_hard` (a delivery failed for good: unknown user, no such domain, policy), `bounced_soft` (repeated final soft failures), `complaint` (a spam complaint), `unsubscribed` (the person’s own link, mailto or words), `opted_out` (a person of the workspace opted them out), `left_company` (a leaver notice) */
+                                reason: "bounced_hard" | "bounced_soft" | "complaint" | "unsubscribed" | "opted_out" | "left_company";
+                                /** @description false when it records a person asking to stop: such an address is never removed */
+                                removable: boolean;
+                                sourceMessageId: string | null;
+                                /** Format: date-time */
+                                suppressedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/suppressions/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an address from the suppression list (extension: not in the spec)
+         * @description The workspace may e-mail it again (a bounced address that works again, a person who came back). Recorded with who did it (optional body `{by}`, default api) and, when a lead caused it, a `manual_override` entry `{op: "suppression_removed"}` on that lead. 409 `suppression_permanent` for an address of a person who asked to stop (unsubscribed, opted_out, complaint): those are never removed, and removing one never reverses an opt-out. 404 when the address is not on the list.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description the suppressed address (URL-encoded) */
+                    address: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "by": "dana@acme.example"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description audit-trail label (default api) */
+                        by?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "removed": true,
+                         *       "address": "pat@initech.example",
+                         *       "reason": "bounced_hard",
+                         *       "by": "dana@acme.example"
+                         *     }
+                         */
+                        "application/json": {
+                            address: string;
+                            by: string;
+                            /** @description `bounced_hard` (a delivery failed for good: unknown user, no such domain, policy), `bounced_soft` (repeated final soft failures), `complaint` (a spam complaint), `unsubscribed` (the person’s own link, mailto or words), `opted_out` (a person of the workspace opted them out), `left_company` (a leaver notice) */
+                            reason: "bounced_hard" | "bounced_soft" | "complaint" | "unsubscribed" | "opted_out" | "left_company";
+                            /** @enum {boolean} */
+                            removed: true;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tasks": {
         parameters: {
             query?: never;
@@ -5023,11 +5786,11 @@ export interface paths {
                     /** @description the previous page’s nextCursor; omit for the first page */
                     after?: string;
                     /** @description a step kind, or reply */
-                    kind?: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                    kind?: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
                     /** @description page size, 1 to 200 (default 100) */
                     limit?: number;
                     /** @description only tasks of this source (uncertain: the uncertain sends) */
-                    source?: "step" | "reply" | "uncertain";
+                    source?: "step" | "reply" | "uncertain" | "leaver";
                     /** @description default open */
                     status?: "open" | "done" | "skipped" | "cancelled";
                 };
@@ -5112,8 +5875,8 @@ export interface paths {
                                 dueAt: string;
                                 /** Format: uuid */
                                 id: string;
-                                /** @description the step kind the task does, or `reply` for a reply decision’s answer */
-                                kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                                /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                                kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
                                 lead: {
                                     company: string | null;
                                     /** Format: uuid */
@@ -5129,8 +5892,8 @@ export interface paths {
                                 reason: string;
                                 replyId: string | null;
                                 sequenceId: string | null;
-                                /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
-                                source: "step" | "reply" | "uncertain";
+                                /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to contact instead: a person decides; nothing is sent automatically) */
+                                source: "step" | "reply" | "uncertain" | "leaver";
                                 /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                                 status: "open" | "done" | "skipped" | "cancelled";
                                 step: number | null;
@@ -5383,8 +6146,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -5400,8 +6163,8 @@ export interface paths {
                             reason: string;
                             replyId: string | null;
                             sequenceId: string | null;
-                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
-                            source: "step" | "reply" | "uncertain";
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to contact instead: a person decides; nothing is sent automatically) */
+                            source: "step" | "reply" | "uncertain" | "leaver";
                             /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                             status: "open" | "done" | "skipped" | "cancelled";
                             step: number | null;
@@ -5699,8 +6462,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -5716,8 +6479,8 @@ export interface paths {
                             reason: string;
                             replyId: string | null;
                             sequenceId: string | null;
-                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
-                            source: "step" | "reply" | "uncertain";
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to contact instead: a person decides; nothing is sent automatically) */
+                            source: "step" | "reply" | "uncertain" | "leaver";
                             /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                             status: "open" | "done" | "skipped" | "cancelled";
                             step: number | null;
@@ -6015,8 +6778,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -6032,8 +6795,8 @@ export interface paths {
                             reason: string;
                             replyId: string | null;
                             sequenceId: string | null;
-                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
-                            source: "step" | "reply" | "uncertain";
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to contact instead: a person decides; nothing is sent automatically) */
+                            source: "step" | "reply" | "uncertain" | "leaver";
                             /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                             status: "open" | "done" | "skipped" | "cancelled";
                             step: number | null;
@@ -6331,8 +7094,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, or `reply` for a reply decision’s answer */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply";
+                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -6348,8 +7111,8 @@ export interface paths {
                             reason: string;
                             replyId: string | null;
                             sequenceId: string | null;
-                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived) */
-                            source: "step" | "reply" | "uncertain";
+                            /** @description `step` (a sequence step a platform keeps from automation), `reply` (a reply decision’s answer), `uncertain` (a send a crash left in flight that no driver could confirm: a person decides whether it arrived), `leaver` (a leaver notice named someone to contact instead: a person decides; nothing is sent automatically) */
+                            source: "step" | "reply" | "uncertain" | "leaver";
                             /** @description `open` (to do), `done` (a person did it), `skipped` (a person chose not to), `cancelled` (it no longer applies) */
                             status: "open" | "done" | "skipped" | "cancelled";
                             step: number | null;
@@ -7812,7 +8575,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "1563012613259747456",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-26T18:19:12.305Z",
+                         *           "checkedAt": "2026-11-29T09:20:17.410Z",
                          *           "reason": null,
                          *           "evidence": "public_relationship",
                          *           "reference": "crm-7",
@@ -7821,7 +8584,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "696519333",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-26T18:19:12.307Z",
+                         *           "checkedAt": "2026-11-29T09:20:17.413Z",
                          *           "reason": null,
                          *           "evidence": "follower_snapshot"
                          *         }
@@ -8744,19 +9507,21 @@ export interface paths {
                         /**
                          * @example {
                          *       "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68",
-                         *       "asOf": "2026-11-26T18:19:12.312Z",
+                         *       "asOf": "2026-11-29T09:20:17.441Z",
                          *       "accounts": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-26T18:19:12.313Z",
+                         *         "observedAt": "2026-11-29T09:20:17.448Z",
                          *         "data": {
                          *           "xAccounts": [
                          *             {
                          *               "userId": "1582047716390912001",
-                         *               "handle": "northwind_hq"
+                         *               "handle": "northwind_hq",
+                         *               "openTasks": 0
                          *             },
                          *             {
                          *               "userId": "1582047716390912002",
-                         *               "handle": "northwind_live"
+                         *               "handle": "northwind_live",
+                         *               "openTasks": 0
                          *             }
                          *           ],
                          *           "messagingAccounts": [
@@ -8764,21 +9529,32 @@ export interface paths {
                          *               "id": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
                          *               "name": "Dana Whitfield (LinkedIn)",
                          *               "mode": "linkedin",
-                         *               "storedStatus": "connected"
+                         *               "storedStatus": "connected",
+                         *               "openTasks": 0,
+                         *               "linkedinGateway": {
+                         *                 "delivery": "sandbox",
+                         *                 "error": null
+                         *               }
                          *             },
                          *             {
                          *               "id": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
                          *               "name": "Marcus Lee (LinkedIn)",
                          *               "mode": "linkedin",
-                         *               "storedStatus": "connected"
+                         *               "storedStatus": "connected",
+                         *               "openTasks": 0,
+                         *               "linkedinGateway": {
+                         *                 "delivery": "sandbox",
+                         *                 "error": null
+                         *               }
                          *             }
-                         *           ]
+                         *           ],
+                         *           "openTasks": 0
                          *         },
                          *         "issues": []
                          *       },
                          *       "billing": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-26T18:19:12.313Z",
+                         *         "observedAt": "2026-11-29T09:20:17.450Z",
                          *         "data": {
                          *           "plan": "growth",
                          *           "status": "active"
@@ -8787,11 +9563,11 @@ export interface paths {
                          *       },
                          *       "energy": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-26T18:19:12.314Z",
+                         *         "observedAt": "2026-11-29T09:20:17.455Z",
                          *         "data": {
                          *           "balance": 739,
                          *           "dailyRefill": 1000,
-                         *           "nextRefillAt": "2026-11-27T00:00:00.000Z"
+                         *           "nextRefillAt": "2026-11-30T00:00:00.000Z"
                          *         },
                          *         "issues": []
                          *       },
@@ -9069,7 +9845,7 @@ export interface paths {
                          *         "xUserId": "1563012613259747456",
                          *         "username": "AKaur_126",
                          *         "name": "Aisha Kaur",
-                         *         "checkedAt": "2026-11-26T18:19:12.298Z",
+                         *         "checkedAt": "2026-11-29T09:20:17.362Z",
                          *         "evidence": "public_profile"
                          *       },
                          *       "provider": "publicdata",
@@ -10061,6 +10837,11 @@ export interface webhooks {
                                 stage: string;
                                 title: string | null;
                             };
+                            /**
+                             * @description extension: the classification is below the confidence floor; nothing automatic happened, a person decides
+                             * @constant
+                             */
+                            needsReview?: true;
                             /** Format: uuid */
                             replyId: string;
                             /** @description present (true) on a sample sent by POST /events/trigger */
