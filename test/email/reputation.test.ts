@@ -279,13 +279,13 @@ describe.skipIf(!dovecotAvailable())('reputation guards per mailbox (real Doveco
     expect((await mailbox()).paused_at).toBeNull();
     expect(await w.lead(lead.leadId)).toMatchObject({ opted_out_at: null, automation_stopped: false });
     expect(await w.suppressed(lead.email)).toEqual([]);
-    const outcomes = await w.t.db
+    const records = await w.t.db
       .selectFrom('email_inbound_seen')
-      .select('outcome')
+      .select(['verdict', 'reason'])
       .where('mailbox_id', '=', w.mailboxId)
-      .where('outcome', 'like', '%feedback%')
+      .where('reason', 'like', '%feedback%')
       .execute();
-    expect(outcomes).toEqual([{ outcome: 'ignored:feedback_type' }]);
+    expect(records).toEqual([{ verdict: 'ignored', reason: 'feedback_type:not-spam' }]);
   });
 
   it('rule "an abuse complaint pauses the mailbox and opts the person out": the address is suppressed, readiness says mailbox_paused_complaints, and the console\'s Resume button brings it back', async () => {

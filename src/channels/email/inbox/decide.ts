@@ -145,7 +145,9 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     const excerpt = r.kind === 'bounce' ? clip(r.diagnostic) : null;
     const reason = r.kind === 'bounce' ? `${r.severity}:${r.reason}` : r.kind === 'complaint' ? `${r.format}:${r.feedbackType}` : (r.action ?? r.kind);
     if (r.kind === 'delivered') return { verdict: { kind: 'delivery_report', tie: null, report: r, reason }, excerpt };
-    const ids = [...new Set([...(r.originalMessageId ? [r.originalMessageId] : []), ...threadIds])];
+    // A complaint counts only by the message it returns (docs/deliverability.md): a Message-ID only in its own
+    // In-Reply-To or References is not enough. A bounce may be tied by its thread too (a gateway's "Re:").
+    const ids = [...new Set([...(r.originalMessageId ? [r.originalMessageId] : []), ...(r.kind === 'complaint' ? [] : threadIds)])];
     const ours = await repo.sentMessageByIds(db, mb.workspaceId, ids);
     if (!ours) return { verdict: { kind: 'unmatched', reason: 'report_not_ours', report: r }, excerpt: null };
     const tie: Tie = {
