@@ -123,7 +123,7 @@ describe('GET /tasks', () => {
   it('400 naming the field and the allowed values for a bad query', async () => {
     const cases: [string, string | RegExp][] = [
       ['?status=closed', 'querystring/status must be one of: "open", "done", "skipped", "cancelled"'],
-      ['?kind=dm', 'querystring/kind must be one of: "connect", "message", "engage", "email", "x_dm", "x_engage", "instagram_dm", "reply"'],
+      ['?kind=dm', 'querystring/kind must be one of: "connect", "message", "engage", "email", "x_dm", "x_engage", "instagram_dm", "reply", "leaver"'],
       ['?limit=0', /^querystring\/limit must be >= 1/],
       ['?limit=201', /^querystring\/limit must be <= 200/],
       ['?limit=ten', 'querystring/limit must be of type integer'],

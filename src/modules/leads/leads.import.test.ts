@@ -87,7 +87,7 @@ describe('POST /leads/import: new, duplicate, suppressed, invalid (the same pers
     expect(byRow[7].status).toBe('new');
     expect(byRow[8]).toMatchObject({ status: 'suppressed' });
     expect(byRow[8].reason).toMatch(/opted out/);
-    expect(byRow[9]).toMatchObject({ status: 'suppressed', reason: 'the address is on the suppression list (bounced)' });
+    expect(byRow[9]).toMatchObject({ status: 'suppressed', reason: 'the address is on the suppression list (bounced_hard)' });
     expect(byRow[10]).toMatchObject({ status: 'invalid' });
     expect(byRow[10].reason).toMatch(/^email "not-an-email" is not an e-mail address/);
     expect(byRow[11].reason).toMatch(/no way to reach this person/);
