@@ -1,33 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/config.js';
 import { startServer } from '../../src/server.js';
 import { suppress } from '../../src/domain/suppression.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { insertMessagingAccount } from '../helpers/factories.js';
+import { runCli } from '../helpers/cli-process.js';
 
 // Issue 38 §6 through the CLI: `outreach mailbox inbound`, `outreach suppression list|remove`, against a running
 // server on the embedded database (the admin-backend path), as an operator types them. No message text is printed.
 
-const run = promisify(execFile);
-const bin = path.resolve('bin/outreach.js');
-
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1', ...env },
-      timeout: 90_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
 
 describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox inbound / suppression', { timeout: 300_000 }, () => {
   let dataDir: string;

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { resolveTextCipher } from '../../src/lib/encryption-key.js';
 import { startServer } from '../../src/server.js';
@@ -14,31 +12,19 @@ import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
+import { runCli } from '../helpers/cli-process.js';
 
 // Issue 29 §1 for operators: `outreach mailbox connect` (the URL a person opens, the callback URL to register, until
 // when), what `mailbox list` and `mailbox remove` say of an OAuth mailbox, and the admin routes behind them. The admin
 // routes run on every database (inject); the CLI is spawned against a running server on the embedded database, as
 // test/email/mailbox-cli.test.ts does, with the OAuth provider fake, Dovecot and an XOAUTH2 SMTP receiver.
 
-const run = promisify(execFile);
-const bin = path.resolve('bin/outreach.js');
 const DANA = 'dana@acme.example';
 const LEE = 'lee@acme.example';
 const canLogIn = dovecotAvailable();
 if (!canLogIn) console.warn(`test/email/mailbox-connect-cli.test.ts (the connects that log in) skipped: ${DOVECOT_MISSING}`);
 
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1', ...env },
-      timeout: 90_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
 
 function providerEnv(fake: OAuthProviderFake): Record<string, string> {
   return {

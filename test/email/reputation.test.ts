@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/config.js';
 import { startServer } from '../../src/server.js';
 import { dbEngine } from '../helpers/test-database.js';
@@ -16,6 +14,7 @@ import { newId } from '../../src/lib/ids.js';
 import { bouncePause } from '../../src/channels/email/deliverability/reputation.js';
 import { readFeedbackReport } from '../../src/channels/email/inbox/arf.js';
 import { MAILBOX, startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { runCli } from '../helpers/cli-process.js';
 
 // Issue 29 §3, reputation guards per mailbox (docs/deliverability.md), against a real Dovecot (reports arrive by IMAP
 // APPEND), a real SMTP receiver and engine passes. Each test names the rule it holds.
@@ -362,15 +361,4 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox resume', { timeout
   });
 });
 
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [path.resolve('bin/outreach.js'), ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1', ...env },
-      timeout: 90_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
