@@ -20,7 +20,19 @@
  * - `effect: 'negate'` marks a guard: hits of `label` that lie inside the guard's match are discarded ("I don't want
  *   to unsubscribe"), and the verdict's confidence is lowered.
  */
-import type { Classification } from './classify.js';
+/** Reply classifications, most decisive first: between labels with confident evidence, the earlier one wins. */
+export const CLASSIFICATIONS = [
+  'unsubscribe',
+  'left_company',
+  'out_of_office',
+  'wrong_person',
+  'negative',
+  'meeting_intent',
+  'question',
+  'positive',
+  'other',
+] as const;
+export type Classification = (typeof CLASSIFICATIONS)[number];
 
 export interface ReplyRule {
   /** Stable id, `<language|any>-<label short>-<what>`; reported in ReplyEvidence.rule. */

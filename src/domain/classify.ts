@@ -7,21 +7,9 @@
  * the normalized text are read.
  */
 import { detectAll } from 'tinyld';
-import { AUTO_REPLY_SUBJECTS, REPLY_RULES, STOP_WORDS, type ReplyRule } from './classify-rules.js';
+import { AUTO_REPLY_SUBJECTS, CLASSIFICATIONS, REPLY_RULES, STOP_WORDS, type Classification, type ReplyRule } from './classify-rules.js';
 
-/** Reply classifications, most decisive first: between labels with confident evidence, the earlier one wins. */
-export const CLASSIFICATIONS = [
-  'unsubscribe',
-  'left_company',
-  'out_of_office',
-  'wrong_person',
-  'negative',
-  'meeting_intent',
-  'question',
-  'positive',
-  'other',
-] as const;
-export type Classification = (typeof CLASSIFICATIONS)[number];
+export { CLASSIFICATIONS, type Classification } from './classify-rules.js';
 
 /** One piece of what decided a verdict. */
 export interface ReplyEvidence {

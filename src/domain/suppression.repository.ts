@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { emailKey } from './identity.js';
-import type { SuppressionReason } from './suppression.js';
+import type { SuppressedAddressesTable } from '../db/schema-delivery.js';
+
+type SuppressionReason = SuppressedAddressesTable['reason'];
 
 // SQL of the suppression list (suppression.ts holds its rules).
 
