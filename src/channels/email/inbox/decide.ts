@@ -110,8 +110,9 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
 
   const b = await body();
   if (b === 'unparseable') return { verdict: { kind: 'unparseable', reason: 'body', tie }, excerpt: null };
-  // A message not yet asked (a person's address, threaded): a gateway's error written as a reply is still a bounce.
-  if (!report) {
+  // A message not yet asked: a gateway's error written as a threaded reply is still a bounce. From the very address
+  // we wrote to, text alone never makes one (reports.ts), and its shape was asked above: the scan is skipped.
+  if (!report && !(head.from && head.from === sentTo)) {
     report = readReport(b.mail, b.source, { ...hints, sentTo });
     if (report) return reportDecision(report);
   }
