@@ -45,7 +45,7 @@ describe('inbound records and the suppression list over HTTP', () => {
     const mine = await addMailbox(ws.workspaceId, 'dana@acme.example');
     mailboxId = mine.id;
     otherMailboxId = (await addMailbox(other.workspaceId, 'eve@other.example')).id;
-    leadId = await insertLead(t.db, ws.workspaceId, { person: 'Pat Lee', email: 'pat@initech.example', account_id: mine.account } as never);
+    leadId = await insertLead(t.db, ws.workspaceId, { person: 'Pat Lee', email: 'pat@initech.example', account_id: mine.account });
     // 120 records: every third a bounce, the rest replies; one excerpt each (encrypted, as the watcher stores it).
     for (let i = 0; i < 120; i++) {
       await t.db

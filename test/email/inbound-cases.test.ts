@@ -30,7 +30,7 @@ interface InboundItem {
 describe.skipIf(!dovecotAvailable() || CASES.length === 0)('real inbound cases, end to end (issue 38)', { timeout: 240_000 }, () => {
   let w: InboxWorld;
   const leads = new Map<string, { leadId: string; email: string; messageId: string; ownId: string | null }>();
-  let records: InboundItem[] = [];
+  const records: InboundItem[] = [];
   let pass: Record<string, unknown> = {};
 
   beforeAll(async () => {
