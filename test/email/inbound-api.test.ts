@@ -198,6 +198,15 @@ describe('inbound records and the suppression list over HTTP', () => {
     for (const a of actions) expect(SPEC_ACTIONS.has(a), a).toBe(true);
   });
 
+  it('records are kept for the retention window: older ones go, newer ones stay', async () => {
+    // The records were read on 2026-11-20 (10:00 to 11:59); the test clock is later. A window ending at 11:00 keeps 60.
+    const days = (t.clock.now().getTime() - Date.parse('2026-11-20T11:00:00Z')) / 86_400_000;
+    const pruned = await t.services.inbound.pruneRecords(days);
+    expect(pruned).toBe(60);
+    const left = await t.db.selectFrom('email_inbound_seen').select('uid').where('mailbox_id', '=', mailboxId).orderBy('uid').execute();
+    expect(left.map((r) => Number(r.uid))).toEqual(Array.from({ length: 60 }, (_, i) => i + 61));
+  });
+
   it('the OpenAPI document marks the three operations as extensions', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     expect(doc.paths['/mailboxes/{mailbox}/inbound']?.get?.['x-extension'] ?? doc.paths['/api/v1/mailboxes/{mailbox}/inbound']?.get?.['x-extension']).toBe(
