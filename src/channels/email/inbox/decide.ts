@@ -24,6 +24,8 @@ export interface Decision {
   excerpt: string | null;
 }
 
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const clip = (s: string | null | undefined) => (s ? s.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS) || null : null);
 
 /**
@@ -116,10 +118,13 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     report = readReport(b.mail, b.source, { ...hints, sentTo });
     if (report) return reportDecision(report);
   }
+  // Each step's CPU on a large message runs in its own turn of the event loop (docs/email.md "Bounded work").
+  await yieldToLoop();
   let text = replyWords(b.mail);
   // "unsubscribe" without a valid token (or failing DMARC) is a reply that asks to stop: the subject is part of what
   // it says. (A token in it is not kept: it is a capability, and the reply is shown to people.)
   if (head.asksUnsubscribe && !/\bunsubscribe\b/i.test(text)) text = [head.subject.replace(/[A-Za-z0-9_-]{64}/g, '').trim(), text].filter(Boolean).join('\n\n');
+  await yieldToLoop();
   const classification = withoutOwnAddresses(classifyReplyText(text, { subject: head.subject, autoReply: head.autoReply }), [mb.address, sentTo, head.from]);
   const excerpt = clip(text);
   const evidence = classification.evidence[0]?.rule ?? 'no_rule';
