@@ -74,15 +74,16 @@ describe.runIf(hasChromium)('inbound mail and the suppression list in Chromium (
           detail: JSON.stringify({}),
         })
         .execute();
-    await record(180, { verdict: 'bounce', reason: 'dsn_5.1.1', effect: 'lead_failed,suppressed:bounced_hard', leadId: tomas });
+    // The watcher's own vocabulary (docs/email.md "The inbound record").
+    await record(180, { verdict: 'bounce', reason: 'hard:user_unknown', effect: 'lead_failed,suppressed:bounced_hard', leadId: tomas });
     await record(95, { verdict: 'unsubscribe', reason: 'mailto_token', effect: 'opted_out', leadId: priya });
-    await record(40, { verdict: 'unmatched', reason: 'no_tie', effect: 'none' });
+    await record(40, { verdict: 'unmatched', reason: 'no_message_of_ours', effect: 'none' });
     await record(12, {
       verdict: 'reply',
-      reason: 'thread',
+      reason: 'any-question-mark',
       effect: 'replied,needs_review',
       leadId: maria,
-      label: 'interested',
+      label: 'question',
       confidence: 0.64,
       needsReview: true,
       excerpt: 'Thursday works <b>for us</b>. Can you send the pilot terms first?',
