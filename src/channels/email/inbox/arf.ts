@@ -1,3 +1,6 @@
+import { normalizeMessageId } from './message-id.js';
+import { FEEDBACK_TYPE_RULES } from './report-rules.js';
+
 // Abuse complaints: feedback reports in the Abuse Reporting Format (ARF, RFC 5965) that mailbox providers' feedback
 // loops (Microsoft JMRP/SNDS, Yahoo's Complaint Feedback Loop) send when a recipient marks a message as spam. Pure:
 // no database, no network. The watcher believes one only when the returned message's Message-ID is one we sent.
@@ -6,14 +9,15 @@
 const ARF_SCAN_CHARS = 262_144;
 const MAX_ID_LENGTH = 500;
 
-/** `<abc@host>` → `abc@host`, as parse.ts's normalizeMessageId (kept here so this module imports nothing). */
-const normalizeMessageId = (id: string) => id.trim().replace(/^<|>$/g, '').trim().toLowerCase();
-
 /**
  * The feedback types that are complaints: `abuse`, `fraud`, and a recipient's `opt-out` / `opt-out-list` (RFC 6650);
  * `not-spam`, `virus`, `other` and `auth-failure` change nothing (report-rules.ts FEEDBACK_TYPE_RULES).
  */
-export const COMPLAINT_FEEDBACK_TYPES: ReadonlySet<string> = new Set(['abuse', 'fraud', 'opt-out', 'opt-out-list']);
+export const COMPLAINT_FEEDBACK_TYPES: ReadonlySet<string> = new Set(
+  Object.entries(FEEDBACK_TYPE_RULES)
+    .filter(([, rule]) => rule.complaint)
+    .map(([type]) => type),
+);
 
 export interface FeedbackReport {
   /** `Feedback-Type` of the `message/feedback-report` part, lower case; null when the report has none. */

@@ -6,6 +6,7 @@ import { readUnsubscribeToken } from '../send/unsubscribe-token.js';
 import * as repo from './inbox.repository.js';
 import { dmarcFailed, normalizeMessageId, parseMessage, replyWords, type InboundHead } from './parse.js';
 import { mayBeReport, readReport, type ReportHints, type ReportVerdict } from './reports.js';
+import { FEEDBACK_TYPE_RULES } from './report-rules.js';
 import { trustedAuthservIds } from './inbox-rules.js';
 import { EXCERPT_CHARS, type Tie, type Verdict } from './verdict.js';
 
@@ -161,12 +162,12 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
       ourMessageId: ours.messageId,
       mailboxId: ours.mailboxId,
       sentTo: (ours.recipient ?? ours.email)?.trim().toLowerCase() ?? null,
-      by: r.originalMessageId && ids[0] === r.originalMessageId && normalizeMessageId(ours.messageId) === r.originalMessageId ? 'returned_message' : 'thread',
+      by: r.originalMessageId && normalizeMessageId(ours.messageId) === r.originalMessageId ? 'returned_message' : 'thread',
     };
     if (dmarcFail) return { verdict: { kind: 'ignored', reason: 'dmarc_fail', tie, report: r }, excerpt };
     if (r.kind === 'complaint') {
       if (r.optOut) return { verdict: { kind: 'unsubscribe', tie, reason: 'feedback_opt_out' }, excerpt };
-      if (!COMPLAINT_TYPES.has(r.feedbackType))
+      if (!FEEDBACK_TYPE_RULES[r.feedbackType]?.complaint)
         return { verdict: { kind: 'ignored', reason: `feedback_type:${r.feedbackType}`.slice(0, 60), tie, report: r }, excerpt };
       return { verdict: { kind: 'complaint', tie, report: r, reason }, excerpt };
     }
@@ -184,6 +185,3 @@ function withoutOwnAddresses(v: ReplyVerdict, own: (string | null)[]): ReplyVerd
   const addresses = v.replacement.addresses.filter((a) => !mine.has(a.toLowerCase()));
   return { ...v, replacement: addresses.length + v.replacement.names.length > 0 ? { ...v.replacement, addresses } : null };
 }
-
-/** The feedback types that are complaints (RFC 5965 §7.3): `not-spam`, `virus` and `other` change nothing. */
-const COMPLAINT_TYPES: ReadonlySet<string> = new Set(['abuse', 'fraud']);

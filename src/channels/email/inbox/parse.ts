@@ -1,6 +1,9 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { autoReplySubject } from '../../../domain/classify.js';
+import { normalizeMessageId } from './message-id.js';
 import { replyTextOf } from './reply-text.js';
+
+export { normalizeMessageId } from './message-id.js';
 
 export { TEXT_SCAN_CHARS, visibleReplyText } from './reply-text.js';
 
@@ -84,11 +87,6 @@ export interface InboundHead {
   unsubscribeTokens: string[];
   /** Every Authentication-Results header, top (the last hop, the receiving provider's) first. */
   authResults: string[];
-}
-
-/** `<abc@host>` → `abc@host`; ids compare without brackets and case-insensitively. */
-export function normalizeMessageId(id: string): string {
-  return id.trim().replace(/^<|>$/g, '').trim().toLowerCase();
 }
 
 const noNul = (s: string) => s.replace(/\0/g, '');
