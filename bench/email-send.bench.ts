@@ -90,7 +90,7 @@ async function main() {
     [
       'after: own pool + INSERT at RCPT/DATA + UPDATE at 250',
       async (key) => {
-        const accepted = await pool.send(envelope, raw(key), { transactionStarted: () => sent.recordTransactionStarted(db, row(key)) });
+        const accepted = await pool.send(envelope, raw(key), { transactionStarted: async () => void (await sent.recordTransactionStarted(db, row(key))) });
         await sent.recordAccepted(db, ws, key, new Date(), accepted.queueId);
       },
     ],

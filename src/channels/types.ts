@@ -119,6 +119,14 @@ export type DeliveryCheck = { status: 'sent'; externalId: string | null } | { st
  */
 export interface DriverContext {
   db?: Database;
+  /**
+   * The engine's claim this send is made under: the lead (`action.recipient.leadId`) marked in flight with
+   * `action.idempotencyKey` at `at` (src/engine/claim.ts). A driver whose send has a point of no return (the e-mail
+   * driver's start record, just before the text goes) checks there that the lead still holds it: a worker that was
+   * only slow, whose lease another worker took over, then stops instead of sending a second time. Absent for a
+   * person's send (Send anyway, a reply decision), which holds no claim.
+   */
+  claim?: { at: Date };
 }
 
 /** What recording an observation needs to know about its lead. */

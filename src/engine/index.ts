@@ -62,7 +62,8 @@ export function createEngine(deps: EngineDeps) {
     try {
       for (const watcher of watchers) await watcher.watch?.({ now, summary, apply: observer.applyIn });
       await observer.runObservations(now, summary);
-      await scheduler.runSteps(now, summary);
+      // Each batch claims at its own time on the engine's clock; a pass run "as of" a given time keeps that time.
+      await scheduler.runSteps(opts.now ? () => now : () => deps.clock.now(), summary);
       await discovery.runDiscovery(now, summary);
     } finally {
       timed();

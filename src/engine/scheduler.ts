@@ -22,9 +22,9 @@ interface SchedulerDeps {
 export function createScheduler(deps: SchedulerDeps) {
   const { db, config, drivers } = deps;
 
-  async function perform(send: PlannedSend): Promise<ActionResult> {
+  async function perform(send: PlannedSend, claimedAt: Date): Promise<ActionResult> {
     try {
-      return await drivers.forChannel(send.action.channel).perform(send.action);
+      return await drivers.forChannel(send.action.channel).perform(send.action, { claim: { at: claimedAt } });
     } catch {
       // A driver that throws tells us nothing about delivery beyond "not confirmed"; retry as transient.
       return { outcome: 'failed', error: 'driver_error', retryable: true };
@@ -38,7 +38,7 @@ export function createScheduler(deps: SchedulerDeps) {
     const { claimed, sends, checks, recorded } = await claimBatch(deps, now, summary);
     countStepOutcomes(recorded);
     if (sends.length === 0 && checks.length === 0) return claimed;
-    const [results, verdicts] = await Promise.all([mapLimit(sends, 32, perform), mapLimit(checks, 8, confirm)]);
+    const [results, verdicts] = await Promise.all([mapLimit(sends, 32, (s) => perform(s, now)), mapLimit(checks, 8, confirm)]);
     for (const r of results) {
       if (r.outcome !== 'ok' || !r.sentFrom) continue;
       const into = (summary.mailboxes ??= {});
@@ -50,14 +50,19 @@ export function createScheduler(deps: SchedulerDeps) {
     return claimed;
   }
 
-  /** Works through every due lead; several loops share the work through SKIP LOCKED. */
-  async function runSteps(now: Date, summary: PassSummary) {
+  /**
+   * Works through every due lead; several loops share the work through SKIP LOCKED. `clock` gives each batch its
+   * time: the claim's in-flight mark is its lease (OUTREACH_ENGINE_INFLIGHT_LEASE), so it must be when the batch was
+   * claimed, not when a long pass began, or another worker would find a claim made late in the pass already stale and
+   * check it over while its send is still on the way (docs/engine.md "Leases").
+   */
+  async function runSteps(clock: () => Date, summary: PassSummary) {
     const maxBatches = 100_000;
     let batches = 0;
     const loop = async () => {
       while (batches < maxBatches) {
         batches += 1;
-        if ((await processBatch(now, summary)) === 0) return;
+        if ((await processBatch(clock(), summary)) === 0) return;
       }
     };
     await Promise.all(Array.from({ length: config.concurrency }, loop));

@@ -153,6 +153,32 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
     for (const id of leads) expect((await rowsOf(id))[0]).toMatchObject({ delivery: 'accepted' });
   });
 
+  it('a sender slower than its lease, whose step another worker took over and sent, abandons its transaction before the text: one message', async () => {
+    rcptDelay = 3_000;
+    const leadId = await lead('slow@initech.example');
+    const before = smtp.transactions.length;
+    const slow = tick();
+    // The slow worker's RCPT TO is held: its step is in flight, and no row says a transaction took it.
+    await expect.poll(() => smtp.transactions.slice(before).some((x) => x.state === 'open'), { timeout: 5_000 }).toBe(true);
+    rcptDelay = 0;
+    // Another worker, past the lease: the step is stale, the driver's record says no transaction took it (not_sent),
+    // and that worker sends it.
+    await tick(2 * 3_600_000);
+    expect(to('slow@initech.example')).toHaveLength(1);
+    // The slow worker's RCPT TO is accepted now; its start record finds the lead's claim gone and the text never leaves.
+    await slow;
+    expect(to('slow@initech.example')).toHaveLength(1);
+    // Its connection is closed without the text: the server sees the transaction cut, and keeps nothing of it.
+    await expect.poll(() => smtp.transactions.slice(before).map((x) => x.state).sort(), { timeout: 5_000 }).toEqual(['cut', 'delivered']);
+    expect((await rowsOf(leadId)).map((r) => r.delivery)).toEqual(['accepted']);
+    // Only the worker that held the claim recorded anything: the interruption it found, then its own send.
+    const ledger = await ledgerOf(leadId);
+    expect(ledger.map((e) => [e.outcome, e.reason ?? e.recovered ?? null])).toEqual([
+      ['failed', 'interrupted'],
+      ['ok', null],
+    ]);
+  });
+
   it('after a crash, a step no SMTP transaction took is not_sent: it goes out once', async () => {
     const leadId = await lead('never@initech.example');
     await leaveInFlight(leadId);

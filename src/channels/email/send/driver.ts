@@ -265,18 +265,30 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       const lane = ctx?.db ? ('person' as const) : ('engine' as const);
       const envelope = { from: mailbox.address, to: [to] };
       // Recorded at the start of the SMTP transaction, never earlier: a step with no row was never handed to a server.
+      // An engine send writes it only while its lead still holds the claim (the point of no return): when another
+      // worker has taken the step over, the transaction is abandoned before the text, and the server keeps nothing.
+      let claimLost = false;
       const hooks = {
-        transactionStarted: () =>
-          sent.recordTransactionStarted(q, {
-            workspaceId: action.workspaceId,
-            messageId,
-            leadId: action.recipient.leadId,
-            mailboxId: mailbox.id,
-            idempotencyKey: action.idempotencyKey,
-            subject,
-            recipient: to,
-            at: action.at,
-          }),
+        transactionStarted: async () => {
+          const written = await sent.recordTransactionStarted(
+            q,
+            {
+              workspaceId: action.workspaceId,
+              messageId,
+              leadId: action.recipient.leadId,
+              mailboxId: mailbox.id,
+              idempotencyKey: action.idempotencyKey,
+              subject,
+              recipient: to,
+              at: action.at,
+            },
+            ctx?.claim,
+          );
+          if (!written) {
+            claimLost = true;
+            throw Object.assign(new Error('the lead no longer holds this claim'), { code: 'ECLAIMLOST' });
+          }
+        },
       };
       let accepted;
       try {
@@ -294,6 +306,12 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
           accepted = await poolFor(smtpMailbox, again).send(envelope, raw, hooks, { lane });
         }
       } catch (err) {
+        // Another worker took the step over (this one was too slow for its lease): its row, if any, is that worker's,
+        // and this outcome changes nothing (src/engine/sql/recordLeads.ts records only under the claim it was made under).
+        if (claimLost) {
+          await giveBack();
+          return { outcome: 'failed', error: 'claim_lost', retryable: true };
+        }
         // The provider refused the refresh: the mailbox is marked "reconnect" already; the step waits like any auth failure.
         if (err instanceof MailboxOauthRefusedError) {
           await giveBack();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Database } from '../../../db/database.js';
 
 // The e-mail thread of a lead (table email_messages, migration 0013): the Message-IDs we sent and those we received,
@@ -8,6 +9,12 @@ import type { Database } from '../../../db/database.js';
  * Notes that an SMTP transaction took the message (the server accepted RCPT TO and DATA; the text not yet sent):
  * `delivery = 'started'`. A retry of the same step finds the row already there and leaves it as it is.
  * `recipient`: the address it goes to, so a bounce that names this Message-ID affects that address (docs/email.md).
+ *
+ * `claim` (an engine send: the time the lead was marked in flight with this idempotency key, src/engine/claim.ts):
+ * the row is written only while the lead still holds that claim and no row of this step exists, in one statement that
+ * locks the lead's row (FOR SHARE), so it is ordered against a take-over by another worker's claim. Answers false
+ * when it was not written: the caller must not send (another worker has the step, or started it already). Without
+ * `claim` (a person's send) it answers true.
  */
 export async function recordTransactionStarted(
   db: Database,
@@ -21,23 +28,39 @@ export async function recordTransactionStarted(
     at: Date;
     recipient?: string | null;
   },
-): Promise<void> {
-  await db
-    .insertInto('email_messages')
-    .values({
-      workspace_id: row.workspaceId,
-      message_id: row.messageId,
-      lead_id: row.leadId,
-      mailbox_id: row.mailboxId,
-      idempotency_key: row.idempotencyKey,
-      subject: row.subject,
-      direction: 'out',
-      sent_at: row.at,
-      recipient: row.recipient?.trim().toLowerCase() ?? null,
-      delivery: 'started',
-    })
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  claim?: { at: Date },
+): Promise<boolean> {
+  const values = {
+    workspace_id: row.workspaceId,
+    message_id: row.messageId,
+    lead_id: row.leadId,
+    mailbox_id: row.mailboxId,
+    idempotency_key: row.idempotencyKey,
+    subject: row.subject,
+    direction: 'out' as const,
+    sent_at: row.at,
+    recipient: row.recipient?.trim().toLowerCase() ?? null,
+    delivery: 'started' as const,
+  };
+  if (!claim) {
+    await db
+      .insertInto('email_messages')
+      .values(values)
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    return true;
+  }
+  const { rows } = await sql<{ written: number }>`
+    INSERT INTO email_messages (workspace_id, message_id, lead_id, mailbox_id, idempotency_key, subject, direction, sent_at, recipient, delivery)
+    SELECT ${values.workspace_id}::uuid, ${values.message_id}::text, ${values.lead_id}::uuid, ${values.mailbox_id}::text, ${values.idempotency_key}::text,
+      ${values.subject}::text, 'out', ${values.sent_at.toISOString()}::timestamptz, ${values.recipient}::text, 'started'
+    WHERE EXISTS (
+      SELECT 1 FROM leads l WHERE l.id = ${values.lead_id}::uuid AND l.workspace_id = ${values.workspace_id}::uuid
+        AND l.inflight_key = ${values.idempotency_key} AND l.inflight_at = ${claim.at.toISOString()}::timestamptz
+      FOR SHARE)
+    ON CONFLICT DO NOTHING
+    RETURNING 1 AS written`.execute(db);
+  return rows.length > 0;
 }
 
 /** The server answered the message with 250 (its queue id when it named one): the message is ours no more. */

@@ -16,7 +16,10 @@ export interface SmtpPoolOptions extends SMTPConnectionOptions {
 }
 
 export interface SmtpSendHooks {
-  /** The server took the envelope (RCPT TO, DATA): awaited before the message text is sent. A throw aborts the send. */
+  /**
+   * The server took the envelope (RCPT TO, DATA): awaited before the message text is sent. A throw aborts the send:
+   * the connection is closed without the text, and `send` rejects with that error (`refusedByCaller`), not retried.
+   */
   transactionStarted(): Promise<void>;
 }
 
@@ -37,7 +40,13 @@ export interface SmtpAccepted {
 }
 
 /** An error of a send, saying whether the transaction had started (the server may then have the message). */
-export type SmtpSendError = Error & { code?: string; responseCode?: number; transactionStarted?: boolean };
+export type SmtpSendError = Error & {
+  code?: string;
+  responseCode?: number;
+  transactionStarted?: boolean;
+  /** `transactionStarted` threw: the caller refused to go on (the text never left); the error is the hook's own. */
+  refusedByCaller?: boolean;
+};
 
 // Closed before the socket timeout (30 s, mailboxes.service.ts) would end it from the other side.
 const IDLE_CLOSE_MS = 20_000;
@@ -179,9 +188,15 @@ export function createSmtpPool(options: SmtpPoolOptions) {
     let started = false;
     let recording: Promise<unknown> = Promise.resolve();
     return new Promise<SmtpAccepted>((resolve, reject) => {
+      // The caller's own refusal at the start (its start record not written): reported as it is, never retried.
+      let refusedByCaller: Error | null = null;
       const message = new MessageAfterData(
         raw,
-        () => (recording = hooks.transactionStarted()),
+        () =>
+          (recording = hooks.transactionStarted().catch((e: unknown) => {
+            refusedByCaller = e instanceof Error ? e : new Error(String(e));
+            throw refusedByCaller;
+          })),
         () => (started = true),
       );
       // A copy for each transaction: SMTPConnection keeps its recipient bookkeeping on the envelope object itself.
@@ -193,7 +208,9 @@ export function createSmtpPool(options: SmtpPoolOptions) {
           conn.smtp.close();
           // Whether the text had begun to go is decided now; a start record still being written settles first, so
           // the caller can take it back when nothing left.
-          const failed = Object.assign(err, { transactionStarted: started });
+          const failed: SmtpSendError = refusedByCaller
+            ? Object.assign(refusedByCaller, { transactionStarted: false, refusedByCaller: true })
+            : Object.assign(err, { transactionStarted: started });
           return void recording.then(
             () => reject(failed),
             () => reject(failed),
@@ -228,7 +245,7 @@ export function createSmtpPool(options: SmtpPoolOptions) {
             return await transact(conn, envelope, raw, hooks);
           } catch (err) {
             const e = err as SmtpSendError;
-            if (!reused || tries > 0 || e.transactionStarted || typeof e.responseCode === 'number') throw err;
+            if (!reused || tries > 0 || e.transactionStarted || e.refusedByCaller || typeof e.responseCode === 'number') throw err;
             if (conn.alive) retire(conn);
             held.conn = null;
           }
