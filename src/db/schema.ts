@@ -300,6 +300,14 @@ export interface EngineDiscoveryTable {
   runs: Generated<number>;
 }
 
+/** A lead's identity key per channel (migration 0036; domain/identity.ts), written only by domain/identity.repository.ts. */
+export interface LeadIdentitiesTable {
+  workspace_id: string;
+  lead_id: string;
+  channel: 'email' | 'linkedin' | 'x' | 'handle';
+  key: string;
+}
+
 export interface DB {
   instance_settings: delivery.InstanceSettingsTable;
   workspaces: WorkspacesTable;
@@ -320,6 +328,7 @@ export interface DB {
   candidates: CandidatesTable;
   play_candidate_counts: PlayCandidateCountsTable;
   leads: LeadsTable;
+  lead_identities: LeadIdentitiesTable;
   activity: ActivityTable;
   replies: RepliesTable;
   webhooks: delivery.WebhooksTable;

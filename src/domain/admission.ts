@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { effectiveBalance, effectiveBalanceSql, type EnergyRow } from './energy.js';
-import { emailKey, emailKeySql, identityOptedOutSql, samePerson, type IdentityKeys } from './identity.js';
+import { emailKey, identityOptedOutSql, leadEmailKeySql, samePerson, type IdentityKeys } from './identity.js';
 import { isWithinWindow, safeZone, type SendingWindow } from './time.js';
 import type { BillingStatus, StepKind } from './vocabulary.js';
 
@@ -228,7 +228,7 @@ const rules: AdmissionRule[] = [
     name: 'identity_opted_out',
     effect: 'stop',
     scope: 'lead',
-    means: 'the person has not opted out through any of their leads (same e-mail, LinkedIn URL or X user id)',
+    means: 'the person has not opted out through any of their leads (same e-mail, LinkedIn profile, X user id or handle)',
     admits: (f) => !f.lead || !f.people || !f.people.optedOut({ email: f.lead.email, linkedinUrl: f.lead.linkedin_url, xUserId: f.lead.x_user_id }),
     sql: (s) => sql<boolean>`NOT ${identityOptedOutSql(s.lead)}`,
   },
@@ -240,7 +240,7 @@ const rules: AdmissionRule[] = [
     admits: (f) => f.step?.kind !== 'email' || !f.lead?.email || !f.people || !f.people.suppressed(suppressionAddress(f.lead.email)),
     sql: (s) => sql<boolean>`CASE WHEN ${s.stepKind} = 'email' AND ${ref(s.lead, 'email')} IS NOT NULL
       THEN NOT EXISTS (SELECT 1 FROM suppressed_addresses sa WHERE sa.workspace_id = ${ref(s.lead, 'workspace_id')}
-        AND sa.address = ${emailKeySql(ref(s.lead, 'email'))})
+        AND sa.address = ${leadEmailKeySql(ref(s.lead, 'id'))})
       ELSE true END`,
   },
   {

@@ -10,7 +10,7 @@ import { identityKeysOfLead, isSamePerson, type IdentityKeys } from './identity.
 export async function findIdentityKeys(db: Database, workspaceId: string, leadId: string): Promise<IdentityKeys | null> {
   const row = await db
     .selectFrom('leads')
-    .select(['email', 'linkedin_url', 'x_user_id'])
+    .select(['email', 'linkedin_url', 'x_user_id', 'username'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
     .executeTakeFirst();
@@ -34,7 +34,7 @@ export async function lockLanes(trx: Database, workspaceId: string, leadId: stri
     .selectFrom('leads')
     .select(['id', 'account_id', 'email', 'opted_out_at'])
     .where('workspace_id', '=', workspaceId)
-    .where((eb) => eb.or([eb('id', '=', leadId), ...keys.map((k) => isSamePerson(eb, k))]))
+    .where((eb) => eb.or([eb('id', '=', leadId), isSamePerson(eb, workspaceId, keys)]))
     .orderBy('id')
     .forUpdate()
     .execute();

@@ -1,4 +1,5 @@
 import type { Channel } from './vocabulary.js';
+import { linkedinCanonicalUrlOf } from './linkedin-profile.js';
 
 // A task is a due action for a person (docs/tasks.md): a step the platform policy (domain/policy.ts) keeps from the
 // engine, a reply decision's answer on a `tasks` LinkedIn account, or a send a crash left uncertain (source `uncertain`). The engine and the reply decisions open them
@@ -55,7 +56,8 @@ export function profileUrlOf(channel: Channel, lead: { linkedin_url: string | nu
     const handle = lead.username?.replace(/^@/, '') ?? '';
     return HANDLE.test(handle) ? `https://www.instagram.com/${handle}/` : null;
   }
-  return lead.linkedin_url && /^https?:\/\//i.test(lead.linkedin_url) ? lead.linkedin_url : null;
+  // The canonical profile address, never the URL as typed: a look-alike host or a Sales Navigator link opens nothing.
+  return linkedinCanonicalUrlOf(lead.linkedin_url);
 }
 
 /** A step task as the engine ends it (engine/tasks.ts) and the tasks service hands it over. */

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
+import { writeLeadIdentities } from '../../src/domain/identity.repository.js';
 import type { Database } from '../../src/db/database.js';
 import type { CandidatesTable, DB, LeadsTable } from '../../src/db/schema.js';
 import type { TextCipher } from '../../src/lib/crypto.js';
@@ -216,6 +218,17 @@ export async function insertBatch(db: Database, workspaceId: string, playId: str
   return id;
 }
 
+const identityTables = new WeakMap<object, Promise<boolean>>();
+/** Whether this database has migration 0036's lead_identities (asked once per database handle). */
+function hasLeadIdentities(db: Database): Promise<boolean> {
+  let known = identityTables.get(db);
+  if (!known) {
+    known = sql<{ t: string | null }>`SELECT to_regclass('lead_identities')::text AS t`.execute(db).then((r) => r.rows[0]?.t != null);
+    identityTables.set(db, known);
+  }
+  return known;
+}
+
 export type LeadFixture = Partial<Omit<Insertable<LeadsTable>, 'workspace_id'>>;
 
 /** Every column the fixture does not name takes its database default (null for the nullable ones). */
@@ -225,6 +238,12 @@ export async function insertLead(db: Database, workspaceId: string, f: LeadFixtu
     .insertInto('leads')
     .values({ ...f, id, workspace_id: workspaceId })
     .execute();
+  // As the service's writers do (domain/identity.repository.ts); a database migrated only up to an older migration
+  // (a migration's test) has no lead_identities yet.
+  if (await hasLeadIdentities(db))
+    await writeLeadIdentities(db, [
+      { id, workspace_id: workspaceId, email: f.email, linkedin_url: f.linkedin_url, x_user_id: f.x_user_id, username: f.username },
+    ]);
   return id;
 }
 

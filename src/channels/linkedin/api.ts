@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { linkedinPublicIdOf } from '../../domain/linkedin-profile.js';
 import { request } from 'undici';
 
 /**
@@ -150,27 +151,12 @@ export function refusalCode(status: number, body: unknown): string {
 }
 
 /**
- * The public identifier in a LinkedIn profile URL (`https://www.linkedin.com/in/julien-crepieux/` →
- * `julien-crepieux`), which Unipile's "Retrieve a profile" takes; null for anything else.
+ * The public identifier in a LinkedIn profile URL (`https://de.linkedin.com/in/Julien-Crepieux/?trk=x` →
+ * `julien-crepieux`), which Unipile's "Retrieve a profile" takes; null for anything that is not a profile. The rule
+ * is domain/linkedin-profile.ts's, the one identity (domain/identity.ts) keys people by.
  */
 export function publicIdentifierOf(linkedinUrl: string | null | undefined): string | null {
-  if (!linkedinUrl) return null;
-  let u: URL;
-  try {
-    u = new URL(/^https?:\/\//i.test(linkedinUrl.trim()) ? linkedinUrl.trim() : `https://${linkedinUrl.trim()}`);
-  } catch {
-    return null;
-  }
-  if (!/(^|\.)linkedin\.com$/i.test(u.hostname)) return null;
-  const m = /^\/in\/([^/]+)\/?/.exec(u.pathname);
-  if (!m) return null;
-  let id: string;
-  try {
-    id = decodeURIComponent(m[1]);
-  } catch {
-    return null;
-  }
-  return id.length > 0 && id.length <= 200 ? id : null;
+  return linkedinPublicIdOf(linkedinUrl);
 }
 
 /** A timestamp as Unipile gives it (ISO text, or epoch seconds or milliseconds); null when unreadable. */

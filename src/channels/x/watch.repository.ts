@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { refreshLeadIdentities } from '../../domain/identity.repository.js';
 import type { Database } from '../../db/database.js';
 import type { ObservedLead } from '../types.js';
 
@@ -117,6 +118,7 @@ export async function rememberLeadXUserId(db: Database, p: { workspaceId: string
     .where('id', '=', p.leadId)
     .where('x_user_id', 'is', null)
     .execute();
+  await refreshLeadIdentities(db, p.workspaceId, [p.leadId]);
 }
 
 /**

@@ -29,6 +29,7 @@ import * as m0032 from './0032_activity_partitions.js';
 import * as m0033 from './0033_email_delivery_state.js';
 import * as m0034 from './0034_uncertain_tasks.js';
 import * as m0035 from './0035_inbound_records.js';
+import * as m0036 from './0036_lead_identities.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -120,4 +121,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0033_email_delivery_state': m0033,
   '0034_uncertain_tasks': m0034,
   '0035_inbound_records': m0035,
+  '0036_lead_identities': m0036,
 };

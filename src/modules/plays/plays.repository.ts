@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { writeLeadIdentities } from '../../domain/identity.repository.js';
 import type { Database } from '../../db/database.js';
 import type { CandidateFilter, LeadStage } from '../../domain/vocabulary.js';
 
@@ -308,6 +309,10 @@ export async function insertQueuedLeads(
             as r(id, person, x_user_id, username, candidate_id)`,
     )
     .execute();
+  await writeLeadIdentities(
+    db,
+    rows.map((r) => ({ id: r.id, workspace_id: shared.workspaceId, x_user_id: r.x_user_id, username: r.username })),
+  );
 }
 
 /** A unique-key race (another writer committed the same identity or requestId first); worth one fresh retry. */

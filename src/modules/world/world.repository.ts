@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { writeLeadIdentities } from '../../domain/identity.repository.js';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import type { TextCipher } from '../../lib/crypto.js';
@@ -90,7 +91,14 @@ export const insertSequences = (db: Database, rows: Insertable<DB['sequences']>[
 export const insertPlays = (db: Database, rows: Insertable<DB['plays']>[]) => insertRows(db, 'plays', rows);
 export const insertCandidateBatches = (db: Database, rows: Insertable<DB['candidate_batches']>[]) => insertRows(db, 'candidate_batches', rows);
 export const insertCandidates = (db: Database, rows: Insertable<DB['candidates']>[]) => insertRows(db, 'candidates', rows);
-export const insertLeads = (db: Database, rows: Insertable<DB['leads']>[]) => insertRows(db, 'leads', rows);
+/** Inserts the world's leads and their identity keys (domain/identity.repository.ts). */
+export async function insertLeads(db: Database, rows: Insertable<DB['leads']>[]) {
+  await insertRows(db, 'leads', rows);
+  await writeLeadIdentities(
+    db,
+    rows.map((r) => ({ id: r.id, workspace_id: r.workspace_id, email: r.email, linkedin_url: r.linkedin_url, x_user_id: r.x_user_id, username: r.username })),
+  );
+}
 export const insertActivity = (db: Database, rows: Insertable<DB['activity']>[]) => insertRows(db, 'activity', rows);
 
 /** The one place the loader writes reply text; it takes plain text and stores it encrypted at rest. */
