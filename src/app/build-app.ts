@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { findControlCharacter } from '../lib/control-characters.js';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { openApiWebhooks } from '../webhooks/event-catalog.js';
@@ -116,6 +117,17 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
       return done(err as Error);
     }
     done();
+  });
+
+  // Text with control characters (a NUL) is refused before any route reads it, whatever the route (src/lib/control-characters.ts).
+  app.addHook('preValidation', (req, _reply, done) => {
+    const found = req.body === undefined || req.body === null ? null : findControlCharacter(req.body);
+    if (!found) return done();
+    done(
+      new AppError(400, 'invalid_request', `${found.field}: text may not hold control characters (found ${found.codePoint}); remove it`, {
+        field: found.field,
+      }),
+    );
   });
 
   app.setErrorHandler((error: FastifyError | AppError, req, reply) => {
