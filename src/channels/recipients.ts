@@ -1,4 +1,5 @@
 import type { Channel, Recipient } from './types.js';
+import { givenNameOf } from '../domain/names.js';
 
 const date = (d: Date | string | null) => (d === null ? null : new Date(d));
 
@@ -68,7 +69,11 @@ export function recipientOf(row: RecipientHistoryRow): Recipient {
   };
 }
 
+/**
+ * The given name a reply draft greets, by the same rules as {{firstName}} (splitName, domain/names.ts): "Dr. Jane Doe"
+ * → "Jane", "Doe, Jane" → "Jane". Null when no given name is known with confidence ("Dr.", "👋", an e-mail address):
+ * the draft then greets without a name.
+ */
 export function firstNameOf(person: string | null): string | null {
-  const first = person?.trim().split(/\s+/)[0];
-  return first ? first : null;
+  return givenNameOf(person);
 }

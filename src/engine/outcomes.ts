@@ -5,7 +5,7 @@ import type { PacingRelease } from './pacing.js';
 import { recipientOf } from '../channels/recipients.js';
 import type { ActivityInsert, ClaimedRow, LeadRecord } from './sql/rows.js';
 import { activityActionOf, bucketOf, channelOf, contacts, delayMs, eventOf, isXFollow, MESSAGE_KINDS, stageAfter, X_KINDS, type Step } from './steps.js';
-import { renderTemplate } from '../domain/templates.js';
+import { renderTemplate, type RenderResult } from '../domain/templates.js';
 import { localDay, safeZone } from '../domain/time.js';
 import { pickVariant } from './variants.js';
 import { profileUrlOf, UNCERTAIN_DELIVERY, uncertainTaskKey, type NewTask } from '../domain/tasks.js';
@@ -93,6 +93,17 @@ function accountFor(row: Row, step: Step): string | null {
   return X_KINDS.has(step.kind) ? null : row.account_id;
 }
 
+/**
+ * Why a step's text cannot go to this lead, for the skipped step's ledger detail: `missing_template_value` and
+ * `unknown_placeholder` name the `field`; `broken_placeholder` (issue 39 §3: text still holding another tool's
+ * placeholder, an unclosed one, or one brought in by the lead's data) also names the `token`. The step is skipped, never
+ * sent with it, like a missing value (claim.ts records every refusal of prepareSend as a skipped step; the tasks of
+ * docs/tasks.md are for steps a platform keeps from the engine, and would carry the same broken text).
+ */
+function renderFailure(r: Exclude<RenderResult, { ok: true }>): Record<string, unknown> {
+  return r.reason === 'broken_placeholder' ? { reason: r.reason, field: r.field, token: r.token } : { reason: r.reason, field: r.field };
+}
+
 /** The send this step makes for the lead (templates rendered, variant picked), or why it is skipped. */
 export function prepareSend(
   row: Row,
@@ -116,13 +127,13 @@ export function prepareSend(
   let text: string | null = null;
   if (template) {
     const r = renderTemplate(template, fields);
-    if (!r.ok) return { ok: false, detail: { ...base, reason: r.reason, field: r.field, ...(variantKey && { variant: variantKey }) } };
+    if (!r.ok) return { ok: false, detail: { ...base, ...renderFailure(r), ...(variantKey && { variant: variantKey }) } };
     text = r.text;
   }
   let subject: string | null = null;
   if (step.kind === 'email' && step.subject) {
     const r = renderTemplate(step.subject, fields);
-    if (!r.ok) return { ok: false, detail: { ...base, reason: r.reason, field: r.field, in: 'subject' } };
+    if (!r.ok) return { ok: false, detail: { ...base, ...renderFailure(r), in: 'subject' } };
     subject = r.text;
   }
   // Per lead, sequence and step: a follow-up sequence's step 0 is a new action, not a repeat of the first sequence's.

@@ -94,7 +94,9 @@ function Rendered(props: { label: string; result: PreviewResult['message'] }) {
         <p class="error" safe>
           {r.reason === 'unknown_placeholder'
             ? `Unknown placeholder {{${r.field}}}: no lead has it, so this step would be skipped for everyone.`
-            : `This lead has no ${r.field}: the step would be skipped for them (add a fallback: {{${r.field}|…}}).`}
+            : r.reason === 'broken_placeholder'
+              ? `The text for this lead would still show ${r.token}: the step would be skipped for them, never sent with it.`
+              : `This lead has no ${r.field}: the step would be skipped for them (add a fallback: {{${r.field}|…}}).`}
         </p>
       )}
     </div>

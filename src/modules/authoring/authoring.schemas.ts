@@ -47,7 +47,8 @@ export const AuthoringStep = Type.Object(
         minLength: 1,
         maxLength: MAX_TEXT,
         description:
-          'template; placeholders {{firstName}}, {{lastName}}, {{fullName}}, {{name}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}, optionally {{field|fallback}}',
+          'template: {{firstName}}, {{lastName}}, {{fullName}}, {{name}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}, ' +
+          'or {{field|fallback}}; aliases ({{first_name}}, {{ contact.firstname }}) work, other syntax ({FirstName}, *|FNAME|*) is refused',
       }),
     ),
     actions: Type.Array(StepAction, { maxItems: 10, description: 'for example a like-last-post action' }),

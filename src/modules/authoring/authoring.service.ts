@@ -7,7 +7,7 @@ import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { compileStrict } from '../../app/validation.js';
-import { renderTemplate, type TemplateLead } from '../../domain/templates.js';
+import { renderTemplate, templateProblems, type TemplateLead } from '../../domain/templates.js';
 // One lock per row for every writer: status changes and authoring edits of a sequence lock it the same way, and a
 // Play's edit lock is defined next to the lock its imports and enrollments take.
 import { lockPlayForEdit } from '../plays/index.js';
@@ -82,18 +82,12 @@ const stepsValidator = compileStrict(Type.Array(AuthoringStep, { maxItems: MAX_S
 const messageKinds = new Set<string>(MESSAGE_KINDS);
 const engageKinds = new Set<string>(ENGAGE_KINDS);
 
-// Every placeholder filled, so the only failure renderTemplate can report is a placeholder the engine does not
-// know: that would make the step skip for every lead at send time, so it is refused while authoring instead.
-const FULL_LEAD: TemplateLead = {
-  person: 'Ada Lovelace',
-  company: 'Analytical',
-  title: 'Engineer',
-  email: 'ada@example.com',
-  username: 'ada',
-  linkedinUrl: 'https://www.linkedin.com/in/ada',
-};
-
-/** The rules a JSON Schema cannot say on its own; every problem is listed so an agent can fix them in one go. */
+/**
+ * The rules a JSON Schema cannot say on its own; every problem is listed so an agent can fix them in one go. Step texts
+ * (message, subject, each variant) go through templateProblems (domain/templates.ts, issue 39 §3): an unknown variable
+ * or another tool's placeholder syntax is refused here, naming the token and what to write instead, because at send
+ * time it would make the step skip for every lead. World seeding runs the same check (world/planners/sequences.ts).
+ */
 export function stepProblems(steps: AuthoringStepInput[]): string[] {
   if (!stepsValidator(steps)) {
     const e = stepsValidator.errors?.[0];
@@ -102,8 +96,7 @@ export function stepProblems(steps: AuthoringStepInput[]): string[] {
   const problems: string[] = [];
   const template = (where: string, text: string | null) => {
     if (text === null) return;
-    const r = renderTemplate(text, FULL_LEAD);
-    if (!r.ok) problems.push(`${where}: unknown placeholder {{${r.field}}}`);
+    for (const p of templateProblems(text)) problems.push(`${where}: ${p.message}`);
   };
   steps.forEach((s, i) => {
     const at = `steps[${i}]`;
@@ -330,7 +323,9 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
 
   /**
    * Renders a step's subject, message and variants for one lead of the workspace, exactly as the engine would at
-   * send time: an unknown placeholder, or a value this lead lacks (without a fallback), comes back as the failure.
+   * send time: an unknown placeholder, a value this lead lacks (without a fallback), or a placeholder-like token left
+   * in the text (`broken_placeholder`: another tool's syntax, or the lead's own data holding one) comes back as the
+   * failure.
    */
   async function previewStep(workspaceId: string, input: PreviewStepArgs) {
     const lead = isUuid(input.leadId) ? await repo.findLeadForPreview(db, workspaceId, input.leadId.toLowerCase()) : undefined;

@@ -1,6 +1,7 @@
 import type { SequenceStepRow } from '../../../db/schema.js';
 import { CHANNEL_OF_STEP } from '../../../channels/types.js';
 import { newId } from '../../../lib/ids.js';
+import { templateProblems } from '../../../domain/templates.js';
 import { WORLD_DEFAULTS as D, type WorldSequenceStep, type WorldWorkspace } from '../world.schemas.js';
 import { invalidWorld, lower, orderedTime, type WsContext } from './plan.js';
 
@@ -15,6 +16,15 @@ function planSteps(steps: WorldSequenceStep[], path: string, list: 'steps' | 'ap
       if (keys.has(v.key)) throw invalidWorld(`${at}/variants/${j}/key`, `duplicates variant key ${JSON.stringify(v.key)}`);
       keys.add(v.key);
     });
+    // The same template check as authoring (stepProblems, domain/templates.ts): a world cannot seed a step that would
+    // reach a lead with a broken placeholder or skip for everyone.
+    const template = (path: string, text: string | null | undefined) => {
+      const problem = text ? templateProblems(text)[0] : undefined;
+      if (problem) throw invalidWorld(path, problem.message);
+    };
+    template(`${at}/subject`, s.subject);
+    template(`${at}/message`, s.message);
+    variants?.forEach((v, j) => template(`${at}/variants/${j}/messageTmpl`, v.messageTmpl));
     return {
       index: i,
       kind: s.kind,
