@@ -169,7 +169,16 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
     await slow;
     expect(to('slow@initech.example')).toHaveLength(1);
     // Its connection is closed without the text: the server sees the transaction cut, and keeps nothing of it.
-    await expect.poll(() => smtp.transactions.slice(before).map((x) => x.state).sort(), { timeout: 5_000 }).toEqual(['cut', 'delivered']);
+    await expect
+      .poll(
+        () =>
+          smtp.transactions
+            .slice(before)
+            .map((x) => x.state)
+            .sort(),
+        { timeout: 5_000 },
+      )
+      .toEqual(['cut', 'delivered']);
     expect((await rowsOf(leadId)).map((r) => r.delivery)).toEqual(['accepted']);
     // Only the worker that held the claim recorded anything: the interruption it found, then its own send.
     const ledger = await ledgerOf(leadId);

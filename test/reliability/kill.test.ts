@@ -152,7 +152,13 @@ describe.skipIf(dbEngine() === 'pglite')('SIGKILL of worker processes (PostgreSQ
       const states = await t.db
         .selectFrom('webhook_deliveries')
         .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-        .select(['webhook_deliveries.id', 'webhook_deliveries.state', 'webhook_deliveries.attempts', 'webhook_deliveries.lost_attempts', 'webhook_deliveries.last_error'])
+        .select([
+          'webhook_deliveries.id',
+          'webhook_deliveries.state',
+          'webhook_deliveries.attempts',
+          'webhook_deliveries.lost_attempts',
+          'webhook_deliveries.last_error',
+        ])
         .where('webhooks.workspace_id', '=', workspaceId)
         .execute();
       // Every delivery delivered within its retry budget (MAX_ATTEMPTS reported attempts); the claims a kill cut short

@@ -975,7 +975,7 @@ export interface paths {
                      */
                     "application/json": {
                         accountId?: string | null;
-                        /** @description which header each lead field reads; absent: the header named like the field; null: none */
+                        /** @description which header each lead field reads ("First Name + Last Name" joins two headers with a space); absent: the default mapping; null: none */
                         columns?: {
                             company?: string | null;
                             email?: string | null;
@@ -984,8 +984,10 @@ export interface paths {
                             title?: string | null;
                             xUsername?: string | null;
                         };
-                        /** @description CSV text; its first row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). Columns named person, company, title, email, linkedinUrl and xUsername (any case; name, linkedin, username and a few other spellings too) are read. */
-                        csv: string;
+                        /** @description CSV text (give it or `csvBase64`, not both: 400 naming both); its header row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). The delimiter (comma, semicolon, tab or pipe) is told from the file; a preamble before the header row is skipped. Columns named person, company, title, email, linkedinUrl and xUsername are read, and the headers of common exports in English, German, French and Spanish (First Name + Last Name, E-Mail, Vorname, Prénom, Twitter Url…). */
+                        csv?: string;
+                        /** @description the file's bytes in base64, instead of `csv` (not both): its encoding is told from them (a BOM: UTF-8 or UTF-16; valid UTF-8; else detected, such as Windows-1252); 400 `invalid_csv` names the guess when it cannot be told. The same bounds, on the bytes. */
+                        csvBase64?: string;
                         /**
                          * @description true: check every row and answer the outcome, then save nothing
                          * @default false
@@ -1067,7 +1069,7 @@ export interface paths {
                                 mode: string;
                                 name: string;
                             } | null;
-                            /** @description the header each lead field was read from (null: none) */
+                            /** @description the header each lead field was read from ("First Name + Last Name" when joined from two; null: none) */
                             columns: {
                                 company: string | null;
                                 email: string | null;
@@ -1083,10 +1085,32 @@ export interface paths {
                                 rows: number;
                                 suppressed: number;
                             };
+                            /**
+                             * @description a file only: the delimiter told from it
+                             * @enum {unknown}
+                             */
+                            delimiter?: "," | ";" | "\t" | "|";
                             dryRun: boolean;
+                            /** @description a file only: the encoding it was read in (utf-8, utf-16le, utf-16be, windows-1252…); utf-8 for `csv` text */
+                            encoding?: string;
+                            /** @description a file only: the line of its header row (after a preamble, such as LinkedIn's Notes, it is later than 1) */
+                            headerRow?: number;
                             /** @description the header row of the file */
                             headers: string[];
+                            /** @description a file only: the headers each lead field read (person: ['First Name', 'Last Name'] when joined; []: none) */
+                            mapping?: {
+                                company: string[];
+                                email: string[];
+                                linkedinUrl: string[];
+                                person: string[];
+                                title: string[];
+                                xUsername: string[];
+                            };
                             rows: {
+                                /** @description a file only: the row's non-empty cells of columns no field reads, by header as written (not saved) */
+                                custom?: {
+                                    [key: string]: string;
+                                };
                                 /** @description warnings about a row that is not invalid: role_address (info@, sales@, …: a shared inbox), disposable_domain (its e-mail steps fail with invalid_address) */
                                 flags: ("role_address" | "disposable_domain")[];
                                 /** @description the row as read: one value per lead field, null when blank or not mapped */
@@ -1100,10 +1124,12 @@ export interface paths {
                                 };
                                 leadId: string | null;
                                 reason: string | null;
-                                /** @description row number in the file; the header is row 1 */
+                                /** @description the line of the file the row starts on (the header is line 1 unless a preamble precedes it) */
                                 row: number;
                                 /** @enum {unknown} */
                                 status: "new" | "duplicate" | "suppressed" | "invalid";
+                                /** @description a file only: what the row lost in reading (cells past the last column, an X column value that is no X profile URL) */
+                                warnings?: string[];
                             }[];
                             sequence: {
                                 /** Format: uuid */
@@ -1111,6 +1137,8 @@ export interface paths {
                                 name: string;
                                 status: string;
                             } | null;
+                            /** @description a file only: columns no field read that hold a value; each row's `custom` carries them (not saved) */
+                            unmapped?: string[];
                         };
                     };
                 };

@@ -17,13 +17,14 @@ interface LeadsImportOptions extends ApiOptions {
  * an interrupted import saved nothing and is simply run again.
  */
 export async function runLeadsImport(file: string, opts: LeadsImportOptions): Promise<ImportLeadsResult> {
-  let text: string;
+  let bytes: Buffer;
   try {
     const size = fs.statSync(file).size;
     if (size > IMPORT_LIMITS.bytes) {
       throw new CliError(`${file} is ${size.toLocaleString('en-US')} bytes; an import holds ${IMPORT_LIMITS_TEXT}. Split the file and import each part.`);
     }
-    text = fs.readFileSync(file, 'utf8');
+    // The bytes as they are: the server tells their encoding (UTF-8, UTF-16, Windows-1252…) and delimiter.
+    bytes = fs.readFileSync(file);
   } catch (e) {
     if (e instanceof CliError) throw e;
     throw new CliError(`cannot read ${file}: ${(e as Error).message}`);
@@ -33,11 +34,30 @@ export async function runLeadsImport(file: string, opts: LeadsImportOptions): Pr
   const res = await fetch(`${api.baseUrl}/api/v1/leads/import`, {
     method: 'POST',
     headers: { ...api.headers, 'content-type': 'application/json' },
-    body: JSON.stringify({ csv: text, sequenceId: opts.sequence ?? null, accountId: opts.account ?? null, dryRun: opts.dryRun === true }),
+    body: JSON.stringify({
+      csvBase64: bytes.toString('base64'),
+      sequenceId: opts.sequence ?? null,
+      accountId: opts.account ?? null,
+      dryRun: opts.dryRun === true,
+    }),
   });
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) throw apiError(`importing ${file}`, res.status, body);
   return body as ImportLeadsResult;
+}
+
+const DELIMITER_WORDS: Record<string, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'pipe' };
+
+/** How the server read the file: encoding, delimiter, header line, the columns each field read, the columns left over. */
+function readingLines(r: ImportLeadsResult): string[] {
+  if (r.encoding === undefined) return [];
+  const mapping: Record<string, string[]> = r.mapping ?? {};
+  const fields = Object.entries(mapping).map(([field, headers]) => `${field} ← ${headers.length ? headers.join(' + ') : '(none)'}`);
+  return [
+    `  read as ${r.encoding}, ${DELIMITER_WORDS[r.delimiter ?? ','] ?? r.delimiter}-delimited, header row on line ${r.headerRow ?? 1}`,
+    `  columns: ${fields.join(', ')}`,
+    ...(r.unmapped?.length ? [`  other columns (kept per row as custom fields, not saved): ${r.unmapped.join(', ')}`] : []),
+  ];
 }
 
 export function summaryLines(file: string, r: ImportLeadsResult): string[] {
@@ -50,8 +70,10 @@ export function summaryLines(file: string, r: ImportLeadsResult): string[] {
   return [
     `${r.dryRun ? 'Dry run, nothing saved: would import' : 'Imported'} ${c.new} of ${c.rows} row(s) from ${file}${where}`,
     `  new: ${c.new}  duplicate: ${c.duplicate}  suppressed: ${c.suppressed}  invalid: ${c.invalid}`,
+    ...readingLines(r),
     ...r.rows.filter((row) => row.status !== 'new').map((row) => `  row ${row.row}: ${row.status}, ${row.reason ?? ''}`),
     ...r.rows.filter((row) => row.flags.length > 0).map((row) => `  row ${row.row}: warning, ${row.flags.join(', ').replace(/_/g, ' ')}`),
+    ...r.rows.flatMap((row) => (row.warnings ?? []).map((w) => `  row ${row.row}: warning, ${w}`)),
   ];
 }
 
@@ -63,7 +85,10 @@ export function registerLeads(program: Command) {
       .description(
         `import a CSV of cross-channel leads in one request (${IMPORT_LIMITS_TEXT}); each row is new, duplicate, suppressed or invalid, and only new rows are saved`,
       )
-      .argument('<file>', 'CSV whose header names the columns: person, company, title, email, linkedinUrl, and optionally xUsername')
+      .argument(
+        '<file>',
+        'CSV whose header names the columns (person, company, title, email, linkedinUrl, xUsername, or the headers of common exports); any encoding and delimiter',
+      )
       .option('--sequence <id>', 'the sequence the new leads join, queued and due at once (without it they join none)')
       .option('--account <accountId>', 'the messaging account (onb_…) the new leads are put on; its mailbox, if any, sends their e-mail steps')
       .option('--dry-run', 'check every row and print the outcome, saving nothing')

@@ -121,6 +121,7 @@ function RowsTable({ rows, caption }: { rows: ImportLeadsResult['rows']; caption
 }
 
 const PREVIEW_ROWS = 20;
+const DELIMITER_WORDS: Record<string, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'pipe' };
 
 interface ImportView {
   notice: Notice | null;
@@ -149,6 +150,14 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
             </label>
             <select id={`map-${f}`} name={`map_${f}`}>
               <option value="">(none)</option>
+              {/* A person joined from two columns ("First Name + Last Name") is a choice of its own. */}
+              {result.columns[f] !== null && !result.headers.includes(result.columns[f]) ? (
+                <option value={result.columns[f]} selected safe>
+                  {result.columns[f]}
+                </option>
+              ) : (
+                ''
+              )}
               {result.headers.map((h) => (
                 <option value={h} selected={result.columns[f] === h} safe>
                   {h}
@@ -157,6 +166,14 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
             </select>
           </p>
         ))}
+        {result.encoding !== undefined ? (
+          <p class="muted" safe>
+            {`Read as ${result.encoding}, ${DELIMITER_WORDS[result.delimiter ?? ','] ?? ''}-delimited, header row on line ${result.headerRow ?? 1}.` +
+              (result.unmapped?.length ? ` Other columns (not saved): ${result.unmapped.join(', ')}.` : '')}
+          </p>
+        ) : (
+          ''
+        )}
       </fieldset>
     );
   }
@@ -167,6 +184,8 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
     return (
       <form method="post" action="/console/leads/import/preview" id="import-form" data-import-form>
         <CsrfField token={ctx.csrfToken} />
+        {/* A chosen file's bytes (base64, filled by leads-import.js): the service tells their encoding; they win over the text. */}
+        <input type="hidden" name="csvBase64" value={field(view.form, 'csvBase64')} data-csv-bytes />
         {preview ? (
           // The CSV rides along unseen. The wrapper is what hides it: the stylesheet's `display: block` for textareas
           // beats a `hidden` on the textarea itself.
@@ -309,8 +328,9 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
   function importInput(form: Form) {
     const columns: Partial<Record<LeadField, string | null>> = {};
     for (const f of LEAD_FIELDS) if (`map_${f}` in form) columns[f] = field(form, `map_${f}`) || null;
+    const bytes = field(form, 'csvBase64');
     return {
-      csv: field(form, 'csv'),
+      ...(bytes ? { csvBase64: bytes } : { csv: field(form, 'csv') }),
       columns,
       sequenceId: field(form, 'sequenceId') || null,
       accountId: field(form, 'accountId') || null,

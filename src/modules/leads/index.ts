@@ -5,3 +5,15 @@ export { LeadsQuery, LeadsResponse } from './leads.schemas.js';
 export { type ImportLeadsInput, type ImportLeadsResult, type EnrollLeadsResult, type ImportRowStatus } from './leads.import.js';
 export { IMPORT_LIMITS, IMPORT_LIMITS_TEXT, LEAD_FIELDS, defaultColumns, type LeadField } from './leads.import.rules.js';
 export { createLeadDetailService, type LeadDetailService, type LeadDetail, type LeadPageInput } from './leads.detail.js';
+export {
+  readCsv,
+  readLeadCsv,
+  leadRowsOf,
+  decodeCsvBytes,
+  sniffDelimiter,
+  tokenizeCsv,
+  xHandleOf,
+  type CsvTable,
+  type FieldSources,
+  type LeadRow,
+} from './csv/index.js';

@@ -2,6 +2,7 @@ import { sql, type Insertable } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { identityOptedOutSql, isSamePerson, type IdentityKeys } from '../../domain/identity.js';
+import { writeLeadIdentities } from '../../domain/identity.repository.js';
 
 // The SQL of importing cross-channel leads and of enrolling them into a sequence (leads.import.ts holds the rules).
 
@@ -29,34 +30,24 @@ export interface SamePersonLead {
   opted_out_at: Date | string | null;
 }
 
-/**
- * The workspace's leads that are the same person as any of `keys` (domain/identity.ts, its SQL filter), or that have
- * one of these lower-cased X handles (the import's extra key, see leads.import.ts).
- */
-export async function findSamePersonLeads(
-  db: Database,
-  workspaceId: string,
-  keys: readonly IdentityKeys[],
-  handles: readonly string[],
-): Promise<SamePersonLead[]> {
-  const out: SamePersonLead[] = [];
-  const lookups = [...keys.map((k) => ({ k })), ...[...new Set(handles)].map((h) => ({ h }))];
-  for (const chunk of chunks(lookups)) {
-    out.push(
-      ...(await db
-        .selectFrom('leads')
-        .select(['id', 'email', 'linkedin_url', 'x_user_id', 'username', 'opted_out_at'])
-        .where('workspace_id', '=', workspaceId)
-        .where((eb) => eb.or(chunk.map((l) => ('k' in l ? isSamePerson(eb, l.k) : eb(eb.fn('lower', ['username']), '=', l.h)))))
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute()),
-    );
+/** The workspace's leads that are the same person as any of these (domain/identity.ts, through their stored keys). */
+export async function findSamePersonLeads(db: Database, workspaceId: string, people: readonly IdentityKeys[]): Promise<SamePersonLead[]> {
+  const out = new Map<string, SamePersonLead & { created_at: Date | string }>();
+  for (const chunk of chunks(people)) {
+    const found = await db
+      .selectFrom('leads')
+      .select(['id', 'email', 'linkedin_url', 'x_user_id', 'username', 'opted_out_at', 'created_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => isSamePerson(eb, workspaceId, chunk))
+      .execute();
+    for (const l of found) out.set(l.id, l);
   }
-  return out;
+  return [...out.values()]
+    .sort((a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map(({ created_at: _, ...l }) => l);
 }
 
-/** Which of these (lower-cased) addresses are on the workspace's suppression list, and why. */
+/** Which of these addresses (e-mail keys, domain/identity.ts) are on the workspace's suppression list, and why. */
 export async function findSuppressedAddresses(db: Database, workspaceId: string, addresses: readonly string[]) {
   const out: { address: string; reason: string }[] = [];
   for (const chunk of chunks([...new Set(addresses)], 1000)) {
@@ -92,8 +83,13 @@ export async function findMessagingAccount(db: Database, workspaceId: string, ac
     .executeTakeFirst();
 }
 
+/** Inserts new leads and their identity keys (domain/identity.repository.ts). */
 export async function insertLeads(trx: Database, rows: readonly Insertable<DB['leads']>[]): Promise<void> {
   for (const chunk of chunks(rows, 500)) await trx.insertInto('leads').values(chunk).execute();
+  await writeLeadIdentities(
+    trx,
+    rows.map((r) => ({ id: r.id, workspace_id: r.workspace_id, email: r.email, linkedin_url: r.linkedin_url, x_user_id: r.x_user_id, username: r.username })),
+  );
 }
 
 /** The leads to enroll, locked in id order, with whether their person opted out through any of their leads. */

@@ -1,11 +1,12 @@
-import { parse } from 'csv-parse/sync';
 import { Type } from 'typebox';
 import { compileStrict } from '../../app/validation.js';
 import { badRequest } from '../../lib/errors.js';
 import { WorldLeadSchema } from '../world/index.js';
+import { linkedinAddressOf } from '../../domain/linkedin-profile.js';
+import { defaultSources, readCsv, type CsvTable, type FieldSources } from './csv/index.js';
 
-// The rules of one imported row, without the database: reading the CSV, mapping its columns to lead fields and
-// checking each field. What the database decides (duplicate, suppressed) is in leads.import.ts.
+// The rules of one imported row, without the database: reading the CSV (the reader is csv/), mapping its columns to
+// lead fields and checking each field. What the database decides (duplicate, suppressed) is in leads.import.ts.
 
 /** The spec's cross-channel lead fields a file may carry, plus `xUsername` (stored as the lead's X handle). */
 export const LEAD_FIELDS = ['person', 'company', 'title', 'email', 'linkedinUrl', 'xUsername'] as const;
@@ -20,89 +21,60 @@ export type ColumnMapping = Partial<Record<LeadField, string | null>>;
 export const IMPORT_LIMITS = { rows: 2000, bytes: 512 * 1024 } as const;
 export const IMPORT_LIMITS_TEXT = `at most ${IMPORT_LIMITS.rows.toLocaleString('en-US')} rows and ${IMPORT_LIMITS.bytes / 1024} KiB`;
 
-/** The names a header may have for each field (compared without case, spaces, `_` or `-`). */
-const HEADER_NAMES: Record<LeadField, string[]> = {
-  person: ['person', 'name', 'fullname'],
-  company: ['company', 'organization', 'organisation'],
-  title: ['title', 'jobtitle', 'position'],
-  email: ['email', 'emailaddress', 'mail', 'workemail', 'businessemail'],
-  linkedinUrl: ['linkedinurl', 'linkedin', 'linkedinprofile'],
-  xUsername: ['xusername', 'username', 'handle', 'twitter', 'x'],
-};
-
-const squash = (header: string) => header.toLowerCase().replace(/[\s_-]/g, '');
-
-/** The header each field reads by default: the first whose name matches the field. */
-export function defaultColumns(headers: readonly string[]): Record<LeadField, string | null> {
-  const out = {} as Record<LeadField, string | null>;
-  for (const field of LEAD_FIELDS) out[field] = headers.find((h) => HEADER_NAMES[field].includes(squash(h))) ?? null;
-  return out;
+/**
+ * The header each field reads by default (docs/sequences-and-leads.md "Reading a CSV file"): a header of the file,
+ * `First Name + Last Name` when the person is joined from two columns, or null. `sample` gives a column's first
+ * values (a generic `URL` column is the LinkedIn profile only when they are LinkedIn profile URLs).
+ */
+export function defaultColumns(headers: readonly string[], sample?: (header: string) => string[]): Record<LeadField, string | null> {
+  return columnLabels(defaultSources(headers, sample));
 }
 
-export interface ParsedCsv {
-  headers: string[];
-  /** Each data row by header, with its row number in the file (the header is row 1). */
-  records: { row: number; cells: Record<string, string> }[];
+/** The columns each field reads, as one label per field: the header, `A + B` for joined columns, or null. */
+export function columnLabels(sources: FieldSources): Record<LeadField, string | null> {
+  return Object.fromEntries(LEAD_FIELDS.map((f) => [f, sources[f].length ? sources[f].join(JOINED) : null])) as Record<LeadField, string | null>;
+}
+const JOINED = ' + ';
+
+/** A lead file as read (csv/read.ts): encoding, delimiter, header row, its rows and the default mapping. */
+export type ParsedCsv = CsvTable;
+
+/**
+ * Reads a lead file, its bytes (`Buffer`, the encoding told from them) or its text, within `IMPORT_LIMITS`
+ * (csv/read.ts `readCsv`). Past the bound: 400 `import_too_large`; an encoding that cannot be told, an empty file or
+ * an unreadable header row: 400 `invalid_csv`, both naming `csv`. A row that cannot be read is not a refusal: it
+ * keeps its line and a `problem`.
+ */
+export function parseCsv(input: string | Buffer): ParsedCsv {
+  return readCsv(input, { limits: { ...IMPORT_LIMITS, text: IMPORT_LIMITS_TEXT } });
 }
 
-/** Reads CSV text with a header row; a file past the bound or that is not CSV is a 400 naming `csv`. */
-export function parseCsv(text: string): ParsedCsv {
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > IMPORT_LIMITS.bytes) {
-    throw badRequest('import_too_large', `csv: the file is ${bytes.toLocaleString('en-US')} bytes; an import holds ${IMPORT_LIMITS_TEXT}. Split the file.`, {
-      field: 'csv',
-      limits: IMPORT_LIMITS,
-    });
-  }
-  let rows: string[][];
-  try {
-    const records: string[][] = parse(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
-    rows = records;
-  } catch (e) {
-    throw badRequest('invalid_csv', `csv: the file cannot be read as CSV: ${(e as Error).message}`, { field: 'csv' });
-  }
-  if (rows.length === 0)
-    throw badRequest('invalid_csv', 'csv: the file is empty; its first row names the columns (person, company, title, email, linkedinUrl)', { field: 'csv' });
-  const headers = rows[0].map((h, i) => h || `column ${i + 1}`);
-  const seen = new Set<string>();
-  for (const h of headers) {
-    if (seen.has(h)) throw badRequest('invalid_csv', `csv: the column "${h}" appears twice in the header row`, { field: 'csv' });
-    seen.add(h);
-  }
-  const data = rows.slice(1);
-  if (data.length > IMPORT_LIMITS.rows) {
-    throw badRequest(
-      'import_too_large',
-      `csv: the file has more than ${IMPORT_LIMITS.rows.toLocaleString('en-US')} rows; an import holds ${IMPORT_LIMITS_TEXT}. Split the file.`,
-      {
-        field: 'csv',
-        limits: IMPORT_LIMITS,
-      },
-    );
-  }
-  return {
-    headers,
-    records: data.map((cells, i) => ({ row: i + 2, cells: Object.fromEntries(headers.map((h, c) => [h, cells[c] ?? ''])) })),
-  };
-}
-
-/** The mapping actually used: the caller's choice per field (a header of the file, or none), else the default. */
-export function resolveColumns(headers: readonly string[], chosen: ColumnMapping | undefined): Record<LeadField, string | null> {
-  const columns = defaultColumns(headers);
+/**
+ * The mapping actually used: the caller's choice per field (a header of the file, `A + B` joining headers, or
+ * none: null or ''), else `defaults` (the reader's mapping). A choice that names no header is a 400 naming
+ * `columns/<field>`.
+ */
+export function resolveColumns(headers: readonly string[], chosen: ColumnMapping | undefined, defaults?: FieldSources): FieldSources {
+  const columns: FieldSources = { ...(defaults ?? defaultSources(headers)) };
   for (const field of LEAD_FIELDS) {
     const pick = chosen?.[field];
     if (pick === undefined) continue;
-    if (pick !== null && pick !== '' && !headers.includes(pick)) {
+    if (pick === null || pick === '') {
+      columns[field] = [];
+      continue;
+    }
+    const parts = headers.includes(pick) ? [pick] : pick.split(JOINED);
+    if (!parts.every((p) => headers.includes(p))) {
       throw badRequest('invalid_request', `columns/${field}: "${pick}" is not a column of the file (its columns are: ${headers.join(', ')})`, {
         field: `columns/${field}`,
       });
     }
-    columns[field] = pick || null;
+    columns[field] = parts;
   }
   return columns;
 }
 
-/** One row's values per field; blank cells are null. */
+/** One row's values per field from cells by column name (`leads` given field by field); blank cells are null. */
 export function valuesOf(cells: Record<string, string>, columns: Record<LeadField, string | null>): LeadValues {
   const out = {} as LeadValues;
   for (const field of LEAD_FIELDS) {
@@ -135,11 +107,21 @@ const CHECKS: Record<LeadField, { valid: (v: string) => boolean; what: string }>
   };
 })();
 
+/** A LinkedIn address typed without its scheme (`www.linkedin.com/in/…`) as stored: with `https://`. */
+export const withScheme = (url: string) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim()) ? url.trim() : `https://${url.trim()}`);
+
 /** Why a row cannot be imported (a malformed field, or no way to reach the person), or null when it can. */
 export function rowProblem(v: LeadValues): string | null {
   for (const field of LEAD_FIELDS) {
     const value = v[field];
-    if (value !== null && !CHECKS[field].valid(value)) return `${field} ${JSON.stringify(value.slice(0, 80))} is not ${CHECKS[field].what}`;
+    if (value === null) continue;
+    // A LinkedIn address must be a person's profile, as the channel will need it (domain/linkedin-profile.ts).
+    if (field === 'linkedinUrl') {
+      const address = linkedinAddressOf(value);
+      if (!address.ok) return `linkedinUrl ${JSON.stringify(value.slice(0, 80))}: ${address.reason}`;
+    }
+    if (!CHECKS[field].valid(field === 'linkedinUrl' ? withScheme(value) : value))
+      return `${field} ${JSON.stringify(value.slice(0, 80))} is not ${CHECKS[field].what}`;
   }
   if (!v.email && !v.linkedinUrl && !v.xUsername) return 'no way to reach this person: the row has no email, linkedinUrl or xUsername';
   return null;

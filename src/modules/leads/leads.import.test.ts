@@ -66,7 +66,7 @@ const FILE = [
   'Bounce,,,bounced@initech.example,,', // 9 suppressed: the address
   'Bad Mail,,,not-an-email,,', // 10 invalid
   'Nobody,Acme,,,,', // 11 invalid: no way to reach
-  'Bad Url,,,,linkedin.com/in/x,', // 12 invalid: not a URL
+  'Bad Url,,,,"https://www.linkedin.com/sales/lead/ACwAAAB1c2VyMTIz,NAME_SEARCH",', // 12 invalid: a Sales Navigator link, not a profile
 ].join('\n');
 
 describe('POST /leads/import: new, duplicate, suppressed, invalid (the same person by domain/identity.ts)', () => {
@@ -81,7 +81,7 @@ describe('POST /leads/import: new, duplicate, suppressed, invalid (the same pers
     expect(byRow[2]).toMatchObject({ status: 'new', leadId: null, lead: { person: 'Ann New', email: 'ann@initech.example', xUsername: null } });
     expect(byRow[3]).toMatchObject({ status: 'duplicate' });
     expect(byRow[3].reason).toMatch(/same person as lead .* \(same e-mail\)/);
-    expect(byRow[4].reason).toMatch(/same LinkedIn URL/);
+    expect(byRow[4].reason).toMatch(/same LinkedIn profile/);
     expect(byRow[5].status).toBe('new');
     expect(byRow[6]).toMatchObject({ status: 'duplicate', reason: 'same person as row 2 (same e-mail)' });
     expect(byRow[7].status).toBe('new');
@@ -91,7 +91,7 @@ describe('POST /leads/import: new, duplicate, suppressed, invalid (the same pers
     expect(byRow[10]).toMatchObject({ status: 'invalid' });
     expect(byRow[10].reason).toMatch(/^email "not-an-email" is not an e-mail address/);
     expect(byRow[11].reason).toMatch(/no way to reach this person/);
-    expect(byRow[12].reason).toMatch(/^linkedinUrl .* is not an http\(s\) URL/);
+    expect(byRow[12].reason).toMatch(/^linkedinUrl .*: a Sales Navigator link/);
     expect(await snapshot(ws.workspaceId)).toEqual(before);
   });
 
@@ -202,8 +202,16 @@ describe('POST /leads/import: refusals name the field and change nothing', () =>
     expect(tooMany.json().message).toContain('at most 2,000 rows and 512 KiB');
     const tooBig = await importCsv({ csv: `person,email\n${'x'.repeat(IMPORT_LIMITS.bytes)}` });
     expect([tooBig.statusCode, tooBig.json().error]).toEqual([400, 'import_too_large']);
-    const broken = await importCsv({ csv: 'person,email\n"unclosed,a@b.example\n' });
-    expect([broken.statusCode, broken.json().error]).toEqual([400, 'invalid_csv']);
+    // A row that cannot be read is refused on its own (issue 39 §2), the rows after it still read.
+    const broken = await importCsv({ csv: 'person,email\n"unclosed,a@b.example\nOk,ok@b.example\n', dryRun: true });
+    expect(broken.statusCode, broken.body).toBe(200);
+    expect(broken.json().rows.map((r: { row: number; status: string }) => [r.row, r.status])).toEqual([
+      [2, 'invalid'],
+      [3, 'new'],
+    ]);
+    expect(broken.json().rows[0].reason).toMatch(/quoted field that starts on line 2 is never closed/);
+    const empty = await importCsv({ csv: '\n\n' });
+    expect([empty.statusCode, empty.json().error]).toEqual([400, 'invalid_csv']);
     const headerOnly = await importCsv({ csv: 'person,email\n', dryRun: true });
     expect(headerOnly.json().counts.rows).toBe(0);
     const unknown = await importCsv({ csv: 'a\n', extra: 1 });

@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely';
 import { isDisposableDomain, isRoleAddress, listMailboxViews } from '../../channels/email/index.js';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
-import { identityKeysOf, identityKeysOfLead, samePerson, type IdentityKeys } from '../../domain/identity.js';
+import { identityKeysOfLead, personKeys, type IdentityKey, type IdentityKeys } from '../../domain/identity.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
@@ -10,7 +10,19 @@ import { AppError, badRequest, conflict } from '../../lib/errors.js';
 import { isUuid, newTimeOrderedId } from '../../lib/ids.js';
 import { lockSequenceForShare } from '../sequences/index.js';
 import * as repo from './leads.import.repository.js';
-import { LEAD_FIELDS, parseCsv, resolveColumns, rowProblem, valuesOf, type ColumnMapping, type LeadField, type LeadValues } from './leads.import.rules.js';
+import { leadRowsOf, type Delimiter, type FieldSources } from './csv/index.js';
+import {
+  LEAD_FIELDS,
+  columnLabels,
+  parseCsv,
+  resolveColumns,
+  rowProblem,
+  valuesOf,
+  withScheme,
+  type ColumnMapping,
+  type LeadField,
+  type LeadValues,
+} from './leads.import.rules.js';
 
 export type ImportRowStatus = 'new' | 'duplicate' | 'suppressed' | 'invalid';
 
@@ -28,8 +40,10 @@ function flagsOf(v: LeadValues): ImportRowFlag[] {
 }
 
 export interface ImportLeadsInput {
-  /** CSV text whose first row names the columns. */
+  /** CSV text whose header row names the columns (csv/read.ts finds it past a preamble). */
   csv?: string;
+  /** The file's bytes in base64 instead of `csv` (not both): its encoding is told from the bytes. */
+  csvBase64?: string;
   /** Which header each lead field reads; absent fields read the header named like them, null reads none. */
   columns?: ColumnMapping;
   /** Leads given field by field instead of a file (the console's "Add a lead" form is a one-row import). */
@@ -56,6 +70,32 @@ export interface ImportedRow {
   /** new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched, if any. */
   leadId: string | null;
   lead: LeadValues;
+  /** A file's row only: what the row lost in reading (cells past the last column, an X value that is no X profile). */
+  warnings?: string[];
+  /** A file's row only: its non-empty cells of columns no field reads, by header as written (not saved). */
+  custom?: Record<string, string>;
+}
+
+/** How a file was read (csv/read.ts); absent for `leads` given field by field. */
+export interface FileReading {
+  /** `utf-8`, `utf-16le`, `windows-1252`…: told from the bytes of `csvBase64`; `utf-8` for `csv` text. */
+  encoding?: string;
+  delimiter?: Delimiter;
+  /** The line of the header row, from 1 (later than 1 after a preamble). */
+  headerRow?: number;
+  /** The columns each field read (`person: ['First Name', 'Last Name']` when joined; [] for none). */
+  mapping?: FieldSources;
+  /** Columns no field read that hold a value (each row's `custom`). */
+  unmapped?: string[];
+}
+
+/** The file's bytes from `csvBase64`; not base64 is a 400 naming the field. */
+function bytesOfBase64(text: string): Buffer {
+  const compact = text.replace(/\s+/g, '');
+  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) {
+    throw badRequest('invalid_request', "csvBase64: not base64 (the file's bytes, standard alphabet with = padding)", { field: 'csvBase64' });
+  }
+  return Buffer.from(compact, 'base64');
 }
 
 /**
@@ -82,31 +122,28 @@ function indexBy<T>(items: T[], keysOf: (item: T) => (string | null)[]): Map<str
 }
 
 /**
- * Who an imported row is: the identity keys of domain/identity.ts (e-mail and LinkedIn URL; a file carries no X user
- * id) and its X handle. A handle is not an identity key of the shared rule (it can change hands), but a file has no
- * X ids, so the import also counts a lead with the same handle as the same person: a rerun never makes a second lead.
+ * Who an imported row is: its identity keys (domain/identity.ts: e-mail, LinkedIn public identifier, X handle; a file
+ * carries no X user id), each spelled as the rule compares it.
  */
 interface RowKeys {
-  identity: IdentityKeys;
-  handle: string | null;
+  keys: IdentityKey[];
+  email: string | null;
 }
-const normalHandle = (h: string | null) => (h ? h.replace(/^@/, '').toLowerCase() : null);
-const keysOfValues = (v: LeadValues): RowKeys => ({
-  identity: identityKeysOf({ email: v.email, linkedinUrl: v.linkedinUrl, xUserId: null }),
-  handle: normalHandle(v.xUsername),
-});
-const keysOfLead = (l: repo.SamePersonLead): RowKeys => ({ identity: identityKeysOf(identityKeysOfLead(l)), handle: normalHandle(l.username) });
-const keyList = (k: RowKeys) => [
-  k.identity.email && `e:${k.identity.email}`,
-  k.identity.linkedinUrl && `l:${k.identity.linkedinUrl}`,
-  k.handle && `x:${k.handle}`,
-];
-const sameRowPerson = (a: RowKeys, b: RowKeys) => samePerson(a.identity, b.identity) || (a.handle !== null && a.handle === b.handle);
-function sharedKey(a: RowKeys, b: RowKeys) {
-  if (a.identity.email !== null && a.identity.email === b.identity.email) return 'same e-mail';
-  if (a.identity.linkedinUrl !== null && a.identity.linkedinUrl === b.identity.linkedinUrl) return 'same LinkedIn URL';
-  return 'same X handle';
+const rowKeysOf = (k: IdentityKeys): RowKeys => {
+  const keys = personKeys(k);
+  return { keys, email: keys.find((i) => i.channel === 'email')?.key ?? null };
+};
+const keysOfValues = (v: LeadValues): RowKeys => rowKeysOf({ email: v.email, linkedinUrl: v.linkedinUrl, xUserId: null, username: v.xUsername });
+const keysOfLead = (l: repo.SamePersonLead): RowKeys => rowKeysOf(identityKeysOfLead(l));
+const keyList = (k: RowKeys) => k.keys.map((i) => `${i.channel}:${i.key}`);
+const SHARED: Record<IdentityKey['channel'], string> = { email: 'same e-mail', linkedin: 'same LinkedIn profile', x: 'same X user', handle: 'same X handle' };
+/** The first key two rows share, named for a person ("same LinkedIn profile"), or null when they share none. */
+function sharedKey(a: RowKeys, b: RowKeys): string | null {
+  const theirs = new Set(keyList(b));
+  const shared = a.keys.find((i) => theirs.has(`${i.channel}:${i.key}`));
+  return shared ? SHARED[shared.channel] : null;
 }
+const sameRowPerson = (a: RowKeys, b: RowKeys) => sharedKey(a, b) !== null;
 
 export function createLeadImports(deps: { db: Database; clock: Clock; cipher: TextCipher }) {
   const { db, clock } = deps;
@@ -140,18 +177,38 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
     return { sequence, account };
   }
 
-  function readInput(input: ImportLeadsInput) {
-    if (input.csv !== undefined && input.leads !== undefined) throw badRequest('invalid_request', 'give either csv or leads, not both', { field: 'csv' });
-    if (input.csv !== undefined) {
-      const parsed = parseCsv(input.csv);
-      const columns = resolveColumns(parsed.headers, input.columns);
-      return { headers: parsed.headers, columns, records: parsed.records.map((r) => ({ row: r.row, values: valuesOf(r.cells, columns) })) };
+  function readInput(input: ImportLeadsInput): {
+    headers: string[];
+    columns: Record<LeadField, string | null>;
+    reading: FileReading;
+    records: { row: number; values: LeadValues; problem: string | null; extras: Pick<ImportedRow, 'warnings' | 'custom'> }[];
+  } {
+    const file = input.csv !== undefined || input.csvBase64 !== undefined;
+    if (input.csv !== undefined && input.csvBase64 !== undefined) {
+      throw badRequest('invalid_request', 'csv, csvBase64: give the file either as text (csv) or as bytes (csvBase64), not both', { field: 'csvBase64' });
+    }
+    if (file && input.leads !== undefined) throw badRequest('invalid_request', 'give either csv or leads, not both', { field: 'csv' });
+    if (file) {
+      const table = parseCsv(input.csvBase64 !== undefined ? bytesOfBase64(input.csvBase64) : input.csv!);
+      const sources = resolveColumns(table.headers, input.columns, table.mapping);
+      const { rows, unmapped } = leadRowsOf(table, sources);
+      return {
+        headers: table.headers,
+        columns: columnLabels(sources),
+        reading: { encoding: table.encoding, delimiter: table.delimiter, headerRow: table.headerRow, mapping: sources, unmapped },
+        records: rows.map((r) => ({ row: r.line, values: r.values, problem: r.problem, extras: { warnings: r.warnings, custom: r.custom } })),
+      };
     }
     if (!input.leads || input.leads.length === 0)
-      throw badRequest('invalid_request', 'csv: give the CSV text (or leads, one object per lead)', { field: 'csv' });
+      throw badRequest('invalid_request', 'csv: give the CSV text as csv, or its bytes as csvBase64 (or leads, one object per lead)', { field: 'csv' });
     const columns = Object.fromEntries(LEAD_FIELDS.map((f) => [f, f])) as Record<LeadField, string>;
-    const records = input.leads.map((l, i) => ({ row: i + 1, values: valuesOf(Object.fromEntries(LEAD_FIELDS.map((f) => [f, l[f] ?? ''])), columns) }));
-    return { headers: [...LEAD_FIELDS] as string[], columns, records };
+    const records = input.leads.map((l, i) => ({
+      row: i + 1,
+      values: valuesOf(Object.fromEntries(LEAD_FIELDS.map((f) => [f, l[f] ?? ''])), columns),
+      problem: null,
+      extras: {},
+    }));
+    return { headers: [...LEAD_FIELDS] as string[], columns, reading: {}, records };
   }
 
   /**
@@ -162,17 +219,16 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
    * with `accountId` they are put on that account. A dry run runs every check and saves nothing.
    */
   async function importLeads(workspaceId: string, input: ImportLeadsInput, options: WriteOptions = {}) {
-    const { headers, columns, records } = readInput(input);
+    const { headers, columns, reading, records } = readInput(input);
     return transact(options, async (trx) => {
       await repo.lockWorkspaceLeadWrites(trx, workspaceId);
       const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId);
-      const rows = records.map((r) => ({ ...r, problem: rowProblem(r.values), keys: keysOfValues(r.values) }));
+      const rows = records.map((r) => ({ ...r, problem: r.problem ?? rowProblem(r.values), keys: keysOfValues(r.values) }));
       const valid = rows.filter((r) => r.problem === null);
       const existing = await repo.findSamePersonLeads(
         trx,
         workspaceId,
-        valid.map((r) => r.keys.identity),
-        valid.flatMap((r) => (r.keys.handle ? [r.keys.handle] : [])),
+        valid.map((r) => ({ email: r.values.email, linkedinUrl: r.values.linkedinUrl, xUserId: null, username: r.values.xUsername })),
       );
       const existingByKey = indexBy(existing, (l) => keyList(keysOfLead(l)));
       const suppressed = new Map(
@@ -180,7 +236,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
           await repo.findSuppressedAddresses(
             trx,
             workspaceId,
-            valid.flatMap((r) => (r.keys.identity.email ? [r.keys.identity.email] : [])),
+            valid.flatMap((r) => (r.keys.email ? [r.keys.email] : [])),
           )
         ).map((s) => [s.address, s.reason]),
       );
@@ -190,17 +246,17 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       const inserts: Insertable<DB['leads']>[] = [];
       const results: ImportedRow[] = rows.map((r) => {
         const out = (status: ImportRowStatus, reason: string | null, leadId: string | null = null): ImportedRow => {
-          if (status !== 'invalid') for (const k of keyList(r.keys)) if (k && !seen.has(k)) seen.set(k, { row: r.row, keys: r.keys, status });
+          if (status !== 'invalid') for (const k of keyList(r.keys)) if (!seen.has(k)) seen.set(k, { row: r.row, keys: r.keys, status });
           return { row: r.row, status, reason, flags: status === 'invalid' ? [] : flagsOf(r.values), leadId, lead: r.values };
         };
         if (r.problem) return out('invalid', r.problem);
-        const same = [...new Set(keyList(r.keys).flatMap((k) => (k ? (existingByKey.get(k) ?? []) : [])))].filter((l) => sameRowPerson(r.keys, keysOfLead(l)));
+        const same = [...new Set(keyList(r.keys).flatMap((k) => existingByKey.get(k) ?? []))].filter((l) => sameRowPerson(r.keys, keysOfLead(l)));
         const optedOut = same.find((l) => l.opted_out_at !== null);
         if (optedOut) return out('suppressed', `this person opted out (lead ${optedOut.id})`, optedOut.id);
-        const addressReason = r.keys.identity.email ? suppressed.get(r.keys.identity.email) : undefined;
+        const addressReason = r.keys.email ? suppressed.get(r.keys.email) : undefined;
         if (addressReason) return out('suppressed', `the address is on the suppression list (${addressReason})`);
         const earlier = keyList(r.keys)
-          .map((k) => (k ? seen.get(k) : undefined))
+          .map((k) => seen.get(k))
           .find((s) => s !== undefined && sameRowPerson(r.keys, s.keys));
         if (earlier?.status === 'suppressed') return out('suppressed', `same person as row ${earlier.row}, which is suppressed`);
         if (same.length > 0) return out('duplicate', `same person as lead ${same[0].id} (${sharedKey(r.keys, keysOfLead(same[0]))})`, same[0].id);
@@ -213,7 +269,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
           company: r.values.company,
           title: r.values.title,
           email: r.values.email,
-          linkedin_url: r.values.linkedinUrl,
+          linkedin_url: r.values.linkedinUrl === null ? null : withScheme(r.values.linkedinUrl),
           username: r.values.xUsername?.replace(/^@/, '') ?? null,
           stage: 'queued',
           ...(sequence ? queuedLane(sequence.id, account?.id ?? null, now) : { account_id: account?.id ?? null, next_action_at: null }),
@@ -230,8 +286,9 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
         account,
         headers,
         columns,
+        ...reading,
         counts: { rows: results.length, new: count('new'), duplicate: count('duplicate'), suppressed: count('suppressed'), invalid: count('invalid') },
-        rows: results,
+        rows: results.map((res, i) => ({ ...res, ...records[i].extras })),
       };
     });
   }

@@ -82,16 +82,32 @@ const Column = Type.Optional(Nullable(Type.String({ maxLength: 200 })));
 
 export const ImportLeadsBody = Type.Object(
   {
-    csv: Type.String({
-      minLength: 1,
-      description:
-        'CSV text; its first row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). ' +
-        'Columns named person, company, title, email, linkedinUrl and xUsername (any case; name, linkedin, username and a few other spellings too) are read.',
-    }),
+    csv: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'CSV text (give it or `csvBase64`, not both: 400 naming both); its header row names the columns. At most 2,000 rows and 512 KiB ' +
+          '(400 `import_too_large` names the bound). The delimiter (comma, semicolon, tab or pipe) is told from the file; a preamble before ' +
+          'the header row is skipped. Columns named person, company, title, email, linkedinUrl and xUsername are read, and the headers of ' +
+          'common exports in English, German, French and Spanish (First Name + Last Name, E-Mail, Vorname, Prénom, Twitter Url…).',
+      }),
+    ),
+    csvBase64: Type.Optional(
+      Type.String({
+        'x-extension': true,
+        minLength: 1,
+        description:
+          "the file's bytes in base64, instead of `csv` (not both): its encoding is told from them (a BOM: UTF-8 or UTF-16; valid UTF-8; " +
+          'else detected, such as Windows-1252); 400 `invalid_csv` names the guess when it cannot be told. The same bounds, on the bytes.',
+      }),
+    ),
     columns: Type.Optional(
       Type.Object(
         { person: Column, company: Column, title: Column, email: Column, linkedinUrl: Column, xUsername: Column },
-        { additionalProperties: false, description: 'which header each lead field reads; absent: the header named like the field; null: none' },
+        {
+          additionalProperties: false,
+          description: 'which header each lead field reads ("First Name + Last Name" joins two headers with a space); absent: the default mapping; null: none',
+        },
       ),
     ),
     sequenceId: Type.Optional(Nullable(Uuid({ description: 'the sequence the new leads join, queued and due at once; absent: no sequence' }))),
@@ -110,7 +126,40 @@ export const ImportLeadsResponse = Type.Object({
   sequence: Nullable(Type.Object({ id: Uuid(), name: Type.String(), status: Type.String() })),
   account: Nullable(Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String(), mailbox: Nullable(Type.String()) })),
   headers: Type.Array(Type.String(), { description: 'the header row of the file' }),
-  columns: PerLeadField('the header each lead field was read from (null: none)'),
+  columns: PerLeadField('the header each lead field was read from ("First Name + Last Name" when joined from two; null: none)'),
+  encoding: Type.Optional(
+    Type.String({
+      'x-extension': true,
+      description: 'a file only: the encoding it was read in (utf-8, utf-16le, utf-16be, windows-1252…); utf-8 for `csv` text',
+    }),
+  ),
+  delimiter: Type.Optional(Type.Enum([',', ';', '\t', '|'], { 'x-extension': true, description: 'a file only: the delimiter told from it' })),
+  headerRow: Type.Optional(
+    Type.Integer({
+      'x-extension': true,
+      minimum: 1,
+      description: "a file only: the line of its header row (after a preamble, such as LinkedIn's Notes, it is later than 1)",
+    }),
+  ),
+  mapping: Type.Optional(
+    Type.Object(
+      {
+        person: Type.Array(Type.String()),
+        company: Type.Array(Type.String()),
+        title: Type.Array(Type.String()),
+        email: Type.Array(Type.String()),
+        linkedinUrl: Type.Array(Type.String()),
+        xUsername: Type.Array(Type.String()),
+      },
+      { 'x-extension': true, description: "a file only: the headers each lead field read (person: ['First Name', 'Last Name'] when joined; []: none)" },
+    ),
+  ),
+  unmapped: Type.Optional(
+    Type.Array(Type.String(), {
+      'x-extension': true,
+      description: "a file only: columns no field read that hold a value; each row's `custom` carries them (not saved)",
+    }),
+  ),
   counts: Type.Object({
     rows: Type.Integer({ minimum: 0 }),
     new: Type.Integer({ minimum: 0 }),
@@ -120,7 +169,7 @@ export const ImportLeadsResponse = Type.Object({
   }),
   rows: Type.Array(
     Type.Object({
-      row: Type.Integer({ minimum: 1, description: 'row number in the file; the header is row 1' }),
+      row: Type.Integer({ minimum: 1, description: 'the line of the file the row starts on (the header is line 1 unless a preamble precedes it)' }),
       status: Type.Enum(['new', 'duplicate', 'suppressed', 'invalid']),
       reason: Nullable(Type.String()),
       flags: Type.Array(Type.Enum(['role_address', 'disposable_domain']), {
@@ -129,6 +178,18 @@ export const ImportLeadsResponse = Type.Object({
       }),
       leadId: Nullable(Uuid({ description: 'new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched' })),
       lead: LeadFieldValues,
+      warnings: Type.Optional(
+        Type.Array(Type.String(), {
+          'x-extension': true,
+          description: 'a file only: what the row lost in reading (cells past the last column, an X column value that is no X profile URL)',
+        }),
+      ),
+      custom: Type.Optional(
+        Type.Record(Type.String(), Type.String(), {
+          'x-extension': true,
+          description: "a file only: the row's non-empty cells of columns no field reads, by header as written (not saved)",
+        }),
+      ),
     }),
   ),
 });
