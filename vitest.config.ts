@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // The suite runs on embedded PGlite always, and again on PostgreSQL when TEST_DATABASE_URL is set.
 const shared = {
@@ -11,8 +11,19 @@ const shared = {
   // The client package's sources, not its build (tsconfig.json `paths` does the same for tsc and tsx).
   alias: { '@workspace-outreach/client': new URL('./packages/client/src/index.ts', import.meta.url).pathname },
 };
-const projects = [{ test: { ...shared, name: 'pglite' } }];
-if (process.env.TEST_DATABASE_URL) projects.push({ test: { ...shared, name: 'postgres' } });
+// Files whose database plays no part of what they prove run once per run, in the PGlite project: a browser in front of
+// the console (its pages' HTTP and services are tested on both databases), a CLI process in front of the API, the
+// 500-message pass's event-loop and memory bounds. README.md "Tests" lists them.
+const PGLITE_ONLY = [
+  'test/**/*.browser.test.ts',
+  'test/cli/listen.test.ts',
+  'test/cli/tail.test.ts',
+  'test/cli/import.test.ts',
+  'test/cli/leads-import*.test.ts',
+  'test/email/inbox-load-500.test.ts',
+];
+const projects: { test: typeof shared & { name: string; exclude?: string[] } }[] = [{ test: { ...shared, name: 'pglite' } }];
+if (process.env.TEST_DATABASE_URL) projects.push({ test: { ...shared, name: 'postgres', exclude: [...configDefaults.exclude, ...PGLITE_ONLY] } });
 
 export default defineConfig({
   test: {
