@@ -89,8 +89,11 @@ export function isSamePerson(eb: ExpressionBuilder<DB, 'leads'>, workspaceId: st
   return eb(
     'leads.id',
     'in',
-    sql<string>`(SELECT li.lead_id FROM lead_identities li WHERE li.workspace_id = ${workspaceId}::uuid
-      AND (li.channel, li.key) IN (${sql.join(pairs.map((p) => sql`(${p.channel}::text, ${p.key}::text)`))}))`,
+    // Two array parameters, not a list of row values: the statement stays small however many keys a batch has.
+    sql<string>`(SELECT li.lead_id FROM lead_identities li
+      JOIN unnest(${pairs.map((p) => p.channel)}::text[], ${pairs.map((p) => p.key)}::text[]) AS k(channel, key)
+        ON li.channel = k.channel AND li.key = k.key
+      WHERE li.workspace_id = ${workspaceId}::uuid)`,
   );
 }
 
