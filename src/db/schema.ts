@@ -106,6 +106,8 @@ export interface SequencesTable {
   steps: ColumnType<SequenceStepRow[], string | undefined, string>;
   /** The approved revision's steps (migration 0017); NULL when never approved or approved before 0017. */
   approved_steps: Json<SequenceStepRow[]> | null;
+  /** Send each step in the lead's own sending hours when the lead has a valid time zone (migration 0037). */
+  send_in_lead_hours: Generated<boolean>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -227,6 +229,8 @@ export interface LeadsTable {
   /** LinkedIn's id of the person (the gateway's `provider_id`) and the gateway chat with them (migration 0027). */
   linkedin_provider_id: string | null;
   linkedin_chat_id: string | null;
+  /** The person's IANA time zone, or null when unknown (migration 0037). */
+  time_zone: string | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { effectiveBalance, effectiveBalanceSql, type EnergyRow } from './energy.js';
 import { emailKey, identityOptedOutSql, leadEmailKeySql, samePerson, type IdentityKeys } from './identity.js';
-import { isWithinWindow, safeZone, type SendingWindow } from './time.js';
+import { isWithinWindow, leadZone, safeZone, type SendingWindow } from './time.js';
 import type { BillingStatus, StepKind } from './vocabulary.js';
 
 /**
@@ -38,7 +38,13 @@ export type AdmissionScope = 'sequence' | 'workspace' | 'sender' | 'lead' | 'mom
 
 /** What the TypeScript checks read. */
 export interface AdmissionFacts {
-  sequence: { status: string; revision: number; approved_revision: number | null };
+  sequence: {
+    status: string;
+    revision: number;
+    approved_revision: number | null;
+    /** Steps go in the lead's own sending hours when the lead has a valid time zone (absent: false). */
+    send_in_lead_hours?: boolean;
+  };
   workspace: EnergyRow & { x_channel_enabled: boolean };
   /** The step to send; null when the lead has none left (the claim takes it only to mark it done). */
   step: { kind: string } | null;
@@ -57,6 +63,8 @@ export interface AdmissionFacts {
     email: string | null;
     linkedin_url: string | null;
     x_user_id: string | null;
+    /** The person's IANA time zone (absent or null: unknown). */
+    time_zone?: string | null;
   };
   /** The workspace's opt-outs and suppressions, for the lead rules. */
   people?: {
@@ -71,7 +79,7 @@ export interface AdmissionContext {
   now: Date;
   /** Energy one send costs (OUTREACH_ENGINE_UNITS_PER_ACTION). */
   unitsPerAction: number;
-  /** The engine's sending hours and days, in each account's own time zone. */
+  /** The engine's sending hours and days, in each step's sending zone (`sendingZone`). */
   sendingWindow: SendingWindow;
 }
 
@@ -136,15 +144,47 @@ export function withinSendingHoursSql(zone: RawBuilder<string>, now: Date, w: Se
     AND ${minute} >= ${w.hoursStart}::int AND ${minute} < ${w.hoursEnd}::int)`;
 }
 
+/** What decides the zone a step's sending hours are read in. */
+export interface SendingZoneFacts {
+  /** The lead's messaging account's zone (null without an account or a zone). */
+  accountTimeZone: string | null;
+  /** The lead's own zone (domain/time.ts `leadZone` tells whether it counts). */
+  leadTimeZone?: string | null;
+  /** The lead's sequence sends in the lead's hours (sequences.send_in_lead_hours). */
+  sendInLeadHours?: boolean;
+}
+
+/**
+ * The zone a step's sending hours and days are read in: the lead's own when its sequence sends in the lead's hours and
+ * the lead has a valid IANA zone (an unknown or malformed name counts as none), else its messaging account's (an
+ * unknown account zone paces in UTC, `safeZone`). The retry time of a step outside its hours uses the same zone
+ * (engine/pacing.ts `sendingWindowRetryAt`); the account's daily caps keep counting in the account's own day.
+ */
+export function sendingZone(f: SendingZoneFacts): string {
+  const lead = f.sendInLeadHours ? leadZone(f.leadTimeZone) : null;
+  return lead ?? safeZone(f.accountTimeZone);
+}
+
+/**
+ * `sendingZone` in SQL, over the claim's aliases. A lead zone counts when PostgreSQL's zone database knows the name
+ * (compared without case, as PostgreSQL reads zone names) and it has the shape of an IANA name; the account's zone
+ * reads as `withinSendingHoursSql` always read it.
+ */
+export function sendingZoneSql(src: Pick<AdmissionSources, 'lead' | 'sequence' | 'account'>): RawBuilder<string> {
+  const leadTz = ref(src.lead, 'time_zone');
+  return sql<string>`(CASE WHEN ${ref(src.sequence, 'send_in_lead_hours')} AND ${leadTz} ~ ${LEAD_ZONE_SHAPE_SQL}
+      AND lower(${leadTz}) IN (SELECT lower(tz.name) FROM pg_timezone_names tz)
+    THEN ${leadTz} ELSE COALESCE(NULLIF(${ref(src.account, 'time_zone')}, ''), 'UTC') END)`;
+}
+/** domain/time.ts `LEAD_ZONE_SHAPE` as a PostgreSQL regular expression (the same pattern). */
+const LEAD_ZONE_SHAPE_SQL = '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$';
+
 /**
  * The `outside_sending_hours` rule's check on its own, for the claim, which applies it after its SQL (an X step has
- * no time zone and is not in sending hours; every other step goes through its messaging account).
+ * no time zone and is not in sending hours; every other step goes inside the hours in its `sendingZone`).
  */
-export function sendsAtThisHour(
-  f: { step: { kind: string } | null; accountTimeZone: string | null },
-  c: Pick<AdmissionContext, 'now' | 'sendingWindow'>,
-): boolean {
-  return !f.step || isXStepKind(f.step.kind) || isWithinWindow(c.now, safeZone(f.accountTimeZone), c.sendingWindow);
+export function sendsAtThisHour(f: { step: { kind: string } | null } & SendingZoneFacts, c: Pick<AdmissionContext, 'now' | 'sendingWindow'>): boolean {
+  return !f.step || isXStepKind(f.step.kind) || isWithinWindow(c.now, sendingZone(f), c.sendingWindow);
 }
 
 const rules: AdmissionRule[] = [
@@ -247,10 +287,20 @@ const rules: AdmissionRule[] = [
     name: 'outside_sending_hours',
     effect: 'wait',
     scope: 'moment',
-    means: "a step sent through a messaging account goes inside the sending hours and days, in the account's own time zone",
-    admits: (f, c) => sendsAtThisHour({ step: f.step, accountTimeZone: f.sender.account?.time_zone ?? null }, c),
+    means:
+      "a step sent through a messaging account goes inside the sending hours and days, in the lead's own time zone when its sequence sends in the lead's hours and the lead has a valid one, else in the account's",
+    admits: (f, c) =>
+      sendsAtThisHour(
+        {
+          step: f.step,
+          accountTimeZone: f.sender.account?.time_zone ?? null,
+          leadTimeZone: f.lead?.time_zone ?? null,
+          sendInLeadHours: f.sequence.send_in_lead_hours === true,
+        },
+        c,
+      ),
     sql: (s, c) => sql<boolean>`(${s.noStep} OR CASE WHEN ${isXSql(s)} THEN true
-      ELSE ${withinSendingHoursSql(sql<string>`COALESCE(NULLIF(${ref(s.account, 'time_zone')}, ''), 'UTC')`, c.now, c.sendingWindow)} END)`,
+      ELSE ${withinSendingHoursSql(sendingZoneSql(s), c.now, c.sendingWindow)} END)`,
   },
 ];
 

@@ -29,6 +29,29 @@ export function isValidTimeZone(timeZone: string): boolean {
   }
 }
 
+/**
+ * The shape of an IANA zone name (`Asia/Tokyo`, `America/Argentina/Buenos_Aires`, `UTC`, `Etc/GMT+9`): what a lead's
+ * zone must look like besides being known (an offset such as `+09:00` is no zone name: PostgreSQL reads its sign the
+ * other way round). domain/admission.ts `sendingZoneSql` writes the same pattern for PostgreSQL.
+ */
+export const LEAD_ZONE_SHAPE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+
+/** A lead's own zone when it is a known IANA name, else null: an unknown or malformed one counts as no zone. */
+export function leadZone(timeZone: string | null | undefined): string | null {
+  return timeZone && LEAD_ZONE_SHAPE.test(timeZone) && isValidTimeZone(timeZone) ? timeZone : null;
+}
+
+/**
+ * A known IANA name as stored: its usual capitals (`asia/tokyo` is `Asia/Tokyo`), else null. Only the capitals
+ * change: a link keeps its own name (`Asia/Kolkata` is not turned into ICU's `Asia/Calcutta`).
+ */
+export function canonicalZone(timeZone: string): string | null {
+  const zone = leadZone(timeZone.trim());
+  if (zone === null) return null;
+  const resolved = formatter(zone).resolvedOptions().timeZone;
+  return resolved.toLowerCase() === zone.toLowerCase() ? resolved : zone;
+}
+
 /** An unknown zone paces in UTC rather than stopping an account. */
 export function safeZone(timeZone: string | null | undefined): string {
   return timeZone && isValidTimeZone(timeZone) ? timeZone : 'UTC';

@@ -1,7 +1,7 @@
 import type { EngineConfig } from '../config/config.js';
 import { storedSteps } from '../domain/stored-steps.js';
 import type { Database } from '../db/database.js';
-import { sendsAtThisHour, type AdmissionContext } from '../domain/admission.js';
+import { sendingZone, sendsAtThisHour, type AdmissionContext } from '../domain/admission.js';
 import { afterSpending, effectiveBalance, nextUtcDayStart } from '../domain/energy.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import {
@@ -48,7 +48,7 @@ interface Classified {
   local: Outcome[];
   /** Message steps waiting for a pending invite's acceptance. */
   waits: string[];
-  /** Steps outside their account's sending hours, moved to the next opening. */
+  /** Steps outside their sending hours (the lead's or the account's zone), moved to the next opening. */
   deferred: Deferral[];
   candidates: Candidate[];
 }
@@ -99,9 +99,11 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
         // does it in their own working time); an X DM may go alone only if the person wrote first (the driver looks).
         const channel = channelOf(step.kind);
         const delivery = deliveryOf(step.kind, channel, accountDeliveryOf(channel, row.linkedin_delivery, row.x_connected));
+        // The hours are read in the lead's zone or the account's (admission.ts `sendingZone`), and so is the retry.
+        const zone = { accountTimeZone: row.time_zone, leadTimeZone: row.lead_time_zone, sendInLeadHours: row.send_in_lead_hours };
         if (delivery.by === 'person') out.local.push(taskOutcome(prepared.send, delivery.reason, now));
-        else if (!sendsAtThisHour({ step, accountTimeZone: row.time_zone }, admission))
-          out.deferred.push({ id: row.id, at: sendingWindowRetryAt(config.pacing, row.time_zone, now).toISOString() });
+        else if (!sendsAtThisHour({ step, ...zone }, admission))
+          out.deferred.push({ id: row.id, at: sendingWindowRetryAt(config.pacing, sendingZone(zone), now).toISOString() });
         else {
           if (delivery.by === 'engine_if_they_wrote_first') prepared.send.action.onlyIfTheyWroteFirst = true;
           out.candidates.push(prepared.send);

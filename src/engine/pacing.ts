@@ -141,7 +141,8 @@ export type PacingReader = ReturnType<typeof createPacingReader>;
 
 /**
  * When a step the admission list's `outside_sending_hours` rule stopped looks again: the window's next opening in
- * the account's zone, never at or before now (the same pass would claim the lead again at once, batch after batch).
+ * the zone the rule read (domain/admission.ts `sendingZone`: the lead's own or its account's), never at or before
+ * now (the same pass would claim the lead again at once, batch after batch).
  */
 export function sendingWindowRetryAt(rules: PacingRules, timeZone: string | null, now: Date): Date {
   return new Date(Math.max(nextWindowStart(now, safeZone(timeZone), rules).getTime(), now.getTime() + 60_000));

@@ -984,7 +984,7 @@ export interface paths {
                             title?: string | null;
                             xUsername?: string | null;
                         };
-                        /** @description CSV text (give it or `csvBase64`, not both: 400 naming both); its header row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). The delimiter (comma, semicolon, tab or pipe) is told from the file; a preamble before the header row is skipped. Columns named person, company, title, email, linkedinUrl and xUsername are read, and the headers of common exports in English, German, French and Spanish (First Name + Last Name, E-Mail, Vorname, Prénom, Twitter Url…). */
+                        /** @description CSV text (give it or `csvBase64`, not both: 400 naming both); its header row names the columns. At most 2,000 rows and 512 KiB (400 `import_too_large` names the bound). The delimiter (comma, semicolon, tab or pipe) is told from the file; a preamble before the header row is skipped. Columns named person, company, title, email, linkedinUrl and xUsername are read, and the headers of common exports in English, German, French and Spanish (First Name + Last Name, E-Mail, Vorname, Prénom, Twitter Url…), and a timeZone (IANA) or Country column. */
                         csv?: string;
                         /** @description the file's bytes in base64, instead of `csv` (not both): its encoding is told from them (a BOM: UTF-8 or UTF-16; valid UTF-8; else detected, such as Windows-1252); 400 `invalid_csv` names the guess when it cannot be told. The same bounds, on the bytes. */
                         csvBase64?: string;
@@ -1128,6 +1128,8 @@ export interface paths {
                                 row: number;
                                 /** @enum {unknown} */
                                 status: "new" | "duplicate" | "suppressed" | "invalid";
+                                /** @description a file with a time zone or country column only: the person's IANA zone as saved; null when blank or the country has several zones. A zone that is no IANA name makes the row invalid (its reason names timeZone) */
+                                timeZone?: string | null;
                                 /** @description a file only: what the row lost in reading (cells past the last column, an X column value that is no X profile URL) */
                                 warnings?: string[];
                             }[];
@@ -4919,6 +4921,8 @@ export interface paths {
                                 leadCount: number;
                                 name: string;
                                 revision: number;
+                                /** @description true: steps go in the sending hours of the lead's own time zone (without one: the account's); answered only when true */
+                                sendInLeadHours?: boolean;
                                 status: "draft" | "active" | "paused" | "archived";
                                 steps: {
                                     /** @description for example a like-last-post action */

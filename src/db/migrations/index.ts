@@ -30,6 +30,7 @@ import * as m0033 from './0033_email_delivery_state.js';
 import * as m0034 from './0034_uncertain_tasks.js';
 import * as m0035 from './0035_inbound_records.js';
 import * as m0036 from './0036_lead_identities.js';
+import * as m0037 from './0037_lead_time_zone.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -85,10 +86,13 @@ import * as m0036 from './0036_lead_identities.js';
  * | 0035 | 0035_inbound_records  | each INBOX message's record (verdict, reason, effect, what it was tied to, |
  * |      |                       | an encrypted excerpt); suppression reasons and their source message,     |
  * |      |                       | removals (who, when), soft bounces counted per address                   |
+ * | 0036 | 0036_lead_identities  | each lead's identity keys per channel (e-mail, LinkedIn, X user, handle)  |
+ * | 0037 | 0037_lead_time_zone   | a lead's own IANA time zone; a sequence's option to send in the lead's    |
+ * |      |                       | sending hours (`send_in_lead_hours`)                                      |
  *
  * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0036.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0038.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -122,4 +126,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0034_uncertain_tasks': m0034,
   '0035_inbound_records': m0035,
   '0036_lead_identities': m0036,
+  '0037_lead_time_zone': m0037,
 };

@@ -29,6 +29,8 @@ export const claimedLeadColumns = (
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
       s.steps, ma.time_zone, ma.warmup_started_at, ma.linkedin_delivery,
+      -- The sending hours' zone (domain/admission.ts sendingZone): the lead's own when its sequence sends in it.
+      l.time_zone AS lead_time_zone, s.send_in_lead_hours,
       -- The platform policy (domain/policy.ts) needs to know whether an X step's account is connected with OAuth.
       COALESCE(s.steps -> l.current_step ->> 'kind' IN ('x_dm', 'x_engage') AND EXISTS (
         SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = l.workspace_id AND o.user_id = ${xAccount}), false) AS x_connected`;

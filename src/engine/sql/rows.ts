@@ -39,8 +39,11 @@ export type ClaimedRow = LeadContactRow &
     sequence_id: NonNullable<Lead['sequence_id']>;
     inflight_release: PacingRelease | null;
     steps: Selectable<SequencesTable>['steps'];
-    /** The lead's messaging account (null without one). */
+    /** The lead's messaging account's zone (null without one): its pacing day, and its sending hours by default. */
     time_zone: Selectable<MessagingAccountsTable>['time_zone'] | null;
+    /** The lead's own zone and its sequence's choice to send in it (domain/admission.ts `sendingZone`). */
+    lead_time_zone: Lead['time_zone'];
+    send_in_lead_hours: Selectable<SequencesTable>['send_in_lead_hours'];
     warmup_started_at: Selectable<MessagingAccountsTable>['warmup_started_at'];
     /** The admission list's `stop` rules (src/domain/admission.ts), as the claim's SQL answered them. */
     identity_opted_out: boolean;

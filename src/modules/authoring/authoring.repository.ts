@@ -20,7 +20,7 @@ export type PlayPatch = Partial<{
 
 export async function insertSequence(
   db: Database,
-  row: { id: string; workspace_id: string; name: string; steps: SequenceStepRow[]; channels: string[]; now: Date },
+  row: { id: string; workspace_id: string; name: string; steps: SequenceStepRow[]; channels: string[]; sendInLeadHours: boolean; now: Date },
 ) {
   return db
     .insertInto('sequences')
@@ -34,6 +34,7 @@ export async function insertSequence(
       approved_at: null,
       channels: row.channels,
       steps: JSON.stringify(row.steps),
+      send_in_lead_hours: row.sendInLeadHours,
       created_at: row.now,
       updated_at: row.now,
     })
@@ -45,11 +46,17 @@ export async function updateSequenceSteps(
   db: Database,
   workspaceId: string,
   sequenceId: string,
-  set: { steps: SequenceStepRow[]; channels: string[]; revision: number; now: Date },
+  set: { steps: SequenceStepRow[]; channels: string[]; sendInLeadHours: boolean; revision: number; now: Date },
 ) {
   return db
     .updateTable('sequences')
-    .set({ steps: JSON.stringify(set.steps), channels: set.channels, revision: set.revision, updated_at: set.now })
+    .set({
+      steps: JSON.stringify(set.steps),
+      channels: set.channels,
+      send_in_lead_hours: set.sendInLeadHours,
+      revision: set.revision,
+      updated_at: set.now,
+    })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', sequenceId)
     .returning(sequenceColumns)

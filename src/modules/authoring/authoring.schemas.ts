@@ -66,11 +66,14 @@ export type AuthoringStepInput = Static<typeof AuthoringStep>;
 
 const Steps = Type.Array(AuthoringStep, { minItems: 1, maxItems: MAX_STEPS });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
+const SEND_IN_LEAD_HOURS = "true: steps go in the sending hours of the lead's own time zone; false, or a lead without one: the account's";
+const SendInLeadHours = (description: string) => Type.Optional(Type.Boolean({ 'x-extension': true, description }));
 
 export const CreateSequenceInput = Type.Object(
   {
     name: Name,
     steps: Type.Optional(Type.Array(AuthoringStep, { maxItems: MAX_STEPS, description: 'optional; an empty draft can be filled later' })),
+    sendInLeadHours: SendInLeadHours("true: send in the lead's own time zone's sending hours (docs/engine.md)"),
     dryRun: DryRun,
   },
   { additionalProperties: false },
@@ -81,6 +84,7 @@ export const ReplaceStepsInput = Type.Object(
     sequenceId: Uuid(),
     expectedRevision: Revision('the current sequence revision, from list_sequences'),
     steps: Steps,
+    sendInLeadHours: SendInLeadHours('as in create_sequence; absent: unchanged'),
     dryRun: DryRun,
   },
   { additionalProperties: false },
@@ -170,6 +174,7 @@ export const AuthoredSequence = Type.Object(
     approved: Type.Boolean({ description: 'true when the current revision is the approved one' }),
     channels: Type.Array(Type.String()),
     steps: Type.Array(StoredStep),
+    sendInLeadHours: Type.Boolean({ 'x-extension': true, description: SEND_IN_LEAD_HOURS }),
   },
   { additionalProperties: false },
 );

@@ -21,11 +21,15 @@ import { AuthoringStep, MAX_STEPS, PLAY_KINDS, type AuthoringStepInput } from '.
 export interface CreateSequenceArgs {
   name: string;
   steps?: AuthoringStepInput[];
+  /** Send each step in the lead's own sending hours (docs/engine.md); absent: false. */
+  sendInLeadHours?: boolean;
   dryRun?: boolean;
 }
 export interface ReplaceStepsArgs {
   expectedRevision: number;
   steps: AuthoringStepInput[];
+  /** Absent: unchanged. A change is a new revision, like a change of steps. */
+  sendInLeadHours?: boolean;
   dryRun?: boolean;
 }
 export interface ApproveArgs {
@@ -70,6 +74,7 @@ export function toAuthoredSequence(row: repo.SequenceRow) {
     approved: row.approved_revision !== null && row.approved_revision === row.revision,
     channels: row.channels ?? [],
     steps,
+    sendInLeadHours: row.send_in_lead_hours,
   };
 }
 
@@ -200,6 +205,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
         name,
         steps: rows,
         channels: requiredChannels([], rows),
+        sendInLeadHours: input.sendInLeadHours === true,
         now: clock.now(),
       });
       return { sequence: toAuthoredSequence(row), changed: true };
@@ -224,10 +230,13 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
       }
       if (seq.revision !== input.expectedRevision) throw staleSequence(seq, input.expectedRevision);
       const current = storedSteps(seq.steps).map((s, i) => toStep(s, i));
-      if (JSON.stringify(current) === JSON.stringify(rows)) return { sequence: toAuthoredSequence(seq), changed: false };
+      const sendInLeadHours = input.sendInLeadHours ?? seq.send_in_lead_hours;
+      if (JSON.stringify(current) === JSON.stringify(rows) && sendInLeadHours === seq.send_in_lead_hours)
+        return { sequence: toAuthoredSequence(seq), changed: false };
       const row = await repo.updateSequenceSteps(trx, workspaceId, sequenceId, {
         steps: rows,
         channels: requiredChannels([], rows),
+        sendInLeadHours,
         revision: seq.revision + 1,
         now: clock.now(),
       });

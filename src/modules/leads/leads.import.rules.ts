@@ -3,7 +3,8 @@ import { compileStrict } from '../../app/validation.js';
 import { badRequest } from '../../lib/errors.js';
 import { WorldLeadSchema } from '../world/index.js';
 import { linkedinAddressOf } from '../../domain/linkedin-profile.js';
-import { defaultSources, readCsv, type CsvTable, type FieldSources } from './csv/index.js';
+import { canonicalZone } from '../../domain/time.js';
+import { defaultSources, headerKey, readCsv, type CsvTable, type FieldSources } from './csv/index.js';
 
 // The rules of one imported row, without the database: reading the CSV (the reader is csv/), mapping its columns to
 // lead fields and checking each field. What the database decides (duplicate, suppressed) is in leads.import.ts.
@@ -125,4 +126,86 @@ export function rowProblem(v: LeadValues): string | null {
   }
   if (!v.email && !v.linkedinUrl && !v.xUsername) return 'no way to reach this person: the row has no email, linkedinUrl or xUsername';
   return null;
+}
+
+/**
+ * Countries with one clock (one zone in the tz database's zone.tab; Germany's Büsingen keeps Berlin's clock), by
+ * English name, a few names in German, French and Spanish, and ISO code, compared as headers are (headerKey). A
+ * country with several zones (United States, Canada, Mexico, Brazil, Russia, Australia, Indonesia, Spain, Portugal,
+ * China, …) is not here: its leads get no zone rather than a guess.
+ */
+const COUNTRY_ZONES: [zone: string, names: string[]][] = [
+  ['Asia/Tokyo', ['JP', 'Japan', 'Japon', 'Japón']],
+  ['Europe/Berlin', ['DE', 'Germany', 'Deutschland', 'Allemagne', 'Alemania']],
+  ['Europe/Paris', ['FR', 'France', 'Frankreich', 'Francia']],
+  ['Europe/London', ['GB', 'UK', 'United Kingdom', 'Great Britain', 'England', 'Scotland', 'Wales', 'Vereinigtes Königreich', 'Royaume-Uni', 'Reino Unido']],
+  ['Europe/Dublin', ['IE', 'Ireland', 'Irland', 'Irlande', 'Irlanda']],
+  ['Europe/Rome', ['IT', 'Italy', 'Italien', 'Italie', 'Italia']],
+  ['Europe/Amsterdam', ['NL', 'Netherlands', 'The Netherlands', 'Holland', 'Nederland', 'Niederlande', 'Pays-Bas', 'Países Bajos']],
+  ['Europe/Brussels', ['BE', 'Belgium', 'Belgien', 'Belgique', 'Bélgica', 'België']],
+  ['Europe/Luxembourg', ['LU', 'Luxembourg', 'Luxemburg', 'Luxemburgo']],
+  ['Europe/Zurich', ['CH', 'Switzerland', 'Schweiz', 'Suisse', 'Suiza', 'Svizzera']],
+  ['Europe/Vienna', ['AT', 'Austria', 'Österreich', 'Autriche']],
+  ['Europe/Warsaw', ['PL', 'Poland', 'Polen', 'Pologne', 'Polonia', 'Polska']],
+  ['Europe/Prague', ['CZ', 'Czechia', 'Czech Republic', 'Tschechien', 'République tchèque', 'Chequia']],
+  ['Europe/Bratislava', ['SK', 'Slovakia', 'Slowakei', 'Slovaquie', 'Eslovaquia']],
+  ['Europe/Budapest', ['HU', 'Hungary', 'Ungarn', 'Hongrie', 'Hungría']],
+  ['Europe/Bucharest', ['RO', 'Romania', 'Rumänien', 'Roumanie', 'Rumania']],
+  ['Europe/Zagreb', ['HR', 'Croatia', 'Kroatien', 'Croatie', 'Croacia']],
+  ['Europe/Sofia', ['BG', 'Bulgaria', 'Bulgarien', 'Bulgarie']],
+  ['Europe/Athens', ['GR', 'Greece', 'Griechenland', 'Grèce', 'Grecia']],
+  ['Europe/Stockholm', ['SE', 'Sweden', 'Schweden', 'Suède', 'Suecia', 'Sverige']],
+  ['Europe/Oslo', ['NO', 'Norway', 'Norwegen', 'Norvège', 'Noruega', 'Norge']],
+  ['Europe/Copenhagen', ['DK', 'Denmark', 'Dänemark', 'Danemark', 'Dinamarca', 'Danmark']],
+  ['Europe/Helsinki', ['FI', 'Finland', 'Finnland', 'Finlande', 'Finlandia', 'Suomi']],
+  ['Europe/Tallinn', ['EE', 'Estonia', 'Estland', 'Estonie']],
+  ['Europe/Riga', ['LV', 'Latvia', 'Lettland', 'Lettonie', 'Letonia']],
+  ['Europe/Vilnius', ['LT', 'Lithuania', 'Litauen', 'Lituanie', 'Lituania']],
+  ['Europe/Istanbul', ['TR', 'Turkey', 'Türkiye', 'Türkei', 'Turquie', 'Turquía']],
+  ['Asia/Jerusalem', ['IL', 'Israel']],
+  ['Asia/Dubai', ['AE', 'UAE', 'United Arab Emirates', 'Vereinigte Arabische Emirate', 'Émirats arabes unis', 'Emiratos Árabes Unidos']],
+  ['Asia/Riyadh', ['SA', 'Saudi Arabia', 'Saudi-Arabien', 'Arabie saoudite', 'Arabia Saudita']],
+  ['Asia/Kolkata', ['IN', 'India', 'Indien', 'Inde']],
+  ['Asia/Singapore', ['SG', 'Singapore', 'Singapur', 'Singapour']],
+  ['Asia/Seoul', ['KR', 'South Korea', 'Republic of Korea', 'Südkorea', 'Corée du Sud', 'Corea del Sur']],
+  ['Asia/Hong_Kong', ['HK', 'Hong Kong', 'Hongkong']],
+  ['Asia/Taipei', ['TW', 'Taiwan']],
+  ['Asia/Manila', ['PH', 'Philippines', 'Philippinen', 'Filipinas']],
+  ['Asia/Bangkok', ['TH', 'Thailand', 'Thaïlande', 'Tailandia']],
+  ['Asia/Ho_Chi_Minh', ['VN', 'Vietnam', 'Viet Nam']],
+  ['Africa/Johannesburg', ['ZA', 'South Africa', 'Südafrika', 'Afrique du Sud', 'Sudáfrica']],
+  ['Africa/Lagos', ['NG', 'Nigeria']],
+  ['Africa/Cairo', ['EG', 'Egypt', 'Ägypten', 'Égypte', 'Egipto']],
+  ['Africa/Nairobi', ['KE', 'Kenya', 'Kenia']],
+  ['America/Bogota', ['CO', 'Colombia', 'Kolumbien', 'Colombie']],
+  ['America/Lima', ['PE', 'Peru', 'Pérou', 'Perú']],
+  ['America/Montevideo', ['UY', 'Uruguay']],
+];
+const ZONE_OF_COUNTRY = new Map(COUNTRY_ZONES.flatMap(([zone, names]) => names.map((n) => [headerKey(n), zone] as const)));
+
+/** The one zone of a single-zone country (`Japan`, `DE`, `Deutschland`), or null: unknown, or a country with several. */
+export const zoneOfCountry = (country: string): string | null => ZONE_OF_COUNTRY.get(headerKey(country)) ?? null;
+
+/**
+ * A row's time zone (leads.time_zone) from the columns the import reads by name (csv/headers.ts `zoneSources`): the
+ * zone column's IANA name in its usual capitals (`asia/tokyo` is `Asia/Tokyo`), else, when that cell is blank or the
+ * file has no zone column, the zone of a single-zone country. A zone that is no known IANA name is the row's
+ * problem, naming the field `timeZone`; a country that names no single zone is no problem, just no zone.
+ */
+export function zoneOfRow(
+  cells: Record<string, string>,
+  sources: { timeZone: string | null; country: string | null },
+): { timeZone: string | null; problem: string | null } {
+  const written = sources.timeZone ? (cells[sources.timeZone] ?? '').trim() : '';
+  if (written !== '') {
+    const zone = canonicalZone(written);
+    if (zone === null)
+      return {
+        timeZone: null,
+        problem: `timeZone ${JSON.stringify(written.slice(0, 80))} is not an IANA time zone name (such as Europe/Berlin or Asia/Tokyo)`,
+      };
+    return { timeZone: zone, problem: null };
+  }
+  const country = sources.country ? (cells[sources.country] ?? '').trim() : '';
+  return { timeZone: country === '' ? null : zoneOfCountry(country), problem: null };
 }

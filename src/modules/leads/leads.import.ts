@@ -11,6 +11,7 @@ import { isUuid, newTimeOrderedId } from '../../lib/ids.js';
 import { lockSequenceForShare } from '../sequences/index.js';
 import * as repo from './leads.import.repository.js';
 import { leadRowsOf, type Delimiter, type FieldSources } from './csv/index.js';
+import { zoneSources } from './csv/headers.js';
 import {
   LEAD_FIELDS,
   columnLabels,
@@ -19,6 +20,7 @@ import {
   rowProblem,
   valuesOf,
   withScheme,
+  zoneOfRow,
   type ColumnMapping,
   type LeadField,
   type LeadValues,
@@ -74,6 +76,11 @@ export interface ImportedRow {
   warnings?: string[];
   /** A file's row only: its non-empty cells of columns no field reads, by header as written (not saved). */
   custom?: Record<string, string>;
+  /**
+   * A file with a time zone or country column only: the person's IANA zone as saved (leads.time_zone), null when
+   * blank or not told by a single-zone country (leads.import.rules.ts `zoneOfRow`).
+   */
+  timeZone?: string | null;
 }
 
 /** How a file was read (csv/read.ts); absent for `leads` given field by field. */
@@ -87,6 +94,17 @@ export interface FileReading {
   mapping?: FieldSources;
   /** Columns no field read that hold a value (each row's `custom`). */
   unmapped?: string[];
+}
+
+/** A row as read: its lead values, the problem that makes it invalid, and its time zone (none given field by field). */
+interface ReadRecord {
+  row: number;
+  values: LeadValues;
+  problem: string | null;
+  /** The time zone column's problem, checked after the lead fields' (rowProblem). */
+  zoneProblem: string | null;
+  timeZone: string | null;
+  extras: Pick<ImportedRow, 'warnings' | 'custom' | 'timeZone'>;
 }
 
 /** The file's bytes from `csvBase64`; not base64 is a 400 naming the field. */
@@ -181,7 +199,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
     headers: string[];
     columns: Record<LeadField, string | null>;
     reading: FileReading;
-    records: { row: number; values: LeadValues; problem: string | null; extras: Pick<ImportedRow, 'warnings' | 'custom'> }[];
+    records: ReadRecord[];
   } {
     const file = input.csv !== undefined || input.csvBase64 !== undefined;
     if (input.csv !== undefined && input.csvBase64 !== undefined) {
@@ -192,20 +210,44 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       const table = parseCsv(input.csvBase64 !== undefined ? bytesOfBase64(input.csvBase64) : input.csv!);
       const sources = resolveColumns(table.headers, input.columns, table.mapping);
       const { rows, unmapped } = leadRowsOf(table, sources);
+      // The time zone (or a single-zone country) is read by its header name, beside the lead fields. The zone column
+      // is read, so it is neither `unmapped` nor a row's `custom`; a country column stays both (it is not saved as such).
+      const zones = zoneSources(table.headers, new Set(LEAD_FIELDS.flatMap((f) => sources[f])));
+      const read = (h: string) => h === zones.timeZone;
+      const withoutZone = (custom: Record<string, string>) => Object.fromEntries(Object.entries(custom).filter(([h]) => !read(h)));
+      const answersZone = zones.timeZone !== null || zones.country !== null;
       return {
         headers: table.headers,
         columns: columnLabels(sources),
-        reading: { encoding: table.encoding, delimiter: table.delimiter, headerRow: table.headerRow, mapping: sources, unmapped },
-        records: rows.map((r) => ({ row: r.line, values: r.values, problem: r.problem, extras: { warnings: r.warnings, custom: r.custom } })),
+        reading: {
+          encoding: table.encoding,
+          delimiter: table.delimiter,
+          headerRow: table.headerRow,
+          mapping: sources,
+          unmapped: unmapped.filter((h) => !read(h)),
+        },
+        records: rows.map((r, i) => {
+          const zone = zoneOfRow(table.rows[i].cells, zones);
+          return {
+            row: r.line,
+            values: r.values,
+            problem: r.problem,
+            zoneProblem: zone.problem,
+            timeZone: zone.timeZone,
+            extras: { warnings: r.warnings, custom: withoutZone(r.custom), ...(answersZone ? { timeZone: zone.timeZone } : {}) },
+          };
+        }),
       };
     }
     if (!input.leads || input.leads.length === 0)
       throw badRequest('invalid_request', 'csv: give the CSV text as csv, or its bytes as csvBase64 (or leads, one object per lead)', { field: 'csv' });
     const columns = Object.fromEntries(LEAD_FIELDS.map((f) => [f, f])) as Record<LeadField, string>;
-    const records = input.leads.map((l, i) => ({
+    const records = input.leads.map((l, i): ReadRecord => ({
       row: i + 1,
       values: valuesOf(Object.fromEntries(LEAD_FIELDS.map((f) => [f, l[f] ?? ''])), columns),
       problem: null,
+      zoneProblem: null,
+      timeZone: null,
       extras: {},
     }));
     return { headers: [...LEAD_FIELDS] as string[], columns, reading: {}, records };
@@ -223,7 +265,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
     return transact(options, async (trx) => {
       await repo.lockWorkspaceLeadWrites(trx, workspaceId);
       const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId);
-      const rows = records.map((r) => ({ ...r, problem: r.problem ?? rowProblem(r.values), keys: keysOfValues(r.values) }));
+      const rows = records.map((r) => ({ ...r, problem: r.problem ?? rowProblem(r.values) ?? r.zoneProblem, keys: keysOfValues(r.values) }));
       const valid = rows.filter((r) => r.problem === null);
       const existing = await repo.findSamePersonLeads(
         trx,
@@ -271,6 +313,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
           email: r.values.email,
           linkedin_url: r.values.linkedinUrl === null ? null : withScheme(r.values.linkedinUrl),
           username: r.values.xUsername?.replace(/^@/, '') ?? null,
+          time_zone: r.timeZone,
           stage: 'queued',
           ...(sequence ? queuedLane(sequence.id, account?.id ?? null, now) : { account_id: account?.id ?? null, next_action_at: null }),
           created_at: now,

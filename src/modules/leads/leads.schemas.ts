@@ -89,7 +89,8 @@ export const ImportLeadsBody = Type.Object(
           'CSV text (give it or `csvBase64`, not both: 400 naming both); its header row names the columns. At most 2,000 rows and 512 KiB ' +
           '(400 `import_too_large` names the bound). The delimiter (comma, semicolon, tab or pipe) is told from the file; a preamble before ' +
           'the header row is skipped. Columns named person, company, title, email, linkedinUrl and xUsername are read, and the headers of ' +
-          'common exports in English, German, French and Spanish (First Name + Last Name, E-Mail, Vorname, Prénom, Twitter Url…).',
+          'common exports in English, German, French and Spanish (First Name + Last Name, E-Mail, Vorname, Prénom, Twitter Url…), ' +
+          'and a timeZone (IANA) or Country column.',
       }),
     ),
     csvBase64: Type.Optional(
@@ -188,6 +189,14 @@ export const ImportLeadsResponse = Type.Object({
         Type.Record(Type.String(), Type.String(), {
           'x-extension': true,
           description: "a file only: the row's non-empty cells of columns no field reads, by header as written (not saved)",
+        }),
+      ),
+      timeZone: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], {
+          'x-extension': true,
+          description:
+            "a file with a time zone or country column only: the person's IANA zone as saved; null when blank or the country has " +
+            'several zones. A zone that is no IANA name makes the row invalid (its reason names timeZone)',
         }),
       ),
     }),

@@ -15,7 +15,19 @@ export async function listSequencesWithLeadCounts(db: Database, workspaceId: str
   return db
     .selectFrom('sequences as s')
     .leftJoin(counts, 'c.sequence_id', 's.id')
-    .select(['s.id', 's.name', 's.status', 's.revision', 's.approved_revision', 's.approved_at', 's.channels', 's.steps', 's.approved_steps', 'c.lead_count'])
+    .select([
+      's.id',
+      's.name',
+      's.status',
+      's.revision',
+      's.approved_revision',
+      's.approved_at',
+      's.channels',
+      's.steps',
+      's.approved_steps',
+      's.send_in_lead_hours',
+      'c.lead_count',
+    ])
     .where('s.workspace_id', '=', workspaceId)
     .$if(onlySequenceId !== undefined, (q) => q.where('s.id', '=', onlySequenceId!))
     .orderBy('s.created_at')
@@ -49,7 +61,7 @@ export async function hasXAccount(db: Database, workspaceId: string) {
 }
 
 /** The sequence row authoring answers; status changes read it through the same lock. */
-export const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision', 'approved_at', 'channels', 'steps'] as const;
+export const sequenceColumns = ['id', 'name', 'status', 'revision', 'approved_revision', 'approved_at', 'channels', 'steps', 'send_in_lead_hours'] as const;
 
 /** Authoring edits and approvals of one sequence serialize here, and so do status changes (they lock the same row). */
 export async function lockSequence(db: Database, workspaceId: string, sequenceId: string) {

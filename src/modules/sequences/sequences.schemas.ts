@@ -47,6 +47,12 @@ export const Sequence = Type.Object(
     leadCount: Type.Integer({ minimum: 0, description: 'exact number of leads enrolled in the sequence' }),
     channels: Type.Array(Type.String()),
     steps: Type.Array(SequenceStep),
+    sendInLeadHours: Type.Optional(
+      Type.Boolean({
+        'x-extension': true,
+        description: "true: steps go in the sending hours of the lead's own time zone (without one: the account's); answered only when true",
+      }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -172,6 +172,8 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
         channels,
         steps,
         approvedSteps: r.approved_steps === null ? null : storedSteps(r.approved_steps).map((s, i) => toStep(s, i)),
+        // An extension of the spec's object, answered only when set: a sequence without it reads as the spec's.
+        ...(r.send_in_lead_hours ? { sendInLeadHours: true as const } : {}),
       };
     });
   }

@@ -509,8 +509,23 @@ describe('OpenAPI description of the sequence operations', () => {
     expect(patchOp.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['x-workspace-client', 'id']));
     const seq = listOp.responses['200'].content['application/json'].schema.properties.sequences.items;
     expect(Object.keys(seq.properties).sort()).toEqual(
-      ['approvedAt', 'approvedRevision', 'channels', 'executionBlockReason', 'id', 'leadCount', 'name', 'revision', 'status', 'steps'].sort(),
+      [
+        'approvedAt',
+        'approvedRevision',
+        'channels',
+        'executionBlockReason',
+        'id',
+        'leadCount',
+        'name',
+        'revision',
+        'status',
+        'steps',
+        'sendInLeadHours',
+      ].sort(),
     );
+    // The one field beyond the spec's (issue 39 §5): optional, marked as an extension.
+    expect(seq.properties.sendInLeadHours['x-extension']).toBe(true);
+    expect(seq.required).not.toContain('sendInLeadHours');
     expect(Object.keys(seq.properties.steps.items.properties).sort()).toEqual([
       'actions',
       'delayDays',

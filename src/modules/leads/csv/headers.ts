@@ -179,6 +179,27 @@ const NAMES: Record<Exclude<LeadField, 'person'>, string[]> = {
 };
 
 /**
+ * Columns the import reads by name besides the lead fields (they are not in LEAD_FIELDS, so no API mapping, console
+ * picker or typed client changes): the person's IANA time zone, and a country that may stand for it
+ * (leads.import.rules.ts `zoneOfRow`). Not counted as known header names for finding the header row.
+ */
+// `timeZone`, `time zone`, `Timezone` and `time_zone` are one name (headerKey).
+export const TIME_ZONE_HEADERS = keys('time zone', 'tz', 'zeitzone', 'fuseau horaire', 'zona horaria', 'iana time zone');
+export const COUNTRY_HEADERS = keys('country', 'country name', 'country/region', 'land', 'pays', 'país');
+
+/** The zone and country columns of a header row (the first of each list the file has), not counting `used` ones. */
+export function zoneSources(headers: readonly string[], used: ReadonlySet<string> = new Set()): { timeZone: string | null; country: string | null } {
+  const pick = (names: string[]) => {
+    for (const name of names) {
+      const h = headers.find((x) => !used.has(x) && headerKey(x) === name);
+      if (h !== undefined) return h;
+    }
+    return null;
+  };
+  return { timeZone: pick(TIME_ZONE_HEADERS), country: pick(COUNTRY_HEADERS) };
+}
+
+/**
  * Generic headers (`URL`, `Profile URL`…) read as the LinkedIn profile only when their values are LinkedIn profile
  * URLs: LinkedIn's Connections.csv names its profile column `URL`, but elsewhere such a column is a website, and
  * Phantombuster's Sales Navigator `profileUrl` is a Sales Navigator page, not the profile.
