@@ -1,32 +1,18 @@
-import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { runCli } from '../helpers/cli-process.js';
 
 // `outreach leads import FILE` sends the file's bytes (csvBase64): the server tells the encoding and the delimiter,
 // and the CLI prints how it read the file (issue 39 §2). Files: test/fixtures/inputs (README.md there).
 
-const run = promisify(execFile);
-const bin = path.resolve('bin/outreach.js');
 const fixture = (name: string) => path.resolve('test/fixtures/inputs', name);
 let t: TestApp;
 let url: string;
 let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 
-async function cli(args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args, '--url', url], {
-      env: { ...process.env, OUTREACH_API_KEY: ws.key, LOG_LEVEL: 'silent' },
-      timeout: 120_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[]) => runCli([...args, '--url', url], { OUTREACH_API_KEY: ws.key }, { timeoutMs: 120_000 });
 
 beforeAll(async () => {
   t = await buildTestApp();

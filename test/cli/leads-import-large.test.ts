@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { runCli } from '../helpers/cli-process.js';
 import { insertLead } from '../helpers/factories.js';
 
 // `outreach leads import FILE` for a file past one request's bound (issue 39 §2): sent in batches of whole records,
@@ -72,21 +71,9 @@ async function workspace(name: string) {
   await insertLead(t.db, ws.workspaceId, { person: 'Gone', email: 'gone@acme.example', opted_out_at: new Date('2026-11-01T00:00:00Z') });
   return ws;
 }
-const run = promisify(execFile);
-/** `outreach leads import FILE ARGS` as a child process (test/helpers/cli-process.ts, with room for 5,000 rows of --json). */
-async function cli(key: string, args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [path.resolve('bin/outreach.js'), 'leads', 'import', file, ...args, '--url', url], {
-      env: { ...process.env, OUTREACH_API_KEY: key, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1' },
-      timeout: 90_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+/** `outreach leads import FILE ARGS` as a child process, with room for 5,000 rows of --json. */
+const cli = (key: string, args: string[]) =>
+  runCli(['leads', 'import', file, ...args, '--url', url], { OUTREACH_API_KEY: key }, { timeoutMs: 90_000, maxBuffer: 64 * 1024 * 1024 });
 const leadsOf = (workspaceId: string) =>
   t.db.selectFrom('leads').select(['person', 'company', 'email']).where('workspace_id', '=', workspaceId).orderBy('email').execute();
 
