@@ -37,6 +37,11 @@ interface GatewayRelation {
   public_identifier?: string;
   created_at?: number | string;
 }
+/**
+ * A relation's public identifier as the person's key (domain/linkedin-profile.ts: any case, raw or percent-encoded,
+ * NFC), the key a lead's address gives; null when it is not one.
+ */
+const relationPublicId = (id: string) => publicIdentifierOf(`https://www.linkedin.com/in/${id}`);
 interface Page<T> {
   items?: T[];
   cursor?: string | null;
@@ -132,7 +137,7 @@ export function createLinkedinWatcher(deps: LinkedinWatcherDeps) {
     const byProvider = new Map(awaiting.filter((l) => l.linkedin_provider_id).map((l) => [l.linkedin_provider_id!, l]));
     const byPublicId = new Map<string, repo.LinkedinLead>();
     for (const l of awaiting) {
-      const id = publicIdentifierOf(l.linkedin_url)?.toLowerCase();
+      const id = publicIdentifierOf(l.linkedin_url);
       if (id) byPublicId.set(id, l);
     }
     const earliest = Math.min(...awaiting.map((l) => new Date(l.invited_at!).getTime()));
@@ -146,7 +151,8 @@ export function createLinkedinWatcher(deps: LinkedinWatcherDeps) {
       const items = answer.body?.items ?? [];
       let older = false;
       for (const r of items) {
-        const lead = (r.member_id && byProvider.get(r.member_id)) || (r.public_identifier && byPublicId.get(r.public_identifier.toLowerCase())) || null;
+        const lead =
+          (r.member_id && byProvider.get(r.member_id)) || (r.public_identifier && byPublicId.get(relationPublicId(r.public_identifier) ?? '')) || null;
         const at = gatewayTime(r.created_at);
         if (lead && !found.has(lead.id)) found.set(lead.id, { lead, at: at && at.getTime() <= ctx.now.getTime() ? at : ctx.now });
         // Newest first: a connection made before the earliest invitation cannot be an acceptance of ours.

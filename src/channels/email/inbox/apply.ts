@@ -1,4 +1,5 @@
 import type { Database } from '../../../db/database.js';
+import { emailKey } from '../../../domain/identity.js';
 import { insertLedgerEntry } from '../../../domain/ledger.repository.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut } from '../../../domain/opt-out.js';
 import { countSoftBounce, suppress } from '../../../domain/suppression.js';
@@ -130,7 +131,8 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
       }
     }
     // The message failed for good: the lead fails while that is still its address (a corrected address keeps it going).
-    const stillItsAddress = !address || (lead.email ?? '').trim().toLowerCase() === address;
+    // Compared by identity key (domain/identity.ts): `XN--…` and `…example.com.` are still its address.
+    const stillItsAddress = !address || emailKey(lead.email ?? '') === emailKey(address);
     if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId: lead.id, now: ctx.now }))) {
       await recordReport('bounced', { severity: r.severity, bounceReason: r.reason });
       effects.unshift('lead_failed');

@@ -1,5 +1,6 @@
 import type { ParsedMail } from 'mailparser';
 import { classifyReplyText, type ReplyVerdict } from '../../../domain/classify.js';
+import { emailKey } from '../../../domain/identity.js';
 import type { Database } from '../../../db/database.js';
 import type { TextCipher } from '../../../lib/crypto.js';
 import { readUnsubscribeToken } from '../send/unsubscribe-token.js';
@@ -26,6 +27,9 @@ export interface Decision {
 }
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** One address however it is spelled (case, spaces, an IDN domain in Unicode or ASCII, a final dot): domain/identity.ts. */
+const sameAddress = (a: string | null, b: string | null) => !!a && !!b && emailKey(a) === emailKey(b);
 
 const clip = (s: string | null | undefined) => (s ? s.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS) || null : null);
 
@@ -104,7 +108,7 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     by: tokenLead ? 'token' : byThread ? 'thread' : 'address',
   };
   // Threaded to a message we sent to the very address that answers (opt-out by reply text needs it).
-  const tiedToOurMessage = !!byThread && byThread.leadId === leadId && !!head.from && sentTo === head.from && !dmarcFail;
+  const tiedToOurMessage = !!byThread && byThread.leadId === leadId && sameAddress(sentTo, head.from) && !dmarcFail;
 
   if (tokenLead && !dmarcFail) return { verdict: { kind: 'unsubscribe', tie, reason: 'mailto_token' }, excerpt: null };
   // An automatic message counts only when threaded to our message, and when the provider does not say it is forged.
@@ -115,7 +119,7 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
   if (b === 'unparseable') return { verdict: { kind: 'unparseable', reason: 'body', tie }, excerpt: null };
   // A message not yet asked: a gateway's error written as a threaded reply is still a bounce. From the very address
   // we wrote to, text alone never makes one (reports.ts), and its shape was asked above: the scan is skipped.
-  if (!report && !(head.from && head.from === sentTo)) {
+  if (!report && !sameAddress(head.from, sentTo)) {
     report = readReport(b.mail, b.source, { ...hints, sentTo });
     if (report) return reportDecision(report);
   }

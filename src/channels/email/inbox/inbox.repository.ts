@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../../db/database.js';
+import { isSamePerson } from '../../../domain/identity.js';
 import type { TextCipher } from '../../../lib/crypto.js';
 import type { MailboxHealth } from '../mailboxes/mailboxes.schemas.js';
 
@@ -239,15 +240,16 @@ export async function leadOfWorkspace(db: Database, workspaceId: string, leadId:
 }
 
 /**
- * A contacted lead of the workspace with this address: the one this mailbox wrote to first, then the one last
- * e-mailed, then the one last messaged on any channel.
+ * A contacted lead of the workspace with this address, however either is spelled (its e-mail identity key,
+ * domain/identity.ts): the one this mailbox wrote to first, then the one last e-mailed, then the one last messaged on
+ * any channel.
  */
 export async function contactedLeadByAddress(db: Database, workspaceId: string, address: string, mailboxId: string): Promise<string | null> {
   const r = await db
     .selectFrom('leads')
     .select('id')
     .where('workspace_id', '=', workspaceId)
-    .where(sql<boolean>`lower(email) = ${address.toLowerCase()}`)
+    .where((eb) => isSamePerson(eb, workspaceId, [{ email: address, linkedinUrl: null, xUserId: null }]))
     .where((eb) => eb.or([eb('messaged_at', 'is not', null), eb('invited_at', 'is not', null)]))
     .orderBy(sql`(mailbox_id IS NOT DISTINCT FROM ${mailboxId}) DESC`)
     .orderBy(sql`(last_message_channel = 'email') DESC`)

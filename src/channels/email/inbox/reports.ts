@@ -1,4 +1,5 @@
 import type { ParsedMail } from 'mailparser';
+import { emailKey } from '../../../domain/identity.js';
 import { readFeedbackReport } from './arf.js';
 import {
   FEEDBACK_TYPE_RULES,
@@ -527,7 +528,7 @@ const FINAL_PHRASES = [
 export function readReport(mail: ParsedMail, source: Buffer, h: ReportHints & { sentTo: string | null }): ReportVerdict | null {
   const walk = walkMime(source);
   const own = mail.messageId ? idFrom(mail.messageId) : null;
-  const fromPerson = h.sentTo !== null && h.from !== null && h.from === h.sentTo.toLowerCase();
+  const fromPerson = h.sentTo !== null && h.from !== null && emailKey(h.from) === emailKey(h.sentTo);
 
   // Complaints.
   const isArf =
