@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import scalarApiReference, { type ApiReferenceConfiguration } from '@scalar/fastify-api-reference';
+import type { ApiReferenceConfiguration } from '@scalar/fastify-api-reference';
 import { escapeHtml, renderMarkdown } from '../docs/markdown.js';
 
 // src/app/plugins and dist/app/plugins are both three levels below the package root, where docs/ lives.
@@ -173,6 +173,9 @@ export async function registerDocs(app: FastifyInstance, apiPrefix: string): Pro
     docs.get('/docs/js/start.js', { schema: { hide: true }, logLevel: 'warn' }, async (_req, reply) =>
       reply.type('application/javascript; charset=utf-8').send(START_SCRIPT),
     );
+    // Loaded here, not at the top: every CLI command imports the app's modules, and this bundle alone is ~40 MB of
+    // memory (the CLI's peak RSS, issue 39 §2).
+    const { default: scalarApiReference } = await import('@scalar/fastify-api-reference');
     await docs.register(scalarApiReference, { routePrefix: '/docs', logLevel: 'warn', configuration });
   });
 }

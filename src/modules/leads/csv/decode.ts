@@ -25,6 +25,8 @@ export interface DecodedText {
 export const MIN_CONFIDENCE = 50;
 export const LATIN1_MIN_CONFIDENCE = 20;
 const LATIN1_FAMILY = new Set(['iso-8859-1', 'iso-8859-15', 'windows-1252']);
+/** How many bytes from the start of the file the detector reads. */
+const DETECT_SAMPLE_BYTES = 64 * 1024;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** A UTF-8 multi-byte sequence, in bytes read as Latin-1. */
@@ -70,7 +72,9 @@ export function decodeCsvBytes(bytes: Buffer): DecodedText {
   const utf16 = utf16WithoutBom(bytes);
   if (utf16) return { text: iconv.decode(bytes, utf16), encoding: utf16 };
 
-  const best = chardet.analyse(bytes)[0];
+  // The detector reads a sample (its docs suggest one for large files): on a whole file of many MB it allocates
+  // several times the file's size. The whole file is still checked below (two encodings, bytes the guess lacks).
+  const best = chardet.analyse(bytes.length > DETECT_SAMPLE_BYTES ? bytes.subarray(0, DETECT_SAMPLE_BYTES) : bytes)[0];
   if (!best) throw refuse('an unknown encoding');
   const name = best.name.toLowerCase();
   if (name === 'utf-8') throw refuse('UTF-8 with bytes that are not UTF-8');

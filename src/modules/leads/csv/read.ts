@@ -3,7 +3,7 @@ import type { LeadField, LeadValues } from '../leads.import.rules.js';
 import { decodeCsvBytes } from './decode.js';
 import { defaultSources, knownHeaderCount, type FieldSources } from './headers.js';
 import { sniffDelimiter, type Delimiter } from './sniff.js';
-import { isBlankRecord, tokenizeCsv } from './tokenize.js';
+import { forEachCsvRecord, isBlankRecord, type CsvRecord } from './tokenize.js';
 
 // The one reader of lead files, for the API (`csv` text or `csvBase64` bytes), the console and the CLI: bytes to
 // text (decode.ts), the delimiter (sniff.ts), lenient records (tokenize.ts), the header row past any preamble, and
@@ -68,45 +68,72 @@ export function readCsv(input: Buffer | string, options: ReadCsvOptions = {}): C
   const decoded = typeof input === 'string' ? { text: input.replace(/^\ufeff/, ''), encoding: 'utf-8' } : decodeCsvBytes(input);
   const { text, encoding } = decoded;
   const delimiter = sniffDelimiter(text);
-  const records = tokenizeCsv(text, delimiter).filter((r) => !isBlankRecord(r));
-  if (records.length === 0) {
-    throw badRequest('invalid_csv', 'csv: the file is empty; its first row names the columns (person, company, title, email, linkedinUrl)', {
-      field: 'csv',
-    });
-  }
-  const headerIndex = Math.max(
-    0,
-    records.slice(0, HEADER_SEARCH_ROWS).findIndex((r) => r.error === null && knownHeaderCount(r.cells) >= 2),
-  );
-  const header = records[headerIndex];
-  if (header.error !== null) throw badRequest('invalid_csv', `csv: the header row (line ${header.line}) cannot be read: ${header.error}`, { field: 'csv' });
 
-  const data = records.slice(headerIndex + 1);
-  if (limits && data.length > limits.rows) throw tooLarge(`has more than ${limits.rows.toLocaleString('en-US')} rows`, limits);
-
-  // Names: trimmed, a blank one `column N`, a repeated one `Name (2)`.
-  const seen = new Map<string, number>();
-  let headers = header.cells.map((cell, i) => {
-    const name = cell.trim() || `column ${i + 1}`;
-    const times = (seen.get(name) ?? 0) + 1;
-    seen.set(name, times);
-    return times === 1 ? name : `${name} (${times})`;
-  });
-  const blank = new Set(header.cells.flatMap((c, i) => (c.trim() === '' ? [i] : [])));
-  // A column with no name and no value anywhere (Excel's trailing `,,,`) is no column.
-  const empty = new Set([...blank].filter((i) => data.every((r) => (r.cells[i] ?? '') === '')));
-  const keep = headers.map((_, i) => !empty.has(i));
-  const width = header.cells.length;
-  headers = headers.filter((_, i) => keep[i]);
-
-  const rows: CsvRow[] = data.map((r) => {
+  // One pass over the records, each made a row as it is read (the file's records are never all held beside its
+  // rows): the first rows are kept until the header row is found among them (skipping blank rows throughout).
+  const head: CsvRecord[] = [];
+  let header: CsvRecord | null = null;
+  let names: string[] = [];
+  let width = 0;
+  /** Columns with no name, and those of them with a value in some row. */
+  let blank: number[] = [];
+  const valued = new Set<number>();
+  const rows: CsvRow[] = [];
+  const addRow = (r: CsvRecord) => {
+    if (limits && rows.length >= limits.rows) throw tooLarge(`has more than ${limits.rows.toLocaleString('en-US')} rows`, limits);
     const cells: Record<string, string> = {};
-    let k = 0;
-    for (let i = 0; i < width; i++) if (keep[i]) cells[headers[k++]] = r.cells[i] ?? '';
-    return { line: r.line, cells, extra: r.cells.slice(width).filter((c) => c !== ''), problem: r.error };
+    for (let i = 0; i < width; i++) cells[names[i]] = r.cells[i] ?? '';
+    for (const i of blank) if ((r.cells[i] ?? '') !== '') valued.add(i);
+    rows.push({ line: r.line, cells, extra: r.cells.slice(width).filter((c) => c !== ''), problem: r.error });
+  };
+  const chooseHeader = () => {
+    const index = Math.max(
+      0,
+      head.findIndex((r) => r.error === null && knownHeaderCount(r.cells) >= 2),
+    );
+    header = head[index];
+    if (header.error !== null) throw badRequest('invalid_csv', `csv: the header row (line ${header.line}) cannot be read: ${header.error}`, { field: 'csv' });
+    // Names: trimmed, a blank one `column N`, a repeated one `Name (2)`.
+    const seen = new Map<string, number>();
+    names = header.cells.map((cell, i) => {
+      const name = cell.trim() || `column ${i + 1}`;
+      const times = (seen.get(name) ?? 0) + 1;
+      seen.set(name, times);
+      return times === 1 ? name : `${name} (${times})`;
+    });
+    width = header.cells.length;
+    blank = header.cells.flatMap((c, i) => (c.trim() === '' ? [i] : []));
+    for (const r of head.slice(index + 1)) addRow(r);
+    head.length = 0;
+  };
+  forEachCsvRecord(text, delimiter, (r) => {
+    if (isBlankRecord(r)) return;
+    if (header) return addRow(r);
+    head.push(r);
+    if (head.length === HEADER_SEARCH_ROWS) chooseHeader();
   });
+  if (!header) {
+    if (head.length === 0) {
+      throw badRequest('invalid_csv', 'csv: the file is empty; its first row names the columns (person, company, title, email, linkedinUrl)', {
+        field: 'csv',
+      });
+    }
+    chooseHeader();
+  }
+  const headerLine = (header as CsvRecord | null)!.line;
+
+  // A column with no name and no value anywhere (Excel's trailing `,,,`) is no column.
+  const empty = new Set(blank.filter((i) => !valued.has(i)));
+  const headers = names.filter((_, i) => !empty.has(i));
+  if (empty.size > 0) {
+    for (const row of rows) {
+      const cells: Record<string, string> = {};
+      for (const h of headers) cells[h] = row.cells[h];
+      row.cells = cells;
+    }
+  }
   const mapping = defaultSources(headers, (h) => rows.slice(0, SAMPLE_ROWS).map((r) => r.cells[h] ?? ''));
-  return { encoding, delimiter, headerRow: header.line, headers, rows, mapping };
+  return { encoding, delimiter, headerRow: headerLine, headers, rows, mapping };
 }
 
 /** One row read as a lead. */

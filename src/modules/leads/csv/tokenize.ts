@@ -40,11 +40,21 @@ function controlProblem(cells: string[], delimiter: string): string | null {
  */
 export function tokenizeCsv(text: string, delimiter: string, maxRecords = Infinity): CsvRecord[] {
   const records: CsvRecord[] = [];
+  forEachCsvRecord(text, delimiter, (r) => records.push(r), maxRecords);
+  return records;
+}
+
+/**
+ * `tokenizeCsv` one record at a time: `onRecord` gets each record as it is read and none is kept here (a reader
+ * that turns records into rows holds one of them at a time, not every record of the file besides its rows).
+ */
+export function forEachCsvRecord(text: string, delimiter: string, onRecord: (record: CsvRecord) => void, maxRecords = Infinity): void {
+  let count = 0;
   const n = text.length;
   let i = 0;
   let line = 1;
   const isBlank = (c: string | undefined) => c === ' ' || (c === '\t' && delimiter !== '\t');
-  while (i < n && records.length < maxRecords) {
+  while (i < n && count < maxRecords) {
     const startLine = line;
     const startIndex = i;
     const cells: string[] = [];
@@ -104,7 +114,8 @@ export function tokenizeCsv(text: string, delimiter: string, maxRecords = Infini
       break;
     }
     if (unclosed) {
-      records.push({ line: startLine, cells: [], error: `a quoted field that starts on line ${startLine} is never closed (a " is missing)` });
+      count++;
+      onRecord({ line: startLine, cells: [], error: `a quoted field that starts on line ${startLine} is never closed (a " is missing)` });
       // Read on from the line after the record's first line.
       let k = startIndex;
       while (k < n && text[k] !== '\n' && text[k] !== '\r') k++;
@@ -112,9 +123,9 @@ export function tokenizeCsv(text: string, delimiter: string, maxRecords = Infini
       line = startLine + 1;
       continue;
     }
-    records.push({ line: startLine, cells, error: controlProblem(cells, delimiter) });
+    count++;
+    onRecord({ line: startLine, cells, error: controlProblem(cells, delimiter) });
   }
-  return records;
 }
 
 /** A record with no content: an empty line, or only delimiters and blanks. */
