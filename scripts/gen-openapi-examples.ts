@@ -257,6 +257,100 @@ examples['DELETE /api/v1/suppressions/{address}'] = {
   response: { removed: true, address: 'pat@initech.example', reason: 'bounced_hard', by: 'dana@acme.example' },
 };
 
+// Two leads, one person (docs/sequences-and-leads.md "Two leads, one person"): the demo world has no such pair.
+const twin = (id: string, f: Record<string, unknown>) => ({
+  id,
+  person: 'Rosa M',
+  company: 'Initech',
+  email: null,
+  linkedinUrl: null,
+  xUserId: null,
+  xUsername: null,
+  stage: 'queued',
+  sequenceId: null,
+  sequenceName: null,
+  sequenceDone: false,
+  optedOut: false,
+  optedOutAt: null,
+  createdAt: '2026-10-01T09:00:00.000Z',
+  ...f,
+});
+const ROSA_OLD = '0195a1c2-7d3e-7a10-9b2c-3d4e5f607182';
+const ROSA_NEW = '0195b7e4-1f20-7c31-8d42-5e6f70819203';
+const ROSA_SEQUENCE = '5b1f4a7c-2d3e-4f50-8a61-7b8c9d0e1f23';
+examples['GET /api/v1/leads/twins'] = {
+  status: 200,
+  response: {
+    returned: 1,
+    pairs: [
+      {
+        leadIds: [ROSA_OLD, ROSA_NEW],
+        sharedChannels: ['linkedin'],
+        leads: [
+          twin(ROSA_OLD, { linkedinUrl: 'https://www.linkedin.com/in/rosa-m', sequenceId: ROSA_SEQUENCE, sequenceName: 'LinkedIn intro' }),
+          twin(ROSA_NEW, {
+            person: 'Rosa Martínez',
+            email: 'rosa@martinez.example',
+            linkedinUrl: 'http://de.linkedin.com/in/Rosa-M/?trk=x',
+            optedOut: true,
+            optedOutAt: '2026-10-20T09:00:00.000Z',
+            sequenceDone: true,
+            createdAt: '2026-10-10T09:00:00.000Z',
+          }),
+        ],
+      },
+    ],
+    nextCursor: null,
+  },
+};
+examples['POST /api/v1/leads/twins/merge'] = {
+  request: { leadIds: [ROSA_NEW, ROSA_OLD] },
+  status: 200,
+  response: {
+    ok: true,
+    leadIds: [ROSA_OLD, ROSA_NEW],
+    decidedBy: 'api:8c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e',
+    decidedAt: '2026-11-21T12:00:00.000Z',
+    decision: 'merged',
+    survivorId: ROSA_OLD,
+    mergedLeadId: ROSA_NEW,
+    tookFields: ['email'],
+    optedOut: true,
+    optedOutLeadIds: [ROSA_OLD],
+    survivor: twin(ROSA_OLD, {
+      email: 'rosa@martinez.example',
+      linkedinUrl: 'https://www.linkedin.com/in/rosa-m',
+      stage: 'skipped',
+      sequenceId: ROSA_SEQUENCE,
+      sequenceName: 'LinkedIn intro',
+      sequenceDone: true,
+      optedOut: true,
+      optedOutAt: '2026-11-21T12:00:00.000Z',
+    }),
+    merged: twin(ROSA_NEW, {
+      person: 'Rosa Martínez',
+      email: 'rosa@martinez.example',
+      linkedinUrl: 'http://de.linkedin.com/in/Rosa-M/?trk=x',
+      stage: 'skipped',
+      sequenceDone: true,
+      optedOut: true,
+      optedOutAt: '2026-10-20T09:00:00.000Z',
+      createdAt: '2026-10-10T09:00:00.000Z',
+    }),
+  },
+};
+examples['POST /api/v1/leads/twins/distinct'] = {
+  request: { leadIds: ['0195c0a1-2b3c-7d4e-8f50-617283940a1b', '0195c0a1-5e6f-7a80-9b1c-2d3e4f5a6b7c'] },
+  status: 200,
+  response: {
+    ok: true,
+    leadIds: ['0195c0a1-2b3c-7d4e-8f50-617283940a1b', '0195c0a1-5e6f-7a80-9b1c-2d3e4f5a6b7c'],
+    decidedBy: 'api:8c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e',
+    decidedAt: '2026-11-21T12:00:00.000Z',
+    decision: 'distinct',
+  },
+};
+
 const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
 fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);
 console.log(`wrote ${Object.keys(sorted).length} examples to ${EXAMPLES_PATH}`);

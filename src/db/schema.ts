@@ -231,6 +231,8 @@ export interface LeadsTable {
   linkedin_chat_id: string | null;
   /** The person's IANA time zone, or null when unknown (migration 0037). */
   time_zone: string | null;
+  /** A file's unmapped columns, header (as written) -> text, or null for none (migration 0039; domain/custom-fields.ts). */
+  custom: Json<Record<string, string>> | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }
@@ -312,6 +314,20 @@ export interface LeadIdentitiesTable {
   key: string;
 }
 
+/**
+ * A decision on two leads the identity keys show to be one person (migration 0038; modules/leads/leads.twins.ts): the
+ * pair ordered (lead_a < lead_b), `merged` with the lead kept, or `distinct`; who decided and when.
+ */
+export interface LeadTwinDecisionsTable {
+  workspace_id: string;
+  lead_a: string;
+  lead_b: string;
+  decision: 'merged' | 'distinct';
+  survivor_id: string | null;
+  decided_by: string;
+  decided_at: Timestamp;
+}
+
 export interface DB {
   instance_settings: delivery.InstanceSettingsTable;
   workspaces: WorkspacesTable;
@@ -333,6 +349,7 @@ export interface DB {
   play_candidate_counts: PlayCandidateCountsTable;
   leads: LeadsTable;
   lead_identities: LeadIdentitiesTable;
+  lead_twin_decisions: LeadTwinDecisionsTable;
   activity: ActivityTable;
   replies: RepliesTable;
   webhooks: delivery.WebhooksTable;

@@ -18,8 +18,11 @@ export { isSuppressed } from './suppression.repository.js';
  * - `abuse_complaint`: a spam complaint (ARF or Microsoft's JMRP) in the inbox naming a message we sent to the person
  *   (docs/deliverability.md).
  * - `feedback_opt_out`: a feedback report of type `opt-out` (RFC 5965): the recipient asked their provider to stop it.
+ * - `merge`: two leads were merged as one person (modules/leads/leads.twins.ts) and one of them had opted out: the
+ *   stricter state wins, so the person is opted out through every lead.
  */
-export type OptOutVia = 'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console' | 'abuse_complaint' | 'feedback_opt_out';
+export type OptOutVia =
+  'reply_decision' | 'unsubscribe_link' | 'mailto_unsubscribe' | 'reply_text' | 'console' | 'abuse_complaint' | 'feedback_opt_out' | 'merge';
 
 /**
  * The suppression reason an opt-out records (docs/deliverability.md "The suppression list"): the person's own request
@@ -34,6 +37,7 @@ const SUPPRESSION_OF: Record<OptOutVia, SuppressionReason> = {
   console: 'opted_out',
   abuse_complaint: 'complaint',
   feedback_opt_out: 'unsubscribed',
+  merge: 'opted_out',
 };
 
 export interface OptOutRequest {

@@ -1,3 +1,4 @@
+import { customKey, customValue } from './custom-fields.js';
 import { splitName } from './names.js';
 import { canonicalField, nearestField, TEMPLATE_FIELDS, type TemplateField } from './template-aliases.js';
 
@@ -16,7 +17,12 @@ export interface TemplateLead {
   email: string | null;
   username: string | null;
   linkedinUrl: string | null;
+  /** The lead's custom fields (leads.custom), read by {{custom.<name>}}; absent or null: none. */
+  custom?: Record<string, string> | null;
 }
+
+/** {{custom.<name>}}: a column of the lead's imported file (domain/custom-fields.ts). */
+export type CustomField = `custom.${string}`;
 
 /** One thing in a template that would reach a lead as a broken placeholder. */
 export interface TemplateProblem {
@@ -178,10 +184,18 @@ const PATTERNS: Pattern[] = [
 ];
 
 /** Our placeholder's inside ("firstName", " contact.firstname | there "): its variable and fallback, or the problem. */
-function readPlaceholder(inner: string, token: string): { field: TemplateField; written: string; fallback: string | undefined } | Omit<Found, 'index'> {
+function readPlaceholder(
+  inner: string,
+  token: string,
+): { field: TemplateField | CustomField; written: string; fallback: string | undefined } | Omit<Found, 'index'> {
   const bar = inner.indexOf('|');
   const written = (bar < 0 ? inner : inner.slice(0, bar)).trim();
   const fallback = bar < 0 ? undefined : inner.slice(bar + 1);
+  // {{custom.<name>}}: any column name (its letters and digits are what counts); the lead's data decides at send time.
+  const custom = /^custom\s*\.\s*(.+)$/is.exec(written);
+  if (custom && customKey(custom[1]) !== '' && !(fallback !== undefined && FILTER.test(fallback))) {
+    return { field: `custom.${custom[1].trim()}`, written, fallback };
+  }
   if (!written || LOGIC.test(written)) {
     // The variable the logic tests ({{#if company}}, {{^firstName}}): a fallback says the same without logic.
     const tested = written.replace(/^[#/^>!&~@*=]\s*/, '').replace(/^(?:if|unless|each|with)\s+/, '');
@@ -203,7 +217,7 @@ function readPlaceholder(inner: string, token: string): { field: TemplateField; 
       kind: 'unknown',
       field: near,
       suggestion: ours(near),
-      message: `unknown placeholder {{${written}}}: ${near ? `did you mean {{${near}}}?` : `use one of ${KNOWN}`}`,
+      message: `unknown placeholder {{${written}}}: ${near ? `did you mean {{${near}}}?` : `use one of ${KNOWN}, or {{custom.<column>}} for a column of the imported file`}`,
     };
   }
   if (fallback !== undefined && FILTER.test(fallback)) {
@@ -277,8 +291,9 @@ export function templateProblems(text: string): TemplateProblem[] {
   return scan(text, 'template').map(({ token, message, suggestion }) => ({ token, message, suggestion }));
 }
 
-function fieldValue(lead: TemplateLead, field: TemplateField, name: () => ReturnType<typeof splitName>): string | null {
-  switch (field) {
+function fieldValue(lead: TemplateLead, field: TemplateField | CustomField, name: () => ReturnType<typeof splitName>): string | null {
+  if (field.startsWith('custom.')) return customValue(lead.custom, field.slice('custom.'.length));
+  switch (field as TemplateField) {
     case 'firstName':
       // Not confident ("Dr.", "👋", an e-mail address): missing, so the fallback is used or the step skips.
       return name().confident ? name().first : null;

@@ -113,7 +113,15 @@ export function prepareSend(
   const base = { step: row.current_step, kind: step.kind };
   if (step.kind === 'email' && !row.email) return { ok: false, detail: { ...base, reason: 'missing_email' } };
   if (X_KINDS.has(step.kind) && !row.x_user_id) return { ok: false, detail: { ...base, reason: 'missing_x_user_id' } };
-  const fields = { person: row.person, company: row.company, title: row.title, email: row.email, username: row.username, linkedinUrl: row.linkedin_url };
+  const fields = {
+    person: row.person,
+    company: row.company,
+    title: row.title,
+    email: row.email,
+    username: row.username,
+    linkedinUrl: row.linkedin_url,
+    custom: row.custom,
+  };
   let variantKey: string | null = null;
   let template = step.message ?? null;
   if (Array.isArray(step.variants) && step.variants.length > 0) {

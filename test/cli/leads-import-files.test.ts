@@ -38,7 +38,9 @@ describe('outreach leads import: files as tools export them', { timeout: 240_000
     expect(apollo.code, apollo.stderr).toBe(0);
     expect(apollo.stdout).toContain('person ← First Name + Last Name');
     expect(apollo.stdout).toContain('linkedinUrl ← Person Linkedin Url, xUsername ← Twitter Url');
-    expect(apollo.stdout).toMatch(/other columns \(kept per row as custom fields, not saved\): Company Name for Emails, .*Company Linkedin Url/);
+    expect(apollo.stdout).toMatch(
+      /other columns \(kept by each new lead as custom fields, {{custom.<name>}}\): Company Name for Emails, .*Company Linkedin Url/,
+    );
     const connections = await cli(['leads', 'import', fixture('50-linkedin-connections.csv'), '--dry-run']);
     expect(connections.stdout).toContain('header row on line 4');
     expect(connections.stdout).toContain('would import 2 of 2 row(s)');

@@ -165,7 +165,7 @@ describe('templateProblems: other tools’ syntax is refused, ours and prose pas
         token: '{{nickname}}',
         suggestion: null,
         message:
-          'unknown placeholder {{nickname}}: use one of {{firstName}}, {{lastName}}, {{fullName}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}',
+          'unknown placeholder {{nickname}}: use one of {{firstName}}, {{lastName}}, {{fullName}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}, or {{custom.<column>}} for a column of the imported file',
       },
     ]);
     expect(templateProblems('Hi {FirstName} at %COMPANY%, *|LNAME|*').map((p) => p.token)).toEqual(['{FirstName}', '%COMPANY%', '*|LNAME|*']);

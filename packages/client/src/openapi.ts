@@ -474,18 +474,18 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "id": "86459cb3-2f1a-4eb3-80b5-e279a1f5a4cf",
+                         *       "id": "5d3df89d-df42-4369-83d1-ddb6fea7adda",
                          *       "event": "lead.invited",
                          *       "data": {
                          *         "lead": {
-                         *           "id": "790094ca-5599-4cbe-bbe0-05d0b9fb2df5",
+                         *           "id": "e7f2a0e6-ee07-42a0-a821-58cfbd3bcb27",
                          *           "person": "Ada Lovelace",
                          *           "company": "Analytical Engines Ltd",
                          *           "title": "Founder",
                          *           "email": "ada@analytical-engines.example",
                          *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
                          *           "account": "onb_00000000-0000-4000-8000-000000000000",
-                         *           "sequenceId": "97b4852b-a4e2-406b-a269-8aa9b579b8fa",
+                         *           "sequenceId": "009708da-8680-4709-84f6-4b9db90f3324",
                          *           "stage": "invited"
                          *         },
                          *         "test": true,
@@ -1042,7 +1042,13 @@ export interface paths {
                          *             "email": "ann@initech.example",
                          *             "linkedinUrl": "https://www.linkedin.com/in/annlee",
                          *             "xUsername": null
-                         *           }
+                         *           },
+                         *           "name": {
+                         *             "first": "Ann",
+                         *             "last": "Lee"
+                         *           },
+                         *           "warnings": [],
+                         *           "custom": {}
                          *         },
                          *         {
                          *           "row": 3,
@@ -1057,9 +1063,37 @@ export interface paths {
                          *             "email": "not-an-email",
                          *             "linkedinUrl": null,
                          *             "xUsername": null
-                         *           }
+                         *           },
+                         *           "name": {
+                         *             "first": "Bad",
+                         *             "last": "Row"
+                         *           },
+                         *           "warnings": [],
+                         *           "custom": {}
                          *         }
-                         *       ]
+                         *       ],
+                         *       "encoding": "utf-8",
+                         *       "delimiter": ",",
+                         *       "headerRow": 1,
+                         *       "mapping": {
+                         *         "person": [
+                         *           "person"
+                         *         ],
+                         *         "company": [
+                         *           "company"
+                         *         ],
+                         *         "title": [
+                         *           "title"
+                         *         ],
+                         *         "email": [
+                         *           "email"
+                         *         ],
+                         *         "linkedinUrl": [
+                         *           "linkedinUrl"
+                         *         ],
+                         *         "xUsername": []
+                         *       },
+                         *       "unmapped": []
                          *     }
                          */
                         "application/json": {
@@ -1107,7 +1141,7 @@ export interface paths {
                                 xUsername: string[];
                             };
                             rows: {
-                                /** @description a file only: the row's non-empty cells of columns no field reads, by header as written (not saved) */
+                                /** @description a file only: the row's non-empty cells of columns no field reads, by header as written, as a new lead keeps them (custom fields, read by {{custom.<name>}}): at most 50, a name of at most 100 characters and a value of at most 2,000; `warnings` names a column dropped */
                                 custom?: {
                                     [key: string]: string;
                                 };
@@ -1123,6 +1157,11 @@ export interface paths {
                                     xUsername: string | null;
                                 };
                                 leadId: string | null;
+                                /** @description a row with a person: the given and family name {{firstName}} and {{lastName}} will use (honorifics, credentials and symbols dropped, "Last, First" turned round); first is null when no given name is certain (the fallback is used, or the step skipped) */
+                                name?: {
+                                    first: string | null;
+                                    last: string | null;
+                                };
                                 reason: string | null;
                                 /** @description the line of the file the row starts on (the header is line 1 unless a preamble precedes it) */
                                 row: number;
@@ -1139,8 +1178,873 @@ export interface paths {
                                 name: string;
                                 status: string;
                             } | null;
-                            /** @description a file only: columns no field read that hold a value; each row's `custom` carries them (not saved) */
+                            /** @description a file only: columns no field read that hold a value; each row's `custom` carries them, and a new lead keeps them as custom fields ({{custom.<name>}}) */
                             unmapped?: string[];
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leads/twins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pairs of leads that are one person, awaiting Merge or Not the same person (extension: not in the spec)
+         * @description Two leads of the workspace that share an identity key (the same e-mail, LinkedIn profile, X user or X handle, however spelled) and have no decision yet, each pair with both leads and the channels of the keys they share (not the keys). Both leads stay until a person decides; meanwhile an opt-out through either stops both. Ordered by lead ids; pass `nextCursor` as `after` until it is null. A lead merged into another is not listed. Honors X-Workspace-Client.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the previous page's nextCursor */
+                    after?: string;
+                    /** @description page size, 1 to 200 (default 50) */
+                    limit?: number;
+                };
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "returned": 1,
+                         *       "pairs": [
+                         *         {
+                         *           "leadIds": [
+                         *             "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182",
+                         *             "0195b7e4-1f20-7c31-8d42-5e6f70819203"
+                         *           ],
+                         *           "sharedChannels": [
+                         *             "linkedin"
+                         *           ],
+                         *           "leads": [
+                         *             {
+                         *               "id": "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182",
+                         *               "person": "Rosa M",
+                         *               "company": "Initech",
+                         *               "email": null,
+                         *               "linkedinUrl": "https://www.linkedin.com/in/rosa-m",
+                         *               "xUserId": null,
+                         *               "xUsername": null,
+                         *               "stage": "queued",
+                         *               "sequenceId": "5b1f4a7c-2d3e-4f50-8a61-7b8c9d0e1f23",
+                         *               "sequenceName": "LinkedIn intro",
+                         *               "sequenceDone": false,
+                         *               "optedOut": false,
+                         *               "optedOutAt": null,
+                         *               "createdAt": "2026-10-01T09:00:00.000Z"
+                         *             },
+                         *             {
+                         *               "id": "0195b7e4-1f20-7c31-8d42-5e6f70819203",
+                         *               "person": "Rosa Martínez",
+                         *               "company": "Initech",
+                         *               "email": "rosa@martinez.example",
+                         *               "linkedinUrl": "http://de.linkedin.com/in/Rosa-M/?trk=x",
+                         *               "xUserId": null,
+                         *               "xUsername": null,
+                         *               "stage": "queued",
+                         *               "sequenceId": null,
+                         *               "sequenceName": null,
+                         *               "sequenceDone": true,
+                         *               "optedOut": true,
+                         *               "optedOutAt": "2026-10-20T09:00:00.000Z",
+                         *               "createdAt": "2026-10-10T09:00:00.000Z"
+                         *             }
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            nextCursor: string | null;
+                            pairs: {
+                                /** @description the two leads, in id order */
+                                leadIds: string[];
+                                /** @description the two leads, in the order of leadIds */
+                                leads: {
+                                    company: string | null;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    email: string | null;
+                                    /** Format: uuid */
+                                    id: string;
+                                    linkedinUrl: string | null;
+                                    /** @description this lead itself carries an opt-out (optedOutAt) */
+                                    optedOut: boolean;
+                                    optedOutAt: string | null;
+                                    person: string | null;
+                                    /** @description the sequence is done or was stopped for this lead */
+                                    sequenceDone: boolean;
+                                    sequenceId: string | null;
+                                    sequenceName: string | null;
+                                    /** @enum {unknown} */
+                                    stage: "queued" | "resolving" | "invited" | "accepted" | "messaged" | "followed_up" | "replied" | "failed" | "skipped";
+                                    xUserId: string | null;
+                                    xUsername: string | null;
+                                }[];
+                                /** @description the channels of the identity keys the two leads share (the keys are not shown) */
+                                sharedChannels: ("email" | "linkedin" | "x" | "handle")[];
+                            }[];
+                            returned: number;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leads/twins/distinct": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that two leads sharing a key are not the same person (extension: not in the spec)
+         * @description The pair leaves the list of twins; both leads keep running. An opt-out still stops every lead with the shared key (a message to that mailbox or profile reaches whoever asked to stop). Each lead gets a `manual_override` ledger entry `{op: "not_same_person"}`. docs/sequences-and-leads.md "Two leads, one person: Merge or Not the same person". 404 `lead not found` for an id of no lead of this workspace; 409 `not_same_person` when the two share no identity key; 409 `twin_already_decided` (with `decision`, `decidedBy`, `decidedAt`) when the pair was decided before; 409 `lead_merged_away` for a lead merged into another. Recorded with who decided (`api:<key id>`). Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "leadIds": [
+                     *         "0195c0a1-2b3c-7d4e-8f50-617283940a1b",
+                     *         "0195c0a1-5e6f-7a80-9b1c-2d3e4f5a6b7c"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the two leads of the pair, in any order (ids of this workspace; another workspace’s id is 404) */
+                        leadIds: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "leadIds": [
+                         *         "0195c0a1-2b3c-7d4e-8f50-617283940a1b",
+                         *         "0195c0a1-5e6f-7a80-9b1c-2d3e4f5a6b7c"
+                         *       ],
+                         *       "decidedBy": "api:8c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                         *       "decidedAt": "2026-11-21T12:00:00.000Z",
+                         *       "decision": "distinct"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: date-time */
+                            decidedAt: string;
+                            /** @description who decided: `api:<key id>` or `console:<key id>` */
+                            decidedBy: string;
+                            /** @enum {string} */
+                            decision: "distinct";
+                            leadIds: string[];
+                            /** @enum {boolean} */
+                            ok: true;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leads/twins/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge two leads that are one person (extension: not in the spec)
+         * @description The survivor is `keep` or else the older lead; the other lead stops (automation stopped, nothing due, an uncontacted lead `skipped`; its row, sequence and history stay), so the person never runs in two sequences. The survivor takes the e-mail, LinkedIn URL and X identity it lacks from the other. If either lead opted out, the survivor is opted out (an opt-out wins). Each lead gets a `manual_override` ledger entry `{op: "merge"}`. Nothing is deleted. docs/sequences-and-leads.md "Two leads, one person: Merge or Not the same person". 404 `lead not found` for an id of no lead of this workspace; 409 `not_same_person` when the two share no identity key; 409 `twin_already_decided` (with `decision`, `decidedBy`, `decidedAt`) when the pair was decided before; 409 `lead_merged_away` for a lead merged into another. Recorded with who decided (`api:<key id>`). Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "leadIds": [
+                     *         "0195b7e4-1f20-7c31-8d42-5e6f70819203",
+                     *         "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the lead that survives (one of leadIds); absent: the older lead
+                         */
+                        keep?: string;
+                        /** @description the two leads of the pair, in any order (ids of this workspace; another workspace’s id is 404) */
+                        leadIds: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "leadIds": [
+                         *         "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182",
+                         *         "0195b7e4-1f20-7c31-8d42-5e6f70819203"
+                         *       ],
+                         *       "decidedBy": "api:8c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                         *       "decidedAt": "2026-11-21T12:00:00.000Z",
+                         *       "decision": "merged",
+                         *       "survivorId": "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182",
+                         *       "mergedLeadId": "0195b7e4-1f20-7c31-8d42-5e6f70819203",
+                         *       "tookFields": [
+                         *         "email"
+                         *       ],
+                         *       "optedOut": true,
+                         *       "optedOutLeadIds": [
+                         *         "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182"
+                         *       ],
+                         *       "survivor": {
+                         *         "id": "0195a1c2-7d3e-7a10-9b2c-3d4e5f607182",
+                         *         "person": "Rosa M",
+                         *         "company": "Initech",
+                         *         "email": "rosa@martinez.example",
+                         *         "linkedinUrl": "https://www.linkedin.com/in/rosa-m",
+                         *         "xUserId": null,
+                         *         "xUsername": null,
+                         *         "stage": "skipped",
+                         *         "sequenceId": "5b1f4a7c-2d3e-4f50-8a61-7b8c9d0e1f23",
+                         *         "sequenceName": "LinkedIn intro",
+                         *         "sequenceDone": true,
+                         *         "optedOut": true,
+                         *         "optedOutAt": "2026-11-21T12:00:00.000Z",
+                         *         "createdAt": "2026-10-01T09:00:00.000Z"
+                         *       },
+                         *       "merged": {
+                         *         "id": "0195b7e4-1f20-7c31-8d42-5e6f70819203",
+                         *         "person": "Rosa Martínez",
+                         *         "company": "Initech",
+                         *         "email": "rosa@martinez.example",
+                         *         "linkedinUrl": "http://de.linkedin.com/in/Rosa-M/?trk=x",
+                         *         "xUserId": null,
+                         *         "xUsername": null,
+                         *         "stage": "skipped",
+                         *         "sequenceId": null,
+                         *         "sequenceName": null,
+                         *         "sequenceDone": true,
+                         *         "optedOut": true,
+                         *         "optedOutAt": "2026-10-20T09:00:00.000Z",
+                         *         "createdAt": "2026-10-10T09:00:00.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: date-time */
+                            decidedAt: string;
+                            /** @description who decided: `api:<key id>` or `console:<key id>` */
+                            decidedBy: string;
+                            /** @enum {string} */
+                            decision: "merged";
+                            leadIds: string[];
+                            merged: {
+                                company: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                /** @description this lead itself carries an opt-out (optedOutAt) */
+                                optedOut: boolean;
+                                optedOutAt: string | null;
+                                person: string | null;
+                                /** @description the sequence is done or was stopped for this lead */
+                                sequenceDone: boolean;
+                                sequenceId: string | null;
+                                sequenceName: string | null;
+                                /** @enum {unknown} */
+                                stage: "queued" | "resolving" | "invited" | "accepted" | "messaged" | "followed_up" | "replied" | "failed" | "skipped";
+                                xUserId: string | null;
+                                xUsername: string | null;
+                            };
+                            /** Format: uuid */
+                            mergedLeadId: string;
+                            /** @enum {boolean} */
+                            ok: true;
+                            /** @description true: either lead's person had opted out, so the survivor is opted out */
+                            optedOut: boolean;
+                            /** @description the leads this merge opted out (empty when none was opted out or all already were) */
+                            optedOutLeadIds: string[];
+                            survivor: {
+                                company: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                linkedinUrl: string | null;
+                                /** @description this lead itself carries an opt-out (optedOutAt) */
+                                optedOut: boolean;
+                                optedOutAt: string | null;
+                                person: string | null;
+                                /** @description the sequence is done or was stopped for this lead */
+                                sequenceDone: boolean;
+                                sequenceId: string | null;
+                                sequenceName: string | null;
+                                /** @enum {unknown} */
+                                stage: "queued" | "resolving" | "invited" | "accepted" | "messaged" | "followed_up" | "replied" | "failed" | "skipped";
+                                xUserId: string | null;
+                                xUsername: string | null;
+                            };
+                            /** Format: uuid */
+                            survivorId: string;
+                            /** @description the contact fields the survivor took from the merged lead (only those it lacked) */
+                            tookFields: ("email" | "linkedinUrl" | "xUserId" | "xUsername")[];
                         };
                     };
                 };
@@ -1700,7 +2604,7 @@ export interface paths {
                          *         "status": "active",
                          *         "approved": true
                          *       },
-                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -2284,8 +3188,8 @@ export interface paths {
                          *             "status": "rejected",
                          *             "review": {
                          *               "decision": "not_a_good_fit",
-                         *               "reviewedAt": "2026-11-29T09:20:16.871Z",
-                         *               "by": "4586f991-cea1-4c01-8065-3880345519a7"
+                         *               "reviewedAt": "2026-11-29T16:21:41.627Z",
+                         *               "by": "a8f5e3d8-4f43-4d76-a171-ea08db4d1062"
                          *             }
                          *           }
                          *         }
@@ -2296,7 +3200,7 @@ export interface paths {
                          *         "goodFit": 40,
                          *         "notAGoodFit": 16
                          *       },
-                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -2583,12 +3487,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
                          *           "result": "enrolled",
-                         *           "leadId": "01a2269a-ecbc-738c-8a02-9c7852056177"
+                         *           "leadId": "01a2281c-bcaa-7b24-9989-786b85ad06f2"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -2859,20 +3763,20 @@ export interface paths {
                         /**
                          * @example {
                          *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
-                         *       "batchId": "01a2269a-ed1b-760c-b47c-baa1ce3f73dd",
+                         *       "batchId": "01a2281c-bce6-76d1-8e58-1f436db3d3de",
                          *       "requestId": "import-2026-11-24-001",
                          *       "replayed": false,
                          *       "results": [
                          *         {
                          *           "xUserId": "1790000000000000001",
                          *           "reference": "crm-42",
-                         *           "candidateId": "01a2269a-ed1b-7820-b86b-4be96caac2f7",
+                         *           "candidateId": "01a2281c-bce6-7e1d-a989-206373d44612",
                          *           "result": "imported"
                          *         },
                          *         {
                          *           "xUserId": "1790000000000000002",
                          *           "reference": null,
-                         *           "candidateId": "01a2269a-ed1b-7cee-a0d1-3bb154c83e59",
+                         *           "candidateId": "01a2281c-bce6-7440-8d84-ff35caf1f798",
                          *           "result": "imported"
                          *         }
                          *       ],
@@ -3135,16 +4039,16 @@ export interface paths {
                          *           "createdAt": "2026-11-03T13:29:00.000Z"
                          *         },
                          *         {
-                         *           "id": "01a2269a-ecbc-738c-8a02-9c7852056177",
+                         *           "id": "01a2281c-bcaa-7b24-9989-786b85ad06f2",
                          *           "name": "Aisha Kaur",
                          *           "xUserId": "1563012613259747456",
                          *           "username": "AKaur_126",
                          *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
                          *           "stage": "queued",
-                         *           "createdAt": "2026-11-29T09:20:17.083Z"
+                         *           "createdAt": "2026-11-29T16:21:41.674Z"
                          *         }
                          *       ],
-                         *       "nextCursor": "01a2269a-ecbc-738c-8a02-9c7852056177",
+                         *       "nextCursor": "01a2281c-bcaa-7b24-9989-786b85ad06f2",
                          *       "hasMore": true
                          *     }
                          */
@@ -3370,12 +4274,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "01d23e68-9967-4801-8676-8c64fc6a041f",
                          *           "result": "enrolled",
-                         *           "leadId": "01a2269a-ecf4-739d-9290-ee0a32397f6d"
+                         *           "leadId": "01a2281c-bccb-749c-85e4-04c84e0af7a3"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:41005/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3610,9 +4514,9 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "asOf": "2026-11-29T09:20:17.666Z",
+                         *       "asOf": "2026-11-29T16:21:41.920Z",
                          *       "period": {
-                         *         "since": "2026-11-22T09:20:17.666Z",
+                         *         "since": "2026-11-22T16:21:41.920Z",
                          *         "days": 7
                          *       },
                          *       "funnel": {
@@ -4269,8 +5173,8 @@ export interface paths {
                          *       "decision": "snooze",
                          *       "state": "snoozed",
                          *       "by": "api",
-                         *       "decidedAt": "2026-11-29T09:20:17.959Z",
-                         *       "snoozedUntil": "2026-12-02T09:20:17.959Z",
+                         *       "decidedAt": "2026-11-29T16:21:42.094Z",
+                         *       "snoozedUntil": "2026-12-02T16:21:42.094Z",
                          *       "messaged": false,
                          *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *       "optedOutLeadIds": []
@@ -8607,7 +9511,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "1563012613259747456",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-29T09:20:17.410Z",
+                         *           "checkedAt": "2026-11-29T16:21:41.820Z",
                          *           "reason": null,
                          *           "evidence": "public_relationship",
                          *           "reference": "crm-7",
@@ -8616,7 +9520,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "696519333",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-29T09:20:17.413Z",
+                         *           "checkedAt": "2026-11-29T16:21:41.822Z",
                          *           "reason": null,
                          *           "evidence": "follower_snapshot"
                          *         }
@@ -9539,10 +10443,10 @@ export interface paths {
                         /**
                          * @example {
                          *       "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68",
-                         *       "asOf": "2026-11-29T09:20:17.441Z",
+                         *       "asOf": "2026-11-29T16:21:41.834Z",
                          *       "accounts": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T09:20:17.448Z",
+                         *         "observedAt": "2026-11-29T16:21:41.838Z",
                          *         "data": {
                          *           "xAccounts": [
                          *             {
@@ -9586,7 +10490,7 @@ export interface paths {
                          *       },
                          *       "billing": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T09:20:17.450Z",
+                         *         "observedAt": "2026-11-29T16:21:41.841Z",
                          *         "data": {
                          *           "plan": "growth",
                          *           "status": "active"
@@ -9595,7 +10499,7 @@ export interface paths {
                          *       },
                          *       "energy": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T09:20:17.455Z",
+                         *         "observedAt": "2026-11-29T16:21:41.842Z",
                          *         "data": {
                          *           "balance": 739,
                          *           "dailyRefill": 1000,
@@ -9877,7 +10781,7 @@ export interface paths {
                          *         "xUserId": "1563012613259747456",
                          *         "username": "AKaur_126",
                          *         "name": "Aisha Kaur",
-                         *         "checkedAt": "2026-11-29T09:20:17.362Z",
+                         *         "checkedAt": "2026-11-29T16:21:41.808Z",
                          *         "evidence": "public_profile"
                          *       },
                          *       "provider": "publicdata",

@@ -24,7 +24,7 @@ export {
   type MailboxDomainReport,
   type RecordCheck,
 } from './deliverability/domain-checks.js';
-export { isDisposableDomain, isRoleAddress } from './deliverability/address-checks.js';
+export { isDisposableDomain, isRoleAddress, isWellFormedAddress } from './deliverability/address-checks.js';
 export { pausedMailboxes, type MailboxPause, type ResumeResult } from './deliverability/reputation.js';
 export { createInboundRecordsService, InboundRecordsError, type InboundPage, type InboundRecordView, type InboundRecordsService } from './inbox/records.js';
 export { INBOUND_VERDICTS, type InboundVerdict } from './inbox/verdict.js';

@@ -7,6 +7,7 @@ import { AppError } from '../../lib/errors.js';
 import { IMPORT_LIMITS, LEAD_FIELDS, readCsv, type CsvTable, type FieldSources, type ImportLeadsResult, type LeadField } from '../../modules/leads/index.js';
 import { CliError } from '../admin-backend.js';
 import { apiError, resolveApi, withApiOptions, type ApiOptions, type ApiTarget } from './api.js';
+import { registerLeadTwins } from './leads-twins.js';
 
 // `outreach leads import FILE` (issue 39 §2): a file of up to 100,000 rows, sent to POST /leads/import within the
 // API's bound (IMPORT_LIMITS). The file is read once here with the shared reader (readCsv: encoding, delimiter, header
@@ -68,8 +69,6 @@ export interface LeadFile {
   headerBytes: number;
   /** The mapping as sent with every batch (`columns`): one label per field, or null for none. */
   columns: Record<LeadField, string | null>;
-  /** The rows by the line they start on. */
-  rows: Map<number, CsvTable['rows'][number]>;
 }
 
 /** A cell that must be quoted to read back the same: a delimiter of any kind, a quote, a line break, edge blanks. */
@@ -114,7 +113,6 @@ export function readLeadFile(file: string, bytes: Buffer): LeadFile {
     headerLine,
     headerBytes: Buffer.byteLength(headerLine, 'utf8') + 1,
     columns: columnsOf(table.mapping),
-    rows: new Map(table.rows.map((r) => [r.line, r])),
   };
 }
 
@@ -194,6 +192,8 @@ export function checkBatches(file: LeadFile, plans: readonly BatchPlan[]) {
       // answered below as a batch that does not read as the file
     }
     const rows = read?.rows ?? [];
+    // The file's rows of this batch by the line they start on (one batch's worth at a time).
+    const byLine = new Map(file.table.rows.slice(plan.start, plan.end).map((r) => [r.line, r]));
     const same =
       read !== null &&
       read.delimiter === file.table.delimiter &&
@@ -202,7 +202,7 @@ export function checkBatches(file: LeadFile, plans: readonly BatchPlan[]) {
       rows.length === batch.lines.size &&
       rows.every((r) => {
         const line = batch.lines.get(r.line);
-        const original = line === undefined ? undefined : file.rows.get(line);
+        const original = line === undefined ? undefined : byLine.get(line);
         return (
           original !== undefined &&
           r.problem === original.problem &&
@@ -485,12 +485,14 @@ export async function runLeadsImport(
     sent++;
     // The API numbers rows (and names earlier rows in reasons) by the line of the batch: map them to the file's.
     const toFile = (line: number) => batch.lines.get(line) ?? line;
-    const answered = res.rows.map((r) => ({
-      ...r,
-      row: toFile(r.row),
-      reason: r.reason?.replace(/\bsame person as row (\d+)/, (_, line: string) => `same person as row ${toFile(Number(line))}`) ?? null,
-    }));
-    const batchRows = [...answered, ...batch.local].sort((a, b) => a.row - b.row).map((r) => (dryRun ? acrossBatches(r, seen) : r));
+    // The answer's rows are this run's own objects: renumbered in place, not copied (a batch's rows are dropped
+    // once counted, but for those the summary lists).
+    for (const r of res.rows) {
+      r.row = toFile(r.row);
+      r.reason = r.reason?.replace(/\bsame person as row (\d+)/, (_, line: string) => `same person as row ${toFile(Number(line))}`) ?? null;
+    }
+    const batchRows = (batch.local.length > 0 ? [...res.rows, ...batch.local] : res.rows).sort((a, b) => a.row - b.row);
+    if (dryRun) for (const [k, r] of batchRows.entries()) batchRows[k] = acrossBatches(r, seen);
     countRows(batchRows, counts);
     for (const r of batchRows) if (keep(r)) rows.push(r);
     for (const h of res.unmapped ?? []) unmapped.add(h);
@@ -554,7 +556,7 @@ function readingLines(r: ImportLeadsResult): string[] {
   return [
     `  read as ${r.encoding}, ${DELIMITER_WORDS[r.delimiter ?? ','] ?? r.delimiter}-delimited, header row on line ${r.headerRow ?? 1}`,
     `  columns: ${fields.join(', ')}`,
-    ...(r.unmapped?.length ? [`  other columns (kept per row as custom fields, not saved): ${r.unmapped.join(', ')}`] : []),
+    ...(r.unmapped?.length ? [`  other columns (kept by each new lead as custom fields, {{custom.<name>}}): ${r.unmapped.join(', ')}`] : []),
   ];
 }
 
@@ -582,6 +584,8 @@ export function summaryLines(file: string, r: LeadsImportResult): string[] {
 
 export function registerLeads(program: Command) {
   const leads = program.command('leads').description('cross-channel leads (person, company, e-mail, LinkedIn URL) through the API');
+  // `outreach leads twins` (list, merge, distinct): two leads that are one person (leads-twins.ts).
+  registerLeadTwins(leads);
   withApiOptions(
     leads
       .command('import')

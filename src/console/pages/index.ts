@@ -18,6 +18,7 @@ import { mailboxPages } from './mailbox.js';
 import { mailboxResumePages } from './mailbox-resume.js';
 import { mailboxConnectPages } from './mailbox-connect.js';
 import { suppressionsPages } from './suppressions.js';
+import { leadsTwinsPages } from './leads-twins.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -42,4 +43,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   mailboxResumePages(app, deps);
   mailboxConnectPages(app, deps);
   suppressionsPages(app, deps);
+  leadsTwinsPages(app, deps);
 }

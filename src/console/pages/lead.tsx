@@ -162,6 +162,30 @@ function Run(props: { lead: LeadDetail }) {
           <td safe>{account.length > 0 ? account.join(', ') : (lead.account ?? 'None')}</td>
         </tr>
         <tr>
+          <th scope="row">Time zone</th>
+          <td safe>
+            {lead.timeZone
+              ? `${lead.timeZone} (a sequence that sends in each lead's own hours sends in this zone's hours)`
+              : "Not known (the account's hours are used)"}
+          </td>
+        </tr>
+        <tr>
+          <th scope="row">Custom fields</th>
+          <td>
+            {Object.keys(lead.custom).length === 0 ? (
+              'None'
+            ) : (
+              <ul>
+                {Object.entries(lead.custom).map(([name, value]) => (
+                  <li>
+                    <code safe>{`{{custom.${name}}}`}</code> <span safe>{value}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </td>
+        </tr>
+        <tr>
           <th scope="row">Replied</th>
           <td>
             <When at={lead.repliedAt} />
@@ -212,6 +236,37 @@ function Replies(props: { replies: LeadReply[] }) {
   );
 }
 
+type LeadTwinsView = Awaited<ReturnType<ConsoleDeps['services']['leads']['twinsOfLead']>>;
+
+/** Other leads that look like the same person (docs/sequences-and-leads.md "Two leads, one person"), and decisions on them. */
+function Twins(props: { twins: LeadTwinsView; leadId: string }) {
+  const { open, decisions } = props.twins;
+  if (open === 0 && decisions.length === 0) return '';
+  return (
+    <p class="meta">
+      {open > 0 ? (
+        <>
+          <span safe>{`This lead looks like the same person as ${plural(open, 'other lead')}. `}</span>
+          <a href="/console/leads/twins">Same person? Merge or tell them apart</a>
+          {decisions.length > 0 ? ' · ' : ''}
+        </>
+      ) : (
+        ''
+      )}
+      {decisions.slice(0, 3).map((d, i) => (
+        <>
+          {i > 0 ? ' · ' : ''}
+          <span safe>{d.decision === 'merged' ? (d.survivorId === props.leadId ? 'Kept in a merge with ' : 'Merged into ') : 'Not the same person as '}</span>
+          <a href={`/console/leads/${d.decision === 'merged' && d.survivorId !== props.leadId ? d.survivorId : d.otherLeadId}`}>
+            {d.decision === 'merged' && d.survivorId !== props.leadId ? 'the lead kept' : 'another lead'}
+          </a>
+          <span safe>{` (by ${d.decidedBy})`}</span>
+        </>
+      ))}
+    </p>
+  );
+}
+
 /** One lead: its lanes, stage, sequence and account, replies and ledger; Stop sequence and Opt out (issue 27 §4). */
 export function leadPages(app: AppInstance, deps: ConsoleDeps) {
   const { leadDetail, activity, replies, xLeads } = deps.services;
@@ -223,9 +278,10 @@ export function leadPages(app: AppInstance, deps: ConsoleDeps) {
       const workspaceId = req.consoleSession!.auth.workspaceId;
       const lead = await leadDetail.getLead(workspaceId, req.params.id); // 404 page for an unknown or foreign id
       const { before, after } = req.query;
-      const [timeline, leadReplies] = await Promise.all([
+      const [timeline, leadReplies, twins] = await Promise.all([
         activity.pageActivity(workspaceId, { limit: TIMELINE_PAGE }, { leadId: lead.id, before, after }),
         replies.listForLead(workspaceId, lead.id),
+        deps.services.leads.twinsOfLead(workspaceId, lead.id),
       ]);
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       const name = leadName(lead);
@@ -243,6 +299,7 @@ export function leadPages(app: AppInstance, deps: ConsoleDeps) {
               {[lead.title, lead.company].filter(Boolean).join(', ') || 'No title or company known'}
             </p>
             <NoticeBox notice={noticeOf(LEAD_NOTICES, req.query)} />
+            <Twins twins={twins} leadId={lead.id} />
             <div class="actions">
               {stoppable ? (
                 <PostButton

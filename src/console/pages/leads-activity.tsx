@@ -105,7 +105,8 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
           <>
             <h1>Leads</h1>
             <p class="actions">
-              <PrimaryLink href="/console/leads/import" label="Import or add leads" /> <a href="/console/leads/enroll">Enroll leads in a sequence</a>
+              <PrimaryLink href="/console/leads/import" label="Import or add leads" /> <a href="/console/leads/enroll">Enroll leads in a sequence</a>{' '}
+              <a href="/console/leads/twins">Same person? Leads to merge</a>
             </p>
             <form method="get" action="/console/leads" class="filters" role="search" aria-label="Filter leads">
               <Select id="lead-stage" name="stage" label="Stage reached" options={LEAD_STAGES} value={q.stage} any="Any stage" />

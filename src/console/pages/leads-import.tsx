@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import { IMPORT_LIMITS_TEXT, LEAD_FIELDS, type ImportLeadsResult, type LeadField } from '../../modules/leads/index.js';
+import { splitName } from '../../domain/names.js';
 import { CsrfField, TableHead, type PageContext } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
@@ -101,20 +102,27 @@ function RowsTable({ rows, caption }: { rows: ImportLeadsResult['rows']; caption
   return (
     <table>
       <caption safe>{caption}</caption>
-      <TableHead columns={['Row', 'Outcome', 'Person', 'E-mail', 'LinkedIn URL', 'Why']} />
+      <TableHead columns={['Row', 'Outcome', 'Person', 'First name', 'Last name', 'E-mail', 'LinkedIn URL', 'Why']} />
       <tbody>
-        {rows.map((r) => (
-          <tr>
-            <td safe>{formatNumber(r.row)}</td>
-            <td>
-              <Badge value={r.status} tone={STATUS_TONE[r.status]} />
-            </td>
-            <td safe>{r.lead.person ?? ''}</td>
-            <td safe>{r.lead.email ?? ''}</td>
-            <td safe>{r.lead.linkedinUrl ?? ''}</td>
-            <td safe>{r.reason ?? r.flags.map((f) => FLAG_TEXT[f]).join('; ')}</td>
-          </tr>
-        ))}
+        {rows.map((r) => {
+          // The names {{firstName}} and {{lastName}} will use (docs/sequences-and-leads.md "Names").
+          const name = splitName(r.lead.person);
+          return (
+            <tr>
+              <td safe>{formatNumber(r.row)}</td>
+              <td>
+                <Badge value={r.status} tone={STATUS_TONE[r.status]} />
+              </td>
+              <td safe>{r.lead.person ?? ''}</td>
+              <td safe>{r.lead.person === null ? '' : (name.first ?? 'none to be sure of')}</td>
+              <td safe>{name.last ?? ''}</td>
+              <td safe>{r.lead.email ?? ''}</td>
+              <td safe>{r.lead.linkedinUrl ?? ''}</td>
+              {/* Why it is refused, or what to know about it: a role or disposable address, what reading it lost. */}
+              <td safe>{r.reason ?? [...r.flags.map((f) => FLAG_TEXT[f]), ...(r.warnings ?? [])].join('; ')}</td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );
@@ -169,7 +177,7 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
         {result.encoding !== undefined ? (
           <p class="muted" safe>
             {`Read as ${result.encoding}, ${DELIMITER_WORDS[result.delimiter ?? ','] ?? ''}-delimited, header row on line ${result.headerRow ?? 1}.` +
-              (result.unmapped?.length ? ` Other columns (not saved): ${result.unmapped.join(', ')}.` : '')}
+              (result.unmapped?.length ? ` Other columns (kept by each new lead as custom fields, {{custom.<name>}}): ${result.unmapped.join(', ')}.` : '')}
           </p>
         ) : (
           ''
@@ -198,7 +206,13 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
           <>
             <p>
               <label for="csv-file">CSV file</label>
-              <input id="csv-file" type="file" accept=".csv,text/csv,text/plain" data-csv-file aria-describedby="csv-help" />
+              <input
+                id="csv-file"
+                type="file"
+                accept=".csv,.tsv,.txt,text/csv,text/tab-separated-values,text/plain"
+                data-csv-file
+                aria-describedby="csv-help"
+              />
             </p>
             <p>
               <label for="csv-text">CSV text</label>

@@ -257,6 +257,22 @@ export function StepsEditor(props: { state: EditorState; leads: LeadOption[]; pr
       ) : (
         <p class="muted">Preview renders a step for one of your leads; this workspace has no lead yet.</p>
       )}
+      <p>
+        <input
+          id="send-in-lead-hours"
+          name="send_in_lead_hours"
+          type="checkbox"
+          value="1"
+          checked={state.sendInLeadHours}
+          aria-describedby="send-in-lead-hours-help"
+        />{' '}
+        <label for="send-in-lead-hours">Send in each lead's own hours (when known)</label>
+        <br />
+        <span id="send-in-lead-hours-help" class="muted">
+          A lead with a known time zone gets its steps in the sending hours of that zone; the others in the account's hours. Caps keep counting in the account's
+          day.
+        </span>
+      </p>
       {state.steps.length === 0 ? <p>No step yet: add one.</p> : ''}
       {state.steps.map((s, i) => (
         <StepFieldset i={i} step={s} canPreview={leads.length > 0} preview={props.preview} />
@@ -314,7 +330,7 @@ export function sequenceEditorPages(app: AppInstance, deps: ConsoleDeps) {
   }
 
   app.get('/console/sequences/new', { schema: { hide: true } }, async (req, reply) =>
-    renderNew(req, reply, { name: '', steps: [emptyStep()], leadId: '' }, {}),
+    renderNew(req, reply, { name: '', steps: [emptyStep()], leadId: '', sendInLeadHours: false }, {}),
   );
 
   app.post('/console/sequences/new', { schema: { hide: true, body: EditorFormBody } }, async (req, reply) => {
@@ -326,7 +342,11 @@ export function sequenceEditorPages(app: AppInstance, deps: ConsoleDeps) {
         return await renderNew(req, reply, next.state, { preview: next.preview, notice: next.notice });
       }
       if (state.name.trim() === '') throw new AppError(400, 'invalid_name', 'Name is required: give the sequence a name');
-      const done = await authoring.createSequence(workspaceOf(req), { name: state.name, steps: toAuthoringSteps(state) });
+      const done = await authoring.createSequence(workspaceOf(req), {
+        name: state.name,
+        steps: toAuthoringSteps(state),
+        sendInLeadHours: state.sendInLeadHours,
+      });
       const notice: Notice = { kind: 'done', text: `Created the draft ${done.sequence.name} (revision 1). Approve it here when it is ready.` };
       return redirectWithNotice(reply, `/console/sequences/${done.sequence.id}`, notice);
     } catch (err) {

@@ -38,6 +38,8 @@ export interface EditorState {
   steps: FormStep[];
   /** The lead chosen for Preview. */
   leadId: string;
+  /** "Send in each lead's own hours (when known)": the sequence option `sendInLeadHours` (docs/engine.md). */
+  sendInLeadHours: boolean;
 }
 
 export type EditorOp =
@@ -92,14 +94,16 @@ export function readEditorForm(raw: unknown): EditorState {
       })),
     };
   });
-  return { name: field(body, 'name'), steps, leadId: field(body, 'lead') };
+  // A checkbox posts its value only when checked.
+  return { name: field(body, 'name'), steps, leadId: field(body, 'lead'), sendInLeadHours: field(body, 'send_in_lead_hours') === '1' };
 }
 
-/** The saved steps as the form shows them. */
-export function editorFromSteps(name: string, steps: Step[]): EditorState {
+/** The saved steps (and the sequence's option) as the form shows them. */
+export function editorFromSteps(name: string, steps: Step[], sendInLeadHours = false): EditorState {
   return {
     name,
     leadId: '',
+    sendInLeadHours,
     steps: steps.map((s) => ({
       kind: s.kind,
       delay: String(s.delayDays),

@@ -168,6 +168,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
             <span safe>{`revision ${seq.revision} · ${seq.approvedRevision === null ? 'never approved' : `approved revision ${seq.approvedRevision}`} `}</span>
             {seq.approvedAt ? <When at={seq.approvedAt} /> : ''}
             <span safe>{` · ${plural(seq.leadCount, 'lead')}`}</span>
+            <span safe>{seq.sendInLeadHours ? " · sends in each lead's own hours (when known)" : " · sends in the account's hours"}</span>
           </p>
           {actions.length > 0 ? (
             <p>
@@ -243,7 +244,11 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
                 <CsrfField token={ctx.csrfToken} />
                 {/* The revision the edits start from: a save on top of someone else's newer revision is refused (409). */}
                 <input type="hidden" name="revision" value={String(extra.editedRevision ?? seq.revision)} />
-                <StepsEditor state={extra.editor ?? editorFromSteps(seq.name, seq.steps)} leads={leads} preview={extra.preview ?? null} />
+                <StepsEditor
+                  state={extra.editor ?? editorFromSteps(seq.name, seq.steps, seq.sendInLeadHours === true)}
+                  leads={leads}
+                  preview={extra.preview ?? null}
+                />
                 <p>
                   <button type="submit" name="op" value="save" class="primary">
                     Save steps
@@ -330,7 +335,11 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
             return renderOne(req, reply, id, { editor: next.state, preview: next.preview, notice: next.notice, editedRevision });
           }
           if (editedRevision === undefined) throw new AppError(400, 'invalid_request', 'revision must be a positive integer');
-          const done = await authoring.replaceSteps(workspaceOf(req), id, { expectedRevision: editedRevision, steps: toAuthoringSteps(editor) });
+          const done = await authoring.replaceSteps(workspaceOf(req), id, {
+            expectedRevision: editedRevision,
+            steps: toAuthoringSteps(editor),
+            sendInLeadHours: editor.sendInLeadHours,
+          });
           const text = done.changed
             ? `Saved revision ${done.sequence.revision}. Approve it to send it.`
             : `Nothing changed: the steps are those of revision ${done.sequence.revision}.`;

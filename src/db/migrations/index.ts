@@ -31,6 +31,8 @@ import * as m0034 from './0034_uncertain_tasks.js';
 import * as m0035 from './0035_inbound_records.js';
 import * as m0036 from './0036_lead_identities.js';
 import * as m0037 from './0037_lead_time_zone.js';
+import * as m0038 from './0038_lead_twin_decisions.js';
+import * as m0039 from './0039_lead_custom_fields.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -89,10 +91,13 @@ import * as m0037 from './0037_lead_time_zone.js';
  * | 0036 | 0036_lead_identities  | each lead's identity keys per channel (e-mail, LinkedIn, X user, handle)  |
  * | 0037 | 0037_lead_time_zone   | a lead's own IANA time zone; a sequence's option to send in the lead's    |
  * |      |                       | sending hours (`send_in_lead_hours`)                                      |
+ * | 0038 | 0038_lead_twin_decisions | Merge / Not the same person decisions on two leads of one person (who, |
+ * |      |                       | when, the lead kept)                                                      |
+ * | 0039 | 0039_lead_custom_fields | a file's unmapped columns as the lead's custom fields ({{custom.<name>}}) |
  *
  * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0038.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0040.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -127,4 +132,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0035_inbound_records': m0035,
   '0036_lead_identities': m0036,
   '0037_lead_time_zone': m0037,
+  '0038_lead_twin_decisions': m0038,
+  '0039_lead_custom_fields': m0039,
 };

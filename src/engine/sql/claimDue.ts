@@ -31,6 +31,8 @@ export const claimedLeadColumns = (
       s.steps, ma.time_zone, ma.warmup_started_at, ma.linkedin_delivery,
       -- The sending hours' zone (domain/admission.ts sendingZone): the lead's own when its sequence sends in it.
       l.time_zone AS lead_time_zone, s.send_in_lead_hours,
+      -- The lead's custom fields, for {{custom.<name>}} (domain/custom-fields.ts).
+      l.custom,
       -- The platform policy (domain/policy.ts) needs to know whether an X step's account is connected with OAuth.
       COALESCE(s.steps -> l.current_step ->> 'kind' IN ('x_dm', 'x_engage') AND EXISTS (
         SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = l.workspace_id AND o.user_id = ${xAccount}), false) AS x_connected`;

@@ -44,6 +44,8 @@ export type ClaimedRow = LeadContactRow &
     /** The lead's own zone and its sequence's choice to send in it (domain/admission.ts `sendingZone`). */
     lead_time_zone: Lead['time_zone'];
     send_in_lead_hours: Selectable<SequencesTable>['send_in_lead_hours'];
+    /** The lead's custom fields (leads.custom), for {{custom.<name>}}. */
+    custom: Selectable<Lead>['custom'];
     warmup_started_at: Selectable<MessagingAccountsTable>['warmup_started_at'];
     /** The admission list's `stop` rules (src/domain/admission.ts), as the claim's SQL answered them. */
     identity_opted_out: boolean;

@@ -117,7 +117,7 @@ export async function updatePlay(db: Database, workspaceId: string, playId: stri
 export async function findLeadForPreview(db: Database, workspaceId: string, leadId: string) {
   return db
     .selectFrom('leads')
-    .select(['id', 'person', 'company', 'title', 'email', 'username', 'linkedin_url'])
+    .select(['id', 'person', 'company', 'title', 'email', 'username', 'linkedin_url', 'custom'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
     .executeTakeFirst();

@@ -346,6 +346,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
       email: lead.email,
       username: lead.username,
       linkedinUrl: lead.linkedin_url,
+      custom: lead.custom,
     };
     const render = (text: string | null) => (text === null ? null : renderTemplate(text, fields));
     return {

@@ -99,7 +99,7 @@ describe('create_sequence', () => {
       'steps[1]: a x_dm step carries exactly one of message or variants',
       'steps[2]: a x_dm step carries exactly one of message or variants',
       'steps[3]: a engage step needs at least one action',
-      'steps[4].message: unknown placeholder {{nickname}}: use one of {{firstName}}, {{lastName}}, {{fullName}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}',
+      'steps[4].message: unknown placeholder {{nickname}}: use one of {{firstName}}, {{lastName}}, {{fullName}}, {{company}}, {{title}}, {{email}}, {{username}}, {{linkedinUrl}}, or {{custom.<column>}} for a column of the imported file',
       'steps[5].variants: keys must be unique',
     ]);
     expect(await t.db.selectFrom('sequences').select('id').where('name', '=', 'Bad').execute()).toEqual([]);

@@ -4,6 +4,15 @@ export { createLeadsService, type LeadsService } from './leads.service.js';
 export { LeadsQuery, LeadsResponse } from './leads.schemas.js';
 export { type ImportLeadsInput, type ImportLeadsResult, type EnrollLeadsResult, type ImportRowStatus } from './leads.import.js';
 export { IMPORT_LIMITS, IMPORT_LIMITS_TEXT, LEAD_FIELDS, defaultColumns, type LeadField } from './leads.import.rules.js';
+export {
+  TWINS_LIMIT_DEFAULT,
+  TWINS_LIMIT_MAX,
+  type TwinPair,
+  type TwinLead,
+  type TwinsPage,
+  type MergeTwinsResult,
+  type DistinctTwinsResult,
+} from './leads.twins.js';
 export { createLeadDetailService, type LeadDetailService, type LeadDetail, type LeadPageInput } from './leads.detail.js';
 export {
   readCsv,

@@ -36,6 +36,10 @@ function toLeadDetail(row: repo.LeadDetailRow) {
     playId: row.play_id,
     sequenceName: row.sequence_name,
     accountName: row.account_name,
+    /** The person's IANA zone (leads.time_zone: from an import's time zone or country column); null when unknown. */
+    timeZone: row.time_zone,
+    /** The imported file's other columns, header -> text (leads.custom, read by {{custom.<name>}}); {} for none. */
+    custom: row.custom ?? {},
     mailboxAddress: row.mailbox_address,
     xAccount: row.account_user_id ? { userId: row.account_user_id, handle: row.x_account_handle } : null,
     automationStopped: row.automation_stopped,

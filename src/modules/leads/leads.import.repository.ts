@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { identityOptedOutSql, isSamePerson, type IdentityKeys } from '../../domain/identity.js';
 import { writeLeadIdentities } from '../../domain/identity.repository.js';
+import { mergedIntoSql } from './leads.twins.repository.js';
 
 // The SQL of importing cross-channel leads and of enrolling them into a sequence (leads.import.ts holds the rules).
 
@@ -99,6 +100,7 @@ export async function lockLeadsForEnroll(trx: Database, workspaceId: string, lea
     .selectFrom('leads as l')
     .select(['l.id', 'l.person', 'l.email', 'l.sequence_id', 'l.opted_out_at'])
     .select(identityOptedOutSql('l').as('person_opted_out'))
+    .select(mergedIntoSql('l').as('merged_into'))
     .where('l.workspace_id', '=', workspaceId)
     .where('l.id', 'in', leadIds)
     .orderBy('l.id')
@@ -134,6 +136,7 @@ export async function listUnenrolledLeads(db: Database, workspaceId: string, lim
     .where('sequence_id', 'is', null)
     .where('opted_out_at', 'is', null)
     .where(sql<boolean>`NOT ${identityOptedOutSql('leads')}`)
+    .where(sql<boolean>`${mergedIntoSql('leads')} IS NULL`)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)

@@ -1,5 +1,7 @@
+import { domainToASCII } from 'node:url';
 import { Type } from 'typebox';
 import { compileStrict } from '../../app/validation.js';
+import { isWellFormedAddress } from '../../channels/email/index.js';
 import { badRequest } from '../../lib/errors.js';
 import { WorldLeadSchema } from '../world/index.js';
 import { linkedinAddressOf } from '../../domain/linkedin-profile.js';
@@ -101,7 +103,12 @@ const CHECKS: Record<LeadField, { valid: (v: string) => boolean; what: string }>
     person: { valid: text, what: 'a name of at most 200 characters' },
     company: { valid: check('company'), what: 'a company of at most 200 characters' },
     title: { valid: check('title'), what: 'a title of at most 200 characters' },
-    email: { valid: email, what: 'an e-mail address (name@example.com, at most 320 characters)' },
+    // The world file's rule is ASCII only; an internationalized address (RFC 6531: `jürgen@bücher.example`) is
+    // accepted when the e-mail channel could address it, and saved with its domain in ASCII (emailWithAsciiDomain).
+    email: {
+      valid: (v) => email(v) || (v.length <= 320 && /[^\p{ASCII}]/u.test(v) && isWellFormedAddress(v)),
+      what: 'an e-mail address (name@example.com, at most 320 characters)',
+    },
     // A profile is a web page: the world file's URI rule, and an http(s) address (not `mailto:` or `urn:`).
     linkedinUrl: { valid: (v) => uri(v) && /^https?:\/\/[^/\s]+/i.test(v), what: 'an http(s) URL of at most 2000 characters' },
     xUsername: { valid: handle, what: 'an X handle (1 to 15 letters, digits or _, @ optional)' },
@@ -110,6 +117,19 @@ const CHECKS: Record<LeadField, { valid: (v: string) => boolean; what: string }>
 
 /** A LinkedIn address typed without its scheme (`www.linkedin.com/in/…`) as stored: with `https://`. */
 export const withScheme = (url: string) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim()) ? url.trim() : `https://${url.trim()}`);
+
+/**
+ * An address as the URI rule reads it: a profile typed with its Unicode identifier (`/in/jürgen-weiß-0815`, an IRI,
+ * as LinkedIn shows it) is its percent-encoded twin (`/in/j%C3%BCrgen-…`), the same profile (domain/identity.ts).
+ */
+const asUri = (url: string) =>
+  url.replace(/[^\p{ASCII}]+/gu, (m) => {
+    try {
+      return encodeURIComponent(m);
+    } catch {
+      return m; // a lone surrogate: left as it is, which the URI rule refuses
+    }
+  });
 
 /** Why a row cannot be imported (a malformed field, or no way to reach the person), or null when it can. */
 export function rowProblem(v: LeadValues): string | null {
@@ -121,7 +141,7 @@ export function rowProblem(v: LeadValues): string | null {
       const address = linkedinAddressOf(value);
       if (!address.ok) return `linkedinUrl ${JSON.stringify(value.slice(0, 80))}: ${address.reason}`;
     }
-    if (!CHECKS[field].valid(field === 'linkedinUrl' ? withScheme(value) : value))
+    if (!CHECKS[field].valid(field === 'linkedinUrl' ? asUri(withScheme(value)) : value))
       return `${field} ${JSON.stringify(value.slice(0, 80))} is not ${CHECKS[field].what}`;
   }
   if (!v.email && !v.linkedinUrl && !v.xUsername) return 'no way to reach this person: the row has no email, linkedinUrl or xUsername';
@@ -208,4 +228,15 @@ export function zoneOfRow(
   }
   const country = sources.country ? (cells[sources.country] ?? '').trim() : '';
   return { timeZone: country === '' ? null : zoneOfCountry(country), problem: null };
+}
+
+/**
+ * An address as a new lead saves it: as typed, with an internationalized domain in its ASCII (IDNA) form
+ * (`jürgen@bücher.example` → `jürgen@xn--bcher-kva.example`, WHATWG domainToASCII); an ASCII address is unchanged.
+ */
+export function emailWithAsciiDomain(address: string): string {
+  const at = address.lastIndexOf('@');
+  const domain = address.slice(at + 1);
+  if (at < 1 || /^\p{ASCII}*$/u.test(domain)) return address;
+  return `${address.slice(0, at)}@${domainToASCII(domain.toLowerCase()) || domain}`;
 }

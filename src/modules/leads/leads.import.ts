@@ -2,6 +2,8 @@ import type { Insertable } from 'kysely';
 import { isDisposableDomain, isRoleAddress, listMailboxViews } from '../../channels/email/index.js';
 import type { Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { boundCustomFields } from '../../domain/custom-fields.js';
+import { splitName } from '../../domain/names.js';
 import { identityKeysOfLead, personKeys, type IdentityKey, type IdentityKeys } from '../../domain/identity.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
@@ -15,6 +17,7 @@ import { zoneSources } from './csv/headers.js';
 import {
   LEAD_FIELDS,
   columnLabels,
+  emailWithAsciiDomain,
   parseCsv,
   resolveColumns,
   rowProblem,
@@ -72,9 +75,17 @@ export interface ImportedRow {
   /** new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched, if any. */
   leadId: string | null;
   lead: LeadValues;
+  /**
+   * A row with a person: the given and family name that {{firstName}} and {{lastName}} will use (domain/names.ts
+   * splitName); `first` is null when no given name is certain (the step's fallback is used, or the step is skipped).
+   */
+  name?: { first: string | null; last: string | null };
   /** A file's row only: what the row lost in reading (cells past the last column, an X value that is no X profile). */
   warnings?: string[];
-  /** A file's row only: its non-empty cells of columns no field reads, by header as written (not saved). */
+  /**
+   * A file's row only: its non-empty cells of columns no field reads, by header as written, as the new lead keeps them
+   * (leads.custom, read by {{custom.<name>}}; domain/custom-fields.ts bounds them, `warnings` says what was dropped).
+   */
   custom?: Record<string, string>;
   /**
    * A file with a time zone or country column only: the person's IANA zone as saved (leads.time_zone), null when
@@ -104,6 +115,8 @@ interface ReadRecord {
   /** The time zone column's problem, checked after the lead fields' (rowProblem). */
   zoneProblem: string | null;
   timeZone: string | null;
+  /** The custom fields the new lead keeps (leads.custom), null for none. */
+  custom: Record<string, string> | null;
   extras: Pick<ImportedRow, 'warnings' | 'custom' | 'timeZone'>;
 }
 
@@ -211,7 +224,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       const sources = resolveColumns(table.headers, input.columns, table.mapping);
       const { rows, unmapped } = leadRowsOf(table, sources);
       // The time zone (or a single-zone country) is read by its header name, beside the lead fields. The zone column
-      // is read, so it is neither `unmapped` nor a row's `custom`; a country column stays both (it is not saved as such).
+      // is read, so it is neither `unmapped` nor a row's `custom`; a country column stays both (kept as a custom field).
       const zones = zoneSources(table.headers, new Set(LEAD_FIELDS.flatMap((f) => sources[f])));
       const read = (h: string) => h === zones.timeZone;
       const withoutZone = (custom: Record<string, string>) => Object.fromEntries(Object.entries(custom).filter(([h]) => !read(h)));
@@ -228,13 +241,15 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
         },
         records: rows.map((r, i) => {
           const zone = zoneOfRow(table.rows[i].cells, zones);
+          const kept = boundCustomFields(withoutZone(r.custom));
           return {
             row: r.line,
             values: r.values,
             problem: r.problem,
             zoneProblem: zone.problem,
             timeZone: zone.timeZone,
-            extras: { warnings: r.warnings, custom: withoutZone(r.custom), ...(answersZone ? { timeZone: zone.timeZone } : {}) },
+            custom: kept.fields,
+            extras: { warnings: [...r.warnings, ...kept.dropped], custom: kept.fields ?? {}, ...(answersZone ? { timeZone: zone.timeZone } : {}) },
           };
         }),
       };
@@ -248,6 +263,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       problem: null,
       zoneProblem: null,
       timeZone: null,
+      custom: null,
       extras: {},
     }));
     return { headers: [...LEAD_FIELDS] as string[], columns, reading: {}, records };
@@ -289,7 +305,16 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       const results: ImportedRow[] = rows.map((r) => {
         const out = (status: ImportRowStatus, reason: string | null, leadId: string | null = null): ImportedRow => {
           if (status !== 'invalid') for (const k of keyList(r.keys)) if (!seen.has(k)) seen.set(k, { row: r.row, keys: r.keys, status });
-          return { row: r.row, status, reason, flags: status === 'invalid' ? [] : flagsOf(r.values), leadId, lead: r.values };
+          const name = r.values.person === null ? null : splitName(r.values.person);
+          return {
+            row: r.row,
+            status,
+            reason,
+            flags: status === 'invalid' ? [] : flagsOf(r.values),
+            leadId,
+            lead: r.values,
+            ...(name && { name: { first: name.confident ? name.first : null, last: name.last } }),
+          };
         };
         if (r.problem) return out('invalid', r.problem);
         const same = [...new Set(keyList(r.keys).flatMap((k) => existingByKey.get(k) ?? []))].filter((l) => sameRowPerson(r.keys, keysOfLead(l)));
@@ -310,10 +335,11 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
           person: r.values.person,
           company: r.values.company,
           title: r.values.title,
-          email: r.values.email,
+          email: r.values.email === null ? null : emailWithAsciiDomain(r.values.email),
           linkedin_url: r.values.linkedinUrl === null ? null : withScheme(r.values.linkedinUrl),
           username: r.values.xUsername?.replace(/^@/, '') ?? null,
           time_zone: r.timeZone,
+          custom: r.custom === null ? null : JSON.stringify(r.custom),
           stage: 'queued',
           ...(sequence ? queuedLane(sequence.id, account?.id ?? null, now) : { account_id: account?.id ?? null, next_action_at: null }),
           created_at: now,
@@ -363,6 +389,14 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
         const l = byId.get(id)!;
         if (l.opted_out_at !== null || l.person_opted_out)
           return { leadId: id, person: l.person, result: 'opted_out' as const, reason: 'this person opted out' };
+        // A lead merged into another (leads.twins.ts) never runs again: its person runs as the lead kept.
+        if (l.merged_into)
+          return {
+            leadId: id,
+            person: l.person,
+            result: 'already_enrolled' as const,
+            reason: `merged into lead ${l.merged_into}, which is this person's lead`,
+          };
         if (l.sequence_id !== null) {
           const where = l.sequence_id === sequence!.id ? 'this sequence' : `another sequence (${l.sequence_id})`;
           return { leadId: id, person: l.person, result: 'already_enrolled' as const, reason: `already in ${where}` };

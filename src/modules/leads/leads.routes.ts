@@ -1,6 +1,7 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { LeadsService } from './leads.service.js';
+import { leadTwinsRoutes } from './leads.twins.routes.js';
 import { ImportLeadsBody, ImportLeadsResponse, LeadsQuery, LeadsResponse } from './leads.schemas.js';
 
 export async function leadsRoutes(app: AppInstance, opts: { leads: LeadsService }) {
@@ -48,4 +49,7 @@ export async function leadsRoutes(app: AppInstance, opts: { leads: LeadsService 
       return opts.leads.importLeads(req.auth.workspaceId, input, { dryRun });
     },
   );
+
+  // Two leads, one person: GET /leads/twins, POST /leads/twins/merge and /leads/twins/distinct (leads.twins.routes.ts).
+  await leadTwinsRoutes(app, opts);
 }

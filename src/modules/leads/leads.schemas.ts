@@ -158,7 +158,8 @@ export const ImportLeadsResponse = Type.Object({
   unmapped: Type.Optional(
     Type.Array(Type.String(), {
       'x-extension': true,
-      description: "a file only: columns no field read that hold a value; each row's `custom` carries them (not saved)",
+      description:
+        "a file only: columns no field read that hold a value; each row's `custom` carries them, and a new lead keeps them as custom fields ({{custom.<name>}})",
     }),
   ),
   counts: Type.Object({
@@ -179,6 +180,17 @@ export const ImportLeadsResponse = Type.Object({
       }),
       leadId: Nullable(Uuid({ description: 'new: the saved lead (null in a dry run); duplicate or suppressed: the existing lead it matched' })),
       lead: LeadFieldValues,
+      name: Type.Optional(
+        Type.Object(
+          { first: Nullable(Type.String()), last: Nullable(Type.String()) },
+          {
+            'x-extension': true,
+            description:
+              'a row with a person: the given and family name {{firstName}} and {{lastName}} will use (honorifics, credentials and symbols ' +
+              'dropped, "Last, First" turned round); first is null when no given name is certain (the fallback is used, or the step skipped)',
+          },
+        ),
+      ),
       warnings: Type.Optional(
         Type.Array(Type.String(), {
           'x-extension': true,
@@ -188,7 +200,9 @@ export const ImportLeadsResponse = Type.Object({
       custom: Type.Optional(
         Type.Record(Type.String(), Type.String(), {
           'x-extension': true,
-          description: "a file only: the row's non-empty cells of columns no field reads, by header as written (not saved)",
+          description:
+            "a file only: the row's non-empty cells of columns no field reads, by header as written, as a new lead keeps them (custom fields, " +
+            'read by {{custom.<name>}}): at most 50, a name of at most 100 characters and a value of at most 2,000; `warnings` names a column dropped',
         }),
       ),
       timeZone: Type.Optional(

@@ -4,6 +4,7 @@ import { toCrossChannelLeadView } from '../../domain/lead-views.js';
 import { PROGRESS_STAGES, type LeadStage } from '../../domain/vocabulary.js';
 import * as repo from './leads.repository.js';
 import { createLeadImports } from './leads.import.js';
+import { createLeadTwins } from './leads.twins.js';
 import type { TextCipher } from '../../lib/crypto.js';
 
 const DAY_MS = 86_400_000;
@@ -55,8 +56,9 @@ export function createLeadsService(deps: { db: Database; clock: Clock; cipher: T
     return { count: Number(rows[0]?.total ?? 0), returned: rows.length, leads: rows.map(toCrossChannelLeadView) };
   }
 
-  // Importing leads and enrolling them into a sequence: one home for the console, the API and the CLI.
-  return { listLeads, ...createLeadImports(deps) };
+  // Importing leads and enrolling them into a sequence, and deciding on two leads that are one person (leads.twins.ts):
+  // one home for the console, the API and the CLI.
+  return { listLeads, ...createLeadImports(deps), ...createLeadTwins(deps) };
 }
 
 export type LeadsService = ReturnType<typeof createLeadsService>;
