@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The suite runs on embedded PGlite always, and again on PostgreSQL when TEST_DATABASE_URL is set.
@@ -12,14 +13,22 @@ const shared = {
   alias: { '@workspace-outreach/client': new URL('./packages/client/src/index.ts', import.meta.url).pathname },
 };
 // Files whose database plays no part of what they prove run once per run, in the PGlite project: a browser in front of
-// the console (its pages' HTTP and services are tested on both databases), a CLI process in front of the API, the
-// 500-message pass's event-loop and memory bounds. README.md "Tests" lists them.
+// the console, the console's pages over HTTP (they only call services, whose SQL the API and service tests run on both
+// databases; the console's own tables, sessions and login links, stay on both), a CLI process in front of the API, the
+// API's input fuzzing (it proves the validation in front of the services, whose SQL runs on both elsewhere), a server's
+// shutdown on a signal, and the 500-message pass's event-loop and memory bounds. README.md "Tests" lists them.
+const CONSOLE_ON_BOTH = new Set(['sign-in.test.ts', 'session-security.test.ts', 'login-link.test.ts']);
 const PGLITE_ONLY = [
   'test/**/*.browser.test.ts',
+  ...readdirSync(new URL('./test/console/', import.meta.url))
+    .filter((f) => f.endsWith('.test.ts') && !f.endsWith('.browser.test.ts') && !CONSOLE_ON_BOTH.has(f))
+    .map((f) => `test/console/${f}`),
   'test/cli/listen.test.ts',
   'test/cli/tail.test.ts',
   'test/cli/import.test.ts',
   'test/cli/leads-import*.test.ts',
+  'test/cli/serve-shutdown.test.ts',
+  'test/reliability/openapi-fuzz.test.ts',
   'test/email/inbox-load-500.test.ts',
 ];
 const projects: { test: typeof shared & { name: string; exclude?: string[] } }[] = [{ test: { ...shared, name: 'pglite' } }];

@@ -232,7 +232,8 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     expect(op['x-extension']).toBe(true);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
     // Every extension is marked, and nothing else is: the review route, the CLI's event stream and trigger, the leads
-    // import, the task queue (issue 28), and a mailbox's inbound records and the suppression list (issue 38).
+    // import, the task queue (issue 28), a mailbox's inbound records and the suppression list (issue 38), and
+    // two leads of one person (issue 39).
     const extensions = Object.entries<Record<string, Record<string, unknown>>>(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods)
         .filter(([, o]) => o['x-extension'] === true)
@@ -241,11 +242,14 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     expect(extensions.sort()).toEqual([
       'DELETE /api/v1/suppressions/{address}',
       'GET /api/v1/events/stream',
+      'GET /api/v1/leads/twins',
       'GET /api/v1/mailboxes/{mailbox}/inbound',
       'GET /api/v1/suppressions',
       'GET /api/v1/tasks',
       'POST /api/v1/events/trigger',
       'POST /api/v1/leads/import',
+      'POST /api/v1/leads/twins/distinct',
+      'POST /api/v1/leads/twins/merge',
       'POST /api/v1/plays/{id}/candidates/review',
       'POST /api/v1/tasks/{id}/complete',
       'POST /api/v1/tasks/{id}/mark-sent',
