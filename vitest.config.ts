@@ -15,8 +15,8 @@ const shared = {
 // Files whose database plays no part of what they prove run once per run, in the PGlite project: a browser in front of
 // the console, the console's pages over HTTP (they only call services, whose SQL the API and service tests run on both
 // databases; the console's own tables, sessions and login links, stay on both), a CLI process in front of the API, the
-// API's input fuzzing (it proves the validation in front of the services, whose SQL runs on both elsewhere), a server's
-// shutdown on a signal, and the 500-message pass's event-loop and memory bounds. README.md "Tests" lists them.
+// API's input fuzzing and HTTP contract (they prove what stands in front of the services, whose SQL runs on both
+// elsewhere), a server's shutdown on a signal, and the 500-message pass's event-loop and memory bounds. README.md "Tests" lists them.
 const CONSOLE_ON_BOTH = new Set(['sign-in.test.ts', 'session-security.test.ts', 'login-link.test.ts']);
 const PGLITE_ONLY = [
   'test/**/*.browser.test.ts',
@@ -29,6 +29,20 @@ const PGLITE_ONLY = [
   'test/cli/leads-import*.test.ts',
   'test/cli/serve-shutdown.test.ts',
   'test/reliability/openapi-fuzz.test.ts',
+  // The HTTP contract in front of the services: the OpenAPI document, its examples and docs page, validation messages,
+  // control characters, HTTP edges, rate limits (memory or Redis), the MCP tools' schemas, the CLI's descriptions.
+  'test/api/openapi*.test.ts',
+  'test/api/docs-security.test.ts',
+  'test/api/validation-messages.test.ts',
+  'test/api/control-characters.test.ts',
+  'test/api/fuzz.test.ts',
+  'test/api/http-edge.test.ts',
+  'test/api/rate-limit-*.test.ts',
+  'test/mcp/schemas.test.ts',
+  'test/mcp/compact-schema.test.ts',
+  'test/cli/descriptions.test.ts',
+  'test/x/x-api-fake.test.ts',
+  'test/server/public-url.test.ts',
   'test/email/inbox-load-500.test.ts',
 ];
 const projects: { test: typeof shared & { name: string; exclude?: string[] } }[] = [{ test: { ...shared, name: 'pglite' } }];
