@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { LeadStage } from '../../db/schema.js';
 import { identityOptedOutSql, type IdentityChannel } from '../../domain/identity.js';
-import { uncontactedSql } from '../../domain/uncontacted.js';
 
 // The SQL of "two leads, one person" (leads.twins.ts holds the rules): the pairs of leads of a workspace that share an
 // identity key (lead_identities, domain/identity.ts) and await a decision, and the decisions (migration 0038).
@@ -200,27 +199,6 @@ export async function updateSurvivor(trx: Database, workspaceId: string, leadId:
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
     .execute();
-}
-
-/**
- * The lead merged into another stops, as a stop does (POST /x/leads/{id}/stop): automation stopped, nothing due, an
- * uncontacted queued lane `skipped`; its sequence, stage history and milestones stay. Answers whether it changed.
- */
-export async function stopMergedLead(trx: Database, workspaceId: string, leadId: string, now: Date): Promise<boolean> {
-  const uncontacted = uncontactedSql();
-  const res = await trx
-    .updateTable('leads')
-    .set({
-      automation_stopped: true,
-      next_action_at: null,
-      stage: sql<LeadStage>`CASE WHEN ${uncontacted} THEN 'skipped' ELSE stage END`,
-      updated_at: now,
-    })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', leadId)
-    .where((eb) => eb.or([eb('automation_stopped', '=', false), eb('next_action_at', 'is not', null), uncontacted]))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
 }
 
 /** The decisions on pairs that hold this lead, newest first (the lead page's "decided" line). */

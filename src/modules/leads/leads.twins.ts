@@ -3,6 +3,7 @@ import type { LeadStage } from '../../db/schema.js';
 import type { IdentityChannel } from '../../domain/identity.js';
 import { refreshLeadIdentities } from '../../domain/identity.repository.js';
 import { iso } from '../../domain/iso.js';
+import { stopLanes } from '../../domain/lanes.repository.js';
 import { insertLedgerEntry } from '../../domain/ledger.repository.js';
 import { optOutPerson } from '../../domain/opt-out.js';
 import type { Clock } from '../../lib/clock.js';
@@ -186,7 +187,8 @@ export function createLeadTwins(deps: { db: Database; clock: Clock }) {
       await repo.updateSurvivor(trx, workspaceId, survivor.id, taken, now);
       if (Object.keys(taken).length > 0) await refreshLeadIdentities(trx, workspaceId, [survivor.id]);
 
-      const stopped = await repo.stopMergedLead(trx, workspaceId, merged.id, now);
+      // It stops as a stop does (POST /x/leads/{id}/stop), through the one writer of a lane's stop.
+      const stopped = (await stopLanes(trx, workspaceId, [merged.id], now)).length > 0;
       await repo.insertDecision(trx, { workspaceId, leadA: ids[0], leadB: ids[1], decision: 'merged', survivorId: survivor.id, by, at: now });
 
       // The stricter state: an opt-out of either lead (or of the person through a third lead) holds for the survivor.

@@ -1,7 +1,4 @@
-import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { LeadStage } from '../../db/schema.js';
-import { uncontactedSql } from '../../domain/uncontacted.js';
 
 const LEAD_COLUMNS = [
   'id',
@@ -47,30 +44,6 @@ export async function lockLeadLanes(db: Database, workspaceId: string, leadId: s
     .forUpdate()
     .execute();
   return rows.map((r) => r.id);
-}
-
-// A lane nobody has been contacted on yet (src/domain/uncontacted.ts).
-const uncontactedQueued = uncontactedSql();
-
-/**
- * Stops the given lanes and returns only those that changed, so a repeated stop touches nothing and
- * the caller can tell a first stop from a replay.
- */
-export async function stopLanes(db: Database, workspaceId: string, leadIds: string[], now: Date) {
-  if (leadIds.length === 0) return [];
-  return db
-    .updateTable('leads')
-    .set({
-      automation_stopped: true,
-      next_action_at: null,
-      stage: sql<LeadStage>`CASE WHEN ${uncontactedQueued} THEN 'skipped' ELSE stage END`,
-      updated_at: now,
-    })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', 'in', leadIds)
-    .where((eb) => eb.or([eb('automation_stopped', '=', false), eb('next_action_at', 'is not', null), uncontactedQueued]))
-    .returning(['id', 'account_id'])
-    .execute();
 }
 
 export async function insertActivities(

@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newId } from '../../lib/ids.js';
 import { notFound } from '../../lib/errors.js';
+import { stopLanes } from '../../domain/lanes.repository.js';
 import { toXLeadView, type XLeadView } from '../../domain/lead-views.js';
 import * as repo from './x-leads.repository.js';
 
@@ -34,7 +35,7 @@ export function createXLeadsService(deps: { db: Database; clock: Clock }) {
         const laneIds = await repo.lockLeadLanes(trx, workspaceId, leadId);
         if (!laneIds.includes(leadId)) throw notFound('lead');
         const now = clock.now();
-        const changed = await repo.stopLanes(trx, workspaceId, laneIds, now);
+        const changed = await stopLanes(trx, workspaceId, laneIds, now);
         await repo.insertActivities(
           trx,
           changed.map((lane) => ({
