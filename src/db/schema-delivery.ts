@@ -141,6 +141,10 @@ export interface OutboxEventsTable {
   webhook_id: string | null;
   created_at: CreatedAt;
   dispatched_at: Timestamp | null;
+  /** The outbox's own order: taken from an identity sequence at insert, never written (migration 0040). */
+  seq: ColumnType<number, never, never>;
+  /** The inserting transaction's id (pg_current_xact_id() as bigint; 0 for rows older than migration 0040). */
+  txid: ColumnType<number, number | string | undefined, number | string>;
 }
 
 export interface WebhookDeliveriesTable {

@@ -1,19 +1,31 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { dbEngine } from '../helpers/test-database.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
+import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
+import { enqueueEvent } from '../../src/webhooks/outbox.js';
+import type { Database } from '../../src/db/database.js';
 
 // GET /api/v1/events/stream over a real port (a stream never ends by itself, so inject cannot read one): the
 // per-key and per-process caps, the key re-check at every heartbeat (revocation, expiry, a removed Team link),
 // resuming with Last-Event-ID, and a closing app ending every stream. Heartbeat 1 s so that closes show in seconds.
+// Then the stream's order (docs/webhooks.md "Event stream order"): events dated by any clock (a pass at a future
+// `now`, a writer whose clock is behind) keep flowing, and on PostgreSQL a transaction that commits late is not lost.
 
 const HEARTBEAT_SECONDS = 1;
 const PER_PROCESS = 8;
+const CONTROL_TOKEN = 'control-token-for-event-stream-test';
 let t: TestApp;
 let url: string;
 const opened = new Set<Stream>();
 
 beforeAll(async () => {
-  t = await buildTestApp({ env: { OUTREACH_STREAM_HEARTBEAT: HEARTBEAT_SECONDS, OUTREACH_STREAMS_PER_PROCESS: PER_PROCESS } });
+  t = await buildTestApp({
+    env: { ...ENGINE_ENV, OUTREACH_STREAM_HEARTBEAT: HEARTBEAT_SECONDS, OUTREACH_STREAMS_PER_PROCESS: PER_PROCESS },
+    controlToken: CONTROL_TOKEN,
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 });
@@ -97,6 +109,132 @@ async function endsWithin(s: Stream, from: number, withinMs: number): Promise<nu
   if (at === null) throw new Error(`stream still open ${withinMs} ms later:\n${s.text()}`);
   return at - from;
 }
+
+/** The `id:`s a stream has sent so far, in order. */
+const idsOf = (s: Stream) => [...s.text().matchAll(/^id: (.+)$/gm)].map((m) => m[1]);
+/** Waits until the stream has sent every one of `ids` (in any order); answers all the ids it sent. */
+const receives = (s: Stream, ids: string[], what: string) =>
+  until(what, async () => {
+    const sent = idsOf(s);
+    return ids.every((id) => sent.includes(id)) ? sent : null;
+  });
+
+async function trigger(auth: Record<string, string>, event = 'reply.received'): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/events/trigger', headers: auth, payload: { event } });
+  expect(res.statusCode).toBe(202);
+  return res.json<{ id: string }>().id;
+}
+
+/** A transaction that runs in steps the test releases one by one (two writers interleaved on PostgreSQL). */
+function steppedTransaction(db: Database) {
+  const queue: { run: (trx: Database) => Promise<unknown>; done: (v: unknown) => void; fail: (e: unknown) => void }[] = [];
+  let wake: () => void = () => undefined;
+  let finished = false;
+  const ended = db.transaction().execute(async (trx) => {
+    for (;;) {
+      while (queue.length === 0 && !finished) await new Promise<void>((r) => (wake = r));
+      const next = queue.shift();
+      if (!next) return;
+      await next.run(trx).then(next.done, next.fail);
+    }
+  });
+  return {
+    run<T>(fn: (trx: Database) => Promise<T>): Promise<T> {
+      return new Promise<T>((done, fail) => {
+        queue.push({ run: fn, done: done as (v: unknown) => void, fail });
+        wake();
+      });
+    },
+    async commit() {
+      finished = true;
+      wake();
+      await ended;
+    },
+  };
+}
+
+describe('GET /events/stream reads the outbox’s order, not its clocks', { timeout: 30_000 }, () => {
+  // A failed case leaves no stream holding a slot the next cases need.
+  afterEach(() => {
+    for (const s of opened) s.close();
+  });
+
+  it('rule: after an engine pass at a future `now` emits an event dated ahead of the clock, later events still reach an open stream, a new stream and a stream resumed after the future event', async () => {
+    const w = await createWorkspaceWithKey(t, 'Future pass');
+    const open = await openWhenFree(w.auth);
+    // A pass "as of" a day ahead of this machine's clock (engine tick --now): its lead.invited is dated then.
+    const future = new Date(Date.now() + 24 * 3600_000);
+    const account = await insertAccount(t.db, w.workspaceId);
+    const sequence = await insertSequence(t.db, w.workspaceId, { steps: steps(step('connect')) });
+    await insertLead(t.db, w.workspaceId, { account_id: account, sequence_id: sequence, next_action_at: new Date(future.getTime() - 60_000) });
+    const tick = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/engine/tick',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+      payload: { now: future.toISOString() },
+    });
+    expect(tick.json()).toMatchObject({ actions: 1 });
+    const dated = await until('the pass’s event on the open stream', async () => {
+      const m = /^data: (.*"lead\.invited".*)$/m.exec(open.text());
+      return m && (JSON.parse(m[1]) as { id: string; createdAt: string });
+    });
+    expect(dated.createdAt).toBe(future.toISOString());
+
+    const later = await trigger(w.auth);
+    await receives(open, [later], 'an event after the future-dated one on the open stream');
+    const fresh = await openWhenFree(w.auth);
+    const resumed = await openWhenFree({ ...w.auth, 'last-event-id': dated.id });
+    const last = await trigger(w.auth, 'lead.accepted');
+    expect(await receives(open, [later, last], 'the next event on the open stream')).toEqual([dated.id, later, last]);
+    expect(await receives(fresh, [last], 'the next event on a new stream')).toEqual([last]);
+    expect(await receives(resumed, [later, last], 'the events after the future one on a resumed stream')).toEqual([later, last]);
+    for (const s of [open, fresh, resumed]) s.close();
+  });
+
+  it('rule: events from a writer whose clock is hours behind arrive after later-dated ones, in the order they were written', async () => {
+    const w = await createWorkspaceWithKey(t, 'Clock behind');
+    const s = await openWhenFree(w.auth);
+    const first = await trigger(w.auth);
+    await receives(s, [first], 'the first event');
+    // Another host, three hours behind: its events are dated before the ones already streamed.
+    const behind = new Date(Date.now() - 3 * 3600_000);
+    const written: string[] = [first];
+    for (const event of ['lead.invited', 'lead.accepted'] as const) {
+      const { id } = await t.db
+        .transaction()
+        .execute((trx) => enqueueEvent(trx, { workspaceId: w.workspaceId, event, data: { clock: 'behind' }, createdAt: behind }));
+      written.push(id);
+    }
+    written.push(await trigger(w.auth, 'lead.messaged'));
+    expect(await receives(s, written, 'the late-dated events and the one after them')).toEqual(written);
+    s.close();
+  });
+
+  it.skipIf(dbEngine() !== 'postgres')(
+    'rule (PostgreSQL): a transaction that took its event’s sequence number before another’s and commits after it is read is still streamed, once',
+    async () => {
+      const w = await createWorkspaceWithKey(t, 'Late commit');
+      const s = await openWhenFree(w.auth);
+      const enqueue = (trx: Database, event: 'lead.invited' | 'lead.accepted') =>
+        enqueueEvent(trx, { workspaceId: w.workspaceId, event, data: { late: event === 'lead.invited' } }).then((r) => r.id);
+      // Writer A starts first (its transaction id is older), then takes a higher sequence number than B, and commits
+      // first; B, holding the lower number, commits only after A's event has been streamed.
+      const a = steppedTransaction(t.db);
+      const b = steppedTransaction(t.db);
+      await a.run((trx) => sql`SELECT pg_current_xact_id()`.execute(trx));
+      const lateId = await b.run((trx) => enqueue(trx, 'lead.invited'));
+      const earlyId = await a.run((trx) => enqueue(trx, 'lead.accepted'));
+      await a.commit();
+      await receives(s, [earlyId], 'the event committed first');
+      await sleep(600); // a poll or two past it
+      await b.commit();
+      expect(await receives(s, [earlyId, lateId], 'the event committed late')).toEqual([earlyId, lateId]);
+      await sleep(600);
+      expect(idsOf(s)).toEqual([earlyId, lateId]);
+      s.close();
+    },
+  );
+});
 
 describe('GET /events/stream limits and lifetime (issue 26)', { timeout: 60_000 }, () => {
   it('rule: a key holds at most OUTREACH_STREAMS_PER_KEY (5) streams; the 6th is 429 too_many_streams with Retry-After in the error body shape; closing one frees a slot; other keys are not affected', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../src/index.js';
+import { enqueueEvent } from '../../src/webhooks/outbox.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 
 // `outreach listen` + `outreach trigger` against the real server on a real port, forwarding to a local receiver
@@ -67,6 +68,12 @@ describe('outreach listen / trigger (issue 17)', { timeout: 180_000 }, () => {
       }
       const secret = /signing secret is (whsec_[A-Za-z0-9_-]+)/.exec(stderr)![1];
 
+      // An event dated a day ahead (a pass run with `engine tick --now` in the future, a host whose clock is ahead):
+      // the events after it still reach listen (docs/webhooks.md "Event stream order"). Not in --events.
+      const ahead = new Date(Date.now() + 24 * 3600_000);
+      await t.db
+        .transaction()
+        .execute((trx) => enqueueEvent(trx, { workspaceId: a.workspaceId, event: 'lead.accepted', data: { ahead: true }, createdAt: ahead }));
       await cliTrigger('reply.received', b.key); // another workspace
       await cliTrigger('lead.invited', a.key); // not in --events
       const mine = JSON.parse((await cliTrigger('reply.received', a.key)).stdout);

@@ -33,6 +33,7 @@ import * as m0036 from './0036_lead_identities.js';
 import * as m0037 from './0037_lead_time_zone.js';
 import * as m0038 from './0038_lead_twin_decisions.js';
 import * as m0039 from './0039_lead_custom_fields.js';
+import * as m0040 from './0040_event_stream_order.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -94,10 +95,12 @@ import * as m0039 from './0039_lead_custom_fields.js';
  * | 0038 | 0038_lead_twin_decisions | Merge / Not the same person decisions on two leads of one person (who, |
  * |      |                       | when, the lead kept)                                                      |
  * | 0039 | 0039_lead_custom_fields | a file's unmapped columns as the lead's custom fields ({{custom.<name>}}) |
+ * | 0040 | 0040_event_stream_order | the outbox's own order for the event stream: a sequence number and the     |
+ * |      |                       | inserting transaction's id per event; the stream index on (txid, seq)     |
  *
  * Gaps: no migration 0002, 0004, 0005 or 0031 ever existed in this repository, so nothing is missing. Do
  * not fill them: a new name below the last applied one is refused. 0003 landed in the repository after
- * 0006 to 0008; a database built from this code applies it second. The next migration is 0040.
+ * 0006 to 0008; a database built from this code applies it second. The next migration is 0041.
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -134,4 +137,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0037_lead_time_zone': m0037,
   '0038_lead_twin_decisions': m0038,
   '0039_lead_custom_fields': m0039,
+  '0040_event_stream_order': m0040,
 };

@@ -105,7 +105,7 @@ export async function eventsRoutes(app: AppInstance, opts: { deps: AppDeps }) {
       let resumed: Awaited<ReturnType<typeof events.resumePoint>>;
       try {
         resumed = await events.resumePoint(req.auth.workspaceId, lastEventId);
-        read = events.openReader(req.auth.workspaceId, filter, resumed);
+        read = await events.openReader(req.auth.workspaceId, filter, resumed);
       } catch (err) {
         lease.release();
         throw err;
@@ -148,7 +148,7 @@ export async function eventsRoutes(app: AppInstance, opts: { deps: AppDeps }) {
               res.write(`id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e)}\n\n`);
             }
           } catch (err) {
-            // A passing database failure does not end the stream; the next read catches up from the look-back window.
+            // A passing database failure does not end the stream; the next read starts from the same position.
             req.log.warn({ err }, 'event stream read failed');
           }
           if (ended) break;

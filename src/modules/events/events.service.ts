@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../lib/errors.js';
 import { enqueueEvent, isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/outbox.js';
 import { isUuid } from '../../lib/ids.js';
-import { findStreamCursor, listOutboxEventsSince, type StreamCursor } from './events.repository.js';
+import { currentStreamSnapshot, findStreamCursor, listStreamEvents, type StreamCursor, type StreamSnapshot } from './events.repository.js';
 import { sampleEventData } from './events.samples.js';
 
 export interface StreamedEvent {
@@ -13,9 +13,9 @@ export interface StreamedEvent {
   data: unknown;
 }
 
-// An event's created_at is its transaction's time, so one that commits late can carry a time earlier than events
-// already read: each read looks back this far and skips the ids it has already seen.
-export const STREAM_LOOKBACK_MS = 30_000;
+// The stream reads the outbox in its own order, (txid, seq), never by created_at (a clock: an engine pass "as of" a
+// future time, or a host whose clock is off, dates its events by it). A read takes only rows whose transaction is
+// older than its snapshot's xmin, so nothing can later appear before its cursor (docs/webhooks.md "Event stream order").
 const STREAM_PAGE = 500;
 
 /** Message text is stored sealed in the outbox; the stream does not open it (a receiver reads it through the API). */
@@ -56,40 +56,41 @@ export function createEventsService(deps: { db: Database; clock: Clock }) {
   }
 
   /**
-   * Where a stream resumes (the `Last-Event-ID` a reconnecting client sends): the position of that event of the
-   * workspace, or null when the id is not one of its stream events (malformed, another workspace's, or unknown).
+   * Where a stream resumes (the `Last-Event-ID` a reconnecting client sends: an event id, as the stream's `id:` lines
+   * carry): that event's position in the stream order, or null when the id is not one of the workspace's stream
+   * events (malformed, another workspace's, a subscription's test ping, or unknown, e.g. pruned).
    */
-  async function resumePoint(workspaceId: string, lastEventId: string | undefined): Promise<StreamCursor | null> {
+  async function resumePoint(workspaceId: string, lastEventId: string | undefined): Promise<(StreamCursor & { id: string }) | null> {
     if (!lastEventId || !isUuid(lastEventId.trim())) return null;
     return (await findStreamCursor(db, workspaceId, lastEventId.trim().toLowerCase())) ?? null;
   }
 
   /**
-   * A reader of the workspace's events from now on, or after `after` (a resumed stream): each call returns the
-   * events enqueued since the previous one (at most once each), oldest first, filtered to `events` when given.
+   * A reader of the workspace's events: after `after` (a resumed stream), else those whose transaction had not
+   * committed when the reader opened (the database snapshot taken here). Each call returns the next events in
+   * stream order (txid, seq), each once, at most STREAM_PAGE (500) rows per call, filtered to `events` when given;
+   * a call that throws (the database away) has moved nothing, so the next one reads the same rows.
    */
-  function openReader(workspaceId: string, events: WebhookEvent[] | null, after: StreamCursor | null = null) {
-    const startedAt = after ? after.createdAt : new Date();
-    const seen = new Map<string, number>();
-    let horizon = startedAt.getTime();
-    // After a full page the next read continues after its last row (a burst, or a long gap on resume) instead of
-    // reading the same look-back window again; it returns to the look-back once a page is not full.
-    let page: StreamCursor | null = null;
+  async function openReader(workspaceId: string, events: WebhookEvent[] | null, after: StreamCursor | null = null) {
+    let cursor: StreamCursor;
+    // A fresh stream starts at its snapshot's xmin and skips the rows that snapshot saw (committed before it opened);
+    // past its xmax every row is new and the check is dropped.
+    let start: StreamSnapshot | null = null;
+    if (after) cursor = { txid: after.txid, seq: after.seq };
+    else {
+      start = await currentStreamSnapshot(db);
+      cursor = { txid: start.xmin, seq: '-1' };
+    }
     return async function read(): Promise<StreamedEvent[]> {
-      const since = new Date(Math.max(startedAt.getTime(), horizon - STREAM_LOOKBACK_MS) - 1000);
-      const rows = await listOutboxEventsSince(db, workspaceId, since, STREAM_PAGE, page ?? after ?? undefined);
-      const last = rows.at(-1);
-      page = rows.length === STREAM_PAGE && last ? { id: last.id, at: last.at, createdAt: new Date(last.created_at) } : null;
+      const rows = await listStreamEvents(db, workspaceId, cursor, STREAM_PAGE, start?.snapshot);
       const fresh: StreamedEvent[] = [];
       for (const r of rows) {
-        const createdAt = new Date(r.created_at).getTime();
-        horizon = Math.max(horizon, createdAt);
-        if (seen.has(r.id)) continue;
-        seen.set(r.id, createdAt);
         if (!isWebhookEvent(r.event) || (events && !events.includes(r.event))) continue;
-        fresh.push({ id: r.id, event: r.event, createdAt: new Date(createdAt).toISOString(), data: withoutSealedText(r.data) });
+        fresh.push({ id: r.id, event: r.event, createdAt: new Date(r.created_at).toISOString(), data: withoutSealedText(r.data) });
       }
-      for (const [id, at] of seen) if (at < horizon - 2 * STREAM_LOOKBACK_MS) seen.delete(id);
+      const last = rows.at(-1);
+      if (last) cursor = { txid: last.txid, seq: last.seq };
+      if (start && BigInt(cursor.txid) >= BigInt(start.xmax)) start = null;
       return fresh;
     };
   }
