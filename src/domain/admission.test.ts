@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { claimAdmissionSources } from '../engine/sql/claimDue.js';
+import { CLAIMED_LEAD_FROM, claimAdmissionSources, LEAD_X_ACCOUNT, mailboxPoolSql } from './claim-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../test/helpers/test-database.js';
 import { insertLead, insertMessagingAccount, insertSequence, insertXAccount } from '../../test/helpers/factories.js';
@@ -93,11 +93,52 @@ beforeAll(async () => {
     );
     for (const f of leads) await insertLead(h.db, ws, f);
   }
+  // A workspace with one LinkedIn account, one X account and a mailbox pool: a lead without a sender gets one at claim
+  // time (domain/claim-layout.ts); beside it, one with no sender of any channel, where the same leads are held.
+  for (const [pool, x] of [
+    [true, true],
+    [false, false],
+  ]) {
+    const ws = await workspace({ x: true });
+    await insertMessagingAccount(h.db, ws, { time_zone: 'America/New_York' });
+    if (pool) {
+      const mailAccount = await insertMessagingAccount(h.db, ws, { mode: 'email' });
+      await h.db
+        .insertInto('mailboxes')
+        .values({
+          id: newId(),
+          workspace_id: ws,
+          account_id: mailAccount,
+          address: 'team@example.com',
+          display_name: null,
+          smtp_url_enc: 'x',
+          imap_url_enc: 'x',
+          sent_folder: null,
+          health_detail: null,
+          health_checked_at: null,
+          imap_uidvalidity: null,
+          trusted_authserv_id: null,
+          dkim_selector: null,
+        })
+        .execute();
+    }
+    if (x) await insertXAccount(h.db, ws);
+    const active = await insertSequence(h.db, ws, { steps: STEPS, channels: ['linkedin', 'email', 'x'] });
+    for (let step = 0; step < STEPS.length; step++)
+      await insertLead(h.db, ws, {
+        sequence_id: active,
+        next_action_at: DUE,
+        current_step: step,
+        account_id: null,
+        email: `solo${step}@example.com`,
+        x_user_id: `s${step}`,
+      });
+  }
 });
 afterAll(async () => h?.close());
 
 // The claim's own layout, with the lead's X account standing in for the Play's (this test joins no plays).
-const src: AdmissionSources = claimAdmissionSources(sql<string | null>`l.account_user_id`);
+const src: AdmissionSources = claimAdmissionSources();
 
 type Row = Record<AdmissionRuleName, boolean> & {
   id: string;
@@ -115,6 +156,8 @@ type Row = Record<AdmissionRuleName, boolean> & {
   stored_status: string | null;
   time_zone: string | null;
   x_saved: boolean;
+  x_named: boolean;
+  pool: boolean;
 } & NonNullable<AdmissionFacts['lead']>;
 
 /** Every lead with the facts the TypeScript checks read, and each rule's SQL verdict (NULL read as WHERE reads it). */
@@ -123,13 +166,11 @@ async function judged(ctx: AdmissionContext): Promise<Row[]> {
   const { rows } = await sql<Row>`
     SELECT l.id, l.workspace_id, s.status, s.revision, s.approved_revision, w.billing_status, w.energy_balance, w.energy_daily_refill,
       w.energy_refilled_at, w.x_channel_enabled, ${src.stepKind} AS kind, ${src.noStep} AS no_step, ma.stored_status, ma.time_zone,
-      EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = l.workspace_id AND xa.user_id = l.account_user_id) AS x_saved,
+      EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = l.workspace_id AND xa.user_id = ${LEAD_X_ACCOUNT}) AS x_saved,
+      ${LEAD_X_ACCOUNT} IS NOT NULL AS x_named, ${mailboxPoolSql(sql.ref('l.workspace_id'))} AS pool,
       l.automation_stopped, l.opted_out_at, l.snoozed_until, l.inflight_key, l.email, l.linkedin_url, l.x_user_id,
       ${sql.join(verdicts)}
-    FROM leads l
-    JOIN sequences s ON s.id = l.sequence_id AND s.workspace_id = l.workspace_id
-    JOIN workspaces w ON w.id = l.workspace_id
-    LEFT JOIN messaging_accounts ma ON ma.id = l.account_id AND ma.workspace_id = l.workspace_id
+    ${CLAIMED_LEAD_FROM}
     ORDER BY l.id`.execute(h.db);
   return rows;
 }
@@ -159,7 +200,12 @@ function factsOf(r: Row, people: AdmissionFacts['people']): AdmissionFacts {
       x_channel_enabled: r.x_channel_enabled,
     },
     step: r.no_step ? null : { kind: r.kind ?? '' },
-    sender: { account: r.stored_status === null ? null : { stored_status: r.stored_status, time_zone: r.time_zone }, xAccountSaved: r.x_saved },
+    sender: {
+      account: r.stored_status === null ? null : { stored_status: r.stored_status, time_zone: r.time_zone },
+      xAccountSaved: r.x_saved,
+      xAccountNamed: r.x_named,
+      mailboxPool: r.pool,
+    },
     lead: {
       automation_stopped: r.automation_stopped,
       opted_out_at: r.opted_out_at,

@@ -49,10 +49,17 @@ export interface AdmissionFacts {
   /** The step to send; null when the lead has none left (the claim takes it only to mark it done). */
   step: { kind: string } | null;
   sender: {
-    /** The lead's messaging account, which sends every step but the X ones; null without one. */
+    /**
+     * The messaging account the step goes through (every step but the X ones): the lead's own, else for a LinkedIn
+     * step the workspace's only LinkedIn account (domain/claim-layout.ts); null without one.
+     */
     account: { stored_status: string; time_zone: string | null } | null;
-    /** The step's X account (the lead's own, or its Play's) is saved in the workspace. */
+    /** The step's X account (the lead's own, its Play's, or the workspace's only one) is saved in the workspace. */
     xAccountSaved: boolean;
+    /** The step has an X account to go through at all (absent: true). */
+    xAccountNamed?: boolean;
+    /** The workspace has a mailbox pool for an e-mail step of a lead without an account (absent: false). */
+    mailboxPool?: boolean;
   };
   /** The lead's own facts; absent when the question is about a sequence as a whole (GET /sequences). */
   lead?: {
@@ -95,6 +102,8 @@ export interface AdmissionSources {
   noStep: RawBuilder<boolean>;
   /** The X account the step would send from. */
   xAccount: RawBuilder<string | null>;
+  /** The lead's workspace has a mailbox pool (domain/claim-layout.ts `mailboxPoolSql`). */
+  mailboxPool: RawBuilder<boolean>;
 }
 
 export interface AdmissionRule {
@@ -103,6 +112,8 @@ export interface AdmissionRule {
   scope: AdmissionScope;
   /** The condition in words (docs/engine.md). */
   means: string;
+  /** What a person does to release a lead this rule holds or stops, in words (a lead's `heldBy.fix`). */
+  release: string;
   admits(f: AdmissionFacts, ctx: AdmissionContext): boolean;
   sql(src: AdmissionSources, ctx: AdmissionContext): RawBuilder<boolean>;
 }
@@ -113,6 +124,7 @@ export const ADMISSION_RULE_NAMES = [
   'billing_inactive',
   'energy_exhausted',
   'x_channel_disabled',
+  'no_sender_for_channel',
   'sender_not_connected',
   'lead_stopped',
   'lead_snoozed',
@@ -193,6 +205,7 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'sequence',
     means: "the lead's sequence is `active` (a paused, draft or archived one sends nothing)",
+    release: 'activate the sequence (resume it, or activate the draft once approved)',
     admits: (f) => f.sequence.status === 'active',
     sql: (s) => sql<boolean>`${ref(s.sequence, 'status')} = 'active'`,
   },
@@ -201,6 +214,7 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'sequence',
     means: 'the sequence revision that would send is the approved one (`approved_revision = revision`)',
+    release: "approve the sequence's current revision",
     admits: (f) => f.sequence.approved_revision !== null && f.sequence.approved_revision === f.sequence.revision,
     sql: (s) => sql<boolean>`${ref(s.sequence, 'approved_revision')} = ${ref(s.sequence, 'revision')}`,
   },
@@ -209,6 +223,7 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'workspace',
     means: `workspace billing is ${SENDING_BILLING_STATUSES.join(' or ')}`,
+    release: "restore the workspace's billing",
     admits: (f) => billingSends(f.workspace.billing_status),
     sql: (s) => billingSendsSql(s.workspace),
   },
@@ -217,6 +232,7 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'workspace',
     means: "the workspace can afford one send (the refill owed today included); a crashed send's check was paid at its claim",
+    release: "wait for the daily energy refill (00:00 UTC), or raise the workspace's energy",
     admits: (f, c) => (f.lead?.inflight_key ?? null) !== null || effectiveBalance(f.workspace, c.now) >= c.unitsPerAction,
     sql: (s, c) => sql<boolean>`(${ref(s.lead, 'inflight_key')} IS NOT NULL OR ${effectiveBalanceSql(s.workspace, c.now)} >= ${c.unitsPerAction}::int)`,
   },
@@ -225,18 +241,38 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'sender',
     means: "an X step needs the workspace's X channel switched on",
+    release: "switch on the workspace's X channel",
     admits: (f) => !f.step || !isXStepKind(f.step.kind) || f.workspace.x_channel_enabled,
     sql: (s) => sql<boolean>`(${s.noStep} OR CASE WHEN ${isXSql(s)} THEN ${ref(s.workspace, 'x_channel_enabled')} ELSE true END)`,
+  },
+  {
+    name: 'no_sender_for_channel',
+    effect: 'hold',
+    scope: 'sender',
+    means:
+      "the step has a sender on its channel: the lead's own account, else the mailbox pool for an e-mail step, the workspace's only LinkedIn account for a LinkedIn step, the Play's or the workspace's only X account for an X step",
+    release: 'give the lead an account on this channel, or add one (a mailbox for e-mail) to the workspace',
+    admits: (f) =>
+      !f.step ||
+      (isXStepKind(f.step.kind) ? f.sender.xAccountNamed !== false : f.sender.account !== null || (f.step.kind === 'email' && f.sender.mailboxPool === true)),
+    sql: (s) => sql<boolean>`(${s.noStep} OR CASE WHEN ${isXSql(s)} THEN ${s.xAccount} IS NOT NULL
+      WHEN ${s.stepKind} = 'email' THEN (${ref(s.account, 'id')} IS NOT NULL OR ${s.mailboxPool})
+      ELSE ${ref(s.account, 'id')} IS NOT NULL END)`,
   },
   {
     name: 'sender_not_connected',
     effect: 'hold',
     scope: 'sender',
-    means: "an X step needs its X account saved in the workspace; every other step the lead's messaging account connected",
-    admits: (f) => !f.step || (isXStepKind(f.step.kind) ? f.sender.xAccountSaved : f.sender.account?.stored_status === 'connected'),
+    means: "the step's sender is usable: an X account saved in the workspace for an X step; for every other step its messaging account connected",
+    release: "reconnect the lead's account, or move the lead to a connected one",
+    admits: (f) =>
+      !f.step ||
+      (isXStepKind(f.step.kind)
+        ? f.sender.xAccountNamed === false || f.sender.xAccountSaved
+        : f.sender.account === null || f.sender.account.stored_status === 'connected'),
     sql: (s) => sql<boolean>`(${s.noStep} OR CASE WHEN ${isXSql(s)}
-      THEN EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = ${ref(s.lead, 'workspace_id')} AND xa.user_id = ${s.xAccount})
-      ELSE ${ref(s.account, 'stored_status')} = 'connected' END)`,
+      THEN (${s.xAccount} IS NULL OR EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = ${ref(s.lead, 'workspace_id')} AND xa.user_id = ${s.xAccount}))
+      ELSE (${ref(s.account, 'id')} IS NULL OR ${ref(s.account, 'stored_status')} = 'connected') END)`,
   },
   {
     name: 'lead_stopped',
@@ -244,6 +280,7 @@ const rules: AdmissionRule[] = [
     scope: 'lead',
     means:
       "the lead's automation is not stopped: a reply freezes it (only a reply decision's follow-up sequence starts it again), as do a stop and the end of its sequence",
+    release: "decide the lead's reply (a follow-up sequence starts it again); a finished or stopped lead stays stopped",
     admits: (f) => !f.lead || !f.lead.automation_stopped,
     // Written as the partial index leads_due's predicate, so the claim's plan keeps using it.
     sql: (s) => sql<boolean>`${ref(s.lead, 'automation_stopped')} = false`,
@@ -253,6 +290,7 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'lead',
     means: 'the lead is not snoozed (a reply decision or an out-of-office auto-reply)',
+    release: 'wait until the snooze ends',
     admits: (f, c) => !f.lead?.snoozed_until || new Date(f.lead.snoozed_until).getTime() <= c.now.getTime(),
     sql: (s, c) => sql<boolean>`(${ref(s.lead, 'snoozed_until')} IS NULL OR ${ref(s.lead, 'snoozed_until')} <= ${c.now.toISOString()}::timestamptz)`,
   },
@@ -261,6 +299,7 @@ const rules: AdmissionRule[] = [
     effect: 'hold',
     scope: 'lead',
     means: 'the lead itself has not opted out',
+    release: 'nothing: a person who asked to stop is never contacted again',
     admits: (f) => !f.lead || f.lead.opted_out_at === null,
     sql: (s) => sql<boolean>`${ref(s.lead, 'opted_out_at')} IS NULL`,
   },
@@ -269,6 +308,7 @@ const rules: AdmissionRule[] = [
     effect: 'stop',
     scope: 'lead',
     means: 'the person has not opted out through any of their leads (same e-mail, LinkedIn profile, X user id or handle)',
+    release: 'nothing: a person who asked to stop is never contacted again',
     admits: (f) => !f.lead || !f.people || !f.people.optedOut({ email: f.lead.email, linkedinUrl: f.lead.linkedin_url, xUserId: f.lead.x_user_id }),
     sql: (s) => sql<boolean>`NOT ${identityOptedOutSql(s.lead)}`,
   },
@@ -277,6 +317,7 @@ const rules: AdmissionRule[] = [
     effect: 'stop',
     scope: 'lead',
     means: "an e-mail step's address is not suppressed in the workspace (it bounced or unsubscribed)",
+    release: 'nothing from here: a bounced or unsubscribed address is not written to again (an admin may lift a wrong suppression)',
     admits: (f) => f.step?.kind !== 'email' || !f.lead?.email || !f.people || !f.people.suppressed(suppressionAddress(f.lead.email)),
     sql: (s) => sql<boolean>`CASE WHEN ${s.stepKind} = 'email' AND ${ref(s.lead, 'email')} IS NOT NULL
       THEN NOT EXISTS (SELECT 1 FROM suppressed_addresses sa WHERE sa.workspace_id = ${ref(s.lead, 'workspace_id')}
@@ -289,6 +330,7 @@ const rules: AdmissionRule[] = [
     scope: 'moment',
     means:
       "a step sent through a messaging account goes inside the sending hours and days, in the lead's own time zone when its sequence sends in the lead's hours and the lead has a valid one, else in the account's",
+    release: 'wait for the sending hours',
     admits: (f, c) =>
       sendsAtThisHour(
         {

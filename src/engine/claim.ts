@@ -227,6 +227,8 @@ export async function claimBatch(
       admission,
     });
     if (rows.length === 0) return { claimed: 0, sends: [], checks: [], recorded: [] };
+    // A lead without a sender keeps the one the claim gave it (domain/claim-layout.ts).
+    await sql.assignSenders(trx, rows);
     const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, drivers, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
     const energy = await chargeEnergy(trx, pacing.paced, units, now);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
-import { insertCandidates, insertLead, insertPlay, insertSequence, insertXAccount } from '../helpers/factories.js';
+import { insertCandidates, insertLead, insertMessagingAccount, insertPlay, insertSequence, insertXAccount, stepRow } from '../helpers/factories.js';
 
 // Issue 27 §1–2: authoring Plays and sequences in the console, through the authoring service's rules.
 let t: TestApp;
@@ -17,7 +17,14 @@ beforeAll(async () => {
   acme = await createWorkspaceWithKey(t, 'Acme');
   other = await createWorkspaceWithKey(t, 'Other');
   account = await insertXAccount(t.db, acme.workspaceId, { handle: 'acme_sales' });
-  sequenceId = await insertSequence(t.db, acme.workspaceId, { name: 'X intro', status: 'active', channels: ['x'] });
+  sequenceId = await insertSequence(t.db, acme.workspaceId, {
+    name: 'X intro',
+    status: 'active',
+    channels: ['x'],
+    steps: [stepRow({ index: 0, kind: 'x_dm', message: 'Hi' })],
+  });
+  // A LinkedIn sender: approving a sequence needs a sender for each of its channels.
+  await insertMessagingAccount(t.db, acme.workspaceId);
   ada = await insertLead(t.db, acme.workspaceId, { person: 'Ada Lovelace', company: 'Analytical', email: 'ada@example.com' });
   c = await signedInConsole(t, acme.key);
 });
@@ -87,6 +94,9 @@ describe('console Plays: list, New Play, edit (issue 27 §1)', () => {
     expect(await playRow(id)).toMatchObject({ name: 'Berlin CTOs', sequence_id: sequenceId, account_user_id: account.userId, revision: 1 });
     const page = await c.get(created.headers.location as string);
     expect(page.body).toContain('Created the Play Berlin CTOs (revision 1).');
+    // The new Play's page links to its review page (the review API is on for a new Play), and that page opens.
+    expect(page.body).toContain(`<a href="/review/plays/${id}" class="button">`);
+    expect((await c.get(`/review/plays/${id}`)).statusCode).toBe(200);
   });
 
   it('an edit carries the revision it was drawn with: a stale one is refused with 409 and a clear message, nothing changes', async () => {
@@ -263,6 +273,43 @@ describe('console sequences: authoring (issue 27 §2)', () => {
     expect((await c.get(created.headers.location as string)).body).toContain('Created the draft Two steps (revision 1).');
   });
 
+  it('kind-specific parts show for the kinds that use them only (Actions for engage/x_engage, Subject for email); hidden values are not saved', async () => {
+    const form = {
+      name: 'Kinds',
+      ...stepFields([
+        { kind: 'message', message: 'Hi' },
+        { kind: 'x_engage', action: 'like_last_post' },
+        { kind: 'email', subject: 'Hello', message: 'Hi' },
+      ]),
+    };
+    const page = await c.post('/console/sequences/new', { ...form, op: 'refresh' });
+    expect(page.statusCode).toBe(200);
+    const fieldsets = page.body.split('<fieldset class="step">').slice(1);
+    const part = (re: RegExp) => (html: string) => {
+      const m = re.exec(html);
+      return m ? (m[1] ?? '') : 'missing';
+    };
+    const actionsOf = part(/<fieldset class="actions" data-kinds="engage x_engage"( hidden)?>/);
+    const subjectOf = part(/<p data-kinds="email"( hidden)?>\s*<label for="s\d_subject">/);
+    expect(fieldsets.map(actionsOf)).toEqual([' hidden', '', ' hidden']);
+    expect(fieldsets.map(subjectOf)).toEqual([' hidden', ' hidden', '']);
+    expect(page.body).toContain('<script src="/console/assets/sequence-editor.js" defer></script>');
+    expect(page.body).toContain('Show the fields of the chosen kinds');
+    // A value a kind does not use (a subject on a LinkedIn message, an action on an e-mail) is ignored on save.
+    const stray = stepFields([
+      { kind: 'message', subject: 'Stray subject', message: 'Hi', action: 'like_last_post' },
+      { kind: 'email', subject: 'Real subject', message: 'Hi', action: 'follow' },
+    ]);
+    const created = await c.post('/console/sequences/new', { op: 'save', name: 'Stray parts', ...stray });
+    expect(created.statusCode).toBe(303);
+    const row = await sequenceRow(idFrom(created.headers.location, /\/console\/sequences\/([0-9a-f-]{36})/));
+    const saved = (typeof row.steps === 'string' ? JSON.parse(row.steps) : row.steps) as { subject: string | null; actions: unknown[] }[];
+    expect(saved.map((x) => [x.subject, x.actions.length])).toEqual([
+      [null, 0],
+      ['Real subject', 0],
+    ]);
+  });
+
   it('a step the service refuses (an engage step without an action, an unknown placeholder) is a 400 naming the step; the form keeps it', async () => {
     await c.get('/console/sequences/new');
     const noAction = await c.post('/console/sequences/new', { op: 'save', name: 'Bad', ...stepFields([{ kind: 'engage' }]) });
@@ -303,7 +350,9 @@ describe('console sequences: authoring (issue 27 §2)', () => {
     });
     const page = await c.get(`/console/sequences/${id}`);
     expect(page.body).toContain('Save steps');
-    expect((await c.post(`/console/sequences/${id}/approve`, { revision: '1' })).body).toContain('Approved revision 1.');
+    const approved = await c.post(`/console/sequences/${id}/approve`, { revision: '1' });
+    expect(approved.statusCode).toBe(303);
+    expect((await c.get(`/console/sequences/${id}`)).body).toContain('Approved revision 1.');
     const edited = stepFields([
       { kind: 'connect', message: 'Hello {{firstName}}' },
       { kind: 'message', delay: '3', message: 'Thanks!' },

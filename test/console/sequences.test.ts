@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
-import { insertLead, insertSequence } from '../helpers/factories.js';
+import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
 import { step, steps } from '../engine/helpers.js';
 
 let t: TestApp;
@@ -12,6 +12,8 @@ beforeAll(async () => {
   t = await buildTestApp();
   acme = await createWorkspaceWithKey(t, 'Acme');
   other = await createWorkspaceWithKey(t, 'Other');
+  // A LinkedIn sender: approving a sequence needs a sender for each of its channels.
+  await insertMessagingAccount(t.db, acme.workspaceId);
   c = await signedInConsole(t, acme.key);
 });
 afterAll(async () => t?.close());
@@ -80,7 +82,11 @@ describe('console sequences /console/sequences (issue 15 §4)', () => {
     // First approval through the console: every step is new.
     const first = await c.get(`/console/sequences/${id}`);
     expect(first.body).toContain('Steps of revision 1 (none approved yet)');
-    expect((await c.post(`/console/sequences/${id}/approve`, { revision: '1' })).body).toContain('Approved revision 1.');
+    // Approve answers 303 to the sequence's page (not a page on the POST URL), which shows the notice once.
+    const approved = await c.post(`/console/sequences/${id}/approve`, { revision: '1' });
+    expect(approved.statusCode).toBe(303);
+    expect(approved.headers.location).toBe(`/console/sequences/${id}`);
+    expect((await c.get(approved.headers.location as string)).body).toContain('Approved revision 1.');
     // An agent edits the steps: the second changes, a third is added.
     await t.services.authoring.replaceSteps(acme.workspaceId, id, {
       expectedRevision: 1,
@@ -107,7 +113,7 @@ describe('console sequences /console/sequences (issue 15 §4)', () => {
     expect((await sequenceRow(id)).approved_revision).toBe(1);
 
     const ok = await c.post(`/console/sequences/${id}/approve`, { revision: '3' });
-    expect(ok.statusCode).toBe(200);
+    expect(ok.statusCode).toBe(303);
     expect((await sequenceRow(id)).approved_revision).toBe(3);
     expect((await c.get(`/console/sequences/${id}`)).body).toContain('Steps of revision 3 (approved)');
   });

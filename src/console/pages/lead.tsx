@@ -7,6 +7,7 @@ import { PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
 import { ActivityTable, Pager } from './leads-activity.js';
+import { HeldReason } from '../held.js';
 
 /**
  * What `?notice=` may say on a lead page (after Stop sequence or Opt out, POST/redirect/GET): a code from this list,
@@ -157,9 +158,24 @@ function Run(props: { lead: LeadDetail }) {
             <When at={lead.nextActionAt} />
           </td>
         </tr>
+        {lead.heldBy ? (
+          <tr>
+            <th scope="row">Held</th>
+            <td>
+              <HeldReason held={lead.heldBy} sequenceId={lead.sequenceId} />
+            </td>
+          </tr>
+        ) : (
+          ''
+        )}
         <tr>
           <th scope="row">Account</th>
-          <td safe>{account.length > 0 ? account.join(', ') : (lead.account ?? 'None')}</td>
+          <td safe>
+            {account.length > 0
+              ? account.join(', ')
+              : (lead.account ??
+                "None: e-mail goes out from the workspace's mailboxes; a LinkedIn or X step from the workspace's only account of that channel")}
+          </td>
         </tr>
         <tr>
           <th scope="row">Time zone</th>

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
+import { CLAIMED_LEAD_FROM, LEAD_X_ACCOUNT, claimAdmissionSources } from '../../domain/claim-layout.js';
 import type { Database } from '../../db/database.js';
-import { admissionBlocksSql, admissionHoldSql, type AdmissionContext, type AdmissionSources } from '../../domain/admission.js';
+import { admissionBlocksSql, admissionHoldSql, type AdmissionContext } from '../../domain/admission.js';
 import type { ClaimedRow } from './rows.js';
 
 /**
@@ -10,22 +11,17 @@ import type { ClaimedRow } from './rows.js';
  * place and run when the rule clears. The `stop` rules come back as columns named after them, for the claim to
  * record; the `wait` rule (sending hours) is applied by the claim in TypeScript.
  */
-/** Where the admission rules find their columns in the claim's query (aliases l, s, w, ma); `xAccount` sends X steps. */
-export const claimAdmissionSources = (xAccount: RawBuilder<string | null>): AdmissionSources => ({
-  lead: 'l',
-  sequence: 's',
-  workspace: 'w',
-  account: 'ma',
-  stepKind: sql<string | null>`(s.steps -> l.current_step ->> 'kind')`,
-  noStep: sql<boolean>`l.current_step >= jsonb_array_length(s.steps)`,
-  xAccount,
-});
+// The claim's layout (FROM, aliases, the sender a lead without one gets) is the domain's: domain/claim-layout.ts.
+export { CLAIMED_LEAD_FROM, LEAD_X_ACCOUNT, claimAdmissionSources } from '../../domain/claim-layout.js';
 
 /** The claim's columns (ClaimedRow without the admission `stop` columns): what a step needs to know about its lead. */
 export const claimedLeadColumns = (
   xAccount: RawBuilder<string | null>,
 ) => sql`SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
-      l.account_id, ${xAccount} AS x_account_user_id, l.sequence_id, l.stage, l.current_step, l.variant_key,
+      -- The account the step goes through: the lead's own, else the one the claim gives it (domain/claim-layout.ts).
+      COALESCE(l.account_id, ma.id) AS account_id, ${xAccount} AS x_account_user_id,
+      (l.account_id IS NULL AND ma.id IS NOT NULL) AS account_assigned,
+      (l.account_user_id IS NULL AND p.account_user_id IS NULL AND ${xAccount} IS NOT NULL) AS x_account_assigned, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
       s.steps, ma.time_zone, ma.warmup_started_at, ma.linkedin_delivery,
@@ -36,17 +32,6 @@ export const claimedLeadColumns = (
       -- The platform policy (domain/policy.ts) needs to know whether an X step's account is connected with OAuth.
       COALESCE(s.steps -> l.current_step ->> 'kind' IN ('x_dm', 'x_engage') AND EXISTS (
         SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = l.workspace_id AND o.user_id = ${xAccount}), false) AS x_connected`;
-
-/** Where the claim's columns come from (aliases l, s, w, p, c, ma). */
-export const CLAIMED_LEAD_FROM = sql`FROM leads l
-    JOIN sequences s ON s.id = l.sequence_id AND s.workspace_id = l.workspace_id
-    JOIN workspaces w ON w.id = l.workspace_id
-    LEFT JOIN plays p ON p.id = l.play_id
-    LEFT JOIN candidates c ON c.id = l.candidate_id
-    LEFT JOIN messaging_accounts ma ON ma.id = l.account_id AND ma.workspace_id = l.workspace_id`;
-
-/** The X account that carries a lead's X steps: its own, or its Play's. */
-export const LEAD_X_ACCOUNT = sql<string | null>`COALESCE(l.account_user_id, p.account_user_id)`;
 
 export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext }): Promise<ClaimedRow[]> {
   const now = p.now.toISOString();

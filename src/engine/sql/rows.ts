@@ -37,6 +37,10 @@ export type ClaimedRow = LeadContactRow &
   Pick<Lead, 'stage' | 'current_step' | 'variant_key' | 'inflight_key' | 'inflight_step' | 'inflight_at' | 'step_attempts' | 'step_waits'> & {
     /** Only leads in a sequence are claimed. */
     sequence_id: NonNullable<Lead['sequence_id']>;
+    /** The lead had no account and the claim gave it the workspace's only one for this step (domain/claim-layout.ts). */
+    account_assigned?: boolean;
+    /** The lead and its Play had no X account and the claim gave it the workspace's only one. */
+    x_account_assigned?: boolean;
     inflight_release: PacingRelease | null;
     steps: Selectable<SequencesTable>['steps'];
     /** The lead's messaging account's zone (null without one): its pacing day, and its sending hours by default. */

@@ -11,7 +11,9 @@ import { renderTemplate, templateProblems, type TemplateLead } from '../../domai
 // One lock per row for every writer: status changes and authoring edits of a sequence lock it the same way, and a
 // Play's edit lock is defined next to the lock its imports and enrollments take.
 import { lockPlayForEdit } from '../plays/index.js';
-import { lockSequence as lockSequenceRow, lockSequenceForShare, requiredChannels, toStep } from '../sequences/index.js';
+import { channelsWithoutSender, lockSequence as lockSequenceRow, lockSequenceForShare, requiredChannels, toStep } from '../sequences/index.js';
+import { isXStepKind } from '../../domain/admission.js';
+import type { Config } from '../../config/config.js';
 import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';
 import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, inWords, type PlayStatus } from '../../domain/vocabulary.js';
@@ -160,7 +162,11 @@ const stalePlay = (play: repo.PlayRow, expected: number) =>
   conflict('stale_play_revision', `the Play is at revision ${play.revision}, not ${expected}`, { currentRevision: play.revision });
 const archivedPlay = (play: repo.PlayRow) => conflict('play_archived', 'an archived Play is read-only', { playId: play.id });
 
-export function createAuthoringService(deps: { db: Database; clock: Clock }) {
+const channelWords = (c: string) => (c === 'email' ? 'e-mail' : c === 'x' ? 'X' : 'LinkedIn');
+const senderHint = (c: string) =>
+  c === 'email' ? 'add a mailbox (Accounts → Add mailbox) or connect a messaging account' : c === 'x' ? 'connect an X account' : 'connect a LinkedIn account';
+
+export function createAuthoringService(deps: { db: Database; clock: Clock; config: Pick<Config, 'engine'> }) {
   const { db, clock } = deps;
 
   async function write<T extends object>(dryRun: boolean | undefined, fn: (trx: Database) => Promise<T>): Promise<T & { dryRun: boolean }> {
@@ -185,6 +191,14 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
     const seq = isUuid(sequenceId) ? await lockSequenceForShare(trx, workspaceId, sequenceId) : undefined;
     if (!seq) throw notFound('sequence');
     if (seq.status === 'archived') throw archivedSequence();
+    // A Play's candidates are X accounts: a sequence with no X step could send to none of them (docs/engine.md).
+    if (!storedSteps(seq.steps).some((st) => isXStepKind(String(st.kind)))) {
+      throw conflict(
+        'sequence_has_no_step_for_play',
+        `sequence “${seq.name}” has no X step (x_dm or x_engage); a Play's leads are X accounts and could take none of its steps`,
+        { sequenceId: seq.id },
+      );
+    }
   }
 
   async function requireConnectedAccount(trx: Database, workspaceId: string, userId: string) {
@@ -254,6 +268,21 @@ export function createAuthoringService(deps: { db: Database; clock: Clock }) {
         throw conflict('sequence_has_no_steps', 'a sequence without steps cannot be approved', { currentRevision: seq.revision });
       }
       if (seq.approved_revision === seq.revision) return { sequence: toAuthoredSequence(seq), changed: false };
+      // A channel of the steps that no sender of the workspace can carry would hold every lead on it: refused now,
+      // while a person can still add the sender (docs/engine.md "A lead without a sender").
+      const missing = await channelsWithoutSender({ db: trx, clock, config: deps.config }, workspaceId, {
+        channels: seq.channels ?? [],
+        steps: storedSteps(seq.steps).map((st) => ({ kind: String(st.kind) })),
+      });
+      if (missing.length > 0) {
+        throw conflict(
+          'no_sender_for_channel',
+          `no sender in this workspace for ${missing.map(channelWords).join(' and ')}: ${missing.map(senderHint).join('; ')}`,
+          {
+            channels: missing,
+          },
+        );
+      }
       const row = await repo.approveSequence(trx, workspaceId, sequenceId, seq.revision, clock.now());
       return { sequence: toAuthoredSequence(row), changed: true };
     });

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../../../test/helpers/build-test-app.js';
-import { insertSequence, insertXAccount } from '../../../test/helpers/factories.js';
+import { insertMessagingAccount, insertSequence, insertXAccount, stepRow } from '../../../test/helpers/factories.js';
 import { connectInMemory, fails, ok, step } from '../../../test/mcp/mcp-client.js';
 
 // Every authoring rule, exercised through the MCP tools an agent uses (the same server as /mcp, without HTTP).
@@ -19,6 +19,8 @@ beforeAll(async () => {
   ws = (await createWorkspaceWithKey(t, 'Authoring')).workspaceId;
   other = (await createWorkspaceWithKey(t, 'Other')).workspaceId;
   accountUserId = (await insertXAccount(t.db, ws)).userId;
+  // A LinkedIn sender, so sequences with LinkedIn steps may be approved (approval needs a sender per channel).
+  await insertMessagingAccount(t.db, ws);
   otherAccountUserId = (await insertXAccount(t.db, other)).userId;
   mcp = await connectInMemory(t.services, ws);
   otherMcp = await connectInMemory(t.services, other);
@@ -64,7 +66,7 @@ describe('create_sequence', () => {
       { ...step(0), delayDays: 1.5 },
       { ...step(0), kind: 'sms' },
       { ...step(0), extra: true },
-      (({ tool: _tool, ...rest }) => rest)(step(0)),
+      // A missing `tool` (or `index`, `actions`, `variants`) is filled in by the MCP door (docs/mcp.md), not refused.
       { ...step(0), actions: [{ type: 'like' }] },
       { ...step(0), message: null, variants: [{ key: 'A', weight: 0, messageTmpl: 'x' }] },
       { ...step(0), index: '0' },
@@ -206,6 +208,22 @@ describe('approve_sequence', () => {
       const id = await insertSequence(t.db, ws, { status, revision: 2, approvedRevision: 1 });
       expect((await ok(mcp, 'approve_sequence', { sequenceId: id, expectedRevision: 2 })).sequence).toMatchObject({ status, approvedRevision: 2 });
       expect((await seqRow(id)).status).toBe(status);
+    }
+  });
+
+  it('409 no_sender_for_channel while a channel of the steps has no sender in the workspace; approved once it has one', async () => {
+    const alone = (await createWorkspaceWithKey(t, 'No sender')).workspaceId;
+    const client = await connectInMemory(t.services, alone);
+    try {
+      const draft = (await ok(client, 'create_sequence', { name: 'Mail', steps: [step(0, { kind: 'email', subject: 'Hi' })] })).sequence;
+      const e = await fails(client, 'approve_sequence', { sequenceId: draft.id, expectedRevision: 1 });
+      expect(e).toMatchObject({ error: 'no_sender_for_channel', httpStatus: 409, channels: ['email'] });
+      expect(e.message).toContain('add a mailbox');
+      expect((await seqRow(draft.id)).approved_revision).toBeNull();
+      await insertMessagingAccount(t.db, alone);
+      expect((await ok(client, 'approve_sequence', { sequenceId: draft.id, expectedRevision: 1 })).sequence).toMatchObject({ approvedRevision: 1 });
+    } finally {
+      await client.close();
     }
   });
 
@@ -386,9 +404,20 @@ describe('edit_play, set_play_status, set_play_review_api', () => {
 
 describe('authoring never changes a sequence status', () => {
   it('no authoring tool moves a sequence between statuses', async () => {
-    const id = await insertSequence(t.db, ws, { status: 'paused', revision: 1, approvedRevision: null });
+    const id = await insertSequence(t.db, ws, {
+      status: 'paused',
+      revision: 1,
+      approvedRevision: null,
+      steps: [stepRow({ index: 0, kind: 'x_dm', message: 'Hi' })],
+    });
     await ok(mcp, 'approve_sequence', { sequenceId: id, expectedRevision: 1 });
     await ok(mcp, 'create_play', { name: 'On paused', sequenceId: id, accountUserId });
+    // A Play's leads are X accounts: a sequence with no X step is refused, naming why.
+    const linkedinOnly = await insertSequence(t.db, ws, { steps: [stepRow({ index: 0, kind: 'connect' })] });
+    expect(await fails(mcp, 'create_play', { name: 'No X step', sequenceId: linkedinOnly, accountUserId })).toMatchObject({
+      error: 'sequence_has_no_step_for_play',
+      httpStatus: 409,
+    });
     await fails(mcp, 'replace_sequence_steps', { sequenceId: id, expectedRevision: 1, steps: [step(0)] });
     expect((await seqRow(id)).status).toBe('paused');
   });

@@ -14,6 +14,7 @@ export {
   type DistinctTwinsResult,
 } from './leads.twins.js';
 export { createLeadDetailService, type LeadDetailService, type LeadDetail, type LeadPageInput } from './leads.detail.js';
+export { HELD_ALERT_MINUTES, type HeldBy, type HeldGroup } from './leads.held.js';
 export {
   readCsv,
   readLeadCsv,

@@ -8,6 +8,8 @@ import { optOutPerson } from '../../domain/opt-out.js';
 import type { LeadFilters } from './leads.repository.js';
 import { escapeLike, stageFilter, type ListLeadsInput } from './leads.service.js';
 import * as repo from './leads.detail.repository.js';
+import type { Config } from '../../config/config.js';
+import { createHeldLeads, type HeldBy } from './leads.held.js';
 
 // What the console's lead page and its paged lead list ask of the leads (issue 27 §4, §5). The API's GET /leads has
 // no cursor in the spec, so the keyset pages live here and the API keeps leads.service's listLeads.
@@ -50,17 +52,20 @@ function toLeadDetail(row: repo.LeadDetailRow) {
   };
 }
 
-export type LeadDetail = ReturnType<typeof toLeadDetail>;
+/** A lead's page: its detail, and why it waits when a hold rule keeps it (leads.held.ts; null when nothing holds it). */
+export type LeadDetail = ReturnType<typeof toLeadDetail> & { heldBy: HeldBy | null };
 
-export function createLeadDetailService(deps: { db: Database; clock: Clock }) {
+export function createLeadDetailService(deps: { db: Database; clock: Clock; config: Pick<Config, 'engine'> }) {
   const { db, clock } = deps;
+  const held = createHeldLeads(deps);
 
   /** One lead of the workspace; an unknown id, a malformed one and another workspace's lead are all 404 `lead`. */
   async function getLead(workspaceId: string, leadId: string): Promise<LeadDetail> {
     if (!isUuid(leadId)) throw notFound('lead');
     const row = await repo.findLeadDetail(db, workspaceId, leadId.toLowerCase());
     if (!row) throw notFound('lead');
-    return toLeadDetail(row);
+    const heldBy = (await held.heldByLeads(workspaceId, [row.id])).get(row.id) ?? null;
+    return { ...toLeadDetail(row), heldBy };
   }
 
   /** The same filters as GET /leads (leads.service's listLeads), read the same way. */

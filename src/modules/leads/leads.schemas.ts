@@ -55,6 +55,20 @@ export const CrossChannelLead = Type.Object({
   optedOutAt: Nullable(Timestamp()),
   replySentiment: Nullable(Type.String()),
   lastError: Nullable(Type.String()),
+  heldBy: Type.Optional(
+    Type.Object(
+      {
+        rule: Type.String({ description: 'the admission rule that holds the lead, such as no_sender_for_channel or sequence_not_approved (docs/engine.md)' }),
+        since: Timestamp({ description: 'when the lead became due and began to wait' }),
+        detail: Type.String({ description: 'what holds it, in words' }),
+        fix: Type.String({ description: 'what would release it, in words' }),
+      },
+      {
+        'x-extension': true,
+        description: 'present only when the lead is due and an admission rule keeps the engine from taking it: why it waits',
+      },
+    ),
+  ),
 });
 
 export const LeadsResponse = Type.Object({

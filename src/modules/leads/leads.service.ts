@@ -6,6 +6,8 @@ import * as repo from './leads.repository.js';
 import { createLeadImports } from './leads.import.js';
 import { createLeadTwins } from './leads.twins.js';
 import type { TextCipher } from '../../lib/crypto.js';
+import type { Config } from '../../config/config.js';
+import { createHeldLeads } from './leads.held.js';
 
 const DAY_MS = 86_400_000;
 
@@ -40,8 +42,9 @@ export interface ListLeadsInput {
   limit?: number;
 }
 
-export function createLeadsService(deps: { db: Database; clock: Clock; cipher: TextCipher }) {
+export function createLeadsService(deps: { db: Database; clock: Clock; cipher: TextCipher; config: Pick<Config, 'engine'> }) {
   const { db, clock } = deps;
+  const held = createHeldLeads(deps);
 
   async function listLeads(workspaceId: string, input: ListLeadsInput) {
     const q = input.q?.trim();
@@ -53,12 +56,21 @@ export function createLeadsService(deps: { db: Database; clock: Clock; cipher: T
       booked: input.booked === '1',
     };
     const rows = await repo.listLeads(db, workspaceId, filters, input.limit ?? 200);
-    return { count: Number(rows[0]?.total ?? 0), returned: rows.length, leads: rows.map(toCrossChannelLeadView) };
+    // Why a due lead waits (leads.held.ts), answered only for a held lead: any other reads as the spec's object.
+    const heldBy = await held.heldByLeads(
+      workspaceId,
+      rows.map((r) => r.id),
+    );
+    const leads = rows.map((r) => {
+      const reason = heldBy.get(r.id);
+      return reason ? { ...toCrossChannelLeadView(r), heldBy: reason } : toCrossChannelLeadView(r);
+    });
+    return { count: Number(rows[0]?.total ?? 0), returned: rows.length, leads };
   }
 
   // Importing leads and enrolling them into a sequence, and deciding on two leads that are one person (leads.twins.ts):
   // one home for the console, the API and the CLI.
-  return { listLeads, ...createLeadImports(deps), ...createLeadTwins(deps) };
+  return { listLeads, heldSummary: held.heldSummary, ...createLeadImports(deps), ...createLeadTwins(deps) };
 }
 
 export type LeadsService = ReturnType<typeof createLeadsService>;

@@ -4,6 +4,8 @@ import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js';
 import type { ReviewDecision } from '../../domain/vocabulary.js';
+import { isXStepKind } from '../../domain/admission.js';
+import { storedSteps } from '../../domain/stored-steps.js';
 // A share lock keeps the checked sequence revision and status from changing until the enrollment commits.
 import { lockSequenceForShare } from '../sequences/index.js';
 import * as repo from './plays.repository.js';
@@ -195,6 +197,15 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       if (!sequence) throw conflict('sequence_mismatch', 'the Play’s sequence is not in this workspace', { playSequenceId: play.sequence_id });
       if (sequence.status === 'archived') {
         throw conflict('archived_sequence_is_read_only', 'the Play’s sequence is archived; no lead can be enrolled into it', { sequenceId: sequence.id });
+      }
+      // A Play's candidates are X accounts, and the lead each becomes has only its X user: a sequence without an X step
+      // could never send to them (it would hold every one of them forever).
+      if (!storedSteps(sequence.steps).some((st) => isXStepKind(String(st.kind)))) {
+        throw conflict(
+          'sequence_has_no_step_for_lead',
+          'the Play’s sequence has no X step (x_dm or x_engage): a lead enrolled from a Play is an X account and could take none of its steps',
+          { sequenceId: sequence.id },
+        );
       }
       if (sequence.revision !== input.sequenceRevision) {
         throw conflict('stale_sequence_revision', `the sequence is at revision ${sequence.revision}, not ${input.sequenceRevision}`, {

@@ -1,8 +1,11 @@
 // The sequences module's public face: code outside src/modules/sequences imports from here only.
 export { sequencesRoutes } from './sequences.routes.js';
 export {
+  channelsWithoutSender,
   createSequencesService,
   requiredChannels,
+  senderLanes,
+  type SenderLane,
   toStep,
   type ExecutionBlockReason,
   type SequencesService,

@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { mailboxPoolSql } from '../../domain/claim-layout.js';
 import type { Database } from '../../db/database.js';
 import type { SequenceStatus } from '../../domain/vocabulary.js';
 
@@ -55,6 +57,12 @@ export async function hasConnectedMessagingAccount(db: Database, workspaceId: st
   return row !== undefined;
 }
 
+/** The workspace has a mailbox its pool sends from (domain/claim-layout.ts `mailboxPoolSql`). */
+export async function hasMailboxPool(db: Database, workspaceId: string): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`SELECT ${mailboxPoolSql(sql`${workspaceId}::uuid`)} AS ok`.execute(db);
+  return rows[0]?.ok === true;
+}
+
 export async function hasXAccount(db: Database, workspaceId: string) {
   const row = await db.selectFrom('x_accounts').select('user_id').where('workspace_id', '=', workspaceId).limit(1).executeTakeFirst();
   return row !== undefined;
@@ -75,7 +83,7 @@ export async function lockSequence(db: Database, workspaceId: string, sequenceId
 export async function lockSequenceForShare(db: Database, workspaceId: string, sequenceId: string) {
   return db
     .selectFrom('sequences')
-    .select(['id', 'name', 'status', 'revision', 'approved_revision'])
+    .select(['id', 'name', 'status', 'revision', 'approved_revision', 'steps'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', sequenceId)
     .forShare()

@@ -22,6 +22,8 @@ export interface RunContext {
   hasConnectedMessagingAccount: boolean;
   /** A connected social-network account is saved (sends the X steps). */
   hasXAccount: boolean;
+  /** The workspace has a mailbox pool: e-mail steps of leads without an account go out from it (absent: false). */
+  hasMailboxPool?: boolean;
   /** The admission list's context: now, and the energy one engine action costs. */
   admission: AdmissionContext;
 }
@@ -39,6 +41,43 @@ export function requiredChannels(channels: string[], steps: { kind: string }[]):
 /** The admission rules that are a property of a sequence and its workspace (the rest are per lead or per moment). */
 const sequenceLevel = (r: AdmissionRule) => r.effect === 'hold' && (r.scope === 'sequence' || r.scope === 'workspace' || r.scope === 'sender');
 
+/** A channel of a sequence and what keeps the workspace from sending on it (null: a sender can). */
+export interface SenderLane {
+  channel: 'x' | 'email' | 'linkedin';
+  blockedBy: 'x_channel_disabled' | 'no_sender_for_channel' | 'sender_not_connected' | null;
+}
+
+/**
+ * The sequence's channels, each with whether the workspace has a sender for it, by the admission list's sender rules
+ * (domain/admission.ts) asked with one step of that channel: X steps need the X channel on and an X account saved;
+ * e-mail steps a connected account or a mailbox pool; every other step a connected messaging account. A draft whose
+ * channel has no sender is warned about, and approving it is refused (sequences' `approvalBlock`).
+ */
+export function senderLanes(seq: { channels: string[]; steps: { kind: string }[] }, ctx: RunContext): SenderLane[] {
+  const needed = requiredChannels(seq.channels, seq.steps);
+  const lanes: { channel: SenderLane['channel']; kind: string }[] = [
+    ...(needed.includes('x') ? [{ channel: 'x' as const, kind: 'x_dm' }] : []),
+    ...(needed.includes('email') ? [{ channel: 'email' as const, kind: 'email' }] : []),
+    ...(needed.some((c) => c !== 'x' && c !== 'email') ? [{ channel: 'linkedin' as const, kind: 'connect' }] : []),
+  ];
+  return lanes.map(({ channel, kind }) => {
+    const facts: AdmissionFacts = {
+      sequence: { status: 'active', revision: 1, approved_revision: 1 },
+      workspace: ctx.workspace,
+      step: { kind },
+      sender: {
+        account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null,
+        xAccountSaved: ctx.hasXAccount,
+        xAccountNamed: ctx.hasXAccount,
+        mailboxPool: ctx.hasMailboxPool === true,
+      },
+    };
+    const lane = blockingRules(facts, ctx.admission, (r) => r.scope === 'sender');
+    const blockedBy = (['x_channel_disabled', 'no_sender_for_channel', 'sender_not_connected'] as const).find((r) => lane.includes(r)) ?? null;
+    return { channel, blockedBy };
+  });
+}
+
 /**
  * The first obstacle in the order a user has to clear them: approval comes before activation because
  * activating an unapproved revision is refused, and workspace-wide obstacles come after the
@@ -55,21 +94,21 @@ export function executionBlockReason(
     sequence: { status: seq.status, revision: seq.revision, approved_revision: seq.approvedRevision },
     workspace: ctx.workspace,
     step: stepKind === null ? null : { kind: stepKind },
-    sender: { account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null, xAccountSaved: ctx.hasXAccount },
+    sender: {
+      account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null,
+      xAccountSaved: ctx.hasXAccount,
+      xAccountNamed: ctx.hasXAccount,
+      mailboxPool: ctx.hasMailboxPool === true,
+    },
   });
   const blocked = new Set(blockingRules(facts(null), ctx.admission, sequenceLevel));
   if (blocked.has('sequence_not_active') && seq.status === 'archived') return 'sequence_archived';
   if (blocked.has('sequence_not_approved')) return 'sequence_approval_required';
   if (blocked.has('sequence_not_active')) return seq.status === 'draft' ? 'sequence_draft' : 'sequence_paused';
   if (blocked.has('billing_inactive')) return 'billing_inactive';
-  const needed = requiredChannels(seq.channels, seq.steps);
-  // One step of each lane: an X step is sent by an X account, every other by a messaging account.
-  const lanes = [...(needed.includes('x') ? ['x_dm'] : []), ...(needed.some((c) => c !== 'x') ? ['connect'] : [])];
-  for (const kind of lanes) {
-    const lane = new Set(blockingRules(facts(kind), ctx.admission, (r) => r.scope === 'sender'));
-    if (lane.has('x_channel_disabled')) return 'x_channel_disabled';
-    if (lane.has('sender_not_connected')) return 'no_sending_account';
-  }
+  const lanes = senderLanes(seq, ctx);
+  if (lanes.some((l) => l.blockedBy === 'x_channel_disabled')) return 'x_channel_disabled';
+  if (lanes.some((l) => l.blockedBy !== null)) return 'no_sending_account';
   if (blocked.has('energy_exhausted')) return 'energy_exhausted';
   return null;
 }
@@ -140,23 +179,45 @@ const CONFLICT_MESSAGES = {
   invalid_transition: 'the sequence status table does not allow this change',
 } as const;
 
-export function createSequencesService(deps: { db: Database; clock: Clock; config: Config }) {
+/** What the admission list needs to judge a workspace's sequences as wholes (RunContext), read in one round. */
+export async function readRunContext(deps: { db: Database; clock: Clock; config: Pick<Config, 'engine'> }, workspaceId: string): Promise<RunContext> {
   const { db, clock, config } = deps;
+  const [ws, hasConnectedMessagingAccount, hasXAccount, hasMailboxPool] = await Promise.all([
+    repo.findWorkspaceRunState(db, workspaceId),
+    repo.hasConnectedMessagingAccount(db, workspaceId),
+    repo.hasXAccount(db, workspaceId),
+    repo.hasMailboxPool(db, workspaceId),
+  ]);
+  return {
+    // A workspace that is gone reads as canceled with nothing to spend.
+    workspace: ws ?? { billing_status: 'canceled', energy_balance: 0, energy_daily_refill: 0, energy_refilled_at: clock.now(), x_channel_enabled: false },
+    hasConnectedMessagingAccount,
+    hasXAccount,
+    hasMailboxPool,
+    admission: { now: clock.now(), unitsPerAction: config.engine.unitsPerAction, sendingWindow: config.engine.pacing },
+  };
+}
+
+/**
+ * The channels of these steps that no sender of the workspace can carry (senderLanes' `no_sender_for_channel` and
+ * `sender_not_connected`): a draft's warning, and why approving it is refused (authoring's approveSequence).
+ */
+export async function channelsWithoutSender(
+  deps: { db: Database; clock: Clock; config: Pick<Config, 'engine'> },
+  workspaceId: string,
+  seq: { channels: string[]; steps: { kind: string }[] },
+): Promise<SenderLane['channel'][]> {
+  const ctx = await readRunContext(deps, workspaceId);
+  return senderLanes(seq, ctx)
+    .filter((l) => l.blockedBy === 'no_sender_for_channel' || l.blockedBy === 'sender_not_connected')
+    .map((l) => l.channel);
+}
+
+export function createSequencesService(deps: { db: Database; clock: Clock; config: Config }) {
+  const { db, clock } = deps;
 
   async function readSequences(workspaceId: string, onlySequenceId?: string) {
-    const [rows, ws, hasConnectedMessagingAccount, hasXAccount] = await Promise.all([
-      repo.listSequencesWithLeadCounts(db, workspaceId, onlySequenceId),
-      repo.findWorkspaceRunState(db, workspaceId),
-      repo.hasConnectedMessagingAccount(db, workspaceId),
-      repo.hasXAccount(db, workspaceId),
-    ]);
-    const ctx: RunContext = {
-      // A workspace that is gone reads as canceled with nothing to spend.
-      workspace: ws ?? { billing_status: 'canceled', energy_balance: 0, energy_daily_refill: 0, energy_refilled_at: clock.now(), x_channel_enabled: false },
-      hasConnectedMessagingAccount,
-      hasXAccount,
-      admission: { now: clock.now(), unitsPerAction: config.engine.unitsPerAction, sendingWindow: config.engine.pacing },
-    };
+    const [rows, ctx] = await Promise.all([repo.listSequencesWithLeadCounts(db, workspaceId, onlySequenceId), readRunContext(deps, workspaceId)]);
     return rows.map((r) => {
       const steps = storedSteps(r.steps).map((s, i) => toStep(s, i));
       const channels = r.channels ?? [];
@@ -219,7 +280,12 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
     );
   }
 
-  return { listSequences, getSequenceForReview, setStatus };
+  /** The channels of a sequence no sender of the workspace can carry (a warning on its page; approval is refused). */
+  async function sequenceChannelsWithoutSender(workspaceId: string, seq: { channels: string[]; steps: { kind: string }[] }) {
+    return channelsWithoutSender(deps, workspaceId, seq);
+  }
+
+  return { listSequences, getSequenceForReview, setStatus, channelsWithoutSender: sequenceChannelsWithoutSender };
 }
 
 export type SequencesService = ReturnType<typeof createSequencesService>;
