@@ -351,6 +351,19 @@ examples['POST /api/v1/leads/twins/distinct'] = {
   },
 };
 
+examples['POST /api/v1/replies/{id}/handled'] = {
+  status: 200,
+  response: {
+    ok: true,
+    replyId: '0195c0a2-7d1e-7f20-8a3b-4c5d6e7f8091',
+    leadId: '0195c0a1-9e8d-7c6b-8a59-483726150f1e',
+    decision: 'dismiss',
+    state: 'decided',
+    by: 'api:8c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e',
+    decidedAt: '2026-11-21T12:00:00.000Z',
+    alreadyHandled: false,
+  },
+};
 const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
 fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);
 console.log(`wrote ${Object.keys(sorted).length} examples to ${EXAMPLES_PATH}`);

@@ -5,6 +5,7 @@
 type Schema = Record<string, unknown>;
 
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const SHORT_UUID_PATTERN = '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$';
 const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 // Keywords after which a schema no longer applies only to values of its own `type`, so it cannot absorb `null`.
 const NOT_NULLABLE = ['anyOf', 'oneOf', 'allOf', 'not', '$ref', 'if', 'nullable'];
@@ -61,8 +62,12 @@ function compactNode(node: unknown): unknown {
     else out[key] = compactNode(value);
   }
   if (Array.isArray(out.anyOf)) out = literalsToEnum(out, out.anyOf) ?? nullableToType(out, out.anyOf) ?? out;
-  // The uuid pattern is narrower than `format: uuid` (which also takes a urn:uuid: prefix), so it alone accepts the same.
-  if (out.format === 'uuid' && out.pattern === UUID_PATTERN) delete out.format;
+  // The uuid pattern is narrower than `format: uuid` (which also takes a urn:uuid: prefix), so it alone accepts the same;
+  // and it is spelt with the three middle groups as one repeat (26 uuids in tools/list, 24 characters each).
+  if (out.pattern === UUID_PATTERN) {
+    if (out.format === 'uuid') delete out.format;
+    out.pattern = SHORT_UUID_PATTERN;
+  }
   // `additionalProperties: true` is the default.
   if (out.additionalProperties === true) delete out.additionalProperties;
   return out;

@@ -9,12 +9,11 @@ import {
   type CallToolResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ErrorObject } from 'ajv';
 import { Value } from 'typebox/value';
 import { AppError } from '../lib/errors.js';
 import type { Services } from '../app/services.js';
 import type { AuthContext } from '../modules/workspaces/index.js';
-import { describeValidationErrors } from '../app/validation.js';
+import { invalidInputBody } from './input-validation.js';
 import { compactSchema } from './compact-schema.js';
 import { ALL_TOOLS, DEPRECATED_TOOL_NAMES, type Tool } from './tools/index.js';
 
@@ -67,11 +66,6 @@ export function toolListing(tool: Tool): McpTool {
   return listing;
 }
 
-/** The API's wording for the same failure (field, rule, allowed values), rooted at `arguments` instead of `body`. */
-function inputError(errors: ErrorObject[] | null | undefined) {
-  return describeValidationErrors(errors ?? [], 'arguments');
-}
-
 function errorResult(body: Record<string, unknown>): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
@@ -101,7 +95,8 @@ export function createMcpServer(services: Services, auth: AuthContext, options: 
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     // Validation fills defaults in place, so the caller's object is never the one changed.
     const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
-    if (!tool.validate(args)) return errorResult({ error: 'invalid_request', httpStatus: 400, message: inputError(tool.validate.errors) });
+    // Every problem at once, each in the API's words rooted at `arguments` (input-validation.ts).
+    if (!tool.validate(args)) return errorResult(invalidInputBody(tool.validate.errors));
     const ctx = { services, auth };
     try {
       if (tool.xChannel) await services.workspaces.assertXChannelEnabled(auth.workspaceId);

@@ -40,7 +40,31 @@ describe('compactSchema: shorter JSON Schema that accepts exactly the same docum
   it('agrees with the original on valid and invalid values at every nested property', () => {
     const original = ajv.compile(JSON.parse(JSON.stringify(Nested)));
     const advertised = ajv.compile(compact);
-    const probes: unknown[] = [null, 'a', 'b', 'x', 'c', '', 0, 1, -1, 2.5, true, [], {}, { n: 1 }, { n: 'x' }, { n: 1, m: 2 }, UUID, `urn:uuid:${UUID}`];
+    const probes: unknown[] = [
+      null,
+      'a',
+      'b',
+      'x',
+      'c',
+      '',
+      0,
+      1,
+      -1,
+      2.5,
+      true,
+      [],
+      {},
+      { n: 1 },
+      { n: 'x' },
+      { n: 1, m: 2 },
+      UUID,
+      `urn:uuid:${UUID}`,
+      UUID.toUpperCase(),
+      UUID.slice(1),
+      `${UUID}-1a2b`,
+      UUID.replace(/-/g, ''),
+      UUID.replace(/-/g, '--'),
+    ];
     const base = { status: 'a', only: null, id: null, count: null, mixed: null, child: null };
     for (const name of Object.keys(base)) {
       for (const value of probes) {

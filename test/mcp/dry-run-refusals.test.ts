@@ -110,6 +110,7 @@ const cases: Record<string, { args: () => Record<string, unknown>; error: string
   },
   set_sequence_status: { args: () => ({ sequenceId: ids.sequence, status: 'active' }), error: 'sequence_approval_required', httpStatus: 409 },
   decide_reply: { args: () => ({ replyId: ids.reply, decision: 'invite' }), error: 'decision_not_allowed', httpStatus: 409 },
+  mark_reply_handled: { args: () => ({ replyId: ids.reply }), error: 'reply_has_decisions', httpStatus: 409 },
   complete_task: { args: () => ({ taskId: UNKNOWN }), error: 'task not found', httpStatus: 404 },
   skip_task: { args: () => ({ taskId: UNKNOWN }), error: 'task not found', httpStatus: 404 },
 };

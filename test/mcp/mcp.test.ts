@@ -71,7 +71,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(tool.outputSchema, tool.name).toBeUndefined();
       expect(tool.name, 'one naming scheme: verb_noun').toMatch(
-        /^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide|complete|skip)_[a-z]+(_[a-z]+)*$/,
+        /^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide|mark|complete|skip)_[a-z]+(_[a-z]+)*$/,
       );
       expect(tool.description, tool.name).toMatch(/contacts a prospect: (no|YES)/);
       const contacts = /contacts a prospect: YES/.test(tool.description!);
@@ -246,6 +246,45 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     }
   });
 
+  it('an X reply: decide_reply answers answered_on_x (dry run too); mark_reply_handled closes it as mcp:<key id>, once', async () => {
+    const leadId = await insertLead(t.db, home.workspaceId, { person: 'On X', stage: 'replied', replied_at: new Date('2026-11-22T09:00:00.000Z') });
+    const replyId = await insertReply(t.db, t.cipher, home.workspaceId, { leadId, channel: 'x', draft: null });
+    for (const dry of [{ dryRun: true }, {}]) {
+      expect(await fails(client, 'decide_reply', { replyId, decision: 'dismiss', ...dry })).toMatchObject({
+        ok: false,
+        error: 'answered_on_x',
+        httpStatus: 409,
+        allowedDecisions: [],
+        message: expect.stringContaining('mark_reply_handled'),
+      });
+    }
+    const preview = await ok(client, 'mark_reply_handled', { replyId, dryRun: true });
+    expect(preview).toMatchObject({ dryRun: true, alreadyHandled: false, by: `mcp:${home.keyId}` });
+    expect((await ok(client, 'list_replies', { limit: 200 })).replies.map((r: { id: string }) => r.id)).toContain(replyId);
+
+    const handled = await ok(client, 'mark_reply_handled', { replyId });
+    expect(handled).toEqual({
+      ok: true,
+      replyId,
+      leadId,
+      decision: 'dismiss',
+      state: 'decided',
+      by: `mcp:${home.keyId}`,
+      decidedAt: '2026-11-23T10:00:00.000Z',
+      alreadyHandled: false,
+      dryRun: false,
+    });
+    const entries = await t.db.selectFrom('activity').selectAll().where('lead_id', '=', leadId).execute();
+    expect(entries.map((e) => [e.action, JSON.parse(e.detail)])).toEqual([
+      ['reply_dismissed', { replyId, decision: 'dismiss', by: `mcp:${home.keyId}`, via: 'mcp' }],
+    ]);
+    expect(await ok(client, 'mark_reply_handled', { replyId })).toEqual({ ...handled, alreadyHandled: true });
+    expect((await ok(client, 'list_replies', { limit: 200 })).replies.map((r: { id: string }) => r.id)).not.toContain(replyId);
+    const validate = new Ajv({ strict: false });
+    addFormats(validate);
+    expect(validate.validate((await ok(client, 'get_output_schema', { tool: 'mark_reply_handled' })).outputSchema, handled)).toBe(true);
+  });
+
   it('answers tool errors with the API codes, and refuses input the route would refuse', async () => {
     expect(await fails(client, 'get_lead', { leadId: '00000000-0000-4000-8000-000000000000' })).toMatchObject({ error: 'lead not found', httpStatus: 404 });
     expect(await fails(client, 'create_sequence', { name: 'x', colour: 'red' })).toMatchObject({ error: 'invalid_request', httpStatus: 400 });
@@ -258,13 +297,14 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
   it('an invalid argument is named with the rule and the allowed values, in the API’s words', async () => {
     const { play } = await ok(client, 'create_play', {
       name: 'Messages',
-      sequenceId: (await ok(client, 'create_sequence', { name: 'M' })).sequence.id,
+      sequenceId: (await ok(client, 'create_sequence', { name: 'M', steps: [step(0)] })).sequence.id,
       accountUserId: account.userId,
     });
     expect(await fails(client, 'list_candidates', { playId: play.id, filter: 'pending' })).toEqual({
       error: 'invalid_request',
       httpStatus: 400,
       message: 'arguments/filter must be one of: "all", "unreviewed", "good_fit", "not_a_good_fit"',
+      errors: [{ field: 'arguments/filter', message: 'arguments/filter must be one of: "all", "unreviewed", "good_fit", "not_a_good_fit"' }],
     });
     expect((await fails(client, 'set_play_status', { playId: play.id, expectedRevision: 1, status: 'deleted' })).message).toBe(
       'arguments/status must be one of: "active", "paused", "archived"',

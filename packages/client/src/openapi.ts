@@ -474,18 +474,18 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "id": "5d3df89d-df42-4369-83d1-ddb6fea7adda",
+                         *       "id": "413ec8e2-5936-4efa-b4f7-a5ecac524bd4",
                          *       "event": "lead.invited",
                          *       "data": {
                          *         "lead": {
-                         *           "id": "e7f2a0e6-ee07-42a0-a821-58cfbd3bcb27",
+                         *           "id": "4ca708d3-9a5a-474c-aeff-7387ba798252",
                          *           "person": "Ada Lovelace",
                          *           "company": "Analytical Engines Ltd",
                          *           "title": "Founder",
                          *           "email": "ada@analytical-engines.example",
                          *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
                          *           "account": "onb_00000000-0000-4000-8000-000000000000",
-                         *           "sequenceId": "009708da-8680-4709-84f6-4b9db90f3324",
+                         *           "sequenceId": "a397b081-3f94-4574-8ea5-3ab435b14095",
                          *           "stage": "invited"
                          *         },
                          *         "test": true,
@@ -773,6 +773,20 @@ export interface paths {
                                 connectedAt: string | null;
                                 currentStep: number;
                                 email: string | null;
+                                /** @description present only when the lead is due and an admission rule keeps the engine from taking it: why it waits */
+                                heldBy?: {
+                                    /** @description what holds it, in words */
+                                    detail: string;
+                                    /** @description what would release it, in words */
+                                    fix: string;
+                                    /** @description the admission rule that holds the lead, such as no_sender_for_channel or sequence_not_approved (docs/engine.md) */
+                                    rule: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description when the lead became due and began to wait
+                                     */
+                                    since: string;
+                                };
                                 /** Format: uuid */
                                 id: string;
                                 invitedAt: string | null;
@@ -2604,7 +2618,7 @@ export interface paths {
                          *         "status": "active",
                          *         "approved": true
                          *       },
-                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3188,8 +3202,8 @@ export interface paths {
                          *             "status": "rejected",
                          *             "review": {
                          *               "decision": "not_a_good_fit",
-                         *               "reviewedAt": "2026-11-29T16:21:41.627Z",
-                         *               "by": "a8f5e3d8-4f43-4d76-a171-ea08db4d1062"
+                         *               "reviewedAt": "2026-11-29T19:03:40.578Z",
+                         *               "by": "5f213ac3-a7b1-4b24-be1a-12624418ff8c"
                          *             }
                          *           }
                          *         }
@@ -3200,7 +3214,7 @@ export interface paths {
                          *         "goodFit": 40,
                          *         "notAGoodFit": 16
                          *       },
-                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3487,12 +3501,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
                          *           "result": "enrolled",
-                         *           "leadId": "01a2281c-bcaa-7b24-9989-786b85ad06f2"
+                         *           "leadId": "01a228b1-0a2e-78a6-a78f-67fa2a74b233"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3763,20 +3777,20 @@ export interface paths {
                         /**
                          * @example {
                          *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
-                         *       "batchId": "01a2281c-bce6-76d1-8e58-1f436db3d3de",
+                         *       "batchId": "01a228b1-0a91-7463-996e-5a368aa9f80e",
                          *       "requestId": "import-2026-11-24-001",
                          *       "replayed": false,
                          *       "results": [
                          *         {
                          *           "xUserId": "1790000000000000001",
                          *           "reference": "crm-42",
-                         *           "candidateId": "01a2281c-bce6-7e1d-a989-206373d44612",
+                         *           "candidateId": "01a228b1-0a91-73cc-8c70-bd63b7da42b0",
                          *           "result": "imported"
                          *         },
                          *         {
                          *           "xUserId": "1790000000000000002",
                          *           "reference": null,
-                         *           "candidateId": "01a2281c-bce6-7440-8d84-ff35caf1f798",
+                         *           "candidateId": "01a228b1-0a91-7d6d-97f2-b6ec275f679f",
                          *           "result": "imported"
                          *         }
                          *       ],
@@ -4039,16 +4053,16 @@ export interface paths {
                          *           "createdAt": "2026-11-03T13:29:00.000Z"
                          *         },
                          *         {
-                         *           "id": "01a2281c-bcaa-7b24-9989-786b85ad06f2",
+                         *           "id": "01a228b1-0a2e-78a6-a78f-67fa2a74b233",
                          *           "name": "Aisha Kaur",
                          *           "xUserId": "1563012613259747456",
                          *           "username": "AKaur_126",
                          *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
                          *           "stage": "queued",
-                         *           "createdAt": "2026-11-29T16:21:41.674Z"
+                         *           "createdAt": "2026-11-29T19:03:40.846Z"
                          *         }
                          *       ],
-                         *       "nextCursor": "01a2281c-bcaa-7b24-9989-786b85ad06f2",
+                         *       "nextCursor": "01a228b1-0a2e-78a6-a78f-67fa2a74b233",
                          *       "hasMore": true
                          *     }
                          */
@@ -4274,12 +4288,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "01d23e68-9967-4801-8676-8c64fc6a041f",
                          *           "result": "enrolled",
-                         *           "leadId": "01a2281c-bccb-749c-85e4-04c84e0af7a3"
+                         *           "leadId": "01a228b1-0a73-7115-be70-afe1d482b360"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:39971/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -4514,9 +4528,9 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "asOf": "2026-11-29T16:21:41.920Z",
+                         *       "asOf": "2026-11-29T19:03:41.131Z",
                          *       "period": {
-                         *         "since": "2026-11-22T16:21:41.920Z",
+                         *         "since": "2026-11-22T19:03:41.131Z",
                          *         "days": 7
                          *       },
                          *       "funnel": {
@@ -5121,7 +5135,7 @@ export interface paths {
         put?: never;
         /**
          * Apply one decision to a pending reply
-         * @description `send`, `invite` and `booking_link` message the prospect through the reply’s channel (the only operation that contacts a prospect) and emit lead.messaged; `snooze` hides the reply for `days` whole days (1 to 90, default 7) and then returns it to the queue; `start_sequence` enrolls the lead in the workspace’s follow-up sequence; `meeting_booked` records the meeting and emits lead.meeting_booked; `dismiss` closes the reply; `opt_out` permanently suppresses every lead of the identity (same e-mail, LinkedIn profile or social-network user). Each writes its activity entry in the same transaction. A decision not in the reply’s allowedDecisions answers 409 decision_not_allowed, a reply already decided 409 reply_already_decided; of two concurrent decisions exactly one wins. With `Idempotency-Key`, a retry with the same key and body returns the first answer (header `Idempotent-Replayed: true`). A channel failure answers 503 channel_send_failed (429 when the channel is rate limited) and leaves the reply pending. Honors X-Workspace-Client.
+         * @description `send`, `invite` and `booking_link` message the prospect through the reply’s channel (the only operation that contacts a prospect) and emit lead.messaged; `snooze` hides the reply for `days` whole days (1 to 90, default 7) and then returns it to the queue; `start_sequence` enrolls the lead in the workspace’s follow-up sequence; `meeting_booked` records the meeting and emits lead.meeting_booked; `dismiss` closes the reply; `opt_out` permanently suppresses every lead of the identity (same e-mail, LinkedIn profile or social-network user). Each writes its activity entry in the same transaction. A decision not in the reply’s allowedDecisions answers 409 decision_not_allowed, a reply already decided 409 reply_already_decided, an X reply 409 answered_on_x (X replies are answered on X; close them with POST /replies/{id}/handled); of two concurrent decisions exactly one wins. With `Idempotency-Key`, a retry with the same key and body returns the first answer (header `Idempotent-Replayed: true`). A channel failure answers 503 channel_send_failed (429 when the channel is rate limited) and leaves the reply pending. Honors X-Workspace-Client.
          */
         post: {
             parameters: {
@@ -5173,8 +5187,8 @@ export interface paths {
                          *       "decision": "snooze",
                          *       "state": "snoozed",
                          *       "by": "api",
-                         *       "decidedAt": "2026-11-29T16:21:42.094Z",
-                         *       "snoozedUntil": "2026-12-02T16:21:42.094Z",
+                         *       "decidedAt": "2026-11-29T19:03:41.445Z",
+                         *       "snoozedUntil": "2026-12-02T19:03:41.445Z",
                          *       "messaged": false,
                          *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *       "optedOutLeadIds": []
@@ -5290,6 +5304,243 @@ export interface paths {
                 };
                 /** @description request body larger than the limit (1 MiB) */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replies/{id}/handled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an X reply handled once it was answered on X (extension: not in the spec)
+         * @description X replies carry no allowedDecisions: they are answered on X itself. Once answered there, this closes the row: it leaves the pending queue as a dismissed reply (state decided, decision dismiss) and the lead gets a `reply_dismissed` activity entry with detail `{replyId, decision, by, via: "api"}`. Nothing is sent. Recorded with who did it (`api:<key id>`); the console’s Mark handled and the MCP tool mark_reply_handled do the same. A repeat changes nothing and answers the first close (`alreadyHandled: true`). 404 `reply not found` for an id of no reply of this workspace; 409 `reply_has_decisions` for a reply of another channel (answer it with POST /replies/{id}/decide). Takes no body. Honors X-Workspace-Client.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description reply (draft) uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "replyId": "0195c0a2-7d1e-7f20-8a3b-4c5d6e7f8091",
+                         *       "leadId": "0195c0a1-9e8d-7c6b-8a59-483726150f1e",
+                         *       "decision": "dismiss",
+                         *       "state": "decided",
+                         *       "by": "api:8c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                         *       "decidedAt": "2026-11-21T12:00:00.000Z",
+                         *       "alreadyHandled": false
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description true when it was closed before: nothing changed, the first close is answered */
+                            alreadyHandled: boolean;
+                            /** @description who closed it: `api:<key id>`, `mcp:<key id>`, `console`, … (the first close on a repeat) */
+                            by: string;
+                            /** Format: date-time */
+                            decidedAt: string;
+                            /**
+                             * @description dismiss: the reply left the queue as dismissed (activity reply_dismissed)
+                             * @enum {unknown}
+                             */
+                            decision: "send" | "invite" | "booking_link" | "snooze" | "start_sequence" | "meeting_booked" | "dismiss" | "opt_out";
+                            /** Format: uuid */
+                            leadId: string;
+                            /** @enum {boolean} */
+                            ok: true;
+                            /** Format: uuid */
+                            replyId: string;
+                            /** @enum {string} */
+                            state: "decided";
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9511,7 +9762,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "1563012613259747456",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-29T16:21:41.820Z",
+                         *           "checkedAt": "2026-11-29T19:03:41.042Z",
                          *           "reason": null,
                          *           "evidence": "public_relationship",
                          *           "reference": "crm-7",
@@ -9520,7 +9771,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "696519333",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-29T16:21:41.822Z",
+                         *           "checkedAt": "2026-11-29T19:03:41.045Z",
                          *           "reason": null,
                          *           "evidence": "follower_snapshot"
                          *         }
@@ -10443,10 +10694,10 @@ export interface paths {
                         /**
                          * @example {
                          *       "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68",
-                         *       "asOf": "2026-11-29T16:21:41.834Z",
+                         *       "asOf": "2026-11-29T19:03:41.053Z",
                          *       "accounts": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T16:21:41.838Z",
+                         *         "observedAt": "2026-11-29T19:03:41.054Z",
                          *         "data": {
                          *           "xAccounts": [
                          *             {
@@ -10490,7 +10741,7 @@ export interface paths {
                          *       },
                          *       "billing": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T16:21:41.841Z",
+                         *         "observedAt": "2026-11-29T19:03:41.055Z",
                          *         "data": {
                          *           "plan": "growth",
                          *           "status": "active"
@@ -10499,7 +10750,7 @@ export interface paths {
                          *       },
                          *       "energy": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T16:21:41.842Z",
+                         *         "observedAt": "2026-11-29T19:03:41.056Z",
                          *         "data": {
                          *           "balance": 739,
                          *           "dailyRefill": 1000,
@@ -10781,7 +11032,7 @@ export interface paths {
                          *         "xUserId": "1563012613259747456",
                          *         "username": "AKaur_126",
                          *         "name": "Aisha Kaur",
-                         *         "checkedAt": "2026-11-29T16:21:41.808Z",
+                         *         "checkedAt": "2026-11-29T19:03:41.032Z",
                          *         "evidence": "public_profile"
                          *       },
                          *       "provider": "publicdata",

@@ -1,5 +1,8 @@
+import { Type, type Static, type TSchema } from 'typebox';
 import {
   ApproveSequenceInput,
+  AuthoringStep,
+  MAX_STEPS,
   CreatePlayInput,
   CreateSequenceInput,
   EditPlayInput,
@@ -9,32 +12,102 @@ import {
   SetPlayReviewApiInput,
   SetPlayStatusInput,
   type AuthoringService,
+  type AuthoringStepInput,
 } from '../../modules/authoring/index.js';
 import { defineTool } from './types.js';
 
 type S = { authoring: AuthoringService };
 
-const SAFETY =
-  'Safety: contacts a prospect: no. Authoring never sends, never enrolls and never changes a sequence status; ' +
-  'with dryRun: true it runs every check, answers what would be saved and saves nothing.';
+const SAFETY = 'Safety: contacts a prospect: no. Never sends, enrolls or changes a sequence status; dryRun: true checks everything and saves nothing.';
+
+// A step as an agent may write it (docs/mcp.md "Steps"): the spec's step object, where what can be inferred may be left
+// out. index defaults to the step's position; actions to []; variants and tool to null (no step kind needs a tool:
+// nothing reads it); subject to null on every kind but email (only an e-mail has a subject line, so an email step
+// must still give one, null included). The service then gets the complete step and checks it as before.
+const step = AuthoringStep.properties;
+
+/**
+ * A property made optional with its default and its own description. TypeBox's nullable union keeps the description on
+ * its non-null branch (compact-schema.ts joins the two), so that is where it is replaced.
+ */
+function optional<T extends TSchema>(schema: T, description: string, extra: Record<string, unknown> = {}) {
+  const { anyOf } = schema as { anyOf?: Record<string, unknown>[] };
+  const described: T = anyOf ? { ...schema, anyOf: anyOf.map((b) => (b.type === 'null' ? b : { ...b, description })) } : { ...schema, description };
+  return Type.Optional<T>({ ...described, ...extra });
+}
+
+/** What every step of both tools says; create_sequence also explains message and the step rules. */
+function toolStep(detailed: boolean) {
+  return Type.Object(
+    {
+      index: optional(step.index, 'default: its position'),
+      kind: step.kind,
+      delayDays: step.delayDays,
+      subject: optional(step.subject, 'email subject, required on email steps; else default null'),
+      message: detailed
+        ? step.message
+        : { ...step.message, anyOf: [{ ...step.message.anyOf[0], description: 'template, as in create_sequence' }, step.message.anyOf[1]] },
+      actions: optional(step.actions, 'default []; e.g. like_last_post', { default: [] }),
+      variants: optional(step.variants, 'weighted message variants (A/B arms); default null', { default: null }),
+      tool: optional(step.tool, 'default null', { default: null }),
+    },
+    {
+      additionalProperties: false,
+      ...(detailed && {
+        description:
+          'message, email, x_dm and instagram_dm steps carry exactly one of message or variants; other kinds at most one; engage ' +
+          'and x_engage need at least one action.',
+      }),
+      if: { properties: { kind: { const: 'email' } }, required: ['kind'] },
+      then: { required: ['subject'] },
+    },
+  );
+}
+
+/** The complete steps the service takes: what an agent left out, inferred (see toolStep). */
+function completeSteps(steps: Static<ReturnType<typeof toolStep>>[]): AuthoringStepInput[] {
+  return steps.map((s, i) => ({
+    index: s.index ?? i,
+    kind: s.kind,
+    delayDays: s.delayDays,
+    subject: s.subject ?? null,
+    message: s.message,
+    actions: s.actions ?? [],
+    variants: s.variants ?? null,
+    tool: s.tool ?? null,
+  }));
+}
+
+const CreateInput = Type.Object(
+  {
+    ...CreateSequenceInput.properties,
+    steps: Type.Optional(Type.Array(toolStep(true), { maxItems: MAX_STEPS, description: 'optional; an empty draft can be filled later' })),
+  },
+  { additionalProperties: false },
+);
+const ReplaceInput = Type.Object(
+  { ...ReplaceStepsInput.properties, steps: Type.Array(toolStep(false), { minItems: 1, maxItems: MAX_STEPS }) },
+  { additionalProperties: false },
+);
 
 export const authoringTools = [
-  defineTool<S, typeof CreateSequenceInput>({
+  defineTool<S, typeof CreateInput>({
     name: 'create_sequence',
     title: 'Create a sequence (draft)',
     description:
-      'Creates a sequence as a draft at revision 1, unapproved, optionally with its steps. Every step gives all of index, kind, ' +
-      'delayDays, subject, message, actions, variants, tool (null where unused). Next: approve_sequence, then activate it with ' +
-      `set_sequence_status when ready. ${SAFETY}`,
-    input: CreateSequenceInput,
+      'Creates a sequence as a draft at revision 1, unapproved, optionally with its steps (kind, delayDays, message; the rest ' +
+      'has defaults). Invalid steps: 400 invalid_steps listing every problem. Next: approve_sequence, then set_sequence_status ' +
+      `active. ${SAFETY}`,
+    input: CreateInput,
     output: SequenceResult,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
     additive: true,
-    run: ({ services, auth }, args) => services.authoring.createSequence(auth.workspaceId, args),
+    run: ({ services, auth }, { steps, ...args }) =>
+      services.authoring.createSequence(auth.workspaceId, { ...args, ...(steps && { steps: completeSteps(steps) }) }),
   }),
-  defineTool<S, typeof ReplaceStepsInput>({
+  defineTool<S, typeof ReplaceInput>({
     name: 'replace_sequence_steps',
     title: 'Replace the steps of a draft sequence',
     description:
@@ -43,12 +116,13 @@ export const authoringTools = [
       'one 409 archived_sequence_is_read_only. expectedRevision must be the current revision (409 stale_sequence_revision). ' +
       'Invalid steps answer 400 invalid_steps listing every problem. Identical steps change nothing (changed: false). ' +
       SAFETY,
-    input: ReplaceStepsInput,
+    input: ReplaceInput,
     output: SequenceResult,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,
-    run: ({ services, auth }, { sequenceId, ...args }) => services.authoring.replaceSteps(auth.workspaceId, sequenceId, args),
+    run: ({ services, auth }, { sequenceId, steps, ...args }) =>
+      services.authoring.replaceSteps(auth.workspaceId, sequenceId, { ...args, steps: completeSteps(steps) }),
   }),
   defineTool<S, typeof ApproveSequenceInput>({
     name: 'approve_sequence',
@@ -72,8 +146,8 @@ export const authoringTools = [
     description:
       'Creates an active Play at revision 1: kind followers (people who follow the connected account), the sequence enrolled leads ' +
       'go to, the connected X account (accountUserId, see list_x_accounts), manual review (autopilot false, default) or autopilot, ' +
-      'and the review API (default on). 404 sequence not found for a sequence outside the workspace, 409 ' +
-      `archived_sequence_is_read_only, 409 account_not_connected. ${SAFETY}`,
+      'and the review API (default on). 404 sequence not found for a sequence outside the workspace; 409 ' +
+      `archived_sequence_is_read_only, account_not_connected, sequence_has_no_step_for_play (no X step). ${SAFETY}`,
     input: CreatePlayInput,
     output: PlayResult,
     dryRun: 'service',

@@ -3,7 +3,7 @@ import { PAGE_LIMIT_DEFAULT, PlayIdParams, PlayOperations as Op, type PlaysServi
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const PlayId = PlayIdParams.properties.id;
-const PLAY_404 = 'A Play that is unknown, of another workspace or without the review API answers 404 play not found.';
+const PLAY_404 = '404 play not found also for a Play without the review API.';
 
 const ListCandidatesInput = Type.Object({ playId: PlayId, ...Op.listCandidates.query.properties }, { additionalProperties: false });
 const LookupInput = Type.Object({ playId: PlayId, ...Op.lookup.body.properties }, { additionalProperties: false });

@@ -1,6 +1,16 @@
 import { Type } from 'typebox';
 import { AppError, conflict } from '../../lib/errors.js';
-import { DecideBody, DecideHeaders, DecideResponse, RepliesQuery, RepliesResponse, ReplyIdParams, type RepliesService } from '../../modules/replies/index.js';
+import {
+  DecideBody,
+  DecideHeaders,
+  DecideResponse,
+  MarkHandledResponse,
+  RepliesQuery,
+  RepliesResponse,
+  ReplyIdParams,
+  answeredOnX,
+  type RepliesService,
+} from '../../modules/replies/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const MESSAGING = new Set(['send', 'invite', 'booking_link']);
@@ -16,6 +26,7 @@ const DecideInput = Type.Object(
   },
   { additionalProperties: false },
 );
+const HandledInput = Type.Object({ replyId: ReplyIdParams.properties.id, dryRun: DryRunFlag }, { additionalProperties: false });
 
 const WOULD_DO: Record<string, string> = {
   send: 'message the prospect with the draft (or the given text) through the reply’s channel',
@@ -34,7 +45,7 @@ export const repliesTools = [
     title: 'List pending replies',
     description:
       'The pending-reply queue, oldest first (limit default 50, max 200), each with its drafted answer and allowedDecisions. X rows ' +
-      `carry channel x and no draft or allowedDecisions: they are answered on the network itself. ${READ_ONLY_SAFETY}`,
+      `carry channel x and no draft or allowedDecisions: answered on X, then closed with mark_reply_handled. ${READ_ONLY_SAFETY}`,
     input: RepliesInput,
     output: RepliesResponse,
     contactsProspects: false,
@@ -48,7 +59,7 @@ export const repliesTools = [
     description:
       'Applies one decision from the reply’s allowedDecisions: send (text replaces the draft), invite, booking_link, snooze (days, ' +
       '1 to 90), start_sequence, meeting_booked, dismiss, opt_out. 409 decision_not_allowed or reply_already_decided when it no ' +
-      'longer applies; 404 reply not found. idempotencyKey makes a retry return the first answer. ' +
+      'longer applies, answered_on_x for an X reply (see mark_reply_handled); 404 reply not found. idempotencyKey makes a retry return the first answer. ' +
       'Safety: contacts a prospect: YES. send, invite and booking_link message the prospect immediately, from their account; this ' +
       'is the only tool that contacts a prospect. opt_out is permanent. Use dryRun: true first: it answers what would happen and ' +
       'sends nothing.',
@@ -74,6 +85,7 @@ export const repliesTools = [
       if (!reply) {
         throw new AppError(404, 'reply not found', 'no pending reply with this id (decided, snoozed, of another workspace or unknown)');
       }
+      if (reply.channel === 'x') throw answeredOnX();
       const allowed: string[] = 'allowedDecisions' in reply ? reply.allowedDecisions : [];
       if (!allowed.includes(decision)) {
         throw conflict('decision_not_allowed', `the ${decision} decision does not apply to this reply`, { allowedDecisions: allowed });
@@ -88,6 +100,24 @@ export const repliesTools = [
         reply,
         ...(contacts && { message: decision === 'send' && text !== undefined ? text : 'draft' in reply ? reply.draft : null, channel: reply.channel }),
       };
+    },
+  }),
+  defineTool<{ replies: RepliesService }, typeof HandledInput>({
+    name: 'mark_reply_handled',
+    title: 'Mark an X reply handled',
+    description:
+      'For an X reply answered on X itself: takes it off the queue (reply_dismissed). A repeat answers alreadyHandled: true. 409 ' +
+      'reply_has_decisions for other channels (use decide_reply). Safety: contacts a prospect: no. Sends nothing. dryRun: true changes nothing.',
+    input: HandledInput,
+    output: MarkHandledResponse,
+    dryRun: 'service',
+    contactsProspects: false,
+    readOnly: false,
+    idempotent: true,
+    mirrors: { method: 'POST', url: '/api/v1/replies/:id/handled', params: { id: 'replyId' } },
+    run: async ({ services, auth }, { replyId, dryRun }) => {
+      const { outcome: _outcome, ...body } = await services.replies.markHandled(auth.workspaceId, replyId, `mcp:${auth.keyId}`, { dryRun });
+      return body;
     },
   }),
 ];

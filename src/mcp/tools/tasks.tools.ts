@@ -13,7 +13,7 @@ import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 // The task queue (docs/tasks.md) for agents. An agent reads it and records what a person did; it never performs a
 // platform action: the only path that acts on X for a task is the console's button, pressed by a signed-in person.
 
-const NEVER_ACTS = 'An agent never performs an X action: only the console’s button, clicked by a signed-in person, does.';
+const NEVER_ACTS = 'Only a signed-in person, in the console, acts on X.';
 
 const ListInput = Type.Object({ ...TasksQuery.properties }, { additionalProperties: false });
 const CloseInput = Type.Object({ taskId: TaskIdParams.properties.id, ...CloseTaskBody.properties, dryRun: DryRunFlag }, { additionalProperties: false });

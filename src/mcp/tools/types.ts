@@ -1,6 +1,6 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import type { ValidateFunction } from 'ajv';
-import { compileStrict } from '../../app/validation.js';
+import { compileToolInput } from '../input-validation.js';
 import type { AuthContext } from '../../modules/workspaces/index.js';
 
 export interface ToolContext<S> {
@@ -50,9 +50,12 @@ export interface Tool extends Omit<ToolDefinition<Record<string, unknown>, TObje
   preview?(ctx: ToolContext<unknown>, args: unknown): Promise<object>;
 }
 
-/** Compiles the input validator once per process: servers are created per request, tool definitions are not. */
+/**
+ * Compiles the input validator once per process: servers are created per request, tool definitions are not. The
+ * request-body rules with every error collected (input-validation.ts).
+ */
 export function defineTool<S, I extends TObject>(def: ToolDefinition<S, I>): Tool {
-  return { ...(def as unknown as Tool), validate: compileStrict(def.input) };
+  return { ...(def as unknown as Tool), validate: compileToolInput(def.input) };
 }
 
 export const DryRunFlag = Type.Optional(Type.Boolean({ default: false, description: 'true: answer what the call would do and change nothing' }));
@@ -76,4 +79,4 @@ export function orPreview(response: TSchema): TObject {
   return { type: 'object', anyOf: [response, DryRunPreview] } as unknown as TObject;
 }
 
-export const READ_ONLY_SAFETY = 'Safety: contacts a prospect: no. Read-only: never sends, enrolls, approves or changes anything.';
+export const READ_ONLY_SAFETY = 'Safety: contacts a prospect: no. Read-only: changes nothing.';

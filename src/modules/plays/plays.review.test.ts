@@ -251,6 +251,7 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'POST /api/v1/leads/twins/distinct',
       'POST /api/v1/leads/twins/merge',
       'POST /api/v1/plays/{id}/candidates/review',
+      'POST /api/v1/replies/{id}/handled',
       'POST /api/v1/tasks/{id}/complete',
       'POST /api/v1/tasks/{id}/mark-sent',
       'POST /api/v1/tasks/{id}/send-anyway',

@@ -13,7 +13,11 @@ let t: RepliesWorld['t'],
   events: RepliesWorld['events'],
   deliveredTo: RepliesWorld['deliveredTo'],
   scenario: RepliesWorld['scenario'];
-beforeAll(async () => ({ t, channels, a, foreign, bare, decide, replyRow, ledger, events, deliveredTo, scenario } = await startRepliesWorld()));
+let world: RepliesWorld;
+beforeAll(async () => {
+  world = await startRepliesWorld();
+  ({ t, channels, a, foreign, bare, decide, replyRow, ledger, events, deliveredTo, scenario } = world);
+});
 afterAll(async () => t?.close());
 beforeEach(() => t.clock.set(NOW));
 
@@ -26,7 +30,7 @@ describe('POST /replies/{id}/decide: errors', () => {
     expect(res.json()).toEqual({ ok: false, error: 'reply_already_decided', message: expect.any(String) });
   });
 
-  it('409 decision_not_allowed for a decision the rules exclude, and for any decision on an x row', async () => {
+  it('409 decision_not_allowed for a decision the rules exclude; 409 answered_on_x for any decision on an x row', async () => {
     const { replyId, leadId } = await scenario({ ws: bare, lead: { email: null } });
     for (const decision of ['invite', 'booking_link']) {
       const res = await decide(bare, replyId, { decision });
@@ -37,8 +41,18 @@ describe('POST /replies/{id}/decide: errors', () => {
     expect(await ledger(leadId)).toEqual([]);
     const x = await scenario({ reply: { channel: 'x', draft: null } });
     for (const decision of ['send', 'dismiss', 'opt_out']) {
-      expect((await decide(a, x.replyId, { decision })).json(), decision).toMatchObject({ ok: false, error: 'decision_not_allowed' });
+      const res = await decide(a, x.replyId, { decision });
+      expect(res.statusCode, decision).toBe(409);
+      // The spec's 409 form, saying why and where to go instead (an X reply is answered on X, then marked handled).
+      expect(res.json(), decision).toEqual({
+        ok: false,
+        error: 'answered_on_x',
+        message: expect.stringMatching(/answered on X.*\/handled/),
+        allowedDecisions: [],
+      });
     }
+    expect((await replyRow(x.replyId)).state).toBe('pending');
+    expect(await ledger(x.leadId)).toEqual([]);
   });
 
   it('404 reply not found for an unknown id or another workspace’s reply; 400 for a malformed id', async () => {
@@ -158,5 +172,70 @@ describe('POST /replies/{id}/decide: concurrency and idempotency', () => {
     const { replyId } = await scenario();
     expect((await decide(a, replyId, { decision: 'dismiss' }, { 'idempotency-key': 'has space' })).statusCode).toBe(400);
     expect((await decide(a, replyId, { decision: 'dismiss' }, { 'idempotency-key': 'k'.repeat(201) })).statusCode).toBe(400);
+  });
+});
+
+describe('POST /replies/{id}/handled (extension): an X reply answered on X leaves the queue', () => {
+  const handled = (ws: RepliesWorld['a'], id: string, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'POST', url: `/api/v1/replies/${id}/handled`, headers: { ...ws.auth, ...headers } });
+  const xScenario = (ws = a) => scenario({ ws, reply: { channel: 'x', draft: null } });
+
+  it('marks it handled as the dismiss decision, recorded as api:<key id> with a reply_dismissed entry; sends nothing', async () => {
+    const { leadId, replyId } = await xScenario();
+    const res = await handled(a, replyId);
+    expect(res.statusCode).toBe(200);
+    const by = `api:${a.keyId}`;
+    expect(res.json()).toEqual({ ok: true, replyId, leadId, decision: 'dismiss', state: 'decided', by, decidedAt: NOW, alreadyHandled: false });
+    const row = await replyRow(replyId);
+    expect([row.state, row.decision, row.decided_by]).toEqual(['decided', 'dismiss', by]);
+    const entries = await ledger(leadId);
+    expect(entries.map((e) => [e.action, e.outcome, e.units])).toEqual([['reply_dismissed', 'ok', 0]]);
+    expect(JSON.parse(entries[0].detail)).toEqual({ replyId, decision: 'dismiss', by, via: 'api' });
+    expect(deliveredTo(leadId)).toEqual([]);
+    expect(await events(leadId)).toEqual([]);
+    const list = await t.app.inject({ method: 'GET', url: '/api/v1/replies?limit=200', headers: a.auth });
+    expect(list.json().replies.map((r: { id: string }) => r.id)).not.toContain(replyId);
+  });
+
+  it('is idempotent: a repeat (also a concurrent one) answers the first close and writes nothing', async () => {
+    const { leadId, replyId } = await xScenario();
+    const first = (await handled(a, replyId)).json();
+    t.clock.advance(60_000);
+    const again = await handled(a, replyId);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ ...first, alreadyHandled: true });
+    expect(await ledger(leadId)).toHaveLength(1);
+
+    const race = await xScenario();
+    const answers = await Promise.all([handled(a, race.replyId), handled(a, race.replyId)]);
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200]);
+    expect(answers.map((r) => r.json().alreadyHandled).sort()).toEqual([false, true]);
+    expect(await ledger(race.leadId)).toHaveLength(1);
+  });
+
+  it('404 for another workspace’s or an unknown reply, 400 for a malformed id; a Team owner selecting its client works', async () => {
+    const theirs = await xScenario(foreign);
+    for (const id of [theirs.replyId, newId()]) {
+      const res = await handled(a, id);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: 'reply not found' });
+    }
+    expect((await replyRow(theirs.replyId)).state).toBe('pending');
+    expect((await handled(a, 'not-a-uuid')).statusCode).toBe(400);
+    const { client } = world;
+    const own = await xScenario(client);
+    const res = await handled(a, own.replyId, { 'x-workspace-client': client.workspaceId });
+    expect(res.json()).toMatchObject({ ok: true, by: `api:${a.keyId}`, alreadyHandled: false });
+  });
+
+  it('409 reply_has_decisions for a reply of another channel, pending or decided, saying to use decide; nothing changes', async () => {
+    const { leadId, replyId } = await scenario();
+    const res = await handled(a, replyId);
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toEqual({ ok: false, error: 'reply_has_decisions', message: expect.stringContaining('/decide') });
+    expect((await replyRow(replyId)).state).toBe('pending');
+    expect(await ledger(leadId)).toEqual([]);
+    expect((await decide(a, replyId, { decision: 'dismiss' })).statusCode).toBe(200);
+    expect((await handled(a, replyId)).json()).toMatchObject({ ok: false, error: 'reply_has_decisions' });
   });
 });

@@ -5,12 +5,16 @@ import {
   DecideBody,
   DecideHeaders,
   DecideResponse,
+  MarkHandledResponse,
   RepliesQuery,
   RepliesResponse,
   ReplyIdParams,
   SNOOZE_DEFAULT_DAYS,
   SNOOZE_MAX_DAYS,
 } from './replies.schemas.js';
+
+/** Who acts through the API: the key's id, as the lead twins record it (`api:<key id>`). */
+const apiActor = (keyId: string) => `api:${keyId}`;
 
 export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesService }) {
   app.get(
@@ -43,7 +47,8 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
           'in the workspace’s follow-up sequence; `meeting_booked` records the meeting and emits lead.meeting_booked; `dismiss` ' +
           'closes the reply; `opt_out` permanently suppresses every lead of the identity (same e-mail, LinkedIn profile or ' +
           'social-network user). Each writes its activity entry in the same transaction. A decision not in the reply’s ' +
-          'allowedDecisions answers 409 decision_not_allowed, a reply already decided 409 reply_already_decided; of two ' +
+          'allowedDecisions answers 409 decision_not_allowed, a reply already decided 409 reply_already_decided, an X reply 409 ' +
+          'answered_on_x (X replies are answered on X; close them with POST /replies/{id}/handled); of two ' +
           'concurrent decisions exactly one wins. With `Idempotency-Key`, a retry with the same key and body returns the ' +
           'first answer (header `Idempotent-Replayed: true`). A channel failure answers 503 channel_send_failed (429 when ' +
           'the channel is rate limited) and leaves the reply pending. Honors X-Workspace-Client.',
@@ -59,6 +64,31 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
       const result = await opts.replies.decide(req.auth.workspaceId, req.params.id, req.body, typeof key === 'string' ? key : undefined);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(result.statusCode as 200).send(result.body as never);
+    },
+  );
+
+  app.post(
+    '/replies/:id/handled',
+    {
+      schema: {
+        'x-extension': true,
+        summary: 'Mark an X reply handled once it was answered on X (extension: not in the spec)',
+        description:
+          'X replies carry no allowedDecisions: they are answered on X itself. Once answered there, this closes the row: it leaves ' +
+          'the pending queue as a dismissed reply (state decided, decision dismiss) and the lead gets a `reply_dismissed` activity ' +
+          'entry with detail `{replyId, decision, by, via: "api"}`. Nothing is sent. Recorded with who did it (`api:<key id>`); the ' +
+          'console’s Mark handled and the MCP tool mark_reply_handled do the same. A repeat changes nothing and answers the first ' +
+          'close (`alreadyHandled: true`). 404 `reply not found` for an id of no reply of this workspace; 409 `reply_has_decisions` ' +
+          'for a reply of another channel (answer it with POST /replies/{id}/decide). Takes no body. Honors X-Workspace-Client.',
+        tags: ['replies'],
+        headers: WorkspaceClientHeader,
+        params: ReplyIdParams,
+        response: { 200: MarkHandledResponse, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => {
+      const { outcome: _outcome, ...body } = await opts.replies.markHandled(req.auth.workspaceId, req.params.id, apiActor(req.auth.keyId));
+      return body;
     },
   );
 }

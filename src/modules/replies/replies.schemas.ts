@@ -108,3 +108,15 @@ export const DecideResponse = Type.Object({
     }),
   ),
 });
+
+/** POST /replies/{id}/handled (extension): an X reply closed once it was answered on X (docs/cross-channel.md "X replies: marked handled"). */
+export const MarkHandledResponse = Type.Object({
+  ok: Type.Literal(true),
+  replyId: Uuid(),
+  leadId: Uuid(),
+  decision: Type.Enum([...DECISIONS], { description: 'dismiss: the reply left the queue as dismissed (activity reply_dismissed)' }),
+  state: Type.Literal('decided'),
+  by: Type.String({ description: 'who closed it: `api:<key id>`, `mcp:<key id>`, `console`, … (the first close on a repeat)' }),
+  decidedAt: Timestamp(),
+  alreadyHandled: Type.Boolean({ description: 'true when it was closed before: nothing changed, the first close is answered' }),
+});

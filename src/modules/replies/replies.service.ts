@@ -3,6 +3,7 @@ import type { Config } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { sha256Hex } from '../../lib/ids.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../lib/errors.js';
 import type { ChannelDrivers } from '../../channels/types.js';
 import { iso } from '../../domain/iso.js';
@@ -80,6 +81,20 @@ export interface DecideOutcome {
   statusCode: number;
   body: Record<string, unknown>;
   replayed: boolean;
+}
+
+/**
+ * The 409 for a decision on an X reply: X replies are answered on X itself (SPEC "Replies": X rows carry no
+ * `allowedDecisions`), so no decision applies; the row is closed with POST /replies/{id}/handled (MCP
+ * `mark_reply_handled`) once answered there. The spec's 409 form `{ok: false, error, message}`, with the empty
+ * `allowedDecisions` that decision_not_allowed carries.
+ */
+export function answeredOnX() {
+  return conflict(
+    'answered_on_x',
+    'X replies are answered on X itself, not with a decision: answer in the X conversation, then mark the reply handled with POST /replies/{id}/handled (MCP mark_reply_handled)',
+    { allowedDecisions: [] },
+  );
 }
 
 /** A channel that refused the answer: 429 when it is rate limited, else 503 saying whether a retry may help. */
@@ -192,6 +207,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     const reply = await repo.lockReply(trx, workspaceId, replyId);
     if (!reply) throw notFound('reply');
     if (reply.state === 'decided') throw conflict('reply_already_decided', 'this reply has already been decided');
+    if (reply.channel === 'x') throw answeredOnX();
 
     // opt_out: every lane of the person is locked in id order (the reply's own lead among them), never the lead first,
     // the order every opt-out takes (domain/opt-out.ts).
@@ -282,40 +298,77 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
   }
 
   /**
-   * "Mark handled", the console's close of a reply that has no decision in the API (an X reply, answered on X): the
-   * dismiss decision's own path (its handler and recordDecision), with `by` and `via: "console"` in the reply_dismissed
-   * entry. The reply leaves the pending queue (it is decided: `dismiss`). No API route or MCP tool calls this. A
-   * repeat, or a reply decided meanwhile, changes nothing and says so; a reply that has decisions is refused (409):
-   * those are taken with the decision itself.
+   * Marks an X reply handled: X replies are answered on X itself, so the API has no decision for them, and a person (or
+   * an agent) closes the row here once it is answered there. One home for every door: the console's **Mark handled**
+   * (`by` "console"), `POST /replies/{id}/handled` (`api:<key id>`) and the MCP tool `mark_reply_handled`
+   * (`mcp:<key id>`), the way the lead twins record who decided (docs/cross-channel.md "X replies: marked handled").
+   *
+   * It is the dismiss decision's own path (its handler and recordDecision): the reply becomes `decided` with decision
+   * `dismiss` and leaves the pending queue, and the lead gets the spec's `reply_dismissed` activity entry with detail
+   * `{replyId, decision: "dismiss", by, via}`; `via` is the door (`by` up to its first colon unless given: "console",
+   * "api", "mcp"). Nothing is sent to anyone.
+   *
+   * Answers `{outcome, ok: true, replyId, leadId, decision, state: "decided", by, decidedAt, alreadyHandled}`; a repeat,
+   * or an X reply closed meanwhile, changes nothing and answers the first close (`alreadyHandled: true`, its `by`,
+   * `decidedAt` and decision). Errors: 404 `reply not found` (unknown id or another workspace's reply); 409
+   * `reply_has_decisions` for a reply of any other channel (answered with POST /replies/{id}/decide, decided or not).
+   * Under `dryRun` the real transaction runs and rolls back (lib/dry-run.ts).
    */
-  async function markHandled(workspaceId: string, replyId: string, by = 'console') {
-    return db.transaction().execute(async (trx) => {
-      const reply = await repo.lockReply(trx, workspaceId, replyId);
-      if (!reply) throw notFound('reply');
-      if (reply.state === 'decided') return { outcome: 'already_decided' as const, replyId: reply.id, leadId: reply.lead_id, decision: reply.decision };
-      if (reply.channel !== 'x') {
-        throw conflict('reply_has_decisions', 'this reply is answered with one of its decisions (Send, Dismiss, …), not marked handled');
-      }
-      const lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
-      if (!lead) throw notFound('reply');
-      const scope: DecisionScope = {
-        trx,
-        workspaceId,
-        reply,
-        lead,
-        settings: { booking_link: null, follow_up_sequence_id: null },
-        draft: null,
-        decision: 'dismiss',
-        days: null,
-        by,
-        via: 'console',
-        now: clock.now(),
-      };
-      const effect = await DECISION_HANDLERS.dismiss(scope, handlerDeps);
-      if ('failure' in effect) throw new Error('dismiss never contacts the channel');
-      await recordDecision(scope, effect);
-      return { outcome: 'marked_handled' as const, replyId: reply.id, leadId: reply.lead_id, decision: 'dismiss' };
-    });
+  async function markHandled(workspaceId: string, replyId: string, by = 'console', options: { via?: string; dryRun?: boolean } = {}) {
+    const via = options.via ?? by.split(':')[0];
+    return rollbackIfDryRun(
+      options.dryRun,
+      (work) => db.transaction().execute(work),
+      async (trx: Database) => {
+        const reply = await repo.lockReply(trx, workspaceId, replyId);
+        if (!reply) throw notFound('reply');
+        if (reply.channel !== 'x') {
+          throw conflict(
+            'reply_has_decisions',
+            'this is not an X reply: answer it with one of its allowedDecisions (POST /replies/{id}/decide, MCP decide_reply), not by marking it handled',
+          );
+        }
+        const ids = { ok: true as const, replyId: reply.id, leadId: reply.lead_id };
+        if (reply.state === 'decided') {
+          return {
+            outcome: 'already_decided' as const,
+            ...ids,
+            decision: (reply.decision ?? 'dismiss') as Decision,
+            state: 'decided' as const,
+            by: reply.decided_by ?? by,
+            decidedAt: (reply.decided_at ?? clock.now()).toISOString(),
+            alreadyHandled: true,
+          };
+        }
+        const lead = await repo.lockLead(trx, workspaceId, reply.lead_id);
+        if (!lead) throw notFound('reply');
+        const scope: DecisionScope = {
+          trx,
+          workspaceId,
+          reply,
+          lead,
+          settings: { booking_link: null, follow_up_sequence_id: null },
+          draft: null,
+          decision: 'dismiss',
+          days: null,
+          by,
+          via,
+          now: clock.now(),
+        };
+        const effect = await DECISION_HANDLERS.dismiss(scope, handlerDeps);
+        if ('failure' in effect) throw new Error('dismiss never contacts the channel');
+        const recorded = await recordDecision(scope, effect);
+        return {
+          outcome: 'marked_handled' as const,
+          ...ids,
+          decision: 'dismiss' as Decision,
+          state: 'decided' as const,
+          by,
+          decidedAt: recorded.decidedAt,
+          alreadyHandled: false,
+        };
+      },
+    );
   }
 
   return {
