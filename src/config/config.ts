@@ -44,6 +44,7 @@ const EnvSchema = Type.Object({
   OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
   OUTREACH_INBOX_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 65_536, default: 2_097_152 }),
   OUTREACH_MAILBOX_ALLOW_PLAINTEXT: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
+  OUTREACH_MAILBOX_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
   OUTREACH_ADDRESS_CHECKS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_DNS_SERVERS: Type.Optional(Type.String()),
   OUTREACH_MAILBOX_DOMAIN_DAILY_CAP: Type.Integer({ minimum: 0, default: 20 }),
@@ -143,6 +144,11 @@ export interface Config {
    * and the most messages one mailbox sends one recipient domain in a local day (0: no cap).
    */
   readonly emailGuards: { readonly addressChecks: boolean; readonly mailboxDomainDailyCap: number };
+  /**
+   * OUTREACH_MAILBOX_ALLOW_PRIVATE=1: mailbox servers entered in the console may be on loopback or a private network
+   * (lab and test servers); otherwise they must resolve to public addresses (src/lib/public-address.ts, docs/email.md).
+   */
+  readonly mailboxAllowPrivate: boolean;
   /** The Google and Microsoft OAuth apps that connect mailboxes (config/mail-oauth.ts). */
   readonly mailOauth: MailOauthConfig;
   /** Prometheus `/metrics` (config/observability.ts). */
@@ -414,6 +420,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: e.SMTP_URL ?? null,
     dnsServers: parseDnsServers(e.OUTREACH_DNS_SERVERS),
     emailGuards: Object.freeze({ addressChecks: e.OUTREACH_ADDRESS_CHECKS === '1', mailboxDomainDailyCap: e.OUTREACH_MAILBOX_DOMAIN_DAILY_CAP }),
+    mailboxAllowPrivate: e.OUTREACH_MAILBOX_ALLOW_PRIVATE === '1',
     mailOauth: mailOauthConfigOf(e),
     metrics: metricsConfigOf(e),
     logLevel: e.LOG_LEVEL,

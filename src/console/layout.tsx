@@ -106,6 +106,7 @@ export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; s
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="htmx-config" content={htmxConfig} />
           <title safe>{`${props.title} · Outreach console`}</title>
+          <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
           <link rel="stylesheet" href="/console/assets/console.css" />
           <script src="/console/assets/htmx.min.js" defer></script>
           <script src="/console/assets/console.js" defer></script>

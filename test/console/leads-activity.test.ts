@@ -92,3 +92,47 @@ describe('console activity /console/activity (issue 15 §6)', () => {
     expect(res.body).toContain('Workspace key');
   });
 });
+
+describe('console activity in words (readable action names and details)', () => {
+  it('names actions and says JSON details in words: no raw JSON, no action codes, reasons explained', async () => {
+    const ws = await createWorkspaceWithKey(t, 'Words');
+    const words = await signedInConsole(t, ws.key);
+    const lead = await insertLead(t.db, ws.workspaceId, { person: 'Lin Words', linkedin_url: 'https://li.example/lin', stage: 'invited' });
+    const at = new Date();
+    await insertActivity(t.db, ws.workspaceId, {
+      action: 'invite',
+      outcome: 'ok',
+      createdAt: at,
+      leadId: lead,
+      detail: '{"step":0,"kind":"connect","channel":"linkedin"}',
+    });
+    await insertActivity(t.db, ws.workspaceId, {
+      action: 'email_sent',
+      outcome: 'skipped',
+      createdAt: at,
+      leadId: lead,
+      detail: JSON.stringify({ step: 1, kind: 'email', reason: 'broken_placeholder', field: 'firstName', token: '{{firstName' }),
+    });
+    await insertActivity(t.db, ws.workspaceId, {
+      action: 'reply_detected',
+      outcome: 'ok',
+      createdAt: at,
+      leadId: lead,
+      detail: JSON.stringify({ channel: 'x', replyId: '00000000-0000-4000-8000-000000000001', mood: 'warm', text: 'the secret words of the reply' }),
+    });
+    const res = await words.get('/console/activity');
+    expect(res.statusCode).toBe(200);
+    const table = res.body.slice(res.body.indexOf('<table'));
+    expect(table).toContain('Invitation sent');
+    expect(table).toContain('step 1; connection request; via LinkedIn');
+    expect(table).toContain('Step skipped: broken placeholder');
+    expect(table).toContain('step 2; e-mail; broken placeholder; placeholder “firstName”');
+    expect(table).toContain('Reply received');
+    expect(table).toContain('via X; mood: warm');
+    expect(table).not.toContain('{&quot;');
+    expect(table).not.toContain('{"');
+    expect(table).not.toContain('the secret words');
+    expect(table).not.toMatch(/<td>\s*(invite|email_sent|reply_detected)\s*<\/td>/);
+    expect(res.body).toMatch(/<option value="email_sent"[^>]*>E-mail sent<\/option>/);
+  });
+});

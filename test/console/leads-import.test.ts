@@ -106,6 +106,23 @@ describe('/console/leads/import', () => {
     expect((await c.post('/console/leads/import/run', { csv: 'email\nzed@acme.example\n', _csrf: null })).statusCode).toBe(403);
   });
 
+  it('the preview runs the e-mail channel’s address check: an address the sends would refuse is invalid, with that reason, in preview and import alike', async () => {
+    const before = await countLeads();
+    const long = `${'x'.repeat(65)}@acme.example`;
+    const csv = `email\nnumeric@acme.123\n${long}\nfine@acme.example\n`;
+    const preview = await c.post('/console/leads/import/preview', { csv });
+    expect(preview.statusCode, preview.body).toBe(200);
+    expect(preview.body).toContain('New: 1');
+    expect(preview.body).toContain('Invalid: 2');
+    const reason = 'is refused by the e-mail channel&#39;s address check (malformed';
+    expect(preview.body).toContain(`email &#34;numeric@acme.123&#34; ${reason}`);
+    expect(preview.body).toContain(`email &#34;${long}&#34; ${reason}`);
+    const run = await c.post('/console/leads/import/run', { csv });
+    expect(run.statusCode).toBe(200);
+    expect(run.body).toContain(`email &#34;numeric@acme.123&#34; ${reason}`);
+    expect(await countLeads()).toBe(before + 1);
+  });
+
   it('Add a lead saves one lead, and a duplicate says why it was not added', async () => {
     const added = await c.post('/console/leads/new', { person: 'Bea Form', email: 'bea@acme.example', sequenceId: '', accountId: '' });
     expect(added.statusCode).toBe(303);

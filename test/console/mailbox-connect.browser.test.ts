@@ -64,6 +64,7 @@ describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium
       realClock: true,
       env: {
         OUTREACH_PUBLIC_URL: base,
+        OUTREACH_MAILBOX_ALLOW_PRIVATE: '1',
         OUTREACH_DNS_SERVERS: dns.server,
         OUTREACH_GOOGLE_CLIENT_ID: fake.clientId,
         OUTREACH_GOOGLE_CLIENT_SECRET: fake.clientSecret,

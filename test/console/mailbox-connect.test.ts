@@ -64,7 +64,8 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
     servers = { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, imapUrl: `imap://127.0.0.1:${dovecot?.port ?? 9}` };
     t = await buildTestApp({
       now: new Date().toISOString(),
-      env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_DNS_SERVERS: dns.server, ...providerEnv(fake) },
+      // The receiver and Dovecot listen on 127.0.0.1: the server overrides below are allowed only with this setting.
+      env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_DNS_SERVERS: dns.server, OUTREACH_MAILBOX_ALLOW_PRIVATE: '1', ...providerEnv(fake) },
     });
     ({ workspaceId, key } = await createWorkspaceWithKey(t, 'Acme'));
     c = await signedInConsole(t, key);
@@ -142,6 +143,39 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
     expect(q.get('state')!.length).toBeGreaterThanOrEqual(43);
     expect(q.has('code_verifier')).toBe(false);
     expect(await stateCount()).toBe(before + 1);
+  });
+
+  it('without OUTREACH_MAILBOX_ALLOW_PRIVATE a server override on a non-public address is refused (generic words), nothing is started', async () => {
+    const guarded = await buildTestApp({
+      handle: t.handle,
+      cipher: t.cipher,
+      env: { OUTREACH_DNS_SERVERS: dns.server, ...providerEnv(fake) },
+      resolver: async (h) => (h === 'imap.internal.test' ? ['192.168.1.20'] : ['93.184.216.34']),
+    });
+    try {
+      const g = await signedInConsole(guarded, key);
+      const before = await stateCount();
+      const overrides: Record<string, string>[] = [
+        { smtpUrl: 'smtp://127.0.0.1:2525' },
+        { imapUrl: 'imaps://imap.internal.test:993' },
+        { smtpUrl: 'smtps://[::ffff:10.0.0.1]:465' },
+        { smtpUrl: 'smtps://169.254.169.254:465' },
+      ];
+      for (const fields of overrides) {
+        await g.get('/console/accounts');
+        const res = await g.post('/console/accounts/mailbox/connect', { provider: 'google', ...fields });
+        expect(res.statusCode, JSON.stringify(fields)).toBe(400);
+        expect(res.body).toContain('That server&#39;s address is not allowed');
+        expect(res.body).not.toContain('192.168.1.20');
+      }
+      expect(await stateCount()).toBe(before);
+      // A public server is accepted (the connect starts).
+      await g.get('/console/accounts');
+      const ok = await g.post('/console/accounts/mailbox/connect', { provider: 'google', smtpUrl: 'smtps://smtp.public.test:465' });
+      expect(ok.statusCode).toBe(303);
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('a bad server URL or provider is refused on Accounts with the reason, and nothing is started', async () => {

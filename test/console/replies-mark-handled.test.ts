@@ -49,6 +49,22 @@ describe('X rows in the console reply queue: Open on X and Mark handled', () => 
     const { replyId } = await xScenario();
     const noAccount = await xScenario({ x: { account_user_id: null } });
     const nothing = await xScenario({ x: { account_user_id: null, x_user_id: null, username: null } });
+    // Only a conversation of a connected X account (OAuth) is on x.com; a sandbox account's has no page there.
+    const sandboxPage = await c.get('/console/replies');
+    expect(cardOf(sandboxPage.body, replyId)).toContain('Sandbox conversation');
+    expect(cardOf(sandboxPage.body, replyId)).not.toContain('x.com/messages');
+    await w.t.db
+      .insertInto('x_account_oauth')
+      .values({
+        workspace_id: w.a.workspaceId,
+        user_id: '42',
+        access_token: 'v1:unused',
+        refresh_token: 'v1:unused',
+        expires_at: new Date('2030-01-01'),
+        disconnected_at: null,
+        rate_limited_until: null,
+      })
+      .execute();
     const page = await c.get('/console/replies');
     const card = cardOf(page.body, replyId)!;
     expect(card).toContain(`href="https://x.com/messages/42-70000000${seq - 2}"`);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { startRepliesWorld, type RepliesWorld } from '../helpers/replies-world.js';
+import { insertReply } from '../helpers/factories.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
 
@@ -94,5 +95,40 @@ describe('console replies /console/replies (issue 15 §3)', () => {
     const bad = await c.post(`/console/replies/${own.replyId}/decide`, { decision: 'explode' });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('send, invite, booking_link, snooze');
+  });
+});
+
+describe('X replies of a sandbox X account', () => {
+  it('a conversation held by a never-connected (sandbox) X account gets no "Open on X"; a connected account’s does', async () => {
+    const xReply = async (accountUserId: string, n: number) => {
+      const { leadId } = await w.scenario({
+        lead: { email: null, linkedin_url: null, x_user_id: `8100000${n}`, username: `sandboxed${n}`, account_user_id: accountUserId },
+      });
+      await w.t.db.deleteFrom('replies').where('lead_id', '=', leadId).execute();
+      return insertReply(w.t.db, w.t.cipher, w.a.workspaceId, { leadId, channel: 'x', draft: null, theirMessage: `x dm ${n}` });
+    };
+    const sandboxed = await xReply('4242', 1);
+    const real = await xReply('4343', 2);
+    await w.t.db
+      .insertInto('x_account_oauth')
+      .values({
+        workspace_id: w.a.workspaceId,
+        user_id: '4343',
+        access_token: 'v1:unused',
+        refresh_token: 'v1:unused',
+        expires_at: new Date('2030-01-01T00:00:00.000Z'),
+      })
+      .execute();
+    const page = (await c.get('/console/replies')).body;
+    const card = (id: string) => {
+      const start = page.indexOf(`id="reply-${id}"`);
+      return page.slice(start, page.indexOf('</article>', start));
+    };
+    expect(card(sandboxed)).not.toContain('Open on X');
+    expect(card(sandboxed)).not.toContain('x.com/messages');
+    expect(card(sandboxed)).toContain('Sandbox conversation');
+    expect(card(sandboxed)).toContain('Mark handled');
+    expect(card(real)).toContain('href="https://x.com/messages/4343-81000002"');
+    expect(card(real)).toContain('Open on X');
   });
 });

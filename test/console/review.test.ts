@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
-import { insertCandidates, insertPlay, insertReviewPlay, type CandidateFixture, type PlayFixture } from '../helpers/factories.js';
+import { insertCandidates, insertPlay, insertReviewPlay, type CandidateFixture, type PlayFixture, type SequenceFixture } from '../helpers/factories.js';
 import { REVIEW_PAGE_SIZE } from '../../src/console/pages/review.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function setup(candidates: CandidateFixture[], f: { play?: PlayFixture; workspaceId?: string } = {}) {
+async function setup(candidates: CandidateFixture[], f: { play?: PlayFixture; sequence?: SequenceFixture; workspaceId?: string } = {}) {
   const world = await insertReviewPlay(t.db, f.workspaceId ?? acme.workspaceId, f);
   const rows = await insertCandidates(t.db, f.workspaceId ?? acme.workspaceId, world.play.id, candidates);
   return { ...world, candidates: rows, url: `/review/plays/${world.play.id}` };
@@ -50,7 +50,7 @@ describe('review page /review/plays/{id}', () => {
     expect(res.body).toContain('<td>@ada</td><td>Ada Lovelace</td><td>Proposed</td>');
     expect(res.body).toContain('Good fit <span class="visually-hidden">@ada</span>');
     expect(res.body).toContain('Not a good fit <span class="visually-hidden">@ada</span>');
-    expect(res.body).toContain('<button type="submit">Enroll selected</button>');
+    expect(res.body).toMatch(/<button type="submit" id="review-enroll"[^>]*>\s*Good fit: enroll selected/);
     // The default filter is Unreviewed: decided candidates are on their own filters.
     expect((res.body.match(/data-candidate=/g) ?? []).length).toBe(2);
     expect((await c.get(`${s.url}?filter=all`)).body.match(/data-candidate=/g)).toHaveLength(4);
@@ -137,6 +137,47 @@ describe('review page /review/plays/{id}', () => {
     expect(page.body).toContain('Enroll selected: Enrolled 2.');
     expect((await leadsOf(s.play.id)).map((l) => l.x_user_id).sort()).toEqual([a.xUserId, b.xUserId].sort());
     expect(page.body).toMatch(/>Unreviewed <span class="count">1<\/span>/);
+  });
+
+  it('"Select all" in the header enrolls every open candidate of the page without JS (selectAll=page), with a live count hook', async () => {
+    const s = await setup([{}, {}, {}, { review: { decision: 'not_a_good_fit' } }]);
+    const page = await c.get(s.url);
+    expect(page.body).toContain('name="selectAll" value="page" data-select-all');
+    expect(page.body).toContain('Select all 3 candidates on this page');
+    expect(page.body).toMatch(/id="review-selection" role="status" aria-live="polite"/);
+    expect(page.body).toContain('data-selected-count');
+    const pageIds = [...page.body.matchAll(/name="pageIds" value="([^"]+)"/g)].map((m) => m[1]);
+    expect(pageIds.sort()).toEqual(
+      s.candidates
+        .slice(0, 3)
+        .map((x) => x.id)
+        .sort(),
+    );
+    const res = await c.post(`${s.url}/enroll`, {
+      expectedRevision: '1',
+      sequenceId: s.sequence.id,
+      sequenceRevision: '1',
+      filter: 'unreviewed',
+      selectAll: 'page',
+      pageIds,
+    });
+    expect(res.statusCode).toBe(303);
+    expect((await c.get(res.headers.location as string)).body).toContain('Enroll selected: Enrolled 3.');
+    expect(await leadsOf(s.play.id)).toHaveLength(3);
+  });
+
+  it('"Good fit" says what it does: the sequence, its status and when sending starts; or why it cannot enroll', async () => {
+    const active = await setup([{}], { play: {}, sequence: { name: 'Warm intro', status: 'active' } });
+    const a = await c.get(active.url);
+    expect(a.body).toContain('Good fit: enroll selected');
+    expect(a.body).toContain('into sequence <span>‘Warm intro’</span> <span>(active — sending starts at the next pass)</span>');
+    expect(a.body).toContain('Good fit enrolls the candidate into sequence ‘Warm intro’ (active — sending starts at the next pass');
+    const paused = await setup([{}], { sequence: { name: 'Held', status: 'paused' } });
+    expect((await c.get(paused.url)).body).toContain('(paused — nothing is sent until it is resumed)');
+    const none = await setup([{}], { play: { sequenceId: null } });
+    const n = await c.get(none.url);
+    expect(n.body).toContain('Good fit cannot enroll: this Play has no sequence');
+    expect(n.body).not.toContain('into sequence');
   });
 
   it('a POST without a valid CSRF token answers 403 and changes nothing', async () => {

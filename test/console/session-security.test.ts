@@ -47,7 +47,7 @@ const sessionRows = (workspaceId: string) => t.db.selectFrom('console_sessions')
 
 describe('rule: the login-link token never reaches a log line', () => {
   it('the info-level request log names /console/login/[redacted], never the token (path, trailing slash, query string, body)', async () => {
-    const logs = captureServiceLogs('info', { OUTREACH_ADMIN_TOKEN: 'admin-token-for-the-log-test' });
+    const logs = captureServiceLogs('debug', { OUTREACH_ADMIN_TOKEN: 'admin-token-for-the-log-test' });
     const own = await buildTestApp({ logger: logs.logger, env: { OUTREACH_ADMIN_TOKEN: 'admin-token-for-the-log-test' } });
     try {
       const ws = await createWorkspaceWithKey(own, 'Logged');

@@ -134,6 +134,18 @@ describe('the console task queue', () => {
     expect((await c.get('/console/tasks?kind=nonsense')).body).toContain('Hi Grace, glad to connect');
   });
 
+  it('an account whose name already says its channel is labelled once, never "(LinkedIn) (LinkedIn)"', async () => {
+    await t.db.updateTable('messaging_accounts').set({ name: 'Dana (LinkedIn)' }).where('id', '=', account).execute();
+    try {
+      const page = await c.get('/console/tasks');
+      expect(page.body).toMatch(/<h2 id="group-onb_[^"]+">Dana \(LinkedIn\)<\/h2>/);
+      expect(page.body).toContain('Dana (LinkedIn): 2 open');
+      expect(page.body).not.toContain('(LinkedIn) (LinkedIn)');
+    } finally {
+      await t.db.updateTable('messaging_accounts').set({ name: 'Dana' }).where('id', '=', account).execute();
+    }
+  });
+
   it('Done without a CSRF token is refused (403) and changes nothing', async () => {
     const ada = (await t.db.selectFrom('leads').select('id').where('linkedin_url', '=', 'https://www.linkedin.com/in/ada').executeTakeFirstOrThrow()).id;
     const task = await openTask(ada);
@@ -171,6 +183,8 @@ describe('the console task queue', () => {
     expect(res.statusCode).toBe(200);
     expect(res.body).toMatch(new RegExp(`^<article class="reply task closed" id="task-${task.id}"`));
     expect(res.body).toContain('Skipped: nothing was sent, and the sequence goes on.');
+    // The count is redrawn in place (htmx out-of-band swap): it no longer counts the skipped task.
+    expect(res.body).toMatch(/<p id="tasks-count" role="status" hx-swap-oob="true">0 open tasks in the workspace/);
     expect(await taskRow(task.id)).toMatchObject({ status: 'skipped', closed_by: 'console' });
     expect((await ledger(grace)).map((e) => [e.action, e.outcome])).toEqual([['invite', 'skipped']]);
     expect((await c.get('/console')).body).toContain('<a href="/console/tasks">Open tasks: 0</a>');
@@ -217,6 +231,9 @@ describe('the console task queue', () => {
     expect(ask.statusCode).toBe(200);
     expect(ask.body).toContain('This creates a task');
     expect(ask.body).not.toContain('messages the prospect now');
+    // The button names the act: nothing is sent from here, so it says "Create task", not "Yes, send".
+    expect(ask.body).toMatch(/<button type="submit">\s*Create task\s*<\/button>/);
+    expect(ask.body).not.toContain('Yes, send');
     const done = await c.post(`/console/replies/${replyId}/decide`, { decision: 'send', text: 'Tuesday works', attempt: 'r1', confirmed: 'yes' });
     expect([done.statusCode, done.headers.location]).toEqual([303, '/console/replies?notice=task_created']);
     const page = await c.get('/console/tasks?kind=reply');
@@ -232,5 +249,6 @@ describe('the console task queue', () => {
     const ask = await c.post(`/console/replies/${replyId}/decide`, { decision: 'send', attempt: 's1' });
     expect(ask.body).toContain('This account is in the sandbox (simulated): nothing reaches the prospect.');
     expect(ask.body).not.toContain('messages the prospect now');
+    expect(ask.body).toMatch(/<button type="submit">\s*Yes, send \(simulated\)\s*<\/button>/);
   });
 });

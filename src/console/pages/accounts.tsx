@@ -5,10 +5,10 @@ import type { AppInstance } from '../../app/types.js';
 import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
-import { ErrorBody, pageContext, sendPage } from '../render.js';
-import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
+import { pageContext, sendPage } from '../render.js';
+import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, PrimaryLink, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
-import { AccountName } from './mailbox.js';
+import { AccountName, HEALTH } from './mailbox.js';
 import { PausedMailboxes } from './mailbox-resume.js';
 import { MailboxConnectButtons } from './mailbox-connect-parts.js';
 
@@ -153,6 +153,9 @@ function LinkedinDeliveryPanel(props: { accounts: { id: string; name: string; mo
   );
 }
 
+/** Where a connect finished outside a console session of its workspace says how it went (once, from a notice). */
+const CONNECT_RESULT_PATH = '/console/accounts/x/connected';
+
 const CallbackQuery = Type.Object(
   { state: Type.Optional(Type.String()), code: Type.Optional(Type.String()), error: Type.Optional(Type.String()) },
   { additionalProperties: true },
@@ -170,7 +173,12 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
     deps.services.mailboxes.list(workspaceId),
   ]);
   const linkedin = await Promise.all(accounts.filter((a) => a.mode === 'linkedin').map((a) => deps.services.linkedin.get(workspaceId, a.id)));
-  const paused = await deps.services.mailboxes.paused(workspaceId);
+  const [paused, days] = await Promise.all([deps.services.mailboxes.paused(workspaceId), deps.services.mailboxes.days(workspaceId)]);
+  const pausedIds = new Set(paused.map((p) => p.id));
+  // An account with a mailbox shows as its mailbox (address, health, e-mails today against its cap), never with
+  // invites or a warm-up phase; the accounts table keeps the others.
+  const withMailbox = new Set(mailboxes.map((m) => m.accountId));
+  const otherAccounts = accounts.filter((a) => !withMailbox.has(a.id));
   const deliveries = new Map<string, SendingDelivery>(
     accounts.map((a) => [a.id, sendingDeliveryOf(a, linkedin, mailboxes, deps.config.smtpUrl !== null)] as const),
   );
@@ -185,51 +193,109 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
         <NoticeBox notice={notice} />
         <section aria-labelledby="sending-accounts">
           <h2 id="sending-accounts">Sending accounts</h2>
-          {accounts.length === 0 ? (
-            <EmptyState title="No sending accounts yet.">
-              <p>
-                Connect a Google or Microsoft 365 mailbox below, or an operator adds any other e-mail sender with{' '}
-                <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md); each account then shows here with its invites today and
-                its warm-up.
-              </p>
-            </EmptyState>
+          <p>
+            <PrimaryLink href="/console/accounts/mailbox/add" label="Add mailbox (SMTP/IMAP)" />{' '}
+            <span class="meta">
+              Any mailbox with SMTP and IMAP and a password or app password: Gmail, Outlook.com, Fastmail, Zoho, iCloud, Yahoo or your own.
+            </span>
+          </p>
+          {mailboxes.length > 0 ? (
+            <table>
+              <caption>Mailboxes: their health, and today’s e-mails against today’s cap</caption>
+              <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Today’s cap', 'Sending']} />
+              <tbody>
+                {mailboxes.map((m) => {
+                  const h = HEALTH[m.health];
+                  const d = days.get(m.id);
+                  return (
+                    <tr>
+                      <td>
+                        <a href={`/console/mailboxes/${encodeURIComponent(m.id)}`} safe>
+                          {m.address}
+                        </a>
+                      </td>
+                      <td>
+                        <Badge value={`health_${m.health}`} label={h.label} tone={h.tone} />
+                      </td>
+                      <td class="num" safe>
+                        {d ? formatNumber(d.sentToday) : '–'}
+                      </td>
+                      <td class="num" safe>
+                        {d ? formatNumber(d.capToday) : '–'}
+                      </td>
+                      <td>{pausedIds.has(m.id) ? <Badge value="paused" label="Paused" tone="warn" /> : <span>Sends</span>}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          ) : (
+            ''
+          )}
+          {otherAccounts.length === 0 ? (
+            mailboxes.length === 0 ? (
+              <EmptyState title="No sending accounts yet.">
+                <p>
+                  Add a mailbox above, connect a Google or Microsoft 365 mailbox below, or an operator adds one with{' '}
+                  <code>npx outreach mailbox add --workspace ID --address …</code> (see docs/email.md).
+                </p>
+              </EmptyState>
+            ) : (
+              ''
+            )
           ) : (
             <table>
               <caption>The accounts sequences send from, with today’s invites against the cap</caption>
               <TableHead columns={['Account', 'Mode', 'Delivery', 'Status', 'Invites today', 'Warm-up phase']} />
               <tbody>
-                {accounts.map((a) => (
-                  <tr>
-                    <td>
-                      <AccountName account={a} mailboxes={mailboxes} />
-                    </td>
-                    <td>
-                      <Badge value={a.mode} tone="neutral" />
-                    </td>
-                    <td>
-                      <Badge value={deliveries.get(a.id)!.label} label={deliveries.get(a.id)!.label} tone={deliveries.get(a.id)!.tone} />
-                      {deliveries.get(a.id)!.reconnect ? (
-                        <>
-                          {' '}
-                          <Badge value="reconnect" label="Reconnect" tone="bad" />
-                        </>
-                      ) : (
-                        ''
-                      )}
-                    </td>
-                    <td>
-                      <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
-                    </td>
-                    <td class="num" safe>{`${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}`}</td>
-                    <td class="num" safe>
-                      {formatNumber(a.rampPhase)}
-                    </td>
-                  </tr>
-                ))}
+                {otherAccounts.map((a) => {
+                  const delivery = deliveries.get(a.id)!;
+                  const sandbox = delivery.label === 'Sandbox (simulated)';
+                  const invites = a.mode !== 'email';
+                  return (
+                    <tr>
+                      <td>
+                        <AccountName account={a} mailboxes={mailboxes} />
+                      </td>
+                      <td>
+                        <Badge value={a.mode} tone="neutral" />
+                      </td>
+                      <td>
+                        <Badge value={delivery.label} label={delivery.label} tone={delivery.tone} />
+                        {delivery.reconnect ? (
+                          <>
+                            {' '}
+                            <Badge value="reconnect" label="Reconnect" tone="bad" />
+                          </>
+                        ) : (
+                          ''
+                        )}
+                      </td>
+                      <td>
+                        {/* A simulated account is never shown as "connected": its Delivery badge says what it is. */}
+                        {sandbox && a.storedStatus === 'connected' ? (
+                          <span class="muted">–</span>
+                        ) : (
+                          <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
+                        )}
+                      </td>
+                      <td class="num" safe>
+                        {invites ? `${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}` : '–'}
+                      </td>
+                      <td class="num" safe>
+                        {invites ? formatNumber(a.rampPhase) : '–'}
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           )}
-          <MailboxConnectButtons configured={deps.services.mailboxConnect.configured()} csrfToken={ctx.csrfToken} />
+          <MailboxConnectButtons
+            configured={deps.services.mailboxConnect.configured()}
+            csrfToken={ctx.csrfToken}
+            callbackUrl={deps.services.mailboxConnect.callbackUrl()}
+          />
         </section>
         <PausedMailboxes paused={paused} csrfToken={ctx.csrfToken} />
         <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
@@ -406,11 +472,15 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
 
   // X sends the person back here. The single-use state (bound to the workspace that started the connect) is what
   // authorizes it, so it also works from a browser without a console session (`outreach x connect` on a server).
+  // The outcome is never a page of this URL: a 303 carries it (a one-time notice cookie) to the Accounts page, or
+  // without a session of that workspace to the result page below, so a reload never replays the spent state
+  // (which would say "not connected" after a connect that worked).
   app.get<{ Querystring: { state?: string; code?: string; error?: string } }>(
     CALLBACK_PATH,
     { schema: { hide: true, querystring: CallbackQuery }, config: { consolePublic: true } },
     async (req, reply) => {
-      const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+      let notice: Notice;
+      let workspaceId: string | null = null;
       try {
         const done = await xConnect.complete({
           state: req.query.state,
@@ -418,26 +488,36 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
           error: req.query.error,
           sessionIdHash: req.consoleSession?.idHash ?? null,
         });
-        if (req.consoleSession && req.consoleSession.auth.workspaceId === done.workspaceId) {
-          return renderAccounts(req, reply, { kind: 'done', text: `Connected @${done.handle} (user id ${done.userId}).` });
-        }
-        return sendPage(reply, ctx, {
-          title: 'X account connected',
-          body: (
-            <>
-              <h1>X account connected</h1>
-              <p role="status" safe>{`Connected @${done.handle} (user id ${done.userId}). You can close this page.`}</p>
-            </>
-          ),
-        });
+        workspaceId = done.workspaceId;
+        notice = { kind: 'done', text: `Connected @${done.handle} (user id ${done.userId}).` };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
-        return sendPage(reply, ctx, {
-          title: 'X account not connected',
-          status: err.statusCode,
-          body: <ErrorBody heading="X account not connected" message={err.message} />,
-        });
+        notice = { kind: 'refused', text: `X account not connected: ${err.message}` };
       }
+      const ownSession = req.consoleSession && (workspaceId === null || req.consoleSession.auth.workspaceId === workspaceId);
+      return redirectWithNotice(reply, ownSession ? '/console/accounts' : CONNECT_RESULT_PATH, notice);
     },
   );
+
+  // Where a connect without a console session of its workspace ends: the callback's outcome, shown once.
+  app.get(CONNECT_RESULT_PATH, { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
+    const ctx = await pageContext(req, reply, deps.services.consoleSessions);
+    const notice = takeNotice(req, reply);
+    const heading = !notice ? 'Connecting an X account' : notice.kind === 'done' ? 'X account connected' : 'X account not connected';
+    return sendPage(reply, ctx, {
+      title: heading,
+      body: (
+        <section>
+          <h1 safe>{heading}</h1>
+          {notice ? (
+            <p role={notice.kind === 'done' ? 'status' : 'alert'} safe>
+              {notice.kind === 'done' ? `${notice.text} You can close this page.` : notice.text}
+            </p>
+          ) : (
+            <p>This connect has finished; its outcome was shown once. The workspace's X accounts are listed under Accounts in the console.</p>
+          )}
+        </section>
+      ),
+    });
+  });
 }

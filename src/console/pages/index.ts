@@ -19,6 +19,7 @@ import { mailboxResumePages } from './mailbox-resume.js';
 import { mailboxConnectPages } from './mailbox-connect.js';
 import { suppressionsPages } from './suppressions.js';
 import { leadsTwinsPages } from './leads-twins.js';
+import { mailboxAddPages } from './mailbox-add.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -44,4 +45,5 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   mailboxConnectPages(app, deps);
   suppressionsPages(app, deps);
   leadsTwinsPages(app, deps);
+  mailboxAddPages(app, deps);
 }

@@ -6,6 +6,7 @@ import { Uuid } from '../../app/schemas.js';
 import { ACTIVITY_ACTIONS, ACTIVITY_OUTCOMES, LEAD_STAGES } from '../../domain/vocabulary.js';
 import { ActivityQuery } from '../../modules/activity/index.js';
 import { LeadsQuery } from '../../modules/leads/index.js';
+import { activityDetailText, activityLabel } from '../activity-text.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, PrimaryLink, When, formatNumber, plural } from '../ui.js';
@@ -66,7 +67,7 @@ export function Pager(props: { label: string; path: string; query: Record<string
   );
 }
 
-function Select(props: { id: string; name: string; label: string; options: readonly string[]; value?: string; any: string }) {
+function Select(props: { id: string; name: string; label: string; options: readonly string[]; value?: string; any: string; labelOf?: (o: string) => string }) {
   return (
     <p>
       <label for={props.id} safe>
@@ -78,7 +79,7 @@ function Select(props: { id: string; name: string; label: string; options: reado
         </option>
         {props.options.map((o) => (
           <option value={o} selected={o === props.value} safe>
-            {o}
+            {props.labelOf ? props.labelOf(o) : o}
           </option>
         ))}
       </select>
@@ -189,7 +190,15 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
           <>
             <h1>Activity</h1>
             <form method="get" action="/console/activity" class="filters" role="search" aria-label="Filter activity">
-              <Select id="activity-action" name="action" label="Action" options={ACTIVITY_ACTIONS} value={q.action} any="Any action" />
+              <Select
+                id="activity-action"
+                name="action"
+                label="Action"
+                options={ACTIVITY_ACTIONS}
+                value={q.action}
+                any="Any action"
+                labelOf={(o) => activityLabel(o)}
+              />
               <Select id="activity-outcome" name="outcome" label="Outcome" options={ACTIVITY_OUTCOMES} value={q.outcome} any="Any outcome" />
               <p>
                 <label for="activity-lead">Lead name</label>
@@ -241,7 +250,13 @@ export function ActivityTable(props: { caption: string; entries: Entry[]; showLe
             <td>
               <When at={a.createdAt} />
             </td>
-            <td>{a.action}</td>
+            <td>
+              {/* The name in words; the API's action name (what `action=` filters by) small beside it. */}
+              <span safe>{activityLabel(a.action, a.outcome, a.detail)}</span>{' '}
+              <code class="muted action-code" safe>
+                {a.action}
+              </code>
+            </td>
             <td>
               <Badge value={a.outcome} />
             </td>
@@ -259,7 +274,7 @@ export function ActivityTable(props: { caption: string; entries: Entry[]; showLe
               ''
             )}
             <td safe>{a.account ?? '—'}</td>
-            <td safe>{a.detail ?? ''}</td>
+            <td safe>{activityDetailText(a.action, a.detail)}</td>
           </tr>
         ))}
       </tbody>

@@ -1,5 +1,5 @@
 import { MAIL_HOSTS, MAIL_PROVIDER_NAMES, type MailboxView } from '../../channels/email/index.js';
-import type { MailOauthProvider } from '../../config/mail-oauth.js';
+import { MAIL_OAUTH_PROVIDERS, type MailOauthProvider } from '../../config/mail-oauth.js';
 import { CsrfField } from '../layout.js';
 
 // The mailbox connect's pieces that the Accounts and mailbox pages show (mailbox-connect.tsx has the routes), kept
@@ -23,16 +23,15 @@ export function disconnectNotice(view: Pick<MailboxView, 'address' | 'auth'>, re
   return `Disconnected ${view.address}: its tokens are deleted here, but ${name} did not confirm the revocation: remove the app's access at myaccount.google.com/permissions.`;
 }
 
-/** The connect buttons on the Accounts page, one per provider whose app is configured; else how to configure one. */
-export function MailboxConnectButtons(props: { configured: readonly MailOauthProvider[]; csrfToken: string }) {
-  if (props.configured.length === 0) {
-    return (
-      <p>
-        To connect a Google or Microsoft 365 mailbox with OAuth, set <code>OUTREACH_GOOGLE_CLIENT_ID</code> and <code>OUTREACH_GOOGLE_CLIENT_SECRET</code>, or{' '}
-        <code>OUTREACH_MICROSOFT_CLIENT_ID</code> and <code>OUTREACH_MICROSOFT_CLIENT_SECRET</code> (see docs/email.md).
-      </p>
-    );
-  }
+/** Where an operator reads how to register the Google and Microsoft apps. */
+export const OAUTH_DOCS = { file: 'docs/email.md', section: 'Connect Google or Microsoft 365 (OAuth 2.0, issue 29)' };
+
+/**
+ * The connect buttons on the Accounts page, one per provider whose app is configured; for each one that is not, the
+ * exact environment variables an operator sets and the callback URL to register (never silently hidden).
+ */
+export function MailboxConnectButtons(props: { configured: readonly MailOauthProvider[]; csrfToken: string; callbackUrl?: string }) {
+  const missing = MAIL_OAUTH_PROVIDERS.filter((p) => !props.configured.includes(p));
   return (
     <>
       {props.configured.map((p) => (
@@ -54,6 +53,32 @@ export function MailboxConnectButtons(props: { configured: readonly MailOauthPro
           </details>
         </form>
       ))}
+      {missing.length > 0 ? (
+        <div class="oauth-setup" role="note" aria-label="Connecting with OAuth needs setup">
+          <p safe>{`Connecting a ${missing.map((p) => MAIL_PROVIDER_NAMES[p]).join(' or ')} mailbox with OAuth needs an operator to set:`}</p>
+          <ul>
+            {missing.map((p) => (
+              <li>
+                <code safe>{`OUTREACH_${p.toUpperCase()}_CLIENT_ID`}</code> and <code safe>{`OUTREACH_${p.toUpperCase()}_CLIENT_SECRET`}</code>{' '}
+                <span safe>{`(${MAIL_PROVIDER_NAMES[p]})`}</span>
+              </li>
+            ))}
+          </ul>
+          <p>
+            {props.callbackUrl ? (
+              <>
+                and register <code safe>{props.callbackUrl}</code> as the app’s redirect URI.{' '}
+              </>
+            ) : (
+              ''
+            )}
+            How: <code safe>{OAUTH_DOCS.file}</code>, section <cite safe>{OAUTH_DOCS.section}</cite>. Until then, use Add mailbox (SMTP/IMAP) with an app
+            password.
+          </p>
+        </div>
+      ) : (
+        ''
+      )}
     </>
   );
 }

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { MAIL_PROVIDER_NAMES, MAILBOX_CALLBACK_PATH, MailboxError, type MailboxView } from '../../channels/email/index.js';
@@ -29,6 +30,12 @@ const CallbackQuery = Type.Object(
 const MailboxParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
 
+/** A server override refused by the public-address guard: which address, for the operator's log (never the page). */
+function logNotAllowed(req: FastifyRequest, err: unknown) {
+  const e = err as { code?: string; logDetail?: string };
+  if (e?.code === 'server_not_allowed') req.log.warn({ code: e.code, detail: e.logDetail }, 'mailbox connect: server not allowed');
+}
+
 const isProvider = (v: unknown): v is MailOauthProvider => typeof v === 'string' && (MAIL_OAUTH_PROVIDERS as readonly string[]).includes(v);
 
 export function mailboxConnectPages(app: AppInstance, deps: ConsoleDeps) {
@@ -49,9 +56,12 @@ export function mailboxConnectPages(app: AppInstance, deps: ConsoleDeps) {
           smtpUrl: smtpUrl?.trim() || null,
           imapUrl: imapUrl?.trim() || null,
           sessionIdHash: req.consoleSession!.idHash,
+          // Servers typed here must be public (OUTREACH_MAILBOX_ALLOW_PRIVATE=1 lifts it); the reason goes to the log only.
+          publicServersOnly: true,
         });
         return reply.redirect(authorizeUrl, 303);
       } catch (err) {
+        logNotAllowed(req, err);
         if (err instanceof AppError) return renderAccountsPage(deps, req, reply, { kind: 'refused', text: err.message }, err.statusCode);
         throw err;
       }
@@ -74,6 +84,7 @@ export function mailboxConnectPages(app: AppInstance, deps: ConsoleDeps) {
         });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
+        logNotAllowed(req, err);
         const ctx = await pageContext(req, reply, deps.services.consoleSessions);
         return sendPage(reply, ctx, {
           title: 'Mailbox not connected',

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
-import type { MailboxPause } from '../../channels/email/index.js';
+import type { MailboxesService } from '../../channels/email/index.js';
 import { notFound } from '../../lib/errors.js';
 import { PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
@@ -10,12 +10,14 @@ import { Badge, exactTime, redirectWithNotice } from '../ui.js';
 // paused, each with a Resume button (the same service as `outreach mailbox resume`).
 
 const ResumeParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
-const ResumeBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
+const ResumeBody = Type.Object({ _csrf: Type.Optional(Type.String()), back: Type.Optional(Type.String({ maxLength: 20 })) }, { additionalProperties: true });
 
-const REASON = { bounces: 'Too many hard bounces', complaints: 'Abuse complaint' } as const;
+const REASON = { bounces: 'Too many hard bounces', complaints: 'Abuse complaint', manual: 'Paused by a person' } as const;
 
-/** The paused mailboxes, on the Accounts page; nothing when none is paused. */
-export function PausedMailboxes(props: { paused: MailboxPause[]; csrfToken: string }) {
+type PausedMailbox = Awaited<ReturnType<MailboxesService['paused']>>[number];
+
+/** The paused mailboxes (a guard's or a person's), on the Accounts page; nothing when none is paused. */
+export function PausedMailboxes(props: { paused: PausedMailbox[]; csrfToken: string }) {
   if (props.paused.length === 0) return '';
   return (
     <section aria-labelledby="paused-mailboxes">
@@ -25,14 +27,15 @@ export function PausedMailboxes(props: { paused: MailboxPause[]; csrfToken: stri
         who did not ask for it), then resume it.
       </p>
       <table>
-        <caption>Mailboxes a reputation guard paused</caption>
+        <caption>Mailboxes a reputation guard or a person paused</caption>
         <TableHead columns={['Mailbox', 'Why', 'Since', 'Actions']} />
         <tbody>
           {props.paused.map((p) => (
             <tr>
               <td safe>{p.address}</td>
               <td>
-                <Badge value={`paused_${p.reason}`} label={REASON[p.reason]} tone="bad" /> <span safe>{p.detail ?? ''}</span>
+                <Badge value={`paused_${p.reason}`} label={REASON[p.reason]} tone={p.reason === 'manual' ? 'warn' : 'bad'} />{' '}
+                <span safe>{p.reason === 'manual' ? '' : (p.detail ?? '')}</span>
               </td>
               <td safe>{exactTime(p.pausedAt)}</td>
               <td>
@@ -53,7 +56,8 @@ export function PausedMailboxes(props: { paused: MailboxPause[]; csrfToken: stri
 }
 
 export function mailboxResumePages(app: AppInstance, deps: ConsoleDeps) {
-  app.post<{ Params: { id: string } }>(
+  // Resume lifts a guard's pause or a person's (the service tells them apart); `back=mailbox` returns to its page.
+  app.post<{ Params: { id: string }; Body: { back?: string } }>(
     '/console/mailboxes/:id/resume',
     { schema: { hide: true, params: ResumeParams, body: ResumeBody } },
     async (req, reply) => {
@@ -65,7 +69,8 @@ export function mailboxResumePages(app: AppInstance, deps: ConsoleDeps) {
         if ((e as { code?: string }).code === 'mailbox_not_found') throw notFound('mailbox');
         throw e;
       }
-      return redirectWithNotice(reply, '/console/accounts', {
+      const to = req.body.back === 'mailbox' ? `/console/mailboxes/${encodeURIComponent(done.mailboxId)}` : '/console/accounts';
+      return redirectWithNotice(reply, to, {
         kind: 'done',
         text: done.resumed ? `Resumed ${done.address}: it sends again.` : `${done.address} was not paused.`,
       });

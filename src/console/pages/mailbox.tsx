@@ -2,11 +2,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { notFound } from '../../lib/errors.js';
-import { DomainCheckError, type CheckStatus, type MailboxDomainReport, type RecordCheck } from '../../channels/email/index.js';
+import {
+  DomainCheckError,
+  MailboxError,
+  type CheckStatus,
+  type MailboxDomainReport,
+  type MailboxesService,
+  type RecordCheck,
+} from '../../channels/email/index.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
-import { Badge, exactTime, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
+import { Badge, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import { mailboxAuthText } from './mailbox-connect-parts.js';
 import { InboundFilterQuery, InboundSection, type InboundFilter } from './mailbox-inbound.js';
 
@@ -114,7 +121,10 @@ export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
       if (err instanceof DomainCheckError && err.code === 'mailbox_not_found') throw notFound('mailbox');
       throw err;
     }
-    const view = (await deps.services.mailboxes.list(workspaceId)).find((m) => m.id === report.mailboxId);
+    const detail = await deps.services.mailboxes.detail(workspaceId, report.mailboxId).catch((err: unknown) => {
+      if (err instanceof MailboxError && err.code === 'mailbox_not_found') throw notFound('mailbox');
+      throw err;
+    });
     const base = `/console/mailboxes/${encodeURIComponent(report.mailboxId)}`;
     return sendPage(reply, ctx, {
       title: `Mailbox ${report.address}`,
@@ -126,17 +136,7 @@ export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
           </p>
           <h1 safe>{`Mailbox ${report.address}`}</h1>
           <NoticeBox notice={notice} />
-          <section aria-labelledby="mailbox-sign-in">
-            <h2 id="mailbox-sign-in">Sign-in</h2>
-            <p safe>{`Signs in with ${view ? mailboxAuthText(view.auth) : 'an unknown method'}.`}</p>
-            <PostButton
-              action={`${base}/disconnect`}
-              csrfToken={ctx.csrfToken}
-              label="Disconnect"
-              ariaLabel={`Disconnect ${report.address}`}
-              variant="danger"
-            />
-          </section>
+          <MailboxSettings detail={detail} base={base} csrfToken={ctx.csrfToken} />
           <section aria-labelledby="domain-checks">
             <h2 id="domain-checks">Sending domain</h2>
             <p>
@@ -192,6 +192,88 @@ export function mailboxPages(app: AppInstance, deps: ConsoleDeps) {
         return render(req, reply, req.params.id, { kind: 'refused', text: err.message });
       }
     },
+  );
+}
+
+type MailboxDetail = Awaited<ReturnType<MailboxesService['detail']>>;
+
+/** A mailbox's health in words and tone (the Accounts page and the mailbox page). */
+export const HEALTH: Record<MailboxDetail['view']['health'], { label: string; tone: Tone }> = {
+  ok: { label: 'Healthy', tone: 'good' },
+  unknown: { label: 'Not checked yet', tone: 'neutral' },
+  auth_failed: { label: 'Login refused', tone: 'bad' },
+  unreachable: { label: 'Unreachable', tone: 'bad' },
+};
+
+const PAUSE_LABEL = { manual: 'Paused by a person', bounces: 'Paused: too many hard bounces', complaints: 'Paused: abuse complaint' } as const;
+
+function serverText(s: MailboxDetail['smtp']): string {
+  return s ? `${s.host}:${s.port} (${s.security === 'tls' ? 'TLS' : 'STARTTLS'})` : '(unreadable with the current key)';
+}
+
+/** The mailbox's servers, health, pause and today's sends, with Edit, Test again, Pause/Resume and Remove. */
+function MailboxSettings(props: { detail: MailboxDetail; base: string; csrfToken: string }) {
+  const { view, smtp, imap, pause, today } = props.detail;
+  const h = HEALTH[view.health];
+  const removeLabel = view.auth === 'password' ? 'Remove' : 'Disconnect';
+  return (
+    <section aria-labelledby="mailbox-settings">
+      <h2 id="mailbox-settings">Mailbox</h2>
+      <dl class="facts">
+        <dt>Health</dt>
+        <dd>
+          <Badge value={`health_${view.health}`} label={h.label} tone={h.tone} />
+          {view.healthDetail ? <span class="muted" safe>{` ${view.healthDetail}`}</span> : ''}
+        </dd>
+        <dt>Sending</dt>
+        <dd>
+          {pause ? (
+            <>
+              <Badge value={`paused_${pause.reason}`} label={PAUSE_LABEL[pause.reason]} tone={pause.reason === 'manual' ? 'warn' : 'bad'} />{' '}
+              <span safe>{`since ${exactTime(pause.pausedAt)}`}</span>
+            </>
+          ) : (
+            <span>Sends</span>
+          )}
+        </dd>
+        <dt>Today</dt>
+        <dd safe>{today ? `${formatNumber(today.sentToday)} sent of ${formatNumber(today.capToday)} today (${today.day})` : 'unknown'}</dd>
+        <dt>Display name</dt>
+        <dd safe>{view.displayName ?? '(none)'}</dd>
+        <dt>SMTP server</dt>
+        <dd safe>{serverText(smtp)}</dd>
+        <dt>IMAP server</dt>
+        <dd safe>{serverText(imap)}</dd>
+        <dt>User name</dt>
+        <dd safe>{smtp?.username ?? ''}</dd>
+      </dl>
+      <p safe>{`Signs in with ${mailboxAuthText(view.auth)}.`}</p>
+      <div class="actions">
+        <a class="button" href={`${props.base}/edit`}>
+          Edit
+        </a>
+        <PostButton action={`${props.base}/test`} csrfToken={props.csrfToken} label="Test again" ariaLabel={`Test again ${view.address}`} />
+        {pause ? (
+          <PostButton
+            action={`${props.base}/resume`}
+            csrfToken={props.csrfToken}
+            fields={{ back: 'mailbox' }}
+            label="Resume"
+            ariaLabel={`Resume ${view.address}`}
+            confirm={`Resume ${view.address}? It starts sending again.`}
+          />
+        ) : (
+          <PostButton action={`${props.base}/pause`} csrfToken={props.csrfToken} label="Pause" ariaLabel={`Pause ${view.address}`} />
+        )}
+        <PostButton
+          action={`${props.base}/disconnect`}
+          csrfToken={props.csrfToken}
+          label={removeLabel}
+          ariaLabel={`${removeLabel} ${view.address}`}
+          variant="danger"
+        />
+      </div>
+    </section>
   );
 }
 

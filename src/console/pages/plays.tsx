@@ -224,6 +224,15 @@ export function playsPages(app: AppInstance, deps: ConsoleDeps) {
             <Badge value={play.status} />{' '}
             <span safe>{`revision ${play.revision} · ${play.autopilot ? 'autopilot' : 'manual'} · review API ${play.reviewApiEnabled ? 'on' : 'off'}`}</span>
           </p>
+          {play.reviewApiEnabled ? (
+            <p class="actions">
+              <a href={`/review/plays/${play.id}`} class="button">
+                Review candidates
+              </a>
+            </p>
+          ) : (
+            <p class="muted">Its candidates are reviewed on the review page once the review API is on (Status and review, below).</p>
+          )}
           {archived ? (
             <p>An archived Play is read-only.</p>
           ) : (

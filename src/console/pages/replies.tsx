@@ -56,6 +56,16 @@ const AT_THE_CLICK = {
   simulated: 'This account is in the sandbox (simulated): nothing reaches the prospect.',
 } as const;
 
+/**
+ * The confirmation button names the act the click does (docs/console.md "Replies"): "Create task" when nothing is
+ * sent from here (Tasks mode), "Yes, send (simulated)" in the sandbox, else "Yes, send" / "Yes, invite"….
+ */
+export function confirmLabel(decision: Decision, atClick: keyof typeof AT_THE_CLICK): string {
+  if (atClick === 'task') return 'Create task';
+  const act = `Yes, ${DECISION_LABELS[decision].toLowerCase()}`;
+  return atClick === 'simulated' ? `${act} (simulated)` : act;
+}
+
 const DecideForm = Type.Object(
   {
     _csrf: Type.Optional(Type.String()),
@@ -70,7 +80,18 @@ type DecideForm = { decision?: string; text?: string; confirmed?: string; attemp
 
 type PendingReply = Awaited<ReturnType<ConsoleDeps['services']['replies']['listConsoleQueue']>>['replies'][number];
 
-function ReplyCard(props: { r: PendingReply; csrf: string }) {
+/**
+ * Whether an X reply's "Open on X" link is a DM conversation held by a sandbox X account: the link
+ * (replies.service `xConversationUrl`, `https://x.com/messages/{low}-{high}`) names our account's user id and the
+ * prospect's, and an X account never connected here (no tokens on record, `xConnect.connections`) is served by the
+ * sandbox (channels/x/driver.ts), so that conversation exists nowhere on x.com. A profile link is not a conversation.
+ */
+export function isSandboxConversation(openOnX: string, realAccounts: ReadonlySet<string>): boolean {
+  const m = /^https:\/\/x\.com\/messages\/(\d+)-(\d+)$/.exec(openOnX);
+  return m !== null && !realAccounts.has(m[1]) && !realAccounts.has(m[2]);
+}
+
+function ReplyCard(props: { r: PendingReply; csrf: string; realXAccounts: ReadonlySet<string> }) {
   const { r, csrf } = props;
   const allowed = 'allowedDecisions' in r ? r.allowedDecisions : [];
   const draft = 'draft' in r ? r.draft : null;
@@ -94,9 +115,15 @@ function ReplyCard(props: { r: PendingReply; csrf: string }) {
       </blockquote>
       {allowed.length === 0 ? (
         <>
-          <p>This reply is answered on X itself: open the conversation, answer there, then mark it handled here.</p>
+          <p>
+            {r.openOnX && isSandboxConversation(r.openOnX, props.realXAccounts)
+              ? 'This reply came through the sandbox (a simulated X account): there is nothing to answer on X; mark it handled here.'
+              : 'This reply is answered on X itself: open the conversation, answer there, then mark it handled here.'}
+          </p>
           <div class="actions">
-            {r.openOnX ? (
+            {r.openOnX && isSandboxConversation(r.openOnX, props.realXAccounts) ? (
+              <span class="muted">Sandbox conversation: it exists only in the sandbox, not on x.com.</span>
+            ) : r.openOnX ? (
               <a class="button" href={r.openOnX} rel="noopener noreferrer" target="_blank">
                 Open on X<span class="visually-hidden" safe>{` (${heading}, opens in a new tab)`}</span>
               </a>
@@ -143,7 +170,10 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
 
   app.get('/console/replies', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-    const { replies: pending } = await replies.listConsoleQueue(req.consoleSession!.auth.workspaceId, 100);
+    const workspaceId = req.consoleSession!.auth.workspaceId;
+    const { replies: pending } = await replies.listConsoleQueue(workspaceId, 100);
+    // X accounts with tokens on record (connected, or disconnected later) are real; the others are the sandbox's.
+    const realXAccounts = pending.some((r) => r.channel === 'x') ? new Set((await deps.services.xConnect.connections(workspaceId)).keys()) : new Set<string>();
     return sendPage(reply, ctx, {
       title: 'Replies',
       nav: 'replies',
@@ -161,7 +191,7 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
             <p safe>{`${plural(pending.length, 'reply waits', 'replies wait')} for a decision, oldest first.`}</p>
           )}
           {pending.map((r) => (
-            <ReplyCard r={r} csrf={ctx.csrfToken} />
+            <ReplyCard r={r} csrf={ctx.csrfToken} realXAccounts={realXAccounts} />
           ))}
         </>
       ),
@@ -241,7 +271,10 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
               <input type="hidden" name="confirmed" value="yes" />
               <input type="hidden" name="attempt" value={typeof req.body.attempt === 'string' ? req.body.attempt : randomUUID()} />
               {text !== undefined ? <input type="hidden" name="text" value={text} /> : null}
-              <button type="submit" safe>{`Yes, ${DECISION_LABELS[decision].toLowerCase()}`}</button> <a href="/console/replies">Cancel</a>
+              <button type="submit" safe>
+                {confirmLabel(decision, atClick)}
+              </button>{' '}
+              <a href="/console/replies">Cancel</a>
             </form>
           </section>
         ),

@@ -85,3 +85,29 @@ export type RowResult = { outcome?: string; error?: string; notice: ReviewNotice
 
 export const outcomeResult = (result: string): RowResult => ({ outcome: OUTCOME_LABELS[result] ?? result, notice: OUTCOME_NOTICES[result] ?? 'not_saved' });
 export const refusalResult = (err: unknown): RowResult => ({ error: refusal(err), notice: refusalNotice(err) });
+
+/** The Play's sequence as the review page reads it (`plays.listCandidates(...).sequence`). */
+export type ReviewSequence = { name: string; status: string; approved: boolean } | null;
+
+/**
+ * What "Good fit" does on this Play, in words, from its sequence and the sequence's status (docs/console.md
+ * "Review"): enrollment queues the lead in the Play's sequence (plays.writes.ts `enroll`); an active sequence sends
+ * from the engine's next pass, a draft or paused one holds the lead until it is activated or resumed; an archived
+ * sequence or none refuses enrollment (409 `archived_sequence_is_read_only` / `sequence_mismatch`).
+ *
+ * @returns `{ enrolls: false }` with the reason when Good fit cannot enroll, else the sequence's name and the
+ *   status words ("active — sending starts at the next pass").
+ */
+export function goodFitEffect(sequence: ReviewSequence): { enrolls: true; name: string; status: string } | { enrolls: false; why: string } {
+  if (!sequence) return { enrolls: false, why: 'this Play has no sequence, so nobody can be enrolled; give the Play a sequence first' };
+  if (sequence.status === 'archived') return { enrolls: false, why: `the Play’s sequence ‘${sequence.name}’ is archived, so nobody can be enrolled` };
+  const status =
+    sequence.status === 'active'
+      ? 'active — sending starts at the next pass'
+      : sequence.status === 'paused'
+        ? 'paused — nothing is sent until it is resumed'
+        : sequence.approved
+          ? 'draft — nothing is sent until it is activated'
+          : 'draft, not approved — nothing is sent until it is approved and activated';
+  return { enrolls: true, name: sequence.name, status };
+}

@@ -9,7 +9,16 @@ import { CsrfField } from '../layout.js';
 import { pageContext, sendFragment, sendPage } from '../render.js';
 import { plural, When } from '../ui.js';
 import { initialsOf } from '../../modules/publicdata/index.js';
-import { OUTCOME_NOTICES, outcomeResult, refusalNotice, refusalResult, reviewNoticeOf, type ReviewNotice, type RowResult } from './review-notices.js';
+import {
+  goodFitEffect,
+  OUTCOME_NOTICES,
+  outcomeResult,
+  refusalNotice,
+  refusalResult,
+  reviewNoticeOf,
+  type ReviewNotice,
+  type RowResult,
+} from './review-notices.js';
 
 export { REVIEW_NOTICES } from './review-notices.js';
 
@@ -222,6 +231,8 @@ const FormFields = Type.Object(
     filter: Type.Optional(Type.String()),
     after: Type.Optional(Type.String()),
     candidateIds: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    selectAll: Type.Optional(Type.String()),
+    pageIds: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
   },
   { additionalProperties: true },
 );
@@ -233,6 +244,8 @@ type FormFields = {
   filter?: string;
   after?: string;
   candidateIds?: string | string[];
+  selectAll?: string;
+  pageIds?: string | string[];
 };
 
 const revisionField = (value: string | undefined, field: string) => {
@@ -267,6 +280,8 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const counts = page.counts;
       const base = `/review/plays/${page.play.id}`;
       const notice = reviewNoticeOf(req.query);
+      const effect = goodFitEffect(page.sequence);
+      const open = readOnly ? [] : page.candidates.filter((c) => c.review === null);
       return sendPage(reply, ctx, {
         title: page.play.name,
         nav: 'plays',
@@ -279,15 +294,12 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
                 <strong>{page.play.status === 'archived' ? 'This Play is archived' : 'This is an autopilot Play'}: its candidates are shown read-only.</strong>
               ) : (
                 <>
-                  Sequence:{' '}
-                  {page.sequence ? (
-                    <>
-                      <span safe>{page.sequence.name}</span> ({page.sequence.status}, revision {page.sequence.revision})
-                    </>
-                  ) : (
-                    'none'
-                  )}
-                  . Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>g</kbd> good fit, <kbd>n</kbd> not a good fit.
+                  <span id="good-fit-effect" safe>
+                    {effect.enrolls
+                      ? `Good fit enrolls the candidate into sequence ‘${effect.name}’ (${effect.status}, revision ${page.sequence?.revision ?? ''}).`
+                      : `Good fit cannot enroll: ${effect.why}. Not a good fit still records the decision.`}
+                  </span>{' '}
+                  Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>g</kbd> good fit, <kbd>n</kbd> not a good fit.
                 </>
               )}
             </p>
@@ -322,7 +334,16 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
                 <thead>
                   <tr>
                     <th scope="col">
-                      <span class="visually-hidden">Select</span>
+                      {open.length > 0 ? (
+                        <label class="check">
+                          <input type="checkbox" id="review-select-all" name="selectAll" value="page" data-select-all />{' '}
+                          <span class="visually-hidden" safe>
+                            {`Select all ${open.length} candidates on this page`}
+                          </span>
+                        </label>
+                      ) : (
+                        <span class="visually-hidden">Select</span>
+                      )}
                     </th>
                     <th scope="col">
                       <span class="visually-hidden">Picture</span>
@@ -344,7 +365,30 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
                   )}
                 </tbody>
               </table>
-              {readOnly ? '' : <button type="submit">Enroll selected</button>}
+              {open.map((c) => (
+                <input type="hidden" name="pageIds" value={c.id} />
+              ))}
+              {readOnly ? (
+                ''
+              ) : (
+                <p class="review-submit">
+                  <button type="submit" id="review-enroll" aria-describedby="review-selection">
+                    {effect.enrolls ? (
+                      <>
+                        Good fit: enroll selected
+                        <span data-selected-count hidden></span> into sequence <span safe>{`‘${effect.name}’`}</span> <span safe>{`(${effect.status})`}</span>
+                      </>
+                    ) : (
+                      <>
+                        Good fit: enroll selected<span data-selected-count hidden></span> (refused: <span safe>{effect.why}</span>)
+                      </>
+                    )}
+                  </button>{' '}
+                  <span id="review-selection" role="status" aria-live="polite" data-of={String(open.length)}>
+                    {open.length > 0 ? 'Tick candidates, or the box in the header to select all on this page.' : ''}
+                  </span>
+                </p>
+              )}
             </form>
             <nav aria-label="Pages" class="pager">
               {after ? <a href={`${base}?filter=${filter}`}>First page</a> : ''}
@@ -440,8 +484,9 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
 
   app.post<{ Params: { id: string }; Body: FormFields }>('/review/plays/:id/enroll', decisionRoute, async (req, reply) => {
     const playId = requirePlayId(req.params.id);
-    const raw = req.body.candidateIds;
-    const ids = (Array.isArray(raw) ? raw : raw ? [raw] : []).filter((id) => id !== '');
+    const list = (raw: string | string[] | undefined) => (Array.isArray(raw) ? raw : raw ? [raw] : []).filter((id) => id !== '');
+    // "Select all" works without JS: the checked header box stands for every open candidate drawn on the page.
+    const ids = [...new Set([...list(req.body.candidateIds), ...(req.body.selectAll === 'page' ? list(req.body.pageIds) : [])])];
     let notice: ReviewNotice;
     const tally = new Map<string, number>();
     if (ids.length === 0) notice = 'none_selected';

@@ -12,6 +12,8 @@ import {
   applyEditorOp,
   emptyStep,
   forPeople,
+  KIND_PARTS,
+  kindUses,
   MAX_DELAY_DAYS,
   readEditorForm,
   readOp,
@@ -145,7 +147,7 @@ function StepFieldset(props: { i: number; step: FormStep; canPreview: boolean; p
       <input type="hidden" name={id('tool')} value={step.tool} />
       <p>
         <label for={id('kind')}>Kind</label>{' '}
-        <select id={id('kind')} name={id('kind')}>
+        <select id={id('kind')} name={id('kind')} data-kind-select>
           {STEP_KINDS.map((k) => (
             <option value={k} selected={k === step.kind}>
               {k}
@@ -155,7 +157,7 @@ function StepFieldset(props: { i: number; step: FormStep; canPreview: boolean; p
         <label for={id('delay')}>Delay (days)</label>{' '}
         <input id={id('delay')} name={id('delay')} type="number" min="0" max={String(MAX_DELAY_DAYS)} value={step.delay} required />
       </p>
-      <p>
+      <p data-kinds={KIND_PARTS.subject.join(' ')} hidden={!kindUses('subject', step.kind)}>
         <label for={id('subject')}>Subject</label> <span class="muted">(email steps)</span>
         <input id={id('subject')} name={id('subject')} type="text" class="wide" value={step.subject} />
       </p>
@@ -187,7 +189,7 @@ function StepFieldset(props: { i: number; step: FormStep; canPreview: boolean; p
           <OpButton op={`remove_variant:${i}:${j}`} label="Remove variant" context={`${j + 1} of ${stepName}`} />
         </fieldset>
       ))}
-      <fieldset class="actions">
+      <fieldset class="actions" data-kinds={KIND_PARTS.actions.join(' ')} hidden={!kindUses('actions', step.kind)}>
         <legend>Actions</legend>
         <p class="muted">engage and x_engage steps need at least one.</p>
         {actions.map((a, j) => (
@@ -283,6 +285,15 @@ export function StepsEditor(props: { state: EditorState; leads: LeadOption[]; pr
           Add step
         </button>
       </p>
+      <script src="/console/assets/sequence-editor.js" defer></script>
+      <noscript>
+        <p>
+          <button type="submit" name="op" value="refresh">
+            Show the fields of the chosen kinds
+          </button>{' '}
+          <span class="muted">(after changing a step's kind: its subject or actions appear; values a kind does not use are not saved)</span>
+        </p>
+      </noscript>
     </div>
   );
 }

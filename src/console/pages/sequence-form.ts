@@ -3,7 +3,7 @@
 // whole form back, so the server re-renders it with one fieldset more or less. Everything a person typed rides along
 // in the fields, as strings, until "Create sequence" / "Save steps" turns it into the authoring service's steps.
 import { badRequest } from '../../lib/errors.js';
-import { STEP_KINDS } from '../../domain/vocabulary.js';
+import { ENGAGE_KINDS, STEP_KINDS } from '../../domain/vocabulary.js';
 import type { AuthoringStepInput } from '../../modules/authoring/index.js';
 import type { Step } from '../../modules/sequences/index.js';
 
@@ -11,6 +11,17 @@ export const MAX_FORM_STEPS = 50;
 export const MAX_FORM_VARIANTS = 10;
 export const MAX_FORM_ACTIONS = 10;
 export const MAX_DELAY_DAYS = 365;
+
+/**
+ * Which step kinds use a kind-specific part of the form (docs/console.md "Sequence editor"): the subject is sent
+ * with e-mail steps only (engine/outcomes.ts renders it for `email`), and actions are what an engage or x_engage
+ * step does (the drivers read them for those kinds only). The editor draws the other kinds' parts hidden, and
+ * `toAuthoringSteps` ignores what a step's kind does not use, so a value left in a hidden field is never saved.
+ */
+export const KIND_PARTS = { subject: ['email'], actions: ENGAGE_KINDS } as const satisfies Record<string, readonly string[]>;
+export type KindPart = keyof typeof KIND_PARTS;
+/** Whether a step of this kind uses that part of the form. */
+export const kindUses = (part: KindPart, kind: string): boolean => (KIND_PARTS[part] as readonly string[]).includes(kind);
 
 export interface FormAction {
   type: string;
@@ -45,6 +56,7 @@ export interface EditorState {
 export type EditorOp =
   | { kind: 'save' }
   | { kind: 'add_step' }
+  | { kind: 'refresh' }
   | { kind: 'remove_step'; step: number }
   | { kind: 'add_variant'; step: number }
   | { kind: 'remove_variant'; step: number; variant: number }
@@ -116,7 +128,7 @@ export function editorFromSteps(name: string, steps: Step[], sendInLeadHours = f
   };
 }
 
-const OP_PATTERN = /^(save|add_step|remove_step|add_variant|remove_variant|add_action|preview)(?::(\d{1,2}))?(?::(\d{1,2}))?$/;
+const OP_PATTERN = /^(save|add_step|refresh|remove_step|add_variant|remove_variant|add_action|preview)(?::(\d{1,2}))?(?::(\d{1,2}))?$/;
 
 /** Which button was pressed; a step or variant it names must exist in the posted form. */
 export function readOp(raw: unknown, state: EditorState): EditorOp {
@@ -125,7 +137,7 @@ export function readOp(raw: unknown, state: EditorState): EditorOp {
   const bad = () => badRequest('invalid_request', 'op must be save, add_step, or a step button of this form');
   if (!m) throw bad();
   const kind = m[1] as EditorOp['kind'];
-  if (kind === 'save' || kind === 'add_step') return { kind };
+  if (kind === 'save' || kind === 'add_step' || kind === 'refresh') return { kind };
   const step = Number(m[2]);
   if (m[2] === undefined || step >= state.steps.length) throw bad();
   if (kind === 'remove_variant') {
@@ -142,7 +154,7 @@ function nextVariantKey(variants: FormVariant[]): string {
   return `V${variants.length + 1}`;
 }
 
-/** A structural op's new form; `save` and `preview` leave it as it is. */
+/** A structural op's new form; `save`, `refresh` (redraw for the chosen kinds, the no-JS path) and `preview` leave it as it is. */
 export function applyEditorOp(state: EditorState, op: EditorOp): EditorState {
   const steps = state.steps.map((s) => ({ ...s, actions: [...s.actions], variants: [...s.variants] }));
   switch (op.kind) {
@@ -194,7 +206,8 @@ export function toAuthoringSteps(state: EditorState): AuthoringStepInput[] {
     if (!WHOLE.test(s.delay) || Number(s.delay) > MAX_DELAY_DAYS) {
       throw badRequest('invalid_steps', `${at}: Delay (days) must be a whole number from 0 to ${MAX_DELAY_DAYS}`);
     }
-    const actions = s.actions
+    // A part the step's kind does not use is ignored (KIND_PARTS): it stays in the form, hidden, and is never saved.
+    const actions = (kindUses('actions', s.kind) ? s.actions : [])
       .filter((a) => a.type.trim() !== '')
       .map((a, j) => {
         if (a.count.trim() !== '' && (!WHOLE.test(a.count) || Number(a.count) < 1 || Number(a.count) > 100)) {
@@ -215,7 +228,7 @@ export function toAuthoringSteps(state: EditorState): AuthoringStepInput[] {
       index: i,
       kind: s.kind as AuthoringStepInput['kind'],
       delayDays: Number(s.delay),
-      subject: orNull(s.subject),
+      subject: kindUses('subject', s.kind) ? orNull(s.subject) : null,
       message: orNull(s.message),
       actions,
       variants: variants.length > 0 ? variants : null,

@@ -312,7 +312,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
         if (!Number.isInteger(revision) || revision < 1) throw new AppError(400, 'invalid_request', 'revision must be a positive integer');
         const done = await authoring.approveSequence(workspaceOf(req), id, { expectedRevision: revision });
         const text = done.changed ? `Approved revision ${revision}.` : `Revision ${revision} was already approved.`;
-        return renderOne(req, reply, id, { notice: { kind: 'done', text } });
+        return redirectWithNotice(reply, `/console/sequences/${id}`, { kind: 'done', text });
       },
       (notice, status) => renderOne(req, reply, id, { notice, status }),
     );

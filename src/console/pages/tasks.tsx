@@ -107,6 +107,27 @@ function whatToDo(t: TaskView): string {
 
 const MODE_LABELS: Record<string, string> = { linkedin: 'LinkedIn', email: 'e-mail', instagram: 'Instagram' };
 
+/**
+ * An account's name with its channel, once: "Dana (LinkedIn)". A name that already says its channel (the demo world
+ * and many people name accounts "Dana (LinkedIn)") is kept as it is, never "Dana (LinkedIn) (LinkedIn)".
+ */
+export function accountLabel(name: string, channel: string): string {
+  const suffix = `(${channel})`;
+  return name.trim().toLowerCase().endsWith(suffix.toLowerCase()) ? name.trim() : `${name} ${suffix}`;
+}
+
+/**
+ * The open-task count line; `oob` marks it for htmx's out-of-band swap, so a Done or Skip answered in place redraws
+ * the count with the card (docs/console.md "Tasks").
+ */
+function TaskCount(props: { total: number; oob?: boolean }) {
+  return (
+    <p id="tasks-count" role="status" hx-swap-oob={props.oob ? 'true' : undefined} safe>
+      {`${plural(props.total, 'open task')} in the workspace, soonest due first.`}
+    </p>
+  );
+}
+
 const personOf = (t: TaskView) => `${t.lead.person ?? 'Unknown person'}${t.lead.company ? `, ${t.lead.company}` : ''}`;
 
 /** The account a task is grouped under: its messaging account, or its X account. */
@@ -275,8 +296,8 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
         deps.services.plays.listAccounts(workspaceId),
       ]);
       const names = new Map<string, string>([
-        ...progress.accounts.map((a): [string, string] => [a.id, `${a.name} (${MODE_LABELS[a.mode] ?? humanize(a.mode)})`]),
-        ...x.accounts.map((a): [string, string] => [a.userId, `@${a.handle.replace(/^@/, '')} (X)`]),
+        ...progress.accounts.map((a): [string, string] => [a.id, accountLabel(a.name, MODE_LABELS[a.mode] ?? humanize(a.mode))]),
+        ...x.accounts.map((a): [string, string] => [a.userId, accountLabel(`@${a.handle.replace(/^@/, '')}`, 'X')]),
       ]);
       const groups = new Map<string, TaskView[]>();
       for (const t of page.tasks) groups.set(groupKeyOf(t), [...(groups.get(groupKeyOf(t)) ?? []), t]);
@@ -327,7 +348,7 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
                 </p>
               </EmptyState>
             ) : (
-              <p safe>{`${plural(total, 'open task')} in the workspace, soonest due first.`}</p>
+              <TaskCount total={total} />
             )}
             {[...groups].map(([key, list]) => (
               <section aria-labelledby={`group-${key || 'none'}`}>
@@ -372,7 +393,17 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
     if (!req.headers['hx-request']) return redirectWithNotice(reply, '/console/tasks', notice);
     const workspaceId = req.consoleSession!.auth.workspaceId;
     const task = notice.kind === 'refused' ? await tasks.get(workspaceId, id) : null;
-    if (!task || task.status !== 'open') return sendFragment(reply, <ClosedCard id={id} notice={notice} />);
+    if (!task || task.status !== 'open') {
+      // The count changed (or another tab changed it): redrawn out of band beside the closed card.
+      const total = [...(await tasks.countOpenByAccount(workspaceId)).values()].reduce((n, v) => n + v, 0);
+      return sendFragment(
+        reply,
+        <>
+          <ClosedCard id={id} notice={notice} />
+          <TaskCount total={total} oob />
+        </>,
+      );
+    }
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     return sendFragment(reply, <TaskCard t={task} csrf={ctx.csrfToken} now={new Date()} notice={notice} />);
   }

@@ -105,6 +105,7 @@ const CHECKS: Record<LeadField, { valid: (v: string) => boolean; what: string }>
     title: { valid: check('title'), what: 'a title of at most 200 characters' },
     // The world file's rule is ASCII only; an internationalized address (RFC 6531: `jürgen@bücher.example`) is
     // accepted when the e-mail channel could address it, and saved with its domain in ASCII (emailWithAsciiDomain).
+    // Either way the address then meets the e-mail channel's own address check (rowProblem, `addressCheckProblem`).
     email: {
       valid: (v) => email(v) || (v.length <= 320 && /[^\p{ASCII}]/u.test(v) && isWellFormedAddress(v)),
       what: 'an e-mail address (name@example.com, at most 320 characters)',
@@ -131,6 +132,22 @@ const asUri = (url: string) =>
     }
   });
 
+/**
+ * The e-mail channel's address check, as an import row's problem: the synchronous part of the check every e-mail
+ * send runs (channels/email/deliverability/address-checks.ts `createAddressChecker().check` → `malformed`, the step
+ * failing with `invalid_address`), so the preview (a dry run of the same import) and the import refuse exactly the
+ * addresses the sends would, with the same reason. One rule, one home: `isWellFormedAddress` (a dot-atom name of at
+ * most 64 characters, a domain of two or more letter-digit-hyphen labels whose last is not all digits). A disposable
+ * domain is not a problem here but a row flag (`disposable_domain`): the person may be reached on another channel.
+ * The DNS part of the check (a domain that takes no mail) needs the network and stays with the send.
+ *
+ * @returns null for an address the check accepts, else the reason, naming the field `email`
+ */
+export function addressCheckProblem(address: string): string | null {
+  if (isWellFormedAddress(address.trim())) return null;
+  return `email ${JSON.stringify(address.slice(0, 80))} is refused by the e-mail channel's address check (malformed: name@example.com, a name of at most 64 characters, a domain of two or more labels); its e-mail steps would fail with invalid_address`;
+}
+
 /** Why a row cannot be imported (a malformed field, or no way to reach the person), or null when it can. */
 export function rowProblem(v: LeadValues): string | null {
   for (const field of LEAD_FIELDS) {
@@ -143,6 +160,10 @@ export function rowProblem(v: LeadValues): string | null {
     }
     if (!CHECKS[field].valid(field === 'linkedinUrl' ? asUri(withScheme(value)) : value))
       return `${field} ${JSON.stringify(value.slice(0, 80))} is not ${CHECKS[field].what}`;
+    if (field === 'email') {
+      const refused = addressCheckProblem(value);
+      if (refused) return refused;
+    }
   }
   if (!v.email && !v.linkedinUrl && !v.xUsername) return 'no way to reach this person: the row has no email, linkedinUrl or xUsername';
   return null;

@@ -125,6 +125,8 @@ export async function listMailboxes(db: Database, cipher: TextCipher, workspaceI
 }
 
 export async function getMailbox(db: Database, cipher: TextCipher, workspaceId: string, id: string): Promise<MailboxSecretRow | null> {
+  // An id with a NUL (a console path's `%00`) names no mailbox, and PostgreSQL refuses it as text: not found, never a 500.
+  if (id.includes('\u0000')) return null;
   const r = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
   return r ? open(cipher, r) : null;
 }
@@ -149,6 +151,7 @@ export async function listSendingEmailMailboxes(db: Database, cipher: TextCipher
 }
 
 export async function deleteMailbox(db: Database, workspaceId: string, idOrAddress: string): Promise<number> {
+  if (idOrAddress.includes('\u0000')) return 0; // names no mailbox (getMailbox)
   const res = await db
     .deleteFrom('mailboxes')
     .where('workspace_id', '=', workspaceId)
@@ -252,4 +255,63 @@ export async function workspaceExists(db: Database, workspaceId: string): Promis
 export async function accountInWorkspace(db: Database, workspaceId: string, accountId: string): Promise<boolean> {
   const r = await db.selectFrom('messaging_accounts').select('id').where('workspace_id', '=', workspaceId).where('id', '=', accountId).executeTakeFirst();
   return r !== undefined;
+}
+
+/** A mailbox's pause as stored (reputation guards write `bounces`/`complaints`; a person's pause leaves the reason NULL). */
+export async function readPause(
+  db: Database,
+  workspaceId: string,
+  id: string,
+): Promise<{ pausedAt: Date; reason: 'bounces' | 'complaints' | 'manual'; detail: string | null } | null> {
+  const r = await db
+    .selectFrom('mailboxes')
+    .select(['paused_at', 'paused_reason', 'paused_detail'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!r?.paused_at) return null;
+  return { pausedAt: new Date(r.paused_at), reason: r.paused_reason ?? 'manual', detail: r.paused_detail };
+}
+
+/**
+ * A person's pause (docs/email.md "Pause"): `paused_at` set with no reason (the reason column's CHECK allows only the
+ * guards' reasons; NULL is a person's). False when the mailbox was already paused, for any reason, or is not here.
+ */
+export async function setManualPause(db: Database, workspaceId: string, id: string, at: Date, detail: string): Promise<boolean> {
+  const r = await db
+    .updateTable('mailboxes')
+    .set({ paused_at: at, paused_reason: null, paused_detail: detail })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('paused_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows ?? 0) > 0;
+}
+
+/** Lifts a person's pause only (a guard's pause is lifted by reputation.ts, which also clears the counted bounces). */
+export async function clearManualPause(db: Database, workspaceId: string, id: string): Promise<boolean> {
+  const r = await db
+    .updateTable('mailboxes')
+    .set({ paused_at: null, paused_detail: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('paused_at', 'is not', null)
+    .where('paused_reason', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows ?? 0) > 0;
+}
+
+/** The display name alone (an edit that changes no server, user name or password needs no login check). */
+export async function setDisplayName(db: Database, workspaceId: string, id: string, displayName: string | null): Promise<void> {
+  await db.updateTable('mailboxes').set({ display_name: displayName }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+}
+
+/** A mailbox's dkim selector and health check time are kept by an edit; this is the health a Test again found. */
+export async function setMailboxHealthIn(db: Database, workspaceId: string, id: string, health: MailboxHealth, detail: string | null): Promise<void> {
+  await db
+    .updateTable('mailboxes')
+    .set({ health, health_detail: detail, health_checked_at: new Date() })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
 }

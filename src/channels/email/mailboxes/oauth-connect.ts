@@ -6,7 +6,8 @@ import type { TextCipher } from '../../../lib/crypto.js';
 import { AppError, notFound } from '../../../lib/errors.js';
 import { isUuid } from '../../../lib/ids.js';
 import { authorizeUrlOf, newPkceRequest } from '../../../lib/pkce.js';
-import { addMailbox, MailboxError } from './mailboxes.service.js';
+import { addMailbox, MailboxError, pinServer } from './mailboxes.service.js';
+import type { HostResolver } from '../../../lib/public-address.js';
 import * as repo from './mailboxes.repository.js';
 import type { MailboxView } from './mailboxes.schemas.js';
 import { mailboxInputProblem } from './mailboxes.schemas.js';
@@ -23,6 +24,15 @@ export interface MailboxConnectDeps {
   config: Config;
   cipher: TextCipher;
   clock: Clock;
+  /** DNS for the public-address guard on server overrides (tests map names to chosen addresses). */
+  resolver?: HostResolver;
+}
+
+/** A refusal whose reason is for the log only (the page says "That server's address is not allowed"). */
+export class ServerNotAllowedError extends AppError {
+  constructor(readonly logDetail: string) {
+    super(400, 'server_not_allowed', "That server's address is not allowed");
+  }
 }
 
 const fail = (status: number, code: string, message: string) => new AppError(status, code, message);
@@ -36,6 +46,11 @@ export interface BeginMailboxConnect {
   smtpUrl?: string | null;
   imapUrl?: string | null;
   sessionIdHash?: string;
+  /**
+   * The overrides were typed in the console: each must resolve to public addresses (unless
+   * OUTREACH_MAILBOX_ALLOW_PRIVATE=1), checked here and again, pinned, when the callback logs in.
+   */
+  publicServersOnly?: boolean;
 }
 
 /**
@@ -91,6 +106,16 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
       if (!isUuid(input.workspaceId) || !(await repo.workspaceExists(db, input.workspaceId))) throw notFound('workspace');
       const smtpUrl = serverOverride(input.smtpUrl, 'smtpUrl');
       const imapUrl = serverOverride(input.imapUrl, 'imapUrl');
+      if (input.publicServersOnly) {
+        try {
+          if (smtpUrl) await pinServer(deps, 'smtp', smtpUrl);
+          if (imapUrl) await pinServer(deps, 'imap', imapUrl);
+        } catch (e) {
+          if (!(e instanceof MailboxError)) throw e;
+          if (e.code === 'server_not_allowed') throw new ServerNotAllowedError(e.extra.logDetail ?? e.message);
+          throw fail(400, 'invalid_mailbox', e.message);
+        }
+      }
       if (input.accountId && !(await repo.accountInWorkspace(db, input.workspaceId, input.accountId)))
         throw fail(404, 'account_not_found', `messaging account ${input.accountId} not found in this workspace`);
       const now = clock.now();
@@ -182,9 +207,15 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
       if (problem) throw fail(400, 'invalid_mailbox', problem);
       try {
         // Both logins are tried with the new token before anything is saved; their failure names the server, never a token.
-        const view = await addMailbox({ db, cipher }, { ...mailbox, workspaceId: pending.workspaceId, accountId: pending.accountId ?? undefined });
+        // A connect begun in the console (bound to its session) with servers typed there: the guard again, pinned.
+        const publicServersOnly = pending.sessionIdHash !== null && (pending.smtpUrl !== null || pending.imapUrl !== null);
+        const view = await addMailbox(
+          { db, cipher, config, resolver: deps.resolver },
+          { ...mailbox, workspaceId: pending.workspaceId, accountId: pending.accountId ?? undefined, publicServersOnly },
+        );
         return { workspaceId: pending.workspaceId, mailbox: view };
       } catch (e) {
+        if (e instanceof MailboxError && e.code === 'server_not_allowed') throw new ServerNotAllowedError(e.extra.logDetail ?? e.message);
         if (e instanceof MailboxError) throw fail(e.code === 'account_not_found' ? 404 : 502, e.code, e.message);
         throw e;
       }
