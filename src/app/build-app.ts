@@ -3,7 +3,7 @@ import { findControlCharacter } from '../lib/control-characters.js';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { openApiWebhooks } from '../webhooks/event-catalog.js';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
@@ -18,6 +18,7 @@ import { formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
+import { registerFavicon } from './favicon.js';
 import { registerRequestTracing } from '../lib/tracing.js';
 import { registerMetrics } from './metrics.js';
 import { registerReadiness } from './probes.js';
@@ -41,9 +42,33 @@ export interface AppDeps {
 
 export const API_PREFIX = '/api/v1';
 
+/**
+ * Fastify's per-request lines ("incoming request", "request completed", a route not found) at `debug` instead of
+ * `info`: two JSON lines a request scrolled the start-up banner (the demo key, shown once) out of sight. LOG_LEVEL=debug
+ * (or trace) brings them back; a request that errored still logs at `error`, and the start-up lines (listening
+ * address, warnings) stay at `info` (docs/deploy.md "Logs").
+ */
+export class DebugRequestLogController extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error || this.isLogDisabled(request)) return super.requestCompleted(error, request, reply);
+    reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+
+  override routeNotFound(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug(`Route ${request.method} not found`);
+  }
+}
+
 export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    logController: new DebugRequestLogController(),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : newId();
@@ -187,6 +212,8 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  // /favicon.ico and /favicon.svg, so a browser's automatic request is not a 404 (src/app/favicon.ts).
+  registerFavicon(app);
   // Database, migrations and this process's engine loop; 503 with the reason (src/app/probes.ts, docs/deploy.md).
   registerReadiness(app, { db: deps.db });
 
@@ -209,7 +236,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
 
   await app.register(mcpRoutes, { services: deps.services, rateLimitStore, rateLimitPerMinute: limit });
   await app.register(async (admin) => registerAdminRoutes(admin as AppInstance, deps), { prefix: '/admin/v1' });
-  await registerDocs(app, API_PREFIX);
+  await registerDocs(app, API_PREFIX, deps.config.publicBase);
   // The web console in its own scope (cookies, forms, CSRF, CSP and HTML errors stay out of the API).
   await app.register(unsubscribeRoutes, { unsubscribe: deps.services.unsubscribe });
   await app.register(consolePlugin, { services: deps.services, config: deps.config, rateLimitStore });

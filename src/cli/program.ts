@@ -112,7 +112,7 @@ export function createProgram(): Command {
   program
     .command('worker')
     .description(
-      'run only the webhook dispatcher and delivery worker against the configured database (the server also runs one unless OUTREACH_WORKER_IN_PROCESS=0)',
+      'run the sending engine (due steps, mailbox and X reads, Play discovery; every OUTREACH_ENGINE_INTERVAL seconds, 0 = off) and the webhook delivery worker against the configured database, without the API (the server runs both too, its webhook worker unless OUTREACH_WORKER_IN_PROCESS=0)',
     )
     .action(async () => {
       const config = loadConfig();
@@ -144,9 +144,13 @@ export function createProgram(): Command {
       // A worker has no API port: OUTREACH_METRICS_PORT is how its engine and delivery series are read (docs/metrics.md).
       const metricsPort = await startMetricsPort({ config: config.metrics, db: handle.db, clock: systemClock });
       if (metricsPort) logger.info({ host: config.metrics.host, port: metricsPort.port }, 'metrics served on /metrics');
-      logger.info({ database: config.database.kind }, 'webhook worker started');
+      const engineOn = config.engineIntervalSeconds > 0;
+      logger.info(
+        { database: config.database.kind, engineIntervalSeconds: config.engineIntervalSeconds },
+        engineOn ? 'engine and webhook worker started' : 'webhook worker started (OUTREACH_ENGINE_INTERVAL=0: no engine)',
+      );
       const shutdown = async (signal: string) => {
-        logger.info({ signal }, 'stopping webhook worker');
+        logger.info({ signal }, engineOn ? 'stopping the engine and webhook worker' : 'stopping the webhook worker');
         await engineLoop.stop();
         await metricsPort?.close();
         await worker.stop();
@@ -341,7 +345,8 @@ export function createProgram(): Command {
     .option('--json', 'machine-readable output')
     .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
       const r = await withBackend((b) => b.resumeMailbox({ workspaceId: opts.workspace, mailbox: id }));
-      out(!!opts.json, r, () => (r.resumed ? `Resumed mailbox ${r.address} (paused for ${r.reason}): it sends again` : `Mailbox ${r.address} was not paused`));
+      const why = r.reason === null || r.reason === 'manual' ? 'paused by a person' : `paused for ${r.reason}`;
+      out(!!opts.json, r, () => (r.resumed ? `Resumed mailbox ${r.address} (${why}): it sends again` : `Mailbox ${r.address} was not paused`));
     });
 
   registerMailboxCheck(mailbox, { withBackend, out });

@@ -20,6 +20,17 @@ describe('public description (spec: Versioning 1, Authentication 5)', () => {
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin') || p === '/healthz')).toBe(false);
   });
 
+  it('servers names the public base (config.publicBase), so base + path is the full URL of an operation', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const base = t.config.publicBase.url();
+    expect(base).toMatch(/^https?:\/\/[^/]+/);
+    expect(doc.servers).toEqual([{ url: base, description: expect.any(String) }]);
+    // The paths carry the /api/v1 prefix themselves, so the server must not repeat it.
+    expect(Object.keys(doc.paths).every((p) => p.startsWith('/api/v1/'))).toBe(true);
+    expect(`${doc.servers[0].url}/api/v1/workspaces`).toBe(`${base}/api/v1/workspaces`);
+    expect(doc.servers[0].url).not.toMatch(/\/api\/v1|\/$/);
+  });
+
   it('a standard validator (Redocly, recommended rules) finds no errors', async () => {
     const source = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).body;
     const config = await createConfig({

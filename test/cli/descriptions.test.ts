@@ -32,6 +32,16 @@ describe('outreach help texts', () => {
   });
 });
 
+describe('outreach worker --help', () => {
+  it('says it runs the sending engine as well as the webhook worker, not "only the webhook" worker', () => {
+    const worker = createProgram().commands.find((c) => c.name() === 'worker')!;
+    const text = worker.helpInformation();
+    expect(text).toMatch(/sending engine/);
+    expect(text).toMatch(/webhook delivery worker/);
+    expect(text).not.toMatch(/only the webhook/);
+  });
+});
+
 describe('outreach x disconnect on an account with no connection (issue 27 §8)', () => {
   it('says what is wrong (a sandbox account, or not in this workspace) and what to do, instead of "not found"', () => {
     const notFound = new CliError('X account not found', { error: 'X account not found', message: 'X account not found' });

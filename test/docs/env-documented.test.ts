@@ -16,3 +16,25 @@ it('every environment variable the service reads is named in README.md or docs/'
   expect(missing).toEqual([]);
   expect(ENV_VARIABLES.length).toBeGreaterThan(30);
 });
+
+// The docs are read without the private workspace they were written in: a path outside the repository
+// (`../shared/…`) leads nowhere, and "issue N" names a tracker a reader cannot see. Say what the thing is instead.
+it('README.md and docs/ cite no path outside the repository and no "issue N"', () => {
+  const root = join(import.meta.dirname, '..', '..');
+  const files = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(md|ya?ml|json)$/.test(f))
+      .map((f) => join('docs', f)),
+  ];
+  expect(files.length).toBeGreaterThan(20);
+  const found: string[] = [];
+  for (const file of files) {
+    readFileSync(join(root, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        for (const m of line.matchAll(/\.\.\/shared\/\S*|\b[Ii]ssue \d+\b/g)) found.push(`${file}:${i + 1}: ${m[0]}`);
+      });
+  }
+  expect(found).toEqual([]);
+});

@@ -55,6 +55,13 @@ describe('/docs/guide: keys, errors and retries, signatures, MCP', () => {
     expect(externalAssets(res.body)).toEqual([]);
   });
 
+  it('every code block is keyboard-focusable, so a long line can be scrolled to without a mouse (axe: scrollable-region-focusable)', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs/guide' });
+    const pres = res.body.match(/<pre\b[^>]*>/g) ?? [];
+    expect(pres.length).toBeGreaterThan(0);
+    expect(pres.filter((tag) => !/\btabindex="0"/.test(tag))).toEqual([]);
+  });
+
   it('the guide renderer escapes HTML in the source and drops unsafe link targets', () => {
     const html = renderMarkdown(
       '# A <b>title</b>\n\nText <script>alert(1)</script> and [x](javascript:alert(1)) and `<i>`\n\n```\n<img src=x onerror=alert(1)>\n```',

@@ -6,7 +6,7 @@ import { readUnsubscribeToken } from '../../src/channels/email/send/unsubscribe-
 
 // Issue 14 §3: OUTREACH_PUBLIC_URL + /u/<token>. GET shows one button and changes nothing (link scanners prefetch);
 // POST, or a mail client's RFC 8058 one-click POST, opts the person out at once in every sequence of the workspace.
-const logs = captureServiceLogs('info');
+const logs = captureServiceLogs('debug');
 let t: TestApp;
 let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;

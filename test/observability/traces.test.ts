@@ -142,7 +142,7 @@ async function startServer(env: Record<string, string>) {
       OUTREACH_ENGINE_INTERVAL: '0',
       OUTREACH_SHUTDOWN_TIMEOUT: '3',
       DATABASE_URL: '',
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: 'debug',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

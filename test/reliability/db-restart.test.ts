@@ -25,7 +25,7 @@ describe.skipIf(dbEngine() === 'pglite')('PostgreSQL restart under load (Postgre
   let auth: Record<string, string>;
   let workspaceId: string;
   let dbName: string;
-  const logs = captureServiceLogs('info');
+  const logs = captureServiceLogs('debug');
   const channels = createMemoryChannels();
   const statuses: { at: number; status: number; error?: string }[] = [];
   const window = { awayFrom: 0, backAt: 0 };

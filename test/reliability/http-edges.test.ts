@@ -12,7 +12,7 @@ let t: TestApp;
 let w: ReliabilityWorld;
 let base: string;
 let port: number;
-const logs = captureServiceLogs('info');
+const logs = captureServiceLogs('debug');
 
 beforeAll(async () => {
   t = await buildLoggedTestApp({ logger: logs.logger, env: { OUTREACH_RATE_LIMIT_PER_MINUTE: 1_000_000 } });

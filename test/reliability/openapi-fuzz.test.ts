@@ -37,7 +37,7 @@ type Schema = Record<string, any>;
 let t: TestApp;
 let world: ReliabilityWorld;
 let operations: Operation[];
-const logs = captureServiceLogs('info');
+const logs = captureServiceLogs('debug');
 const channels = createMemoryChannels();
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
 addFormats(ajv);

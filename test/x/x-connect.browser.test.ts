@@ -7,7 +7,7 @@ import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/b
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/browser.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { signedInConsole } from '../helpers/console.js';
+import { ConsoleClient, signedInConsole } from '../helpers/console.js';
 import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
 
 // Issue 18 §1: "Connect X account" runs OAuth 2.0 Authorization Code with PKCE against X's authorize and token
@@ -69,8 +69,15 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
     await page.getByRole('button', { name: 'Connect X account' }).click();
     await page.getByText('Connected @northwind_hq (user id 4242).').waitFor();
-    expect(new URL(page.url()).pathname).toBe('/console/accounts/x/callback');
+    // The callback answered 303 to Accounts: a reload shows Accounts again (the notice was shown once), never a
+    // replay of the spent state saying "not connected".
+    expect(new URL(page.url()).pathname).toBe('/console/accounts');
     await page.getByRole('cell', { name: 'Connected to X' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    await page.getByRole('cell', { name: 'Connected to X' }).waitFor();
+    expect(await page.getByText('not connected', { exact: false }).count()).toBe(0);
+    expect(await page.getByText('Connected @northwind_hq (user id 4242).').count()).toBe(0);
     const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     expect(violations.map((v) => v.id)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/x-connect.png', fullPage: true });
@@ -101,13 +108,21 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     expect(approved.statusCode).toBe(302);
     await approved.body.dump();
     const back = new URL(approved.headers.location as string);
-    const done = await request(back.toString());
-    expect(done.statusCode).toBe(200);
-    expect(await done.body.text()).toContain('Connected @northwind_hq');
+    // Without a console session the outcome goes to a result page of its own (303), shown once.
+    const browserWithoutSession = new ConsoleClient(t);
+    const done = await browserWithoutSession.get(`${back.pathname}${back.search}`);
+    expect([done.statusCode, done.headers.location]).toEqual([303, '/console/accounts/x/connected']);
+    const result = await browserWithoutSession.get('/console/accounts/x/connected');
+    expect(result.statusCode).toBe(200);
+    expect(result.body).toContain('Connected @northwind_hq');
+    const reloaded = await browserWithoutSession.get('/console/accounts/x/connected');
+    expect(reloaded.statusCode).toBe(200);
+    expect(reloaded.body).not.toContain('not connected');
+    expect(reloaded.body).toContain('its outcome was shown once');
     // The same state again: refused, nothing changes.
-    const again = await request(back.toString());
-    expect(again.statusCode).toBe(400);
-    expect(await again.body.text()).toContain('unknown, already used or expired');
+    const again = await browserWithoutSession.get(`${back.pathname}${back.search}`);
+    expect([again.statusCode, again.headers.location]).toEqual([303, '/console/accounts/x/connected']);
+    expect((await browserWithoutSession.get('/console/accounts/x/connected')).body).toContain('unknown, already used or expired');
   });
 
   it('a state past its 10 minutes, or one never issued, is refused with a plain page', async () => {
@@ -118,11 +133,14 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
       .set({ expires_at: new Date(Date.now() - 1000) })
       .where('state', '=', state)
       .execute();
-    const expired = await t.app.inject({ method: 'GET', url: `/console/accounts/x/callback?state=${state}&code=whatever` });
-    expect(expired.statusCode).toBe(400);
-    expect(expired.body).toContain('unknown, already used or expired');
-    const unknown = await t.app.inject({ method: 'GET', url: '/console/accounts/x/callback?state=nope&code=whatever' });
-    expect(unknown.statusCode).toBe(400);
+    const outcome = async (url: string) => {
+      const b = new ConsoleClient(t);
+      const res = await b.get(url);
+      expect([res.statusCode, res.headers.location]).toEqual([303, '/console/accounts/x/connected']);
+      return (await b.get('/console/accounts/x/connected')).body;
+    };
+    expect(await outcome(`/console/accounts/x/callback?state=${state}&code=whatever`)).toContain('unknown, already used or expired');
+    expect(await outcome('/console/accounts/x/callback?state=nope&code=whatever')).toContain('X account not connected');
     const unknownWs = await t.app.inject({
       method: 'POST',
       url: '/admin/v1/x/connect',
@@ -142,13 +160,14 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     const approved = await request(authorizeUrl);
     await approved.body.dump();
     const back = new URL(approved.headers.location as string);
-    const elsewhere = await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` });
-    expect(elsewhere.statusCode).toBe(400);
-    expect(elsewhere.body).toContain('started in another browser session');
-    // Spent: not even the browser that started it can use that state now.
+    const other = new ConsoleClient(t);
+    const elsewhere = await other.get(`${back.pathname}${back.search}`);
+    expect([elsewhere.statusCode, elsewhere.headers.location]).toEqual([303, '/console/accounts/x/connected']);
+    expect((await other.get('/console/accounts/x/connected')).body).toContain('started in another browser session');
+    // Spent: not even the browser that started it can use that state now; the refusal shows on its Accounts page.
     const same = await c.get(`${back.pathname}${back.search}`);
-    expect(same.statusCode).toBe(400);
-    expect(same.body).toContain('unknown, already used or expired');
+    expect([same.statusCode, same.headers.location]).toEqual([303, '/console/accounts']);
+    expect((await c.get('/console/accounts')).body).toContain('unknown, already used or expired');
   });
 
   it('Disconnect in the browser: a confirmation page (axe-clean), then the row says disconnected and X no longer takes the tokens', async () => {

@@ -1,7 +1,7 @@
 /**
  * A deliberately small Markdown renderer for the project's own guide (docs/guide.md): headings, paragraphs, lists,
  * fenced code, inline code, links and bold. Everything is escaped first, so raw HTML in the source renders as text;
- * links keep only relative, http and https targets.
+ * links keep only relative, http and https targets. Code blocks are `<pre tabindex="0">` (keyboard-scrollable).
  */
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -50,7 +50,9 @@ export function renderMarkdown(source: string): string {
       const code: string[] = [];
       for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) code.push(lines[i]);
       const lang = fence[1] ? ` class="language-${escapeHtml(fence[1])}"` : '';
-      out.push(`<pre><code${lang}>${escapeHtml(code.join('\n'))}</code></pre>`);
+      // A long line scrolls the block sideways: tabindex="0" lets a keyboard reach and scroll it (axe's
+      // scrollable-region-focusable, WCAG 2.1.1); the code is its own accessible text, so it needs no label.
+      out.push(`<pre tabindex="0"><code${lang}>${escapeHtml(code.join('\n'))}</code></pre>`);
       continue;
     }
     const heading = /^(#{1,4})\s+(.*)$/.exec(line);

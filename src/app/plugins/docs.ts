@@ -17,6 +17,7 @@ function renderGuide(title: string): string {
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}: guide</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>body{font:16px/1.55 system-ui,sans-serif;max-width:860px;margin:2em auto;padding:0 1em;color:#1d1d1f}
 code{background:#f2f2f4;padding:0 .25em;border-radius:3px}pre{background:#f2f2f4;padding:.8em;overflow:auto;border-radius:6px}
 pre code{background:none;padding:0}a{color:#0b57d0}</style></head><body><main>
@@ -117,6 +118,9 @@ const START_SCRIPT = `(function () {
       requestAnimationFrame(mend);
     }
   }).observe(document.body, { childList: true, subtree: true });
+  // Samples and "Send" use the address this page was loaded from: the document's server (the public base) can be
+  // another name of this host (localhost for 127.0.0.1), which the page's CSP (connect-src 'self') would refuse.
+  configuration.servers = [{ url: location.origin, description: 'This server' }];
   Scalar.createApiReference('#app', configuration);
 })();
 `;
@@ -129,6 +133,7 @@ function renderReferencePage(configuration: Record<string, unknown>): string {
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>${escapeHtml(title)}</title>
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml">
   </head>
   <body>
     <div id="app" data-configuration="${escapeHtml(JSON.stringify(configuration))}"></div>
@@ -140,12 +145,26 @@ function renderReferencePage(configuration: Record<string, unknown>): string {
 }
 
 /**
+ * The document with `servers`: the service's public base (OUTREACH_PUBLIC_URL, else `http://localhost:<bound port>`,
+ * config.publicBase), so a code sample or a generated client names the full URL: base + a path (`/api/v1/…`). Placed
+ * after `info` and before `paths`, where readers look for it.
+ */
+export function withServers(doc: Record<string, unknown>, base: string): Record<string, unknown> {
+  const { openapi, info, ...rest } = doc;
+  return { openapi, info, servers: [{ url: base, description: 'This service (OUTREACH_PUBLIC_URL)' }], ...rest };
+}
+
+/**
  * The description, the interactive reference and the guide are public: they need no key. The reference is Scalar's
  * bundle, served by this process (its plugin ships the JavaScript), so /docs works offline; the page itself is ours
  * (`lang`, no inline script) and every /docs answer carries DOCS_CSP and `X-Content-Type-Options: nosniff`.
  */
-export async function registerDocs(app: FastifyInstance, apiPrefix: string): Promise<void> {
-  app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+export async function registerDocs(app: FastifyInstance, apiPrefix: string, publicBase: { url(): string }): Promise<void> {
+  // `servers` is added per answer, not in the cached document: with PORT=0 the public base is known only once the
+  // server listens. The paths already start with the prefix, so the server is the base alone.
+  app.get(`${apiPrefix}/openapi.json`, { schema: { hide: true }, config: { public: true } }, async () =>
+    withServers(app.swagger() as unknown as Record<string, unknown>, publicBase.url()),
+  );
   const configuration: Partial<ApiReferenceConfiguration> = { _integration: 'fastify', url: `${apiPrefix}/openapi.json`, ...SCALAR_CONFIGURATION };
   const page = renderReferencePage(configuration);
   await app.register(async (docs) => {

@@ -33,9 +33,11 @@ export function createInboundService(deps: { db: Database; cipher: TextCipher; c
   return {
     /**
      * A mailbox's inbound records, newest first. `withExcerpt` only for the console (the API and the CLI carry no
-     * message text). 404 `mailbox not found`, 400 `invalid_cursor` naming the field.
+     * message text). 404 `mailbox not found` (also for a reference no mailbox can have: one holding a NUL, which
+     * PostgreSQL cannot compare as text), 400 `invalid_cursor` naming the field.
      */
     async listInbound(workspaceId: string, mailbox: string, p: { verdict?: InboundVerdict; after?: string; limit: number; withExcerpt?: boolean }) {
+      if (mailbox.includes('\u0000')) throw notFound('mailbox');
       try {
         return await records.list(workspaceId, mailbox, p);
       } catch (e) {

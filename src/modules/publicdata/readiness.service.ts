@@ -27,6 +27,7 @@ export const ISSUE = {
   mailboxUnreachable: 'mailbox_unreachable',
   mailboxPausedBounces: 'mailbox_paused_bounces',
   mailboxPausedComplaints: 'mailbox_paused_complaints',
+  mailboxPausedManual: 'mailbox_paused_manual',
   mailboxSpfMissing: 'mailbox_spf_missing',
   mailboxDkimMissing: 'mailbox_dkim_missing',
   mailboxDmarcMissing: 'mailbox_dmarc_missing',
@@ -109,7 +110,8 @@ export function createReadinessService(deps: {
       })),
     billing: (ws) => energy.getBilling(ws),
     energy: (ws) => energy.getEnergy(ws),
-    // A mailbox a reputation guard paused sends nothing either (health `paused_bounces` / `paused_complaints` here).
+    // A mailbox a reputation guard paused sends nothing either (health `paused_bounces` / `paused_complaints` here), nor
+    // one a person paused (`paused_manual`).
     failedMailboxes: async (ws) => [
       ...(await failedMailboxes(db, ws)),
       ...(await pausedMailboxes(db, ws)).map((p) => ({ id: p.id, address: p.address, health: `paused_${p.reason}`, detail: p.detail })),
@@ -171,7 +173,12 @@ export function createReadinessService(deps: {
     if (mb.ok) {
       for (const f of mb.value) {
         if (f.health.startsWith('paused_')) {
-          const code = f.health === 'paused_complaints' ? ISSUE.mailboxPausedComplaints : ISSUE.mailboxPausedBounces;
+          const code =
+            f.health === 'paused_complaints'
+              ? ISSUE.mailboxPausedComplaints
+              : f.health === 'paused_manual'
+                ? ISSUE.mailboxPausedManual
+                : ISSUE.mailboxPausedBounces;
           const why = f.detail ?? f.health;
           issues.push(
             issue(code, `mailbox ${f.address} (${f.id}) is paused: ${why}; it sends nothing until a person resumes it (npx outreach mailbox resume)`, false),

@@ -5,7 +5,14 @@ import { newId } from '../../../lib/ids.js';
 // The reputation guards' SQL (reputation.ts holds the rule): which of our messages bounced or drew a complaint, a
 // mailbox's last sends, and its pause. Every read names the workspace.
 
-export type PauseReason = 'bounces' | 'complaints';
+/**
+ * Why a mailbox is paused: a reputation guard's `bounces` / `complaints` (stored in `paused_reason`), or `manual`, a
+ * person's pause (console **Pause**), stored as `paused_at` with a NULL reason (docs/email.md "Pause (a person's)").
+ */
+export type PauseReason = GuardPauseReason | 'manual';
+
+/** The reasons a reputation guard stores (migration 0029's CHECK admits these and NULL). */
+export type GuardPauseReason = 'bounces' | 'complaints';
 
 export interface MailboxPause {
   id: string;
@@ -93,8 +100,9 @@ export async function recentSendBounces(db: Database, workspaceId: string, mailb
   return rows.map((r) => r.bounced === true);
 }
 
-/** The mailbox row, locked, with its pause (null when the mailbox is not in this workspace). */
+/** The mailbox row, locked, with its pause (null when the mailbox is not in this workspace, or a NUL makes it no reference). */
 export async function lockMailbox(trx: Database, workspaceId: string, idOrAddress: string) {
+  if (idOrAddress.includes('\u0000')) return null; // PostgreSQL refuses a NUL in text: it names no mailbox
   const r = await trx
     .selectFrom('mailboxes')
     .select(['id', 'account_id', 'address', 'paused_at', 'paused_reason', 'paused_detail'])
@@ -107,8 +115,11 @@ export async function lockMailbox(trx: Database, workspaceId: string, idOrAddres
   return r ?? null;
 }
 
-/** Pauses a mailbox that is not paused; false when it already was. */
-export async function setPaused(trx: Database, p: { workspaceId: string; mailboxId: string; reason: PauseReason; detail: string; at: Date }): Promise<boolean> {
+/** A guard pauses a mailbox that is not paused; false when it already was. */
+export async function setPaused(
+  trx: Database,
+  p: { workspaceId: string; mailboxId: string; reason: GuardPauseReason; detail: string; at: Date },
+): Promise<boolean> {
   const r = await trx
     .updateTable('mailboxes')
     .set({ paused_at: p.at, paused_reason: p.reason, paused_detail: p.detail })
@@ -137,7 +148,7 @@ export async function clearPause(trx: Database, workspaceId: string, mailboxId: 
     .execute();
 }
 
-/** The pause of one mailbox (the driver asks before each send); null when it sends. */
+/** The pause of one mailbox (the driver asks before each send; a NULL stored reason is a person's: `manual`); null when it sends. */
 export async function pauseOf(db: Database, workspaceId: string, mailboxId: string): Promise<PauseReason | null> {
   const r = await db
     .selectFrom('mailboxes')
@@ -145,10 +156,10 @@ export async function pauseOf(db: Database, workspaceId: string, mailboxId: stri
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', mailboxId)
     .executeTakeFirst();
-  return r?.paused_at ? (r.paused_reason ?? 'bounces') : null;
+  return r?.paused_at ? (r.paused_reason ?? 'manual') : null;
 }
 
-/** The workspace's paused mailboxes (readiness, the console, the CLI). */
+/** The workspace's paused mailboxes, a guard's or a person's (`manual`: NULL stored reason), by address (readiness, the console, the CLI). */
 export async function pausedMailboxes(db: Database, workspaceId: string): Promise<MailboxPause[]> {
   const rows = await db
     .selectFrom('mailboxes')
@@ -162,7 +173,7 @@ export async function pausedMailboxes(db: Database, workspaceId: string): Promis
     id: r.id,
     accountId: r.account_id,
     address: r.address,
-    reason: r.paused_reason ?? 'bounces',
+    reason: r.paused_reason ?? 'manual',
     pausedAt: new Date(r.paused_at!),
     detail: r.paused_detail,
   }));

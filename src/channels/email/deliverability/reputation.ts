@@ -47,7 +47,7 @@ export async function firstSentMessage(db: Database, workspaceId: string, ids: s
  * Pauses a mailbox in the caller's transaction, once: the ledger says so on its account and `mailbox.paused` is sent.
  * False when it was paused already (nothing written).
  */
-async function pause(trx: Database, p: { workspaceId: string; mailboxId: string; reason: repo.PauseReason; detail: string; at: Date }): Promise<boolean> {
+async function pause(trx: Database, p: { workspaceId: string; mailboxId: string; reason: repo.GuardPauseReason; detail: string; at: Date }): Promise<boolean> {
   const mb = await repo.lockMailbox(trx, p.workspaceId, p.mailboxId);
   if (!mb || mb.paused_at) return false;
   if (!(await repo.setPaused(trx, p))) return false;
@@ -113,7 +113,7 @@ export interface ResumeResult {
   address: string;
   /** Whether it was paused (false: nothing changed). */
   resumed: boolean;
-  /** Why it had been paused. */
+  /** Why it had been paused: a guard's reason; null when it was not paused, or when a person had paused it (the service's manual resume). */
   reason: repo.PauseReason | null;
 }
 
@@ -128,22 +128,25 @@ export async function resumeMailbox(db: Database, p: { workspaceId: string; mail
       if (!mb) return null;
       if (!mb.paused_at) return { mailboxId: mb.id, address: mb.address, resumed: false, reason: null };
       await repo.clearPause(trx, p.workspaceId, mb.id);
-      const reason = mb.paused_reason ?? 'bounces';
+      const reason: repo.PauseReason = mb.paused_reason ?? 'manual';
       await repo.insertMailboxLedgerEntry(trx, {
         workspaceId: p.workspaceId,
         accountId: mb.account_id,
         at: p.now,
         detail: { op: 'mailbox_resumed', channel: 'email', mailboxId: mb.id, address: mb.address, pausedReason: reason, by: p.by },
       });
-      await enqueueEvent(trx, {
-        workspaceId: p.workspaceId,
-        event: 'mailbox.resumed',
-        data: { mailboxId: mb.id, address: mb.address, account: mb.account_id, pausedReason: reason, by: p.by, resumedAt: p.now.toISOString() },
-        createdAt: p.now,
-      });
+      // `mailbox.resumed` is the guards' news (its pausedReason is `bounces`/`complaints`); a person's pause sends none.
+      if (mb.paused_reason) {
+        await enqueueEvent(trx, {
+          workspaceId: p.workspaceId,
+          event: 'mailbox.resumed',
+          data: { mailboxId: mb.id, address: mb.address, account: mb.account_id, pausedReason: mb.paused_reason, by: p.by, resumedAt: p.now.toISOString() },
+          createdAt: p.now,
+        });
+      }
       return { mailboxId: mb.id, address: mb.address, resumed: true, reason };
     }),
   );
 }
 
-export { pausedMailboxes, pauseOf, type MailboxPause, type PauseReason } from './reputation.repository.js';
+export { pausedMailboxes, pauseOf, type GuardPauseReason, type MailboxPause, type PauseReason } from './reputation.repository.js';

@@ -8,18 +8,18 @@ import type { TextCipher } from '../../../lib/crypto.js';
 import type { MailboxSecretRow } from '../mailboxes/mailboxes.repository.js';
 import { isSuppressed } from '../../../domain/opt-out.js';
 import { setMailboxHealth } from '../mailboxes/mailboxes.repository.js';
-import { resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
+import { mailboxBudgetDay, resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
 import { createSmtpPool, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
 import { openImap } from '../mailboxes/imap-login.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
 import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from '../deliverability/reputation.js';
 import { shortHash } from '../../../lib/hash.js';
-import { mailboxBudgetKey, mailboxCap, mailboxDomainBudgetKey } from '../../../domain/budgets.js';
+import { mailboxDomainBudgetKey } from '../../../domain/budgets.js';
 import { releaseBudgets, reserveBudget } from '../../../domain/budgets.repository.js';
 import { createAddressChecker, domainOf, isFreeMailDomain } from '../deliverability/address-checks.js';
 import { createMailboxTokens, MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from '../mailboxes/oauth-tokens.js';
-import { localDay, nextDayWindowStart, safeZone } from '../../../domain/time.js';
+import { nextDayWindowStart } from '../../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../../types.js';
 
 export interface MailboxEmailDeps {
@@ -158,14 +158,14 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     }
   }
 
-  /** The mailbox's `emails` budget today (domain/budgets.ts): its row, cap and next day, in its account's time zone. */
+  /**
+   * The mailbox's `emails` budget today (`mailboxBudgetDay` in the mailboxes service, which also gives the console's
+   * *Today's cap*): its row, cap and day, and the next day's window start, in its account's time zone.
+   */
   async function mailboxDay(q: Database, mailbox: MailboxSecretRow, at: Date) {
     const rules = config.engine.pacing;
-    const account = await sent.mailboxPacing(q, mailbox.workspaceId, mailbox.accountId);
-    const tz = safeZone(account?.time_zone);
-    const cap = mailboxCap(rules, account?.warmup_started_at ? new Date(account.warmup_started_at) : null, at, tz);
-    const day = localDay(at, tz);
-    return { key: mailboxBudgetKey(mailbox.workspaceId, mailbox.id, day), day, cap, nextDayAt: nextDayWindowStart(at, tz, rules) };
+    const { tz, ...day } = await mailboxBudgetDay(q, rules, mailbox, at);
+    return { ...day, nextDayAt: nextDayWindowStart(at, tz, rules) };
   }
 
   return {
