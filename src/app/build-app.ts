@@ -146,7 +146,11 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
 
   // Text with control characters (a NUL) is refused before any route reads it, whatever the route (src/lib/control-characters.ts).
   app.addHook('preValidation', (req, _reply, done) => {
-    const found = req.body === undefined || req.body === null ? null : findControlCharacter(req.body);
+    // A path parameter or query value too (a NUL in a path id would otherwise reach PostgreSQL's text type).
+    const found =
+      findControlCharacter(req.params ?? null) ??
+      findControlCharacter(req.query ?? null) ??
+      (req.body === undefined || req.body === null ? null : findControlCharacter(req.body));
     if (!found) return done();
     done(
       new AppError(400, 'invalid_request', `${found.field}: text may not hold control characters (found ${found.codePoint}); remove it`, {

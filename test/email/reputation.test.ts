@@ -11,7 +11,7 @@ import { buildTestApp, createWorkspaceWithKey } from '../helpers/build-test-app.
 import { signedInConsole } from '../helpers/console.js';
 import { tableResolver } from '../webhooks/receiver.js';
 import { newId } from '../../src/lib/ids.js';
-import { bouncePause } from '../../src/channels/email/deliverability/reputation.js';
+import { bouncePause, pausedMailboxes, pauseOf } from '../../src/channels/email/deliverability/reputation.js';
 import { readFeedbackReport } from '../../src/channels/email/inbox/arf.js';
 import { MAILBOX, startInboxWorld, type InboxWorld } from './inbox-world.js';
 import { runCli } from '../helpers/cli-process.js';
@@ -140,6 +140,46 @@ describe("mailbox.paused / mailbox.resumed are subscribable like the spec's even
       expect(doc.webhooks['mailbox.paused'].post['x-extension']).toBe(true);
       expect(doc.webhooks['mailbox.resumed'].post['x-extension']).toBe(true);
       expect(doc.webhooks['lead.emailed'].post['x-extension']).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+// A person's pause is stored with a NULL reason (docs/email.md "Pause (a person's)"): every reader names it `manual`,
+// never a guard's `bounces`. No Dovecot needed: nothing is sent or read.
+describe("a person's pause reads as manual", () => {
+  it("the driver's pause check and the paused list say manual; readiness says mailbox_paused_manual; a NUL in a mailbox path is a 404, never a 500", async () => {
+    const t = await buildTestApp();
+    try {
+      const ws = await createWorkspaceWithKey(t, 'Paused by hand');
+      const view = await t.services.mailboxes.add({
+        workspaceId: ws.workspaceId,
+        address: 'dana@acme.example',
+        smtpUrl: 'smtp://dana:pw@127.0.0.1:2525',
+        imapUrl: 'imap://dana:pw@127.0.0.1:1143',
+        skipCheck: true,
+      });
+      expect((await t.services.mailboxes.pause(ws.workspaceId, view.id, 'console')).paused).toBe(true);
+      const stored = await t.db.selectFrom('mailboxes').select(['paused_at', 'paused_reason']).where('id', '=', view.id).executeTakeFirstOrThrow();
+      expect(stored.paused_at).not.toBeNull();
+      expect(stored.paused_reason).toBeNull();
+      // The driver's check before each send (its step waits with `mailbox_paused_${reason}`).
+      expect(await pauseOf(t.db, ws.workspaceId, view.id)).toBe('manual');
+      expect((await pausedMailboxes(t.db, ws.workspaceId)).map((p) => p.reason)).toEqual(['manual']);
+      const readiness = await t.app.inject({ method: 'GET', url: '/api/v1/x/readiness', headers: ws.auth });
+      const codes = (readiness.json().accounts.issues as { code: string }[]).map((i) => i.code);
+      expect(codes).toContain('mailbox_paused_manual');
+      expect(codes).not.toContain('mailbox_paused_bounces');
+      // A NUL in the mailbox reference (PostgreSQL refuses it as text) names no mailbox: 404, in the API and the console.
+      for (const ref of ['%00', 'dana%00%40acme.example']) {
+        const res = await t.app.inject({ method: 'GET', url: `/api/v1/mailboxes/${ref}/inbound`, headers: ws.auth });
+        expect(res.statusCode, res.body).toBe(404);
+      }
+      const browser = await signedInConsole(t, ws.key);
+      expect((await browser.get('/console/mailboxes/%00/edit')).statusCode).toBe(404);
+      expect((await browser.post('/console/mailboxes/%00/resume')).statusCode).toBe(404);
+      expect((await browser.post('/console/mailboxes/%00/pause')).statusCode).toBe(404);
     } finally {
       await t.close();
     }
@@ -354,6 +394,11 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox resume', { timeout
       const unknown = await cli(['mailbox', 'resume', '--workspace', ws.id, 'nobody@acme.example'], env);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/not found/);
+      // A person's pause (NULL reason) is named as such, not "paused for null".
+      await server.services.mailboxes.pause(ws.id, view.id, 'console');
+      const manual = await cli(['mailbox', 'resume', '--workspace', ws.id, 'dana@acme.example'], env);
+      expect(manual.code, manual.stderr).toBe(0);
+      expect(manual.stdout).toContain('Resumed mailbox dana@acme.example (paused by a person): it sends again');
     } finally {
       await server.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,10 @@ import type { AppInstance } from '../../app/types.js';
 import type { DailyPoint } from '../../modules/reports/index.js';
 import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
-import { Badge, EmptyState, formatNumber, plural } from '../ui.js';
+import { Badge, EmptyState, formatNumber, plural, When } from '../ui.js';
+import { HELD_ALERT_MINUTES } from '../../modules/leads/index.js';
+import { heldFixHref } from '../held.js';
+import { HEALTH } from './mailbox.js';
 
 /** How far back the failure count looks: the same window as GET /progress's default. */
 const FAILURE_WINDOW_DAYS = 7;
@@ -52,8 +55,9 @@ function FunnelTable(props: { caption: string; groupLabel: string; rows: { name:
                 {formatNumber(r.funnel[key])}
               </td>
             ))}
+            {/* Accepting is a LinkedIn invitation's measure: a group with no invitation (X, e-mail) has none. */}
             <td class="num" safe>
-              {percent(r.funnel.acceptRate)}
+              {r.funnel.invited > 0 ? percent(r.funnel.acceptRate) : '—'}
             </td>
             <td class="num" safe>
               {percent(r.funnel.replyRate)}
@@ -139,12 +143,65 @@ function DailySection(props: { days: DailyPoint[] }) {
   );
 }
 
+type HeldSummary = Awaited<ReturnType<ConsoleDeps['services']['leads']['heldSummary']>>;
+
+/** Held leads by reason: how many, the longest wait, how many waited past the alert, and the act that releases them. */
+function HeldSection(props: { held: HeldSummary }) {
+  const { held } = props;
+  return (
+    <section aria-labelledby="held">
+      <h2 id="held">Held leads</h2>
+      {held.groups.length === 0 ? (
+        <p>No due lead is held: every lead whose time has come goes out at the next engine pass (within its sending hours and caps).</p>
+      ) : (
+        <table>
+          <caption safe>{`Due leads an admission rule keeps from sending; waiting over ${HELD_ALERT_MINUTES} minutes is flagged`}</caption>
+          <TableHead columns={['Held by', 'Leads', 'Waiting since', 'Over the alert', 'To release them', 'Example']} />
+          <tbody>
+            {held.groups.map((g) => {
+              const href = heldFixHref(g.rule, null);
+              return (
+                <tr>
+                  <td>
+                    <code safe>{g.rule}</code>
+                  </td>
+                  <td class="num" safe>
+                    {formatNumber(g.count)}
+                  </td>
+                  <td>
+                    <When at={g.oldestSince} />
+                  </td>
+                  <td class="num">{g.overdue > 0 ? <Badge value="overdue" label={formatNumber(g.overdue)} tone="bad" /> : '0'}</td>
+                  <td>
+                    {href ? (
+                      <a href={href} safe>
+                        {g.fix}
+                      </a>
+                    ) : (
+                      <span safe>{g.fix}</span>
+                    )}
+                  </td>
+                  <td>
+                    <a href={`/console/leads/${encodeURIComponent(g.example.leadId)}`} safe>
+                      {g.example.detail}
+                    </a>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
 /** The funnel (chart and tables by sequence and by account), sends per day, A/B arms, pacing today, and what needs a person. */
 export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
   app.get('/console', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
-    const [bySequence, byAccount, progress, pending, daily, openTasks, uncertain] = await Promise.all([
+    const [bySequence, byAccount, progress, pending, daily, openTasks, uncertain, held, mailboxes, mailboxDays] = await Promise.all([
       deps.services.reports.funnelReport(workspaceId, 'sequence'),
       deps.services.reports.funnelReport(workspaceId, 'account'),
       deps.services.progress.progress(workspaceId, FAILURE_WINDOW_DAYS),
@@ -152,7 +209,14 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
       deps.services.reports.dailyActivity(workspaceId, DAILY_DAYS),
       deps.services.tasks.countOpenByAccount(workspaceId),
       deps.services.tasks.countOpenUncertain(workspaceId),
+      deps.services.leads.heldSummary(workspaceId),
+      deps.services.mailboxes.list(workspaceId),
+      deps.services.mailboxes.days(workspaceId),
     ]);
+    const withMailbox = new Set(mailboxes.map((m) => m.accountId));
+    // Invites and warm-up are a LinkedIn account's: an e-mail account shows as its mailboxes (address, health, e-mails).
+    const linkedinAccounts = progress.accounts.filter((a) => a.mode !== 'email' && !withMailbox.has(a.id));
+    const overdue = held.groups.reduce((n, g) => n + g.overdue, 0);
     const taskCount = [...openTasks.values()].reduce((n, v) => n + v, 0);
     const total = bySequence.total as Funnel;
     const pendingLabel = pending.replies.length >= PENDING_PAGE ? `${PENDING_PAGE}+` : String(pending.replies.length);
@@ -186,11 +250,16 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
                   safe
                 >{`Failures in the last ${FAILURE_WINDOW_DAYS} days: ${formatNumber(progress.recentFailures)}`}</a>
               </li>
+              {/* Due leads an admission rule keeps from sending (docs/engine.md "Held leads"), grouped below with what releases them. */}
+              <li class={overdue > 0 ? 'card card-bad' : held.total > 0 ? 'card card-attention' : 'card'}>
+                <a href="#held" safe>{`Held leads: ${formatNumber(held.total)}${held.capped ? '+' : ''}`}</a>
+              </li>
               <li class="card">
                 <a href="/console/plays">Review the candidates of your Plays</a>
               </li>
             </ul>
           </section>
+          <HeldSection held={held} />
           <DailySection days={daily} />
           <section aria-labelledby="funnel">
             <h2 id="funnel">Funnel</h2>
@@ -215,7 +284,7 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
                 </figure>
                 <FunnelTable caption="Whole workspace" groupLabel="Scope" rows={[{ name: 'All leads', funnel: total }]} />
                 <FunnelTable caption="By sequence" groupLabel="Sequence" rows={groupRows(bySequence.groups, 'No sequence')} />
-                <FunnelTable caption="By account" groupLabel="Account" rows={groupRows(byAccount.groups, 'No account')} />
+                <FunnelTable caption="By account" groupLabel="Account" rows={groupRows(byAccount.groups, 'No messaging account (X leads, e-mail from the mailbox pool)')} />
               </>
             )}
           </section>
@@ -256,18 +325,48 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
           </section>
           <section aria-labelledby="pacing">
             <h2 id="pacing">Pacing today</h2>
-            {progress.accounts.length === 0 ? (
+            {linkedinAccounts.length === 0 && mailboxes.length === 0 ? (
               <EmptyState title="No sending accounts yet.">
                 <p>
-                  Connect one on the <a href="/console/accounts">Accounts</a> page: its invites today and its warm-up show here.
+                  Add a mailbox or connect an account on the <a href="/console/accounts">Accounts</a> page: what each sends today shows here.
                 </p>
               </EmptyState>
             ) : (
+              ''
+            )}
+            {mailboxes.length > 0 ? (
               <table>
-                <caption>Invites sent today against each account’s cap, in the account’s own time zone</caption>
+                <caption>E-mails sent today from each mailbox against its cap, in its account’s time zone</caption>
+                <TableHead columns={['Mailbox', 'Health', 'E-mails sent today']} />
+                <tbody>
+                  {mailboxes.map((m) => {
+                    const d = mailboxDays.get(m.id);
+                    const h = HEALTH[m.health];
+                    return (
+                      <tr>
+                        <td>
+                          <a href={`/console/mailboxes/${encodeURIComponent(m.id)}`} safe>
+                            {m.address}
+                          </a>
+                        </td>
+                        <td>
+                          <Badge value={`health_${m.health}`} label={h.label} tone={h.tone} />
+                        </td>
+                        <td safe>{d ? `${formatNumber(d.sentToday)} of ${formatNumber(d.capToday)}` : '–'}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            ) : (
+              ''
+            )}
+            {linkedinAccounts.length > 0 ? (
+              <table>
+                <caption>LinkedIn invitations sent today against each account’s cap, in the account’s own time zone</caption>
                 <TableHead columns={['Account', 'Invites sent today', 'Warm-up phase', 'Time zone']} />
                 <tbody>
-                  {progress.accounts.map((a) => (
+                  {linkedinAccounts.map((a) => (
                     <tr>
                       <td safe>{a.name}</td>
                       <td safe>{`${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}`}</td>
@@ -279,6 +378,8 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
                   ))}
                 </tbody>
               </table>
+            ) : (
+              ''
             )}
           </section>
         </>

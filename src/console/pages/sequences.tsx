@@ -44,6 +44,8 @@ const BLOCK_REASON_TEXT: Record<ExecutionBlockReason, string> = {
   x_channel_disabled: 'X channel disabled',
 };
 
+const channelWords = (c: string) => (c === 'email' ? 'e-mail' : c === 'x' ? 'X' : 'LinkedIn');
+
 function describeStep(step: Step): string {
   const parts = [`${step.kind}`, step.delayDays > 0 ? `after ${step.delayDays} day${step.delayDays === 1 ? '' : 's'}` : 'at once'];
   if (step.subject) parts.push(`subject “${step.subject}”`);
@@ -70,7 +72,10 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
 
   async function renderList(req: FastifyRequest, reply: FastifyReply, notice: Notice | null, status = 200) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-    const list = await sequences.listSequences(workspaceOf(req));
+    const [list, held] = await Promise.all([sequences.listSequences(workspaceOf(req)), deps.services.leads.heldSummary(workspaceOf(req))]);
+    // What holds the sequence's due leads when the sequence itself may run (leads.held.ts): "3 held: no_sender_for_channel".
+    const heldText = (id: string) =>
+      (held.bySequence.get(id) ?? []).map((h) => `${plural(h.count, 'lead')} held: ${h.rule}`).join('; ') || '—';
     return sendPage(reply, ctx, {
       title: 'Sequences',
       nav: 'sequences',
@@ -106,7 +111,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
                     <td safe>{String(s.revision)}</td>
                     <td safe>{s.approvedRevision === null ? 'never' : String(s.approvedRevision)}</td>
                     <td safe>{String(s.leadCount)}</td>
-                    <td safe>{s.executionBlockReason ? BLOCK_REASON_TEXT[s.executionBlockReason] : '—'}</td>
+                    <td safe>{s.executionBlockReason ? BLOCK_REASON_TEXT[s.executionBlockReason] : heldText(s.id)}</td>
                     <td>
                       {s.status === 'archived' ? 'read-only' : ''}
                       {allowedActions(s).map((a) => (
@@ -148,6 +153,8 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
       sequences.getSequenceForReview(workspaceOf(req), sequenceId),
     ]);
     const approvedCurrent = isApproved(seq);
+    // A channel of its steps with no sender in the workspace: warned here, and approving is refused until it has one.
+    const withoutSender = seq.status === 'archived' ? [] : await sequences.channelsWithoutSender(workspaceOf(req), seq);
     const changed = seq.changes.filter((c) => c.change !== 'unchanged').length;
     const editable = seq.status === 'draft';
     const leads = editable ? await leadOptions(deps, workspaceOf(req)) : [];
@@ -163,6 +170,15 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
           </p>
           <h1 safe>{seq.name}</h1>
           <NoticeBox notice={extra.notice} />
+          {withoutSender.length > 0 ? (
+            <p role="note" class="notice notice-warn">
+              <span safe>{`No sender in this workspace for ${withoutSender.map(channelWords).join(' and ')}: its leads would wait forever. `}</span>
+              <a href="/console/accounts">{withoutSender.includes('email') ? 'Add a mailbox on Accounts' : 'Connect an account on Accounts'}</a>
+              <span> before approving (approval is refused until then).</span>
+            </p>
+          ) : (
+            ''
+          )}
           <p>
             <Badge value={seq.status} />{' '}
             <span safe>{`revision ${seq.revision} · ${seq.approvedRevision === null ? 'never approved' : `approved revision ${seq.approvedRevision}`} `}</span>
