@@ -250,7 +250,7 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
         .check();
     }
     await page.getByLabel('Sequence').selectOption({ label: 'Initech intro (active)' });
-    await page.getByLabel('Account or mailbox').selectOption({ label: 'Dana (e-mail): mailbox dana@northwind.example' });
+    await page.getByLabel('Sender (account or mailbox)').selectOption({ label: 'Dana (e-mail): e-mail from dana@northwind.example' });
     expect(await axeSeriousOrCritical(page)).toEqual([]);
     expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     if (saveShots) await page.screenshot({ path: 'docs/images/campaign-email-enroll.png', fullPage: true });

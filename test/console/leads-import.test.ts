@@ -50,7 +50,9 @@ describe('/console/leads/import', () => {
     expect(page.body).toContain('src="/console/assets/leads-import.js"');
     expect(page.body).toMatch(/<button type="submit">Preview<\/button>/);
     expect(page.body).toContain('<h2 id="add-lead">Add a lead</h2>');
-    expect(page.body).toContain('Dana: mailbox dana@acme.example');
+    expect(page.body).toContain('Dana: e-mail from dana@acme.example');
+    // The first choice says who sends a lead put on no account: the workspace's mailbox pool.
+    expect(page.body).toContain('<option value="" selected>No account: e-mail from the workspace&#39;s mailboxes (dana@acme.example)');
     const script = await c.get('/console/assets/leads-import.js');
     expect(script.statusCode).toBe(200);
   });

@@ -53,19 +53,49 @@ export function SequenceSelect(props: { id: string; sequences: SequenceChoice[];
   );
 }
 
-/** The account (and so the mailbox) the leads are put on. */
+/**
+ * Who sends a lead put on no account (domain/claim-layout.ts): its e-mail from the workspace's mailbox pool (the
+ * mailboxes of e-mail accounts), its LinkedIn steps from the workspace's only LinkedIn account. Null parts: none.
+ */
+export function noAccountSenders(accounts: SendingAccount[]) {
+  const pool = accounts.filter((a) => a.mode === 'email' && a.mailbox).map((a) => a.mailbox!);
+  const linkedin = accounts.filter((a) => a.mode === 'linkedin');
+  return { pool, linkedin: linkedin.length === 1 ? linkedin[0].name : null };
+}
+
+/** What a lead on no account will be sent from, in words (the import and enroll pages' first choice). */
+export function noAccountLabel(accounts: SendingAccount[]): string {
+  const { pool, linkedin } = noAccountSenders(accounts);
+  const email =
+    pool.length > 0 ? `e-mail from the workspace's mailboxes (${pool.join(', ')})` : 'no e-mail: no mailbox yet, e-mail steps wait until one is added';
+  const li = linkedin ? `LinkedIn steps from ${linkedin}` : 'LinkedIn steps wait for an account to be chosen';
+  return `No account: ${email}; ${li}`;
+}
+
+/**
+ * The account (and so the mailbox) the leads are put on. Each choice says what it sends from; the first offered is one
+ * that can send e-mail: the mailbox pool when the workspace has one, else the first account with a mailbox.
+ */
 export function AccountSelect(props: { id: string; accounts: SendingAccount[]; chosen: string }) {
+  const { pool } = noAccountSenders(props.accounts);
+  const chosen = props.chosen || (pool.length > 0 ? '' : (props.accounts.find((a) => a.mailbox)?.id ?? ''));
   return (
     <p>
-      <label for={props.id}>Account or mailbox</label>
-      <select id={props.id} name="accountId">
-        <option value="">No account (e-mail goes out from the workspace's mailboxes)</option>
+      <label for={props.id}>Sender (account or mailbox)</label>
+      <select id={props.id} name="accountId" aria-describedby={`${props.id}-help`}>
+        <option value="" selected={chosen === ''} safe>
+          {noAccountLabel(props.accounts)}
+        </option>
         {props.accounts.map((a) => (
-          <option value={a.id} selected={a.id === props.chosen} safe>
-            {a.mailbox ? `${a.name}: mailbox ${a.mailbox}` : `${a.name} (${a.mode})`}
+          <option value={a.id} selected={a.id === chosen} safe>
+            {a.mailbox ? `${a.name}: e-mail from ${a.mailbox}` : `${a.name} (${a.mode}, no mailbox)`}
           </option>
         ))}
       </select>
+      <span id={`${props.id}-help`} class="meta">
+        {' '}
+        A lead whose step has no sender waits, and its page says why (Held: no_sender_for_channel).
+      </span>
     </p>
   );
 }
