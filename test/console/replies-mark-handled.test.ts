@@ -92,9 +92,10 @@ describe('X rows in the console reply queue: Open on X and Mark handled', () => 
 
     const ledger = await w.ledger(leadId);
     expect(ledger.map((e) => [e.action, e.outcome, e.units])).toEqual([['reply_dismissed', 'ok', 0]]);
-    expect(JSON.parse(ledger[0].detail)).toEqual({ replyId, decision: 'dismiss', by: 'console', via: 'console' });
+    // Recorded with who: the console session's key (`console:<key id>`), as the API's `api:<key id>`.
+    expect(JSON.parse(ledger[0].detail)).toEqual({ replyId, decision: 'dismiss', by: expect.stringMatching(/^console:[0-9a-f-]{36}$/), via: 'console' });
     const row = await w.replyRow(replyId);
-    expect([row.state, row.decision, row.decided_by]).toEqual(['decided', 'dismiss', 'console']);
+    expect([row.state, row.decision, row.decided_by]).toEqual(['decided', 'dismiss', expect.stringMatching(/^console:/)]);
     expect(w.deliveredTo(leadId)).toHaveLength(0);
   });
 
@@ -135,7 +136,7 @@ describe('X rows in the console reply queue: Open on X and Mark handled', () => 
     expect((await w.replyRow(own.replyId)).state).toBe('pending');
   });
 
-  it('the API: GET /replies shows X rows as the spec says (no draft, no decisions, no link) until handled, then not, as any decided reply; no API route marks handled', async () => {
+  it('the API: GET /replies shows X rows as the spec says (no draft, no decisions, no link) until handled, then not, as any decided reply; the API's own route is POST /replies/{id}/handled (not the console's path), and decide has no mark_handled', async () => {
     const { replyId } = await xScenario();
     const other = await xScenario();
     const before = (await w.list(w.a, '?limit=200')).json().replies;

@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { DECISIONS, type Decision } from '../../modules/replies/index.js';
 import type { ConsoleDeps } from '../plugin.js';
+import { consoleDecider } from './leads-twins.js';
 import { CsrfField, PostButton } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
@@ -296,12 +297,13 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
     return reply.redirect(`/console/replies?notice=${decision}`, 303);
   });
 
-  // Mark handled: the console's close of an X reply (answered on X itself). No API route or MCP tool has it.
+  // Mark handled: the console's close of an X reply (answered on X itself); POST /replies/{id}/handled and the MCP tool
+  // mark_reply_handled are the same service call. Recorded with who: `console:<key id>`.
   app.post<{ Params: { id: string } }>('/console/replies/:id/mark-handled', { schema: { hide: true } }, async (req, reply) => {
     if (!isUuid(req.params.id)) throw notFound('reply');
     let notice: keyof typeof REPLY_NOTICES;
     try {
-      const result = await replies.markHandled(req.consoleSession!.auth.workspaceId, req.params.id, 'console');
+      const result = await replies.markHandled(req.consoleSession!.auth.workspaceId, req.params.id, consoleDecider(req.consoleSession!.auth.keyId));
       notice = result.outcome;
     } catch (err) {
       if (!(err instanceof AppError) || err.statusCode !== 409) throw err;

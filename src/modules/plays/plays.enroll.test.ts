@@ -267,6 +267,13 @@ describe('POST /plays/{id}/enroll: conflicts (409, nothing changes)', () => {
     expect(await snapshot(t.db)).toEqual(before);
   });
 
+  it('sequence_has_no_step_for_lead when the Play’s sequence has no X step: its X followers could take none of them; nothing changes', async () => {
+    const s = await setup([{}], { sequence: { channels: ['email'], steps: [seed.stepRow({ index: 0, kind: 'email', subject: 'Hi', message: 'Hello' })] } });
+    const before = await snapshot(t.db);
+    await expectConflict(await s.enroll([s.candidates[0].id]), 'sequence_has_no_step_for_lead', { sequenceId: s.sequence.id });
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
   it('a paused Play can enroll', async () => {
     const s = await setup([{}], { play: { status: 'paused' } });
     expect((await s.enroll([s.candidates[0].id])).json().results[0].result).toBe('enrolled');
