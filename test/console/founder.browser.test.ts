@@ -167,7 +167,9 @@ describe.runIf(canRun)('the founder starts an e-mail campaign alone, on a fresh 
     };
     if (process.env.DEBUG_FOUNDER) console.log(held, JSON.stringify(leads.leads.filter((l) => l.heldBy).map((l) => l.heldBy!.rule)));
     // The imported leads went out: none of them waits.
-    expect(leads.leads.filter((l) => l.email?.endsWith('.example') && ['ada@analytical.example', 'grace@navy.example'].includes(l.email)).map((l) => l.heldBy)).toEqual([undefined, undefined]);
+    expect(
+      leads.leads.filter((l) => l.email?.endsWith('.example') && ['ada@analytical.example', 'grace@navy.example'].includes(l.email)).map((l) => l.heldBy),
+    ).toEqual([undefined, undefined]);
     await check();
     if (saveShots) await page.screenshot({ path: 'docs/images/dashboard.png', fullPage: true });
   });

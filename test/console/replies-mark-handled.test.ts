@@ -136,7 +136,7 @@ describe('X rows in the console reply queue: Open on X and Mark handled', () => 
     expect((await w.replyRow(own.replyId)).state).toBe('pending');
   });
 
-  it('the API: GET /replies shows X rows as the spec says (no draft, no decisions, no link) until handled, then not, as any decided reply; the API’s own route is POST /replies/{id}/handled (not the console's path), and decide has no mark_handled', async () => {
+  it('the API: GET /replies shows X rows as the spec says (no draft, no decisions, no link) until handled, then not, as any decided reply; the API’s own route is POST /replies/{id}/handled (not the console’s path), and decide has no mark_handled', async () => {
     const { replyId } = await xScenario();
     const other = await xScenario();
     const before = (await w.list(w.a, '?limit=200')).json().replies;
