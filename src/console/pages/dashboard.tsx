@@ -284,7 +284,11 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
                 </figure>
                 <FunnelTable caption="Whole workspace" groupLabel="Scope" rows={[{ name: 'All leads', funnel: total }]} />
                 <FunnelTable caption="By sequence" groupLabel="Sequence" rows={groupRows(bySequence.groups, 'No sequence')} />
-                <FunnelTable caption="By account" groupLabel="Account" rows={groupRows(byAccount.groups, 'No messaging account (X leads, e-mail from the mailbox pool)')} />
+                <FunnelTable
+                  caption="By account"
+                  groupLabel="Account"
+                  rows={groupRows(byAccount.groups, 'No messaging account (X leads, e-mail from the mailbox pool)')}
+                />
               </>
             )}
           </section>

@@ -74,8 +74,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const [list, held] = await Promise.all([sequences.listSequences(workspaceOf(req)), deps.services.leads.heldSummary(workspaceOf(req))]);
     // What holds the sequence's due leads when the sequence itself may run (leads.held.ts): "3 held: no_sender_for_channel".
-    const heldText = (id: string) =>
-      (held.bySequence.get(id) ?? []).map((h) => `${plural(h.count, 'lead')} held: ${h.rule}`).join('; ') || '—';
+    const heldText = (id: string) => (held.bySequence.get(id) ?? []).map((h) => `${plural(h.count, 'lead')} held: ${h.rule}`).join('; ') || '—';
     return sendPage(reply, ctx, {
       title: 'Sequences',
       nav: 'sequences',
