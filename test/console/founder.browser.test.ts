@@ -171,6 +171,6 @@ describe.runIf(canRun)('the founder starts an e-mail campaign alone, on a fresh 
       leads.leads.filter((l) => l.email?.endsWith('.example') && ['ada@analytical.example', 'grace@navy.example'].includes(l.email)).map((l) => l.heldBy),
     ).toEqual([undefined, undefined]);
     await check();
-    if (saveShots) await page.screenshot({ path: 'docs/images/dashboard.png', fullPage: true });
+    if (saveShots) await page.screenshot({ path: 'docs/images/founder-dashboard.png', fullPage: true });
   });
 });
