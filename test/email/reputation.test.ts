@@ -171,15 +171,22 @@ describe("a person's pause reads as manual", () => {
       const codes = (readiness.json().accounts.issues as { code: string }[]).map((i) => i.code);
       expect(codes).toContain('mailbox_paused_manual');
       expect(codes).not.toContain('mailbox_paused_bounces');
-      // A NUL in the mailbox reference (PostgreSQL refuses it as text) names no mailbox: 404, in the API and the console.
+      // A NUL in the mailbox reference (PostgreSQL refuses it as text) is refused before any route reads it: 400 naming
+      // the path parameter, in the API and the console; never a 500.
       for (const ref of ['%00', 'dana%00%40acme.example']) {
         const res = await t.app.inject({ method: 'GET', url: `/api/v1/mailboxes/${ref}/inbound`, headers: ws.auth });
-        expect(res.statusCode, res.body).toBe(404);
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json()).toMatchObject({ error: 'invalid_request', field: 'mailbox' });
       }
       const browser = await signedInConsole(t, ws.key);
-      expect((await browser.get('/console/mailboxes/%00/edit')).statusCode).toBe(404);
-      expect((await browser.post('/console/mailboxes/%00/resume')).statusCode).toBe(404);
-      expect((await browser.post('/console/mailboxes/%00/pause')).statusCode).toBe(404);
+      for (const res of [
+        await browser.get('/console/mailboxes/%00'),
+        await browser.get('/console/mailboxes/%00/edit'),
+        await browser.post('/console/mailboxes/%00/check'),
+        await browser.post('/console/mailboxes/%00/resume'),
+        await browser.post('/console/mailboxes/%00/pause'),
+      ])
+        expect(res.statusCode).toBe(400);
     } finally {
       await t.close();
     }

@@ -94,8 +94,6 @@ const routes: Route[] = [
   { method: 'POST', path: (id) => `/x/leads/${id}/stop`, kind: 'xLead', found: 200 },
   // Setting the status a sequence already has is a no-op 200.
   { method: 'PATCH', path: (id) => `/sequences/${id}/status`, kind: 'sequence', body: () => ({ status: 'active' }), found: 200 },
-  // Marking an X reply handled is idempotent, so every caller may repeat it.
-  { method: 'POST', path: (id) => `/replies/${id}/handled`, kind: 'xReply', found: 200 },
   // A snooze leaves the reply pending, so it can be repeated by every caller.
   { method: 'POST', path: (id) => `/replies/${id}/decide`, kind: 'reply', body: () => ({ decision: 'snooze', days: 1 }), found: 200 },
   { method: 'POST', path: (id) => `/webhooks/${id}/test`, kind: 'webhook', found: 202 },

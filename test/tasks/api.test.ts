@@ -159,7 +159,7 @@ describe('MCP: list_tasks, complete_task and skip_task only record', () => {
       const { tools } = await client.listTools();
       for (const name of ['list_tasks', 'complete_task', 'skip_task']) {
         const tool = tools.find((x) => x.name === name)!;
-        expect(tool.description, name).toMatch(/An agent never performs an X action: only the console’s button, clicked by a signed-in person, does/);
+        expect(tool.description, name).toMatch(/Only a signed-in person, in the console, acts on X\./);
         expect(tool.description, name).toMatch(/contacts a prospect: no/);
       }
       const listed = await ok(client, 'list_tasks', { limit: 1 });

@@ -211,7 +211,10 @@ describe('disconnecting an X account', () => {
       await approved.body.dump();
       expect(approved.statusCode).toBe(302);
       const back = new URL(approved.headers.location as string);
-      const done = await c.get(back.pathname + back.search);
+      // The callback answers 303 to Accounts (a reload never replays it), which says how the connect went.
+      const callback = await c.get(back.pathname + back.search);
+      expect(callback.statusCode, callback.body).toBe(303);
+      const done = await c.get(callback.headers.location as string);
       expect(done.statusCode, done.body).toBe(200);
       expect(done.body).toContain('Connected @acme_hq');
       expect(done.body).toContain('Connected to X');
