@@ -20,6 +20,9 @@ export const ENGAGE_KINDS = ['engage', 'x_engage'] as const satisfies readonly S
 export const CHANNELS = ['linkedin', 'email', 'x', 'instagram'] as const;
 export type Channel = (typeof CHANNELS)[number];
 export const isChannel = (value: string): value is Channel => (CHANNELS as readonly string[]).includes(value);
+/** A channel as people read it in a sentence ("no sender for e-mail"); an unknown name reads as itself. */
+export const CHANNEL_NAMES: Record<Channel, string> = { linkedin: 'LinkedIn', email: 'e-mail', x: 'X', instagram: 'Instagram' };
+export const channelName = (channel: string) => (isChannel(channel) ? CHANNEL_NAMES[channel] : channel);
 
 /**
  * The spec's stage order. A lead only ever moves forward along it; `failed` and `skipped` end a lead's

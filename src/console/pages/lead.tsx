@@ -8,6 +8,7 @@ import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
 import { ActivityTable, Pager } from './leads-activity.js';
 import { HeldReason } from '../held.js';
+import { CHANNEL_NAMES } from '../../domain/vocabulary.js';
 
 /**
  * What `?notice=` may say on a lead page (after Stop sequence or Opt out, POST/redirect/GET): a code from this list,
@@ -36,7 +37,7 @@ const LeadPageQuery = Type.Object(
 );
 
 const TIMELINE_PAGE = 50;
-const CHANNEL_NAMES: Record<string, string> = { linkedin: 'LinkedIn', x: 'X', email: 'e-mail', sandbox: 'the sandbox' };
+const REPLY_CHANNEL_NAMES: Record<string, string> = { ...CHANNEL_NAMES, sandbox: 'the sandbox' };
 const X_USERNAME = /^[A-Za-z0-9_]{1,15}$/;
 const X_USER_ID = /^\d{1,20}$/;
 
@@ -229,7 +230,7 @@ function Replies(props: { replies: LeadReply[] }) {
       {props.replies.map((r) => (
         <article class="reply" aria-labelledby={`lead-reply-${r.id}`}>
           <h3 id={`lead-reply-${r.id}`} safe>
-            {`Reply on ${CHANNEL_NAMES[r.channel] ?? r.channel}`}
+            {`Reply on ${REPLY_CHANNEL_NAMES[r.channel] ?? r.channel}`}
           </h3>
           <p class="meta">
             <When at={r.repliedAt} /> · <Badge value={r.classification} /> · <Badge value={r.state} />

@@ -6,6 +6,7 @@ import type { ExecutionBlockReason, Step, StepChange } from '../../modules/seque
 import type { ConsoleDeps } from '../plugin.js';
 import { CsrfField, PostButton, TableHead } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
+import { channelName } from '../../domain/vocabulary.js';
 import { Badge, EmptyState, NoticeBox, takeNotice, plural, PrimaryLink, When, redirectWithNotice, type Notice } from '../ui.js';
 import { EditorFormBody as FormBody, leadOptions, refusalOf, runEditorOp, StepsEditor, type PreviewView } from './sequence-editor.js';
 import { editorFromSteps, readEditorForm, readOp, toAuthoringSteps, type EditorState } from './sequence-form.js';
@@ -43,8 +44,6 @@ const BLOCK_REASON_TEXT: Record<ExecutionBlockReason, string> = {
   no_sending_account: 'no connected sending account',
   x_channel_disabled: 'X channel disabled',
 };
-
-const channelWords = (c: string) => (c === 'email' ? 'e-mail' : c === 'x' ? 'X' : 'LinkedIn');
 
 function describeStep(step: Step): string {
   const parts = [`${step.kind}`, step.delayDays > 0 ? `after ${step.delayDays} day${step.delayDays === 1 ? '' : 's'}` : 'at once'];
@@ -171,7 +170,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
           <NoticeBox notice={extra.notice} />
           {withoutSender.length > 0 ? (
             <p role="note" class="notice notice-warn">
-              <span safe>{`No sender in this workspace for ${withoutSender.map(channelWords).join(' and ')}: its leads would wait forever. `}</span>
+              <span safe>{`No sender in this workspace for ${withoutSender.map(channelName).join(' and ')}: its leads would wait forever. `}</span>
               <a href="/console/accounts">{withoutSender.includes('email') ? 'Add a mailbox on Accounts' : 'Connect an account on Accounts'}</a>
               <span> before approving (approval is refused until then).</span>
             </p>

@@ -16,7 +16,7 @@ import { isXStepKind } from '../../domain/admission.js';
 import type { Config } from '../../config/config.js';
 import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';
-import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, inWords, type PlayStatus } from '../../domain/vocabulary.js';
+import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, channelName, inWords, type PlayStatus } from '../../domain/vocabulary.js';
 import * as repo from './authoring.repository.js';
 import { AuthoringStep, MAX_STEPS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
 
@@ -162,7 +162,6 @@ const stalePlay = (play: repo.PlayRow, expected: number) =>
   conflict('stale_play_revision', `the Play is at revision ${play.revision}, not ${expected}`, { currentRevision: play.revision });
 const archivedPlay = (play: repo.PlayRow) => conflict('play_archived', 'an archived Play is read-only', { playId: play.id });
 
-const channelWords = (c: string) => (c === 'email' ? 'e-mail' : c === 'x' ? 'X' : 'LinkedIn');
 const senderHint = (c: string) =>
   c === 'email' ? 'add a mailbox (Accounts → Add mailbox) or connect a messaging account' : c === 'x' ? 'connect an X account' : 'connect a LinkedIn account';
 
@@ -277,7 +276,7 @@ export function createAuthoringService(deps: { db: Database; clock: Clock; confi
       if (missing.length > 0) {
         throw conflict(
           'no_sender_for_channel',
-          `no sender in this workspace for ${missing.map(channelWords).join(' and ')}: ${missing.map(senderHint).join('; ')}`,
+          `no sender in this workspace for ${missing.map(channelName).join(' and ')}: ${missing.map(senderHint).join('; ')}`,
           {
             channels: missing,
           },

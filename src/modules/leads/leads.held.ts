@@ -1,7 +1,9 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { admissionRule, type AdmissionContext, type AdmissionRuleName } from '../../domain/admission.js';
+import { admissionRule, isXStepKind, type AdmissionContext, type AdmissionRuleName } from '../../domain/admission.js';
+import { channelName, type StepKind } from '../../domain/vocabulary.js';
+import { CHANNEL_OF_STEP } from '../../channels/types.js';
 import { heldLeads, type HeldRow } from './leads.held.repository.js';
 
 /**
@@ -42,12 +44,8 @@ const HELD_ORDER: readonly AdmissionRuleName[] = [
   'energy_exhausted',
 ];
 
-function channelWord(kind: string | null): string {
-  if (kind === 'email') return 'e-mail';
-  if (kind === 'x_dm' || kind === 'x_engage') return 'X';
-  if (kind === 'instagram_dm') return 'Instagram';
-  return 'LinkedIn';
-}
+/** The channel of a step kind, as people read it ("LinkedIn" for an unknown kind, as the engine's channelOf reads it). */
+const channelWordOf = (kind: string | null) => channelName(CHANNEL_OF_STEP[kind as StepKind] ?? 'linkedin');
 
 function detailOf(rule: AdmissionRuleName, r: HeldRow): string {
   const seq = `Sequence “${r.sequence_name}”`;
@@ -65,13 +63,14 @@ function detailOf(rule: AdmissionRuleName, r: HeldRow): string {
     case 'x_channel_disabled':
       return "The workspace's X channel is switched off.";
     case 'no_sender_for_channel': {
-      const channel = channelWord(r.step_kind);
+      const channel = channelWordOf(r.step_kind);
       if (r.step_kind === 'email') return 'The lead has no account, and the workspace has no mailbox to send its e-mail from.';
       if (channel === 'X') return 'Neither the lead nor its Play has an X account, and the workspace has none or several to choose from.';
       return `The lead has no ${channel} account, and the workspace has none or several to choose from.`;
     }
     case 'sender_not_connected':
-      if (r.step_kind === 'x_dm' || r.step_kind === 'x_engage') return `X account ${r.x_account ?? ''} is not connected to the workspace.`.replace('  ', ' ');
+      if (isXStepKind(r.step_kind ?? ''))
+        return r.x_account ? `X account ${r.x_account} is not connected to the workspace.` : 'Its X account is not connected to the workspace.';
       return `Account “${r.account_name ?? '?'}” is ${r.account_status ?? 'missing'}.`;
     case 'lead_stopped':
       return "The lead's automation is stopped.";
