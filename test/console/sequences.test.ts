@@ -118,6 +118,25 @@ describe('console sequences /console/sequences (issue 15 §4)', () => {
     expect((await c.get(`/console/sequences/${id}`)).body).toContain('Steps of revision 3 (approved)');
   });
 
+  it('a channel with no sender in the workspace: the page warns, approving is refused with 409 and nothing is saved; a sender lifts both', async () => {
+    const lone = await createWorkspaceWithKey(t, 'No sender');
+    const lc = await signedInConsole(t, lone.key);
+    const id = await insertSequence(t.db, lone.workspaceId, {
+      name: 'Mail only',
+      approvedRevision: null,
+      channels: ['email'],
+      steps: steps(step('email', { subject: 'Hi', message: 'Hello' })),
+    });
+    const page = await lc.get(`/console/sequences/${id}`);
+    expect(page.body).toContain('No sender in this workspace for e-mail: its leads would wait forever.');
+    const refused = await lc.post(`/console/sequences/${id}/approve`, { revision: '1' });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toContain('no sender in this workspace for e-mail');
+    expect((await sequenceRow(id)).approved_revision).toBeNull();
+    await insertMessagingAccount(t.db, lone.workspaceId);
+    expect((await lc.get(`/console/sequences/${id}`)).body).not.toContain('No sender in this workspace');
+  });
+
   it('a sequence of another workspace, or an id that is not one, is the 404 page; a POST there changes nothing', async () => {
     const foreign = await insertSequence(t.db, other.workspaceId, { name: 'Theirs', status: 'draft', revision: 2, approvedRevision: 1 });
     expect((await c.get(`/console/sequences/${foreign}`)).statusCode).toBe(404);

@@ -152,7 +152,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
     ]);
     const approvedCurrent = isApproved(seq);
     // A channel of its steps with no sender in the workspace: warned here, and approving is refused until it has one.
-    const withoutSender = seq.status === 'archived' ? [] : await sequences.channelsWithoutSender(workspaceOf(req), seq);
+    const withoutSender = seq.channelsWithoutSender;
     const changed = seq.changes.filter((c) => c.change !== 'unchanged').length;
     const editable = seq.status === 'draft';
     const leads = editable ? await leadOptions(deps, workspaceOf(req)) : [];

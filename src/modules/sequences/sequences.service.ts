@@ -47,6 +47,16 @@ export interface SenderLane {
   blockedBy: 'x_channel_disabled' | 'no_sender_for_channel' | 'sender_not_connected' | null;
 }
 
+/** The workspace's senders as the admission list's sender rules read them, for a sequence as a whole. */
+function workspaceSenders(ctx: RunContext): AdmissionFacts['sender'] {
+  return {
+    account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null,
+    xAccountSaved: ctx.hasXAccount,
+    xAccountNamed: ctx.hasXAccount,
+    mailboxPool: ctx.hasMailboxPool === true,
+  };
+}
+
 /**
  * The sequence's channels, each with whether the workspace has a sender for it, by the admission list's sender rules
  * (domain/admission.ts) asked with one step of that channel: X steps need the X channel on and an X account saved;
@@ -65,12 +75,7 @@ export function senderLanes(seq: { channels: string[]; steps: { kind: string }[]
       sequence: { status: 'active', revision: 1, approved_revision: 1 },
       workspace: ctx.workspace,
       step: { kind },
-      sender: {
-        account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null,
-        xAccountSaved: ctx.hasXAccount,
-        xAccountNamed: ctx.hasXAccount,
-        mailboxPool: ctx.hasMailboxPool === true,
-      },
+      sender: workspaceSenders(ctx),
     };
     const lane = blockingRules(facts, ctx.admission, (r) => r.scope === 'sender');
     const blockedBy = (['x_channel_disabled', 'no_sender_for_channel', 'sender_not_connected'] as const).find((r) => lane.includes(r)) ?? null;
@@ -90,18 +95,13 @@ export function executionBlockReason(
   seq: { status: SequenceStatus; revision: number; approvedRevision: number | null; channels: string[]; steps: { kind: string }[] },
   ctx: RunContext,
 ): ExecutionBlockReason | null {
-  const facts = (stepKind: string | null): AdmissionFacts => ({
+  const facts: AdmissionFacts = {
     sequence: { status: seq.status, revision: seq.revision, approved_revision: seq.approvedRevision },
     workspace: ctx.workspace,
-    step: stepKind === null ? null : { kind: stepKind },
-    sender: {
-      account: ctx.hasConnectedMessagingAccount ? { stored_status: 'connected', time_zone: null } : null,
-      xAccountSaved: ctx.hasXAccount,
-      xAccountNamed: ctx.hasXAccount,
-      mailboxPool: ctx.hasMailboxPool === true,
-    },
-  });
-  const blocked = new Set(blockingRules(facts(null), ctx.admission, sequenceLevel));
+    step: null,
+    sender: workspaceSenders(ctx),
+  };
+  const blocked = new Set(blockingRules(facts, ctx.admission, sequenceLevel));
   if (blocked.has('sequence_not_active') && seq.status === 'archived') return 'sequence_archived';
   if (blocked.has('sequence_not_approved')) return 'sequence_approval_required';
   if (blocked.has('sequence_not_active')) return seq.status === 'draft' ? 'sequence_draft' : 'sequence_paused';
@@ -207,7 +207,10 @@ export async function channelsWithoutSender(
   workspaceId: string,
   seq: { channels: string[]; steps: { kind: string }[] },
 ): Promise<SenderLane['channel'][]> {
-  const ctx = await readRunContext(deps, workspaceId);
+  return lanesWithoutSender(seq, await readRunContext(deps, workspaceId));
+}
+
+function lanesWithoutSender(seq: { channels: string[]; steps: { kind: string }[] }, ctx: RunContext): SenderLane['channel'][] {
   return senderLanes(seq, ctx)
     .filter((l) => l.blockedBy === 'no_sender_for_channel' || l.blockedBy === 'sender_not_connected')
     .map((l) => l.channel);
@@ -233,6 +236,8 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
         channels,
         steps,
         approvedSteps: r.approved_steps === null ? null : storedSteps(r.approved_steps).map((s, i) => toStep(s, i)),
+        // For the console's sequence page (not an API field): the channels no sender of the workspace can carry.
+        channelsWithoutSender: r.status === 'archived' ? [] : lanesWithoutSender({ channels, steps }, ctx),
         // An extension of the spec's object, answered only when set: a sequence without it reads as the spec's.
         ...(r.send_in_lead_hours ? { sendInLeadHours: true as const } : {}),
       };
@@ -241,7 +246,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
 
   /** The API's list (GET /sequences): every field of the spec, nothing more. */
   async function listSequences(workspaceId: string) {
-    return (await readSequences(workspaceId)).map(({ approvedSteps: _approvedSteps, ...view }) => view);
+    return (await readSequences(workspaceId)).map(({ approvedSteps: _approvedSteps, channelsWithoutSender: _without, ...view }) => view);
   }
 
   /**
@@ -280,12 +285,7 @@ export function createSequencesService(deps: { db: Database; clock: Clock; confi
     );
   }
 
-  /** The channels of a sequence no sender of the workspace can carry (a warning on its page; approval is refused). */
-  async function sequenceChannelsWithoutSender(workspaceId: string, seq: { channels: string[]; steps: { kind: string }[] }) {
-    return channelsWithoutSender(deps, workspaceId, seq);
-  }
-
-  return { listSequences, getSequenceForReview, setStatus, channelsWithoutSender: sequenceChannelsWithoutSender };
+  return { listSequences, getSequenceForReview, setStatus };
 }
 
 export type SequencesService = ReturnType<typeof createSequencesService>;
