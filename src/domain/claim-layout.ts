@@ -36,12 +36,17 @@ export const LEAD_X_ACCOUNT = sql<string | null>`COALESCE(l.account_user_id, p.a
       CASE WHEN ${STEP_KIND} IN ('x_dm'::text, 'x_engage'::text) THEN ${soleXAccount} END)`;
 
 /**
- * The workspace has a mailbox its pool sends from: a mailbox of a `mode: email` account whose login is not known to
- * fail (channels/email/mailboxes/mailboxes.repository.ts `listSendingEmailMailboxes` lists the same mailboxes).
+ * The workspace's mailbox pool: the mailboxes of its `mode: email` accounts whose login is not known to fail. The
+ * e-mail driver picks from it (channels/email/mailboxes/mailboxes.repository.ts `listSendingEmailMailboxes`) and the
+ * admission rule `no_sender_for_channel` asks whether it is empty (`mailboxPoolSql`): both read these two values.
  */
+export const POOL_ACCOUNT_MODE = 'email';
+export const POOL_MAILBOX_HEALTH = ['unknown', 'ok'] as const;
+
+/** The workspace has a mailbox in its pool. */
 export function mailboxPoolSql(workspaceId: RawBuilder<unknown>): RawBuilder<boolean> {
   return sql<boolean>`EXISTS (SELECT 1 FROM mailboxes mb JOIN messaging_accounts mba ON mba.id = mb.account_id AND mba.workspace_id = mb.workspace_id
-      WHERE mb.workspace_id = ${workspaceId} AND mba.mode = 'email' AND mb.health IN ('unknown', 'ok'))`;
+      WHERE mb.workspace_id = ${workspaceId} AND mba.mode = ${POOL_ACCOUNT_MODE} AND mb.health IN (${list(POOL_MAILBOX_HEALTH)}))`;
 }
 
 /** Where the claim's columns come from (aliases l, s, w, p, c, ma). */

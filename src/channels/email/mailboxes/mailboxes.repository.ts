@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { POOL_ACCOUNT_MODE, POOL_MAILBOX_HEALTH } from '../../../domain/claim-layout.js';
 import type { Database } from '../../../db/database.js';
 import type { MailboxesTable } from '../../../db/schema.js';
 import type { TextCipher } from '../../../lib/crypto.js';
@@ -143,8 +144,8 @@ export async function listSendingEmailMailboxes(db: Database, cipher: TextCipher
     .innerJoin('messaging_accounts', 'messaging_accounts.id', 'mailboxes.account_id')
     .select(COLUMNS.map((c) => `mailboxes.${c}` as const))
     .where('mailboxes.workspace_id', '=', workspaceId)
-    .where('messaging_accounts.mode', '=', 'email')
-    .where('mailboxes.health', 'in', ['unknown', 'ok'])
+    .where('messaging_accounts.mode', '=', POOL_ACCOUNT_MODE)
+    .where('mailboxes.health', 'in', POOL_MAILBOX_HEALTH)
     .orderBy('mailboxes.id')
     .execute();
   return rows.map((r) => open(cipher, r));
