@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -9,6 +8,7 @@ import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { startOutreach, type OutreachProcess } from '../helpers/worker-process.js';
+import { freePort } from '../helpers/free-port.js';
 
 // The first hour of a founder who has only the console (issue "the first hour, again", Done when): a fresh install
 // started as the README's `npm start` starts it (the server process on an empty data dir, the demo world loaded, its
@@ -23,14 +23,6 @@ const PASS = 'founder-app-password-4q9z';
 const PINNED = '2026-12-01T10:00:00.000Z';
 const canRun = dovecotAvailable() && fs.existsSync(CHROMIUM_PATH);
 if (!canRun) console.warn(`test/console/founder.browser.test.ts skipped: ${DOVECOT_MISSING} or no ${CHROMIUM_PATH}`);
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe.runIf(canRun)('the founder starts an e-mail campaign alone, on a fresh install', { timeout: 180_000 }, () => {
   let smtp: SmtpReceiver;

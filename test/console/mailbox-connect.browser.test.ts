@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
@@ -10,6 +9,7 @@ import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
+import { freePort } from '../helpers/free-port.js';
 
 // Issue 29 §1 in Chromium: "Connect Google mailbox" on Accounts goes to the provider (the OAuth provider fake, which
 // approves at once and redirects back), the callback saves the mailbox once SMTP (a receiver taking XOAUTH2) and IMAP
@@ -25,17 +25,6 @@ const hasChromium = existsSync(CHROMIUM_PATH);
 const canLogIn = dovecotAvailable();
 if (!hasChromium) console.warn(`test/console/mailbox-connect.browser.test.ts skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium).`);
 else if (!canLogIn) console.warn(`test/console/mailbox-connect.browser.test.ts skipped: ${DOVECOT_MISSING}`);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium', { timeout: 120_000 }, () => {
   let fake: OAuthProviderFake;

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ImapFlow } from 'imapflow';
+import { freePort } from './free-port.js';
 
 /**
  * A real Dovecot IMAP server for one test file: temporary config, passwd-file users (plaintext passwords,
@@ -37,18 +38,6 @@ export interface Dovecot {
   /** Deletes and recreates a user's INBOX (a new UIDVALIDITY), as a server migration would. */
   resetInbox(user: string): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForGreeting(port: number, timeoutMs: number, exited: () => string | null): Promise<void> {

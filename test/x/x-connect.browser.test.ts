@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -9,6 +8,7 @@ import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { ConsoleClient, signedInConsole } from '../helpers/console.js';
 import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
+import { freePort } from '../helpers/free-port.js';
 
 // Issue 18 §1: "Connect X account" runs OAuth 2.0 Authorization Code with PKCE against X's authorize and token
 // endpoints (here the X API fake, which approves at once and redirects back) and returns to the console's callback.
@@ -16,17 +16,6 @@ import { startXApiFake, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js'
 
 // Screenshots for the README only when asked for (UPDATE_SCREENSHOTS=1), so a test run never rewrites tracked files.
 const saveShots = dbEngine() === 'pglite' && process.env.UPDATE_SCREENSHOTS === '1';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('connecting an X account', { timeout: 120_000 }, () => {
   let x: XApiFake;
