@@ -8,7 +8,7 @@ import type { ConsoleDeps } from '../plugin.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, PrimaryLink, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
-import { AccountName, HEALTH } from './mailbox.js';
+import { AccountName, MailboxCells } from './mailbox.js';
 import { PausedMailboxes } from './mailbox-resume.js';
 import { MailboxConnectButtons } from './mailbox-connect-parts.js';
 
@@ -205,18 +205,10 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
               <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Today’s cap', 'Sending']} />
               <tbody>
                 {mailboxes.map((m) => {
-                  const h = HEALTH[m.health];
                   const d = days.get(m.id);
                   return (
                     <tr>
-                      <td>
-                        <a href={`/console/mailboxes/${encodeURIComponent(m.id)}`} safe>
-                          {m.address}
-                        </a>
-                      </td>
-                      <td>
-                        <Badge value={`health_${m.health}`} label={h.label} tone={h.tone} />
-                      </td>
+                      <MailboxCells mailbox={m} />
                       <td class="num" safe>
                         {d ? formatNumber(d.sentToday) : '–'}
                       </td>

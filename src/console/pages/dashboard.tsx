@@ -6,7 +6,7 @@ import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, formatNumber, plural, When } from '../ui.js';
 import { HELD_ALERT_MINUTES } from '../../modules/leads/index.js';
 import { heldFixHref } from '../held.js';
-import { HEALTH } from './mailbox.js';
+import { MailboxCells } from './mailbox.js';
 
 /** How far back the failure count looks: the same window as GET /progress's default. */
 const FAILURE_WINDOW_DAYS = 7;
@@ -345,17 +345,9 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
                 <tbody>
                   {mailboxes.map((m) => {
                     const d = mailboxDays.get(m.id);
-                    const h = HEALTH[m.health];
                     return (
                       <tr>
-                        <td>
-                          <a href={`/console/mailboxes/${encodeURIComponent(m.id)}`} safe>
-                            {m.address}
-                          </a>
-                        </td>
-                        <td>
-                          <Badge value={`health_${m.health}`} label={h.label} tone={h.tone} />
-                        </td>
+                        <MailboxCells mailbox={m} />
                         <td safe>{d ? `${formatNumber(d.sentToday)} of ${formatNumber(d.capToday)}` : '–'}</td>
                       </tr>
                     );

@@ -205,6 +205,24 @@ export const HEALTH: Record<MailboxDetail['view']['health'], { label: string; to
   unreachable: { label: 'Unreachable', tone: 'bad' },
 };
 
+/** A mailbox's first two cells in a table of mailboxes (Accounts, the dashboard's Pacing today): its page, its health. */
+export function MailboxCells(props: { mailbox: { id: string; address: string; health: MailboxDetail['view']['health'] } }) {
+  const { mailbox: m } = props;
+  const h = HEALTH[m.health];
+  return (
+    <>
+      <td>
+        <a href={`/console/mailboxes/${encodeURIComponent(m.id)}`} safe>
+          {m.address}
+        </a>
+      </td>
+      <td>
+        <Badge value={`health_${m.health}`} label={h.label} tone={h.tone} />
+      </td>
+    </>
+  );
+}
+
 const PAUSE_LABEL = { manual: 'Paused by a person', bounces: 'Paused: too many hard bounces', complaints: 'Paused: abuse complaint' } as const;
 
 function serverText(s: MailboxDetail['smtp']): string {
