@@ -651,12 +651,7 @@ export function createMailboxesService(deps: MailboxDeps) {
     /** A person's pause (console **Pause**), distinct from the guards' (docs/email.md "Pause"). */
     pause: (workspaceId: string, id: string, by: 'cli' | 'console') => pauseMailboxByPerson(deps, workspaceId, id, by),
     /** Paused mailboxes, a guard's or a person's (`reason: 'manual'`). */
-    paused: async (workspaceId: string) => {
-      const list = await pausedMailboxes(deps.db, workspaceId);
-      const manual = new Set<string>();
-      for (const p of list) if ((await repo.readPause(deps.db, workspaceId, p.id))?.reason === 'manual') manual.add(p.id);
-      return list.map((p) => (manual.has(p.id) ? { ...p, reason: 'manual' as const } : p));
-    },
+    paused: (workspaceId: string) => pausedMailboxes(deps.db, workspaceId),
     /** The console's Add mailbox (SMTP/IMAP) form: checks, guard, save. */
     addWithPassword: (workspaceId: string, fields: PasswordMailboxFields) => addPasswordMailbox(deps, workspaceId, fields),
     edit: (workspaceId: string, id: string, changes: MailboxEdit) => editMailbox(deps, workspaceId, id, changes),
