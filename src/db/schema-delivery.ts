@@ -28,16 +28,22 @@ export interface XAccountOauthTable {
 
 export type XDisconnectReason = 'token_refused' | 'by_person';
 
-export interface XOauthStatesTable {
+/**
+ * A pending OAuth connect of any channel (migration 0041; src/channels/oauth/): single use, ten minutes. `flow`: whose
+ * it is (`x`, `mailbox`); `details`: what only that flow keeps (a mailbox's provider, account and server overrides).
+ */
+export interface OauthStatesTable {
   state: string;
   workspace_id: string;
+  flow: string;
   /** Encrypted PKCE code verifier. */
   code_verifier: string;
   redirect_uri: string;
+  /** The console session that started it (SHA-256 of its id); null when started by the CLI. */
+  session_id_hash: string | null;
+  details: Json<Record<string, unknown>>;
   created_at: CreatedAt;
   expires_at: Timestamp;
-  /** The console session that started it (SHA-256 of its id); null for `outreach x connect` (migration 0020). */
-  session_id_hash: string | null;
 }
 
 /**
@@ -223,21 +229,6 @@ export interface MailboxesTable {
   oauth_provider: 'google' | 'microsoft' | null;
   oauth_tokens_enc: string | null;
   oauth_expires_at: Timestamp | null;
-}
-
-/** A pending mailbox connect (migration 0030; src/channels/email/mailboxes/oauth-connect.ts). */
-export interface MailboxOauthStatesTable {
-  state: string;
-  workspace_id: string;
-  provider: 'google' | 'microsoft';
-  account_id: string | null;
-  code_verifier: string;
-  redirect_uri: string;
-  smtp_url: string | null;
-  imap_url: string | null;
-  session_id_hash: string | null;
-  created_at: Timestamp;
-  expires_at: Timestamp;
 }
 
 /** A mailbox's latest sending-domain check (migration 0028; src/channels/email/deliverability/domain-checks.ts). */

@@ -335,7 +335,7 @@ export interface DB {
   api_keys: ApiKeysTable;
   x_accounts: XAccountsTable;
   x_account_oauth: delivery.XAccountOauthTable;
-  x_oauth_states: delivery.XOauthStatesTable;
+  oauth_states: delivery.OauthStatesTable;
   x_dm_events_seen: delivery.XDmEventsSeenTable;
   x_dm_senders: delivery.XDmSendersTable;
   tasks: delivery.TasksTable;
@@ -363,7 +363,6 @@ export interface DB {
   x_profiles: XProfilesTable;
   engine_discovery: EngineDiscoveryTable;
   mailboxes: delivery.MailboxesTable;
-  mailbox_oauth_states: delivery.MailboxOauthStatesTable;
   mailbox_domain_checks: delivery.MailboxDomainChecksTable;
   email_messages: delivery.EmailMessagesTable;
   x_dm_sends: delivery.XDmSendsTable;

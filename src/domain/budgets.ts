@@ -1,4 +1,5 @@
 import type { EngineConfig } from '../config/config.js';
+import type { SequenceStepRow } from '../db/schema.js';
 import { localDay, localDaysBetween, safeZone } from './time.js';
 
 /**
@@ -13,6 +14,7 @@ import { localDay, localDaysBetween, safeZone } from './time.js';
  * | `account`    | messaging account id  | `actions` (every paced send)    | local day | none (it carries the spacing instant) |
  * | `mailbox`    | mailbox id            | `emails`                        | local day | message cap, ramped during warm-up    |
  * | `x_account`  | X user id             | `dms`, `follows`                | UTC day   | message cap, invite cap               |
+ * | `linkedin_gateway` | messaging account id | `invites` / `messages`     | rolling week / UTC day | gateway's weekly invites, daily messages |
  *
  * Local days are the messaging account's `time_zone` (a mailbox follows its account's). Reserved by one conditional
  * upsert that never passes the cap whatever the concurrency, and given back when the step is not performed.
@@ -24,7 +26,7 @@ import { localDay, localDaysBetween, safeZone } from './time.js';
  */
 export type PacingRules = EngineConfig['pacing'];
 
-export type BudgetScope = 'account' | 'mailbox' | 'x_account' | 'mailbox_domain';
+export type BudgetScope = 'account' | 'mailbox' | 'x_account' | 'mailbox_domain' | 'linkedin_gateway';
 export type BudgetName = 'invites' | 'messages' | 'actions' | 'emails' | 'dms' | 'follows';
 export type BudgetWindow = 'local_day' | 'utc_day' | 'rolling_week';
 
@@ -53,6 +55,7 @@ export const BUDGET_WINDOWS = {
   mailbox: { emails: 'local_day' },
   mailbox_domain: { emails: 'local_day' },
   x_account: { dms: 'utc_day', follows: 'utc_day' },
+  linkedin_gateway: { invites: 'rolling_week', messages: 'utc_day' },
 } as const satisfies Partial<Record<BudgetScope, Partial<Record<BudgetName, BudgetWindow>>>>;
 
 /** The day a window containing `at` counts under: the local day in `timeZone`, or the UTC day. */
@@ -81,6 +84,15 @@ export function mailboxBudgetKey(workspaceId: string, mailboxId: string, day: st
 export function xAccountBudgetKey(workspaceId: string, userId: string, budget: XBudget, at: Date): BudgetKey {
   const window = BUDGET_WINDOWS.x_account[budget];
   return { workspaceId, scope: 'x_account', scopeId: userId, budget, window, windowStart: windowStartOf(window, at, null) };
+}
+
+/**
+ * A LinkedIn gateway account's budget (channels/linkedin/driver.ts reserves it at send time): the week's invitations
+ * (rolling seven local days in `timeZone`) or the UTC day's messages, windows as BUDGET_WINDOWS.linkedin_gateway says.
+ */
+export function gatewayBudgetKey(workspaceId: string, accountId: string, budget: 'invites' | 'messages', at: Date, timeZone: string | null): BudgetKey {
+  const window = BUDGET_WINDOWS.linkedin_gateway[budget];
+  return { workspaceId, scope: 'linkedin_gateway', scopeId: accountId, budget, window, windowStart: windowStartOf(window, at, timeZone) };
 }
 
 /** One mailbox's e-mails to one recipient domain on one local day (OUTREACH_MAILBOX_DOMAIN_DAILY_CAP). */
@@ -122,4 +134,48 @@ export function accountCaps(rules: PacingRules, warmupStartedAt: Date | null, no
 export function mailboxCap(rules: PacingRules, warmupStartedAt: Date | null, now: Date, timeZone: string): number {
   const ramp = rampOf(rules, warmupStartedAt, now, timeZone);
   return ramp.warmupComplete ? rules.messageCap : Math.min(rules.messageCap, ramp.inviteCapToday);
+}
+
+/**
+ * The sender a step goes out through, as the claim resolved it (domain/claim-layout.ts): the messaging account
+ * (`accountId`, its time zone and warm-up) and, for a channel that sends as a platform account, that account's user id
+ * (`accountUserId`, X). `delivery` is how the sender reaches its platform (domain/policy.ts AccountDelivery).
+ */
+export interface Sender {
+  workspaceId: string;
+  accountId: string | null;
+  accountUserId: string | null;
+  timeZone: string | null;
+  warmupStartedAt: Date | null;
+  delivery: string;
+}
+
+/** What a channel says about its budgets (channels/descriptor.ts `budgetsOf`); passed in, so the domain imports no channel. */
+export interface BudgetSource {
+  budgetsOf?(step: SequenceStepRow, sender: Sender, at: Date): BudgetKey[];
+}
+
+/**
+ * The budgets a step draws from its sender at `at`: the keys its channel names, each checked against
+ * BUDGET_WINDOWS (a key whose window is not the one written there for its scope and budget is a programming error
+ * and throws). A channel without budgets (or an unknown step kind, `source` undefined) draws none.
+ */
+export function budgetsOf(source: BudgetSource | undefined, step: SequenceStepRow, sender: Sender, at: Date): BudgetKey[] {
+  const keys = source?.budgetsOf?.(step, sender, at) ?? [];
+  for (const k of keys) {
+    const windows: Partial<Record<BudgetScope, Partial<Record<BudgetName, BudgetWindow>>>> = BUDGET_WINDOWS;
+    if (windows[k.scope]?.[k.budget] !== k.window) throw new Error(`budget ${k.scope}/${k.budget} has no ${k.window} window in BUDGET_WINDOWS`);
+  }
+  return keys;
+}
+
+/**
+ * The keys a paced send of `budget` takes on its messaging account's local day (the claim's reservation,
+ * engine/pacing.ts): the budget's own row and, for every send, one `actions` row. None without an account.
+ */
+export function accountBudgetKeys(sender: Sender, budget: AccountBudget, at: Date): BudgetKey[] {
+  if (!sender.accountId) return [];
+  const day = windowStartOf(BUDGET_WINDOWS.account[budget], at, sender.timeZone);
+  const own = accountBudgetKey(sender.workspaceId, sender.accountId, budget, day);
+  return budget === 'actions' ? [own] : [own, accountBudgetKey(sender.workspaceId, sender.accountId, 'actions', day)];
 }

@@ -19,7 +19,9 @@ import type { AdmissionSources } from './admission.js';
 export const LINKEDIN_STEP_KINDS = ['connect', 'message', 'engage'] as const;
 
 const list = (values: readonly string[]) => sql.join(values.map((v) => sql`${v}::text`));
-const STEP_KIND = sql<string | null>`(s.steps -> l.current_step ->> 'kind')`;
+/** The kind of the lead's current step, in the claim's layout. */
+export const CLAIM_STEP_KIND = sql<string | null>`(s.steps -> l.current_step ->> 'kind')`;
+const STEP_KIND = CLAIM_STEP_KIND;
 
 /** The workspace's only messaging account of `mode` (NULL when it has none or several). */
 const soleAccount = (mode: string) =>
@@ -34,6 +36,11 @@ export const LEAD_SENDER_ACCOUNT = sql<string | null>`COALESCE(l.account_id,
 /** The X account that carries a lead's X steps: its own, its Play's, else the workspace's only one (X steps only). */
 export const LEAD_X_ACCOUNT = sql<string | null>`COALESCE(l.account_user_id, p.account_user_id,
       CASE WHEN ${STEP_KIND} IN ('x_dm'::text, 'x_engage'::text) THEN ${soleXAccount} END)`;
+/**
+ * The platform account user a lead's steps go through when its channel sends as one (channels/descriptor.ts
+ * `sendsFrom: 'account_user'`): today the X account of LEAD_X_ACCOUNT.
+ */
+export const LEAD_ACCOUNT_USER = LEAD_X_ACCOUNT;
 
 /**
  * The workspace's mailbox pool: the mailboxes of its `mode: email` accounts whose login is not known to fail. The
@@ -48,6 +55,12 @@ export function mailboxPoolSql(workspaceId: RawBuilder<unknown>): RawBuilder<boo
   return sql<boolean>`EXISTS (SELECT 1 FROM mailboxes mb JOIN messaging_accounts mba ON mba.id = mb.account_id AND mba.workspace_id = mb.workspace_id
       WHERE mb.workspace_id = ${workspaceId} AND mba.mode = ${POOL_ACCOUNT_MODE} AND mb.health IN (${list(POOL_MAILBOX_HEALTH)}))`;
 }
+
+/**
+ * A messaging account's delivery setting (how its steps reach its platform: domain/policy.ts AccountDelivery, the world
+ * file's "LinkedIn delivery"), under alias `alias`; NULL without an account.
+ */
+export const accountDeliverySql = (alias: string): RawBuilder<string | null> => sql.ref<string | null>(`${alias}.linkedin_delivery`);
 
 /** Where the claim's columns come from (aliases l, s, w, p, c, ma). */
 export const CLAIMED_LEAD_FROM = sql`FROM leads l

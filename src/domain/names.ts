@@ -215,6 +215,25 @@ const CONNECTORS = new Set(
 );
 
 /**
+ * Removes the leading honorifics from `words` (in place), with the degree words of a German title run ("Prof. Dr.
+ * med."); an ambiguous one ("Dean") only when dotted or followed by two more words. True when any was removed.
+ */
+function dropHonorifics(words: string[]): boolean {
+  let honorific = false;
+  while (words.length > 0) {
+    const w = words[0];
+    const k = key(w);
+    const dotted = w.endsWith('.') || /^dr\.?-ing\.?$/i.test(w);
+    const titleRun = honorific && ((DEGREE_WORDS.has(k) && dotted) || (CONNECTORS.has(k) && words.length > 1 && HONORIFICS.has(key(words[1]))));
+    if (HONORIFICS.has(k) || (AMBIGUOUS_HONORIFICS.has(k) && (dotted || words.length >= 3)) || titleRun) {
+      words.shift();
+      honorific = true;
+    } else break;
+  }
+  return honorific;
+}
+
+/**
  * Splits a lead's `person` into the given name to greet and the family name.
  *
  * Rules (docs/sequences-and-leads.md "Names"): emoji, symbols, e-mail addresses, bracketed asides and words with digits
@@ -250,18 +269,7 @@ export function splitName(person: string | null | undefined): NameParts {
   words = words.map(strip).filter((w) => w.length > 0 && HAS_LETTER.test(w) && !/\p{N}/u.test(w));
   if (family) family = family.filter((w) => HAS_LETTER.test(w) && !/\p{N}/u.test(w));
 
-  // Leading honorifics, with the degree words of a German title run ("Prof. Dr. med.").
-  let honorific = false;
-  while (words.length > 0) {
-    const w = words[0];
-    const k = key(w);
-    const dotted = w.endsWith('.') || /^dr\.?-ing\.?$/i.test(w);
-    const titleRun = honorific && ((DEGREE_WORDS.has(k) && dotted) || (CONNECTORS.has(k) && words.length > 1 && HONORIFICS.has(key(words[1]))));
-    if (HONORIFICS.has(k) || (AMBIGUOUS_HONORIFICS.has(k) && (dotted || words.length >= 3)) || titleRun) {
-      words.shift();
-      honorific = true;
-    } else break;
-  }
+  const honorific = dropHonorifics(words);
   // Trailing credentials and suffixes ("Jane Doe MBA", "John Smith Jr.").
   while (words.length > 1 && isCredential(words[words.length - 1])) words.pop();
   if (family) while (family.length > 1 && isCredential(family[family.length - 1])) family.pop();

@@ -1,10 +1,8 @@
-import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { LeadStage } from '../db/schema.js';
-import { uncontactedSql } from './uncontacted.js';
 import { identityKeysOfLead, isSamePerson, type IdentityKeys } from './identity.js';
 
-// The SQL of opting a person out and of the suppression list (domain/opt-out.ts holds the rule).
+// The SQL of opting a person out and of the suppression list (domain/opt-out.ts holds the rule; the lanes' write is
+// domain/lanes.ts `optOut`).
 
 /** The identity keys of one lead (unlocked: the lanes are locked next, in id order). */
 export async function findIdentityKeys(db: Database, workspaceId: string, leadId: string): Promise<IdentityKeys | null> {
@@ -37,28 +35,6 @@ export async function lockLanes(trx: Database, workspaceId: string, leadId: stri
     .where((eb) => eb.or([eb('id', '=', leadId), isSamePerson(eb, workspaceId, keys)]))
     .orderBy('id')
     .forUpdate()
-    .execute();
-}
-
-/**
- * Opts the given (locked) leads out: `opted_out_at`, every automation on them stopped (nothing due, nothing watched),
- * and a lane nobody has contacted yet (domain/uncontacted.ts) ends `skipped`, as a stop leaves it.
- */
-export async function markOptedOut(trx: Database, p: { workspaceId: string; leadIds: string[]; at: Date; now: Date }): Promise<void> {
-  if (p.leadIds.length === 0) return;
-  await trx
-    .updateTable('leads')
-    .set({
-      opted_out_at: p.at,
-      automation_stopped: true,
-      next_action_at: null,
-      observe_next_at: null,
-      stage: sql<LeadStage>`CASE WHEN ${uncontactedSql()} THEN 'skipped' ELSE stage END`,
-      updated_at: p.now,
-    })
-    .where('workspace_id', '=', p.workspaceId)
-    .where('id', 'in', p.leadIds)
-    .where('opted_out_at', 'is', null)
     .execute();
 }
 

@@ -1,8 +1,8 @@
 import type { Database } from '../db/database.js';
-import { insertLedgerEntry } from './ledger.repository.js';
-import { newId } from '../lib/ids.js';
+import { appendLedger, manualOverrideEntry, type OptOutNote } from './ledger.js';
 import type { Classification } from './classify.js';
 import * as repo from './opt-out.repository.js';
+import { optOut } from './lanes.js';
 import { suppress, type SuppressionReason } from './suppression.js';
 
 export { findLeadForOptOut } from './opt-out.repository.js';
@@ -53,7 +53,7 @@ export interface OptOutRequest {
   /** The channel the request came on, for the ledger (e-mail for the link and the mailto). */
   channel?: string;
   /** What the entry point adds to each ledger entry's detail (a reply decision: replyId, decision, by). */
-  detail?: Record<string, unknown>;
+  detail?: OptOutNote;
 }
 
 export interface OptOutResult {
@@ -85,21 +85,13 @@ export async function lockPersonLanes(trx: Database, p: { workspaceId: string; l
 export async function optOutPerson(trx: Database, p: OptOutRequest): Promise<OptOutResult> {
   const lanes = await lockPersonLanes(trx, p);
   const fresh = lanes.filter((l) => l.opted_out_at === null);
-  await repo.markOptedOut(trx, { workspaceId: p.workspaceId, leadIds: fresh.map((l) => l.id), at: p.at, now: p.now });
+  await optOut(trx, { workspaceId: p.workspaceId, leadIds: fresh.map((l) => l.id), at: p.at, now: p.now });
   const addresses = new Set([p.email, ...lanes.map((l) => l.email)].map((a) => a?.trim().toLowerCase()).filter((a): a is string => !!a));
   const reason = SUPPRESSION_OF[p.via];
   for (const address of addresses) await suppress(trx, { workspaceId: p.workspaceId, address, reason, leadId: p.leadId, at: p.at });
   for (const lane of fresh) {
-    await insertLedgerEntry(trx, {
-      id: newId(),
-      workspaceId: p.workspaceId,
-      at: p.at,
-      action: 'manual_override',
-      outcome: 'ok',
-      detail: { ...p.detail, op: 'opt_out', via: p.via, ...(p.channel && { channel: p.channel }), permanent: true },
-      accountId: lane.account_id,
-      leadId: lane.id,
-    });
+    const detail = { ...p.detail, op: 'opt_out' as const, via: p.via, ...(p.channel && { channel: p.channel }), permanent: true as const };
+    await appendLedger(trx, [manualOverrideEntry({ workspaceId: p.workspaceId, at: p.at, detail, accountId: lane.account_id, leadId: lane.id })]);
   }
   return { changedLeadIds: fresh.map((l) => l.id), personLeadIds: lanes.map((l) => l.id) };
 }

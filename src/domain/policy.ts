@@ -14,6 +14,9 @@ import type { Channel, LinkedinDeliveryMode, StepKind } from './vocabulary.js';
  */
 export type AccountDelivery = LinkedinDeliveryMode | 'x_connected';
 
+/** The delivery of a sender that reaches no platform (a simulation); a channel's sender has it unless its channel says otherwise. */
+export const SANDBOX_DELIVERY = 'sandbox' satisfies AccountDelivery;
+
 /** Why a person must act (a task's `reason`); each one is a row of docs/policy.md. */
 export const PERSON_REASONS = [
   /** X Developer Guidelines: automated DMs only after the person has DMed the account first. */
@@ -41,9 +44,11 @@ const person = (reason: PersonReason): Delivery => ({ by: 'person', reason });
 
 /**
  * The policy table (docs/policy.md § "The table"). `kind` is a step kind, or `reply` for a reply decision's answer on
- * `channel`. A sandbox account is always the engine's: it is a simulation and nothing reaches a platform.
+ * `channel`; `account` is the sender's delivery (AccountDelivery; the claim reads it from its channel's `delivery`).
+ * A sandbox account is always the engine's: it is a simulation and nothing reaches a platform. A channel this table
+ * has no row for (one registered at run time) is the engine's.
  */
-export function deliveryOf(kind: StepKind | 'reply', channel: Channel, account: AccountDelivery): Delivery {
+export function deliveryOf(kind: StepKind | 'reply' | (string & {}), channel: Channel | (string & {}), account: AccountDelivery | (string & {})): Delivery {
   if (account === 'sandbox' || channel === 'email') return ENGINE;
   if (channel === 'x') {
     if (account !== 'x_connected') return ENGINE;
@@ -53,6 +58,7 @@ export function deliveryOf(kind: StepKind | 'reply', channel: Channel, account: 
     return person('x_engage_by_person');
   }
   if (channel === 'instagram') return person('instagram_no_cold_dm');
+  if (channel !== 'linkedin') return ENGINE;
   // LinkedIn.
   if (account === 'tasks') return person('linkedin_tasks');
   if (account === 'gateway') return kind === 'engage' ? person('linkedin_engage_by_person') : ENGINE;

@@ -25,18 +25,19 @@ export async function isSuppressed(db: Database, workspaceId: string, address: s
   return r !== undefined;
 }
 
-export async function upsertSuppression(
-  trx: Database,
-  s: {
-    workspaceId: string;
-    address: string;
-    reason: SuppressionReason;
-    leadId: string | null;
-    sourceMessageId?: string | null;
-    at: Date;
-    rank: Record<SuppressionReason, number>;
-  },
-): Promise<void> {
+/** An address to put on a workspace's suppression list, and why. */
+export interface Suppression {
+  workspaceId: string;
+  /** Any spelling; stored as its identity key. */
+  address: string;
+  reason: SuppressionReason;
+  leadId: string | null;
+  /** Our Message-ID that the report or reply was tied to, when there was one. */
+  sourceMessageId?: string | null;
+  at: Date;
+}
+
+export async function upsertSuppression(trx: Database, s: Suppression & { rank: Record<SuppressionReason, number> }): Promise<void> {
   const rankOf = (col: 'excluded.reason' | 'suppressed_addresses.reason') =>
     sql`CASE ${sql.ref(col)} ${sql.join(
       Object.entries(s.rank).map(([r, n]) => sql`WHEN ${r} THEN ${n}`),

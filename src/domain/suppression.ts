@@ -1,8 +1,9 @@
 import type { Database } from '../db/database.js';
 import { newId } from '../lib/ids.js';
 import { emailKey } from './identity.js';
-import { insertLedgerEntry } from './ledger.repository.js';
+import { appendLedger, manualOverrideEntry } from './ledger.js';
 import * as repo from './suppression.repository.js';
+import type { Suppression } from './suppression.repository.js';
 
 // The suppression list (docs/deliverability.md "The suppression list"): the addresses a workspace never e-mails again,
 // each with why, which lead and message caused it, and when. Keyed by the address's identity key (identity.ts
@@ -31,17 +32,6 @@ const RANK: Record<SuppressionReason, number> = { bounced_soft: 1, bounced_hard:
  */
 export const SOFT_BOUNCE_THRESHOLD = 3;
 export const SOFT_BOUNCE_WINDOW_DAYS = 30;
-
-export interface Suppression {
-  workspaceId: string;
-  /** Any spelling; stored as its identity key. */
-  address: string;
-  reason: SuppressionReason;
-  leadId: string | null;
-  /** Our Message-ID that the report or reply was tied to, when there was one. */
-  sourceMessageId?: string | null;
-  at: Date;
-}
 
 /**
  * Puts an address on the list (inside the caller's transaction). An address already there keeps its row; its reason
@@ -85,18 +75,10 @@ export async function removeSuppression(trx: Database, p: { workspaceId: string;
   await repo.deleteSuppression(trx, { id: newId(), workspaceId: p.workspaceId, row, by: p.by, now: p.now });
   const account = row.lead_id ? await repo.leadAccount(trx, p.workspaceId, row.lead_id) : undefined;
   if (row.lead_id && account !== undefined) {
-    await insertLedgerEntry(trx, {
-      id: newId(),
-      workspaceId: p.workspaceId,
-      at: p.now,
-      action: 'manual_override',
-      outcome: 'ok',
-      detail: { op: 'suppression_removed', channel: 'email', reason: row.reason, by: p.by },
-      accountId: account,
-      leadId: row.lead_id,
-    });
+    const detail = { op: 'suppression_removed' as const, channel: 'email' as const, reason: row.reason, by: p.by };
+    await appendLedger(trx, [manualOverrideEntry({ workspaceId: p.workspaceId, at: p.now, detail, accountId: account, leadId: row.lead_id })]);
   }
   return { removed: true, address, reason: row.reason };
 }
 
-export { decodeCursor, isSuppressed, listSuppressions, type SuppressionRow, type SuppressionPage } from './suppression.repository.js';
+export { decodeCursor, isSuppressed, listSuppressions, type Suppression, type SuppressionRow, type SuppressionPage } from './suppression.repository.js';

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { NewTask } from './tasks.js';
@@ -42,13 +41,6 @@ export async function insertTasks(db: Database, cipher: TextCipher, tasks: NewTa
     .returning('id')
     .execute();
   return inserted.map((r) => r.id);
-}
-
-/** Leads whose step became a task: nothing is due until the task is done or skipped (docs/tasks.md). */
-export async function holdLanesForTasks(db: Database, leadIds: string[], now: Date): Promise<void> {
-  if (leadIds.length === 0) return;
-  await sql`UPDATE leads SET waiting_for = 'task', next_action_at = NULL, updated_at = ${now.toISOString()}::timestamptz
-    WHERE id IN (${sql.join(leadIds.map((id) => sql`${id}::uuid`))})`.execute(db);
 }
 
 /** Open tasks across every workspace, for `outreach_tasks_open` (read at scrape time; the partial index tasks_open_by_lead covers it). */

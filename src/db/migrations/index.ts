@@ -34,6 +34,8 @@ import * as m0037 from './0037_lead_time_zone.js';
 import * as m0038 from './0038_lead_twin_decisions.js';
 import * as m0039 from './0039_lead_custom_fields.js';
 import * as m0040 from './0040_event_stream_order.js';
+import * as m0041 from './0041_oauth_states.js';
+import * as m0042 from './0042_gateway_budget_scope.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -138,4 +140,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0038_lead_twin_decisions': m0038,
   '0039_lead_custom_fields': m0039,
   '0040_event_stream_order': m0040,
+  '0041_oauth_states': m0041,
+  '0042_gateway_budget_scope': m0042,
 };
