@@ -49,8 +49,9 @@ export interface OutboundAction {
   workspaceId: string;
   accountId: string | null;
   accountUserId: string | null;
-  kind: StepKind | 'reply';
-  channel: Channel;
+  /** A step kind (the spec's, or a runtime channel's), or `reply` for a reply decision's answer. */
+  kind: StepKind | 'reply' | (string & {});
+  channel: Channel | (string & {});
   recipient: Recipient;
   subject: string | null;
   text: string | null;
@@ -227,7 +228,7 @@ export interface LinkedinAccountPassCounts {
   error?: 'linkedin_gateway_auth_failed' | 'linkedin_gateway_rate_limited' | 'linkedin_gateway_unreachable';
 }
 
-/** What one engine pass did (POST /admin/v1/engine/tick answers it; the worker logs it). */
+/** What one engine pass did, inside the engine; `passReport` (engine/index.ts) is its form on the wire. */
 export interface PassSummary {
   /** Steps that went out (outcome ok). */
   actions: number;
@@ -242,15 +243,37 @@ export interface PassSummary {
   discovered: number;
   /** Steps the platform policy gave to a person as tasks this pass (docs/tasks.md); absent when none. */
   tasksOpened?: number;
+  /**
+   * Per channel, per account polled or sent from this pass: the channel's counts (e-mail: MailboxPassCounts per
+   * mailbox; X: XAccountPassCounts per X user id; LinkedIn: LinkedinAccountPassCounts per messaging account id). A
+   * channel is present once one of its accounts has counts.
+   */
+  channels: Record<string, Record<string, object>>;
+}
+
+/**
+ * What one engine pass did, as POST /admin/v1/engine/tick answers it and the worker logs it: the pass's counters,
+ * and each channel's per-account counts under the field its descriptor names (`labels.summaryKey`).
+ */
+export type PassReport = Omit<PassSummary, 'channels'> & {
   /** Per mailbox polled this pass (inbox watcher): replies, out-of-office, bounces, unsubscribes, unmatched mail. */
   mailboxes?: Record<string, MailboxPassCounts>;
   /** Per connected X account polled this pass (X watcher): DM replies, follow-backs, unmatched DMs. */
   xAccounts?: Record<string, XAccountPassCounts>;
   /** Per LinkedIn gateway account polled this pass (LinkedIn watcher): replies, acceptances, unmatched chats. */
   linkedinAccounts?: Record<string, LinkedinAccountPassCounts>;
-}
+};
 
-export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed: 0, repliesDetected: 0, deferred: 0, observations: 0, discovered: 0 });
+export const emptySummary = (): PassSummary => ({
+  actions: 0,
+  skipped: 0,
+  failed: 0,
+  repliesDetected: 0,
+  deferred: 0,
+  observations: 0,
+  discovered: 0,
+  channels: {},
+});
 
 /**
  * A channel: how it acts (perform), how it learns whether an interrupted action went out (confirm), and how it
@@ -258,7 +281,8 @@ export const emptySummary = (): PassSummary => ({ actions: 0, skipped: 0, failed
  * shared loop in channels/watch-loop.ts).
  */
 export interface ChannelDriver {
-  readonly channel: Channel;
+  /** The channel it serves (a built-in's Channel, or a channel registered at run time). */
+  readonly channel: string;
   perform(action: OutboundAction, ctx?: DriverContext): Promise<ActionResult>;
   /**
    * Asks the provider, by idempotency key, whether `action` went out. Only drivers whose provider can answer
@@ -284,7 +308,8 @@ export interface ChannelDriver {
 }
 
 export interface ChannelDrivers {
-  forChannel(channel: Channel): ChannelDriver;
+  /** The driver of `channel`; throws for a channel with none. */
+  forChannel(channel: string): ChannelDriver;
   /** Every driver that watches an inbox, in the order a pass reads them (test doubles may have none). */
   watchers?(): ChannelDriver[];
 }

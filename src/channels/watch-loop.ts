@@ -88,7 +88,7 @@ export async function runWatchLoop<A, C extends object>(spec: WatchSpec<A, C>, c
     claimed.forEach((a, i) => {
       seen.add(idOf(a));
       const key = spec.keyOf(a);
-      const into = (ctx.summary[spec.slot] ??= {}) as unknown as Record<string, Counts>;
+      const into = (ctx.summary.channels[channel] ??= {}) as Record<string, Counts>;
       into[key] = mergeCounts(into[key], results[i] as Counts);
     });
   }

@@ -9,25 +9,33 @@ import {
   localOutcome,
   prepareSend,
   refusedOutcome,
+  senderOf,
   taskOutcome,
   uncertainOutcome,
   type Outcome,
   type OutcomeRules,
   type PlannedSend,
 } from './outcomes.js';
-import { accountDeliveryOf, deliveryOf } from '../domain/policy.js';
+import { deliveryOf } from '../domain/policy.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { releaseReservations, reservePacing, sendingWindowRetryAt, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
 import { recordOutcomes } from './record.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
-import { bucketOf, channelOf } from './steps.js';
+import { bucketOf, channelOfKind } from './steps.js';
+import type { ChannelDescriptor, ChannelRegistry } from '../channels/descriptor.js';
+import { budgetKeyText, budgetsOf, nextUtcDay, type BudgetKey } from '../domain/budgets.js';
+import { lockBudgets, releaseBudgets, reserveBudgets } from '../domain/budgets.repository.js';
+import { addLocalDays, safeZone, zonedTime } from '../domain/time.js';
 
 // The claim transaction, as the five steps it takes: classify the claimed leads (the admission list's rules,
 // src/domain/admission.ts: `hold` ones in the claim's SQL, `stop` and `wait` ones here), reserve the accounts' send
 // budgets, charge energy, mark the sends in flight, record the rest. Budgets come before energy: the workspace row is
 // the hottest lock, so it is taken last and held only for the few statements before commit.
+
+/** The cap of one of a channel's budget keys, from its descriptor and the process's settings (null: uncapped). */
+export type BudgetCapOf = (channel: ChannelDescriptor, key: BudgetKey) => number | null;
 
 type ClaimSettings = Pick<EngineConfig, 'inflightLeaseSeconds' | 'batchSize' | 'unitsPerAction' | 'pacing'> & OutcomeRules;
 
@@ -57,7 +65,13 @@ interface Classified {
  * What each claimed lead needs: a delivery check, a local decision, a wait for acceptance or for the sending hours,
  * or a send. The admission list's `stop` rules arrive as columns of the claim's SQL; its `wait` rule is checked here.
  */
-function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: ClaimSettings, admission: AdmissionContext): Classified {
+function classifyClaimed(
+  rows: ClaimedRow[],
+  channels: { drivers: ChannelDrivers; registry: ChannelRegistry },
+  config: ClaimSettings,
+  admission: AdmissionContext,
+): Classified {
+  const { drivers, registry } = channels;
   const { now } = admission;
   const units = config.unitsPerAction;
   const out: Classified = { checks: [], local: [], waits: [], deferred: [], candidates: [] };
@@ -67,7 +81,8 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
     const step = steps[row.current_step];
     if (row.inflight_key) {
       const inflight = steps[row.inflight_step ?? row.current_step];
-      const prepared = inflight && drivers.forChannel(channelOf(inflight.kind)).confirm ? prepareSend(row, inflight, now) : null;
+      const ch = inflight && channelOfKind(registry, inflight.kind);
+      const prepared = inflight && drivers.forChannel(ch.channel).confirm ? prepareSend(ch, row, inflight, now) : null;
       if (prepared?.ok) {
         const key = row.inflight_key;
         // `at` is when the interrupted attempt began: a driver looking for it at the provider searches from there.
@@ -77,28 +92,36 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
           key,
           action: { ...prepared.send.action, idempotencyKey: key, at },
           units,
-          release: inflightRelease(row, inflight),
+          release: inflightRelease(ch, row, inflight),
         });
       } else {
-        out.local.push(uncertainOutcome(row, inflight, now));
+        out.local.push(uncertainOutcome(ch, row, inflight, now));
       }
     } else if (!step) {
-      out.local.push(localOutcome(row, undefined, 'done', {}, now));
+      out.local.push(localOutcome(undefined, row, undefined, 'done', { step: row.current_step }, now));
     } else if (row.identity_opted_out) {
-      out.local.push(localOutcome(row, step, 'opted_out', { step: row.current_step, kind: step.kind, reason: 'identity_opted_out' }, now));
-    } else if (step.kind === 'message' && row.invited_at && !row.connected_at && row.linkedin_delivery !== 'tasks') {
-      // A tasks account has no watcher to hear the acceptance: its message task opens when due, and the person sends
-      // it once they see the invitation accepted (docs/tasks.md).
+      out.local.push(
+        localOutcome(
+          channelOfKind(registry, step.kind),
+          row,
+          step,
+          'opted_out',
+          { step: row.current_step, kind: step.kind, reason: 'identity_opted_out' },
+          now,
+        ),
+      );
+    } else if (channelOfKind(registry, step.kind).waitsForAcceptance?.(step, row, row.delivery)) {
+      // The step waits for its channel's invitation to be accepted (channels/descriptor.ts `waitsForAcceptance`).
       out.waits.push(row.id);
     } else {
-      const prepared = prepareSend(row, step, now);
-      if (!prepared.ok) out.local.push(localOutcome(row, step, 'skipped', prepared.detail, now));
+      const ch = channelOfKind(registry, step.kind);
+      const prepared = prepareSend(ch, row, step, now);
+      if (!prepared.ok) out.local.push(localOutcome(ch, row, step, 'skipped', prepared.detail, now));
       else if (row.address_suppressed) out.local.push(refusedOutcome(config, prepared.send, 'address_suppressed', now));
       else {
         // The platform policy (domain/policy.ts): a person's step becomes a task now, whatever the hour (a person
         // does it in their own working time); an X DM may go alone only if the person wrote first (the driver looks).
-        const channel = channelOf(step.kind);
-        const delivery = deliveryOf(step.kind, channel, accountDeliveryOf(channel, row.linkedin_delivery, row.x_connected));
+        const delivery = deliveryOf(step.kind, ch.channel, row.delivery);
         // The hours are read in the lead's zone or the account's (admission.ts `sendingZone`), and so is the retry.
         const zone = { accountTimeZone: row.time_zone, leadTimeZone: row.lead_time_zone, sendInLeadHours: row.send_in_lead_hours };
         if (delivery.by === 'person') out.local.push(taskOutcome(prepared.send, delivery.reason, now));
@@ -118,7 +141,7 @@ function classifyClaimed(rows: ClaimedRow[], drivers: ChannelDrivers, config: Cl
 async function reservePacingFor(trx: Database, rules: ClaimSettings['pacing'], candidates: Candidate[], now: Date) {
   const requests: PacingRequest[] = [];
   for (const c of candidates) {
-    const bucket = bucketOf(c.step.kind);
+    const bucket = bucketOf(c.channel, c.step);
     if (bucket && c.row.account_id) {
       requests.push({
         key: c.row.id,
@@ -137,11 +160,64 @@ async function reservePacingFor(trx: Database, rules: ClaimSettings['pacing'], c
     const d = decisions.get(c.row.id);
     if (d && !d.granted) deferred.push({ id: c.row.id, at: d.retryAt.toISOString() });
     else {
-      const bucket = bucketOf(c.step.kind) as PacingBucket;
+      const bucket = bucketOf(c.channel, c.step) as PacingBucket;
       paced.push({ ...c, release: d?.granted ? { workspaceId: c.row.workspace_id, accountId: c.row.account_id!, localDay: d.localDay, bucket } : null });
     }
   }
   return { paced, deferred };
+}
+
+/** When a full budget of these keys has room again: the start of the next day of the first full key's window. */
+function nextWindowAt(key: BudgetKey, timeZone: string | null, now: Date): Date {
+  if (key.window === 'utc_day') return nextUtcDay(now);
+  const zone = safeZone(timeZone);
+  const next = addLocalDays(now, zone, 1);
+  return zonedTime(next.year, next.month, next.day, 0, zone);
+}
+
+/**
+ * Reserves, in the claim's transaction, the budgets a send's channel names beyond its messaging account's
+ * (domain/budgets.ts `budgetsOf`; the account's are the pacing's), each capped by `capOf`, for a channel that has them
+ * reserved at claim (channels/descriptor.ts `budgetsReservedBy`). The keys a kept send holds join its reservation
+ * (`release.channelKeys`), so whatever gives the pacing back (no energy, a failed or rate-limited send, a task, a
+ * crash's recovery) gives them back too. A send one of whose budgets is full waits for that window's next day and
+ * gives its pacing reservation back.
+ */
+async function reserveChannelBudgets(trx: Database, paced: Paced[], now: Date, capOf: BudgetCapOf) {
+  const kept: Paced[] = [];
+  const deferred: Deferral[] = [];
+  const giveBack: PacingRelease[] = [];
+  const keysOf = paced.map((c) =>
+    c.channel.budgetsReservedBy === 'driver' ? [] : budgetsOf(c.channel, c.step, senderOf(c.row), now).filter((k) => k.scope !== 'account'),
+  );
+  // Every row the batch may take, created and locked at once in key order (after the pacing's account rows), so two
+  // workers claiming for the same senders queue instead of deadlocking.
+  const distinct = new Map(keysOf.flat().map((k) => [budgetKeyText(k), k]));
+  await lockBudgets(trx, [...distinct.values()]);
+  for (const [i, c] of paced.entries()) {
+    const keys = keysOf[i];
+    if (keys.length === 0) {
+      kept.push(c);
+      continue;
+    }
+    const granted = await reserveBudgets(
+      trx,
+      keys.map((key) => ({ key, n: 1, cap: capOf(c.channel, key), at: now })),
+    );
+    const full = keys.find((_, i) => !granted[i]);
+    if (!full) {
+      kept.push({ ...c, release: { ...(c.release ?? { workspaceId: c.row.workspace_id }), channelKeys: keys } });
+      continue;
+    }
+    await releaseBudgets(
+      trx,
+      keys.filter((_, i) => granted[i]).map((key) => ({ key, n: 1 })),
+    );
+    deferred.push({ id: c.row.id, at: nextWindowAt(full, c.row.time_zone, now).toISOString() });
+    if (c.release) giveBack.push(c.release);
+  }
+  await releaseReservations(trx, giveBack);
+  return { paced: kept, deferred };
 }
 
 /**
@@ -204,7 +280,7 @@ async function recordClaimDecisions(
   cipher: TextCipher,
 ) {
   await sql.reschedule(trx, c.deferred);
-  await sql.setWaitingForAccept(trx, c.waits, now);
+  await sql.waitForAccept(trx, c.waits, now);
   const recorded = await recordOutcomes(trx, c.local, now, summary, cipher);
   summary.deferred += c.deferred.length;
   return recorded;
@@ -212,7 +288,15 @@ async function recordClaimDecisions(
 
 /** Claim transaction: decide every claimed lead, reserve budgets, mark sends in flight. Commits before any driver runs. */
 export async function claimBatch(
-  deps: { db: Database; config: ClaimSettings; drivers: ChannelDrivers; cipher: TextCipher },
+  deps: {
+    db: Database;
+    config: ClaimSettings;
+    drivers: ChannelDrivers;
+    cipher: TextCipher;
+    channels: ChannelRegistry;
+    /** The cap of a channel budget key (absent: every key counted, uncapped). */
+    budgetCapOf?: BudgetCapOf;
+  },
   now: Date,
   summary: PassSummary,
 ): Promise<{ claimed: number; sends: PlannedSend[]; checks: PlannedSend[]; recorded: Outcome[] }> {
@@ -225,15 +309,17 @@ export async function claimBatch(
       staleBefore: new Date(now.getTime() - config.inflightLeaseSeconds * 1000),
       limit: config.batchSize,
       admission,
+      channels: deps.channels,
     });
     if (rows.length === 0) return { claimed: 0, sends: [], checks: [], recorded: [] };
     // A lead without a sender keeps the one the claim gave it (domain/claim-layout.ts).
     await sql.assignSenders(trx, rows);
-    const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, drivers, config, admission);
+    const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, { drivers, registry: deps.channels }, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
-    const energy = await chargeEnergy(trx, pacing.paced, units, now);
+    const budgets = await reserveChannelBudgets(trx, pacing.paced, now, deps.budgetCapOf ?? (() => null));
+    const energy = await chargeEnergy(trx, budgets.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
-    const allDeferred = [...deferred, ...pacing.deferred, ...energy.deferred];
+    const allDeferred = [...deferred, ...pacing.deferred, ...budgets.deferred, ...energy.deferred];
     const recorded = await recordClaimDecisions(trx, { deferred: allDeferred, waits, local }, now, summary, deps.cipher);
     // Skips decided by the claim itself (no driver): counted by the caller once this transaction has committed.
     return { claimed: rows.length, sends: energy.sends, checks, recorded };

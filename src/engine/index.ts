@@ -6,14 +6,18 @@ import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
-import { createPacingReader } from './pacing.js';
+import { createPacingReader, senderOfAccount } from './pacing.js';
+import type { PacingAccountRow } from './sql/rows.js';
 import { createScheduler } from './scheduler.js';
 import { createTaskSteps } from './tasks.js';
-import { emptySummary, type PassSummary } from '../channels/types.js';
+import { emptySummary, type PassReport, type PassSummary } from '../channels/types.js';
+import { createChannelRegistry, type ChannelRegistry } from '../channels/index.js';
+import type { ChannelDescriptor } from '../channels/descriptor.js';
+import type { BudgetKey } from '../domain/budgets.js';
 import { withSpan } from '../lib/tracing.js';
 import { metrics } from '../lib/metrics.js';
 
-export type { PassSummary } from '../channels/types.js';
+export type { PassReport, PassSummary } from '../channels/types.js';
 export type { AccountPacing } from './pacing.js';
 export type { StepTaskRef, StepTaskResult, TaskSteps } from './tasks.js';
 
@@ -23,12 +27,25 @@ export interface EngineDeps {
   clock: Clock;
   cipher: TextCipher;
   drivers: ChannelDrivers;
+  /** The channels (channels/descriptor.ts): the built-ins, plus any registered at run time. Default: the built-ins. */
+  registry?: ChannelRegistry;
   /** Play discovery reads follower snapshots through it; without one, discovery is off. */
   publicData?: PublicDataProvider | null;
   /** Charges discovery reads as the public-data rules define; without one, reads are free. */
   energy?: DiscoveryEnergy | null;
   /** Autopilot discovery enrolls through it (enrollment's one home). */
   plays?: DiscoveryEnrollment | null;
+}
+
+/**
+ * A pass summary in its wire form (POST /admin/v1/engine/tick, the worker's log): the counters, and each channel's
+ * per-account counts under the field its descriptor names (`labels.summaryKey`; its channel name when it names none).
+ */
+export function passReport(channels: ChannelRegistry, summary: PassSummary): PassReport {
+  const { channels: counts, ...report } = summary;
+  const out: Record<string, unknown> = report;
+  for (const [channel, accounts] of Object.entries(counts)) out[channels.ofChannel(channel)?.labels.summaryKey ?? channel] = accounts;
+  return out as PassReport;
 }
 
 /**
@@ -40,18 +57,24 @@ export interface EngineDeps {
  */
 export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
-  const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher });
-  const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher });
+  const channels = deps.registry ?? createChannelRegistry();
+  const budgetCapOf = (channel: ChannelDescriptor, key: BudgetKey) => channel.budgetCap?.(key, deps.config) ?? null;
+  const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels, budgetCapOf });
+  const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels });
   const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null, plays: deps.plays ?? null });
-  const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing });
+  // An account's budgets of a channel's own (a LinkedIn gateway account's), as GET /progress lists them.
+  const channelBudgetsOf = (account: PacingAccountRow, now: Date) =>
+    channels.all().flatMap((d) => (d.accountBudgets?.(senderOfAccount(account, d.channel), now) ?? []).map((key) => ({ key, cap: budgetCapOf(d, key) })));
+  const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing, channels, channelBudgetsOf });
   const watchers = deps.drivers.watchers?.() ?? [];
 
   // engine.pass: a span around each pass, its watches, channel calls and SQL statements its children (src/lib/tracing.ts).
-  const runPass = (opts: { now?: Date } = {}): Promise<PassSummary> =>
+  // The one place the summary leaves the engine: in its wire form (passReport).
+  const runPass = (opts: { now?: Date } = {}): Promise<PassReport> =>
     withSpan('engine.pass', undefined, async (span) => {
       const summary = await pass(opts);
       span.setAttributes({ 'outreach.pass.actions': summary.actions, 'outreach.pass.failed': summary.failed, 'outreach.pass.deferred': summary.deferred });
-      return summary;
+      return passReport(channels, summary);
     });
 
   async function pass(opts: { now?: Date } = {}): Promise<PassSummary> {
@@ -78,7 +101,9 @@ export function createEngine(deps: EngineDeps) {
     /** Pacing of every messaging account of a workspace, keyed by account id. */
     workspacePacing: pacing.workspacePacing,
     /** A step task's end, recorded as the step itself (docs/tasks.md); the tasks service calls it. */
-    taskSteps: createTaskSteps({ config: cfg, cipher: deps.cipher }),
+    taskSteps: createTaskSteps({ config: cfg, cipher: deps.cipher, channels }),
+    /** The one observation path (channels/types.ts ApplyObservation), for inbound a platform pushes (modules/channel-inbound). */
+    applyObservation: observer.applyIn,
   };
 }
 

@@ -5,12 +5,12 @@ import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { withTxRetry } from '../lib/tx-retry.js';
-import type { Channel, ChannelDrivers, InboundObservation, ObservationResult, ObservedLead } from '../channels/types.js';
+import type { ChannelDrivers, InboundObservation, ObservationResult, ObservedLead } from '../channels/types.js';
+import { createChannelRegistry, type ChannelDescriptor, type ChannelRegistry } from '../channels/index.js';
 import { classifyReplyText, draftReply, sentimentOf, type ReplyVerdict } from '../domain/classify.js';
-import { suppress } from '../domain/suppression.js';
 import { insertTasks } from '../domain/tasks.repository.js';
+import { appendLedger, type ReplyDetectedNote } from '../domain/ledger.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut } from '../domain/opt-out.js';
-import { simulatesObservations } from '../domain/policy.js';
 import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from '../channels/recipients.js';
 import type { PassSummary } from '../channels/types.js';
@@ -20,16 +20,20 @@ interface ObserverDeps {
   config: EngineConfig;
   drivers: ChannelDrivers;
   cipher: TextCipher;
+  /** Default: the built-in channels. */
+  channels?: ChannelRegistry;
 }
 
-/** Channels worth asking about a lead: those the engine has reached the person on. */
-function channelsOf(row: repo.WatchedRow): Channel[] {
-  const set = new Set<Channel>();
-  if (row.invited_at) set.add('linkedin');
-  if (row.followed_at) set.add('x');
-  if (row.last_message_channel) set.add(row.last_message_channel as Channel);
+/** Channels worth asking about a lead: those the engine has reached the person on (an invitation, a message). */
+function channelsOf(channels: ChannelRegistry, row: repo.WatchedRow): string[] {
+  const set = new Set<string>();
+  for (const d of channels.all()) if (d.invitedColumn && row[d.invitedColumn]) set.add(d.channel);
+  if (row.last_message_channel) set.add(row.last_message_channel);
   return [...set];
 }
+
+/** Whether a channel's ledger rows name the lead's messaging account (not one that sends as a platform account). */
+const sendsFromAccount = (ch: ChannelDescriptor | undefined) => ch?.sendsFrom !== 'account_user';
 
 const DAY = 86_400_000;
 
@@ -54,6 +58,10 @@ function clipUtf8(text: string | null, maxBytes: number): { text: string | null;
 
 export function createObserver(deps: ObserverDeps) {
   const { db, config, drivers, cipher } = deps;
+  const channels = deps.channels ?? createChannelRegistry();
+  /** The channel of an observation, or of the invitation it answers. */
+  const channelOf = (channel: string) => channels.ofChannel(channel);
+  const answering = (type: InboundObservation['type']) => channels.all().find((d) => d.hears?.includes(type as 'invite_accepted'));
 
   /**
    * The reply row (text and draft encrypted) and its `reply_detected` ledger entry; returns the reply id. The stored
@@ -69,7 +77,7 @@ export function createObserver(deps: ObserverDeps) {
       classification: string;
       draft: string | null;
       settled?: repo.SettledReply;
-      detail?: Record<string, unknown>;
+      detail?: ReplyDetectedNote;
       confidence?: number;
       needsReview?: boolean;
     },
@@ -94,17 +102,17 @@ export function createObserver(deps: ObserverDeps) {
       confidence: r.confidence ?? null,
       needsReview: r.needsReview ?? false,
     });
-    await repo.insertActivities(trx, [
+    await appendLedger(trx, [
       {
         id: newId(),
-        workspace_id: row.workspace_id,
-        created_at: obs.at,
+        workspaceId: row.workspace_id,
+        at: obs.at,
         action: 'reply_detected',
         outcome: 'ok',
         units: 0,
-        detail: JSON.stringify({ channel: obs.channel, classification: r.classification, replyId, ...r.detail }),
-        account_id: obs.channel === 'x' ? null : row.account_id,
-        lead_id: row.id,
+        detail: { channel: obs.channel, classification: r.classification, replyId, ...r.detail },
+        accountId: sendsFromAccount(channelOf(obs.channel)) ? row.account_id : null,
+        leadId: row.id,
       },
     ]);
     return replyId;
@@ -141,47 +149,27 @@ export function createObserver(deps: ObserverDeps) {
     summary: PassSummary,
     given?: ReplyVerdict,
   ): Promise<ObservationResult> {
-    if (obs.type === 'invite_accepted') {
-      const lead = await repo.markAccepted(trx, row.id, obs.at, now);
+    if (obs.type === 'invite_accepted' || obs.type === 'followed_back') {
+      // An answer to an invitation: the channel whose invitation it answers says what it records.
+      const ch = answering(obs.type);
+      if (!ch?.answered) return null;
+      const lead = obs.type === 'invite_accepted' ? await repo.markAccepted(trx, row.id, obs.at, now) : await repo.markFollowedBack(trx, row.id, obs.at, now);
       if (!lead) return null;
-      await repo.insertActivities(trx, [
+      const { action, event, eventData } = ch.answered;
+      await appendLedger(trx, [
         {
           id: newId(),
-          workspace_id: row.workspace_id,
-          created_at: obs.at,
-          action: 'accepted',
+          workspaceId: row.workspace_id,
+          at: obs.at,
+          action,
           outcome: 'ok',
           units: 0,
-          detail: JSON.stringify({ channel: 'linkedin' }),
-          account_id: row.account_id,
-          lead_id: row.id,
+          detail: { channel: ch.channel },
+          accountId: sendsFromAccount(ch) ? row.account_id : null,
+          leadId: row.id,
         },
       ]);
-      await enqueueEvent(trx, { workspaceId: row.workspace_id, event: 'lead.accepted', data: { lead: toEventLead(lead) }, createdAt: obs.at });
-      summary.observations += 1;
-      return 'observed';
-    } else if (obs.type === 'followed_back') {
-      const lead = await repo.markFollowedBack(trx, row.id, obs.at, now);
-      if (!lead) return null;
-      await repo.insertActivities(trx, [
-        {
-          id: newId(),
-          workspace_id: row.workspace_id,
-          created_at: obs.at,
-          action: 'x_follow_back',
-          outcome: 'ok',
-          units: 0,
-          detail: JSON.stringify({ channel: 'x' }),
-          account_id: null,
-          lead_id: row.id,
-        },
-      ]);
-      await enqueueEvent(trx, {
-        workspaceId: row.workspace_id,
-        event: 'x.followed',
-        data: { accountUserId: row.x_account_user_id, follower: { xUserId: row.x_user_id, username: row.username }, leadId: row.id, source: 'follow_back' },
-        createdAt: obs.at,
-      });
+      await enqueueEvent(trx, { workspaceId: row.workspace_id, event, data: eventData ? eventData(row) : { lead: toEventLead(lead) }, createdAt: obs.at });
       summary.observations += 1;
       return 'observed';
     } else {
@@ -214,16 +202,7 @@ export function createObserver(deps: ObserverDeps) {
           detail: { stopped: 'left_company', ...(verdict.replacement && { replacementNamed: true }) },
           ...judged,
         });
-        if (obs.channel === 'email' && obs.address) {
-          await suppress(trx, {
-            workspaceId: row.workspace_id,
-            address: obs.address,
-            reason: 'left_company',
-            leadId: row.id,
-            sourceMessageId: obs.ourMessageId ?? null,
-            at: obs.at,
-          });
-        }
+        await channelOf(obs.channel)?.onLeaver?.(trx, row, obs);
         if (verdict.replacement) await openLeaverTask(trx, row, obs, verdict.replacement, replyId, now);
         summary.repliesDetected += 1;
         return 'stopped';
@@ -239,9 +218,9 @@ export function createObserver(deps: ObserverDeps) {
         if (optsOut) await optOut(trx, row, obs, now);
         return null;
       }
-      const isX = obs.channel === 'x';
+      const onPlatform = channelOf(obs.channel)?.answersOnPlatform ?? false;
       // Social-network replies are answered on the network itself, so they get no draft.
-      const draft = isX ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
+      const draft = onPlatform ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
       const replyId = await recordReply(trx, row, obs, now, {
         classification,
         draft,
@@ -262,7 +241,7 @@ export function createObserver(deps: ObserverDeps) {
           draft: sealText(cipher, draft),
           ...(eventText.truncated && { theirMessageTruncated: true }),
           ...(verdict.needsReview && { needsReview: true }),
-          ...(isX && { channel: 'x' }),
+          ...(onPlatform && { channel: obs.channel }),
         },
         createdAt: obs.at,
       });
@@ -320,10 +299,10 @@ export function createObserver(deps: ObserverDeps) {
       if (claimed.length === 0) return;
       const rows = claimed.filter((r) => r.watchable);
       const byId = new Map(rows.map((r) => [r.id, r]));
-      const groups = new Map<string, { workspaceId: string; channel: Channel; rows: repo.WatchedRow[] }>();
+      const groups = new Map<string, { workspaceId: string; channel: string; rows: repo.WatchedRow[] }>();
       for (const row of rows) {
-        for (const channel of channelsOf(row)) {
-          if (!simulatesObservations(channel, row.linkedin_delivery)) continue;
+        for (const channel of channelsOf(channels, row)) {
+          if (!(channelOf(channel)?.simulatesObservations?.(row.account_delivery) ?? true)) continue;
           const k = `${row.workspace_id}|${channel}`;
           const g = groups.get(k) ?? { workspaceId: row.workspace_id, channel, rows: [] };
           g.rows.push(row);

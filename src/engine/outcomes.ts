@@ -3,10 +3,14 @@ import { isUncontacted } from '../domain/uncontacted.js';
 import type { ActionResult, DeliveryCheck, OutboundAction } from '../channels/types.js';
 import type { PacingRelease } from './pacing.js';
 import { recipientOf } from '../channels/recipients.js';
-import type { ActivityInsert, ClaimedRow, LeadRecord } from './sql/rows.js';
-import { activityActionOf, bucketOf, channelOf, contacts, delayMs, eventOf, isXFollow, MESSAGE_KINDS, stageAfter, X_KINDS, type Step } from './steps.js';
+import type { ClaimedRow, LeadRecord } from './sql/rows.js';
+import type { StepAction, StepDetail, StepNote } from '../domain/ledger.js';
+import type { ActivityOutcome, Channel } from '../domain/vocabulary.js';
+import type { ChannelDescriptor, StepEvent } from '../channels/descriptor.js';
+import { activityActionOf, bucketOf, contacts, delayMs, eventOf, invites, isMessageStep, sendsAsAccountUser, stageAfter, type Step } from './steps.js';
 import { renderTemplate, type RenderResult } from '../domain/templates.js';
 import { localDay, safeZone } from '../domain/time.js';
+import type { Sender } from '../domain/budgets.js';
 import { pickVariant } from './variants.js';
 import { profileUrlOf, UNCERTAIN_DELIVERY, uncertainTaskKey, type NewTask } from '../domain/tasks.js';
 import { newId } from '../lib/ids.js';
@@ -27,13 +31,16 @@ export interface PlannedSend {
   units: number;
   release: PacingRelease | null;
   action: OutboundAction;
+  /** The step's channel (channels/descriptor.ts). */
+  channel: ChannelDescriptor;
 }
 
 export interface Outcome {
   row: Row;
   record: LeadRecord;
-  activity: Omit<ActivityInsert, 'id' | 'workspace_id' | 'lead_id' | 'created_at'> | null;
-  event: { event: 'lead.invited' | 'lead.messaged' | 'lead.emailed'; channel?: 'x' } | null;
+  /** The step's ledger entry (domain/ledger.ts), written with the record. */
+  activity: { action: StepAction; outcome: ActivityOutcome; units: number; detail: StepDetail; accountId: string | null } | null;
+  event: StepEvent | null;
   refundUnits: number;
   release: PacingRelease | null;
   tally: 'actions' | 'skipped' | 'failed' | null;
@@ -47,7 +54,7 @@ export interface Outcome {
 }
 
 /** What recording a step's result needs of its send (a completed task has no driver action). */
-export type SendRecord = Pick<PlannedSend, 'row' | 'step' | 'key' | 'variantKey' | 'units' | 'release'>;
+export type SendRecord = Pick<PlannedSend, 'row' | 'step' | 'key' | 'variantKey' | 'units' | 'release' | 'channel'>;
 
 const DAY = 86_400_000;
 
@@ -87,10 +94,9 @@ function advanced(row: Row, index: number, now: Date, stage = row.stage): Partia
   };
 }
 
-const detailOf = (o: Record<string, unknown>) => JSON.stringify(o);
-
-function accountFor(row: Row, step: Step): string | null {
-  return X_KINDS.has(step.kind) ? null : row.account_id;
+/** The messaging account a step's ledger entry and task name: none for a step sent as a platform account. */
+function accountFor(ch: ChannelDescriptor, row: Row): string | null {
+  return sendsAsAccountUser(ch) ? null : row.account_id;
 }
 
 /**
@@ -100,19 +106,33 @@ function accountFor(row: Row, step: Step): string | null {
  * sent with it, like a missing value (claim.ts records every refusal of prepareSend as a skipped step; the tasks of
  * docs/tasks.md are for steps a platform keeps from the engine, and would carry the same broken text).
  */
-function renderFailure(r: Exclude<RenderResult, { ok: true }>): Record<string, unknown> {
+function renderFailure(r: Exclude<RenderResult, { ok: true }>): Pick<StepDetail, 'reason' | 'field' | 'token'> {
   return r.reason === 'broken_placeholder' ? { reason: r.reason, field: r.field, token: r.token } : { reason: r.reason, field: r.field };
+}
+
+/** The sender a claimed lead's step goes out through (domain/budgets.ts Sender). */
+export function senderOf(row: Row): Sender {
+  return {
+    workspaceId: row.workspace_id,
+    accountId: row.account_id,
+    accountUserId: row.x_account_user_id,
+    timeZone: row.time_zone,
+    warmupStartedAt: row.warmup_started_at ? new Date(row.warmup_started_at) : null,
+    delivery: row.delivery,
+  };
 }
 
 /** The send this step makes for the lead (templates rendered, variant picked), or why it is skipped. */
 export function prepareSend(
+  ch: ChannelDescriptor,
   row: Row,
   step: Step,
   now: Date,
-): { ok: true; send: Omit<PlannedSend, 'units' | 'release'> } | { ok: false; detail: Record<string, unknown> } {
+): { ok: true; send: Omit<PlannedSend, 'units' | 'release'> } | { ok: false; detail: StepDetail } {
   const base = { step: row.current_step, kind: step.kind };
-  if (step.kind === 'email' && !row.email) return { ok: false, detail: { ...base, reason: 'missing_email' } };
-  if (X_KINDS.has(step.kind) && !row.x_user_id) return { ok: false, detail: { ...base, reason: 'missing_x_user_id' } };
+  const recipient = recipientOf(row);
+  const missing = ch.missingAddress?.(recipient) ?? null;
+  if (missing) return { ok: false, detail: { ...base, reason: missing } };
   const fields = {
     person: row.person,
     company: row.company,
@@ -131,7 +151,7 @@ export function prepareSend(
       template = v.messageTmpl;
     }
   }
-  if (MESSAGE_KINDS.has(step.kind) && !template?.trim()) return { ok: false, detail: { ...base, reason: 'empty_message' } };
+  if (isMessageStep(ch, step) && !template?.trim()) return { ok: false, detail: { ...base, reason: 'empty_message' } };
   let text: string | null = null;
   if (template) {
     const r = renderTemplate(template, fields);
@@ -139,14 +159,14 @@ export function prepareSend(
     text = r.text;
   }
   let subject: string | null = null;
-  if (step.kind === 'email' && step.subject) {
+  if (ch.subject && step.subject) {
     const r = renderTemplate(step.subject, fields);
     if (!r.ok) return { ok: false, detail: { ...base, ...renderFailure(r), in: 'subject' } };
     subject = r.text;
   }
   // Per lead, sequence and step: a follow-up sequence's step 0 is a new action, not a repeat of the first sequence's.
   const key = `${row.id}:${row.sequence_id}:${row.current_step}`;
-  const channel = channelOf(step.kind);
+  const asUser = sendsAsAccountUser(ch);
   return {
     ok: true,
     send: {
@@ -154,13 +174,14 @@ export function prepareSend(
       step,
       key,
       variantKey,
+      channel: ch,
       action: {
         workspaceId: row.workspace_id,
-        accountId: X_KINDS.has(step.kind) ? null : row.account_id,
-        accountUserId: X_KINDS.has(step.kind) ? row.x_account_user_id : null,
+        accountId: asUser ? null : row.account_id,
+        accountUserId: asUser ? row.x_account_user_id : null,
         kind: step.kind,
-        channel,
-        recipient: recipientOf(row),
+        channel: ch.channel,
+        recipient,
         subject,
         text,
         actions: Array.isArray(step.actions) ? step.actions : [],
@@ -174,10 +195,11 @@ export function prepareSend(
 }
 
 export function localOutcome(
+  ch: ChannelDescriptor | undefined,
   row: Row,
   step: Step | undefined,
   kind: 'skipped' | 'opted_out' | 'done' | 'uncertain',
-  detail: Record<string, unknown>,
+  detail: StepDetail,
   now: Date,
 ): Outcome {
   const base = steadyRecord(row);
@@ -190,20 +212,20 @@ export function localOutcome(
     record = { ...base, ...advanced(row, row.current_step, now) };
   }
   const activity =
-    kind === 'done' || !step
+    kind === 'done' || !step || !ch
       ? null
       : {
-          action: activityActionOf(step, !!row.messaged_at),
+          action: activityActionOf(ch, step, !!row.messaged_at),
           outcome: kind === 'uncertain' ? ('failed' as const) : ('skipped' as const),
           units: 0,
-          detail: detailOf(detail),
-          account_id: accountFor(row, step),
+          detail,
+          accountId: accountFor(ch, row),
         };
   return { row, record, activity, event: null, refundUnits: 0, release: null, tally: activity ? (kind === 'uncertain' ? 'failed' : 'skipped') : null };
 }
 
-export function resultOutcome(config: OutcomeRules, send: SendRecord, result: ActionResult, now: Date, note: Record<string, unknown> = {}): Outcome {
-  const { row, step } = send;
+export function resultOutcome(config: OutcomeRules, send: SendRecord, result: ActionResult, now: Date, note: StepNote = {}): Outcome {
+  const { row, step, channel: ch } = send;
   if (result.outcome === 'needs_person') {
     // Nothing left: the reservation and the energy go back, and the step waits for a person (the driver found that
     // the platform's rules need one, e.g. an X DM to someone who never wrote to the account).
@@ -212,29 +234,32 @@ export function resultOutcome(config: OutcomeRules, send: SendRecord, result: Ac
   }
   const index = row.current_step;
   const already = !!row.messaged_at;
-  const channel = channelOf(step.kind);
+  const channel = ch.channel;
   const base = { ...steadyRecord(row), expect_key: send.key, expect_at: now.toISOString() };
-  const detail: Record<string, unknown> = { step: index, kind: step.kind, channel, ...(send.variantKey && { variant: send.variantKey }), ...note };
-  const account_id = accountFor(row, step);
-  const action = activityActionOf(step, already);
+  const detail: StepDetail = { step: index, kind: step.kind, channel, ...(send.variantKey && { variant: send.variantKey }), ...note };
+  const accountId = accountFor(ch, row);
+  const action = activityActionOf(ch, step, already);
   if (result.outcome === 'ok') {
-    const contact = contacts(step);
+    const contact = contacts(ch, step);
+    const message = isMessageStep(ch, step);
+    // The invitation's milestone: the column its channel names (invited_at for an invite, followed_at for a follow).
+    const invited = invites(ch, step) ? ch.invitedColumn : undefined;
     const record: LeadRecord = {
       ...base,
-      ...advanced(row, index, now, stageAfter(step, row.stage, already)),
-      invited_at: step.kind === 'connect' ? now.toISOString() : null,
-      messaged_at: MESSAGE_KINDS.has(step.kind) ? now.toISOString() : null,
-      followed_at: isXFollow(step) ? now.toISOString() : null,
+      ...advanced(row, index, now, stageAfter(ch, step, row.stage, already)),
+      invited_at: invited === 'invited_at' ? now.toISOString() : null,
+      messaged_at: message ? now.toISOString() : null,
+      followed_at: invited === 'followed_at' ? now.toISOString() : null,
       observe_next_at: contact ? new Date(now.getTime() + config.observeIntervalSeconds * 1000).toISOString() : null,
       observe_until: contact ? new Date(now.getTime() + config.observeDays * DAY).toISOString() : null,
-      last_message_channel: MESSAGE_KINDS.has(step.kind) ? channel : null,
+      last_message_channel: message ? channel : null,
       last_activity_at: now.toISOString(),
     };
     return {
       row,
       record,
-      activity: { action, outcome: 'ok', units: send.units, detail: detailOf(detail), account_id },
-      event: eventOf(step),
+      activity: { action, outcome: 'ok', units: send.units, detail, accountId },
+      event: eventOf(ch, step),
       refundUnits: 0,
       release: null,
       tally: 'actions',
@@ -243,7 +268,7 @@ export function resultOutcome(config: OutcomeRules, send: SendRecord, result: Ac
   if (result.outcome === 'uncertain') {
     // The provider may have it (the connection lost inside the transaction): as after a crash, never repeated, the
     // units stay spent, and a person decides. The claim's mark names this send's key.
-    const o = uncertainOutcome({ ...row, inflight_key: send.key }, step, now);
+    const o = uncertainOutcome(ch, { ...row, inflight_key: send.key }, step, now);
     return { ...o, record: { ...o.record, expect_key: send.key, expect_at: now.toISOString() } };
   }
   const limited = result.outcome === 'rate_limited';
@@ -267,8 +292,8 @@ export function resultOutcome(config: OutcomeRules, send: SendRecord, result: Ac
       action,
       outcome: 'failed',
       units: 0,
-      detail: detailOf({ ...detail, reason: error, attempt: attempts + waits, ...(permanent ? { final: true } : { retryAt: retryAt.toISOString() }) }),
-      account_id,
+      detail: { ...detail, reason: error, attempt: attempts + waits, ...(permanent ? { final: true } : { retryAt: retryAt.toISOString() }) },
+      accountId,
     },
     event: null,
     refundUnits: send.units,
@@ -295,10 +320,10 @@ export function refusedOutcome(config: OutcomeRules, send: Omit<PlannedSend, 'un
  * reservation given back, and unknown is recorded as uncertain and never repeated.
  */
 export function checkOutcome(config: OutcomeRules, check: PlannedSend, verdict: DeliveryCheck, now: Date): Outcome {
-  const { row, step } = check;
+  const { row, step, channel: ch } = check;
   if (verdict.status === 'sent') return resultOutcome(config, check, { outcome: 'ok', externalId: verdict.externalId }, now, { recovered: 'confirmed_sent' });
   if (verdict.status === 'unknown') {
-    const uncertain = uncertainOutcome(row, step, now);
+    const uncertain = uncertainOutcome(ch, row, step, now);
     // The check re-leased the mark at `now`; the record must name that claim, not the crashed one.
     return { ...uncertain, record: { ...uncertain.record, expect_at: now.toISOString() } };
   }
@@ -306,18 +331,18 @@ export function checkOutcome(config: OutcomeRules, check: PlannedSend, verdict: 
     row,
     record: { ...steadyRecord(row), expect_key: check.key, expect_at: now.toISOString(), next_action_at: now.toISOString() },
     activity: {
-      action: activityActionOf(step, !!row.messaged_at),
+      action: activityActionOf(ch, step, !!row.messaged_at),
       outcome: 'failed',
       units: 0,
-      detail: detailOf({
+      detail: {
         step: row.current_step,
         kind: step.kind,
-        channel: channelOf(step.kind),
+        channel: ch.channel,
         reason: 'interrupted',
         confirmed: 'not_sent',
         retryAt: now.toISOString(),
-      }),
-      account_id: accountFor(row, step),
+      },
+      accountId: accountFor(ch, row),
     },
     event: null,
     refundUnits: check.units,
@@ -331,27 +356,16 @@ export function checkOutcome(config: OutcomeRules, check: PlannedSend, verdict: 
  * the task is done or skipped, and nothing is charged: pacing and caps count it when it is completed.
  */
 export function taskOutcome(send: Omit<PlannedSend, 'units' | 'release'>, reason: string, now: Date): Outcome {
-  const { row, step, action } = send;
-  const channel = channelOf(step.kind);
+  const { row, step, action, channel: ch } = send;
   const task: NewTask = {
     id: newId(),
-    workspaceId: row.workspace_id,
-    leadId: row.id,
+    ...stepTaskFields(ch, row, step),
     source: 'step',
-    sequenceId: row.sequence_id,
     stepIndex: row.current_step,
     variantKey: send.variantKey,
-    replyId: null,
-    decision: null,
-    kind: step.kind,
-    channel,
-    action: activityActionOf(step, !!row.messaged_at),
-    accountId: accountFor(row, step),
-    xAccountUserId: X_KINDS.has(step.kind) ? row.x_account_user_id : null,
     subject: action.subject,
     text: action.text,
     actions: action.actions,
-    profileUrl: profileUrlOf(channel, row),
     reason,
     idempotencyKey: send.key,
     dueAt: now,
@@ -372,48 +386,56 @@ export function taskOutcome(send: Omit<PlannedSend, 'units' | 'release'>, reason
  * A send nobody can confirm (a crash left it in flight; its driver answers `unknown` or cannot be asked): the ledger
  * says failed `uncertain_delivery` and the sequence moves on, never repeating it (that could double-contact). A person
  * decides what became of it: a task of source `uncertain` opens (it does not hold the lane), and the lead's
- * `last_error` says `uncertain_delivery` until they answer (sql/recordLeads.ts keeps it; docs/tasks.md).
+ * `last_error` says `uncertain_delivery` until they answer (domain/lanes.ts `advance` keeps it; docs/tasks.md).
  */
-export function uncertainOutcome(row: Row, step: Step | undefined, now: Date): Outcome {
-  const o = localOutcome(row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: UNCERTAIN_DELIVERY }, now);
-  const task = step && row.inflight_key ? uncertainTask(row, step, row.inflight_key, now) : undefined;
+export function uncertainOutcome(ch: ChannelDescriptor | undefined, row: Row, step: Step | undefined, now: Date): Outcome {
+  const o = localOutcome(ch, row, step, 'uncertain', { step: row.current_step, kind: step?.kind, reason: UNCERTAIN_DELIVERY }, now);
+  const task = ch && step && row.inflight_key ? uncertainTask(ch, row, step, row.inflight_key, now) : undefined;
   // Without its step (the sequence lost it) there is nothing to show a person: the entry alone records it, as before.
   return task ? { ...o, record: { ...o.record, last_error: UNCERTAIN_DELIVERY }, uncertainTask: task } : o;
 }
 
 /** The person's task for an uncertain send: what was sent (rendered again when it can be), keyed on the step's key. */
-function uncertainTask(row: Row, step: Step, stepKey: string, now: Date): NewTask {
-  const prepared = prepareSend(row, step, now);
-  const channel = channelOf(step.kind);
+function uncertainTask(ch: ChannelDescriptor, row: Row, step: Step, stepKey: string, now: Date): NewTask {
+  const prepared = prepareSend(ch, row, step, now);
   return {
     id: newId(),
-    workspaceId: row.workspace_id,
-    leadId: row.id,
+    ...stepTaskFields(ch, row, step),
     source: 'uncertain',
-    sequenceId: row.sequence_id,
     stepIndex: row.inflight_step ?? row.current_step,
     variantKey: prepared.ok ? prepared.send.variantKey : row.variant_key,
-    replyId: null,
-    decision: null,
-    kind: step.kind,
-    channel,
-    action: activityActionOf(step, !!row.messaged_at),
-    accountId: accountFor(row, step),
-    xAccountUserId: X_KINDS.has(step.kind) ? row.x_account_user_id : null,
     subject: prepared.ok ? prepared.send.action.subject : null,
     text: prepared.ok ? prepared.send.action.text : null,
     actions: Array.isArray(step.actions) ? step.actions : [],
-    profileUrl: profileUrlOf(channel, row),
     reason: UNCERTAIN_DELIVERY,
     idempotencyKey: uncertainTaskKey(stepKey),
     dueAt: now,
   };
 }
 
+/** What a task of a lead's step says of the lead, the step and its channel: the same for a step's task and an uncertain send's. */
+function stepTaskFields(ch: ChannelDescriptor, row: Row, step: Step) {
+  // A task names a built-in channel today (domain/tasks.ts NewTask); a runtime channel's name is stored as it is.
+  const channel = ch.channel as Channel;
+  return {
+    workspaceId: row.workspace_id,
+    leadId: row.id,
+    sequenceId: row.sequence_id,
+    replyId: null,
+    decision: null,
+    kind: step.kind,
+    channel,
+    action: activityActionOf(ch, step, !!row.messaged_at),
+    accountId: accountFor(ch, row),
+    xAccountUserId: sendsAsAccountUser(ch) ? row.x_account_user_id : null,
+    profileUrl: profileUrlOf(channel, row),
+  };
+}
+
 /** The reservation the claim of this lead's in-flight send made (recorded with the mark; older marks: recomputed). */
-export function inflightRelease(row: Row, step: Step): PacingRelease | null {
+export function inflightRelease(ch: ChannelDescriptor, row: Row, step: Step): PacingRelease | null {
   if (row.inflight_release) return row.inflight_release;
-  const bucket = bucketOf(step.kind);
+  const bucket = bucketOf(ch, step);
   if (!bucket || !row.account_id || !row.inflight_at) return null;
   return { workspaceId: row.workspace_id, accountId: row.account_id, localDay: localDay(new Date(row.inflight_at), safeZone(row.time_zone)), bucket };
 }

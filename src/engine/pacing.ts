@@ -1,7 +1,10 @@
 import type { Database } from '../db/database.js';
 import { sendingDaysLabel } from '../config/config.js';
 import * as sql from './sql/index.js';
-import type { PacingAccountRow } from './sql/rows.js';
+import type { PacingAccountRow, PacingRelease } from './sql/rows.js';
+import type { ChannelRegistry } from '../channels/descriptor.js';
+
+export type { PacingRelease } from './sql/rows.js';
 import { isWithinWindow, localDay, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
 import {
   accountBudgetKey,
@@ -15,8 +18,10 @@ import {
   type BudgetName,
   type BudgetScope,
   type BudgetWindow,
+  type Sender,
   type PacingRules,
 } from '../domain/budgets.js';
+import { SANDBOX_DELIVERY } from '../domain/policy.js';
 import { lockBudgets, readBudgetUsage, releaseBudgets, reserveBudgets, type BudgetReservation } from '../domain/budgets.repository.js';
 
 /** Which daily budget of its messaging account a step draws from (every one also takes one of `actions`). */
@@ -54,9 +59,21 @@ export interface AccountPacing {
   /** Now when inside the sending hours, else when they next open (account's local time). */
   nextWindowAt: string;
   spacingSeconds: number;
-  /** Every budget of the account today (invites, messages, actions), then each of its mailboxes' e-mails. */
+  /**
+   * Every budget of the account today (invites, messages, actions), then each of its mailboxes' e-mails, then those
+   * its channels hold of their own (channels/descriptor.ts `accountBudgets`: a LinkedIn gateway account's).
+   */
   budgets: BudgetFigure[];
 }
+
+/** A channel's own budget of an account, with its cap (channels/descriptor.ts `accountBudgets`, `budgetCap`). */
+export interface ChannelBudget {
+  key: BudgetKey;
+  cap: number | null;
+}
+
+/** What the pacing reader asks the channels: the budgets of their own an account holds, capped (engine/index.ts). */
+export type ChannelBudgetsOf = (account: PacingAccountRow, now: Date) => ChannelBudget[];
 
 /** The ledger rows one account's pacing reads: its own budgets and its mailboxes', today in its time zone. */
 function accountBudgetKeys(account: PacingAccountRow, mailboxIds: string[], now: Date): BudgetKey[] {
@@ -67,20 +84,45 @@ function accountBudgetKeys(account: PacingAccountRow, mailboxIds: string[], now:
   ];
 }
 
-export function pacingOf(rules: PacingRules, account: PacingAccountRow, usage: Map<string, number>, mailboxIds: string[], now: Date): AccountPacing {
+/** A messaging account as the sender of `channel`'s steps (domain/budgets.ts Sender), its delivery as read there. */
+export function senderOfAccount(account: PacingAccountRow, channel: string): Sender {
+  return {
+    workspaceId: account.workspace_id,
+    accountId: account.id,
+    accountUserId: null,
+    timeZone: account.time_zone,
+    warmupStartedAt: account.warmup_started_at ? new Date(account.warmup_started_at) : null,
+    delivery: account.deliveries[channel] ?? SANDBOX_DELIVERY,
+  };
+}
+
+/** A key's figure as read (`used`: over every day its window counts), its cap left to the caller. */
+const figureOf = (k: BudgetKey, usage: Map<string, number>) => ({
+  scope: k.scope,
+  scopeId: k.scopeId,
+  budget: k.budget,
+  window: k.window,
+  windowStart: k.windowStart,
+  used: usage.get(budgetKeyText(k)) ?? 0,
+});
+
+export function pacingOf(
+  rules: PacingRules,
+  account: PacingAccountRow,
+  usage: Map<string, number>,
+  mailboxIds: string[],
+  now: Date,
+  channelBudgets: ChannelBudget[] = [],
+): AccountPacing {
   const tz = safeZone(account.time_zone);
   const ramp = rampOf(rules, account.warmup_started_at, now, tz);
   const caps = accountCaps(rules, account.warmup_started_at, now, tz);
   const emailCap = mailboxCap(rules, account.warmup_started_at, now, tz);
   const budgets = accountBudgetKeys(account, mailboxIds, now).map((k): BudgetFigure => ({
-    scope: k.scope,
-    scopeId: k.scopeId,
-    budget: k.budget,
-    window: k.window,
-    windowStart: k.windowStart,
-    used: usage.get(budgetKeyText(k)) ?? 0,
+    ...figureOf(k, usage),
     cap: k.scope === 'mailbox' ? emailCap : caps[k.budget as AccountBudget],
   }));
+  for (const { key, cap } of channelBudgets) budgets.push({ ...figureOf(key, usage), cap });
   const used = (b: AccountBudget) => budgets.find((f) => f.scope === 'account' && f.budget === b)!.used;
   return {
     accountId: account.id,
@@ -107,8 +149,9 @@ export function pacingOf(rules: PacingRules, account: PacingAccountRow, usage: M
  * Both read the same ledger rows the engine and the drivers reserve against, so "sent today" never disagrees
  * with the cap.
  */
-export function createPacingReader(deps: { db: Database; rules: PacingRules }) {
-  const { db, rules } = deps;
+export function createPacingReader(deps: { db: Database; rules: PacingRules; channels?: ChannelRegistry; channelBudgetsOf?: ChannelBudgetsOf }) {
+  const { db, rules, channels } = deps;
+  const channelBudgetsOf: ChannelBudgetsOf = deps.channelBudgetsOf ?? (() => []);
 
   function mailboxesByAccount(rows: { id: string; account_id: string }[]) {
     const out = new Map<string, string[]>();
@@ -117,21 +160,23 @@ export function createPacingReader(deps: { db: Database; rules: PacingRules }) {
   }
 
   async function workspacePacing(workspaceId: string, now: Date): Promise<Map<string, AccountPacing>> {
-    const [accounts, mailboxes] = await Promise.all([sql.readWorkspacePacingAccounts(db, workspaceId), sql.readPacingMailboxes(db, workspaceId)]);
+    const [accounts, mailboxes] = await Promise.all([sql.readWorkspacePacingAccounts(db, workspaceId, channels), sql.readPacingMailboxes(db, workspaceId)]);
     const owned = mailboxesByAccount(mailboxes);
+    const own = new Map(accounts.map((a) => [a.id, channelBudgetsOf(a, now)]));
     const usage = await readBudgetUsage(
       db,
-      accounts.flatMap((a) => accountBudgetKeys(a, owned.get(a.id) ?? [], now)),
+      accounts.flatMap((a) => [...accountBudgetKeys(a, owned.get(a.id) ?? [], now), ...own.get(a.id)!.map((b) => b.key)]),
     );
-    return new Map(accounts.map((a) => [a.id, pacingOf(rules, a, usage, owned.get(a.id) ?? [], now)]));
+    return new Map(accounts.map((a) => [a.id, pacingOf(rules, a, usage, owned.get(a.id) ?? [], now, own.get(a.id))]));
   }
 
   async function accountPacing(accountId: string, now: Date): Promise<AccountPacing | null> {
-    const account = await sql.readPacingAccount(db, accountId);
+    const account = await sql.readPacingAccount(db, accountId, channels);
     if (!account) return null;
     const mailboxes = (await sql.readPacingMailboxes(db, account.workspace_id, account.id)).map((m) => m.id);
-    const usage = await readBudgetUsage(db, accountBudgetKeys(account, mailboxes, now));
-    return pacingOf(rules, account, usage, mailboxes, now);
+    const own = channelBudgetsOf(account, now);
+    const usage = await readBudgetUsage(db, [...accountBudgetKeys(account, mailboxes, now), ...own.map((b) => b.key)]);
+    return pacingOf(rules, account, usage, mailboxes, now, own);
   }
 
   return { accountPacing, workspacePacing };
@@ -162,8 +207,10 @@ export type PacingDecision = { granted: true; localDay: string } | { granted: fa
 
 /** The ledger rows a reservation of `bucket` on this account-day takes: the bucket's, and one `actions` for every send. */
 function releaseKeys(r: PacingRelease): BudgetKey[] {
+  const channel = r.channelKeys ?? [];
+  if (!r.accountId || !r.localDay || !r.bucket) return channel;
   const actions = accountBudgetKey(r.workspaceId, r.accountId, 'actions', r.localDay);
-  return r.bucket === 'actions' ? [actions] : [accountBudgetKey(r.workspaceId, r.accountId, r.bucket, r.localDay), actions];
+  return [...(r.bucket === 'actions' ? [actions] : [accountBudgetKey(r.workspaceId, r.accountId, r.bucket, r.localDay), actions]), ...channel];
 }
 
 /**
@@ -241,14 +288,6 @@ export async function reservePacing(trx: Database, rules: PacingRules, requests:
   const refused = reservations.filter((_, i) => !ok[i]);
   if (refused.length > 0) throw new Error(`send budget refused under its lock: ${refused.map((r) => budgetKeyText(r.key)).join(', ')}`);
   return decisions;
-}
-
-/** An account reservation the claim holds for one send, kept with the in-flight mark (leads.inflight_release). */
-export interface PacingRelease {
-  workspaceId: string;
-  accountId: string;
-  localDay: string;
-  bucket: PacingBucket;
 }
 
 /** Gives back reservations of sends that were not performed (failed, rate-limited, unaffordable, not sent). */

@@ -7,25 +7,27 @@ import { releaseReservations } from './pacing.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { TextCipher } from '../lib/crypto.js';
-import { holdLanesForTasks, insertTasks } from '../domain/tasks.repository.js';
+import { insertTasks } from '../domain/tasks.repository.js';
+import { holdForTask } from '../domain/lanes.js';
+import { appendLedger } from '../domain/ledger.js';
 
 /**
  * Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. Only
- * leads still holding the claim an outcome was made under are applied (sql/recordLeads.ts); the rest change nothing.
+ * leads still holding the claim an outcome was made under are applied (domain/lanes.ts `advance`); the rest change nothing.
  * Answers the outcomes applied, which the caller counts (step-metrics.ts) once the transaction has committed.
  */
 export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary, cipher: TextCipher): Promise<Outcome[]> {
   if (outcomes.length === 0) return [];
-  const recorded = await sql.recordLeads(
+  const recorded = await sql.advance(
     trx,
     outcomes.map((o) => o.record),
     now,
   );
   const byId = new Map(recorded.map((r) => [r.id, r]));
   const applied = outcomes.filter((o) => byId.has(o.row.id));
-  await sql.insertActivities(
+  await appendLedger(
     trx,
-    applied.filter((o) => o.activity).map((o) => ({ id: newId(), workspace_id: o.row.workspace_id, lead_id: o.row.id, created_at: now, ...o.activity! })),
+    applied.flatMap((o) => (o.activity ? [{ id: newId(), workspaceId: o.row.workspace_id, leadId: o.row.id, at: now, ...o.activity }] : [])),
   );
   await enqueueEvents(
     trx,
@@ -43,7 +45,7 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
   await insertTasks(trx, cipher, uncertain);
   if (tasks.length > 0) {
     await insertTasks(trx, cipher, tasks);
-    await holdLanesForTasks(
+    await holdForTask(
       trx,
       tasks.map((t) => t.leadId),
       now,

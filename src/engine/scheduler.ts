@@ -3,8 +3,9 @@ import type { Database } from '../db/database.js';
 import { mapLimit } from '../lib/map-limit.js';
 import { withTxRetry } from '../lib/tx-retry.js';
 import { confirmDelivery } from '../channels/confirm.js';
-import { emptyMailboxCounts, type ActionResult, type ChannelDrivers, type DeliveryCheck, type PassSummary } from '../channels/types.js';
-import { claimBatch } from './claim.js';
+import type { ChannelRegistry } from '../channels/descriptor.js';
+import type { ActionResult, ChannelDrivers, DeliveryCheck, PassSummary } from '../channels/types.js';
+import { claimBatch, type BudgetCapOf } from './claim.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
 import { countStepOutcomes } from './step-metrics.js';
@@ -16,6 +17,9 @@ interface SchedulerDeps {
   drivers: ChannelDrivers;
   /** Encrypts a task's text (a step that became a person's task). */
   cipher: TextCipher;
+  channels: ChannelRegistry;
+  /** The cap of a channel's budget key (engine/claim.ts). */
+  budgetCapOf?: BudgetCapOf;
 }
 
 /** A batch: claim (one transaction), send through the drivers (no transaction), record (one transaction). */
@@ -36,17 +40,20 @@ export function createScheduler(deps: SchedulerDeps) {
 
   async function processBatch(now: Date, summary: PassSummary): Promise<number> {
     const { claimed, sends, checks, recorded } = await claimBatch(deps, now, summary);
-    countStepOutcomes(recorded);
+    countStepOutcomes(deps.channels, recorded);
     if (sends.length === 0 && checks.length === 0) return claimed;
     const [results, verdicts] = await Promise.all([mapLimit(sends, 32, (s) => perform(s, now)), mapLimit(checks, 8, confirm)]);
-    for (const r of results) {
-      if (r.outcome !== 'ok' || !r.sentFrom) continue;
-      const into = (summary.mailboxes ??= {});
-      (into[r.sentFrom] ??= emptyMailboxCounts()).sent += 1;
-    }
+    // A send names the account it went from (a mailbox): the pass summary counts it under its channel.
+    sends.forEach((s, i) => {
+      const r = results[i];
+      if (r.outcome !== 'ok' || !r.sentFrom) return;
+      const into = (summary.channels[s.channel.channel] ??= {}) as Record<string, { sent?: number }>;
+      const counts = (into[r.sentFrom] ??= s.channel.emptyCounts?.() ?? {});
+      counts.sent = (counts.sent ?? 0) + 1;
+    });
     const outcomes = [...sends.map((s, i) => resultOutcome(config, s, results[i], now)), ...checks.map((c, i) => checkOutcome(config, c, verdicts[i], now))];
     // Counted after the commit, so a transaction retried after a deadlock counts its outcomes once.
-    countStepOutcomes(await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher))));
+    countStepOutcomes(deps.channels, await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher))));
     return claimed;
   }
 

@@ -1,6 +1,7 @@
 import { CHANNEL_LABELS, metrics, oneOf, type StepOutcomeLabel } from '../lib/metrics.js';
 import type { Outcome } from './outcomes.js';
-import { channelOf } from './steps.js';
+import type { ChannelRegistry } from '../channels/descriptor.js';
+import { channelOfKind } from './steps.js';
 
 /**
  * The `outcome` label of a recorded step (docs/metrics.md), from the engine's own decision, never from its text:
@@ -27,13 +28,13 @@ export function stepOutcomeLabel(o: Outcome): StepOutcomeLabel | null {
 }
 
 /** Counts committed step outcomes into `outreach_steps_total{channel,outcome}`; call it after their transaction. */
-export function countStepOutcomes(recorded: readonly Outcome[]): void {
+export function countStepOutcomes(channels: ChannelRegistry, recorded: readonly Outcome[]): void {
   if (recorded.length === 0) return;
   const steps = metrics().steps;
   for (const o of recorded) {
     const outcome = stepOutcomeLabel(o);
     if (outcome === null) continue;
     const kind = o.row.steps[o.row.current_step]?.kind;
-    steps.inc({ channel: kind ? oneOf(CHANNEL_LABELS, channelOf(kind)) : 'other', outcome });
+    steps.inc({ channel: kind ? oneOf(CHANNEL_LABELS, channelOfKind(channels, kind).channel) : 'other', outcome });
   }
 }

@@ -1,7 +1,10 @@
 import type { LeadStage, SequenceStepRow } from '../db/schema.js';
-import { CHANNEL_OF_STEP, type Channel, type StepKind } from '../channels/types.js';
+import type { ChannelDescriptor, ChannelRegistry, StepEvent } from '../channels/descriptor.js';
 import type { PacingBucket } from './pacing.js';
-import { LEAD_STAGES, MESSAGE_KINDS as MESSAGE_KIND_LIST } from '../domain/vocabulary.js';
+import { LEAD_STAGES, MESSAGE_KINDS } from '../domain/vocabulary.js';
+import type { StepAction } from '../domain/ledger.js';
+
+const MESSAGE_KIND_LIST: readonly string[] = MESSAGE_KINDS;
 
 export type Step = SequenceStepRow;
 
@@ -14,74 +17,62 @@ export function forward(current: LeadStage, target: LeadStage): LeadStage {
   return rank(target) > rank(current) ? target : current;
 }
 
-export const MESSAGE_KINDS: ReadonlySet<StepKind> = new Set(MESSAGE_KIND_LIST);
-export const X_KINDS: ReadonlySet<StepKind> = new Set(['x_dm', 'x_engage']);
-
-export function channelOf(kind: StepKind): Channel {
-  return CHANNEL_OF_STEP[kind] ?? 'linkedin';
-}
-
-/** Budget a step draws from on its messaging account; X steps go through the Play's X account, unpaced. */
-export function bucketOf(kind: StepKind): PacingBucket | null {
-  if (X_KINDS.has(kind)) return null;
-  if (kind === 'connect') return 'invites';
-  if (MESSAGE_KINDS.has(kind)) return 'messages';
-  return 'actions';
-}
-
-const ENGAGE_ACTION: Record<string, string> = {
-  like: 'like',
-  like_last_post: 'like',
-  react: 'like',
-  comment: 'comment',
-  endorse: 'endorse',
-  view_profile: 'view_profile',
-  view: 'view_profile',
+/**
+ * What the engine knows of a step kind's channel when no channel carries it (a stored step of a kind since removed):
+ * its ledger action is `error`, it raises no event and draws no budget.
+ */
+const NO_CHANNEL: ChannelDescriptor = {
+  channel: 'unknown',
+  stepKinds: [],
+  labels: { name: 'unknown' },
+  createDriver: () => {
+    throw new Error('no channel carries this step kind');
+  },
+  actionOf: () => 'error',
+  eventOf: () => null,
 };
-const X_ENGAGE_ACTION: Record<string, string> = { follow: 'x_follow', like: 'x_like', like_last_post: 'x_like', react: 'x_like' };
+
+/** The channel that carries step kind `kind` (its descriptor in the registry). */
+export function channelOfKind(channels: ChannelRegistry, kind: string): ChannelDescriptor {
+  return channels.ofStepKind(kind) ?? NO_CHANNEL;
+}
+
+/** Whether a step of this channel delivers text to the person (a message-like step: the channel's `messageKinds`). */
+export function isMessageStep(ch: ChannelDescriptor, step: Step): boolean {
+  return (ch.messageKinds ?? MESSAGE_KIND_LIST).includes(step.kind);
+}
+
+/** The step goes out through a platform account of the lead (or its Play), not a messaging account. */
+export const sendsAsAccountUser = (ch: ChannelDescriptor) => ch.sendsFrom === 'account_user';
+
+/** Budget a step draws from on its messaging account at claim (engine/pacing.ts); null: unpaced. */
+export function bucketOf(ch: ChannelDescriptor, step: Step): PacingBucket | null {
+  return ch.accountBudgetOf?.(step) ?? null;
+}
 
 /** The ledger action (spec activity enum) one attempt of this step is written under. */
-export function activityActionOf(step: Step, alreadyMessaged: boolean): string {
-  const first = (step.actions ?? [])[0]?.type?.toLowerCase() ?? '';
-  switch (step.kind) {
-    case 'connect':
-      return 'invite';
-    case 'message':
-    case 'instagram_dm':
-      return alreadyMessaged ? 'followup' : 'message';
-    case 'engage':
-      return ENGAGE_ACTION[first] ?? 'like';
-    case 'email':
-      return 'email_sent';
-    case 'x_dm':
-      return 'x_dm';
-    case 'x_engage':
-      return X_ENGAGE_ACTION[first] ?? 'x_like';
-    default:
-      return 'error';
-  }
+export function activityActionOf(ch: ChannelDescriptor, step: Step, alreadyMessaged: boolean): StepAction {
+  return ch.actionOf(step, alreadyMessaged) as StepAction;
 }
 
-export const isXFollow = (step: Step) => step.kind === 'x_engage' && (step.actions ?? []).some((a) => a?.type?.toLowerCase() === 'follow');
+/** The step is its channel's invitation (a LinkedIn invite, an X follow). */
+export const invites = (ch: ChannelDescriptor, step: Step) => ch.invites?.(step) ?? false;
 
-/** Stage a successful step moves the lead to (social-network lane: a follow is its "invite"). */
-export function stageAfter(step: Step, current: LeadStage, alreadyMessaged: boolean): LeadStage {
-  if (step.kind === 'connect' || isXFollow(step)) return forward(current, 'invited');
-  if (MESSAGE_KINDS.has(step.kind)) return forward(current, alreadyMessaged ? 'followed_up' : 'messaged');
+/** Stage a successful step moves the lead to (an invitation moves it to `invited`). */
+export function stageAfter(ch: ChannelDescriptor, step: Step, current: LeadStage, alreadyMessaged: boolean): LeadStage {
+  if (invites(ch, step)) return forward(current, 'invited');
+  if (isMessageStep(ch, step)) return forward(current, alreadyMessaged ? 'followed_up' : 'messaged');
   return current;
 }
 
 /** True when the step reaches the person (so the engine starts watching for their answer). */
-export function contacts(step: Step): boolean {
-  return step.kind === 'connect' || MESSAGE_KINDS.has(step.kind) || isXFollow(step);
+export function contacts(ch: ChannelDescriptor, step: Step): boolean {
+  return invites(ch, step) || isMessageStep(ch, step);
 }
 
-export function eventOf(step: Step): { event: 'lead.invited' | 'lead.messaged' | 'lead.emailed'; channel?: 'x' } | null {
-  if (step.kind === 'connect') return { event: 'lead.invited' };
-  if (step.kind === 'message' || step.kind === 'instagram_dm') return { event: 'lead.messaged' };
-  if (step.kind === 'x_dm') return { event: 'lead.messaged', channel: 'x' };
-  if (step.kind === 'email') return { event: 'lead.emailed' };
-  return null;
+/** The webhook event a sent step raises (null: none). */
+export function eventOf(ch: ChannelDescriptor, step: Step): StepEvent | null {
+  return ch.eventOf(step);
 }
 
 export function delayMs(step: Step | undefined): number {

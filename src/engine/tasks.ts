@@ -4,16 +4,16 @@ import type { TextCipher } from '../lib/crypto.js';
 import { storedSteps } from '../domain/stored-steps.js';
 import type { StepTaskRef, UncertainTaskRef } from '../domain/tasks.js';
 import { isUncontacted } from '../domain/uncontacted.js';
-import type { StepKind } from '../domain/vocabulary.js';
 import { newId } from '../lib/ids.js';
-import { accountBudgetKey, xAccountBudgetKey, type BudgetKey } from '../domain/budgets.js';
+import { budgetsOf, type BudgetKey } from '../domain/budgets.js';
 import { reserveBudgets } from '../domain/budgets.repository.js';
-import { localDay, safeZone } from '../domain/time.js';
+import { appendLedger, type StepAction, type StepNote } from '../domain/ledger.js';
 import { emptySummary } from '../channels/types.js';
-import { localOutcome, resultOutcome, type Outcome } from './outcomes.js';
+import { localOutcome, resultOutcome, senderOf, type Outcome } from './outcomes.js';
 import { recordOutcomes } from './record.js';
 import * as sql from './sql/index.js';
-import { bucketOf, isXFollow, MESSAGE_KINDS, stageAfter, X_KINDS, type Step } from './steps.js';
+import { channelOfKind, invites, isMessageStep, stageAfter, type Step } from './steps.js';
+import type { ChannelRegistry } from '../channels/descriptor.js';
 
 // A step task's end (docs/tasks.md): done by a person, the step is recorded exactly as the engine's own send of it
 // would be (same ledger action, same webhook event, the lead moves on), with `via: "task"`; skipped, it is recorded
@@ -36,15 +36,16 @@ export type StepTaskClose = { done: true; by: string; externalId: string | null;
 /** The lead no longer holds this step (it moved on, or its sequence changed): nothing is recorded. */
 export type StepTaskResult = 'recorded' | 'stale';
 
-export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher }) {
-  const { config, cipher } = deps;
+export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher; channels: ChannelRegistry }) {
+  const { config, cipher, channels } = deps;
 
-  /** Budget keys a step of `kind` takes on its account (the engine's send would take the same). */
-  function budgetKeysOf(workspaceId: string, kind: StepKind, accountId: string | null, timeZone: string | null, now: Date): BudgetKey[] {
-    const bucket = X_KINDS.has(kind) ? null : bucketOf(kind);
-    if (!bucket || !accountId) return [];
-    const day = localDay(now, safeZone(timeZone));
-    return [accountBudgetKey(workspaceId, accountId, bucket, day), ...(bucket !== 'actions' ? [accountBudgetKey(workspaceId, accountId, 'actions', day)] : [])];
+  /** Counts one unit on each key (uncapped: what it counts already happened). */
+  async function count(trx: Database, keys: BudgetKey[], now: Date) {
+    if (keys.length > 0)
+      await reserveBudgets(
+        trx,
+        keys.map((key) => ({ key, n: 1, cap: null, at: now })),
+      );
   }
 
   /**
@@ -53,16 +54,7 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
    */
   async function countOnBudgets(trx: Database, row: NonNullable<Awaited<ReturnType<typeof sql.readTaskLead>>>, now: Date) {
     const step = row.steps[row.current_step];
-    const keys: BudgetKey[] = [];
-    if (X_KINDS.has(step.kind)) {
-      if (row.x_account_user_id && (step.kind === 'x_dm' || isXFollow(step)))
-        keys.push(xAccountBudgetKey(row.workspace_id, row.x_account_user_id, step.kind === 'x_dm' ? 'dms' : 'follows', now));
-    } else keys.push(...budgetKeysOf(row.workspace_id, step.kind, row.account_id, row.time_zone, now));
-    if (keys.length > 0)
-      await reserveBudgets(
-        trx,
-        keys.map((key) => ({ key, n: 1, cap: null, at: now })),
-      );
+    await count(trx, budgetsOf(channels.ofStepKind(step.kind), step, senderOf(row), now), now);
   }
 
   /**
@@ -72,20 +64,21 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
    * stays as recorded. Then the lead's `last_error` clears unless another uncertain send of it waits for a person.
    */
   async function answerUncertainTask(trx: Database, task: UncertainTaskRef, how: UncertainAnswer, now: Date): Promise<void> {
-    const lead = await sql.readTaskLead(trx, task.workspaceId, task.leadId);
+    const lead = await sql.readTaskLead(trx, channels, task.workspaceId, task.leadId);
     if (!lead) return;
     if (how.answer !== 'left') {
       const error = how.answer === 'sent_anyway' ? how.error : null;
-      await sql.insertActivities(trx, [
+      await appendLedger(trx, [
         {
           id: newId(),
-          workspace_id: task.workspaceId,
-          lead_id: task.leadId,
-          created_at: now,
-          action: task.action,
+          workspaceId: task.workspaceId,
+          leadId: task.leadId,
+          at: now,
+          // The task stored the step's action (steps.ts activityActionOf) when it opened.
+          action: task.action as StepAction,
           outcome: error ? 'failed' : 'ok',
           units: 0,
-          detail: JSON.stringify({
+          detail: {
             step: task.stepIndex,
             kind: task.kind,
             channel: task.channel,
@@ -93,19 +86,17 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
             by: how.by,
             taskId: task.id,
             ...(error && { reason: error, final: true }),
-          }),
-          account_id: task.accountId,
+          },
+          accountId: task.accountId,
         },
       ]);
       if (!error) await markFirstContact(trx, lead, task, now);
-      // A send again is a new send: it counts on the account's budgets (uncapped: it already happened).
+      // A send again is a new send: it counts on the messaging account's budgets (uncapped: it already happened); a
+      // platform account's own budgets were counted by its driver when it sent.
       if (how.answer === 'sent_anyway' && !error) {
-        const keys = budgetKeysOf(task.workspaceId, task.kind as StepKind, task.accountId, lead.time_zone, now);
-        if (keys.length > 0)
-          await reserveBudgets(
-            trx,
-            keys.map((key) => ({ key, n: 1, cap: null, at: now })),
-          );
+        const step = { kind: task.kind, actions: task.actions } as unknown as Step;
+        const sender = { ...senderOf(lead), accountId: task.accountId, accountUserId: null };
+        await count(trx, budgetsOf(channels.ofStepKind(task.kind), step, sender, now), now);
       }
     }
     await sql.clearUncertainError(trx, task.leadId, now);
@@ -118,32 +109,40 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
    */
   async function markFirstContact(trx: Database, lead: NonNullable<Awaited<ReturnType<typeof sql.readTaskLead>>>, task: UncertainTaskRef, now: Date) {
     const step = { kind: task.kind, actions: task.actions } as unknown as Step;
-    const column = step.kind === 'connect' ? 'invited_at' : MESSAGE_KINDS.has(step.kind) ? 'messaged_at' : isXFollow(step) ? 'followed_at' : null;
+    const ch = channelOfKind(channels, step.kind);
+    const column = invites(ch, step) ? (ch.invitedColumn ?? null) : isMessageStep(ch, step) ? 'messaged_at' : null;
     if (!column || lead[column]) return;
     const from = isUncontacted(lead) || (lead.stage === 'skipped' && isUncontacted({ ...lead, stage: 'queued' })) ? 'queued' : lead.stage;
     await sql.markFirstContact(trx, {
       leadId: task.leadId,
       column,
-      stage: stageAfter(step, from, !!lead.messaged_at),
+      stage: stageAfter(ch, step, from, !!lead.messaged_at),
       channel: column === 'messaged_at' ? task.channel : null,
       now,
     });
   }
 
   async function closeStepTask(trx: Database, task: StepTaskRef, how: StepTaskClose, now: Date): Promise<StepTaskResult> {
-    const row = await sql.readTaskLead(trx, task.workspaceId, task.leadId);
+    const row = await sql.readTaskLead(trx, channels, task.workspaceId, task.leadId);
     if (!row || row.sequence_id !== task.sequenceId || row.current_step !== task.stepIndex) return 'stale';
     row.steps = storedSteps(row.steps) as typeof row.steps;
     const step = row.steps[row.current_step];
     if (!step) return 'stale';
-    const note = { via: 'task', taskId: task.id, by: how.by };
+    const note: StepNote = { via: 'task', taskId: task.id, by: how.by };
     let outcome: Outcome;
     if (how.done) {
-      const send = { row, step, key: task.idempotencyKey, variantKey: task.variantKey, units: 0, release: null };
+      const send = { row, step, key: task.idempotencyKey, variantKey: task.variantKey, units: 0, release: null, channel: channelOfKind(channels, step.kind) };
       outcome = resultOutcome(config, send, { outcome: 'ok', externalId: how.externalId }, now, note);
       if (!how.counted) await countOnBudgets(trx, row, now);
     } else {
-      outcome = localOutcome(row, step, 'skipped', { step: row.current_step, kind: step.kind, reason: 'task_skipped', ...note }, now);
+      outcome = localOutcome(
+        channelOfKind(channels, step.kind),
+        row,
+        step,
+        'skipped',
+        { step: row.current_step, kind: step.kind, reason: 'task_skipped', ...note },
+        now,
+      );
     }
     // The lead holds no in-flight mark while its task is open: the record names none.
     const record = { ...outcome.record, expect_key: row.inflight_key, expect_at: row.inflight_at ? new Date(row.inflight_at).toISOString() : null };

@@ -28,3 +28,4 @@ export { isDisposableDomain, isRoleAddress, isWellFormedAddress } from './delive
 export { pausedMailboxes, type MailboxPause, type ResumeResult } from './deliverability/reputation.js';
 export { createInboundRecordsService, InboundRecordsError, type InboundPage, type InboundRecordView, type InboundRecordsService } from './inbox/records.js';
 export { INBOUND_VERDICTS, type InboundVerdict } from './inbox/verdict.js';
+export { emailChannel } from './descriptor.js';

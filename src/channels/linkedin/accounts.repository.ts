@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { LinkedinDelivery } from '../../db/schema.js';
+import { OBSERVED_LEAD_COLUMNS } from '../observed-lead.js';
 import type { ObservedLead } from '../types.js';
 
 // The LinkedIn channel's SQL: a messaging account's delivery and gateway state, the LinkedIn ids kept on its leads,
@@ -30,28 +31,18 @@ export async function accountOf(q: Database, workspaceId: string, accountId: str
     .selectFrom('messaging_accounts')
     .select([
       'id',
-      'workspace_id',
+      'workspace_id as workspaceId',
       'mode',
-      'linkedin_delivery',
-      'linkedin_gateway_account_id',
-      'linkedin_gateway_error',
-      'linkedin_gateway_error_at',
-      'time_zone',
+      'linkedin_delivery as delivery',
+      'linkedin_gateway_account_id as gatewayAccountId',
+      'linkedin_gateway_error as gatewayError',
+      'linkedin_gateway_error_at as gatewayErrorAt',
+      'time_zone as timeZone',
     ])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', accountId)
     .executeTakeFirst();
-  if (!r) return null;
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    mode: r.mode,
-    delivery: r.linkedin_delivery,
-    gatewayAccountId: r.linkedin_gateway_account_id,
-    gatewayError: r.linkedin_gateway_error,
-    gatewayErrorAt: r.linkedin_gateway_error_at ? new Date(r.linkedin_gateway_error_at) : null,
-    timeZone: r.time_zone,
-  };
+  return r ? { ...r, gatewayErrorAt: r.gatewayErrorAt ? new Date(r.gatewayErrorAt) : null } : null;
 }
 
 /** The workspace a messaging account belongs to (an operator command names only the account). */
@@ -200,11 +191,7 @@ const observedLead = (q: Database) =>
   q
     .selectFrom('leads as l')
     .select([
-      'l.id',
-      'l.workspace_id',
-      'l.account_id',
-      'l.x_user_id',
-      'l.username',
+      ...OBSERVED_LEAD_COLUMNS,
       sql<string | null>`NULL::text`.as('x_account_user_id'),
       'l.linkedin_provider_id',
       'l.linkedin_chat_id',

@@ -1,7 +1,6 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
-import type { BudgetKey } from '../../domain/budgets.js';
-import { nextUtcDay, windowStartOf } from '../../domain/budgets.js';
+import { gatewayBudgetKey, nextUtcDay } from '../../domain/budgets.js';
 import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import { addLocalDays, safeZone, zonedTime } from '../../domain/time.js';
 import { gatewayTime, publicIdentifierOf, refusalCode } from './api.js';
@@ -43,12 +42,6 @@ const sameText = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() === b.r
 function nextLocalDay(at: Date, timeZone: string): Date {
   const d = addLocalDays(at, timeZone, 1);
   return zonedTime(d.year, d.month, d.day, 0, timeZone);
-}
-
-/** The account's weekly invitation budget (rolling seven local days) and daily message budget (UTC day). */
-export function gatewayBudgetKey(workspaceId: string, accountId: string, budget: 'invites' | 'messages', at: Date, timeZone: string): BudgetKey {
-  const window = budget === 'invites' ? 'rolling_week' : 'utc_day';
-  return { workspaceId, scope: 'account', scopeId: accountId, budget, window, windowStart: windowStartOf(window, at, safeZone(timeZone)) };
 }
 
 /**
@@ -149,9 +142,10 @@ export function createLinkedinDriver(deps: LinkedinDriverDeps): ChannelDriver {
   }
 
   /**
-   * Runs one send within the account's budget, reserved here because the gateway account is the driver's to know:
-   * over it, the step waits until the window has room (the next local day for the week's invitations, the next UTC
-   * day for messages). The unit is given back when LinkedIn did not act (a refusal, a 429, an account that waits).
+   * Runs a send that no claim reserved (a reply a person decided) within the account's gateway budget: over it, the
+   * answer waits until the window has room (the next local day for the week's invitations, the next UTC day for
+   * messages). The unit is given back when LinkedIn did not act (a refusal, a 429, an account that waits). A
+   * sequence step's unit is the claim's (the descriptor's `budgetsOf`), given back by the engine the same way.
    */
   async function withUnit(
     q: Database,
@@ -160,7 +154,7 @@ export function createLinkedinDriver(deps: LinkedinDriverDeps): ChannelDriver {
     budget: 'invites' | 'messages',
     send: () => Promise<ActionResult>,
   ) {
-    const key = gatewayBudgetKey(action.workspaceId, acc.id, budget, action.at, acc.timeZone);
+    const key = gatewayBudgetKey(action.workspaceId, acc.id, budget, action.at, safeZone(acc.timeZone));
     const cap = budget === 'invites' ? caps.invitesPerWeek : caps.messagesPerDay;
     if (!(await reserveBudget(q, { key, n: 1, cap, at: action.at }))) {
       const frees = budget === 'invites' ? nextLocalDay(action.at, safeZone(acc.timeZone)) : nextUtcDay(action.at);
@@ -210,10 +204,12 @@ export function createLinkedinDriver(deps: LinkedinDriverDeps): ChannelDriver {
       if ('outcome' in gated) return gated;
       const { acc, gw } = gated;
       try {
-        if (action.kind === 'connect')
-          return await withUnit(q, acc, action, 'invites', () => invite(q, gw, acc, action).catch((e) => failureResult(q, acc, action, e)));
+        // A step's unit was reserved by its claim (the descriptor's budgetsOf); a reply decided by a person has no
+        // claim and takes its unit here.
+        const unit = (budget: 'invites' | 'messages', send: () => Promise<ActionResult>) => (ctx?.claim ? send() : withUnit(q, acc, action, budget, send));
+        if (action.kind === 'connect') return await unit('invites', () => invite(q, gw, acc, action).catch((e) => failureResult(q, acc, action, e)));
         if (action.kind === 'message' || action.kind === 'reply')
-          return await withUnit(q, acc, action, 'messages', () => message(q, gw, acc, action).catch((e) => failureResult(q, acc, action, e)));
+          return await unit('messages', () => message(q, gw, acc, action).catch((e) => failureResult(q, acc, action, e)));
       } catch (err) {
         return failureResult(q, acc, action, err);
       }

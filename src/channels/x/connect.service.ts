@@ -1,6 +1,7 @@
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { authorizeUrlOf, newPkceRequest } from '../../lib/pkce.js';
+import { authorizeUrlOf } from '../../lib/pkce.js';
+import { beginOauthConnect, completeOauthConnect, OAUTH_CONNECT_TTL_MS, type OauthCallback } from '../oauth/index.js';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
@@ -11,8 +12,8 @@ import * as states from './states.repository.js';
 
 /** What the service asks a person to grant (issue 18; docs/x-channel.md says what each is for). */
 export const X_SCOPES = ['tweet.read', 'users.read', 'follows.read', 'follows.write', 'like.write', 'dm.read', 'dm.write', 'offline.access'] as const;
-/** A pending connect (its state and PKCE verifier) is worthless after this long, and good once. */
-export const CONNECT_TTL_MS = 10 * 60_000;
+/** A pending connect (its state and PKCE verifier) is worthless after this long, and good once (channels/oauth). */
+export const CONNECT_TTL_MS = OAUTH_CONNECT_TTL_MS;
 /** Where X sends the person back: a console page of this service. */
 export const CALLBACK_PATH = '/console/accounts/x/callback';
 
@@ -117,20 +118,11 @@ export function createXConnectService(deps: XConnectDeps) {
     async begin(workspaceId: string, opts: { sessionIdHash?: string } = {}): Promise<{ authorizeUrl: string; expiresAt: Date }> {
       const { clientId } = requireClient();
       if (!isUuid(workspaceId) || !(await states.workspaceExists(db, workspaceId))) throw notFound('workspace');
-      const now = clock.now();
-      const { state, verifier, challenge } = newPkceRequest();
       const redirectUri = callbackUrl();
-      const expiresAt = new Date(now.getTime() + CONNECT_TTL_MS);
-      await states.deleteExpired(db, now);
-      await states.insert(db, {
-        state,
-        workspaceId,
-        codeVerifier: cipher.encrypt(verifier)!,
-        redirectUri,
-        createdAt: now,
-        expiresAt,
-        sessionIdHash: opts.sessionIdHash ?? null,
-      });
+      const { state, challenge, expiresAt } = await beginOauthConnect(
+        { db, cipher, clock },
+        { flow: 'x', workspaceId, redirectUri, sessionIdHash: opts.sessionIdHash, details: {} },
+      );
       const authorizeUrl = authorizeUrlOf(config.x.authorizeUrl, { clientId, redirectUri, scopes: X_SCOPES, state, challenge });
       return { authorizeUrl, expiresAt };
     },
@@ -139,31 +131,16 @@ export function createXConnectService(deps: XConnectDeps) {
      * X sent the person back. The state is spent first (single use, whatever happens next); an unknown, used or
      * expired one is refused. Returns the account connected.
      */
-    async complete(input: {
-      state?: string;
-      code?: string;
-      error?: string;
-      /** The console session the callback arrived in, if any. */
-      sessionIdHash?: string | null;
-    }): Promise<{ workspaceId: string; userId: string; handle: string }> {
+    async complete(input: OauthCallback): Promise<{ workspaceId: string; userId: string; handle: string }> {
       const client = requireClient();
+      const back = await completeOauthConnect({ db, cipher, clock }, { flow: 'x', codePrefix: 'x_connect', providerName: 'X', input });
+      const pending = { workspaceId: back.workspaceId, redirectUri: back.redirectUri };
+      const verifier = back.codeVerifier;
       const now = clock.now();
-      const pending = input.state ? await states.take(db, input.state) : null;
-      if (!pending || pending.expiresAt <= now)
-        throw fail(400, 'x_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
-      // A connect started in the console completes only in that browser session: a link handed to someone else
-      // (to approve with their X account into this workspace) is refused, and spent.
-      if (pending.sessionIdHash && pending.sessionIdHash !== input.sessionIdHash) {
-        throw fail(400, 'x_connect_other_session', 'this connect was started in another browser session; start again from Accounts in this browser');
-      }
-      if (input.error) throw fail(400, 'x_connect_denied', `X did not grant access (${input.error.slice(0, 60)}); start again from Accounts`);
-      if (!input.code) throw fail(400, 'x_connect_code_missing', 'X sent no authorization code; start again from Accounts');
-      const verifier = cipher.decrypt(pending.codeVerifier);
-      if (!verifier) throw fail(400, 'x_connect_state_invalid', 'this connect link can no longer be read; start again from Accounts');
 
       const tokenAnswer = await xOauthPost<{ access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }>(client, '/2/oauth2/token', {
         grant_type: 'authorization_code',
-        code: input.code,
+        code: back.code,
         redirect_uri: pending.redirectUri,
         code_verifier: verifier,
       }).catch(() => {

@@ -204,9 +204,10 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
   }
 
   /**
-   * Runs a DM or a follow within the account's daily budget (UTC day), reserved here because the X account is the
-   * driver's to know: over it, the step waits for the next day. The unit is given back when X did not act (a refusal
-   * or a 429); an answer that never came keeps it (X may have acted).
+   * Runs a DM or a follow that no claim reserved (a reply, a person's click on a task) within the account's daily
+   * budget (UTC day): over it, it waits for the next day. The unit is given back when X did not act (a refusal or a
+   * 429); an answer that never came keeps it (X may have acted). A sequence's DM holds its claim's unit instead,
+   * given back by the engine the same way.
    */
   async function withDayUnit(q: Database, action: OutboundAction, budget: XBudget, send: () => Promise<ActionResult>): Promise<ActionResult> {
     const key = xAccountBudgetKey(action.workspaceId, action.accountUserId!, budget, action.at);
@@ -266,7 +267,9 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (gated === null) return fallback.perform(action, ctx);
       if (gated !== 'go') return gated;
       const me = action.accountUserId!;
-      if (action.kind === 'x_dm' || action.kind === 'reply') return withDayUnit(q, action, 'dms', () => run(action, q, (call) => sendDm(call, q, me, action)));
+      const dm = () => run(action, q, (call) => sendDm(call, q, me, action));
+      // A sequence's DM holds the unit its claim reserved (the descriptor's budgetsOf); a reply has no claim.
+      if (action.kind === 'x_dm' || action.kind === 'reply') return ctx?.claim ? dm() : withDayUnit(q, action, 'dms', dm);
       if (action.kind === 'x_engage') {
         // Automated follows and any automated like are prohibited by X (docs/policy.md): only a person's click.
         if (!action.byPerson) return { outcome: 'needs_person', reason: 'x_engage_by_person' };

@@ -3,3 +3,4 @@
 export { CALLBACK_PATH, createXConnectService, disconnectOutcomeText, X_SCOPES, type XConnectService } from './connect.service.js';
 export { xOauthRepository, type XOauthRepository, type XTokens } from './oauth.repository.js';
 export { xTokensService, XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
+export { xChannel } from './descriptor.js';

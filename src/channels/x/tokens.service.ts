@@ -1,9 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { xOauthPost, type XOauthClient } from './api.js';
 import type { XOauthRepository, XTokens } from './oauth.repository.js';
-
-/** Refresh this long before expiry, so a request never leaves with a token about to lapse. */
-export const REFRESH_MARGIN_MS = 5 * 60_000;
+import { refreshLocked, tokenStillFresh } from '../oauth/refresh.js';
 
 export class XAccountDisconnectedError extends Error {
   readonly code = 'x_account_disconnected';
@@ -26,7 +24,7 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
    */
   const rejected = new Set<string>();
 
-  async function exchangeRefresh(refreshToken: string): Promise<XTokens | 'refused'> {
+  async function exchangeRefresh(refreshToken: string): Promise<XTokens | { refused: true }> {
     const res = await xOauthPost<{ access_token?: string; refresh_token?: string; expires_in?: number; scope?: string }>(deps.settings, '/2/oauth2/token', {
       grant_type: 'refresh_token',
       refresh_token: refreshToken,
@@ -35,7 +33,7 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
       throw new Error('x_token_refresh_failed: unreachable');
     });
     const body = res.body;
-    if (res.status === 400 || res.status === 401) return 'refused';
+    if (res.status === 400 || res.status === 401) return { refused: true };
     if (res.status !== 200 || !body?.access_token || !body.refresh_token) throw new Error(`x_token_refresh_failed: HTTP ${res.status}`);
     return {
       accessToken: body.access_token,
@@ -50,16 +48,15 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
     const outcome = await deps.db.transaction().execute(async (trx) => {
       const row = await deps.repo.findForUpdate(trx, workspaceId, userId);
       if (!row || row.disconnected) return 'disconnected' as const;
-      const stillFresh = row.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS;
-      // Another worker refreshed while we waited for the lock: its token is the one to use.
-      if (stillFresh && (!opts.force || (opts.staleAccessToken !== undefined && row.accessToken !== opts.staleAccessToken))) return row.accessToken;
-      const fresh = await exchangeRefresh(row.refreshToken);
-      if (fresh === 'refused') {
-        await deps.repo.markDisconnected(trx, workspaceId, userId);
-        return 'disconnected' as const;
-      }
-      await deps.repo.save(trx, workspaceId, userId, fresh);
-      return fresh.accessToken;
+      const outcome = await refreshLocked(row, {
+        now: now(),
+        force: opts.force,
+        staleAccessToken: opts.staleAccessToken,
+        exchange: exchangeRefresh,
+        save: (fresh) => deps.repo.save(trx, workspaceId, userId, fresh),
+        refused: () => deps.repo.markDisconnected(trx, workspaceId, userId),
+      });
+      return typeof outcome === 'string' ? outcome : ('disconnected' as const);
     });
     if (opts.staleAccessToken) rejected.delete(opts.staleAccessToken);
     if (outcome === 'disconnected') throw new XAccountDisconnectedError(userId);
@@ -76,7 +73,7 @@ export function xTokensService(deps: { db: Database; repo: XOauthRepository; set
       const row = await deps.repo.find(q, workspaceId, userId);
       if (!row || row.disconnected) throw new XAccountDisconnectedError(userId);
       if (rejected.has(row.accessToken) && !q.isTransaction) return refresh(workspaceId, userId, { force: true, staleAccessToken: row.accessToken });
-      if (row.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS) return row.accessToken;
+      if (tokenStillFresh(row.expiresAt, now())) return row.accessToken;
       return refresh(workspaceId, userId);
     },
     /** X refused `accessToken` (401) inside a transaction: the next use outside one refreshes it. */

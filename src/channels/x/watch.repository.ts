@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { refreshLeadIdentities } from '../../domain/identity.repository.js';
 import type { Database } from '../../db/database.js';
+import { observedLeadQuery } from '../observed-lead.js';
 import type { ObservedLead } from '../types.js';
 
 /** A connected X account whose DMs (and followers) are due to be read. */
@@ -60,26 +61,13 @@ export async function claimDmEvent(trx: Database, p: { workspaceId: string; acco
   return row !== undefined;
 }
 
-const observedLead = (trx: Database) =>
-  trx
-    .selectFrom('leads as l')
-    .leftJoin('plays as p', 'p.id', 'l.play_id')
-    .select([
-      'l.id',
-      'l.workspace_id',
-      'l.account_id',
-      'l.x_user_id',
-      'l.username',
-      sql<string | null>`COALESCE(l.account_user_id, p.account_user_id)`.as('x_account_user_id'),
-    ]);
-
 /**
  * The lead a DM sender is, among this X account's leads: the most recently messaged, then followed, then created.
  * Any lead of the account counts, contacted or not: someone who writes first (or whose DM is still being recorded,
  * or who was only liked) has answered all the same, and their lead must stop.
  */
 export async function leadByXUser(db: Database, p: { workspaceId: string; accountUserId: string; senderId: string }): Promise<ObservedLead | null> {
-  const row = await observedLead(db)
+  const row = await observedLeadQuery(db)
     .where('l.workspace_id', '=', p.workspaceId)
     .where('l.x_user_id', '=', p.senderId)
     .where(sql<boolean>`COALESCE(l.account_user_id, p.account_user_id) = ${p.accountUserId}`)
@@ -94,7 +82,7 @@ export async function leadByXUser(db: Database, p: { workspaceId: string; accoun
 
 /** Leads this account followed that have not followed back yet (followed within `sinceDays`). */
 export async function awaitingFollowBack(db: Database, p: { workspaceId: string; accountUserId: string; since: Date; limit: number }): Promise<ObservedLead[]> {
-  return observedLead(db)
+  return observedLeadQuery(db)
     .where('l.workspace_id', '=', p.workspaceId)
     .where('l.followed_at', 'is not', null)
     .where('l.followed_back_at', 'is', null)

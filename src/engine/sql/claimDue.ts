@@ -1,8 +1,10 @@
 import { sql, type RawBuilder } from 'kysely';
-import { CLAIMED_LEAD_FROM, LEAD_X_ACCOUNT, claimAdmissionSources } from '../../domain/claim-layout.js';
+import { CLAIMED_LEAD_FROM, LEAD_ACCOUNT_USER, claimAdmissionSources } from '../../domain/claim-layout.js';
+import { createChannelRegistry, type ChannelRegistry } from '../../channels/index.js';
 import type { Database } from '../../db/database.js';
 import { admissionBlocksSql, admissionHoldSql, type AdmissionContext } from '../../domain/admission.js';
 import type { ClaimedRow } from './rows.js';
+import { senderDeliverySql } from './senders.js';
 
 /**
  * Locks up to `limit` due leads that every `hold` rule of the admission list (src/domain/admission.ts) lets
@@ -12,33 +14,40 @@ import type { ClaimedRow } from './rows.js';
  * record; the `wait` rule (sending hours) is applied by the claim in TypeScript.
  */
 // The claim's layout (FROM, aliases, the sender a lead without one gets) is the domain's: domain/claim-layout.ts.
-export { CLAIMED_LEAD_FROM, LEAD_X_ACCOUNT, claimAdmissionSources } from '../../domain/claim-layout.js';
+export { CLAIMED_LEAD_FROM, LEAD_ACCOUNT_USER, claimAdmissionSources } from '../../domain/claim-layout.js';
 
-/** The claim's columns (ClaimedRow without the admission `stop` columns): what a step needs to know about its lead. */
+/**
+ * The claim's columns (ClaimedRow without the admission `stop` columns): what a step needs to know about its lead.
+ * `accountUser` is the platform account the lead's steps go through when its channel sends as one; `delivery` how the
+ * step's sender reaches its platform (senders.ts).
+ */
 export const claimedLeadColumns = (
-  xAccount: RawBuilder<string | null>,
+  accountUser: RawBuilder<string | null>,
+  delivery: RawBuilder<string>,
 ) => sql`SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       -- The account the step goes through: the lead's own, else the one the claim gives it (domain/claim-layout.ts).
-      COALESCE(l.account_id, ma.id) AS account_id, ${xAccount} AS x_account_user_id,
+      COALESCE(l.account_id, ma.id) AS account_id, ${accountUser} AS x_account_user_id,
       (l.account_id IS NULL AND ma.id IS NOT NULL) AS account_assigned,
-      (l.account_user_id IS NULL AND p.account_user_id IS NULL AND ${xAccount} IS NOT NULL) AS x_account_assigned, l.sequence_id, l.stage, l.current_step, l.variant_key,
+      (l.account_user_id IS NULL AND p.account_user_id IS NULL AND ${accountUser} IS NOT NULL) AS account_user_assigned, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
-      s.steps, ma.time_zone, ma.warmup_started_at, ma.linkedin_delivery,
+      s.steps, ma.time_zone, ma.warmup_started_at,
       -- The sending hours' zone (domain/admission.ts sendingZone): the lead's own when its sequence sends in it.
       l.time_zone AS lead_time_zone, s.send_in_lead_hours,
       -- The lead's custom fields, for {{custom.<name>}} (domain/custom-fields.ts).
       l.custom,
-      -- The platform policy (domain/policy.ts) needs to know whether an X step's account is connected with OAuth.
-      COALESCE(s.steps -> l.current_step ->> 'kind' IN ('x_dm', 'x_engage') AND EXISTS (
-        SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = l.workspace_id AND o.user_id = ${xAccount}), false) AS x_connected`;
+      -- The platform policy (domain/policy.ts) reads how the step's sender reaches its platform.
+      ${delivery} AS delivery`;
 
-export async function claimDue(trx: Database, p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext }): Promise<ClaimedRow[]> {
+export async function claimDue(
+  trx: Database,
+  p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext; channels?: ChannelRegistry },
+): Promise<ClaimedRow[]> {
   const now = p.now.toISOString();
-  const xAccount = LEAD_X_ACCOUNT;
-  const src = claimAdmissionSources(xAccount);
+  const accountUser = LEAD_ACCOUNT_USER;
+  const src = claimAdmissionSources(accountUser);
   const { rows } = await sql<ClaimedRow>`
-    ${claimedLeadColumns(xAccount)},
+    ${claimedLeadColumns(accountUser, senderDeliverySql(p.channels ?? createChannelRegistry(), accountUser))},
       ${admissionBlocksSql('identity_opted_out', src, p.admission)} AS identity_opted_out,
       ${admissionBlocksSql('address_suppressed', src, p.admission)} AS address_suppressed
     ${CLAIMED_LEAD_FROM}

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
-import { FROZEN_BY_ANSWER } from './frozenByAnswer.js';
+import { accountDeliverySql } from '../../domain/claim-layout.js';
+import { FROZEN_BY_ANSWER, rewatchSql } from '../../domain/lanes.js';
 import type { WatchedRow } from './rows.js';
 
 /** Takes leads whose watch is due and pushes their next look `interval` ahead (or ends the watch). */
@@ -13,19 +14,14 @@ export async function claimWatched(trx: Database, p: { now: Date; limit: number;
       ORDER BY l.observe_next_at, l.id LIMIT ${p.limit}
       FOR UPDATE SKIP LOCKED
     ), bumped AS (
-      UPDATE leads l SET observe_next_at = CASE
-          WHEN due.frozen OR l.opted_out_at IS NOT NULL THEN NULL
-          WHEN l.observe_until IS NULL OR ${now}::timestamptz + make_interval(secs => ${p.intervalSeconds}) > l.observe_until THEN NULL
-          ELSE ${now}::timestamptz + make_interval(secs => ${p.intervalSeconds}) END
-      FROM due WHERE l.id = due.id
-      RETURNING l.*, due.frozen
+      ${rewatchSql(p)}
     )
     SELECT b.id, b.workspace_id, b.person, b.company, b.title, b.email, b.linkedin_url, b.x_user_id, b.username, b.account_id,
       COALESCE(b.account_user_id, p.account_user_id) AS x_account_user_id, b.sequence_id,
       b.invited_at, b.connected_at, b.messaged_at, b.followed_at, b.followed_back_at, b.replied_at, b.last_message_channel,
       COALESCE(b.sandbox, c.sandbox) AS sandbox, (NOT b.frozen AND b.opted_out_at IS NULL) AS watchable,
       (SELECT max(r.replied_at) FROM replies r WHERE r.workspace_id = b.workspace_id AND r.lead_id = b.id) AS last_reply_at,
-      ma.linkedin_delivery
+      ${accountDeliverySql('ma')} AS account_delivery
     FROM bumped b LEFT JOIN plays p ON p.id = b.play_id LEFT JOIN candidates c ON c.id = b.candidate_id
     LEFT JOIN messaging_accounts ma ON ma.id = b.account_id AND ma.workspace_id = b.workspace_id`.execute(trx);
   return rows;

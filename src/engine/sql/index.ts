@@ -6,23 +6,27 @@ export * from './claimDue.js';
 export * from './claimDueDiscovery.js';
 export * from './claimWatched.js';
 export * from './existingCandidateIds.js';
-export * from './insertActivities.js';
 export * from './insertDiscoveryBatch.js';
 export * from './insertReply.js';
 export * from './lockWorkspaceEnergy.js';
-export * from './markAccepted.js';
-export * from './markFollowedBack.js';
-export * from './markInflight.js';
-export * from './markReplied.js';
 export * from './readTaskLead.js';
-export * from './recordLeads.js';
 export * from './refundEnergy.js';
-export * from './reschedule.js';
 export type * from './rows.js';
 export * from './scheduleDiscovery.js';
-export * from './setWaitingForAccept.js';
-export * from './snoozeForAutoReply.js';
-export * from './stopForLeaver.js';
 export * from './uncertainAnswers.js';
 export * from './writeWorkspaceEnergy.js';
 export * from './readPacingAccounts.js';
+// The lane transitions the engine makes (a lead's place in its sequence and what is due) are domain/lanes.ts's, the
+// one writer of the lane columns; the engine calls them here with the rest of its SQL.
+export {
+  advance,
+  markAccepted,
+  markFirstContact,
+  markFollowedBack,
+  markInflight,
+  markReplied,
+  reschedule,
+  snoozeForAutoReply,
+  stopForLeaver,
+  waitForAccept,
+} from '../../domain/lanes.js';

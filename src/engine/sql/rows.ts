@@ -1,10 +1,34 @@
 import type { Selectable } from 'kysely';
-import type { ActivityTable, LeadsTable, MessagingAccountsTable, PlaysTable, SequencesTable, WorkspacesTable, XAccountsTable } from '../../db/schema.js';
-import type { PacingRelease } from '../pacing.js';
+import type { LeadsTable, MessagingAccountsTable, PlaysTable, SequencesTable, WorkspacesTable, XAccountsTable } from '../../db/schema.js';
+import type { AccountBudget, BudgetKey } from '../../domain/budgets.js';
+import type { RecipientIdentityRow } from '../../channels/recipients.js';
+import type { EventLeadRow } from '../../domain/lead-views.js';
 
 // The shapes the engine's statements read and write, derived from src/db/schema.ts so a column's type has one home.
 
 type Lead = Selectable<LeadsTable>;
+
+/**
+ * What the claim reserved for one send, kept with the in-flight mark (leads.inflight_release, jsonb) and given back
+ * whole when the send is not performed: the messaging account's pacing (`accountId`, `localDay`, `bucket`; absent
+ * for an unpaced step) and the channel's own budgets (`channelKeys`, domain/budgets.ts BudgetKey; absent: none).
+ */
+export interface PacingRelease {
+  workspaceId: string;
+  accountId?: string;
+  localDay?: string;
+  bucket?: AccountBudget;
+  channelKeys?: BudgetKey[];
+}
+
+/**
+ * The person's handles on the channels, as the leads table holds them: the text fields of a recipient
+ * (channels/recipients.ts RecipientIdentityRow) beyond its id and name.
+ */
+type LeadHandle = Exclude<
+  { [K in keyof RecipientIdentityRow]-?: RecipientIdentityRow[K] extends string | null ? K : never }[keyof RecipientIdentityRow],
+  'id' | 'person'
+>;
 
 /** A lead as both the step claim and the watch read it: who the person is and what the engine has done so far. */
 export type LeadContactRow = Pick<
@@ -14,10 +38,7 @@ export type LeadContactRow = Pick<
   | 'person'
   | 'company'
   | 'title'
-  | 'email'
-  | 'linkedin_url'
-  | 'x_user_id'
-  | 'username'
+  | LeadHandle
   | 'account_id'
   | 'invited_at'
   | 'connected_at'
@@ -27,7 +48,7 @@ export type LeadContactRow = Pick<
   | 'replied_at'
   | 'last_message_channel'
 > & {
-  /** The lead's own X account, or its Play's. */
+  /** The lead's own platform account user (X), or its Play's. */
   x_account_user_id: Lead['account_user_id'];
   /** The world file's script for the sandbox drivers: the lead's own, or its candidate's. */
   sandbox: Record<string, unknown> | null;
@@ -39,8 +60,8 @@ export type ClaimedRow = LeadContactRow &
     sequence_id: NonNullable<Lead['sequence_id']>;
     /** The lead had no account and the claim gave it the workspace's only one for this step (domain/claim-layout.ts). */
     account_assigned?: boolean;
-    /** The lead and its Play had no X account and the claim gave it the workspace's only one. */
-    x_account_assigned?: boolean;
+    /** The lead and its Play had no platform account (X) and the claim gave it the workspace's only one. */
+    account_user_assigned?: boolean;
     inflight_release: PacingRelease | null;
     steps: Selectable<SequencesTable>['steps'];
     /** The lead's messaging account's zone (null without one): its pacing day, and its sending hours by default. */
@@ -54,9 +75,8 @@ export type ClaimedRow = LeadContactRow &
     /** The admission list's `stop` rules (src/domain/admission.ts), as the claim's SQL answered them. */
     identity_opted_out: boolean;
     address_suppressed: boolean;
-    /** How the platform is reached (domain/policy.ts): the LinkedIn account's delivery, and whether the X account is connected. */
-    linkedin_delivery: Selectable<MessagingAccountsTable>['linkedin_delivery'] | null;
-    x_connected: boolean;
+    /** How the step's sender reaches its platform (domain/policy.ts AccountDelivery, from its channel: sql/senders.ts). */
+    delivery: string;
   };
 
 export type WatchedRow = LeadContactRow &
@@ -64,49 +84,17 @@ export type WatchedRow = LeadContactRow &
     watchable: boolean;
     /** Newest reply on record (out-of-office ones included); drivers re-report it on every poll. */
     last_reply_at: Date | null;
-    /** The lead's LinkedIn account's delivery: only a sandbox account's leads are heard by the simulation. */
-    linkedin_delivery: Selectable<MessagingAccountsTable>['linkedin_delivery'] | null;
+    /** The lead's messaging account's delivery (domain/claim-layout.ts accountDeliverySql): its channel says whether the simulation hears its leads. */
+    account_delivery: string | null;
   };
 
 export type WorkspaceEnergyRow = Pick<Selectable<WorkspacesTable>, 'id' | 'billing_status' | 'energy_balance' | 'energy_daily_refill' | 'energy_refilled_at'>;
 
-/** A lead row's columns as they travel in a jsonb batch: timestamps as ISO strings. */
-type OnTheWire<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
-
-/** New values for a lead after one step attempt; milestones only fill when still empty. */
-export type LeadRecord = OnTheWire<
-  Pick<
-    Lead,
-    | 'id'
-    | 'stage'
-    | 'current_step'
-    | 'next_action_at'
-    | 'automation_stopped'
-    | 'invited_at'
-    | 'messaged_at'
-    | 'followed_at'
-    | 'last_error'
-    | 'step_attempts'
-    | 'step_waits'
-    | 'observe_next_at'
-    | 'observe_until'
-    | 'last_message_channel'
-    | 'last_activity_at'
-  >
-> & {
-  /** The in-flight mark this record belongs to: its key and claim time. A worker whose claim was superseded
-   * (lease expired, lead re-claimed under the same key) matches nothing, so its late result changes nothing. */
-  expect_key: string | null;
-  expect_at: string | null;
-};
+/** New values for a lead after one step attempt: the lanes' own record (src/domain/lanes/send.ts `advance`). */
+export type { StepRecord as LeadRecord } from '../../domain/lanes.js';
 
 /** What a lead's event object is built from (the lead after a recorded step or observation). */
-export type RecordedLead = Pick<Lead, 'id' | 'person' | 'company' | 'title' | 'email' | 'linkedin_url' | 'account_id' | 'sequence_id' | 'stage'>;
-
-export type ActivityInsert = Pick<
-  Selectable<ActivityTable>,
-  'id' | 'workspace_id' | 'created_at' | 'action' | 'outcome' | 'units' | 'detail' | 'account_id' | 'lead_id'
->;
+export type RecordedLead = Pick<Lead, keyof EventLeadRow>;
 
 /** A followers Play whose discovery is due, with the X account it reads. */
 export type DuePlay = Pick<Selectable<PlaysTable>, 'workspace_id'> & {
@@ -116,4 +104,7 @@ export type DuePlay = Pick<Selectable<PlaysTable>, 'workspace_id'> & {
 };
 
 /** A messaging account as pacing reads it. */
-export type PacingAccountRow = Pick<Selectable<MessagingAccountsTable>, 'id' | 'workspace_id' | 'time_zone' | 'warmup_started_at'>;
+export type PacingAccountRow = Pick<Selectable<MessagingAccountsTable>, 'id' | 'workspace_id' | 'time_zone' | 'warmup_started_at'> & {
+  /** The account's delivery on each channel that lists budgets of its own (sql/readPacingAccounts.ts). */
+  deliveries: Record<string, string>;
+};

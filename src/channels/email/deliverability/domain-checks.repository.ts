@@ -1,5 +1,5 @@
 import type { Database } from '../../../db/database.js';
-import type { DomainCheckResult } from './domain-checks.js';
+import type { DomainCheckResult } from './domain-check-result.js';
 
 /** A mailbox as the domain checks see it: its address, its DKIM selector and its latest stored check. */
 export interface MailboxForCheck {

@@ -2,6 +2,7 @@ import type { promises as dns } from 'node:dns';
 import type { Database } from '../../../db/database.js';
 import type { Clock } from '../../../lib/clock.js';
 import { mapLimit } from '../../../lib/map-limit.js';
+import type { DomainCheckResult, RecordCheck } from './domain-check-result.js';
 import * as repo from './domain-checks.repository.js';
 
 /**
@@ -28,24 +29,7 @@ export const DEFAULT_DKIM_SELECTORS = ['google', 'selector1', 'selector2'] as co
 /** Mailboxes checked at once when readiness refreshes a workspace's stale results. */
 const REFRESH_CONCURRENCY = 4;
 
-export type CheckStatus = 'found' | 'missing' | 'invalid' | 'unknown';
-
-export interface RecordCheck {
-  status: CheckStatus;
-  /** The DNS name(s) looked at. */
-  names: string[];
-  /** The records found there that matter (MX hosts, the SPF, DKIM or DMARC TXT). */
-  records: string[];
-  /** Why not found, in words (the DNS error code for `unknown`); null when found. */
-  detail: string | null;
-}
-
-export interface DomainCheckResult {
-  mx: RecordCheck;
-  spf: RecordCheck;
-  dkim: RecordCheck & { selectors: string[] };
-  dmarc: RecordCheck & { policy: string | null };
-}
+export type { CheckStatus, DomainCheckResult, RecordCheck } from './domain-check-result.js';
 
 export interface MailboxDomainReport extends DomainCheckResult {
   mailboxId: string;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../../db/database.js';
-import { newId } from '../../../lib/ids.js';
+import { appendLedger, manualOverrideEntry, type MailboxOpDetail } from '../../../domain/ledger.js';
 
 // The reputation guards' SQL (reputation.ts holds the rule): which of our messages bounced or drew a complaint, a
 // mailbox's last sends, and its pause. Every read names the workspace.
@@ -60,29 +60,26 @@ export async function sentMessage(
 
 /** Marks one of our sent messages as hard-bounced, once; answers the mailbox that sent it, or null when it was already. */
 export async function markBounced(trx: Database, workspaceId: string, messageId: string, at: Date): Promise<string | null> {
-  const r = await trx
-    .updateTable('email_messages')
-    .set({ bounced_at: at })
-    .where('workspace_id', '=', workspaceId)
-    .where('message_id', '=', messageId)
-    .where('direction', '=', 'out')
-    .where('bounced_at', 'is', null)
-    .returning('mailbox_id')
-    .executeTakeFirst();
+  const r = await markOutgoingOnce(trx, workspaceId, messageId, 'bounced_at', at);
   return r?.mailbox_id ?? null;
 }
 
 /** Marks a message of ours as complained about; false when it had been already (the complaint counts once). */
 export async function markComplained(trx: Database, workspaceId: string, messageId: string, at: Date): Promise<boolean> {
-  const r = await trx
+  return (await markOutgoingOnce(trx, workspaceId, messageId, 'complained_at', at)) !== undefined;
+}
+
+/** Sets `column` of one of our sent messages to `at` when it was null: the message's mailbox, or undefined when not. */
+function markOutgoingOnce(trx: Database, workspaceId: string, messageId: string, column: 'bounced_at' | 'complained_at', at: Date) {
+  return trx
     .updateTable('email_messages')
-    .set({ complained_at: at })
+    .set(column === 'bounced_at' ? { bounced_at: at } : { complained_at: at })
     .where('workspace_id', '=', workspaceId)
     .where('message_id', '=', messageId)
     .where('direction', '=', 'out')
-    .where('complained_at', 'is', null)
+    .where(column, 'is', null)
+    .returning('mailbox_id')
     .executeTakeFirst();
-  return Number(r.numUpdatedRows ?? 0) > 0;
 }
 
 /** Whether each of the mailbox's last `limit` sends bounced (a bounce cleared by a resume counts no more), newest first. */
@@ -180,19 +177,6 @@ export async function pausedMailboxes(db: Database, workspaceId: string): Promis
 }
 
 /** A ledger entry about the mailbox itself (no lead): on its account, `manual_override` with the op in the detail. */
-export async function insertMailboxLedgerEntry(trx: Database, p: { workspaceId: string; accountId: string; at: Date; detail: Record<string, unknown> }) {
-  await trx
-    .insertInto('activity')
-    .values({
-      id: newId(),
-      workspace_id: p.workspaceId,
-      created_at: p.at,
-      action: 'manual_override',
-      outcome: 'ok',
-      units: 0,
-      detail: JSON.stringify(p.detail),
-      account_id: p.accountId,
-      lead_id: null,
-    })
-    .execute();
+export async function insertMailboxLedgerEntry(trx: Database, p: { workspaceId: string; accountId: string; at: Date; detail: MailboxOpDetail }) {
+  await appendLedger(trx, [manualOverrideEntry({ ...p, leadId: null })]);
 }

@@ -1,6 +1,7 @@
 import type { Database } from '../../../db/database.js';
 import { emailKey } from '../../../domain/identity.js';
-import { insertLedgerEntry } from '../../../domain/ledger.repository.js';
+import { failBounced } from '../../../domain/lanes.js';
+import { appendLedger, type DeliveryReportDetail } from '../../../domain/ledger.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut } from '../../../domain/opt-out.js';
 import { countSoftBounce, suppress } from '../../../domain/suppression.js';
 import type { TextCipher } from '../../../lib/crypto.js';
@@ -103,17 +104,19 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
     if (!lead) return { verdict: 'unmatched', effect: NONE };
     const r = v.report;
     // A delivery report is a failed `email_sent` on the lead's ledger: final for a bounce, a note for a delay.
-    const recordReport = (reason: 'bounced' | 'delayed', extra: Record<string, unknown>) =>
-      insertLedgerEntry(trx, {
-        id: newId(),
-        workspaceId: mb.workspaceId,
-        at,
-        action: 'email_sent',
-        outcome: 'failed',
-        detail: { channel: 'email', reason, status: r.status, final: reason === 'bounced', ...extra },
-        accountId: lead.account_id ?? mb.accountId,
-        leadId: lead.id,
-      });
+    const recordReport = (reason: 'bounced' | 'delayed', extra: Pick<DeliveryReportDetail, 'severity' | 'bounceReason'>) =>
+      appendLedger(trx, [
+        {
+          id: newId(),
+          workspaceId: mb.workspaceId,
+          at,
+          action: 'email_sent',
+          outcome: 'failed',
+          detail: { channel: 'email', reason, status: r.status, final: reason === 'bounced', ...extra },
+          accountId: lead.account_id ?? mb.accountId,
+          leadId: lead.id,
+        },
+      ]);
     if (v.kind === 'delayed' || r.kind !== 'bounce') {
       await recordReport('delayed', {});
       return { verdict: 'delayed', effect: 'noted' };
@@ -133,7 +136,7 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
     // The message failed for good: the lead fails while that is still its address (a corrected address keeps it going).
     // Compared by identity key (domain/identity.ts): `XN--…` and `…example.com.` are still its address.
     const stillItsAddress = !address || emailKey(lead.email ?? '') === emailKey(address);
-    if (stillItsAddress && (await repo.failLeadBounced(trx, { workspaceId: mb.workspaceId, leadId: lead.id, now: ctx.now }))) {
+    if (stillItsAddress && (await failBounced(trx, { workspaceId: mb.workspaceId, leadId: lead.id, now: ctx.now }))) {
       await recordReport('bounced', { severity: r.severity, bounceReason: r.reason });
       effects.unshift('lead_failed');
     }

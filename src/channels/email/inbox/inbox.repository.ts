@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Database } from '../../../db/database.js';
+import type { EmailInboundSeenTable } from '../../../db/schema.js';
 import { isSamePerson } from '../../../domain/identity.js';
 import type { TextCipher } from '../../../lib/crypto.js';
 import type { MailboxHealth } from '../mailboxes/mailboxes.schemas.js';
@@ -282,18 +283,6 @@ export async function lockLead(trx: Database, workspaceId: string, leadId: strin
   return (r as InboxLead | undefined) ?? null;
 }
 
-/** A hard bounce: the lead fails for good with `lastError: "bounced"`; false when it had already failed so. */
-export async function failLeadBounced(trx: Database, p: { workspaceId: string; leadId: string; now: Date }): Promise<boolean> {
-  const res = await trx
-    .updateTable('leads')
-    .set({ stage: 'failed', last_error: 'bounced', automation_stopped: true, next_action_at: null, observe_next_at: null, updated_at: p.now })
-    .where('workspace_id', '=', p.workspaceId)
-    .where('id', '=', p.leadId)
-    .where((eb) => eb.or([eb('stage', '<>', 'failed'), eb('last_error', 'is', null), eb('last_error', '<>', 'bounced')]))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows ?? 0) > 0;
-}
-
 /** Mailboxes of a workspace whose last check failed (readiness). */
 export async function failedMailboxes(
   db: Database,
@@ -329,24 +318,8 @@ export async function findMailboxRef(db: Database, workspaceId: string, ref: str
   return r ?? null;
 }
 
-export interface InboundRecordRow {
-  mailbox_id: string;
-  uidvalidity: number;
-  uid: number;
-  seen_at: Date;
-  received_at: Date | null;
-  message_id: string | null;
-  tied_message_id: string | null;
-  lead_id: string | null;
-  verdict: string | null;
-  reason: string | null;
-  effect: string | null;
-  label: string | null;
-  confidence: number | null;
-  needs_review: boolean;
-  excerpt: string | null;
-  detail: Record<string, unknown> | null;
-}
+/** An inbound record as read back: the email_inbound_seen row without the watcher's outcome code and workspace. */
+export type InboundRecordRow = Omit<Selectable<EmailInboundSeenTable>, 'outcome' | 'workspace_id'>;
 
 /**
  * One page of a mailbox's inbound records, newest first (keyset on seen_at, uidvalidity, uid; indexes

@@ -17,21 +17,40 @@ import {
   STATUS_PART_TYPES,
   type BounceReason,
 } from './report-rules.js';
+import {
+  PHRASE_SCAN_CHARS,
+  REPORT_SCAN_BYTES,
+  firstOf,
+  headerFields,
+  idFrom,
+  leafText,
+  lower,
+  splitHead,
+  stripTags,
+  walkMime,
+  type MimeWalk,
+} from './report-mime.js';
+import {
+  SEVERITY_ORDER,
+  SMTP_CODE_RE,
+  diagnosticIn,
+  kindOf,
+  reasonOf,
+  recipientBlocks,
+  severityOf,
+  statusIn,
+  type Kind,
+  type RecipientBlock,
+} from './report-dsn.js';
 
 export type { BounceReason } from './report-rules.js';
+export { REPORT_SCAN_BYTES, walkMime, type MimeLeaf, type MimeWalk } from './report-mime.js';
 
 // Delivery reports and complaints, however their mail system writes them (issue 38 §1–§2). Pure: no database, no
-// network. The rules are data in report-rules.ts. Everything here is linear in the bounded input: the source is cut
+// network. The rules are data in report-rules.ts; the MIME walk is report-mime.ts, the RFC 3464 fields report-dsn.ts,
+// ARF complaints arf.ts. Everything here is linear in the bounded input: the source is cut
 // to REPORT_SCAN_BYTES, split at MIME boundaries with indexOf, searched with `includes` and regexes without nested
 // quantifiers; each message is read alone.
-
-/** Of a message's source, at most this many bytes are read; of its text, at most PHRASE_SCAN_CHARS are searched. */
-export const REPORT_SCAN_BYTES = 262_144;
-const PHRASE_SCAN_CHARS = 65_536;
-const MAX_ID_LENGTH = 500;
-const MAX_PARTS = 200;
-const MAX_DEPTH = 6;
-const MAX_DIAGNOSTIC = 500;
 
 export interface ReportHints {
   /** Sender address, lower case; null when the From has no address (`MAILER-DAEMON <>`). */
@@ -66,155 +85,6 @@ export type ReportVerdict =
   | { kind: 'delayed'; status: string | null; action: string | null; originalMessageId: string | null; evidence: string }
   | { kind: 'delivered'; status: string | null; action: string | null; originalMessageId: string | null; evidence: string }
   | { kind: 'complaint'; format: 'arf' | 'jmrp'; feedbackType: string; optOut: boolean; originalMessageId: string | null; evidence: string };
-
-// ---------------------------------------------------------------------------------------------------------------
-// Small linear helpers
-
-const lower = (s: string | null | undefined) => (s ?? '').toLowerCase();
-
-function firstOf(text: string, phrases: readonly string[]): string | null {
-  for (const p of phrases) if (text.includes(p)) return p;
-  return null;
-}
-
-/** `<abc@host>`, `abc@host`, `&lt;abc@host&gt;` → `abc@host` (lower case); null when it is not an id. */
-function idFrom(value: string): string | null {
-  const v = value.replace(/&lt;/gi, '<').replace(/&gt;/gi, '>').trim();
-  const open = v.indexOf('<');
-  let id: string;
-  if (open >= 0) {
-    const close = v.indexOf('>', open + 1);
-    if (close < 0) return null;
-    id = v.slice(open + 1, close);
-  } else id = v.split(/[\s;,]/, 1)[0] ?? '';
-  id = id.trim().toLowerCase();
-  if (!id || id.length > MAX_ID_LENGTH || !id.includes('@') || /[\s<>]/.test(id)) return null;
-  return id;
-}
-
-/**
- * One header block: unfolded, lower-case name → first value. Lenient as mail systems are: a line with no colon
- * continues the field before it (a `boundary=` written on a line of its own).
- */
-function headerFields(block: string): Map<string, string> {
-  const out = new Map<string, string>();
-  let last: string | null = null;
-  for (const line of block.split('\n')) {
-    const i = line.indexOf(':');
-    const continued = line.startsWith(' ') || line.startsWith('\t') || i <= 0 || i > 100 || /\s/.test(line.slice(0, i).trim());
-    if (continued) {
-      if (last !== null && out.get(last) !== undefined && line.trim()) out.set(last, `${out.get(last)} ${line.trim()}`.slice(0, 4096));
-      continue;
-    }
-    const name = line.slice(0, i).trim().toLowerCase();
-    if (out.has(name)) {
-      last = null;
-      continue;
-    }
-    out.set(name, line.slice(i + 1).trim());
-    last = name;
-  }
-  return out;
-}
-
-/** Splits at the first blank line: the header block and what follows (text already has `\n` line ends). */
-function splitHead(text: string): [string, string] {
-  if (text.startsWith('\n')) return ['', text.slice(1)];
-  const i = text.indexOf('\n\n');
-  return i < 0 ? [text, ''] : [text.slice(0, i), text.slice(i + 2)];
-}
-
-function paramOf(value: string, name: string): string | null {
-  const lowerValue = value.toLowerCase();
-  let from = 0;
-  for (;;) {
-    const i = lowerValue.indexOf(name, from);
-    if (i < 0) return null;
-    from = i + name.length;
-    const before = lowerValue[i - 1];
-    if (i > 0 && before !== ';' && before !== ' ' && before !== '\t') continue;
-    let j = from;
-    while (value[j] === ' ' || value[j] === '\t') j++;
-    if (value[j] !== '=') continue;
-    j++;
-    while (value[j] === ' ' || value[j] === '\t') j++;
-    if (value[j] === '"') {
-      const end = value.indexOf('"', j + 1);
-      return end < 0 ? null : value.slice(j + 1, end);
-    }
-    const m = /^[^\s;]{1,200}/.exec(value.slice(j, j + 201));
-    return m ? m[0] : null;
-  }
-}
-
-function decodeBody(body: string, encoding: string | undefined): string {
-  const enc = lower(encoding).trim();
-  if (enc === 'base64')
-    return Buffer.from(body.replace(/[^A-Za-z0-9+/=]/g, ''), 'base64')
-      .toString('latin1')
-      .replace(/\r\n?/g, '\n');
-  if (enc === 'quoted-printable') return body.replace(/=\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-  return body;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// MIME: the parts of the bounded source, whatever their disposition (mailparser inlines an `inline` message/rfc822
-// or delivery-status into the text and drops the returned headers; this walk keeps them).
-
-export interface MimeLeaf {
-  /** Lower case, e.g. 'message/delivery-status'. */
-  type: string;
-  /** The part's own header fields. */
-  headers: Map<string, string>;
-  /** The decoded body as latin1 text with `\n` line ends (for a message/rfc822 part, the whole returned message). */
-  body: string;
-}
-
-export interface MimeWalk {
-  headers: Map<string, string>;
-  /** Every part's type, multiparts included, in order (the IMAP body structure's view). */
-  types: string[];
-  leaves: MimeLeaf[];
-  /** The bounded source after the top header block, as latin1 with `\n` line ends. */
-  rest: string;
-}
-
-/** The parts of a message, from at most REPORT_SCAN_BYTES of its source, in linear time per nesting level. */
-export function walkMime(source: Buffer | string): MimeWalk {
-  const raw = typeof source === 'string' ? source.slice(0, REPORT_SCAN_BYTES) : source.subarray(0, REPORT_SCAN_BYTES).toString('latin1');
-  const text = raw.replace(/\r\n?/g, '\n');
-  const [head, body] = splitHead(text);
-  const headers = headerFields(head);
-  const out: MimeWalk = { headers, types: [], leaves: [], rest: body };
-  walkPart(headers, body, 0, out);
-  return out;
-}
-
-function walkPart(headers: Map<string, string>, body: string, depth: number, out: MimeWalk): void {
-  if (out.types.length >= MAX_PARTS) return;
-  const contentType = headers.get('content-type') ?? 'text/plain';
-  const type = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase() || 'text/plain';
-  out.types.push(type);
-  const boundary = type.startsWith('multipart/') ? paramOf(contentType, 'boundary') : null;
-  if (!boundary || depth >= MAX_DEPTH) {
-    out.leaves.push({ type, headers, body: type.startsWith('multipart/') ? body : decodeBody(body, headers.get('content-transfer-encoding')) });
-    return;
-  }
-  const delimiter = `\n--${boundary}`;
-  const all = `\n${body}`;
-  let at = all.indexOf(delimiter);
-  while (at >= 0 && out.types.length < MAX_PARTS) {
-    const start = at + delimiter.length;
-    if (all.startsWith('--', start)) return;
-    const lineEnd = all.indexOf('\n', start);
-    if (lineEnd < 0) return;
-    const next = all.indexOf(delimiter, lineEnd);
-    const part = all.slice(lineEnd + 1, next < 0 ? all.length : next);
-    const [partHead, partBody] = splitHead(part);
-    walkPart(headerFields(partHead), partBody, depth + 1, out);
-    at = next;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Hints
@@ -342,102 +212,7 @@ function threadedId(mail: ParsedMail, own: string | null): string | null {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// RFC 3464 per-recipient fields
-
-interface RecipientBlock {
-  action: string | null;
-  status: string | null;
-  diagnostic: string | null;
-}
-
-const STATUS_RE = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
-
-function statusIn(value: string | undefined | null): string | null {
-  if (!value) return null;
-  const m = STATUS_RE.exec(value.slice(0, 2000));
-  return m ? `${m[1]}.${m[2]}.${m[3]}` : null;
-}
-
-/** The per-recipient blocks of a delivery-status body (the first, per-message block has none of these fields). */
-function recipientBlocks(body: string): RecipientBlock[] {
-  const out: RecipientBlock[] = [];
-  for (const block of body.slice(0, REPORT_SCAN_BYTES).split(/\n[ \t]*\n/)) {
-    const f = headerFields(block);
-    const action =
-      f
-        .get('action')
-        ?.toLowerCase()
-        .split(/[\s;(]/, 1)[0] ?? null;
-    const status = statusIn(f.get('status'));
-    if (action === null && status === null) continue;
-    const diagnostic = f.get('diagnostic-code')?.slice(0, MAX_DIAGNOSTIC) ?? null;
-    out.push({ action, status: status ?? statusIn(diagnostic), diagnostic });
-  }
-  return out;
-}
-
-type Kind = 'bounce' | 'delayed' | 'delivered';
-
-function kindOf(b: RecipientBlock): Kind | null {
-  switch (b.action) {
-    case 'failed':
-    case 'undeliverable': // Postfix's address verification (`sendmail -bv`)
-      return 'bounce';
-    case 'delayed':
-      return 'delayed';
-    case 'delivered':
-    case 'relayed':
-    case 'expanded':
-    case 'deliverable':
-      return 'delivered';
-    default:
-      // No (or an unknown) action: the status class says what it can.
-      if (!b.status) return null;
-      return b.status.startsWith('5') ? 'bounce' : b.status.startsWith('4') ? 'delayed' : 'delivered';
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Reason and severity
-
-function reasonOf(text: string, status: string | null): { reason: BounceReason; rule: (typeof REASON_RULES)[number] | null } {
-  const t = lower(text).slice(0, PHRASE_SCAN_CHARS);
-  for (const rule of REASON_RULES) if (firstOf(t, rule.phrases)) return { reason: rule.reason, rule };
-  if (status) {
-    const detail = status.slice(2);
-    for (const rule of REASON_RULES) if (rule.statuses.includes(detail)) return { reason: rule.reason, rule };
-  }
-  return { reason: 'other', rule: null };
-}
-
-/** An SMTP reply code (`550`, `452-`) at a line start or after a space or quote: the first one in the text. */
-const SMTP_CODE_RE = /(?:^|[\s'"(:[])([45][0-5]\d)(?=[\s\-'"]|$)/m;
-
-function severityOf(rule: (typeof REASON_RULES)[number] | null, status: string | null, smtpCode: string | null, text: string): 'hard' | 'soft' {
-  if (rule?.severity === 'hard' || rule?.severity === 'soft') return rule.severity;
-  const cls = status?.[0] ?? smtpCode?.[0] ?? null;
-  if (cls === '4') return 'soft';
-  if (cls === '5') return 'hard';
-  return lower(text).includes('temporar') && !lower(text).includes('permanent') ? 'soft' : 'hard';
-}
-
-const SEVERITY_ORDER: Record<string, number> = { 'bounce:hard': 4, 'bounce:soft': 3, delayed: 2, delivered: 1 };
-
-// ---------------------------------------------------------------------------------------------------------------
 // readReport
-
-const stripTags = (html: string) =>
-  html
-    .slice(0, PHRASE_SCAN_CHARS * 4)
-    .replace(/<[^<>]*>/g, ' ')
-    .replace(/&nbsp;/g, ' ')
-    .replace(/&amp;/g, '&');
-
-/** A leaf's text in its charset when that is UTF-8, else as latin1 (enough for ASCII phrases and codes). */
-function leafText(leaf: MimeLeaf): string {
-  const charset = lower(paramOf(leaf.headers.get('content-type') ?? '', 'charset'));
-  return charset === 'utf-8' || charset === 'utf8' ? Buffer.from(leaf.body, 'latin1').toString('utf8') : leaf.body;
-}
 
 /** The report's words: mailparser's text (decoded in any charset), else the text parts the MIME walk found. */
 function textOf(mail: ParsedMail, walk: MimeWalk): string {
@@ -631,18 +406,4 @@ export function readReport(mail: ParsedMail, source: Buffer, h: ReportHints & { 
     originalMessageId: originalId,
     evidence: why,
   };
-}
-
-/** The line of the notice with the SMTP code (or the first status code), as the diagnostic. */
-function diagnosticIn(notice: string, code: string | null): string | null {
-  const i = code ? notice.search(new RegExp(`(?:^|[\\s'"(:[])${code}(?=[\\s\\-'"]|$)`, 'm')) : notice.search(STATUS_RE);
-  if (i < 0) return null;
-  const start = notice.lastIndexOf('\n', i) + 1;
-  const end = notice.indexOf('\n', i);
-  return (
-    notice
-      .slice(start, end < 0 ? undefined : end)
-      .trim()
-      .slice(0, MAX_DIAGNOSTIC) || null
-  );
 }

@@ -1,193 +1,41 @@
-import { isIP } from 'node:net';
-import nodemailer from 'nodemailer';
-import { ImapFlow } from 'imapflow';
 import type { Database } from '../../../db/database.js';
-import type { TextCipher } from '../../../lib/crypto.js';
 import { newId, newMessagingAccountId } from '../../../lib/ids.js';
 import * as repo from './mailboxes.repository.js';
-import { pausedMailboxes, resumeMailbox, type ResumeResult } from '../deliverability/reputation.js';
-import { insertMailboxLedgerEntry } from '../deliverability/reputation.repository.js';
-import { mailboxPacing } from '../send/sent-messages.repository.js';
+import { pausedMailboxes, resumeMailbox } from '../deliverability/reputation.js';
 import { createMailboxTokens, revokeMailboxGrant } from './oauth-tokens.js';
-import type { Config } from '../../../config/config.js';
-import { pinPublicHost, systemHostResolver, type HostResolver } from '../../../lib/public-address.js';
-import { mailboxBudgetKey, mailboxCap, budgetKeyText, type PacingRules } from '../../../domain/budgets.js';
-import { readBudgetUsage } from '../../../domain/budgets.repository.js';
-import { localDay, safeZone } from '../../../domain/time.js';
+import { pinPublicHost, systemHostResolver } from '../../../lib/public-address.js';
+import { mailboxInputProblem, redactUrl, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes.schemas.js';
 import {
-  isLoopbackHost,
-  mailboxInputProblem,
-  redactSecrets,
-  redactUrl,
-  transportOf,
-  type MailboxHealth,
-  type MailboxInput,
-  type MailboxView,
-} from './mailboxes.schemas.js';
+  checkImap,
+  checkSmtp,
+  mailUrlOf,
+  serverFieldsOf,
+  serverProblem,
+  type PasswordMailboxFields,
+  type PinnedAddress,
+  type ServerFields,
+} from './mail-servers.js';
+import { MailboxError, type MailboxDeps } from './mailbox-deps.js';
+import { mailboxDays, type MailboxDay } from './mailbox-days.js';
+import { pauseMailboxByPerson, resumeManualPause } from './mailbox-pause.js';
 
-export interface MailboxDeps {
-  db: Database;
-  cipher: TextCipher;
-  /**
-   * Needed to revoke an OAuth mailbox's grant when it is removed (its provider's revocation URL), for today's caps
-   * (pacing) and for OUTREACH_MAILBOX_ALLOW_PRIVATE (absent: servers entered in the console must be public).
-   */
-  config?: Config;
-  /** How a server's host name is resolved for the public-address guard (tests map names to chosen addresses). */
-  resolver?: HostResolver;
-}
+export { MailboxError, type MailboxDeps, type MailboxErrorCode } from './mailbox-deps.js';
+export { mailboxBudgetDay, mailboxDays, type MailboxDay } from './mailbox-days.js';
+export { MANUAL_PAUSE_DETAIL, pauseMailboxByPerson } from './mailbox-pause.js';
 
-export type MailboxErrorCode =
-  | 'invalid_mailbox'
-  | 'account_not_found'
-  | 'mailbox_not_found'
-  | 'smtp_failed'
-  | 'imap_failed'
-  /** A server entered in the console resolves to a loopback, private or otherwise non-public address. */
-  | 'server_not_allowed';
-
-export class MailboxError extends Error {
-  constructor(
-    readonly code: MailboxErrorCode,
-    message: string,
-    readonly extra: {
-      /** smtp_failed / imap_failed: auth_failed when the server refused the login, unreachable otherwise. */
-      health?: MailboxHealth;
-      /** The form field at fault (invalid_mailbox from the console's fields). */
-      field?: string;
-      /** For the log only: why a server was not allowed (its address and range). Never shown to the person. */
-      logDetail?: string;
-      /** The server's own words (passwords removed), for a person to read. */
-      detail?: string | null;
-    } = {},
-  ) {
-    super(message);
-  }
-}
-
-export interface ConnectionCheck {
-  ok: boolean;
-  /** auth_failed when the server refused the login, unreachable for anything else. */
-  health: MailboxHealth;
-  /** Why, with every password removed. */
-  detail: string | null;
-}
-
-const TIMEOUT_MS = 10_000;
-/** nodemailer and imapflow name these three the same: connect, server greeting, and a quiet socket. */
-const CONNECTION_TIMEOUTS = { connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: 30_000 } as const;
-
-function isAuthError(e: unknown): boolean {
-  const err = e as { code?: string; responseCode?: number; authenticationFailed?: boolean; serverResponseCode?: string; message?: string };
-  return (
-    err?.code === 'EAUTH' ||
-    err?.responseCode === 535 ||
-    err?.authenticationFailed === true ||
-    err?.serverResponseCode === 'AUTHENTICATIONFAILED' ||
-    /auth/i.test(err?.message ?? '')
-  );
-}
-
-function describe(e: unknown, urls: string[], token?: string): string {
-  const err = e as { message?: string; response?: string; responseText?: string };
-  const text = redactSecrets(String(err?.responseText || err?.response || err?.message || String(e)), urls);
-  return (token ? text.split(token).join('***') : text).slice(0, 300);
-}
-
-/** Where a mail URL points and how it logs in: `secureProtocol` (smtps:, imaps:) is implicit TLS on `tlsPort`. */
-function mailServerOf(url: string, secureProtocol: string, tlsPort: number, plainPort: number) {
-  const u = new URL(url);
-  const secure = u.protocol === secureProtocol;
-  const endpoint = { host: u.hostname, port: u.port ? Number(u.port) : secure ? tlsPort : plainPort, secure };
-  return { u, endpoint, transport: transportOf(u), auth: { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } };
-}
-
-/**
- * nodemailer options for a mailbox's SMTP URL: smtps:// is implicit TLS; smtp:// is STARTTLS, required off loopback
- * (`requireTLS`: a server that does not offer it, or a path that strips it, fails the connection before the login);
- * `?tls=none` is cleartext, on loopback or with OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1 only (otherwise STARTTLS is
- * still required: a stored URL never weakens what this process allows).
- */
-export function smtpTransportOptions(smtpUrl: string, pool: boolean, accessToken?: string, pin?: PinnedAddress) {
-  const { u, endpoint, transport, auth } = mailServerOf(smtpUrl, 'smtps:', 465, 587);
-  const servername = pin && isIP(endpoint.host.replace(/^\[|\]$/g, '')) === 0 ? endpoint.host : undefined;
-  return {
-    ...endpoint,
-    // Pinned: connect to the address the guard checked; the name stays for SNI and the certificate check.
-    ...(pin && { host: pin.address }),
-    ...(servername && { servername }),
-    requireTLS: transport === 'starttls_required',
-    ignoreTLS: transport === 'plaintext',
-    // An OAuth mailbox logs in with XOAUTH2: the URL's user name and the access token (no refresh here: oauth-tokens.ts).
-    auth: accessToken ? { type: 'OAuth2' as const, user: auth.user, accessToken } : u.username ? auth : undefined,
-    // Test and local servers use self-signed certificates; the credential check is the login itself.
-    tls: {
-      rejectUnauthorized: u.searchParams.get('tls_reject_unauthorized') !== 'false' && !isLocal(endpoint.host),
-      ...(servername && { servername }),
-    },
-    pool,
-    maxConnections: 2,
-    ...CONNECTION_TIMEOUTS,
-    logger: false,
-  } as const;
-}
-
-/** imapflow options for a mailbox's IMAP URL: imaps:// implicit TLS; imap:// STARTTLS (`doSTARTTLS`) as for SMTP. */
-export function imapClientOptions(imapUrl: string, accessToken?: string, pin?: PinnedAddress) {
-  const { endpoint, transport, auth } = mailServerOf(imapUrl, 'imaps:', 993, 143);
-  const servername = pin && isIP(endpoint.host.replace(/^\[|\]$/g, '')) === 0 ? endpoint.host : undefined;
-  return {
-    ...endpoint,
-    ...(pin && { host: pin.address }),
-    ...(servername && { servername }),
-    // true: STARTTLS or no connection; false: cleartext; undefined (loopback): STARTTLS when the server offers it.
-    doSTARTTLS: transport === 'starttls_required' ? true : transport === 'plaintext' ? false : undefined,
-    // imapflow logs in with XOAUTH2 when given an access token instead of a password.
-    auth: accessToken ? { user: auth.user, accessToken } : auth,
-    tls: { rejectUnauthorized: !isLocal(endpoint.host), ...(servername && { servername }) },
-    logger: false as const,
-    ...CONNECTION_TIMEOUTS,
-  };
-}
-
-function isLocal(host: string): boolean {
-  return isLoopbackHost(host);
-}
-
-/** The address a server's name was resolved to and checked (public-address.ts): the connection goes there. */
-export interface PinnedAddress {
-  address: string;
-}
-
-/** SMTP: connects, says EHLO, (STARTTLS,) logs in and quits (nodemailer's verify). `pin`: connect to that address. */
-export async function checkSmtp(smtpUrl: string, accessToken?: string, pin?: PinnedAddress): Promise<ConnectionCheck> {
-  const transport = nodemailer.createTransport(smtpTransportOptions(smtpUrl, false, accessToken, pin));
-  try {
-    await transport.verify();
-    return { ok: true, health: 'ok', detail: null };
-  } catch (e) {
-    return { ok: false, health: isAuthError(e) ? 'auth_failed' : 'unreachable', detail: describe(e, [smtpUrl], accessToken) };
-  } finally {
-    transport.close();
-  }
-}
-
-/** IMAP: connects, logs in and opens INBOX read-only, then logs out. `pin`: connect to that address. */
-export async function checkImap(imapUrl: string, accessToken?: string, pin?: PinnedAddress): Promise<ConnectionCheck> {
-  const client = new ImapFlow(imapClientOptions(imapUrl, accessToken, pin));
-  client.on('error', () => {
-    /* reported through connect/select below */
-  });
-  try {
-    await client.connect();
-    await client.mailboxOpen('INBOX', { readOnly: true });
-    return { ok: true, health: 'ok', detail: null };
-  } catch (e) {
-    return { ok: false, health: isAuthError(e) ? 'auth_failed' : 'unreachable', detail: describe(e, [imapUrl], accessToken) };
-  } finally {
-    await client.logout().catch(() => client.close());
-  }
-}
+export {
+  checkImap,
+  checkSmtp,
+  imapClientOptions,
+  mailUrlOf,
+  serverFieldsOf,
+  smtpTransportOptions,
+  type ConnectionCheck,
+  type PasswordMailboxFields,
+  type PinnedAddress,
+  type ServerFields,
+  type ServerSecurity,
+} from './mail-servers.js';
 
 export function toView(m: repo.MailboxSecretRow): MailboxView {
   return {
@@ -350,63 +198,6 @@ function hashIndex(s: string, n: number): number {
   return h % n;
 }
 
-/** How a server's login is protected, as the console's form says it: implicit TLS or STARTTLS (required off loopback). */
-export type ServerSecurity = 'tls' | 'starttls';
-
-/** One server as the console's form has it: no credentials (they are the mailbox's user name and password). */
-export interface ServerFields {
-  host: string;
-  port: number;
-  security: ServerSecurity;
-}
-
-/** The Add mailbox form (console): a password mailbox's fields. `username` empty: the address. */
-export interface PasswordMailboxFields {
-  address: string;
-  displayName?: string | null;
-  smtp: ServerFields;
-  imap: ServerFields;
-  username?: string | null;
-  password: string;
-}
-
-const HOST_RE = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
-
-/** The first problem with a server's fields, naming the form field (`smtpHost`, `imapPort`, …), or null. */
-function serverProblem(kind: 'smtp' | 'imap', f: ServerFields): { field: string; message: string } | null {
-  const host = f.host.trim();
-  if (!host || (!HOST_RE.test(host) && isIP(host.replace(/^\[|\]$/g, '')) === 0))
-    return { field: `${kind}Host`, message: `${kind}Host must be a server name such as ${kind}.example.com` };
-  if (!Number.isInteger(f.port) || f.port < 1 || f.port > 65535) return { field: `${kind}Port`, message: `${kind}Port must be a port number from 1 to 65535` };
-  if (f.security !== 'tls' && f.security !== 'starttls') return { field: `${kind}Security`, message: `${kind}Security must be tls or starttls` };
-  return null;
-}
-
-/** A mail URL from a server's fields and the login: smtps:/imaps: for TLS, smtp:/imap: for STARTTLS; credentials percent-encoded. */
-export function mailUrlOf(kind: 'smtp' | 'imap', f: ServerFields, user: string, pass: string | null, keepQuery = ''): string {
-  const host = f.host.trim();
-  const bare = host.replace(/^\[|\]$/g, '');
-  const u = new URL(`${kind}${f.security === 'tls' ? 's' : ''}://${isIP(bare) === 6 ? `[${bare}]` : host}:${f.port}`);
-  u.username = encodeURIComponent(user);
-  if (pass) u.password = encodeURIComponent(pass);
-  u.search = keepQuery;
-  return u.toString().replace(/\/(\?|$)/, '$1');
-}
-
-/** A stored mail URL as the form shows it (no password). */
-export function serverFieldsOf(url: string | null): (ServerFields & { username: string }) | null {
-  if (!url) return null;
-  try {
-    const u = new URL(url);
-    const secure = u.protocol === 'smtps:' || u.protocol === 'imaps:';
-    const smtp = u.protocol.startsWith('smtp');
-    const port = u.port ? Number(u.port) : smtp ? (secure ? 465 : 587) : secure ? 993 : 143;
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port, security: secure ? 'tls' : 'starttls', username: decodeURIComponent(u.username) };
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Adds a password mailbox from the console's fields: the same checks as `outreach mailbox add` (SMTP verify, IMAP
  * login and INBOX), behind the public-address guard (`publicServersOnly`). Throws MailboxError (`invalid_mailbox`
@@ -431,49 +222,6 @@ export async function addPasswordMailbox(deps: MailboxDeps, workspaceId: string,
     imapUrl: mailUrlOf('imap', f.imap, user, f.password),
     publicServersOnly: true,
   });
-}
-
-/** Today's e-mails of a mailbox against its cap (the `emails` budget, domain/budgets.ts), in its account's time zone. */
-export interface MailboxDay {
-  sentToday: number;
-  capToday: number;
-  /** The local day counted, YYYY-MM-DD. */
-  day: string;
-}
-
-/**
- * A mailbox's `emails` budget for the local day holding `at` (domain/budgets.ts): the one place its cap is computed,
- * for the driver's reservation (send/driver.ts) and the console's *Today's cap* alike. `day` is YYYY-MM-DD in the
- * time zone (`tz`) of the mailbox's account; `cap` its account's message cap, ramped during warm-up (`mailboxCap`);
- * `key` the budget ledger row.
- */
-export async function mailboxBudgetDay(db: Database, rules: PacingRules, m: { workspaceId: string; id: string; accountId: string }, at: Date) {
-  const account = await mailboxPacing(db, m.workspaceId, m.accountId);
-  const tz = safeZone(account?.time_zone);
-  const day = localDay(at, tz);
-  const cap = mailboxCap(rules, account?.warmup_started_at ? new Date(account.warmup_started_at) : null, at, tz);
-  return { key: mailboxBudgetKey(m.workspaceId, m.id, day), day, cap, tz };
-}
-
-/**
- * Each mailbox's sends today and today's cap, as the driver reserves them (`mailboxBudgetDay`): the budget row of the
- * local day in the account's time zone, the cap ramped during warm-up. Keyed by mailbox id; empty without config
- * (pacing rules).
- */
-export async function mailboxDays(deps: MailboxDeps, workspaceId: string, now: Date = new Date()): Promise<Map<string, MailboxDay>> {
-  const out = new Map<string, MailboxDay>();
-  if (!deps.config) return out;
-  const rules = deps.config.engine.pacing;
-  const rows = await repo.listMailboxes(deps.db, deps.cipher, workspaceId);
-  const plans = await Promise.all(
-    rows.map(async (m) => ({ id: m.id, ...(await mailboxBudgetDay(deps.db, rules, { workspaceId, id: m.id, accountId: m.accountId }, now)) })),
-  );
-  const used = await readBudgetUsage(
-    deps.db,
-    plans.map((p) => p.key),
-  );
-  for (const p of plans) out.set(p.id, { sentToday: used.get(budgetKeyText(p.key)) ?? 0, capToday: p.cap, day: p.day });
-  return out;
 }
 
 /** A mailbox as its console page shows it: the view, its servers without the password, its pause and today. */
@@ -583,47 +331,6 @@ export async function testMailbox(deps: MailboxDeps, workspaceId: string, id: st
   const detail = failed ? `${failed.code === 'imap_failed' ? 'IMAP' : 'SMTP'}: ${failed.extra.detail ?? failed.message}`.slice(0, 300) : null;
   await repo.setMailboxHealthIn(deps.db, workspaceId, id, health, detail);
   return { view: toView((await repo.getMailbox(deps.db, deps.cipher, workspaceId, id))!), failed };
-}
-
-/** What a person's pause stores as its detail (shown beside "Paused by a person"). */
-export const MANUAL_PAUSE_DETAIL = 'paused by a person';
-
-/**
- * A person pauses a mailbox (console): it sends nothing until resumed, as a guard's pause (the driver's pause check);
- * reading its INBOX goes on. Stored as `paused_at` with no reason (docs/email.md "Pause"); the ledger says so on its
- * account. No `mailbox.paused` event: that event is the guards' news. `paused: false` when it was already paused.
- */
-export async function pauseMailboxByPerson(deps: MailboxDeps, workspaceId: string, id: string, by: 'cli' | 'console', now: Date = new Date()) {
-  const m = await repo.getMailbox(deps.db, deps.cipher, workspaceId, id);
-  if (!m) throw new MailboxError('mailbox_not_found', `mailbox ${id} not found in this workspace`);
-  const paused = await deps.db.transaction().execute(async (trx) => {
-    if (!(await repo.setManualPause(trx, workspaceId, m.id, now, MANUAL_PAUSE_DETAIL))) return false;
-    await insertMailboxLedgerEntry(trx, {
-      workspaceId,
-      accountId: m.accountId,
-      at: now,
-      detail: { op: 'mailbox_paused', channel: 'email', mailboxId: m.id, address: m.address, reason: 'manual', by },
-    });
-    return true;
-  });
-  return { mailboxId: m.id, address: m.address, paused };
-}
-
-/** Resumes a person's pause (no guard's bounces are cleared); null when the mailbox is not paused by a person. */
-async function resumeManualPause(deps: MailboxDeps, workspaceId: string, id: string, by: 'cli' | 'console', now: Date) {
-  return deps.db.transaction().execute(async (trx) => {
-    const m = await repo.getMailbox(trx, deps.cipher, workspaceId, id);
-    if (!m || !(await repo.clearManualPause(trx, workspaceId, m.id))) return null;
-    await insertMailboxLedgerEntry(trx, {
-      workspaceId,
-      accountId: m.accountId,
-      at: now,
-      detail: { op: 'mailbox_resumed', channel: 'email', mailboxId: m.id, address: m.address, pausedReason: 'manual', by },
-    });
-    // ResumeResult's reason names a guard's; a person's pause has none (null), as stored.
-    const done: ResumeResult = { mailboxId: m.id, address: m.address, resumed: true, reason: null };
-    return done;
-  });
 }
 
 /** The mailbox operations as one service (services.ts): the CLI, admin routes and world loader go through it. */

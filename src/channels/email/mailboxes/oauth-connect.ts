@@ -5,17 +5,27 @@ import type { Clock } from '../../../lib/clock.js';
 import type { TextCipher } from '../../../lib/crypto.js';
 import { AppError, notFound } from '../../../lib/errors.js';
 import { isUuid } from '../../../lib/ids.js';
-import { authorizeUrlOf, newPkceRequest } from '../../../lib/pkce.js';
+import { authorizeUrlOf } from '../../../lib/pkce.js';
+import { beginOauthConnect, completeOauthConnect, OAUTH_CONNECT_TTL_MS, type OauthCallback } from '../../oauth/index.js';
 import { addMailbox, MailboxError, pinServer } from './mailboxes.service.js';
 import type { HostResolver } from '../../../lib/public-address.js';
 import * as repo from './mailboxes.repository.js';
 import type { MailboxView } from './mailboxes.schemas.js';
 import { mailboxInputProblem } from './mailboxes.schemas.js';
 import { addressFromIdToken, MAIL_HOSTS, MAIL_SCOPES, MailboxOauthUnavailableError, oauthApp, postTokenForm, PROVIDER_NAMES } from './oauth-tokens.js';
-import * as states from './oauth-states.repository.js';
 
-/** A pending connect is worthless after this long, and good once. */
-export const MAILBOX_CONNECT_TTL_MS = 10 * 60_000;
+/** A pending connect is worthless after this long, and good once (channels/oauth). */
+export const MAILBOX_CONNECT_TTL_MS = OAUTH_CONNECT_TTL_MS;
+
+/** What a pending mailbox connect keeps besides the shared OAuth state (`oauth_states.details`). */
+interface MailboxConnectDetails {
+  provider: MailOauthProvider;
+  /** The messaging account that gets the mailbox; null: a new `mode: email` account is made. */
+  accountId: string | null;
+  /** Per-mailbox servers (no credentials); null: the provider's own. */
+  smtpUrl: string | null;
+  imapUrl: string | null;
+}
 /** Where Google and Microsoft send the person back: a console page of this service (register it with the app). */
 export const MAILBOX_CALLBACK_PATH = '/console/accounts/mailbox/callback';
 
@@ -118,23 +128,11 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
       }
       if (input.accountId && !(await repo.accountInWorkspace(db, input.workspaceId, input.accountId)))
         throw fail(404, 'account_not_found', `messaging account ${input.accountId} not found in this workspace`);
-      const now = clock.now();
-      const { state, verifier, challenge } = newPkceRequest();
-      const expiresAt = new Date(now.getTime() + MAILBOX_CONNECT_TTL_MS);
-      await states.deleteExpiredConnects(db, now);
-      await states.insertPendingConnect(db, {
-        state,
-        workspaceId: input.workspaceId,
-        provider: input.provider,
-        accountId: input.accountId ?? null,
-        codeVerifier: cipher.encrypt(verifier)!,
-        redirectUri: callbackUrl(),
-        smtpUrl,
-        imapUrl,
-        sessionIdHash: input.sessionIdHash ?? null,
-        createdAt: now,
-        expiresAt,
-      });
+      const details: MailboxConnectDetails = { provider: input.provider, accountId: input.accountId ?? null, smtpUrl, imapUrl };
+      const { state, challenge, expiresAt } = await beginOauthConnect(
+        { db, cipher, clock },
+        { flow: 'mailbox', workspaceId: input.workspaceId, redirectUri: callbackUrl(), sessionIdHash: input.sessionIdHash, details },
+      );
       // Google issues a refresh token only for offline access, and again on a reconnect only with consent asked.
       const extra: Record<string, string> = input.provider === 'google' ? { access_type: 'offline', prompt: 'consent' } : { response_mode: 'query' };
       const authorizeUrl = authorizeUrlOf(app.authorizeUrl, {
@@ -149,28 +147,20 @@ export function createMailboxConnectService(deps: MailboxConnectDeps) {
     },
 
     /** The provider sent the person back. The state is spent first (single use, whatever happens next). */
-    async complete(input: {
-      state?: string;
-      code?: string;
-      error?: string;
-      sessionIdHash?: string | null;
-    }): Promise<{ workspaceId: string; mailbox: MailboxView }> {
-      const now = clock.now();
-      const pending = input.state ? await states.takePendingConnect(db, input.state) : null;
-      if (!pending || pending.expiresAt <= now)
-        throw fail(400, 'mailbox_connect_state_invalid', 'this connect link is unknown, already used or expired; start again from Accounts');
-      if (pending.sessionIdHash && pending.sessionIdHash !== input.sessionIdHash)
-        throw fail(400, 'mailbox_connect_other_session', 'this connect was started in another browser session; start again from Accounts in this browser');
+    async complete(input: OauthCallback): Promise<{ workspaceId: string; mailbox: MailboxView }> {
+      const back = await completeOauthConnect<MailboxConnectDetails>(
+        { db, cipher, clock },
+        { flow: 'mailbox', codePrefix: 'mailbox_connect', providerName: (d) => PROVIDER_NAMES[d.provider], input },
+      );
+      const pending = { ...back.details, workspaceId: back.workspaceId, redirectUri: back.redirectUri, sessionIdHash: back.sessionIdHash };
       const name = PROVIDER_NAMES[pending.provider];
-      if (input.error) throw fail(400, 'mailbox_connect_denied', `${name} did not grant access (${input.error.slice(0, 60)}); start again from Accounts`);
-      if (!input.code) throw fail(400, 'mailbox_connect_code_missing', `${name} sent no authorization code; start again from Accounts`);
-      const verifier = cipher.decrypt(pending.codeVerifier);
-      if (!verifier) throw fail(400, 'mailbox_connect_state_invalid', 'this connect link can no longer be read; start again from Accounts');
+      const verifier = back.codeVerifier;
+      const now = clock.now();
       const app = requireApp(pending.provider);
 
       const answer = await postTokenForm(app, {
         grant_type: 'authorization_code',
-        code: input.code,
+        code: back.code,
         redirect_uri: pending.redirectUri,
         code_verifier: verifier,
         client_id: app.clientId,

@@ -4,6 +4,7 @@ import type { MailOauthApp, MailOauthProvider } from '../../../config/mail-oauth
 import type { Database } from '../../../db/database.js';
 import type { TextCipher } from '../../../lib/crypto.js';
 import * as repo from './mailboxes.repository.js';
+import { refreshLocked, tokenStillFresh } from '../../oauth/refresh.js';
 
 /**
  * What a mailbox connect asks a person to grant: IMAP and SMTP access (Google has one scope for both; Microsoft one
@@ -22,8 +23,6 @@ export const MAIL_HOSTS: Readonly<Record<MailOauthProvider, { smtp: string; imap
 
 export const PROVIDER_NAMES: Readonly<Record<MailOauthProvider, string>> = { google: 'Google', microsoft: 'Microsoft 365' };
 
-/** Refresh this long before the access token lapses, so a login never starts with a token about to expire. */
-export const REFRESH_MARGIN_MS = 5 * 60_000;
 const TOKEN_TIMEOUT_MS = 10_000;
 /** A token answer is a few kilobytes; anything larger is not one. */
 const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
@@ -132,16 +131,14 @@ export function createMailboxTokens(deps: { db: Database; cipher: TextCipher; co
       const row = await repo.lockMailboxTokens(trx, deps.cipher, mailboxId);
       if (!row) throw new MailboxOauthRefusedError('the mailbox has no OAuth tokens');
       if (!row.tokens) return { refused: 'OAuth: the stored tokens cannot be read with the current encryption key; reconnect the mailbox' };
-      const fresh = row.tokens.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS;
-      // Another worker refreshed while this one waited for the lock: its token is the one to use.
-      if (fresh && (!opts.force || row.tokens.accessToken !== opts.staleAccessToken)) return row.tokens.accessToken;
-      const answer = await exchange(row.provider, row.tokens.refreshToken);
-      if ('refused' in answer) {
-        await repo.setMailboxHealth(trx, mailboxId, 'auth_failed', answer.refused);
-        return answer;
-      }
-      await repo.saveMailboxTokens(trx, deps.cipher, mailboxId, answer);
-      return answer.accessToken;
+      return refreshLocked(row.tokens, {
+        now: now(),
+        force: opts.force,
+        staleAccessToken: opts.staleAccessToken,
+        exchange: (refreshToken) => exchange(row.provider, refreshToken),
+        save: (fresh) => repo.saveMailboxTokens(trx, deps.cipher, mailboxId, fresh),
+        refused: (why) => repo.setMailboxHealth(trx, mailboxId, 'auth_failed', why),
+      });
     };
     // Inside a caller's transaction (a reply decision) the lock is taken there: PGlite has a single connection.
     const outcome = q.isTransaction ? await run(q) : await deps.db.transaction().execute(run);
@@ -155,7 +152,7 @@ export function createMailboxTokens(deps: { db: Database; cipher: TextCipher; co
     async accessToken(mailboxId: string, q: Database = deps.db, opts: { force?: boolean; staleAccessToken?: string } = {}): Promise<string> {
       if (!opts.force) {
         const t = await repo.readMailboxTokens(q, deps.cipher, mailboxId);
-        if (t && t.expiresAt.getTime() - now().getTime() > REFRESH_MARGIN_MS) return t.accessToken;
+        if (t && tokenStillFresh(t.expiresAt, now())) return t.accessToken;
       }
       return refresh(q, mailboxId, opts);
     },

@@ -1,4 +1,3 @@
-import type { ImapFlow } from 'imapflow';
 // A step whose mailbox refused the login waits as long as the watcher does: a person has to fix the password.
 import { AUTH_FAILED_BACKOFF_SECONDS } from '../../watch-loop.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
@@ -10,7 +9,7 @@ import { isSuppressed } from '../../../domain/opt-out.js';
 import { setMailboxHealth } from '../mailboxes/mailboxes.repository.js';
 import { mailboxBudgetDay, resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
 import { createSmtpPool, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
-import { openImap } from '../mailboxes/imap-login.js';
+import { createSentFolder } from './sent-folder.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
 import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from '../deliverability/reputation.js';
@@ -35,7 +34,6 @@ export interface MailboxEmailDeps {
 const MAX_REFERENCES = 20;
 /** How long a step waits when an OAuth mailbox's token could not be refreshed for now (the provider out of reach). */
 const OAUTH_UNAVAILABLE_WAIT_SECONDS = 300;
-const IMAP_TIMEOUT_MS = 15_000;
 
 /** `Re: Re: Hello` and `RE: Hello` are the thread "Hello". */
 const baseSubject = (s: string) => s.replace(/^(\s*re\s*:\s*)+/i, '').trim();
@@ -70,6 +68,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
   const pools = new Map<string, SmtpPool>();
   const addresses = createAddressChecker(config);
   const guards = config.emailGuards;
+  const { appendToSent, searchSentFolder } = createSentFolder(tokens);
 
   /**
    * An `email` step to an address that cannot receive mail fails once, for good (docs/deliverability.md); only real
@@ -107,57 +106,6 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
   const messageIdOf = (action: OutboundAction, mailbox: MailboxSecretRow) =>
     `<${shortHash('email', action.workspaceId, action.idempotencyKey)}@${mailbox.address.split('@')[1] ?? 'outreach.invalid'}>`;
 
-  async function withImap<T>(mailbox: MailboxSecretRow, run: (client: ImapFlow) => Promise<T>): Promise<T> {
-    const client = await openImap({
-      imapUrl: mailbox.imapUrl!,
-      mailbox: { id: mailbox.id, oauth: mailbox.oauth !== null },
-      tokens,
-      timeouts: { connectionTimeout: IMAP_TIMEOUT_MS, greetingTimeout: IMAP_TIMEOUT_MS },
-    });
-    try {
-      return await run(client);
-    } finally {
-      await client.logout().catch(() => client.close());
-    }
-  }
-
-  /**
-   * The sent folder keeps a copy, as a person's mail client would, when the mailbox names one (the contract: "where a
-   * copy of each sent message is appended"; Gmail's SMTP files its own copy, so there it stays unset). A failure here
-   * never undoes the send.
-   */
-  async function appendToSent(mailbox: MailboxSecretRow, raw: Buffer) {
-    if (!mailbox.imapUrl || !mailbox.sentFolder) return;
-    const folder = mailbox.sentFolder;
-    await withImap(mailbox, async (client) => {
-      try {
-        await client.append(folder, raw, ['\\Seen']);
-      } catch {
-        await client.mailboxCreate(folder).catch(() => undefined);
-        await client.append(folder, raw, ['\\Seen']);
-      }
-    }).catch(() => undefined);
-  }
-
-  /** true / false when the mailbox's sent folder could be searched for the Message-ID; null when it could not. */
-  async function searchSentFolder(mailbox: MailboxSecretRow, messageId: string): Promise<boolean | null> {
-    const folder = mailbox.sentFolder;
-    if (!mailbox.imapUrl || !folder) return null;
-    try {
-      return await withImap(mailbox, async (client) => {
-        const lock = await client.getMailboxLock(folder);
-        try {
-          const uids = await client.search({ header: { 'message-id': messageId } }, { uid: true });
-          return Array.isArray(uids) && uids.length > 0;
-        } finally {
-          lock.release();
-        }
-      });
-    } catch {
-      return null;
-    }
-  }
-
   /**
    * The mailbox's `emails` budget today (`mailboxBudgetDay` in the mailboxes service, which also gives the console's
    * *Today's cap*): its row, cap and day, and the next day's window start, in its account's time zone.
@@ -166,6 +114,179 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     const rules = config.engine.pacing;
     const { tz, ...day } = await mailboxBudgetDay(q, rules, mailbox, at);
     return { ...day, nextDayAt: nextDayWindowStart(at, tz, rules) };
+  }
+
+  /**
+   * Why the mailbox does not send now (null: it may): the address suppressed, its credentials unreadable, its login
+   * refused or a reputation guard's pause (the step waits), or the recipient refused (refusedRecipient).
+   */
+  async function mailboxRefusal(q: Database, action: OutboundAction, mailbox: MailboxSecretRow, to: string): Promise<ActionResult | null> {
+    // An address that bounced or unsubscribed is never written to again, from any mailbox of the workspace.
+    if (await isSuppressed(q, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
+    if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
+    // A mailbox whose login was refused (SMTP here, or IMAP by the inbox watcher) stops sending until it is fixed
+    // (`mailbox add` again resets it); readiness names it. The step waits and is retried, the lead is not failed.
+    // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
+    if (mailbox.health === 'auth_failed') return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+    // A mailbox a reputation guard paused (bounces, a complaint) sends nothing until a person resumes it; its steps wait.
+    const paused = await pauseOf(q, mailbox.workspaceId, mailbox.id);
+    if (paused) return { outcome: 'failed', error: `mailbox_paused_${paused}`, retryable: true, waitSeconds: PAUSED_MAILBOX_WAIT_SECONDS };
+    return refusedRecipient(action, to);
+  }
+
+  /**
+   * An OAuth mailbox's token (`token`; undefined for a password mailbox), refreshed first when it lapses within five
+   * minutes; a refused refresh stops the mailbox, an unreachable token endpoint makes the step wait (`refusal`).
+   */
+  async function oauthLogin(mailbox: MailboxSecretRow, q: Database): Promise<{ token: string | undefined } | { refusal: ActionResult }> {
+    try {
+      return { token: await loginToken(mailbox, q) };
+    } catch (err) {
+      if (err instanceof MailboxOauthRefusedError)
+        return { refusal: { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS } };
+      // The provider's token endpoint out of reach (or the app not configured here): the step waits, not an attempt.
+      if (err instanceof MailboxOauthUnavailableError)
+        return { refusal: { outcome: 'failed', error: 'mailbox_oauth_unavailable', retryable: true, waitSeconds: OAUTH_UNAVAILABLE_WAIT_SECONDS } };
+      throw err;
+    }
+  }
+
+  /** The message as sent (RFC 5322 bytes): threaded on the lead's earlier messages, with one-click unsubscribe headers. */
+  async function compose(q: Database, action: OutboundAction, mailbox: MailboxSecretRow, to: string) {
+    const messageId = messageIdOf(action, mailbox);
+    const { subject, references } = threading(
+      (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey),
+      action.subject,
+    );
+    const unsubscribeUrl = `${config.publicBase.url()}/u/${unsubscribeToken(cipher, action.workspaceId, action.recipient.leadId)}`;
+    const raw = await new MailComposer({
+      from: { name: mailbox.displayName ?? '', address: mailbox.address },
+      to,
+      subject,
+      text: action.text ?? '',
+      messageId,
+      date: action.at,
+      ...(references.length > 0 && { inReplyTo: references[references.length - 1], references }),
+      headers: {
+        'List-Unsubscribe': `<${unsubscribeUrl}>, <${mailtoUnsubscribe(cipher, mailbox.address, action.workspaceId, action.recipient.leadId)}>`,
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      },
+    })
+      .compile()
+      .build();
+    return { messageId, subject, raw };
+  }
+
+  /**
+   * Reserves the send on the budget ledger: the mailbox's own daily budget (its account's message cap, ramped during
+   * warm-up, in its account's time zone), reserved here because only now is the sending mailbox known (a pool send
+   * chooses it): it holds even when the mailbox sends for leads of other accounts (the workspace's pool). Then at most
+   * OUTREACH_MAILBOX_DOMAIN_DAILY_CAP `email` steps a local day from this mailbox to one company's domain (free-mail
+   * domains are unrelated people): the rest wait for the next day, the mailbox's unit given back. Answers how to give
+   * the units back (`giveBack`), or the `rate_limited` result until the next day.
+   */
+  async function reserveSend(
+    q: Database,
+    action: OutboundAction,
+    mailbox: MailboxSecretRow,
+    to: string,
+  ): Promise<{ giveBack: () => Promise<void> } | { refusal: ActionResult }> {
+    const day = await mailboxDay(q, mailbox, action.at);
+    const untilNextDay = {
+      refusal: { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) },
+    } as const;
+    if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) return untilNextDay;
+    const recipientDomain = domainOf(to);
+    const domainKey =
+      guards.mailboxDomainDailyCap > 0 && action.kind === 'email' && recipientDomain && !isFreeMailDomain(recipientDomain)
+        ? mailboxDomainBudgetKey(mailbox.workspaceId, mailbox.id, recipientDomain, day.day)
+        : null;
+    const taken = (domainKey ? [day.key, domainKey] : [day.key]).map((key) => ({ key, n: 1 }));
+    if (domainKey && !(await reserveBudget(q, { key: domainKey, n: 1, cap: guards.mailboxDomainDailyCap, at: action.at }))) {
+      await releaseBudgets(q, [{ key: day.key, n: 1 }]);
+      return untilNextDay;
+    }
+    return { giveBack: () => releaseBudgets(q, taken) };
+  }
+
+  /**
+   * Sends over the mailbox's pool. An OAuth login refused: the token is refreshed once and the message tried once more
+   * (the login comes before MAIL FROM, so nothing of it left). A refused refresh throws MailboxOauthRefusedError.
+   */
+  async function sendRefreshingOnce(
+    q: Database,
+    mailbox: MailboxSecretRow & { smtpUrl: string },
+    accessToken: string | undefined,
+    send: (pool: SmtpPool) => ReturnType<SmtpPool['send']>,
+  ) {
+    try {
+      return await send(poolFor(mailbox, accessToken));
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'EAUTH' || !accessToken) throw err;
+      const again = await loginToken(mailbox, q, { force: true, staleAccessToken: accessToken }).catch((refreshErr: unknown) => {
+        if (refreshErr instanceof MailboxOauthRefusedError) throw refreshErr;
+        return null;
+      });
+      if (!again) throw err;
+      return send(poolFor(mailbox, again));
+    }
+  }
+
+  /**
+   * The result of a send that threw, its budget units given back unless the message may have gone (the send record
+   * taken back when the server does not have the message).
+   */
+  async function failedSend(
+    err: unknown,
+    q: Database,
+    action: OutboundAction,
+    mailbox: MailboxSecretRow,
+    giveBack: () => Promise<void>,
+    claimLost: boolean,
+  ): Promise<ActionResult> {
+    // Another worker took the step over (this one was too slow for its lease): its row, if any, is that worker's,
+    // and this outcome changes nothing (src/domain/lanes.ts `advance` records only under the claim it was made under).
+    if (claimLost) {
+      await giveBack();
+      return { outcome: 'failed', error: 'claim_lost', retryable: true };
+    }
+    // The provider refused the refresh: the mailbox is marked "reconnect" already; the step waits like any auth failure.
+    if (err instanceof MailboxOauthRefusedError) {
+      await giveBack();
+      return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+    }
+    const e = err as SmtpSendError;
+    // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
+    if (e.code === 'EAUTH') {
+      await giveBack();
+      await setMailboxHealth(
+        q,
+        mailbox.id,
+        'auth_failed',
+        mailbox.oauth ? 'SMTP: the server refused the OAuth login; reconnect the mailbox' : 'SMTP: the server refused the login',
+      );
+      return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
+    }
+    if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
+      await giveBack();
+      await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
+      return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
+    }
+    if (typeof e.responseCode === 'number') {
+      // Refused for now: the server answered, so it does not have the message; the retry starts afresh.
+      await giveBack();
+      await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
+      return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
+    }
+    // No transaction ever started (no connection, the envelope never taken): nothing left, the unit goes back.
+    if (!e.transactionStarted) {
+      await giveBack();
+      // A start record written as the connection failed, before the text left, is taken back.
+      await sent.forgetStartedOutgoing(q, action.workspaceId, action.idempotencyKey);
+      return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
+    }
+    // The connection was lost inside the transaction, before any answer: the message may have gone.
+    return uncertainSend();
   }
 
   return {
@@ -180,53 +301,12 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
       if (!mailbox) return (config.smtpUrl && (await refusedRecipient(action, to))) || fallback.perform(action, ctx);
-      // An address that bounced or unsubscribed is never written to again, from any mailbox of the workspace.
-      if (await isSuppressed(q, action.workspaceId, to)) return { outcome: 'failed', error: 'address_suppressed', retryable: false };
-      if (!mailbox.smtpUrl) return { outcome: 'failed', error: 'mailbox_credentials_unreadable', retryable: false };
-      // A mailbox whose login was refused (SMTP here, or IMAP by the inbox watcher) stops sending until it is fixed
-      // (`mailbox add` again resets it); readiness names it. The step waits and is retried, the lead is not failed.
-      // It is not one of the lead's attempts (waitSeconds): however long the fix takes, the lead is never failed for it.
-      if (mailbox.health === 'auth_failed')
-        return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
-      // A mailbox a reputation guard paused (bounces, a complaint) sends nothing until a person resumes it; its steps wait.
-      const paused = await pauseOf(q, mailbox.workspaceId, mailbox.id);
-      if (paused) return { outcome: 'failed', error: `mailbox_paused_${paused}`, retryable: true, waitSeconds: PAUSED_MAILBOX_WAIT_SECONDS };
-      const refused = await refusedRecipient(action, to);
+      const refused = await mailboxRefusal(q, action, mailbox, to);
       if (refused) return refused;
-      // An OAuth mailbox's token, refreshed first when it lapses within five minutes; a refused refresh stops the mailbox.
-      let accessToken: string | undefined;
-      try {
-        accessToken = await loginToken(mailbox, q);
-      } catch (err) {
-        if (err instanceof MailboxOauthRefusedError)
-          return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
-        // The provider's token endpoint out of reach (or the app not configured here): the step waits, not an attempt.
-        if (err instanceof MailboxOauthUnavailableError)
-          return { outcome: 'failed', error: 'mailbox_oauth_unavailable', retryable: true, waitSeconds: OAUTH_UNAVAILABLE_WAIT_SECONDS };
-        throw err;
-      }
-
-      const messageId = messageIdOf(action, mailbox);
-      const { subject, references } = threading(
-        (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey),
-        action.subject,
-      );
-      const unsubscribeUrl = `${config.publicBase.url()}/u/${unsubscribeToken(cipher, action.workspaceId, action.recipient.leadId)}`;
-      const raw = await new MailComposer({
-        from: { name: mailbox.displayName ?? '', address: mailbox.address },
-        to,
-        subject,
-        text: action.text ?? '',
-        messageId,
-        date: action.at,
-        ...(references.length > 0 && { inReplyTo: references[references.length - 1], references }),
-        headers: {
-          'List-Unsubscribe': `<${unsubscribeUrl}>, <${mailtoUnsubscribe(cipher, mailbox.address, action.workspaceId, action.recipient.leadId)}>`,
-          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-        },
-      })
-        .compile()
-        .build();
+      const login = await oauthLogin(mailbox, q);
+      if ('refusal' in login) return login.refusal;
+      const accessToken = login.token;
+      const { messageId, subject, raw } = await compose(q, action, mailbox, to);
 
       // A retry of a step (or a reply decided again) whose earlier try lost its connection inside the transaction, or
       // whose success was not recorded by its caller: that try may have delivered, so it is never sent blindly again.
@@ -237,28 +317,9 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         if (earlier?.delivery === 'started') return uncertainSend();
       }
 
-      // The mailbox's own daily budget on the send budget ledger (its account's message cap, ramped during warm-up, in
-      // its account's time zone), reserved here because only now is the sending mailbox known (a pool send chooses it):
-      // it holds even when the mailbox sends for leads of other accounts (the workspace's pool).
-      const day = await mailboxDay(q, mailbox, action.at);
-      const untilNextDay = {
-        outcome: 'rate_limited',
-        retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)),
-      } as const;
-      if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) return untilNextDay;
-      // At most OUTREACH_MAILBOX_DOMAIN_DAILY_CAP `email` steps a local day from this mailbox to one company's domain
-      // (free-mail domains are unrelated people): the rest wait for the next day, the mailbox's unit given back.
-      const recipientDomain = domainOf(to);
-      const domainKey =
-        guards.mailboxDomainDailyCap > 0 && action.kind === 'email' && recipientDomain && !isFreeMailDomain(recipientDomain)
-          ? mailboxDomainBudgetKey(mailbox.workspaceId, mailbox.id, recipientDomain, day.day)
-          : null;
-      const taken = (domainKey ? [day.key, domainKey] : [day.key]).map((key) => ({ key, n: 1 }));
-      const giveBack = () => releaseBudgets(q, taken);
-      if (domainKey && !(await reserveBudget(q, { key: domainKey, n: 1, cap: guards.mailboxDomainDailyCap, at: action.at }))) {
-        await releaseBudgets(q, [{ key: day.key, n: 1 }]);
-        return untilNextDay;
-      }
+      const reserved = await reserveSend(q, action, mailbox, to);
+      if ('refusal' in reserved) return reserved.refusal;
+      const { giveBack } = reserved;
 
       const smtpMailbox = mailbox as MailboxSecretRow & { smtpUrl: string };
       // A send inside a caller's transaction is a person's (Send anyway, a reply decision): its own connection.
@@ -292,63 +353,9 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       };
       let accepted;
       try {
-        try {
-          accepted = await poolFor(smtpMailbox, accessToken).send(envelope, raw, hooks, { lane });
-        } catch (err) {
-          // An OAuth login refused: the token is refreshed once and the message tried once more (the login comes
-          // before MAIL FROM, so nothing of it left). A refused refresh marks the mailbox, as below.
-          if ((err as { code?: string }).code !== 'EAUTH' || !accessToken) throw err;
-          const again = await loginToken(mailbox, q, { force: true, staleAccessToken: accessToken }).catch((refreshErr: unknown) => {
-            if (refreshErr instanceof MailboxOauthRefusedError) throw refreshErr;
-            return null;
-          });
-          if (!again) throw err;
-          accepted = await poolFor(smtpMailbox, again).send(envelope, raw, hooks, { lane });
-        }
+        accepted = await sendRefreshingOnce(q, smtpMailbox, accessToken, (pool) => pool.send(envelope, raw, hooks, { lane }));
       } catch (err) {
-        // Another worker took the step over (this one was too slow for its lease): its row, if any, is that worker's,
-        // and this outcome changes nothing (src/engine/sql/recordLeads.ts records only under the claim it was made under).
-        if (claimLost) {
-          await giveBack();
-          return { outcome: 'failed', error: 'claim_lost', retryable: true };
-        }
-        // The provider refused the refresh: the mailbox is marked "reconnect" already; the step waits like any auth failure.
-        if (err instanceof MailboxOauthRefusedError) {
-          await giveBack();
-          return { outcome: 'failed', error: 'mailbox_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
-        }
-        const e = err as SmtpSendError;
-        // Our own login refused is the operator's to fix, not the prospect's fault: retried, the lead is not failed.
-        if (e.code === 'EAUTH') {
-          await giveBack();
-          await setMailboxHealth(
-            q,
-            mailbox.id,
-            'auth_failed',
-            mailbox.oauth ? 'SMTP: the server refused the OAuth login; reconnect the mailbox' : 'SMTP: the server refused the login',
-          );
-          return { outcome: 'failed', error: 'smtp_auth_failed', retryable: true, waitSeconds: AUTH_FAILED_BACKOFF_SECONDS };
-        }
-        if (typeof e.responseCode === 'number' && e.responseCode >= 500) {
-          await giveBack();
-          await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
-          return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: false };
-        }
-        if (typeof e.responseCode === 'number') {
-          // Refused for now: the server answered, so it does not have the message; the retry starts afresh.
-          await giveBack();
-          await sent.forgetOutgoing(q, action.workspaceId, action.idempotencyKey);
-          return { outcome: 'failed', error: `smtp_${e.responseCode}`, retryable: true };
-        }
-        // No transaction ever started (no connection, the envelope never taken): nothing left, the unit goes back.
-        if (!e.transactionStarted) {
-          await giveBack();
-          // A start record written as the connection failed, before the text left, is taken back.
-          await sent.forgetStartedOutgoing(q, action.workspaceId, action.idempotencyKey);
-          return { outcome: 'failed', error: `smtp_${(e.code ?? 'error').toLowerCase()}`, retryable: true };
-        }
-        // The connection was lost inside the transaction, before any answer: the message may have gone.
-        return uncertainSend();
+        return failedSend(err, q, action, mailbox, giveBack, claimLost);
       }
       await sent.recordAccepted(q, action.workspaceId, action.idempotencyKey, new Date(), accepted.queueId);
       await appendToSent(mailbox, raw);

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import { xAccountBudgetKey } from '../../domain/budgets.js';
+import type { ChannelDescriptor, Step } from '../descriptor.js';
+import { createSandboxDriver } from '../sandbox/driver.js';
+import { createXDriver } from './driver.js';
+import { createXWatcher } from './watcher.js';
+
+/** The ledger action of an X engage step, by its first action's type. */
+const X_ENGAGE_ACTION: Record<string, string> = { follow: 'x_follow', like: 'x_like', like_last_post: 'x_like', react: 'x_like' };
+
+/** An `x_engage` step that follows the person: the X lane's invitation. */
+const isFollow = (step: Step) => step.kind === 'x_engage' && (step.actions ?? []).some((a) => a?.type?.toLowerCase() === 'follow');
+
+/**
+ * X (docs/x.md): through the X API v2 for every X account connected with OAuth, the sandbox for the rest. Steps go
+ * through the lead's (or its Play's) X account, not a messaging account, and are not paced on one: the connected
+ * account's driver reserves its own daily DM and follow budgets at send time.
+ */
+export const xChannel: ChannelDescriptor = {
+  channel: 'x',
+  stepKinds: ['x_dm', 'x_engage'],
+  labels: { name: 'X', summaryKey: 'xAccounts' },
+  createDriver({ config, x }) {
+    const engine = config.engine;
+    const fallback = createSandboxDriver('x', engine.sandbox);
+    if (!x) return fallback;
+    return {
+      ...createXDriver({ ...x, fallback, caps: { dmsPerDay: engine.pacing.messageCap, followsPerDay: engine.pacing.inviteCap } }),
+      watch: createXWatcher({ ...x, config: { pollIntervalSeconds: engine.xPollSeconds, observeDays: engine.observeDays } }).watch,
+    };
+  },
+  actionOf(step) {
+    if (step.kind === 'x_dm') return 'x_dm';
+    return X_ENGAGE_ACTION[(step.actions ?? [])[0]?.type?.toLowerCase() ?? ''] ?? 'x_like';
+  },
+  eventOf: (step) => (step.kind === 'x_dm' ? { event: 'lead.messaged', channel: 'x' } : null),
+  // A connected account's DMs and follows draw its UTC day's caps (the sandbox's draw none, as X is not asked). The
+  // claim reserves a DM's unit; a follow is a person's click, whose unit the driver takes within the same cap.
+  budgetsOf(step, sender, at) {
+    if (!sender.accountUserId || sender.delivery !== 'x_connected') return [];
+    if (step.kind === 'x_dm') return [xAccountBudgetKey(sender.workspaceId, sender.accountUserId, 'dms', at)];
+    return isFollow(step) ? [xAccountBudgetKey(sender.workspaceId, sender.accountUserId, 'follows', at)] : [];
+  },
+  budgetCap: (key, config) => (key.budget === 'dms' ? config.engine.pacing.messageCap : key.budget === 'follows' ? config.engine.pacing.inviteCap : null),
+  missingAddress: (recipient) => (recipient.xUserId ? null : 'missing_x_user_id'),
+  sendsFrom: 'account_user',
+  invites: isFollow,
+  invitedColumn: 'followed_at',
+  hears: ['followed_back'],
+  answered: {
+    action: 'x_follow_back',
+    event: 'x.followed',
+    eventData: (lead) => ({
+      accountUserId: lead.x_account_user_id,
+      follower: { xUserId: lead.x_user_id, username: lead.username },
+      leadId: lead.id,
+      source: 'follow_back',
+    }),
+  },
+  answersOnPlatform: true,
+  // Connected with OAuth 2.0: the real X API (domain/policy.ts `x_connected`); never connected: the sandbox.
+  deliverySql: (refs) =>
+    sql<string>`CASE WHEN EXISTS (SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = ${refs.workspaceId} AND o.user_id = ${refs.accountUserId})
+      THEN 'x_connected' ELSE 'sandbox' END`,
+};
