@@ -3,20 +3,17 @@ import { findControlCharacter } from '../lib/control-characters.js';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { openApiWebhooks } from '../webhooks/event-catalog.js';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
-import type { Config } from '../config/config.js';
-import type { Database } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/database.js';
-import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { AppError } from '../lib/errors.js';
 import { createAuthHook } from './plugins/auth.js';
 import { drainRefusedBody, handleClientError, checkRequestUrl, serializeRequest } from './plugins/http-edge.js';
 import { formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
-import { createMemoryRateLimitStore, type RateLimitStore } from './plugins/rate-limit.js';
+import { createMemoryRateLimitStore } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
 import { registerFavicon } from './favicon.js';
 import { registerRequestTracing } from '../lib/tracing.js';
@@ -24,21 +21,12 @@ import { registerMetrics } from './metrics.js';
 import { registerReadiness } from './probes.js';
 import { registerApiRoutes, registerAdminRoutes } from './routes.js';
 import { mcpRoutes } from '../mcp/http.js';
-import type { Services } from './services.js';
+import type { AppDeps } from './deps.js';
 import type { AppInstance } from './types.js';
 import { consolePlugin } from '../console/plugin.js';
 import { unsubscribeRoutes } from '../modules/unsubscribe/index.js';
 
-export interface AppDeps {
-  config: Config;
-  db: Database;
-  services: Services;
-  clock: Clock;
-  rateLimitStore?: RateLimitStore;
-  /** A per-process secret that lets the operator CLI drive admin commands through a running server. */
-  controlToken?: string | null;
-  logger?: FastifyBaseLogger;
-}
+export type { AppDeps } from './deps.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -233,7 +221,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', authHook);
-      await registerApiRoutes(api, deps);
+      await registerApiRoutes(api, deps, { store: rateLimitStore, perMinute: limit });
     },
     { prefix: API_PREFIX },
   );

@@ -1,5 +1,6 @@
-import type { AppDeps } from './build-app.js';
+import type { AppDeps } from './deps.js';
 import type { AppInstance } from './types.js';
+import type { RateLimitStore } from './plugins/rate-limit.js';
 import { workspacesRoutes } from '../modules/workspaces/index.js';
 import { adminRoutes } from '../modules/admin/index.js';
 import { webhooksRoutes } from '../modules/webhook-subscriptions/index.js';
@@ -15,9 +16,13 @@ import { repliesRoutes } from '../modules/replies/index.js';
 import { eventsRoutes } from '../modules/events/index.js';
 import { tasksRoutes } from '../modules/tasks/index.js';
 import { inboundRoutes } from '../modules/inbound/index.js';
+import { channelInboundRoutes } from '../modules/channel-inbound/index.js';
 
-/** Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. */
-export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promise<void> {
+/**
+ * Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. `limits` is the per-minute
+ * budget the auth hook counts keys against; a route without a key (a channel's push) counts its callers against it.
+ */
+export async function registerApiRoutes(api: AppInstance, deps: AppDeps, limits: { store: RateLimitStore; perMinute: number }): Promise<void> {
   const { services } = deps;
   await api.register(workspacesRoutes, { workspaces: services.workspaces });
   await api.register(webhooksRoutes, { webhooks: services.webhooks });
@@ -32,6 +37,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps): Promis
   await api.register(repliesRoutes, { replies: services.replies });
   await api.register(tasksRoutes, { tasks: services.tasks });
   await api.register(inboundRoutes, { inbound: services.inbound });
+  await api.register(channelInboundRoutes, { channelInbound: services.channelInbound, rateLimit: limits });
   await api.register(eventsRoutes, { deps });
 }
 

@@ -17,6 +17,7 @@ import { createAuthoringService } from '../modules/authoring/index.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/index.js';
 import { createTasksService } from '../modules/tasks/index.js';
 import { createInboundService } from '../modules/inbound/index.js';
+import { createChannelInboundService } from '../modules/channel-inbound/index.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
@@ -24,7 +25,7 @@ import type { OutboxSignal } from '../webhooks/outbox.js';
 import type { Resolver } from '../webhooks/safe-url.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import { createEngine } from '../engine/index.js';
-import { createChannelDrivers } from '../channels/index.js';
+import { createChannelDrivers, createChannelRegistry, type ChannelDescriptor } from '../channels/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import { createDomainChecksService, createMailboxConnectService, createMailboxesService } from '../channels/email/index.js';
 import { createResolver } from '../lib/dns.js';
@@ -45,6 +46,11 @@ export interface ServiceDeps {
   outboxSignal?: OutboxSignal;
   /** Channel drivers (default: sandbox per channel, SMTP e-mail when SMTP_URL is set). */
   drivers?: ChannelDrivers;
+  /**
+   * Channels registered at run time beside the built-ins (channels/descriptor.ts): the engine sends their steps and
+   * hears their inbound through their descriptors, with no change to the service (a test's fifth channel).
+   */
+  channels?: readonly ChannelDescriptor[];
   /**
    * PostgreSQL only: where the API's auth cache LISTENs for key, Team link and setting changes made by other
    * processes. Leave it unset on PGlite (one process; writers invalidate directly).
@@ -77,8 +83,10 @@ export function createServices(deps: ServiceDeps) {
   });
   const x = { db: deps.db, repo: xRepo, tokens: xTokens, settings: xSettings };
   // Created once: the engine and reply decisions share the same drivers (and the SMTP connection pool).
-  const drivers = deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x, linkedin: { db: deps.db } });
-  const engine = createEngine({ ...deps, drivers, publicData: provider, energy, plays });
+  const registry = createChannelRegistry(deps.channels);
+  const drivers =
+    deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x, linkedin: { db: deps.db }, registry });
+  const engine = createEngine({ ...deps, drivers, registry, publicData: provider, energy, plays });
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
   const replies = createRepliesService({ ...deps, drivers });
   // Tasks end through the part that opened them: a step's through the engine, a reply decision's through replies.
@@ -119,8 +127,12 @@ export function createServices(deps: ServiceDeps) {
     replies,
     tasks,
     inbound: createInboundService(deps),
+    /** Inbound a channel's platform pushes (docs/channels.md), applied through the engine's observation path. */
+    channelInbound: createChannelInboundService({ ...deps, channels: registry, apply: engine.applyObservation }),
     engine,
     drivers,
+    /** The channel registry (channels/descriptor.ts): the built-ins and those registered at run time. */
+    channels: registry,
     authoring,
     consoleSessions,
     mailboxes,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AuthContext } from '../modules/workspaces/index.js';
+import type { AuthContext } from '../domain/auth-context.js';
 
 export type AppInstance = FastifyInstance<
   RawServerDefault,

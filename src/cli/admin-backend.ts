@@ -8,7 +8,7 @@ import { openDatabase } from '../server.js';
 import { resolveTextCipher, verifyEncryptionKey } from '../lib/encryption-key.js';
 import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from '../lib/control-file.js';
-import type { PassSummary } from '../engine/index.js';
+import type { PassReport as PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { SeedResult } from '../modules/world/index.js';
 import type { InboundPage, InboundVerdict, MailboxView, ResumeResult } from '../channels/email/index.js';
@@ -19,7 +19,8 @@ import type { LinkedinAccountView } from '../channels/linkedin/index.js';
 import type { MailOauthProvider } from '../config/mail-oauth.js';
 
 export type { SeedResult } from '../modules/world/index.js';
-export type { PassSummary } from '../engine/index.js';
+/** What one engine pass did, as POST /admin/v1/engine/tick answers it. */
+export type { PassReport as PassSummary } from '../engine/index.js';
 
 export interface CreatedWorkspace {
   id: string;

@@ -37,6 +37,28 @@ export function explainDisconnectRefusal(e: unknown, opts: { workspace: string; 
   );
 }
 
+/** Prints `value` as JSON when `json`, else the human text. */
+const out = (json: boolean, value: unknown, human: () => string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
+
+const portOption = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  return n;
+};
+
+/** Runs `fn` against the configured database (or the running server on the embedded one), then closes the backend. */
+async function withBackend<T>(fn: (b: AdminBackend) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  requireKnownDatabase(config);
+  announceTarget(config);
+  const backend = await openAdminBackend(config);
+  try {
+    return await fn(backend);
+  } finally {
+    await backend.close();
+  }
+}
+
 /** The `outreach` program: every command and option, each with its description (test/cli/descriptions.test.ts). */
 export function createProgram(): Command {
   const program = new Command();
@@ -46,26 +68,17 @@ export function createProgram(): Command {
     .version(packageVersion(), '-V, --version')
     .showHelpAfterError();
 
-  const out = (json: boolean, value: unknown, human: () => string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
+  registerServerCommands(program);
+  registerOperatorCommands(program);
+  registerMailboxCommands(program);
+  registerXCommands(program);
+  registerLinkedin(program, { withBackend, out });
+  registerApiCommands(program);
+  return program;
+}
 
-  const portOption = (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
-    return n;
-  };
-
-  async function withBackend<T>(fn: (b: AdminBackend) => Promise<T>): Promise<T> {
-    const config = loadConfig();
-    requireKnownDatabase(config);
-    announceTarget(config);
-    const backend = await openAdminBackend(config);
-    try {
-      return await fn(backend);
-    } finally {
-      await backend.close();
-    }
-  }
-
+/** `serve`, `migrate` and `worker`: the processes. */
+function registerServerCommands(program: Command) {
   program
     .command('serve')
     .description('run the HTTP API, the MCP server, the sending engine and webhook delivery (unless OUTREACH_WORKER_IN_PROCESS=0) in one process')
@@ -162,7 +175,10 @@ export function createProgram(): Command {
       process.once('SIGINT', () => void shutdown('SIGINT'));
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
     });
+}
 
+/** `seed`, `engine tick`, `workspace create`, `key create|revoke`, `team add` and `login-link`. */
+function registerOperatorCommands(program: Command) {
   program
     .command('seed')
     .description('load a world file (shared contract) in one transaction')
@@ -197,7 +213,7 @@ export function createProgram(): Command {
       const summary = await withBackend((b) => b.engineTick(opts.now ? { now: new Date(opts.now).toISOString() } : {}));
       out(!!opts.json, summary, () =>
         Object.entries(summary)
-          .map(([k, v]) => `${k}: ${v}`)
+          .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
           .join('\n'),
       );
     });
@@ -268,7 +284,10 @@ export function createProgram(): Command {
         () => `${url}\nOne-time console sign-in link; expires ${link.expiresAt}.`,
       );
     });
+}
 
+/** `mailbox add|list|remove|resume|check|connect|inbound` and `suppression` (commands/inbound.ts). */
+function registerMailboxCommands(program: Command) {
   const mailbox = program.command('mailbox').description("manage sending mailboxes (a messaging account's SMTP + IMAP identity)");
   mailbox
     .command('add')
@@ -299,11 +318,12 @@ export function createProgram(): Command {
             workspaceId: opts.workspace,
             accountId: opts.account,
             address: opts.address,
-            displayName: opts.name ?? null,
+            // Left out when not given: the service reads an absent name, folder or authserv-id as none.
+            displayName: opts.name,
             smtpUrl: opts.smtp,
             imapUrl: opts.imap,
-            sentFolder: opts.sentFolder ?? null,
-            trustedAuthservId: opts.trustedAuthservId ?? null,
+            sentFolder: opts.sentFolder,
+            trustedAuthservId: opts.trustedAuthservId,
           }),
         );
         out(!!opts.json, view, () => `Mailbox ${view.id} <${view.address}> on account ${view.accountId}: SMTP and IMAP ok`);
@@ -352,7 +372,10 @@ export function createProgram(): Command {
   registerMailboxCheck(mailbox, { withBackend, out });
   registerMailboxConnect(mailbox, { withBackend, out });
   registerInbound(program, mailbox, { withBackend, out });
+}
 
+/** `x connect|disconnect`: the real X channel. */
+function registerXCommands(program: Command) {
   const x = program.command('x').description('the real X channel (docs/x-channel.md)');
   x.command('connect')
     .description('print the URL that connects an X account to a workspace (OAuth 2.0 with PKCE; for a server without a browser)')
@@ -379,8 +402,4 @@ export function createProgram(): Command {
       });
       out(!!opts.json, done, () => `X account ${done.userId}: ${disconnectOutcomeText(done)}`);
     });
-
-  registerLinkedin(program, { withBackend, out });
-  registerApiCommands(program);
-  return program;
 }

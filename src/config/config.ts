@@ -1,104 +1,13 @@
 import path from 'node:path';
-import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import ipaddr from 'ipaddr.js';
 import { decodeEncryptionKey } from '../lib/crypto.js';
 import { parseDnsServers } from '../lib/dns.js';
-import { MAIL_OAUTH_ENV, mailOauthConfigOf, type MailOauthConfig } from './mail-oauth.js';
-import { OBSERVABILITY_ENV, metricsConfigOf, type MetricsConfig } from './observability.js';
+import { mailOauthConfigOf, type MailOauthConfig } from './mail-oauth.js';
+import { metricsConfigOf, type MetricsConfig } from './observability.js';
+import { EnvSchema, type Env } from './env-schema.js';
 
-const EnvSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  // No default here: it depends on the database (loadConfig).
-  HOST: Type.Optional(Type.String({ minLength: 1 })),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
-  OUTREACH_DATA_DIR: Type.String({ default: './.outreach' }),
-  OUTREACH_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  OUTREACH_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, default: 600 }),
-  OUTREACH_STREAMS_PER_KEY: Type.Integer({ minimum: 1, default: 5 }),
-  OUTREACH_STREAMS_PER_PROCESS: Type.Integer({ minimum: 1, default: 200 }),
-  OUTREACH_STREAM_HEARTBEAT: Type.Integer({ minimum: 1, maximum: 30, default: 15 }),
-  OUTREACH_STREAM_MAX_AGE: Type.Integer({ minimum: 1, default: 3600 }),
-  OUTREACH_SHUTDOWN_TIMEOUT: Type.Integer({ minimum: 1, default: 10 }),
-  OUTREACH_DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
-  OUTREACH_SEED_DEMO: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
-  OUTREACH_ENGINE_INTERVAL: Type.Integer({ minimum: 0, default: 60 }),
-  OUTREACH_ACTIVITY_RETENTION_DAYS: Type.Integer({ minimum: 1, default: 180 }),
-  OUTREACH_ENGINE_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 5000, default: 500 }),
-  OUTREACH_ENGINE_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
-  OUTREACH_ENGINE_INFLIGHT_LEASE: Type.Integer({ minimum: 1, default: 600 }),
-  OUTREACH_ENGINE_UNITS_PER_ACTION: Type.Integer({ minimum: 0, default: 1 }),
-  OUTREACH_ENGINE_RETRY_MINUTES: Type.Integer({ minimum: 1, default: 60 }),
-  OUTREACH_ENGINE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 3 }),
-  OUTREACH_ENGINE_OBSERVE_INTERVAL: Type.Integer({ minimum: 1, default: 900 }),
-  OUTREACH_ENGINE_OBSERVE_DAYS: Type.Integer({ minimum: 1, default: 30 }),
-  OUTREACH_DISCOVERY_INTERVAL: Type.Integer({ minimum: 0, default: 21600 }),
-  OUTREACH_PACING_INVITE_CAP: Type.Integer({ minimum: 0, default: 40 }),
-  OUTREACH_PACING_RAMP: Type.String({ pattern: '^$|^[0-9]+(,[0-9]+)*$', default: '10,20,30' }),
-  OUTREACH_PACING_MESSAGE_CAP: Type.Integer({ minimum: 0, default: 100 }),
-  OUTREACH_PACING_HOURS: Type.String({ pattern: '^([01][0-9]|2[0-4]):[0-5][0-9]-([01][0-9]|2[0-4]):[0-5][0-9]$', default: '08:00-18:00' }),
-  OUTREACH_PACING_SPACING: Type.Integer({ minimum: 0, default: 30 }),
-  OUTREACH_PACING_DAYS: Type.String({ pattern: '^[A-Za-z]{3}(-[A-Za-z]{3})?(,[A-Za-z]{3}(-[A-Za-z]{3})?)*$', default: 'mon-fri' }),
-  OUTREACH_ENGINE_OOO_RESUME_DAYS: Type.Integer({ minimum: 1, maximum: 90, default: 7 }),
-  OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
-  OUTREACH_INBOX_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 65_536, default: 2_097_152 }),
-  OUTREACH_MAILBOX_ALLOW_PLAINTEXT: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
-  OUTREACH_MAILBOX_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
-  OUTREACH_ADDRESS_CHECKS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
-  OUTREACH_DNS_SERVERS: Type.Optional(Type.String()),
-  OUTREACH_MAILBOX_DOMAIN_DAILY_CAP: Type.Integer({ minimum: 0, default: 20 }),
-  OUTREACH_X_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 120 }),
-  OUTREACH_SANDBOX_SEED: Type.String({ default: 'outreach-sandbox' }),
-  OUTREACH_SANDBOX_ACCEPT_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
-  OUTREACH_SANDBOX_ACCEPT_MAX_HOURS: Type.Number({ minimum: 0, default: 72 }),
-  OUTREACH_SANDBOX_FOLLOWBACK_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
-  OUTREACH_SANDBOX_REPLY_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0.1 }),
-  OUTREACH_SANDBOX_REPLY_MAX_HOURS: Type.Number({ minimum: 0, default: 96 }),
-  OUTREACH_SANDBOX_FAILURE_RATE: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
-  SMTP_FROM: Type.String({ default: 'outreach@localhost' }),
-  OUTREACH_PUBLICDATA_PROVIDER: Type.Union([Type.Literal('sandbox'), Type.Literal('http'), Type.Literal('x')], { default: 'sandbox' }),
-  OUTREACH_PUBLICDATA_URL: Type.Optional(Type.String()),
-  OUTREACH_PUBLICDATA_KEY: Type.Optional(Type.String()),
-  OUTREACH_PUBLICDATA_CACHE_TTL: Type.Integer({ minimum: 0, default: 60 }),
-  OUTREACH_ELIGIBILITY_BUDGET_MS: Type.Integer({ minimum: 1, default: 20000 }),
-  OUTREACH_ENERGY_UNITS_PER_LOOKUP: Type.Integer({ minimum: 0, default: 1 }),
-  OUTREACH_WEBHOOKS_ALLOW_INSECURE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
-  OUTREACH_WORKER_IN_PROCESS: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
-  OUTREACH_ENCRYPTION_KEY: Type.Optional(Type.String()),
-  OUTREACH_PUBLIC_URL: Type.Optional(Type.String()),
-  OUTREACH_TRUST_PROXY: Type.Optional(Type.String()),
-  SMTP_URL: Type.Optional(Type.String()),
-  OUTREACH_X_API_URL: Type.String({ default: 'https://api.x.com' }),
-  OUTREACH_X_AUTHORIZE_URL: Type.String({ default: 'https://x.com/i/oauth2/authorize' }),
-  OUTREACH_X_CLIENT_ID: Type.Optional(Type.String()),
-  OUTREACH_X_CLIENT_SECRET: Type.Optional(Type.String()),
-  OUTREACH_X_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
-  ...MAIL_OAUTH_ENV,
-  ...OBSERVABILITY_ENV,
-  OUTREACH_LINKEDIN_GATEWAY_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
-  OUTREACH_LINKEDIN_GATEWAY_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 15000 }),
-  OUTREACH_LINKEDIN_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 300 }),
-  OUTREACH_LINKEDIN_INVITES_PER_WEEK: Type.Integer({ minimum: 0, default: 100 }),
-  OUTREACH_LINKEDIN_MESSAGES_PER_DAY: Type.Integer({ minimum: 0, default: 50 }),
-  LOG_LEVEL: Type.Union(
-    [
-      Type.Literal('fatal'),
-      Type.Literal('error'),
-      Type.Literal('warn'),
-      Type.Literal('info'),
-      Type.Literal('debug'),
-      Type.Literal('trace'),
-      Type.Literal('silent'),
-    ],
-    { default: 'info' },
-  ),
-});
-export type Env = Static<typeof EnvSchema>;
-
-/** Every environment variable the service reads (README.md and docs/ document each one). */
-export const ENV_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvSchema.properties));
+export { ENV_VARIABLES, type Env } from './env-schema.js';
 
 export interface Config {
   readonly port: number;

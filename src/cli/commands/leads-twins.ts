@@ -58,6 +58,14 @@ const uuidArg = (name: string) => (v: string) => {
 const print = (json: boolean | undefined, value: unknown, lines: () => string[]) =>
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${lines().join('\n')}\n`);
 
+/** A decision on two leads under `twins`: `<name> <a> <b>`, its own options (`more`), --json and the API options. */
+const pairCommand = (twins: Command, name: string, description: string, more: (cmd: Command) => Command = (cmd) => cmd) =>
+  withApiOptions(
+    more(
+      twins.command(name).description(description).argument('<a>', 'one lead id', uuidArg('<a>')).argument('<b>', 'the other lead id', uuidArg('<b>')),
+    ).option('--json', 'print the answer as JSON'),
+  );
+
 /** `outreach leads twins`, `… twins merge`, `… twins distinct`, under the `leads` command. */
 export function registerLeadTwins(leads: Command) {
   const twins = withApiOptions(
@@ -90,14 +98,11 @@ export function registerLeadTwins(leads: Command) {
     print(opts.json, result, () => twinsLines(result));
   });
 
-  withApiOptions(
-    twins
-      .command('merge')
-      .description('merge two leads of one person: the older (or --keep) stays, the other stops; an opt-out of either holds for the one kept')
-      .argument('<a>', 'one lead id', uuidArg('<a>'))
-      .argument('<b>', 'the other lead id', uuidArg('<b>'))
-      .option('--keep <id>', 'the lead that stays (one of the two); without it the older one stays', uuidArg('--keep'))
-      .option('--json', 'print the answer as JSON'),
+  pairCommand(
+    twins,
+    'merge',
+    'merge two leads of one person: the older (or --keep) stays, the other stops; an opt-out of either holds for the one kept',
+    (cmd) => cmd.option('--keep <id>', 'the lead that stays (one of the two); without it the older one stays', uuidArg('--keep')),
   ).action(async (a: string, b: string, own: MergeOptions) => {
     // The API options (and --json) may come before the subcommand, where `twins` reads them.
     const opts: MergeOptions = { ...twins.opts<TwinsListOptions>(), ...own };
@@ -111,13 +116,10 @@ export function registerLeadTwins(leads: Command) {
     ]);
   });
 
-  withApiOptions(
-    twins
-      .command('distinct')
-      .description('record that two leads sharing an address are not the same person: the pair leaves the list (an opt-out still stops both)')
-      .argument('<a>', 'one lead id', uuidArg('<a>'))
-      .argument('<b>', 'the other lead id', uuidArg('<b>'))
-      .option('--json', 'print the answer as JSON'),
+  pairCommand(
+    twins,
+    'distinct',
+    'record that two leads sharing an address are not the same person: the pair leaves the list (an opt-out still stops both)',
   ).action(async (a: string, b: string, own: ApiOptions) => {
     const opts: ApiOptions = { ...twins.opts<TwinsListOptions>(), ...own };
     const api = resolveApi(opts);

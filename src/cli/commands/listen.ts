@@ -47,6 +47,24 @@ async function* serverSentData(body: ReadableStream<Uint8Array>): AsyncGenerator
   }
 }
 
+/** Throws CliError unless `url` is an http(s) URL (`--forward-to`). */
+function checkForwardTo(url: string): void {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new CliError(`--forward-to must be an http(s) URL, got ${JSON.stringify(url)}`);
+  }
+}
+
+/** An AbortController that SIGINT or SIGTERM aborts (once). */
+function abortOnSignals(): AbortController {
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  return stop;
+}
+
 /**
  * `outreach listen --forward-to URL`: the Stripe-CLI way to develop a webhook receiver. It reads the workspace's
  * events over the server's event stream (authenticated with the key, so no public URL and no insecure-webhook
@@ -72,19 +90,12 @@ export function registerListen(program: Command) {
       ),
   ).action(async (opts: ListenOptions) => {
     checkEvents(opts.events);
-    try {
-      const u = new URL(opts.forwardTo);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-    } catch {
-      throw new CliError(`--forward-to must be an http(s) URL, got ${JSON.stringify(opts.forwardTo)}`);
-    }
+    checkForwardTo(opts.forwardTo);
     const api = resolveApi(opts);
     const secret = generateWebhookSecret();
     const query = opts.events?.length ? `?events=${encodeURIComponent(opts.events.join(','))}` : '';
     const streamUrl = `${api.baseUrl}/api/v1/events/stream${query}`;
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    process.once('SIGTERM', () => stop.abort());
+    const stop = abortOnSignals();
 
     let forwarded = 0;
     let announced = false;

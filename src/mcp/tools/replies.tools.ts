@@ -1,32 +1,22 @@
 import { Type } from 'typebox';
 import { AppError, conflict } from '../../lib/errors.js';
-import {
-  DecideBody,
-  DecideHeaders,
-  DecideResponse,
-  MarkHandledResponse,
-  RepliesQuery,
-  RepliesResponse,
-  ReplyIdParams,
-  answeredOnX,
-  type RepliesService,
-} from '../../modules/replies/index.js';
+import { ReplyOperations as Op, answeredOnX, type RepliesService } from '../../modules/replies/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const MESSAGING = new Set(['send', 'invite', 'booking_link']);
 const PENDING_MAX = 200;
 
-const RepliesInput = Type.Object({ ...RepliesQuery.properties }, { additionalProperties: false });
+const RepliesInput = Type.Object({ ...Op.list.query.properties }, { additionalProperties: false });
 const DecideInput = Type.Object(
   {
-    replyId: ReplyIdParams.properties.id,
-    ...DecideBody.properties,
-    idempotencyKey: Type.Optional(DecideHeaders.properties['idempotency-key']),
+    replyId: Op.decide.params.properties.id,
+    ...Op.decide.body.properties,
+    idempotencyKey: Type.Optional(Op.decide.headers.properties['idempotency-key']),
     dryRun: DryRunFlag,
   },
   { additionalProperties: false },
 );
-const HandledInput = Type.Object({ replyId: ReplyIdParams.properties.id, dryRun: DryRunFlag }, { additionalProperties: false });
+const HandledInput = Type.Object({ replyId: Op.markHandled.params.properties.id, dryRun: DryRunFlag }, { additionalProperties: false });
 
 const WOULD_DO: Record<string, string> = {
   send: 'message the prospect with the draft (or the given text) through the reply’s channel',
@@ -47,7 +37,7 @@ export const repliesTools = [
       'The pending-reply queue, oldest first (limit default 50, max 200), each with its drafted answer and allowedDecisions. X rows ' +
       `carry channel x and no draft or allowedDecisions: answered on X, then closed with mark_reply_handled. ${READ_ONLY_SAFETY}`,
     input: RepliesInput,
-    output: RepliesResponse,
+    output: Op.list.response,
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/replies' },
@@ -64,7 +54,7 @@ export const repliesTools = [
       'is the only tool that contacts a prospect. opt_out is permanent. Use dryRun: true first: it answers what would happen and ' +
       'sends nothing.',
     input: DecideInput,
-    output: DecideResponse,
+    output: Op.decide.response,
     dryRun: 'preview',
     contactsProspects: true,
     readOnly: false,
@@ -109,7 +99,7 @@ export const repliesTools = [
       'For an X reply answered on X itself: takes it off the queue (reply_dismissed). A repeat answers alreadyHandled: true. 409 ' +
       'reply_has_decisions for other channels (use decide_reply). Safety: contacts a prospect: no. Sends nothing. dryRun: true changes nothing.',
     input: HandledInput,
-    output: MarkHandledResponse,
+    output: Op.markHandled.response,
     dryRun: 'service',
     contactsProspects: false,
     readOnly: false,

@@ -30,6 +30,15 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     if (!presented || !sameSecret(presented, opts.adminToken)) throw unauthorized();
   });
 
+  registerOperatorRoutes(app, services);
+  registerMailboxRoutes(app, services);
+  registerSuppressionRoutes(app, services);
+  registerXRoutes(app, services);
+  registerLinkedinRoutes(app, services);
+}
+
+/** Seeding, the engine pass, workspaces, keys, team links and console sign-in links. */
+function registerOperatorRoutes(app: AppInstance, services: Services) {
   app.post('/seed', { bodyLimit: 64 * 1024 * 1024, schema: { hide: true } }, async (req) => services.world.seed(req.body));
 
   app.post(
@@ -86,15 +95,22 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     const link = await services.consoleSessions.createLoginLink(req.body.workspaceId);
     return reply.status(201).send({ workspaceId: link.workspaceId, path: link.path, expiresAt: link.expiresAt });
   });
+}
 
-  // Mailboxes (CLI `outreach mailbox …` through a running server). Answers never carry a URL's password.
-  const mailboxRefusal = (e: unknown): never => {
-    if (e instanceof MailboxError) {
-      const status = e.code === 'account_not_found' || e.code === 'mailbox_not_found' ? 404 : e.code === 'invalid_mailbox' ? 400 : 422;
-      throw new AppError(status, e.code, e.message);
-    }
-    throw e;
-  };
+/** A mailbox service refusal as the HTTP error the CLI reads. */
+const mailboxRefusal = (e: unknown): never => {
+  if (e instanceof MailboxError) {
+    const status = e.code === 'account_not_found' || e.code === 'mailbox_not_found' ? 404 : e.code === 'invalid_mailbox' ? 400 : 422;
+    throw new AppError(status, e.code, e.message);
+  }
+  throw e;
+};
+
+/** A page of a listing: at most `limit` (1 to 200) after the cursor `after`. */
+const page = { limit: Type.Integer({ minimum: 1, maximum: 200 }), after: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })) };
+
+/** Mailboxes (CLI `outreach mailbox …` through a running server). Answers never carry a URL's password. */
+function registerMailboxRoutes(app: AppInstance, services: Services) {
   const MailboxBody = Type.Object(
     {
       workspaceId: Uuid(),
@@ -176,8 +192,7 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), mailbox: Type.String({ minLength: 1 }) }, { additionalProperties: false }) } },
     async (req) => services.mailboxes.resume(req.body.workspaceId, req.body.mailbox, 'cli').catch(mailboxRefusal),
   );
-  // `outreach mailbox inbound` and `outreach suppression list|remove` (docs/email.md, docs/deliverability.md).
-  const page = { limit: Type.Integer({ minimum: 1, maximum: 200 }), after: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })) };
+  // `outreach mailbox inbound` (docs/email.md).
   app.post(
     '/mailboxes/inbound',
     {
@@ -191,6 +206,10 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     },
     async (req) => services.inbound.listInbound(req.body.workspaceId, req.body.mailbox, req.body),
   );
+}
+
+/** `outreach suppression list|remove` (docs/deliverability.md). */
+function registerSuppressionRoutes(app: AppInstance, services: Services) {
   app.post(
     '/suppressions/list',
     {
@@ -217,6 +236,10 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     },
     async (req) => services.inbound.removeSuppression(req.body.workspaceId, req.body.address, req.body.by),
   );
+}
+
+/** `outreach x connect|disconnect` (docs/x-channel.md). */
+function registerXRoutes(app: AppInstance, services: Services) {
   // `outreach x connect`: the authorize URL for a person to open in any browser (docs/x-channel.md).
   app.post('/x/connect', { schema: { hide: true, body: Type.Object({ workspaceId: Uuid() }, { additionalProperties: false }) } }, async (req) => {
     const started = await services.xConnect.begin(req.body.workspaceId);
@@ -233,7 +256,10 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
     },
     async (req) => services.xConnect.disconnect(req.body.workspaceId, req.body.userId),
   );
-  // `outreach linkedin connect|tasks|sandbox` (docs/linkedin.md): a LinkedIn account's delivery.
+}
+
+/** `outreach linkedin connect|tasks|sandbox` (docs/linkedin.md): a LinkedIn account's delivery. */
+function registerLinkedinRoutes(app: AppInstance, services: Services) {
   const accountId = Type.String({ minLength: 1, maxLength: 100 });
   app.post(
     '/linkedin/connect',

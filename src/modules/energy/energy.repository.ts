@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import { effectiveBalanceSql, refillDueSql } from '../../domain/energy.js';
+import { appendLedgerSql, type LedgerDetail } from '../../domain/ledger.js';
+
+/** The public-data reads that cost energy, each a ledger action of its own. */
+export type EnergyAction = 'resolve' | 'enrich';
 
 export async function findEnergyRow(db: Database, workspaceId: string) {
   return db
@@ -16,18 +20,10 @@ export interface ChargeInput {
   /** Stamps the ledger entry and decides which UTC day's refill applies (src/domain/energy.ts). */
   now: Date;
   activityId: string;
-  action: string;
-  detail: string;
+  action: EnergyAction;
+  detail: LedgerDetail<EnergyAction>;
 }
 
-/**
- * Refill, debit and ledger entry in ONE statement. The refill and the affordability test read the
- * same row version the UPDATE locks, and PostgreSQL re-checks the WHERE clause against the latest
- * committed version when concurrent charges queue on that row, so no interleaving can refill twice
- * in a day or push the balance below zero; the CHECK (energy_balance >= 0) is only the backstop.
- * The ledger row exists exactly when the debit happened, so balance and ledger never disagree.
- * Returns the balance after the charge, or null when the workspace cannot afford it.
- */
 export async function chargeEnergy(db: Database, p: ChargeInput): Promise<number | null> {
   const due = refillDueSql('w', p.now);
   const available = effectiveBalanceSql('w', p.now);
@@ -39,9 +35,7 @@ export async function chargeEnergy(db: Database, p: ChargeInput): Promise<number
       WHERE w.id = ${p.workspaceId}::uuid AND ${available} >= ${p.units}::int
       RETURNING w.id, w.energy_balance
     ), ledger AS (
-      INSERT INTO activity (id, workspace_id, created_at, action, outcome, units, detail)
-      SELECT ${p.activityId}::uuid, c.id, ${p.now.toISOString()}::timestamptz, ${p.action}::text, 'ok', ${p.units}::int, ${p.detail}::text
-      FROM charged c
+      ${appendLedgerSql({ id: p.activityId, leadId: null, accountId: null, at: p.now, action: p.action, outcome: 'ok', units: p.units, detail: p.detail }, 'charged c', 'c.id')}
     )
     SELECT energy_balance FROM charged`.execute(db);
   return result.rows[0]?.energy_balance ?? null;

@@ -6,9 +6,10 @@ import { newId } from '../../lib/ids.js';
 import { effectiveBalance, nextRefillAt } from '../../domain/energy.js';
 import type { BillingStatus } from '../../domain/vocabulary.js';
 import * as repo from './energy.repository.js';
+import type { EnergyAction } from './energy.repository.js';
 
 /** Ledger actions of the spec's activity enum that a public-data read is recorded under. */
-export type EnergyAction = 'resolve' | 'enrich';
+export type { EnergyAction } from './energy.repository.js';
 
 export interface Billing {
   plan: string;
@@ -49,7 +50,7 @@ export function createEnergyService(deps: { db: Database; config: Config; clock:
       now,
       activityId: newId(),
       action: input.action,
-      detail: JSON.stringify({ provider: 'publicdata', read: input.read }),
+      detail: { provider: 'publicdata', read: input.read },
     });
     if (balance !== null) return { ok: true, balance };
     const row = await readRow(workspaceId);

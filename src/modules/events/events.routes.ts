@@ -3,7 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
 import { ErrorBody, WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
-import type { AppDeps } from '../../app/build-app.js';
+import type { Config } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { WorkspacesService } from '../workspaces/index.js';
 import { WEBHOOK_EVENTS } from '../../webhooks/outbox.js';
 import { createEventsService, parseEventList } from './events.service.js';
 import { createStreamRegistry } from './events.streams.js';
@@ -38,7 +41,7 @@ const TriggerResponse = Type.Object({
 });
 
 /** Why a re-check ends a stream, in the closing comment; null when the key still opens this workspace. */
-async function recheckAuth(workspaces: AppDeps['services']['workspaces'], req: FastifyRequest): Promise<string | null> {
+async function recheckAuth(workspaces: WorkspacesService, req: FastifyRequest): Promise<string | null> {
   try {
     const key = await workspaces.authenticate(req.headers.authorization);
     const auth = await workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
@@ -52,7 +55,15 @@ async function recheckAuth(workspaces: AppDeps['services']['workspaces'], req: F
 }
 
 /** The event stream (`outreach listen`) and sample events (`outreach trigger`): extensions, not in the spec. */
-export async function eventsRoutes(app: AppInstance, opts: { deps: AppDeps }) {
+/** What the event stream's routes need of the app (a part of app/build-app.ts AppDeps, named here so the module does not import the app's builder). */
+export interface EventsRouteDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  services: { workspaces: WorkspacesService };
+}
+
+export async function eventsRoutes(app: AppInstance, opts: { deps: EventsRouteDeps }) {
   const { config, services } = opts.deps;
   const events = createEventsService({ db: opts.deps.db, clock: opts.deps.clock });
   const { perKey, perProcess, heartbeatSeconds, maxAgeSeconds } = config.eventStream;

@@ -108,24 +108,6 @@ export async function lockLeadsForEnroll(trx: Database, workspaceId: string, lea
     .execute();
 }
 
-/** Puts leads into a sequence on an account, due at `at` from its first step (see `queuedLane`). */
-export async function enrollIntoSequence(
-  trx: Database,
-  workspaceId: string,
-  leadIds: readonly string[],
-  lane: { sequence_id: string; account_id: string | null; current_step: number; next_action_at: Date; automation_stopped: boolean },
-): Promise<number> {
-  if (leadIds.length === 0) return 0;
-  const res = await trx
-    .updateTable('leads')
-    .set({ ...lane, updated_at: lane.next_action_at })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', 'in', leadIds)
-    .where('sequence_id', 'is', null)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
-
 /** Leads in no sequence whose person has not opted out (through any of their leads), newest first: what the enroll page offers. */
 export async function listUnenrolledLeads(db: Database, workspaceId: string, limit: number) {
   return db

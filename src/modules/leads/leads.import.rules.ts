@@ -6,15 +6,13 @@ import { badRequest } from '../../lib/errors.js';
 import { WorldLeadSchema } from '../world/index.js';
 import { linkedinAddressOf } from '../../domain/linkedin-profile.js';
 import { canonicalZone } from '../../domain/time.js';
+import { LEAD_FIELDS, type LeadField, type LeadValues } from './lead-fields.js';
 import { defaultSources, headerKey, readCsv, type CsvTable, type FieldSources } from './csv/index.js';
 
 // The rules of one imported row, without the database: reading the CSV (the reader is csv/), mapping its columns to
 // lead fields and checking each field. What the database decides (duplicate, suppressed) is in leads.import.ts.
 
-/** The spec's cross-channel lead fields a file may carry, plus `xUsername` (stored as the lead's X handle). */
-export const LEAD_FIELDS = ['person', 'company', 'title', 'email', 'linkedinUrl', 'xUsername'] as const;
-export type LeadField = (typeof LEAD_FIELDS)[number];
-export type LeadValues = Record<LeadField, string | null>;
+export { LEAD_FIELDS, type LeadField, type LeadValues } from './lead-fields.js';
 export type ColumnMapping = Partial<Record<LeadField, string | null>>;
 
 /**

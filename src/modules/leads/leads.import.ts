@@ -5,6 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { boundCustomFields } from '../../domain/custom-fields.js';
 import { splitName } from '../../domain/names.js';
 import { identityKeysOfLead, personKeys, type IdentityKey, type IdentityKeys } from '../../domain/identity.js';
+import { enteringLane, enterSequence } from '../../domain/lanes.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
@@ -129,12 +130,9 @@ function bytesOfBase64(text: string): Buffer {
   return Buffer.from(compact, 'base64');
 }
 
-/**
- * A lane entering a sequence: its first step, due at once, automation on. The engine claims a lead with a sequence
- * and a due `next_action_at` (engine/sql/claimDue.ts), as the world loader's and Play enrollment's queued leads.
- */
+/** A new lead entering a sequence (domain/lanes.ts `enteringLane`) on an account. */
 export function queuedLane(sequenceId: string, accountId: string | null, at: Date) {
-  return { sequence_id: sequenceId, account_id: accountId, current_step: 0, next_action_at: at, automation_stopped: false };
+  return { ...enteringLane(sequenceId, at), account_id: accountId };
 }
 
 const MAX_ENROLL = 500;
@@ -404,7 +402,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
         return { leadId: id, person: l.person, result: 'enrolled' as const, reason: null };
       });
       const enrolled = results.filter((r) => r.result === 'enrolled').map((r) => r.leadId);
-      await repo.enrollIntoSequence(trx, workspaceId, enrolled, queuedLane(sequence!.id, account?.id ?? null, clock.now()));
+      await enterSequence(trx, { workspaceId, leadIds: enrolled, sequenceId: sequence!.id, accountId: account?.id ?? null, at: clock.now() });
       const count = (s: string) => results.filter((r) => r.result === s).length;
       return {
         dryRun: input.dryRun === true,

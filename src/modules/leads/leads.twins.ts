@@ -3,12 +3,12 @@ import type { LeadStage } from '../../db/schema.js';
 import type { IdentityChannel } from '../../domain/identity.js';
 import { refreshLeadIdentities } from '../../domain/identity.repository.js';
 import { iso } from '../../domain/iso.js';
-import { stopLanes } from '../../domain/lanes.repository.js';
-import { insertLedgerEntry } from '../../domain/ledger.repository.js';
+import { stop as stopLanes } from '../../domain/lanes.js';
+import { appendLedger, manualOverrideEntry } from '../../domain/ledger.js';
 import { optOutPerson } from '../../domain/opt-out.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, badRequest, conflict } from '../../lib/errors.js';
-import { isUuid, newId } from '../../lib/ids.js';
+import { isUuid } from '../../lib/ids.js';
 import { lockWorkspaceLeadWrites } from './leads.import.repository.js';
 import * as repo from './leads.twins.repository.js';
 
@@ -210,25 +210,17 @@ export function createLeadTwins(deps: { db: Database; clock: Clock }) {
       const FIELD_NAMES = { email: 'email', linkedin_url: 'linkedinUrl', x_user_id: 'xUserId', username: 'xUsername' } as const;
       const tookFields = (Object.keys(taken) as (keyof repo.TakenFields)[]).map((f) => FIELD_NAMES[f]);
       for (const lead of [survivor, merged]) {
-        await insertLedgerEntry(trx, {
-          id: newId(),
-          workspaceId,
-          at: now,
-          action: 'manual_override',
-          outcome: 'ok',
-          detail: {
-            op: 'merge',
-            role: lead === survivor ? 'survivor' : 'merged',
-            survivorId: survivor.id,
-            mergedLeadId: merged.id,
-            sharedChannels: channels,
-            ...(lead === survivor && { tookFields }),
-            ...(lead === merged && { stopped }),
-            by,
-          },
-          accountId: lead.account_id,
-          leadId: lead.id,
-        });
+        const detail = {
+          op: 'merge' as const,
+          role: lead === survivor ? ('survivor' as const) : ('merged' as const),
+          survivorId: survivor.id,
+          mergedLeadId: merged.id,
+          sharedChannels: channels,
+          ...(lead === survivor && { tookFields }),
+          ...(lead === merged && { stopped }),
+          by,
+        };
+        await appendLedger(trx, [manualOverrideEntry({ workspaceId, at: now, detail, accountId: lead.account_id, leadId: lead.id })]);
       }
       const after = await repo.lockPair(trx, workspaceId, ids);
       const view = (id: string) => toTwinLead(after.find((l) => l.id === id)!);
@@ -263,16 +255,8 @@ export function createLeadTwins(deps: { db: Database; clock: Clock }) {
         [a, b],
         [b, a],
       ] as const) {
-        await insertLedgerEntry(trx, {
-          id: newId(),
-          workspaceId,
-          at: now,
-          action: 'manual_override',
-          outcome: 'ok',
-          detail: { op: 'not_same_person', otherLeadId: other.id, sharedChannels: channels, by },
-          accountId: lead.account_id,
-          leadId: lead.id,
-        });
+        const detail = { op: 'not_same_person' as const, otherLeadId: other.id, sharedChannels: channels, by };
+        await appendLedger(trx, [manualOverrideEntry({ workspaceId, at: now, detail, accountId: lead.account_id, leadId: lead.id })]);
       }
       return { ok: true as const, decision: 'distinct' as const, leadIds: ids, decidedBy: by, decidedAt: now.toISOString() };
     });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { writeLeadIdentities } from '../../domain/identity.repository.js';
+import { enteringLane } from '../../domain/lanes.js';
 import type { Database } from '../../db/database.js';
 import type { CandidateFilter, LeadStage } from '../../domain/vocabulary.js';
 
@@ -275,7 +276,7 @@ export async function markCandidatesReviewed(
   return Number(result.numUpdatedRows);
 }
 
-/** New leads of one Play and sequence, queued at step 0 and due at `at`; the per-identity fields vary by row. */
+/** New leads of one Play, queued entering its sequence (domain/lanes.ts `enteringLane`) due at `at`; the per-identity fields vary by row. */
 export async function insertQueuedLeads(
   db: Database,
   shared: { workspaceId: string; playId: string; sequenceId: string; accountUserId: string; at: Date },
@@ -283,6 +284,7 @@ export async function insertQueuedLeads(
 ) {
   if (rows.length === 0) return;
   const stage: LeadStage = 'queued';
+  const lane = enteringLane(shared.sequenceId, shared.at);
   await db
     .insertInto('leads')
     .columns([
@@ -298,12 +300,14 @@ export async function insertQueuedLeads(
       'stage',
       'current_step',
       'next_action_at',
+      'automation_stopped',
       'created_at',
       'updated_at',
     ])
     .expression(
-      sql`select r.id, ${shared.workspaceId}::uuid, r.person, r.x_user_id, r.username, ${shared.accountUserId}, ${shared.sequenceId}::uuid,
-                 ${shared.playId}::uuid, r.candidate_id, ${stage}, 0, ${shared.at}::timestamptz, ${shared.at}::timestamptz, ${shared.at}::timestamptz
+      sql`select r.id, ${shared.workspaceId}::uuid, r.person, r.x_user_id, r.username, ${shared.accountUserId}, ${lane.sequence_id}::uuid,
+                 ${shared.playId}::uuid, r.candidate_id, ${stage}, ${lane.current_step}::int, ${lane.next_action_at}::timestamptz, ${lane.automation_stopped}::boolean,
+                 ${shared.at}::timestamptz, ${shared.at}::timestamptz
           from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.person)}::text[], ${rows.map((r) => r.x_user_id)}::text[],
                       ${rows.map((r) => r.username)}::text[], ${rows.map((r) => r.candidate_id)}::uuid[])
             as r(id, person, x_user_id, username, candidate_id)`,

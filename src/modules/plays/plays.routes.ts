@@ -8,8 +8,13 @@ const PLAY_404 = 'A 404 `play not found` means the id is unknown, belongs to ano
 // The /plays/{id}/* operations are not gated on the social-network channel: the spec scopes channel_disabled to /x/*
 // paths, and reading or reviewing saved candidates does not touch the network (see docs/plays-and-candidates.md).
 export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService }) {
-  const { plays } = opts;
+  registerDiscoveryRoutes(app, opts.plays);
+  registerCandidateRoutes(app, opts.plays);
+  registerEnrollmentRoutes(app, opts.plays);
+}
 
+/** Discovery on /x/*: the saved connected identities and the Plays (gated on the social-network channel). */
+function registerDiscoveryRoutes(app: AppInstance, plays: PlaysService) {
   app.get(
     '/x/accounts',
     {
@@ -39,7 +44,10 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
     },
     async (req) => plays.listPlays(req.auth.workspaceId),
   );
+}
 
+/** A Play's review candidates: the pages of them, a lookup by identity, and an import of external leads. */
+function registerCandidateRoutes(app: AppInstance, plays: PlaysService) {
   app.get(
     '/plays/:id/candidates',
     {
@@ -104,7 +112,10 @@ export async function playsRoutes(app: AppInstance, opts: { plays: PlaysService 
     },
     async (req) => plays.importCandidates(req.auth.workspaceId, req.params.id, req.body),
   );
+}
 
+/** Enrollment (and its alias), review decisions, and the leads a Play enrolled. */
+function registerEnrollmentRoutes(app: AppInstance, plays: PlaysService) {
   const enrollSchema = (summary: string) => ({
     summary,
     description:

@@ -12,14 +12,19 @@ export const ProgressQuery = Type.Object(
 
 /** One row of the send budget ledger (an extension of the spec's pacing entry). */
 export const PacingBudget = Type.Object({
-  scope: Type.String({ description: '`account` (this messaging account) or `mailbox` (one of its mailboxes)' }),
+  scope: Type.String({
+    description: '`account` (this messaging account), `mailbox` (one of its mailboxes) or `linkedin_gateway` (the account at the LinkedIn gateway)',
+  }),
   scopeId: Type.String({ description: 'the messaging account id, or the mailbox id' }),
   budget: Type.String({
-    description: '`invites` (connection requests), `messages` (messages and e-mails of the account), `actions` (every paced step), `emails` (one mailbox)',
+    description:
+      '`invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox)',
   }),
-  window: Type.String({ description: '`local_day`: the calendar day in the pacing time zone' }),
-  windowStart: Type.String({ format: 'date', description: 'the day counted, YYYY-MM-DD' }),
-  used: Type.Integer({ minimum: 0, description: 'units reserved in the window: sent, or going out now' }),
+  window: Type.String({
+    description: '`local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it',
+  }),
+  windowStart: Type.String({ format: 'date', description: 'the day counted, YYYY-MM-DD (of a rolling week, its last day: today)' }),
+  used: Type.Integer({ minimum: 0, description: 'units reserved in the window (every day it counts): sent, or going out now' }),
   cap: Nullable(Type.Integer({ minimum: 0, description: "the window's cap today; null when uncapped (`actions` only carry the spacing)" })),
 });
 
@@ -57,7 +62,7 @@ export const PacingEntry = Type.Object({
   budgets: Type.Array(PacingBudget, {
     'x-extension': true,
     description:
-      "every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails (connected X accounts belong to no messaging account and are not listed)",
+      "every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day) (connected X accounts belong to no messaging account and are not listed)",
   }),
   openTasks: Type.Integer({
     minimum: 0,

@@ -1,14 +1,4 @@
 // The replies module's public face: code outside src/modules/replies imports from here only.
 export { repliesRoutes } from './replies.routes.js';
 export { answeredOnX, createRepliesService, type RepliesService } from './replies.service.js';
-export {
-  DECISIONS,
-  DecideBody,
-  DecideHeaders,
-  DecideResponse,
-  MarkHandledResponse,
-  RepliesQuery,
-  RepliesResponse,
-  ReplyIdParams,
-  type Decision,
-} from './replies.schemas.js';
+export { DECISIONS, ReplyOperations, type Decision } from './replies.schemas.js';

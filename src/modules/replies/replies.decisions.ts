@@ -1,6 +1,4 @@
-import type { Insertable } from 'kysely';
 import type { Database } from '../../db/database.js';
-import type { DB } from '../../db/schema.js';
 import type { Config } from '../../config/config.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
@@ -10,10 +8,12 @@ import { enqueueEvent } from '../../webhooks/outbox.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { toEventLead } from '../../domain/lead-views.js';
 import { isChannel } from '../../domain/vocabulary.js';
+import { snooze as snoozeLane, switchSequence, watchAfterContact } from '../../domain/lanes.js';
 import { optOutPerson } from '../../domain/opt-out.js';
 import { accountDeliveryOf, deliveryOf } from '../../domain/policy.js';
 import { profileUrlOf } from '../../domain/tasks.js';
 import { insertTasks } from '../../domain/tasks.repository.js';
+import { appendLedger, type LedgerEntry, type ReplyDecisionDetail } from '../../domain/ledger.js';
 import type { ReplyTaskInput } from '../tasks/index.js';
 import * as repo from './replies.repository.js';
 import type { Decision } from './replies.schemas.js';
@@ -23,7 +23,6 @@ const DAY_MS = 86_400_000;
 
 const MESSAGING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link']);
 
-type ActivityRow = Insertable<DB['activity']>;
 type ReplyRow = NonNullable<Awaited<ReturnType<typeof repo.lockReply>>>;
 
 /** What every decision works with, once the shared checks (decide's lockTarget) have passed. */
@@ -49,7 +48,7 @@ export interface DecisionScope {
 /** What a decision did, for the reply row, the ledger and the answer. */
 export interface DecisionEffect {
   lead: repo.LeadRow;
-  entries: ActivityRow[];
+  entries: LedgerEntry[];
   messaged?: boolean;
   snoozedUntil?: Date | null;
   optedOutLeadIds?: string[];
@@ -72,33 +71,29 @@ export interface DecisionDeps {
 
 type Handler = (s: DecisionScope, deps: DecisionDeps) => Promise<DecisionEffect | ChannelRefusal>;
 
-/** One ledger entry of this decision; messaging decisions that went out cost one unit. */
-function entry(
-  s: DecisionScope,
-  action: string,
-  outcome: 'ok' | 'failed',
-  detail: Record<string, unknown>,
-  leadId = s.lead.id,
-  accountId = s.lead.account_id,
-): ActivityRow {
+/** What one ledger entry of this decision has besides its action and detail; messaging decisions that went out cost one unit. */
+function entry(s: DecisionScope, outcome: 'ok' | 'failed') {
   return {
     id: newId(),
-    workspace_id: s.workspaceId,
-    created_at: s.now,
-    action,
+    workspaceId: s.workspaceId,
+    at: s.now,
     outcome,
     units: outcome === 'ok' && MESSAGING.has(s.decision) ? 1 : 0,
-    detail: JSON.stringify({ replyId: s.reply.id, decision: s.decision, by: s.by, ...(s.via && { via: s.via }), ...detail }),
-    account_id: accountId,
-    lead_id: leadId,
+    accountId: s.lead.account_id,
+    leadId: s.lead.id,
   };
+}
+
+/** What every entry's detail of this decision starts with (domain/ledger.ts ReplyDecisionDetail). */
+function decided(s: DecisionScope): ReplyDecisionDetail {
+  return { replyId: s.reply.id, decision: s.decision, by: s.by, ...(s.via && { via: s.via }) };
 }
 
 interface Message {
   text: string | null;
   ledgerAction: 'reply_sent' | 'meeting_invited';
   actions: OutboundAction['actions'];
-  detail?: Record<string, unknown>;
+  detail?: { edited: boolean };
 }
 
 /**
@@ -166,26 +161,29 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
         : result.outcome === 'uncertain'
           ? { error: result.error, retryable: false }
           : { error: 'rate_limited' };
-    await repo.insertActivities(trx, [entry(s, message.ledgerAction, 'failed', { channel, ...reason })]);
+    await appendLedger(trx, [{ ...entry(s, 'failed'), action: message.ledgerAction, detail: { ...decided(s), channel, ...reason } }]);
     return { failure: result };
   }
   // The conversation goes on: the engine watches for the answer to this answer as it does after its own sends.
-  const updated = await repo.updateLead(trx, workspaceId, lead.id, {
-    messaged: true,
-    last_activity_at: now,
-    updated_at: now,
-    watch: {
-      channel,
-      next: new Date(now.getTime() + deps.watch.observeIntervalSeconds * 1000),
-      until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
-    },
-  });
-  const ok = entry(s, message.ledgerAction, 'ok', {
+  const updated = await watchAfterContact(trx, {
+    workspaceId,
+    leadId: lead.id,
     channel,
-    externalId: result.externalId,
-    ...message.detail,
-    ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' }),
+    next: new Date(now.getTime() + deps.watch.observeIntervalSeconds * 1000),
+    until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
+    at: now,
   });
+  const ok: LedgerEntry = {
+    ...entry(s, 'ok'),
+    action: message.ledgerAction,
+    detail: {
+      ...decided(s),
+      channel,
+      externalId: result.externalId,
+      ...message.detail,
+      ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' as const }),
+    },
+  };
   await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updated) }, createdAt: now });
   return { lead: updated, entries: [ok], messaged: true };
 }
@@ -207,24 +205,28 @@ const bookingLink: Handler = (s, deps) =>
 
 const snooze: Handler = async (s) => {
   const snoozedUntil = new Date(s.now.getTime() + s.days! * DAY_MS);
-  const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { snoozed_until: snoozedUntil, updated_at: s.now });
-  return { lead, entries: [entry(s, 'reply_snoozed', 'ok', { days: s.days, until: snoozedUntil.toISOString() })], snoozedUntil };
+  const lead = await snoozeLane(s.trx, { workspaceId: s.workspaceId, leadId: s.lead.id, until: snoozedUntil, now: s.now });
+  return {
+    lead,
+    entries: [{ ...entry(s, 'ok'), action: 'reply_snoozed', detail: { ...decided(s), days: s.days, until: snoozedUntil.toISOString() } }],
+    snoozedUntil,
+  };
 };
 
 /** Moves the lead to the workspace's follow-up sequence, from its first step, due at once. */
 const startSequence: Handler = async (s) => {
   const sequenceId = s.settings.follow_up_sequence_id!;
-  const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { follow_up: { sequenceId, at: s.now }, updated_at: s.now });
-  return { lead, entries: [entry(s, 'sequence_started', 'ok', { sequenceId, previousSequenceId: s.lead.sequence_id })] };
+  const lead = await switchSequence(s.trx, { workspaceId: s.workspaceId, leadId: s.lead.id, sequenceId, at: s.now, now: s.now });
+  return { lead, entries: [{ ...entry(s, 'ok'), action: 'sequence_started', detail: { ...decided(s), sequenceId, previousSequenceId: s.lead.sequence_id } }] };
 };
 
 const meetingBooked: Handler = async (s) => {
   const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { meeting_booked_at: s.now, last_activity_at: s.now, updated_at: s.now });
   await enqueueEvent(s.trx, { workspaceId: s.workspaceId, event: 'lead.meeting_booked', data: { lead: toEventLead(lead) }, createdAt: s.now });
-  return { lead, entries: [entry(s, 'meeting_booked', 'ok', {})] };
+  return { lead, entries: [{ ...entry(s, 'ok'), action: 'meeting_booked', detail: decided(s) }] };
 };
 
-const dismiss: Handler = async (s) => ({ lead: s.lead, entries: [entry(s, 'reply_dismissed', 'ok', {})] });
+const dismiss: Handler = async (s) => ({ lead: s.lead, entries: [{ ...entry(s, 'ok'), action: 'reply_dismissed', detail: decided(s) }] });
 
 /**
  * Opts the person out through the one opt-out (domain/opt-out.ts): every lane of the person (same e-mail, LinkedIn
@@ -263,37 +265,36 @@ export const DECISION_HANDLERS: Record<Decision, Handler> = {
  * the entry with outcome `skipped`; nothing was sent.
  */
 export function createReplyTaskRecorder(deps: Pick<DecisionDeps, 'watch'>) {
-  const row = (t: ReplyTaskInput, by: string, now: Date, outcome: 'ok' | 'skipped'): ActivityRow => ({
+  const row = (t: ReplyTaskInput, by: string, now: Date, outcome: 'ok' | 'skipped'): LedgerEntry => ({
     id: newId(),
-    workspace_id: t.workspaceId,
-    created_at: now,
-    action: t.action,
+    workspaceId: t.workspaceId,
+    at: now,
+    // The task stored its decision's action (Message.ledgerAction) when it opened.
+    action: t.action as Message['ledgerAction'],
     outcome,
     units: 0,
-    detail: JSON.stringify({ replyId: t.replyId, decision: t.decision, by, via: 'task', taskId: t.id, channel: t.channel }),
-    account_id: t.accountId,
-    lead_id: t.leadId,
+    detail: { replyId: t.replyId, decision: t.decision, by, via: 'task', taskId: t.id, channel: t.channel },
+    accountId: t.accountId,
+    leadId: t.leadId,
   });
   return {
     async completeReplyTask(trx: Database, t: ReplyTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'> {
       const lead = await repo.lockLead(trx, t.workspaceId, t.leadId);
       if (!lead) return 'stale';
-      const updated = await repo.updateLead(trx, t.workspaceId, lead.id, {
-        messaged: true,
-        last_activity_at: now,
-        updated_at: now,
-        watch: {
-          channel: t.channel,
-          next: new Date(now.getTime() + deps.watch.observeIntervalSeconds * 1000),
-          until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
-        },
+      const updated = await watchAfterContact(trx, {
+        workspaceId: t.workspaceId,
+        leadId: lead.id,
+        channel: t.channel,
+        next: new Date(now.getTime() + deps.watch.observeIntervalSeconds * 1000),
+        until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
+        at: now,
       });
-      await repo.insertActivities(trx, [row(t, by, now, 'ok')]);
+      await appendLedger(trx, [row(t, by, now, 'ok')]);
       await enqueueEvent(trx, { workspaceId: t.workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updated) }, createdAt: now });
       return 'recorded';
     },
     async skipReplyTask(trx: Database, t: ReplyTaskInput, by: string, now: Date): Promise<'recorded' | 'stale'> {
-      await repo.insertActivities(trx, [row(t, by, now, 'skipped')]);
+      await appendLedger(trx, [row(t, by, now, 'skipped')]);
       return 'recorded';
     },
   };

@@ -130,46 +130,19 @@ export async function updateLead(
   db: Database,
   workspaceId: string,
   leadId: string,
-  set: Partial<{
-    messaged: true;
-    meeting_booked_at: Date;
-    snoozed_until: Date;
-    last_activity_at: Date;
-    follow_up: { sequenceId: string; at: Date };
-    /** Watch the lead for an answer on `channel` from `next` until `until` (what the engine does after a send). */
-    watch: { channel: string; next: Date; until: Date };
-  }> & { updated_at: Date },
+  set: Partial<{ meeting_booked_at: Date; last_activity_at: Date }> & { updated_at: Date },
 ) {
   return db
     .updateTable('leads')
-    .set((eb) => ({
+    .set({
       updated_at: set.updated_at,
-      ...(set.messaged && { messaged_at: eb.fn.coalesce('messaged_at', eb.val(set.updated_at)) }),
       ...(set.meeting_booked_at && { meeting_booked_at: set.meeting_booked_at }),
-      ...(set.snoozed_until && { snoozed_until: set.snoozed_until }),
       ...(set.last_activity_at && { last_activity_at: set.last_activity_at }),
-      ...(set.watch && {
-        last_message_channel: set.watch.channel,
-        observe_next_at: eb.fn.coalesce('observe_next_at', eb.val(set.watch.next)),
-        observe_until: eb.fn('greatest', [eb.ref('observe_until'), eb.val(set.watch.until)]),
-      }),
-      ...(set.follow_up && {
-        sequence_id: set.follow_up.sequenceId,
-        current_step: 0,
-        next_action_at: set.follow_up.at,
-        automation_stopped: false,
-        snoozed_until: null,
-        variant_key: null,
-      }),
-    }))
+    })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-export async function insertActivities(db: Database, rows: Insertable<DB['activity']>[]) {
-  if (rows.length > 0) await db.insertInto('activity').values(rows).execute();
 }
 
 /** How the lead's LinkedIn account delivers (domain/policy.ts); null without an account of this workspace. */

@@ -1,17 +1,7 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { RepliesService } from './replies.service.js';
-import {
-  DecideBody,
-  DecideHeaders,
-  DecideResponse,
-  MarkHandledResponse,
-  RepliesQuery,
-  RepliesResponse,
-  ReplyIdParams,
-  SNOOZE_DEFAULT_DAYS,
-  SNOOZE_MAX_DAYS,
-} from './replies.schemas.js';
+import { ReplyOperations as Op, SNOOZE_DEFAULT_DAYS, SNOOZE_MAX_DAYS } from './replies.schemas.js';
 
 /** Who acts through the API: the key's id, as the lead twins record it (`api:<key id>`). */
 const apiActor = (keyId: string) => `api:${keyId}`;
@@ -28,8 +18,8 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
           'encrypted and is null when it cannot be decrypted. Honors X-Workspace-Client.',
         tags: ['replies'],
         headers: WorkspaceClientHeader,
-        querystring: RepliesQuery,
-        response: { 200: RepliesResponse, ...errorResponses() },
+        querystring: Op.list.query,
+        response: { 200: Op.list.response, ...errorResponses() },
       },
     },
     async (req) => opts.replies.listPending(req.auth.workspaceId, req.query.limit ?? 50),
@@ -53,10 +43,10 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
           'first answer (header `Idempotent-Replayed: true`). A channel failure answers 503 channel_send_failed (429 when ' +
           'the channel is rate limited) and leaves the reply pending. Honors X-Workspace-Client.',
         tags: ['replies'],
-        headers: DecideHeaders,
-        params: ReplyIdParams,
-        body: DecideBody,
-        response: { 200: DecideResponse, ...errorResponses(404, 409, 503) },
+        headers: Op.decide.headers,
+        params: Op.decide.params,
+        body: Op.decide.body,
+        response: { 200: Op.decide.response, ...errorResponses(404, 409, 503) },
       },
     },
     async (req, reply) => {
@@ -82,8 +72,8 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
           'for a reply of another channel (answer it with POST /replies/{id}/decide). Takes no body. Honors X-Workspace-Client.',
         tags: ['replies'],
         headers: WorkspaceClientHeader,
-        params: ReplyIdParams,
-        response: { 200: MarkHandledResponse, ...errorResponses(404, 409) },
+        params: Op.markHandled.params,
+        response: { 200: Op.markHandled.response, ...errorResponses(404, 409) },
       },
     },
     async (req) => {

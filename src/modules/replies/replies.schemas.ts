@@ -120,3 +120,10 @@ export const MarkHandledResponse = Type.Object({
   decidedAt: Timestamp(),
   alreadyHandled: Type.Boolean({ description: 'true when it was closed before: nothing changed, the first close is answered' }),
 });
+
+/** Each replies operation's schemas, as the HTTP routes and the MCP tools both describe it. */
+export const ReplyOperations = {
+  list: { query: RepliesQuery, response: RepliesResponse },
+  decide: { params: ReplyIdParams, headers: DecideHeaders, body: DecideBody, response: DecideResponse },
+  markHandled: { params: ReplyIdParams, response: MarkHandledResponse },
+} as const;

@@ -8,6 +8,7 @@ import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '..
 import type { ChannelDrivers } from '../../channels/types.js';
 import { iso } from '../../domain/iso.js';
 import { lockPersonLanes } from '../../domain/opt-out.js';
+import { appendLedger } from '../../domain/ledger.js';
 import * as repo from './replies.repository.js';
 import { createReplyTaskRecorder, DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
 import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
@@ -237,7 +238,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
       snoozed_until: snoozedUntil,
       ...(effect.replyDraft !== undefined && { draft: effect.replyDraft }),
     });
-    await repo.insertActivities(s.trx, effect.entries);
+    await appendLedger(s.trx, effect.entries);
     return {
       ok: true as const,
       replyId: s.reply.id,

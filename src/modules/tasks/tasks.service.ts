@@ -284,7 +284,7 @@ export function createTasksService(deps: TasksServiceDeps) {
     else if (answer === 'marked_sent') await deps.steps.completeUncertainTask(trx, ref, { answer, by }, now);
     else await deps.steps.completeUncertainTask(trx, ref, { answer, by, error: sent?.error ?? null }, now);
     if (answer === 'marked_sent')
-      await deps.drivers.forChannel(task.channel as Channel).acknowledge?.({ workspaceId: task.workspace_id, idempotencyKey: ref.stepKey }, { db: trx });
+      await deps.drivers.forChannel(task.channel).acknowledge?.({ workspaceId: task.workspace_id, idempotencyKey: ref.stepKey }, { db: trx });
     return toView((await repo.findTask(trx, task.workspace_id, task.id))!, now);
   }
 

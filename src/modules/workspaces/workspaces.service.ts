@@ -3,18 +3,13 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../lib/errors.js';
 import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
 import { ROLES, inWords, isRole, type Role } from '../../domain/vocabulary.js';
+import type { AuthContext } from '../../domain/auth-context.js';
 import * as repo from './workspaces.repository.js';
 import { authChange, createAuthCache, type CachedKey } from './auth-cache.js';
 
 export type { Role };
 
-/** Who is calling, after the key is checked and the workspace selector applied. */
-export interface AuthContext {
-  keyId: string;
-  homeWorkspaceId: string;
-  workspaceId: string;
-  role: Role;
-}
+export type { AuthContext } from '../../domain/auth-context.js';
 
 export const API_KEY_PREFIX = 'ows_';
 

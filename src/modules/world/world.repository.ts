@@ -1,6 +1,7 @@
 import type { Insertable } from 'kysely';
 import { writeLeadIdentities } from '../../domain/identity.repository.js';
 import type { Database } from '../../db/database.js';
+import { appendSeededLedger } from '../../domain/ledger.js';
 import type { DB } from '../../db/schema.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { upsertXProfiles } from '../../domain/x-profiles.repository.js';
@@ -99,7 +100,7 @@ export async function insertLeads(db: Database, rows: Insertable<DB['leads']>[])
     rows.map((r) => ({ id: r.id, workspace_id: r.workspace_id, email: r.email, linkedin_url: r.linkedin_url, x_user_id: r.x_user_id, username: r.username })),
   );
 }
-export const insertActivity = (db: Database, rows: Insertable<DB['activity']>[]) => insertRows(db, 'activity', rows);
+export const insertActivity = (db: Database, rows: Insertable<DB['activity']>[]) => appendSeededLedger(db, rows);
 
 /** The one place the loader writes reply text; it takes plain text and stores it encrypted at rest. */
 export async function insertReplies(db: Database, cipher: TextCipher, rows: Insertable<DB['replies']>[]) {

@@ -45,21 +45,3 @@ export async function lockLeadLanes(db: Database, workspaceId: string, leadId: s
     .execute();
   return rows.map((r) => r.id);
 }
-
-export async function insertActivities(
-  db: Database,
-  rows: {
-    id: string;
-    workspace_id: string;
-    created_at: Date;
-    action: string;
-    outcome: 'ok';
-    units: number;
-    detail: string;
-    account_id: string | null;
-    lead_id: string;
-  }[],
-) {
-  if (rows.length === 0) return;
-  await db.insertInto('activity').values(rows).execute();
-}

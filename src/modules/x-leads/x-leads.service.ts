@@ -1,9 +1,9 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
-import { newId } from '../../lib/ids.js';
 import { notFound } from '../../lib/errors.js';
-import { stopLanes } from '../../domain/lanes.repository.js';
+import { stop as stopLanes } from '../../domain/lanes.js';
+import { appendLedger, manualOverrideEntry } from '../../domain/ledger.js';
 import { toXLeadView, type XLeadView } from '../../domain/lead-views.js';
 import * as repo from './x-leads.repository.js';
 
@@ -36,19 +36,17 @@ export function createXLeadsService(deps: { db: Database; clock: Clock }) {
         if (!laneIds.includes(leadId)) throw notFound('lead');
         const now = clock.now();
         const changed = await stopLanes(trx, workspaceId, laneIds, now);
-        await repo.insertActivities(
+        await appendLedger(
           trx,
-          changed.map((lane) => ({
-            id: newId(),
-            workspace_id: workspaceId,
-            created_at: now,
-            action: 'manual_override',
-            outcome: 'ok' as const,
-            units: 0,
-            detail: JSON.stringify({ op: 'stop', scope: 'lead_automation', requestedLeadId: leadId }),
-            account_id: lane.account_id,
-            lead_id: lane.id,
-          })),
+          changed.map((lane) =>
+            manualOverrideEntry({
+              workspaceId,
+              at: now,
+              detail: { op: 'stop', scope: 'lead_automation', requestedLeadId: leadId },
+              accountId: lane.account_id,
+              leadId: lane.id,
+            }),
+          ),
         );
         const row = await repo.findLead(trx, workspaceId, leadId);
         return {

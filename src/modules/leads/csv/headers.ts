@@ -1,4 +1,4 @@
-import type { LeadField } from '../leads.import.rules.js';
+import type { LeadField } from '../lead-fields.js';
 
 // Which column of a lead file holds which lead field. Headers are compared by `headerKey`: without case, accents,
 // spaces or punctuation (` Full Name `, `full_name`, `Full-Name` and `fullName` are one name; `Prénom` is `prenom`).

@@ -1,5 +1,5 @@
 import { badRequest } from '../../../lib/errors.js';
-import type { LeadField, LeadValues } from '../leads.import.rules.js';
+import type { LeadField, LeadValues } from '../lead-fields.js';
 import { decodeCsvBytes } from './decode.js';
 import { defaultSources, knownHeaderCount, type FieldSources } from './headers.js';
 import { sniffDelimiter, type Delimiter } from './sniff.js';
