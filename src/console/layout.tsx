@@ -59,7 +59,7 @@ export function PostButton(props: {
 }
 
 /** A table's header row: one column header per name. */
-export function TableHead({ columns }: { columns: readonly string[] }) {
+function TableHead({ columns }: { columns: readonly string[] }) {
   return (
     <thead>
       <tr>
@@ -70,6 +70,38 @@ export function TableHead({ columns }: { columns: readonly string[] }) {
         ))}
       </tr>
     </thead>
+  );
+}
+
+/**
+ * A data table: `<table>` with its `caption` (text, escaped; `captionMarkup` instead for a caption with markup), a
+ * header row (`columns`, or a whole `<thead>` as `head`) and a `<tbody>` of rows: `row` drawn for each of `items`, or
+ * `children`. With `empty` given and no `items`, `empty` (an EmptyState) stands where the table would be.
+ */
+export function Table<T>(props: {
+  caption?: string;
+  captionMarkup?: JSX.Element;
+  columns?: readonly string[];
+  head?: JSX.Element;
+  id?: string;
+  class?: string;
+  items?: readonly T[];
+  row?: (item: T, index: number) => JSX.Element;
+  empty?: JSX.Element;
+  children?: JSX.Element | JSX.Element[];
+}) {
+  const { items, row } = props;
+  if (props.empty !== undefined && items?.length === 0) return props.empty;
+  // Markup built from TSX, escaped where its strings were written.
+  const safeRows = items && row ? items.map((item, i) => row(item, i)) : props.children;
+  const safeHead = props.head ?? (props.columns ? <TableHead columns={props.columns} /> : '');
+  const safeCaption = props.captionMarkup;
+  return (
+    <table id={props.id} class={props.class}>
+      {safeCaption === undefined ? <caption safe>{props.caption}</caption> : <caption>{safeCaption}</caption>}
+      {safeHead}
+      <tbody>{safeRows}</tbody>
+    </table>
   );
 }
 

@@ -5,24 +5,18 @@ import formbody from '@fastify/formbody';
 import csrf from '@fastify/csrf-protection';
 import helmet from '@fastify/helmet';
 import { Type } from 'typebox';
-import type { Config } from '../config/config.js';
-import type { Services } from '../app/services.js';
 import type { AppInstance } from '../app/types.js';
 import { AppError } from '../lib/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
-import type { RateLimitStore } from '../app/plugins/rate-limit.js';
 import { CONSOLE_SESSION_TTL_MS } from '../modules/console-sessions/index.js';
 import { sha256Hex } from '../lib/ids.js';
 import { registerAssets } from './assets.js';
 import { ErrorBody, pageContext, sendPage } from './render.js';
 import { LoginLinkBody, SignInBody } from './pages/sign-in.js';
 import { registerConsolePages } from './pages/index.js';
+import type { ConsoleDeps } from './deps.js';
 
-export interface ConsoleDeps {
-  services: Services;
-  config: Config;
-  rateLimitStore: RateLimitStore;
-}
+export type { ConsoleDeps } from './deps.js';
 
 export const SESSION_COOKIE = 'outreach_console';
 export const CSRF_COOKIE = 'outreach_csrf';

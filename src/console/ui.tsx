@@ -129,6 +129,22 @@ export interface Notice {
 }
 
 /**
+ * A page's fixed notices written by kind, each text once: `noticeTable({ done: { saved: 'Saved.' }, refused: { stale:
+ * 'Reload.' } })` is `{ saved: { kind: 'done', text: 'Saved.' }, stale: { kind: 'refused', text: 'Reload.' } }`. A code
+ * from a URL or an error picks one (an unknown code picks none), so no link can make a page say words of its own.
+ */
+export function noticeTable<D extends string, R extends string = never>(byKind: {
+  done: Record<D, string>;
+  refused?: Record<R, string>;
+}): Readonly<Record<D | R, Notice>> {
+  const table = {} as Record<D | R, Notice>;
+  for (const kind of ['done', 'refused'] as const) {
+    for (const [code, text] of Object.entries<string>(byKind[kind] ?? {})) table[code as D | R] = { kind, text };
+  }
+  return Object.freeze(table);
+}
+
+/**
  * The outcome of what the person just did: a success (status, green) or a refusal (alert, red), styled apart.
  * `children` add to it (the webhook's signing secret, shown once).
  */

@@ -3,14 +3,14 @@ import { Type } from 'typebox';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { AppInstance } from '../../app/types.js';
 import { CALLBACK_PATH, disconnectOutcomeText } from '../../channels/x/index.js';
-import { CsrfField, PostButton, TableHead } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField, PostButton } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
-import { Badge, EmptyState, exactTime, formatNumber, NoticeBox, PrimaryLink, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
+import { Badge, EmptyState, NoticeBox, PrimaryLink, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
-import { AccountName, MailboxCells } from './mailbox.js';
 import { PausedMailboxes } from './mailbox-resume.js';
 import { MailboxConnectButtons } from './mailbox-connect-parts.js';
+import { MailboxesTable, OtherAccountsTable, XAccountsTable, type SendingDelivery } from './accounts-tables.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -18,36 +18,6 @@ const DisconnectParams = Type.Object({ userId: Type.String() });
 const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 200 }) });
 const DeliveryBody = Type.Object({ _csrf: Type.Optional(Type.String()), delivery: Type.Optional(Type.String()) }, { additionalProperties: true });
 const GatewayBody = Type.Object({ _csrf: Type.Optional(Type.String()), gatewayAccountId: Type.Optional(Type.String()) }, { additionalProperties: true });
-
-/** The X account's state in one word, as a badge beside the Channel column's sentence. */
-function channelBadge(c: { status: 'connected' | 'disconnected'; rateLimitedUntil: Date | null } | undefined, now: Date): { label: string; tone: Tone } {
-  if (!c) return { label: 'Sandbox (simulated)', tone: 'neutral' };
-  if (c.status === 'disconnected') return { label: 'Disconnected', tone: 'bad' };
-  if (c.rateLimitedUntil && c.rateLimitedUntil > now) return { label: 'Rate limited', tone: 'warn' };
-  return { label: 'Connected to X', tone: 'good' };
-}
-
-/** A sending account's stored status: connected is the good case, anything else needs a look. */
-const accountStatusTone = (status: string): Tone => (status === 'connected' ? 'good' : status === 'paused' ? 'warn' : 'bad');
-
-/** What the Channel column says of an X account. */
-function channelLabel(c: { status: 'connected' | 'disconnected'; disconnectReason: string | null; rateLimitedUntil: Date | null } | undefined, now: Date) {
-  if (!c) return 'Never connected to X: its steps are simulated';
-  if (c.status === 'disconnected') {
-    return c.disconnectReason === 'by_person'
-      ? 'Disconnected here: its steps wait until it is connected again'
-      : 'Disconnected: X refused its tokens, connect it again';
-  }
-  if (c.rateLimitedUntil && c.rateLimitedUntil > now) return `Connected to X, paused by X's rate limit until ${exactTime(c.rateLimitedUntil)}`;
-  return 'DMs to people who wrote first go alone; every other DM, follow and like is a task';
-}
-/** How a sending account's steps leave, in one badge: the truth about what a click or a step sends. */
-interface SendingDelivery {
-  label: string;
-  tone: Tone;
-  /** The gateway refused the account (401/403): it must be reconnected at the gateway and linked again. */
-  reconnect: boolean;
-}
 
 const LINKEDIN_DELIVERY: Record<LinkedinAccountView['delivery'], { label: string; tone: Tone; sentence: string }> = {
   sandbox: { label: 'Sandbox (simulated)', tone: 'neutral', sentence: 'Simulated: nothing reaches LinkedIn.' },
@@ -199,31 +169,7 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
               Any mailbox with SMTP and IMAP and a password or app password: Gmail, Outlook.com, Fastmail, Zoho, iCloud, Yahoo or your own.
             </span>
           </p>
-          {mailboxes.length > 0 ? (
-            <table>
-              <caption>Mailboxes: their health, and today’s e-mails against today’s cap</caption>
-              <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Today’s cap', 'Sending']} />
-              <tbody>
-                {mailboxes.map((m) => {
-                  const d = days.get(m.id);
-                  return (
-                    <tr>
-                      <MailboxCells mailbox={m} />
-                      <td class="num" safe>
-                        {d ? formatNumber(d.sentToday) : '–'}
-                      </td>
-                      <td class="num" safe>
-                        {d ? formatNumber(d.capToday) : '–'}
-                      </td>
-                      <td>{pausedIds.has(m.id) ? <Badge value="paused" label="Paused" tone="warn" /> : <span>Sends</span>}</td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          ) : (
-            ''
-          )}
+          {mailboxes.length > 0 ? <MailboxesTable mailboxes={mailboxes} days={days} pausedIds={pausedIds} /> : ''}
           {otherAccounts.length === 0 ? (
             mailboxes.length === 0 ? (
               <EmptyState title="No sending accounts yet.">
@@ -236,52 +182,7 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
               ''
             )
           ) : (
-            <table>
-              <caption>The accounts sequences send from, with today’s invites against the cap</caption>
-              <TableHead columns={['Account', 'Mode', 'Delivery', 'Status', 'Invites today', 'Warm-up phase']} />
-              <tbody>
-                {otherAccounts.map((a) => {
-                  const delivery = deliveries.get(a.id)!;
-                  const sandbox = delivery.label === 'Sandbox (simulated)';
-                  const invites = a.mode !== 'email';
-                  return (
-                    <tr>
-                      <td>
-                        <AccountName account={a} mailboxes={mailboxes} />
-                      </td>
-                      <td>
-                        <Badge value={a.mode} tone="neutral" />
-                      </td>
-                      <td>
-                        <Badge value={delivery.label} label={delivery.label} tone={delivery.tone} />
-                        {delivery.reconnect ? (
-                          <>
-                            {' '}
-                            <Badge value="reconnect" label="Reconnect" tone="bad" />
-                          </>
-                        ) : (
-                          ''
-                        )}
-                      </td>
-                      <td>
-                        {/* A simulated account is never shown as "connected": its Delivery badge says what it is. */}
-                        {sandbox && a.storedStatus === 'connected' ? (
-                          <span class="muted">–</span>
-                        ) : (
-                          <Badge value={a.storedStatus} tone={accountStatusTone(a.storedStatus)} />
-                        )}
-                      </td>
-                      <td class="num" safe>
-                        {invites ? `${formatNumber(a.invitesSentToday)} of ${formatNumber(a.inviteCapToday)}` : '–'}
-                      </td>
-                      <td class="num" safe>
-                        {invites ? formatNumber(a.rampPhase) : '–'}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+            <OtherAccountsTable accounts={otherAccounts} deliveries={deliveries} mailboxes={mailboxes} />
           )}
           <MailboxConnectButtons
             configured={deps.services.mailboxConnect.configured()}
@@ -293,54 +194,7 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
         <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
         <section aria-labelledby="x-accounts" id="x-accounts-section">
           <h2 id="x-accounts">X accounts</h2>
-          {xAccounts.length === 0 ? (
-            <EmptyState title="No X account is connected.">
-              <p>Connect one below to send X DMs, follows and likes from it; until then X steps run in the sandbox.</p>
-            </EmptyState>
-          ) : (
-            <table>
-              <caption>X identities and whether they can send</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Handle</th>
-                  <th scope="col">User id</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {xAccounts.map((a) => {
-                  const c = connections.get(a.userId);
-                  const canDisconnect = c !== undefined && c.disconnectReason !== 'by_person';
-                  const badge = channelBadge(c, now);
-                  return (
-                    <tr>
-                      <td safe>{'@' + a.handle}</td>
-                      <td class="id" safe>
-                        {a.userId}
-                      </td>
-                      <td>
-                        <Badge value={badge.label} label={badge.label} tone={badge.tone} /> <span safe>{channelLabel(c, now)}</span>
-                      </td>
-                      <td>
-                        {canDisconnect && (
-                          <PostButton
-                            action={`/console/accounts/x/${encodeURIComponent(a.userId)}/disconnect`}
-                            csrfToken={ctx.csrfToken}
-                            label="Disconnect"
-                            ariaLabel={`Disconnect @${a.handle}`}
-                            variant="danger"
-                          />
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          )}
+          <XAccountsTable xAccounts={xAccounts} connections={connections} csrfToken={ctx.csrfToken} now={now} />
           {xConnect.configured() ? (
             <form method="post" action="/console/accounts/x/connect">
               <CsrfField token={ctx.csrfToken} />

@@ -1,7 +1,7 @@
 import type { AppInstance } from '../../app/types.js';
 import { notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 
 /**
  * The initials drawn as a picture, for a profile picture that could not be fetched: the row keeps its shape and never

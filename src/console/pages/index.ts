@@ -1,5 +1,5 @@
 import type { AppInstance } from '../../app/types.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { dashboardPage } from './dashboard.js';
 import { playsPages } from './plays.js';
 import { reviewPages } from './review.js';

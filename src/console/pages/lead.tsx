@@ -2,10 +2,10 @@ import { Type, type Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { Uuid } from '../../app/schemas.js';
 import type { LeadDetail } from '../../modules/leads/index.js';
-import type { ConsoleDeps } from '../plugin.js';
-import { PostButton, TableHead } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
+import { PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
-import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
+import { Badge, EmptyState, NoticeBox, noticeTable, When, plural, type Notice } from '../ui.js';
 import { ActivityTable, Pager } from './leads-activity.js';
 import { HeldReason } from '../held.js';
 import { CHANNEL_NAMES } from '../../domain/vocabulary.js';
@@ -15,12 +15,14 @@ import { CHANNEL_NAMES } from '../../domain/vocabulary.js';
  * whose text is shown; an unknown code shows nothing. The URL never carries text, so a crafted link cannot make the
  * console say something of its own (the review page's rule, docs/console.md).
  */
-export const LEAD_NOTICES = {
-  stopped: { kind: 'done', text: 'Sequence stopped: nothing more is sent to this lead. Its history is kept; it may be enrolled again later.' },
-  already_stopped: { kind: 'done', text: 'The sequence was already stopped for this lead; nothing changed.' },
-  opted_out: { kind: 'done', text: 'Opted out: this person gets nothing more from any sequence of this workspace, permanently.' },
-  already_opted_out: { kind: 'done', text: 'This person was already opted out; nothing changed.' },
-} as const satisfies Record<string, Notice>;
+export const LEAD_NOTICES = noticeTable({
+  done: {
+    stopped: 'Sequence stopped: nothing more is sent to this lead. Its history is kept; it may be enrolled again later.',
+    already_stopped: 'The sequence was already stopped for this lead; nothing changed.',
+    opted_out: 'Opted out: this person gets nothing more from any sequence of this workspace, permanently.',
+    already_opted_out: 'This person was already opted out; nothing changed.',
+  },
+});
 
 export function noticeOf(list: Record<string, Notice>, query: unknown): Notice | null {
   const code = (query as Record<string, unknown> | undefined)?.notice;
@@ -101,11 +103,50 @@ function Lanes(props: { lead: LeadDetail }) {
   }
   if (rows.length === 0) return <EmptyState title="This lead has no lane: no e-mail address, LinkedIn profile or X user." />;
   return (
-    <table>
-      <caption>Where this lead is reached</caption>
-      <TableHead columns={['Channel', 'Address']} />
-      <tbody>{rows}</tbody>
-    </table>
+    <Table caption="Where this lead is reached" columns={['Channel', 'Address']}>
+      {rows}
+    </Table>
+  );
+}
+
+/** The lead's stage, with opted-out and meeting-booked beside it when they apply. */
+function StageBadges(props: { lead: LeadDetail }) {
+  const { lead } = props;
+  return (
+    <>
+      <Badge value={lead.stage} />
+      {lead.optedOutAt ? (
+        <>
+          {' '}
+          <Badge value="opted_out" />
+        </>
+      ) : (
+        ''
+      )}
+      {lead.meetingBookedAt ? (
+        <>
+          {' '}
+          <Badge value="meeting_booked" />
+        </>
+      ) : (
+        ''
+      )}
+    </>
+  );
+}
+
+/** A lead's custom fields as the merge tags a template writes (`{{custom.name}}`) with their values; 'None' when empty. */
+function CustomFields(props: { custom: LeadDetail['custom'] }) {
+  const entries = Object.entries(props.custom);
+  if (entries.length === 0) return <>None</>;
+  return (
+    <ul>
+      {entries.map(([name, value]) => (
+        <li>
+          <code safe>{`{{custom.${name}}}`}</code> <span safe>{value}</span>
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -115,109 +156,79 @@ function Run(props: { lead: LeadDetail }) {
     (a): a is string => !!a,
   );
   return (
-    <table>
-      <caption>Where this lead stands</caption>
-      <tbody>
+    <Table caption="Where this lead stands">
+      <tr>
+        <th scope="row">Stage</th>
+        <td>
+          <StageBadges lead={lead} />
+        </td>
+      </tr>
+      <tr>
+        <th scope="row">Sequence</th>
+        <td>
+          {lead.sequenceId ? (
+            <a href={`/console/sequences/${lead.sequenceId}`} safe>
+              {lead.sequenceName ?? lead.sequenceId}
+            </a>
+          ) : (
+            'None'
+          )}
+          <span safe>{lead.sequenceDone ? ' (stopped or done)' : ` (step ${lead.currentStep + 1})`}</span>
+        </td>
+      </tr>
+      <tr>
+        <th scope="row">Next action</th>
+        <td>
+          <When at={lead.nextActionAt} />
+        </td>
+      </tr>
+      {lead.heldBy ? (
         <tr>
-          <th scope="row">Stage</th>
+          <th scope="row">Held</th>
           <td>
-            <Badge value={lead.stage} />
-            {lead.optedOutAt ? (
-              <>
-                {' '}
-                <Badge value="opted_out" />
-              </>
-            ) : (
-              ''
-            )}
-            {lead.meetingBookedAt ? (
-              <>
-                {' '}
-                <Badge value="meeting_booked" />
-              </>
-            ) : (
-              ''
-            )}
+            <HeldReason held={lead.heldBy} sequenceId={lead.sequenceId} />
           </td>
         </tr>
+      ) : (
+        ''
+      )}
+      <tr>
+        <th scope="row">Account</th>
+        <td safe>
+          {account.length > 0
+            ? account.join(', ')
+            : (lead.account ?? "None: e-mail goes out from the workspace's mailboxes; a LinkedIn or X step from the workspace's only account of that channel")}
+        </td>
+      </tr>
+      <tr>
+        <th scope="row">Time zone</th>
+        <td safe>
+          {lead.timeZone
+            ? `${lead.timeZone} (a sequence that sends in each lead's own hours sends in this zone's hours)`
+            : "Not known (the account's hours are used)"}
+        </td>
+      </tr>
+      <tr>
+        <th scope="row">Custom fields</th>
+        <td>
+          <CustomFields custom={lead.custom} />
+        </td>
+      </tr>
+      <tr>
+        <th scope="row">Replied</th>
+        <td>
+          <When at={lead.repliedAt} />
+        </td>
+      </tr>
+      {lead.lastError ? (
         <tr>
-          <th scope="row">Sequence</th>
-          <td>
-            {lead.sequenceId ? (
-              <a href={`/console/sequences/${lead.sequenceId}`} safe>
-                {lead.sequenceName ?? lead.sequenceId}
-              </a>
-            ) : (
-              'None'
-            )}
-            <span safe>{lead.sequenceDone ? ' (stopped or done)' : ` (step ${lead.currentStep + 1})`}</span>
-          </td>
+          <th scope="row">Last error</th>
+          <td safe>{lead.lastError}</td>
         </tr>
-        <tr>
-          <th scope="row">Next action</th>
-          <td>
-            <When at={lead.nextActionAt} />
-          </td>
-        </tr>
-        {lead.heldBy ? (
-          <tr>
-            <th scope="row">Held</th>
-            <td>
-              <HeldReason held={lead.heldBy} sequenceId={lead.sequenceId} />
-            </td>
-          </tr>
-        ) : (
-          ''
-        )}
-        <tr>
-          <th scope="row">Account</th>
-          <td safe>
-            {account.length > 0
-              ? account.join(', ')
-              : (lead.account ??
-                "None: e-mail goes out from the workspace's mailboxes; a LinkedIn or X step from the workspace's only account of that channel")}
-          </td>
-        </tr>
-        <tr>
-          <th scope="row">Time zone</th>
-          <td safe>
-            {lead.timeZone
-              ? `${lead.timeZone} (a sequence that sends in each lead's own hours sends in this zone's hours)`
-              : "Not known (the account's hours are used)"}
-          </td>
-        </tr>
-        <tr>
-          <th scope="row">Custom fields</th>
-          <td>
-            {Object.keys(lead.custom).length === 0 ? (
-              'None'
-            ) : (
-              <ul>
-                {Object.entries(lead.custom).map(([name, value]) => (
-                  <li>
-                    <code safe>{`{{custom.${name}}}`}</code> <span safe>{value}</span>
-                  </li>
-                ))}
-              </ul>
-            )}
-          </td>
-        </tr>
-        <tr>
-          <th scope="row">Replied</th>
-          <td>
-            <When at={lead.repliedAt} />
-          </td>
-        </tr>
-        {lead.lastError ? (
-          <tr>
-            <th scope="row">Last error</th>
-            <td safe>{lead.lastError}</td>
-          </tr>
-        ) : (
-          ''
-        )}
-      </tbody>
-    </table>
+      ) : (
+        ''
+      )}
+    </Table>
   );
 }
 

@@ -1,4 +1,4 @@
-import { TableHead } from '../layout.js';
+import { Table } from '../layout.js';
 import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
@@ -7,7 +7,7 @@ import { ACTIVITY_ACTIONS, ACTIVITY_OUTCOMES, LEAD_STAGES } from '../../domain/v
 import { ActivityQuery } from '../../modules/activity/index.js';
 import { LeadsQuery } from '../../modules/leads/index.js';
 import { activityDetailText, activityLabel } from '../activity-text.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, PrimaryLink, When, formatNumber, plural } from '../ui.js';
 
@@ -88,6 +88,15 @@ function Select(props: { id: string; name: string; label: string; options: reado
 }
 
 /** Leads and the activity ledger, with the API's filters as GET forms, a keyset page at a time. */
+/** The filter form's Filter button and the link that clears every filter. */
+function FilterActions(props: { clear: string }) {
+  return (
+    <p>
+      <button type="submit">Filter</button> <a href={props.clear}>Clear</a>
+    </p>
+  );
+}
+
 export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
   const { leadDetail, activity } = deps.services;
 
@@ -127,9 +136,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
                   <input type="checkbox" name="booked" value="1" checked={q.booked === '1'} /> <span>Meeting booked</span>
                 </label>
               </p>
-              <p>
-                <button type="submit">Filter</button> <a href="/console/leads">Clear</a>
-              </p>
+              <FilterActions clear="/console/leads" />
             </form>
             <p
               role="status"
@@ -142,32 +149,31 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
                 </p>
               </EmptyState>
             ) : (
-              <table>
-                <caption>Leads, newest first</caption>
-                <TableHead columns={['Person', 'Company', 'Stage', 'Next action', 'Replied', 'Last error']} />
-                <tbody>
-                  {result.leads.map((l) => (
-                    <tr>
-                      <td>
-                        <a href={`/console/leads/${l.id}`} safe>
-                          {l.person ?? (l.username ? `@${l.username}` : 'Unnamed lead')}
-                        </a>
-                      </td>
-                      <td safe>{l.company ?? '—'}</td>
-                      <td>
-                        <Badge value={l.stage} />
-                      </td>
-                      <td>
-                        <When at={l.nextActionAt} />
-                      </td>
-                      <td>
-                        <When at={l.repliedAt} />
-                      </td>
-                      <td safe>{l.lastError ?? ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table
+                caption="Leads, newest first"
+                columns={['Person', 'Company', 'Stage', 'Next action', 'Replied', 'Last error']}
+                items={result.leads}
+                row={(l) => (
+                  <tr>
+                    <td>
+                      <a href={`/console/leads/${l.id}`} safe>
+                        {l.person ?? (l.username ? `@${l.username}` : 'Unnamed lead')}
+                      </a>
+                    </td>
+                    <td safe>{l.company ?? '—'}</td>
+                    <td>
+                      <Badge value={l.stage} />
+                    </td>
+                    <td>
+                      <When at={l.nextActionAt} />
+                    </td>
+                    <td>
+                      <When at={l.repliedAt} />
+                    </td>
+                    <td safe>{l.lastError ?? ''}</td>
+                  </tr>
+                )}
+              />
             )}
             <Pager label="Lead pages" path="/console/leads" query={req.query} olderCursor={result.olderCursor} newerCursor={result.newerCursor} />
           </>
@@ -212,9 +218,7 @@ export function leadsActivityPages(app: AppInstance, deps: ConsoleDeps) {
                 <label for="activity-since">Last N days</label>
                 <input id="activity-since" name="sinceDays" type="number" min="1" max="365" value={q.sinceDays === undefined ? '' : String(q.sinceDays)} />
               </p>
-              <p>
-                <button type="submit">Filter</button> <a href="/console/activity">Clear</a>
-              </p>
+              <FilterActions clear="/console/activity" />
             </form>
             <p
               role="status"
@@ -241,43 +245,42 @@ type Entry = Awaited<ReturnType<ConsoleDeps['services']['activity']['pageActivit
 export function ActivityTable(props: { caption: string; entries: Entry[]; showLead?: boolean }) {
   const showLead = props.showLead ?? true;
   return (
-    <table>
-      <caption safe>{props.caption}</caption>
-      <TableHead columns={showLead ? ['When', 'Action', 'Outcome', 'Lead', 'Account', 'Detail'] : ['When', 'Action', 'Outcome', 'Account', 'Detail']} />
-      <tbody>
-        {props.entries.map((a) => (
-          <tr>
+    <Table
+      caption={props.caption}
+      columns={showLead ? ['When', 'Action', 'Outcome', 'Lead', 'Account', 'Detail'] : ['When', 'Action', 'Outcome', 'Account', 'Detail']}
+      items={props.entries}
+      row={(a) => (
+        <tr>
+          <td>
+            <When at={a.createdAt} />
+          </td>
+          <td>
+            {/* The name in words; the API's action name (what `action=` filters by) small beside it. */}
+            <span safe>{activityLabel(a.action, a.outcome, a.detail)}</span>{' '}
+            <code class="muted action-code" safe>
+              {a.action}
+            </code>
+          </td>
+          <td>
+            <Badge value={a.outcome} />
+          </td>
+          {showLead ? (
             <td>
-              <When at={a.createdAt} />
+              {a.lead.id ? (
+                <a href={`/console/leads/${a.lead.id}`} safe>
+                  {a.lead.person ?? 'Unnamed lead'}
+                </a>
+              ) : (
+                '—'
+              )}
             </td>
-            <td>
-              {/* The name in words; the API's action name (what `action=` filters by) small beside it. */}
-              <span safe>{activityLabel(a.action, a.outcome, a.detail)}</span>{' '}
-              <code class="muted action-code" safe>
-                {a.action}
-              </code>
-            </td>
-            <td>
-              <Badge value={a.outcome} />
-            </td>
-            {showLead ? (
-              <td>
-                {a.lead.id ? (
-                  <a href={`/console/leads/${a.lead.id}`} safe>
-                    {a.lead.person ?? 'Unnamed lead'}
-                  </a>
-                ) : (
-                  '—'
-                )}
-              </td>
-            ) : (
-              ''
-            )}
-            <td safe>{a.account ?? '—'}</td>
-            <td safe>{activityDetailText(a.action, a.detail)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+          ) : (
+            ''
+          )}
+          <td safe>{a.account ?? '—'}</td>
+          <td safe>{activityDetailText(a.action, a.detail)}</td>
+        </tr>
+      )}
+    />
   );
 }

@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import type { EnrollLeadsResult } from '../../modules/leads/index.js';
-import { CsrfField, TableHead } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField, Table } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
 import { AccountSelect, FormBody, SequenceSelect, field } from './leads-import.js';
@@ -41,21 +41,20 @@ export function leadsEnrollPages(app: AppInstance, deps: ConsoleDeps) {
           </p>
           <NoticeBox notice={view.notice} />
           {outcome ? (
-            <table>
-              <caption>What happened to each chosen lead</caption>
-              <TableHead columns={['Lead', 'Outcome', 'Why']} />
-              <tbody>
-                {outcome.results.map((r) => (
-                  <tr>
-                    <td safe>{r.person ?? r.leadId}</td>
-                    <td>
-                      <Badge value={r.result} label={RESULT_LABEL[r.result]} tone={RESULT_TONE[r.result]} />
-                    </td>
-                    <td safe>{r.reason ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              caption="What happened to each chosen lead"
+              columns={['Lead', 'Outcome', 'Why']}
+              items={outcome.results}
+              row={(r) => (
+                <tr>
+                  <td safe>{r.person ?? r.leadId}</td>
+                  <td>
+                    <Badge value={r.result} label={RESULT_LABEL[r.result]} tone={RESULT_TONE[r.result]} />
+                  </td>
+                  <td safe>{r.reason ?? ''}</td>
+                </tr>
+              )}
+            />
           ) : (
             ''
           )}
@@ -68,35 +67,32 @@ export function leadsEnrollPages(app: AppInstance, deps: ConsoleDeps) {
           ) : (
             <form method="post" action="/console/leads/enroll">
               <CsrfField token={ctx.csrfToken} />
-              <table>
-                <caption
-                  safe
-                >{`Leads in no sequence: ${plural(free.count, 'lead')}${free.count > free.leads.length ? `, the newest ${free.leads.length} shown` : ''}`}</caption>
-                <TableHead columns={['Choose', 'Person', 'Company', 'E-mail', 'LinkedIn URL', 'Added']} />
-                <tbody>
-                  {free.leads.map((l) => (
-                    <tr>
-                      <td>
-                        <input
-                          type="checkbox"
-                          name="leadIds"
-                          value={l.id}
-                          id={`lead-${l.id}`}
-                          checked={chosen.has(l.id)}
-                          aria-label={`Choose ${l.person ?? l.email ?? l.linkedin_url ?? l.id}`}
-                        />
-                      </td>
-                      <td safe>{l.person ?? ''}</td>
-                      <td safe>{l.company ?? ''}</td>
-                      <td safe>{l.email ?? ''}</td>
-                      <td safe>{l.linkedin_url ?? ''}</td>
-                      <td>
-                        <When at={l.created_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table
+                caption={`Leads in no sequence: ${plural(free.count, 'lead')}${free.count > free.leads.length ? `, the newest ${free.leads.length} shown` : ''}`}
+                columns={['Choose', 'Person', 'Company', 'E-mail', 'LinkedIn URL', 'Added']}
+                items={free.leads}
+                row={(l) => (
+                  <tr>
+                    <td>
+                      <input
+                        type="checkbox"
+                        name="leadIds"
+                        value={l.id}
+                        id={`lead-${l.id}`}
+                        checked={chosen.has(l.id)}
+                        aria-label={`Choose ${l.person ?? l.email ?? l.linkedin_url ?? l.id}`}
+                      />
+                    </td>
+                    <td safe>{l.person ?? ''}</td>
+                    <td safe>{l.company ?? ''}</td>
+                    <td safe>{l.email ?? ''}</td>
+                    <td safe>{l.linkedin_url ?? ''}</td>
+                    <td>
+                      <When at={l.created_at} />
+                    </td>
+                  </tr>
+                )}
+              />
               <SequenceSelect id="enroll-sequence" sequences={seqs} chosen={field(view.form, 'sequenceId')} optional={false} />
               <AccountSelect id="enroll-account" accounts={accounts} chosen={field(view.form, 'accountId')} />
               <p>

@@ -4,8 +4,8 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import { IMPORT_LIMITS_TEXT, LEAD_FIELDS, type ImportLeadsResult, type LeadField } from '../../modules/leads/index.js';
 import { splitName } from '../../domain/names.js';
-import { CsrfField, TableHead, type PageContext } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField, Table, type PageContext } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, formatNumber, takeNotice, plural, redirectWithNotice, type Notice } from '../ui.js';
 
@@ -130,31 +130,30 @@ const FLAG_TEXT = {
 
 function RowsTable({ rows, caption }: { rows: ImportLeadsResult['rows']; caption: string }) {
   return (
-    <table>
-      <caption safe>{caption}</caption>
-      <TableHead columns={['Row', 'Outcome', 'Person', 'First name', 'Last name', 'E-mail', 'LinkedIn URL', 'Why']} />
-      <tbody>
-        {rows.map((r) => {
-          // The names {{firstName}} and {{lastName}} will use (docs/sequences-and-leads.md "Names").
-          const name = splitName(r.lead.person);
-          return (
-            <tr>
-              <td safe>{formatNumber(r.row)}</td>
-              <td>
-                <Badge value={r.status} tone={STATUS_TONE[r.status]} />
-              </td>
-              <td safe>{r.lead.person ?? ''}</td>
-              <td safe>{r.lead.person === null ? '' : (name.first ?? 'none to be sure of')}</td>
-              <td safe>{name.last ?? ''}</td>
-              <td safe>{r.lead.email ?? ''}</td>
-              <td safe>{r.lead.linkedinUrl ?? ''}</td>
-              {/* Why it is refused, or what to know about it: a role or disposable address, what reading it lost. */}
-              <td safe>{r.reason ?? [...r.flags.map((f) => FLAG_TEXT[f]), ...(r.warnings ?? [])].join('; ')}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <Table
+      caption={caption}
+      columns={['Row', 'Outcome', 'Person', 'First name', 'Last name', 'E-mail', 'LinkedIn URL', 'Why']}
+      items={rows}
+      row={(r) => {
+        // The names {{firstName}} and {{lastName}} will use (docs/sequences-and-leads.md "Names").
+        const name = splitName(r.lead.person);
+        return (
+          <tr>
+            <td safe>{formatNumber(r.row)}</td>
+            <td>
+              <Badge value={r.status} tone={STATUS_TONE[r.status]} />
+            </td>
+            <td safe>{r.lead.person ?? ''}</td>
+            <td safe>{r.lead.person === null ? '' : (name.first ?? 'none to be sure of')}</td>
+            <td safe>{name.last ?? ''}</td>
+            <td safe>{r.lead.email ?? ''}</td>
+            <td safe>{r.lead.linkedinUrl ?? ''}</td>
+            {/* Why it is refused, or what to know about it: a role or disposable address, what reading it lost. */}
+            <td safe>{r.reason ?? [...r.flags.map((f) => FLAG_TEXT[f]), ...(r.warnings ?? [])].join('; ')}</td>
+          </tr>
+        );
+      }}
+    />
   );
 }
 

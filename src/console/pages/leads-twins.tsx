@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import { TWINS_LIMIT_DEFAULT, type TwinLead, type TwinPair } from '../../modules/leads/index.js';
-import { CsrfField, TableHead } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField, Table } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, When, redirectWithNotice, takeNotice, type Notice } from '../ui.js';
 
@@ -116,25 +116,24 @@ function PairCard(props: { pair: TwinPair; index: number; csrfToken: string }) {
       <p
         safe
       >{`These two leads have ${shared}.${a.optedOut || b.optedOut ? ' One of them opted out: the person is opted out through both, and stays so after a merge.' : ''}`}</p>
-      <table>
-        <caption safe>{`The two leads side by side (pair ${index + 1})`}</caption>
-        <TableHead columns={['Field', 'First lead', 'Second lead']} />
-        <tbody>
-          {ROWS.map((r) => (
-            <tr>
-              <th scope="row" safe>
-                {r.label}
-              </th>
-              <td>
-                <LeadCell lead={a} field={r.field} />
-              </td>
-              <td>
-                <LeadCell lead={b} field={r.field} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        caption={`The two leads side by side (pair ${index + 1})`}
+        columns={['Field', 'First lead', 'Second lead']}
+        items={ROWS}
+        row={(r) => (
+          <tr>
+            <th scope="row" safe>
+              {r.label}
+            </th>
+            <td>
+              <LeadCell lead={a} field={r.field} />
+            </td>
+            <td>
+              <LeadCell lead={b} field={r.field} />
+            </td>
+          </tr>
+        )}
+      />
       <form method="post" action={`${PATH}/merge`} class="twin-decision">
         <CsrfField token={csrfToken} />
         <input type="hidden" name="leadIds" value={a.id} />
@@ -210,34 +209,33 @@ export function leadsTwinsPages(app: AppInstance, deps: ConsoleDeps) {
           {decided.length === 0 ? (
             <EmptyState title="No decision yet." />
           ) : (
-            <table>
-              <caption>The latest decisions, newest first</caption>
-              <TableHead columns={['Leads', 'Decision', 'By', 'When']} />
-              <tbody>
-                {decided.map((d) => (
-                  <tr>
-                    <td>
-                      {d.leadIds.map((id, i) => (
-                        <>
-                          {i > 0 ? ' and ' : ''}
-                          <a href={`/console/leads/${id}`} safe>
-                            {d.persons[i] ?? id}
-                          </a>
-                          {d.survivorId === id ? ' (kept)' : ''}
-                        </>
-                      ))}
-                    </td>
-                    <td>
-                      <Badge value={d.decision} label={d.decision === 'merged' ? 'Merged' : 'Not the same person'} tone="neutral" />
-                    </td>
-                    <td safe>{d.decidedBy}</td>
-                    <td>
-                      <When at={d.decidedAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              caption="The latest decisions, newest first"
+              columns={['Leads', 'Decision', 'By', 'When']}
+              items={decided}
+              row={(d) => (
+                <tr>
+                  <td>
+                    {d.leadIds.map((id, i) => (
+                      <>
+                        {i > 0 ? ' and ' : ''}
+                        <a href={`/console/leads/${id}`} safe>
+                          {d.persons[i] ?? id}
+                        </a>
+                        {d.survivorId === id ? ' (kept)' : ''}
+                      </>
+                    ))}
+                  </td>
+                  <td>
+                    <Badge value={d.decision} label={d.decision === 'merged' ? 'Merged' : 'Not the same person'} tone="neutral" />
+                  </td>
+                  <td safe>{d.decidedBy}</td>
+                  <td>
+                    <When at={d.decidedAt} />
+                  </td>
+                </tr>
+              )}
+            />
           )}
         </>
       ),

@@ -3,62 +3,15 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { MailboxError, type MailboxesService } from '../../channels/email/index.js';
 import { notFound } from '../../lib/errors.js';
-import { CsrfField } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { NoticeBox, redirectWithNotice, type Notice } from '../ui.js';
+import { MAILBOX_PRESETS, MailboxFormBody, serverOf, shownOf, type FormBody, type Server, type Shown } from './mailbox-form.js';
 
 // Accounts → Add mailbox (SMTP/IMAP), and a mailbox's Edit, Test again and Pause (docs/email.md "Mailboxes in the
 // console"). Every action goes through the mailboxes service: the same SMTP verify and IMAP login + INBOX checks as
 // `outreach mailbox add`, behind the public-address guard (OUTREACH_MAILBOX_ALLOW_PRIVATE). The password is never
 // written back into a page, a redirect or a log line.
-
-type Security = 'tls' | 'starttls';
-interface Server {
-  host: string;
-  port: number;
-  security: Security;
-}
-
-/** The providers' documented public servers for a password (app password) login. */
-export const MAILBOX_PRESETS: Record<string, { name: string; smtp: Server; imap: Server; hint: string }> = {
-  gmail: {
-    name: 'Gmail',
-    smtp: { host: 'smtp.gmail.com', port: 465, security: 'tls' },
-    imap: { host: 'imap.gmail.com', port: 993, security: 'tls' },
-    hint: 'Gmail needs an app password (Google Account → Security → 2-Step Verification → App passwords), not the account password.',
-  },
-  outlook: {
-    name: 'Outlook.com',
-    smtp: { host: 'smtp-mail.outlook.com', port: 587, security: 'starttls' },
-    imap: { host: 'outlook.office365.com', port: 993, security: 'tls' },
-    hint: 'Outlook.com: Microsoft is retiring password sign-in for IMAP and SMTP; if it is refused, use "Connect Microsoft 365 mailbox" (OAuth).',
-  },
-  fastmail: {
-    name: 'Fastmail',
-    smtp: { host: 'smtp.fastmail.com', port: 465, security: 'tls' },
-    imap: { host: 'imap.fastmail.com', port: 993, security: 'tls' },
-    hint: 'Fastmail needs an app password (Settings → Privacy & Security → App passwords) with IMAP and SMTP access.',
-  },
-  zoho: {
-    name: 'Zoho Mail',
-    smtp: { host: 'smtp.zoho.com', port: 465, security: 'tls' },
-    imap: { host: 'imap.zoho.com', port: 993, security: 'tls' },
-    hint: 'Zoho: turn IMAP access on in Zoho Mail settings and use an app-specific password; EU accounts use smtp.zoho.eu and imap.zoho.eu.',
-  },
-  icloud: {
-    name: 'iCloud Mail',
-    smtp: { host: 'smtp.mail.me.com', port: 587, security: 'starttls' },
-    imap: { host: 'imap.mail.me.com', port: 993, security: 'tls' },
-    hint: 'iCloud Mail needs an app-specific password (account.apple.com → Sign-In and Security → App-Specific Passwords).',
-  },
-  yahoo: {
-    name: 'Yahoo Mail',
-    smtp: { host: 'smtp.mail.yahoo.com', port: 465, security: 'tls' },
-    imap: { host: 'imap.mail.yahoo.com', port: 993, security: 'tls' },
-    hint: 'Yahoo Mail needs an app password (Account security → Generate app password).',
-  },
-};
 
 const MailboxParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 const PresetQuery = Type.Object({ preset: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: true });
@@ -79,28 +32,7 @@ const MailboxForm = Type.Object(
   },
   { additionalProperties: true },
 );
-type FormBody = {
-  [K in 'address' | 'displayName' | 'smtpHost' | 'smtpPort' | 'smtpSecurity' | 'imapHost' | 'imapPort' | 'imapSecurity' | 'username' | 'password']?: string;
-};
 const ActionBody = Type.Object({ _csrf: S(200) }, { additionalProperties: true });
-
-/** The form's values as shown again after a refusal: everything but the password. */
-type Shown = Omit<FormBody, 'password'>;
-
-function serverOf(b: FormBody, kind: 'smtp' | 'imap'): Server {
-  const port = (b[`${kind}Port`] ?? '').trim();
-  return {
-    host: (b[`${kind}Host`] ?? '').trim(),
-    port: /^\d{1,5}$/.test(port) ? Number(port) : NaN,
-    security: (b[`${kind}Security`] === 'starttls' ? 'starttls' : b[`${kind}Security`] === 'tls' ? 'tls' : b[`${kind}Security`]) as Security,
-  };
-}
-
-function shownOf(b: FormBody): Shown {
-  const { password: _password, ...rest } = b;
-  void _password;
-  return rest;
-}
 
 /**
  * A refusal in plain words: which check failed and what to look at. The server's own reason (passwords removed by the
@@ -123,128 +55,6 @@ export function refusalText(e: MailboxError, servers?: { smtp?: Server; imap?: S
 /** Writes why a check failed to the log, never the password (the service removed it from every message). */
 function logRefusal(req: FastifyRequest, e: MailboxError, what: string) {
   req.log.warn({ code: e.code, detail: e.extra.logDetail ?? e.message }, `${what}: ${e.code}`);
-}
-
-function ServerFields(props: { kind: 'smtp' | 'imap'; values: Shown; invalid?: string }) {
-  const k = props.kind;
-  const label = k === 'smtp' ? 'SMTP (sending)' : 'IMAP (reading replies)';
-  const host = props.values[`${k}Host`] ?? '';
-  const port = props.values[`${k}Port`] ?? (k === 'smtp' ? '465' : '993');
-  const security = props.values[`${k}Security`] ?? 'tls';
-  return (
-    <fieldset>
-      <legend safe>{label}</legend>
-      <label for={`mb-${k}-host`} safe>{`${k.toUpperCase()} server`}</label>{' '}
-      <input
-        id={`mb-${k}-host`}
-        name={`${k}Host`}
-        required
-        maxlength="253"
-        autocomplete="off"
-        placeholder={k === 'smtp' ? 'smtp.example.com' : 'imap.example.com'}
-        value={host}
-        aria-invalid={props.invalid === `${k}Host` ? 'true' : undefined}
-      />{' '}
-      <label for={`mb-${k}-port`} safe>{`${k.toUpperCase()} port`}</label>{' '}
-      <input
-        id={`mb-${k}-port`}
-        name={`${k}Port`}
-        required
-        inputmode="numeric"
-        pattern="[0-9]{1,5}"
-        maxlength="5"
-        size="6"
-        value={port}
-        aria-invalid={props.invalid === `${k}Port` ? 'true' : undefined}
-      />{' '}
-      <label for={`mb-${k}-security`} safe>{`${k.toUpperCase()} security`}</label>{' '}
-      <select id={`mb-${k}-security`} name={`${k}Security`}>
-        <option value="tls" selected={security === 'tls'} safe>
-          {`TLS (port ${k === 'smtp' ? '465' : '993'})`}
-        </option>
-        <option value="starttls" selected={security === 'starttls'} safe>
-          {`STARTTLS (port ${k === 'smtp' ? '587' : '143'})`}
-        </option>
-      </select>
-    </fieldset>
-  );
-}
-
-/** The add form (also the edit form, with `edit`: no address, a password that may stay empty). */
-function MailboxFormBody(props: { action: string; csrfToken: string; values: Shown; invalid?: string; edit?: { oauth: boolean }; submit: string }) {
-  const v = props.values;
-  const oauth = props.edit?.oauth === true;
-  return (
-    <form method="post" action={props.action} class="mailbox-form" aria-label={props.submit}>
-      <CsrfField token={props.csrfToken} />
-      {props.edit ? (
-        ''
-      ) : (
-        <p>
-          <label for="mb-address">E-mail address</label>{' '}
-          <input
-            id="mb-address"
-            name="address"
-            type="email"
-            required
-            maxlength="320"
-            autocomplete="off"
-            placeholder="dana@acme.example"
-            value={v.address ?? ''}
-            aria-invalid={props.invalid === 'address' ? 'true' : undefined}
-          />
-        </p>
-      )}
-      <p>
-        <label for="mb-display-name">Display name</label>{' '}
-        <input id="mb-display-name" name="displayName" maxlength="200" autocomplete="off" placeholder="Dana Smith" value={v.displayName ?? ''} />
-      </p>
-      {oauth ? (
-        <p class="meta">This mailbox signs in with OAuth: its servers and sign-in are kept; only the display name changes here.</p>
-      ) : (
-        <>
-          <ServerFields kind="smtp" values={v} invalid={props.invalid} />
-          <ServerFields kind="imap" values={v} invalid={props.invalid} />
-          <p>
-            <label for="mb-username">User name</label>{' '}
-            <input
-              id="mb-username"
-              name="username"
-              maxlength="320"
-              autocomplete="off"
-              placeholder="empty: the e-mail address"
-              value={v.username ?? ''}
-              aria-describedby="mb-username-help"
-            />{' '}
-            <span id="mb-username-help" class="meta">
-              Empty: the e-mail address (what these providers expect).
-            </span>
-          </p>
-          <p>
-            <label for="mb-password">{props.edit ? 'New password' : 'Password'}</label>{' '}
-            <input
-              id="mb-password"
-              name="password"
-              type="password"
-              required={props.edit ? undefined : true}
-              maxlength="1024"
-              autocomplete="new-password"
-              aria-describedby="mb-password-help"
-              aria-invalid={props.invalid === 'password' ? 'true' : undefined}
-            />{' '}
-            <span id="mb-password-help" class="meta">
-              {props.edit
-                ? 'Empty: keep the stored password. Stored encrypted; never shown again.'
-                : 'An app password where the provider has them. Stored encrypted; never shown again.'}
-            </span>
-          </p>
-        </>
-      )}
-      <button type="submit" class="primary" safe>
-        {props.submit}
-      </button>
-    </form>
-  );
 }
 
 export function mailboxAddPages(app: AppInstance, deps: ConsoleDeps) {

@@ -5,7 +5,7 @@ import { MAIL_PROVIDER_NAMES, MAILBOX_CALLBACK_PATH, MailboxError, type MailboxV
 import { MAIL_OAUTH_PROVIDERS, type MailOauthProvider } from '../../config/mail-oauth.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { CsrfField } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { redirectWithNotice } from '../ui.js';
 import { renderAccountsPage } from './accounts.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { INBOUND_VERDICTS, type InboundRecordView, type InboundVerdict } from '../../channels/email/index.js';
 import type { Services } from '../../app/services.js';
-import { TableHead } from '../layout.js';
+import { Table } from '../layout.js';
 import { Badge, EmptyState, humanize, When, type Tone } from '../ui.js';
 
 // Issue 38 §6, "every verdict visible", on the mailbox's console page (docs/console.md "A mailbox's inbound mail"):
@@ -169,15 +169,12 @@ export async function InboundSection(props: { services: Services; workspaceId: s
           <p>The inbox watcher reads this mailbox's INBOX on each poll; every message it reads gets a record here, kept for the activity retention window.</p>
         </EmptyState>
       ) : (
-        <table>
-          <caption safe>{verdict ? `Inbound messages with the verdict ${humanize(verdict)}, newest first` : 'Inbound messages, newest first'}</caption>
-          <TableHead columns={['Read', 'Verdict', 'Reply label', 'Reason', 'Effect', 'Lead', 'Excerpt']} />
-          <tbody>
-            {page.items.map((r) => (
-              <InboundRow r={r} names={names} now={now} />
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption={verdict ? `Inbound messages with the verdict ${humanize(verdict)}, newest first` : 'Inbound messages, newest first'}
+          columns={['Read', 'Verdict', 'Reply label', 'Reason', 'Effect', 'Lead', 'Excerpt']}
+          items={page.items}
+          row={(r) => <InboundRow r={r} names={names} now={now} />}
+        />
       )}
       <nav aria-label="Inbound mail pages" class="pager">
         {after ? <a href={pageUrl(base, { verdict })}>Newest</a> : ''}

@@ -2,8 +2,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import type { MailboxesService } from '../../channels/email/index.js';
 import { notFound } from '../../lib/errors.js';
-import { PostButton, TableHead } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { PostButton, Table } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { Badge, exactTime, redirectWithNotice } from '../ui.js';
 
 // The console's face of the reputation guards (docs/deliverability.md): the Accounts page lists the mailboxes a guard
@@ -26,31 +26,30 @@ export function PausedMailboxes(props: { paused: PausedMailbox[]; csrfToken: str
         A paused mailbox sends nothing: its steps wait, and no lead fails or loses an attempt for it. Find out why first (clean the list, or stop mailing people
         who did not ask for it), then resume it.
       </p>
-      <table>
-        <caption>Mailboxes a reputation guard or a person paused</caption>
-        <TableHead columns={['Mailbox', 'Why', 'Since', 'Actions']} />
-        <tbody>
-          {props.paused.map((p) => (
-            <tr>
-              <td safe>{p.address}</td>
-              <td>
-                <Badge value={`paused_${p.reason}`} label={REASON[p.reason]} tone={p.reason === 'manual' ? 'warn' : 'bad'} />{' '}
-                <span safe>{p.reason === 'manual' ? '' : (p.detail ?? '')}</span>
-              </td>
-              <td safe>{exactTime(p.pausedAt)}</td>
-              <td>
-                <PostButton
-                  action={`/console/mailboxes/${encodeURIComponent(p.id)}/resume`}
-                  csrfToken={props.csrfToken}
-                  label="Resume"
-                  ariaLabel={`Resume ${p.address}`}
-                  confirm={`Resume ${p.address}? It starts sending again.`}
-                />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        caption="Mailboxes a reputation guard or a person paused"
+        columns={['Mailbox', 'Why', 'Since', 'Actions']}
+        items={props.paused}
+        row={(p) => (
+          <tr>
+            <td safe>{p.address}</td>
+            <td>
+              <Badge value={`paused_${p.reason}`} label={REASON[p.reason]} tone={p.reason === 'manual' ? 'warn' : 'bad'} />{' '}
+              <span safe>{p.reason === 'manual' ? '' : (p.detail ?? '')}</span>
+            </td>
+            <td safe>{exactTime(p.pausedAt)}</td>
+            <td>
+              <PostButton
+                action={`/console/mailboxes/${encodeURIComponent(p.id)}/resume`}
+                csrfToken={props.csrfToken}
+                label="Resume"
+                ariaLabel={`Resume ${p.address}`}
+                confirm={`Resume ${p.address}? It starts sending again.`}
+              />
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -10,8 +10,8 @@ import {
   type MailboxesService,
   type RecordCheck,
 } from '../../channels/email/index.js';
-import { CsrfField, PostButton, TableHead } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { CsrfField, PostButton, Table } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import { mailboxAuthText } from './mailbox-connect-parts.js';
@@ -61,46 +61,45 @@ function ChecksTable(props: { report: MailboxDomainReport }) {
     { kind: 'dmarc' as const, name: 'DMARC' },
   ];
   return (
-    <table>
-      <caption safe>{`DNS records of ${r.domain}, checked ${exactTime(r.checkedAt)}`}</caption>
-      <TableHead columns={['Record', 'Status', 'Looked at', 'Found', 'What to add']} />
-      <tbody>
-        {rows.map(({ kind, name }) => {
-          const c = r[kind];
-          const s = STATUS[c.status];
-          return (
-            <tr>
-              <th scope="row" safe>
-                {name}
-              </th>
-              <td>
-                <Badge value={c.status} label={s.label} tone={s.tone} />
-                {kind === 'dmarc' && r.dmarc.policy ? <span safe>{` p=${r.dmarc.policy}`}</span> : ''}
-              </td>
-              <td class="id" safe>
-                {c.names.join(', ')}
-              </td>
-              <td>
-                {c.records.length > 0 ? (
-                  <ul>
-                    {c.records.map((rec) => (
-                      <li>
-                        <code safe>{rec}</code>
-                      </li>
-                    ))}
-                  </ul>
-                ) : (
-                  <span class="muted" safe>
-                    {c.detail ?? 'nothing'}
-                  </span>
-                )}
-              </td>
-              <td safe>{whatToAdd(kind, r)}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <Table
+      caption={`DNS records of ${r.domain}, checked ${exactTime(r.checkedAt)}`}
+      columns={['Record', 'Status', 'Looked at', 'Found', 'What to add']}
+      items={rows}
+      row={({ kind, name }) => {
+        const c = r[kind];
+        const s = STATUS[c.status];
+        return (
+          <tr>
+            <th scope="row" safe>
+              {name}
+            </th>
+            <td>
+              <Badge value={c.status} label={s.label} tone={s.tone} />
+              {kind === 'dmarc' && r.dmarc.policy ? <span safe>{` p=${r.dmarc.policy}`}</span> : ''}
+            </td>
+            <td class="id" safe>
+              {c.names.join(', ')}
+            </td>
+            <td>
+              {c.records.length > 0 ? (
+                <ul>
+                  {c.records.map((rec) => (
+                    <li>
+                      <code safe>{rec}</code>
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                <span class="muted" safe>
+                  {c.detail ?? 'nothing'}
+                </span>
+              )}
+            </td>
+            <td safe>{whatToAdd(kind, r)}</td>
+          </tr>
+        );
+      }}
+    />
   );
 }
 

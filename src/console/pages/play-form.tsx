@@ -1,7 +1,7 @@
 // The Play form's parts, shared by "New Play" and the Play's edit page: the fields (Name, X account, Sequence) with
 // what the person typed kept after a refusal, and the service's field names said in the form's words.
 import { AppError } from '../../lib/errors.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 
 export interface PlayFormValues {
   name: string;
@@ -60,32 +60,43 @@ export function PlayFields(props: { values: PlayFormValues; choices: PlayChoices
         <label for="play-name">Name</label>
         <input id="play-name" name="name" type="text" value={values.name} maxlength="200" required />
       </p>
-      <p>
-        <label for="play-account">X account</label>{' '}
-        <select id="play-account" name="accountUserId" required>
-          <option value="" selected={values.accountUserId === ''}>
-            choose an account
-          </option>
-          {accounts.map((a) => (
-            <option value={a.userId} selected={a.userId === values.accountUserId} safe>
-              {'missing' in a ? `${a.userId} (not connected)` : `@${a.handle}`}
-            </option>
-          ))}
-        </select>
-      </p>
-      <p>
-        <label for="play-sequence">Sequence</label>{' '}
-        <select id="play-sequence" name="sequenceId" required>
-          <option value="" selected={values.sequenceId === ''}>
-            choose a sequence
-          </option>
-          {sequences.map((s) => (
-            <option value={s.id} selected={s.id === values.sequenceId} safe>
-              {`${s.name} (${s.status})`}
-            </option>
-          ))}
-        </select>
-      </p>
+      <ChoiceField
+        id="play-account"
+        name="accountUserId"
+        label="X account"
+        none="choose an account"
+        chosen={values.accountUserId}
+        options={accounts.map((a) => ({ value: a.userId, label: 'missing' in a ? `${a.userId} (not connected)` : `@${a.handle}` }))}
+      />
+      <ChoiceField
+        id="play-sequence"
+        name="sequenceId"
+        label="Sequence"
+        none="choose a sequence"
+        chosen={values.sequenceId}
+        options={sequences.map((s) => ({ value: s.id, label: `${s.name} (${s.status})` }))}
+      />
     </>
+  );
+}
+
+/** A required choice: its label, then a select whose first option (`none`, the empty value) asks to choose. */
+function ChoiceField(props: { id: string; name: string; label: string; none: string; chosen: string; options: { value: string; label: string }[] }) {
+  return (
+    <p>
+      <label for={props.id} safe>
+        {props.label}
+      </label>{' '}
+      <select id={props.id} name={props.name} required>
+        <option value="" selected={props.chosen === ''} safe>
+          {props.none}
+        </option>
+        {props.options.map((o) => (
+          <option value={o.value} selected={o.value === props.chosen} safe>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </p>
   );
 }

@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { PostButton, TableHead, CsrfField } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { PostButton, Table, CsrfField } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, formatNumber, NoticeBox, takeNotice, PrimaryLink, redirectWithNotice, type Notice } from '../ui.js';
 import { inFormWords, PlayFields, playChoices, readPlayForm, requirePlayFields, type PlayChoices, type PlayFormValues } from './play-form.js';
@@ -98,46 +98,45 @@ export function playsPages(app: AppInstance, deps: ConsoleDeps) {
               </p>
             </EmptyState>
           ) : (
-            <table>
-              <caption>Plays of this workspace, oldest first</caption>
-              <TableHead columns={['Play', 'Setup', 'Status', 'Mode', 'Unreviewed', 'Good fit', 'Not a good fit', 'Total', 'Review', 'Review URL']} />
-              <tbody>
-                {list.map((p, i) => {
-                  const review = reviews[i];
-                  return (
-                    <tr>
-                      <td safe>{p.name}</td>
-                      <td>
-                        <a href={`/console/plays/${p.id}/edit`}>
-                          Edit{' '}
-                          <span class="visually-hidden" safe>
-                            {p.name}
-                          </span>
+            <Table
+              caption="Plays of this workspace, oldest first"
+              columns={['Play', 'Setup', 'Status', 'Mode', 'Unreviewed', 'Good fit', 'Not a good fit', 'Total', 'Review', 'Review URL']}
+              items={list}
+              row={(p, i) => {
+                const review = reviews[i];
+                return (
+                  <tr>
+                    <td safe>{p.name}</td>
+                    <td>
+                      <a href={`/console/plays/${p.id}/edit`}>
+                        Edit{' '}
+                        <span class="visually-hidden" safe>
+                          {p.name}
+                        </span>
+                      </a>
+                    </td>
+                    <td>
+                      <Badge value={p.status} />
+                    </td>
+                    <td>{p.autopilot ? 'Autopilot' : 'Manual'}</td>
+                    <td>{review ? formatNumber(review.counts.unreviewed) : '—'}</td>
+                    <td>{review ? formatNumber(review.counts.goodFit) : '—'}</td>
+                    <td>{review ? formatNumber(review.counts.notAGoodFit) : '—'}</td>
+                    <td>{review ? formatNumber(review.counts.total) : '—'}</td>
+                    <td>
+                      {p.reviewApiEnabled ? (
+                        <a href={`/review/plays/${p.id}`}>
+                          Review <span safe>{p.name}</span>
                         </a>
-                      </td>
-                      <td>
-                        <Badge value={p.status} />
-                      </td>
-                      <td>{p.autopilot ? 'Autopilot' : 'Manual'}</td>
-                      <td>{review ? formatNumber(review.counts.unreviewed) : '—'}</td>
-                      <td>{review ? formatNumber(review.counts.goodFit) : '—'}</td>
-                      <td>{review ? formatNumber(review.counts.notAGoodFit) : '—'}</td>
-                      <td>{review ? formatNumber(review.counts.total) : '—'}</td>
-                      <td>
-                        {p.reviewApiEnabled ? (
-                          <a href={`/review/plays/${p.id}`}>
-                            Review <span safe>{p.name}</span>
-                          </a>
-                        ) : (
-                          'No review'
-                        )}
-                      </td>
-                      <td>{review ? <code safe>{review.reviewUrl}</code> : '—'}</td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+                      ) : (
+                        'No review'
+                      )}
+                    </td>
+                    <td>{review ? <code safe>{review.reviewUrl}</code> : '—'}</td>
+                  </tr>
+                );
+              }}
+            />
           )}
         </section>
       ),

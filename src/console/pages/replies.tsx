@@ -5,11 +5,11 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { DECISIONS, type Decision } from '../../modules/replies/index.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { consoleDecider } from './leads-twins.js';
 import { CsrfField, PostButton } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
-import { Badge, EmptyState, NoticeBox, When, plural, type Notice } from '../ui.js';
+import { Badge, EmptyState, NoticeBox, noticeTable, When, plural, type Notice } from '../ui.js';
 
 /** Button names: the accessible name of each decision's button (issue 15 §3: "Send", "Dismiss", "Snooze", …). */
 export const DECISION_LABELS: Record<Decision, string> = {
@@ -27,20 +27,24 @@ export const DECISION_LABELS: Record<Decision, string> = {
  * What `?notice=` may say on the replies page after a decision or Mark handled (POST/redirect/GET): a code from this
  * list, whose text is shown; an unknown code shows nothing, so a crafted link cannot put words in the console's mouth.
  */
-export const REPLY_NOTICES = {
-  send: { kind: 'done', text: 'Sent: the answer went out on the reply’s channel; the reply left the queue.' },
-  invite: { kind: 'done', text: 'Invite sent: the meeting invitation went out on the reply’s channel; the reply left the queue.' },
-  booking_link: { kind: 'done', text: 'Booking link sent on the reply’s channel; the reply left the queue.' },
-  task_created: { kind: 'done', text: 'Task created: send the answer yourself on LinkedIn from Tasks, then press Done. The reply left the queue.' },
-  snooze: { kind: 'done', text: 'Snoozed: the reply comes back to the queue when the snooze ends.' },
-  start_sequence: { kind: 'done', text: 'Follow-up sequence started for this lead; the reply left the queue.' },
-  meeting_booked: { kind: 'done', text: 'Meeting booked recorded; the reply left the queue.' },
-  dismiss: { kind: 'done', text: 'Dismissed: nobody was contacted; the reply left the queue.' },
-  opt_out: { kind: 'done', text: 'Opted out: the person gets nothing more from any sequence, permanently; the reply left the queue.' },
-  marked_handled: { kind: 'done', text: 'Marked handled: the reply left the queue. Nothing was sent from here.' },
-  already_decided: { kind: 'done', text: 'This reply was already handled or decided; nothing changed.' },
-  has_decisions: { kind: 'refused', text: 'Not marked handled: this reply is answered with one of its decisions.' },
-} as const satisfies Record<string, Notice>;
+export const REPLY_NOTICES = noticeTable({
+  done: {
+    send: 'Sent: the answer went out on the reply’s channel; the reply left the queue.',
+    invite: 'Invite sent: the meeting invitation went out on the reply’s channel; the reply left the queue.',
+    booking_link: 'Booking link sent on the reply’s channel; the reply left the queue.',
+    task_created: 'Task created: send the answer yourself on LinkedIn from Tasks, then press Done. The reply left the queue.',
+    snooze: 'Snoozed: the reply comes back to the queue when the snooze ends.',
+    start_sequence: 'Follow-up sequence started for this lead; the reply left the queue.',
+    meeting_booked: 'Meeting booked recorded; the reply left the queue.',
+    dismiss: 'Dismissed: nobody was contacted; the reply left the queue.',
+    opt_out: 'Opted out: the person gets nothing more from any sequence, permanently; the reply left the queue.',
+    marked_handled: 'Marked handled: the reply left the queue. Nothing was sent from here.',
+    already_decided: 'This reply was already handled or decided; nothing changed.',
+  },
+  refused: {
+    has_decisions: 'Not marked handled: this reply is answered with one of its decisions.',
+  },
+});
 
 function replyNotice(query: unknown): Notice | null {
   const code = (query as Record<string, unknown> | undefined)?.notice;

@@ -1,4 +1,5 @@
 import { AppError } from '../../lib/errors.js';
+import { noticeTable } from '../ui.js';
 
 // The review page's words for outcomes and refusals, and the notice codes its URLs may carry (docs/console.md).
 
@@ -16,25 +17,29 @@ const OUTCOME_LABELS: Record<string, string> = {
  * say something in the console's own voice. `enrolled_selected` also reads the tally's counts from the URL
  * (whole numbers, one parameter per outcome code).
  */
-export const REVIEW_NOTICES = {
-  enrolled: { kind: 'done', text: 'Enrolled' },
-  existing_lead: { kind: 'done', text: 'Existing lead kept' },
-  already_reviewed: { kind: 'done', text: 'Already reviewed' },
-  rejected: { kind: 'done', text: 'Rejected' },
-  enrolled_selected: { kind: 'done', text: 'Enroll selected:' },
-  none_selected: { kind: 'refused', text: 'Nothing enrolled: select at least one candidate.' },
-  too_many_selected: { kind: 'refused', text: 'Nothing enrolled: select at most 200 candidates of this page.' },
-  stale_play_revision: { kind: 'refused', text: 'Not saved: the Play changed since this page was drawn. Reload the page and decide again.' },
-  stale_sequence_revision: { kind: 'refused', text: 'Not saved: the sequence changed since this page was drawn. Reload the page and decide again.' },
-  sequence_mismatch: { kind: 'refused', text: 'Not saved: the Play’s sequence changed since this page was drawn. Reload the page.' },
-  archived_sequence_is_read_only: { kind: 'refused', text: 'Not saved: the Play’s sequence is archived; no lead can be enrolled into it.' },
-  no_connected_sender: { kind: 'refused', text: 'Not saved: the Play’s sending account is not connected to this workspace.' },
-  play_archived: { kind: 'refused', text: 'Not saved: the Play is archived.' },
-  play_autopilot: { kind: 'refused', text: 'Not saved: autopilot Plays cannot use manual enrollment.' },
-  review_conflict: { kind: 'refused', text: 'Not saved: another decision on these candidates was saved at the same time. Reload the page.' },
-  candidate_not_found: { kind: 'refused', text: 'Not saved: a candidate is not part of this Play any more. Reload the page.' },
-  not_saved: { kind: 'refused', text: 'Not saved: the request was refused. Reload the page and try again.' },
-} as const satisfies Record<string, { kind: 'done' | 'refused'; text: string }>;
+export const REVIEW_NOTICES = noticeTable({
+  done: {
+    enrolled: 'Enrolled',
+    existing_lead: 'Existing lead kept',
+    already_reviewed: 'Already reviewed',
+    rejected: 'Rejected',
+    enrolled_selected: 'Enroll selected:',
+  },
+  refused: {
+    none_selected: 'Nothing enrolled: select at least one candidate.',
+    too_many_selected: 'Nothing enrolled: select at most 200 candidates of this page.',
+    stale_play_revision: 'Not saved: the Play changed since this page was drawn. Reload the page and decide again.',
+    stale_sequence_revision: 'Not saved: the sequence changed since this page was drawn. Reload the page and decide again.',
+    sequence_mismatch: 'Not saved: the Play’s sequence changed since this page was drawn. Reload the page.',
+    archived_sequence_is_read_only: 'Not saved: the Play’s sequence is archived; no lead can be enrolled into it.',
+    no_connected_sender: 'Not saved: the Play’s sending account is not connected to this workspace.',
+    play_archived: 'Not saved: the Play is archived.',
+    play_autopilot: 'Not saved: autopilot Plays cannot use manual enrollment.',
+    review_conflict: 'Not saved: another decision on these candidates was saved at the same time. Reload the page.',
+    candidate_not_found: 'Not saved: a candidate is not part of this Play any more. Reload the page.',
+    not_saved: 'Not saved: the request was refused. Reload the page and try again.',
+  },
+});
 export type ReviewNotice = keyof typeof REVIEW_NOTICES;
 
 /** The outcome codes of the service (enroll and review results) as notice codes. */

@@ -4,11 +4,10 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { CANDIDATE_FILTERS, type CandidateFilter } from '../../domain/vocabulary.js';
-import type { ConsoleDeps } from '../plugin.js';
-import { CsrfField } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
+import { CsrfField, Table } from '../layout.js';
 import { pageContext, sendFragment, sendPage } from '../render.js';
-import { plural, When } from '../ui.js';
-import { initialsOf } from '../../modules/publicdata/index.js';
+import { CandidateRow, FILTER_LABELS, FilterLinks } from './review-candidate.js';
 import {
   goodFitEffect,
   OUTCOME_NOTICES,
@@ -24,202 +23,6 @@ export { REVIEW_NOTICES } from './review-notices.js';
 
 /** Rows per review page: small enough to read, and one keyset page of the candidates index. */
 export const REVIEW_PAGE_SIZE = 50;
-
-const FILTER_LABELS: Record<CandidateFilter, 'Unreviewed' | 'Good fit' | 'Not a good fit' | 'All'> = {
-  unreviewed: 'Unreviewed',
-  good_fit: 'Good fit',
-  not_a_good_fit: 'Not a good fit',
-  all: 'All',
-};
-const FILTER_ORDER: CandidateFilter[] = ['unreviewed', 'good_fit', 'not_a_good_fit', 'all'];
-
-const STATUS_LABELS: Record<string, string> = { proposed: 'Proposed', imported: 'Imported', approved: 'Good fit', rejected: 'Not a good fit' };
-interface CandidateProfile {
-  bio: string | null;
-  location: string | null;
-  followersCount: number | null;
-  hasPicture: boolean;
-  lastPost: { text: string; createdAt: string | null } | null;
-}
-interface CandidateView {
-  id: string;
-  xUserId: string;
-  username: string | null;
-  name: string | null;
-  status: string;
-  review: { decision: string } | null;
-  profile?: CandidateProfile;
-}
-
-/** Who a row is, in words: the handle, else the name, else "Unknown X user" (never a bare user id). */
-const labelOf = (c: { username: string | null; name: string | null }) => (c.username ? `@${c.username}` : (c.name ?? 'Unknown X user'));
-
-/** The picture from the console's own origin (the server fetched it), else the initials; decorative beside the name. */
-function Avatar(props: { c: CandidateView }) {
-  const { c } = props;
-  if (c.profile?.hasPicture) return <img class="avatar" src={`/console/avatars/${c.id}`} alt="" width="40" height="40" loading="lazy" />;
-  return (
-    <span class="avatar avatar-initials" aria-hidden="true" safe>
-      {initialsOf(c.name, c.username)}
-    </span>
-  );
-}
-
-/** What a reviewer judges "good fit" by: bio, location, followers, the last post, and the profile on X. */
-function ProfileCell(props: { c: CandidateView }) {
-  const { c } = props;
-  const p = c.profile;
-  // Plain strings, escaped where they are drawn (`safe`): the location comes from the provider.
-  const facts: string[] = [];
-  if (p?.location) facts.push(p.location);
-  if (p?.followersCount !== null && p?.followersCount !== undefined) facts.push(plural(p.followersCount, 'follower'));
-  return (
-    <td class="profile">
-      {p?.bio ? (
-        <p class="bio" safe>
-          {p.bio}
-        </p>
-      ) : (
-        ''
-      )}
-      {facts.length > 0 ? (
-        <p class="muted facts" safe>
-          {facts.join(' · ')}
-        </p>
-      ) : (
-        ''
-      )}
-      {p?.lastPost ? (
-        <blockquote class="last-post">
-          <p safe>{p.lastPost.text}</p>
-          {p.lastPost.createdAt ? (
-            <footer class="muted">
-              Last post <When at={p.lastPost.createdAt} />
-            </footer>
-          ) : (
-            ''
-          )}
-        </blockquote>
-      ) : (
-        ''
-      )}
-      {c.username ? (
-        <a href={`https://x.com/${encodeURIComponent(c.username)}`} rel="noopener noreferrer" target="_blank">
-          Profile on X{' '}
-          <span class="visually-hidden" safe>
-            {`of @${c.username}`}
-          </span>
-        </a>
-      ) : (
-        ''
-      )}
-      {!p?.bio && facts.length === 0 && !p?.lastPost && !c.username ? <span class="muted">No public profile</span> : ''}
-    </td>
-  );
-}
-
-type Counts = { total: number; unreviewed: number; goodFit: number; notAGoodFit: number };
-
-/** The filter links with their counts; `oob` redraws them beside a row answer (htmx out-of-band swap). */
-function FilterLinks(props: { base: string; filter: CandidateFilter; counts: Counts; oob?: boolean }) {
-  const n: Record<CandidateFilter, number> = {
-    unreviewed: props.counts.unreviewed,
-    good_fit: props.counts.goodFit,
-    not_a_good_fit: props.counts.notAGoodFit,
-    all: props.counts.total,
-  };
-  return (
-    <nav id="review-filters" aria-label="Filter candidates" class="filters" hx-swap-oob={props.oob ? 'true' : undefined}>
-      <ul>
-        {FILTER_ORDER.map((f) => (
-          <li>
-            <a href={`${props.base}?filter=${f}`} aria-current={f === props.filter ? 'page' : undefined}>
-              {FILTER_LABELS[f]} <span class="count">{n[f]}</span>
-            </a>
-          </li>
-        ))}
-      </ul>
-    </nav>
-  );
-}
-
-function CandidateRow(props: { playId: string; c: CandidateView; readOnly: boolean; outcome?: string; error?: string }) {
-  const { c, playId } = props;
-  const open = !props.readOnly && c.review === null;
-  const handle = labelOf(c);
-  const vals = JSON.stringify({ xUserId: c.xUserId });
-  return (
-    <tr id={`candidate-${c.id}`} data-candidate={c.id} tabindex="-1">
-      <td>{open ? <input type="checkbox" name="candidateIds" value={c.id} aria-label={`Select ${handle}`} /> : ''}</td>
-      <td>
-        <Avatar c={c} />
-      </td>
-      {c.username ? (
-        <td safe>{`@${c.username}`}</td>
-      ) : (
-        <td>
-          <span class="muted">
-            no handle{' '}
-            <span class="nowrap" safe>
-              {`(id ${c.xUserId})`}
-            </span>
-          </span>
-        </td>
-      )}
-      <td safe>{c.name ?? (c.username ? '' : 'Unknown X user')}</td>
-      <td safe>{STATUS_LABELS[c.status] ?? c.status}</td>
-      <ProfileCell c={c} />
-      <td class="actions">
-        {open ? (
-          <>
-            <button
-              type="button"
-              hx-post={`/review/plays/${playId}/candidates/${c.id}/good-fit`}
-              hx-vals={vals}
-              hx-target="closest tr"
-              hx-swap="outerHTML"
-              data-action="good-fit"
-            >
-              Good fit{' '}
-              <span class="visually-hidden" safe>
-                {handle}
-              </span>
-            </button>{' '}
-            <button
-              type="button"
-              hx-post={`/review/plays/${playId}/candidates/${c.id}/not-a-good-fit`}
-              hx-vals={vals}
-              hx-target="closest tr"
-              hx-swap="outerHTML"
-              data-action="not-a-good-fit"
-            >
-              Not a good fit{' '}
-              <span class="visually-hidden" safe>
-                {handle}
-              </span>
-            </button>
-          </>
-        ) : (
-          ''
-        )}
-        {props.outcome ? (
-          <span class="outcome" role="status" safe>
-            {props.outcome}
-          </span>
-        ) : (
-          ''
-        )}
-        {props.error ? (
-          <span class="outcome error" role="alert" safe>
-            {props.error}
-          </span>
-        ) : (
-          ''
-        )}
-      </td>
-    </tr>
-  );
-}
 
 const FormFields = Type.Object(
   {
@@ -257,6 +60,159 @@ const revisionField = (value: string | undefined, field: string) => {
 const asFilter = (value: unknown): CandidateFilter =>
   (CANDIDATE_FILTERS as readonly string[]).includes(value as string) ? (value as CandidateFilter) : 'unreviewed';
 
+type CandidatesPage = Awaited<ReturnType<ConsoleDeps['services']['plays']['listCandidates']>>;
+type Effect = ReturnType<typeof goodFitEffect>;
+
+/** The candidates of one page, with the select-all box in the header while any of them is open. */
+function CandidatesTable(props: { page: CandidatesPage; filter: CandidateFilter; readOnly: boolean; open: readonly unknown[] }) {
+  const { page, open } = props;
+  const head = (
+    <thead>
+      <tr>
+        <th scope="col">
+          {open.length > 0 ? (
+            <label class="check">
+              <input type="checkbox" id="review-select-all" name="selectAll" value="page" data-select-all />{' '}
+              <span class="visually-hidden" safe>
+                {`Select all ${open.length} candidates on this page`}
+              </span>
+            </label>
+          ) : (
+            <span class="visually-hidden">Select</span>
+          )}
+        </th>
+        <th scope="col">
+          <span class="visually-hidden">Picture</span>
+        </th>
+        <th scope="col">Username</th>
+        <th scope="col">Name</th>
+        <th scope="col">Status</th>
+        <th scope="col">Profile</th>
+        <th scope="col">Decision</th>
+      </tr>
+    </thead>
+  );
+  return (
+    <Table
+      id="candidates"
+      captionMarkup={
+        <>
+          {FILTER_LABELS[props.filter]} candidates of <span safe>{page.play.name}</span>
+        </>
+      }
+      head={head}
+    >
+      {page.candidates.length === 0 ? (
+        <tr>
+          <td colspan="7">No candidates here.</td>
+        </tr>
+      ) : (
+        page.candidates.map((c) => <CandidateRow playId={page.play.id} c={c} readOnly={props.readOnly} />)
+      )}
+    </Table>
+  );
+}
+
+/** What Good fit does on this Play, and the keys, above the table (or why the page is read-only). */
+function ReviewMeta(props: { page: CandidatesPage; readOnly: boolean; effect: Effect }) {
+  const { page, effect } = props;
+  return (
+    <p class="meta">
+      {props.readOnly ? (
+        <strong>{page.play.status === 'archived' ? 'This Play is archived' : 'This is an autopilot Play'}: its candidates are shown read-only.</strong>
+      ) : (
+        <>
+          <span id="good-fit-effect" safe>
+            {effect.enrolls
+              ? `Good fit enrolls the candidate into sequence ‘${effect.name}’ (${effect.status}, revision ${page.sequence?.revision ?? ''}).`
+              : `Good fit cannot enroll: ${effect.why}. Not a good fit still records the decision.`}
+          </span>{' '}
+          Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>g</kbd> good fit, <kbd>n</kbd> not a good fit.
+        </>
+      )}
+    </p>
+  );
+}
+
+/** The form's submit button (Good fit: enroll selected) and the live count of what is selected. */
+function EnrollSelected(props: { effect: Effect; openCount: number }) {
+  const { effect } = props;
+  return (
+    <p class="review-submit">
+      <button type="submit" id="review-enroll" aria-describedby="review-selection">
+        {effect.enrolls ? (
+          <>
+            Good fit: enroll selected
+            <span data-selected-count hidden></span> into sequence <span safe>{`‘${effect.name}’`}</span> <span safe>{`(${effect.status})`}</span>
+          </>
+        ) : (
+          <>
+            Good fit: enroll selected<span data-selected-count hidden></span> (refused: <span safe>{effect.why}</span>)
+          </>
+        )}
+      </button>{' '}
+      <span id="review-selection" role="status" aria-live="polite" data-of={String(props.openCount)}>
+        {props.openCount > 0 ? 'Tick candidates, or the box in the header to select all on this page.' : ''}
+      </span>
+    </p>
+  );
+}
+
+/** The review page's body (`#review-body`, which the enroll form's htmx answer replaces). */
+function ReviewBody(props: {
+  page: CandidatesPage;
+  filter: CandidateFilter;
+  after: string | undefined;
+  readOnly: boolean;
+  notice: ReturnType<typeof reviewNoticeOf>;
+  csrfToken: string;
+}) {
+  const { page, filter, after, readOnly, notice } = props;
+  const base = `/review/plays/${page.play.id}`;
+  const effect = goodFitEffect(page.sequence);
+  const open = readOnly ? [] : page.candidates.filter((c) => c.review === null);
+  return (
+    <div id="review-body">
+      <h1 safe>{page.play.name}</h1>
+      <ReviewMeta page={page} readOnly={readOnly} effect={effect} />
+      {notice ? (
+        <p role={notice.kind === 'refused' ? 'alert' : 'status'} class={notice.kind === 'refused' ? 'notice notice-refused' : 'notice'} safe>
+          {notice.text}
+        </p>
+      ) : (
+        ''
+      )}
+      <FilterLinks base={base} filter={filter} counts={page.counts} />
+      <form
+        id="review-form"
+        method="post"
+        action={`${base}/enroll`}
+        hx-post={`${base}/enroll`}
+        hx-target="#review-body"
+        hx-select="#review-body"
+        hx-disinherit="*"
+        hx-swap="outerHTML"
+      >
+        <CsrfField token={props.csrfToken} />
+        <input type="hidden" name="expectedRevision" value={String(page.play.revision)} />
+        <input type="hidden" name="sequenceId" value={page.sequence?.id ?? ''} />
+        <input type="hidden" name="sequenceRevision" value={String(page.sequence?.revision ?? '')} />
+        <input type="hidden" name="filter" value={filter} />
+        <input type="hidden" name="after" value={after ?? ''} />
+        <CandidatesTable page={page} filter={filter} readOnly={readOnly} open={open} />
+        {open.map((c) => (
+          <input type="hidden" name="pageIds" value={c.id} />
+        ))}
+        {readOnly ? '' : <EnrollSelected effect={effect} openCount={open.length} />}
+      </form>
+      <nav aria-label="Pages" class="pager">
+        {after ? <a href={`${base}?filter=${filter}`}>First page</a> : ''}
+        {page.nextCursor ? <a href={`${base}?filter=${filter}&after=${page.nextCursor}`}>Next page</a> : ''}
+      </nav>
+    </div>
+  );
+}
+
 export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
   const { plays } = deps.services;
 
@@ -277,125 +233,11 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const view = (await plays.listPlays(workspaceId)).plays.find((p) => p.id === playId);
       const readOnly = page.play.status === 'archived' || !!view?.autopilot;
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-      const counts = page.counts;
-      const base = `/review/plays/${page.play.id}`;
-      const notice = reviewNoticeOf(req.query);
-      const effect = goodFitEffect(page.sequence);
-      const open = readOnly ? [] : page.candidates.filter((c) => c.review === null);
       return sendPage(reply, ctx, {
         title: page.play.name,
         nav: 'plays',
         scripts: ['review.js'],
-        body: (
-          <div id="review-body">
-            <h1 safe>{page.play.name}</h1>
-            <p class="meta">
-              {readOnly ? (
-                <strong>{page.play.status === 'archived' ? 'This Play is archived' : 'This is an autopilot Play'}: its candidates are shown read-only.</strong>
-              ) : (
-                <>
-                  <span id="good-fit-effect" safe>
-                    {effect.enrolls
-                      ? `Good fit enrolls the candidate into sequence ‘${effect.name}’ (${effect.status}, revision ${page.sequence?.revision ?? ''}).`
-                      : `Good fit cannot enroll: ${effect.why}. Not a good fit still records the decision.`}
-                  </span>{' '}
-                  Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>g</kbd> good fit, <kbd>n</kbd> not a good fit.
-                </>
-              )}
-            </p>
-            {notice ? (
-              <p role={notice.kind === 'refused' ? 'alert' : 'status'} class={notice.kind === 'refused' ? 'notice notice-refused' : 'notice'} safe>
-                {notice.text}
-              </p>
-            ) : (
-              ''
-            )}
-            <FilterLinks base={base} filter={filter} counts={counts} />
-            <form
-              id="review-form"
-              method="post"
-              action={`${base}/enroll`}
-              hx-post={`${base}/enroll`}
-              hx-target="#review-body"
-              hx-select="#review-body"
-              hx-disinherit="*"
-              hx-swap="outerHTML"
-            >
-              <CsrfField token={ctx.csrfToken} />
-              <input type="hidden" name="expectedRevision" value={String(page.play.revision)} />
-              <input type="hidden" name="sequenceId" value={page.sequence?.id ?? ''} />
-              <input type="hidden" name="sequenceRevision" value={String(page.sequence?.revision ?? '')} />
-              <input type="hidden" name="filter" value={filter} />
-              <input type="hidden" name="after" value={after ?? ''} />
-              <table id="candidates">
-                <caption>
-                  {FILTER_LABELS[filter]} candidates of <span safe>{page.play.name}</span>
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">
-                      {open.length > 0 ? (
-                        <label class="check">
-                          <input type="checkbox" id="review-select-all" name="selectAll" value="page" data-select-all />{' '}
-                          <span class="visually-hidden" safe>
-                            {`Select all ${open.length} candidates on this page`}
-                          </span>
-                        </label>
-                      ) : (
-                        <span class="visually-hidden">Select</span>
-                      )}
-                    </th>
-                    <th scope="col">
-                      <span class="visually-hidden">Picture</span>
-                    </th>
-                    <th scope="col">Username</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Profile</th>
-                    <th scope="col">Decision</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.candidates.length === 0 ? (
-                    <tr>
-                      <td colspan="7">No candidates here.</td>
-                    </tr>
-                  ) : (
-                    page.candidates.map((c) => <CandidateRow playId={page.play.id} c={c} readOnly={readOnly} />)
-                  )}
-                </tbody>
-              </table>
-              {open.map((c) => (
-                <input type="hidden" name="pageIds" value={c.id} />
-              ))}
-              {readOnly ? (
-                ''
-              ) : (
-                <p class="review-submit">
-                  <button type="submit" id="review-enroll" aria-describedby="review-selection">
-                    {effect.enrolls ? (
-                      <>
-                        Good fit: enroll selected
-                        <span data-selected-count hidden></span> into sequence <span safe>{`‘${effect.name}’`}</span> <span safe>{`(${effect.status})`}</span>
-                      </>
-                    ) : (
-                      <>
-                        Good fit: enroll selected<span data-selected-count hidden></span> (refused: <span safe>{effect.why}</span>)
-                      </>
-                    )}
-                  </button>{' '}
-                  <span id="review-selection" role="status" aria-live="polite" data-of={String(open.length)}>
-                    {open.length > 0 ? 'Tick candidates, or the box in the header to select all on this page.' : ''}
-                  </span>
-                </p>
-              )}
-            </form>
-            <nav aria-label="Pages" class="pager">
-              {after ? <a href={`${base}?filter=${filter}`}>First page</a> : ''}
-              {page.nextCursor ? <a href={`${base}?filter=${filter}&after=${page.nextCursor}`}>Next page</a> : ''}
-            </nav>
-          </div>
-        ),
+        body: <ReviewBody page={page} filter={filter} after={after} readOnly={readOnly} notice={reviewNoticeOf(req.query)} csrfToken={ctx.csrfToken} />,
       });
     },
   );

@@ -4,7 +4,7 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import { ENGAGE_KINDS, STEP_KINDS } from '../../domain/vocabulary.js';
 import type { AuthoringService } from '../../modules/authoring/index.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { NoticeBox, redirectWithNotice, type Notice } from '../ui.js';
@@ -298,6 +298,15 @@ export function StepsEditor(props: { state: EditorState; leads: LeadOption[]; pr
   );
 }
 
+/** The link back to the list, above a sequence's page and the new-sequence page. */
+export function BackToSequences() {
+  return (
+    <p>
+      <a href="/console/sequences">All sequences</a>
+    </p>
+  );
+}
+
 /** `/console/sequences/new`: a name and steps; "Create sequence" saves a draft through authoring.createSequence. */
 export function sequenceEditorPages(app: AppInstance, deps: ConsoleDeps) {
   const { authoring } = deps.services;
@@ -316,9 +325,7 @@ export function sequenceEditorPages(app: AppInstance, deps: ConsoleDeps) {
       status: extra.status,
       body: (
         <>
-          <p>
-            <a href="/console/sequences">All sequences</a>
-          </p>
+          <BackToSequences />
           <h1>New sequence</h1>
           <NoticeBox notice={extra.notice} />
           <p>It is saved as a draft: nothing is sent until it is approved and activated.</p>

@@ -3,12 +3,12 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { ExecutionBlockReason, Step, StepChange } from '../../modules/sequences/index.js';
-import type { ConsoleDeps } from '../plugin.js';
-import { CsrfField, PostButton, TableHead } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
+import { CsrfField, PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { channelName } from '../../domain/vocabulary.js';
 import { Badge, EmptyState, NoticeBox, takeNotice, plural, PrimaryLink, When, redirectWithNotice, type Notice } from '../ui.js';
-import { EditorFormBody as FormBody, leadOptions, refusalOf, runEditorOp, StepsEditor, type PreviewView } from './sequence-editor.js';
+import { BackToSequences, EditorFormBody as FormBody, leadOptions, refusalOf, runEditorOp, StepsEditor, type PreviewView } from './sequence-editor.js';
 import { editorFromSteps, readEditorForm, readOp, toAuthoringSteps, type EditorState } from './sequence-form.js';
 
 type StatusForm = { status?: string; back?: string };
@@ -60,6 +60,174 @@ const CHANGE_LABEL: Record<StepChange['change'], string> = { unchanged: 'Unchang
 const STALE_HINT =
   'It changed since this page was drawn (an agent or another person edited it). Nothing was saved; open the sequence again to see the current steps.';
 
+type SequenceForReview = Awaited<ReturnType<ConsoleDeps['services']['sequences']['getSequenceForReview']>>;
+
+/** The missing-sender warning, the status and revisions line, and the allowed status changes of one sequence. */
+function SequenceSummary(props: { seq: SequenceForReview; csrfToken: string }) {
+  const { seq } = props;
+  // A channel of its steps with no sender in the workspace: warned here, and approving is refused until it has one.
+  const withoutSender = seq.channelsWithoutSender;
+  const actions = allowedActions(seq);
+  return (
+    <>
+      {withoutSender.length > 0 ? (
+        <p role="note" class="notice notice-warn">
+          <span safe>{`No sender in this workspace for ${withoutSender.map(channelName).join(' and ')}: its leads would wait forever. `}</span>
+          <a href="/console/accounts">{withoutSender.includes('email') ? 'Add a mailbox on Accounts' : 'Connect an account on Accounts'}</a>
+          <span> before approving (approval is refused until then).</span>
+        </p>
+      ) : (
+        ''
+      )}
+      <p>
+        <Badge value={seq.status} />{' '}
+        <span safe>{`revision ${seq.revision} · ${seq.approvedRevision === null ? 'never approved' : `approved revision ${seq.approvedRevision}`} `}</span>
+        {seq.approvedAt ? <When at={seq.approvedAt} /> : ''}
+        <span safe>{` · ${plural(seq.leadCount, 'lead')}`}</span>
+        <span safe>{seq.sendInLeadHours ? " · sends in each lead's own hours (when known)" : " · sends in the account's hours"}</span>
+      </p>
+      {actions.length > 0 ? (
+        <p>
+          {actions.map((a) => (
+            <>
+              <PostButton
+                action={`/console/sequences/${seq.id}/status`}
+                csrfToken={props.csrfToken}
+                fields={{ status: a.status, back: 'page' }}
+                label={a.label}
+                ariaLabel={`${a.label} ${seq.name}`}
+              />{' '}
+            </>
+          ))}
+        </p>
+      ) : (
+        ''
+      )}
+    </>
+  );
+}
+
+/** The steps of the current revision beside the approved revision's. */
+function ChangesSection(props: { seq: SequenceForReview }) {
+  const { seq } = props;
+  const changed = seq.changes.filter((c) => c.change !== 'unchanged').length;
+  return (
+    <section aria-labelledby="changes">
+      <h2 id="changes" safe>
+        {seq.approvedRevision === null
+          ? `Steps of revision ${seq.revision} (none approved yet)`
+          : isApproved(seq)
+            ? `Steps of revision ${seq.revision} (approved)`
+            : `Changes since approved revision ${seq.approvedRevision}: ${changed} of ${seq.changes.length} steps`}
+      </h2>
+      {!seq.approvedStepsKnown ? (
+        <p role="note">The steps of the approved revision were not recorded (it was approved before this version kept them); every step is shown as added.</p>
+      ) : null}
+      <Table
+        caption={`Steps of revision ${seq.revision} beside the approved revision`}
+        columns={['Step', 'Change', 'Now', 'Approved']}
+        items={seq.changes}
+        empty={
+          <EmptyState title="No step yet">
+            <p>{seq.status === 'draft' ? 'Add steps below, then save them.' : 'Put it back to draft to add steps.'}</p>
+          </EmptyState>
+        }
+        row={(c) => (
+          <tr class={`change-${c.change}`}>
+            <td safe>{String(c.position + 1)}</td>
+            <td safe>{CHANGE_LABEL[c.change]}</td>
+            <td safe>{'step' in c ? describeStep(c.step) : '—'}</td>
+            <td safe>{c.change === 'changed' || c.change === 'removed' ? describeStep(c.approved) : c.change === 'unchanged' ? 'same' : '—'}</td>
+          </tr>
+        )}
+      />
+    </section>
+  );
+}
+
+/** Approve this exact revision, or why it cannot be (archived, already approved, no steps). */
+function ApproveSection(props: { seq: SequenceForReview; csrfToken: string }) {
+  const { seq } = props;
+  if (seq.status === 'archived') return <p>An archived sequence is read-only.</p>;
+  if (isApproved(seq)) return '';
+  if (seq.steps.length === 0) return <p>A sequence without steps cannot be approved.</p>;
+  return (
+    <form method="post" action={`/console/sequences/${seq.id}/approve`}>
+      <CsrfField token={props.csrfToken} />
+      {/* The exact revision shown: if an agent edits the sequence meanwhile, the service refuses a stale approval. */}
+      <input type="hidden" name="revision" value={String(seq.revision)} />
+      <button type="submit" class="primary" safe>
+        {`Approve revision ${seq.revision}`}
+      </button>{' '}
+      <span class="muted">Approving never starts sending: Activate does.</span>
+    </form>
+  );
+}
+
+type SequenceListItem = Awaited<ReturnType<ConsoleDeps['services']['sequences']['listSequences']>>[number];
+
+/** The list page: each sequence with its status, revisions, leads, what blocks or holds it, and its status changes. */
+function SequencesList(props: { list: SequenceListItem[]; heldText: (id: string) => string; notice: Notice | null; csrfToken: string }) {
+  const { list, heldText, notice } = props;
+  return (
+    <>
+      <h1>Sequences</h1>
+      <NoticeBox notice={notice} />
+      <p>
+        <PrimaryLink href="/console/sequences/new" label="New sequence" />
+      </p>
+      <Table
+        caption="Sequences of this workspace"
+        columns={['Name', 'Status', 'Revision', 'Approved revision', 'Leads', 'Blocked by', 'Actions']}
+        items={list}
+        empty={
+          <EmptyState title="No sequence yet">
+            <p>
+              <a href="/console/sequences/new">New sequence</a> writes one here; agents can also create them through the API or the agent tools.
+            </p>
+          </EmptyState>
+        }
+        row={(s) => (
+          <tr>
+            <td>
+              <a href={`/console/sequences/${s.id}`} safe>
+                {s.name}
+              </a>
+            </td>
+            <td>
+              <Badge value={s.status} />
+            </td>
+            <td safe>{String(s.revision)}</td>
+            <td safe>{s.approvedRevision === null ? 'never' : String(s.approvedRevision)}</td>
+            <td safe>{String(s.leadCount)}</td>
+            <td safe>{s.executionBlockReason ? BLOCK_REASON_TEXT[s.executionBlockReason] : heldText(s.id)}</td>
+            <td>
+              {s.status === 'archived' ? 'read-only' : ''}
+              {allowedActions(s).map((a) => (
+                <PostButton
+                  action={`/console/sequences/${s.id}/status`}
+                  csrfToken={props.csrfToken}
+                  fields={{ status: a.status }}
+                  label={a.label}
+                  ariaLabel={`${a.label} ${s.name}`}
+                />
+              ))}
+              {s.status !== 'archived' && !isApproved(s) ? (
+                // Named without the sequence's name, which names the row's first link already.
+                <a href={`/console/sequences/${s.id}`} safe>
+                  {`Approve revision ${s.revision}`}
+                </a>
+              ) : (
+                ''
+              )}
+            </td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}
+
 /**
  * Sequences: the list with status, revisions, lead count and what blocks sending; the allowed status changes; the
  * sequence page with its changes since the approved revision, approval of that exact revision, and (for a draft)
@@ -78,65 +246,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
       title: 'Sequences',
       nav: 'sequences',
       status,
-      body: (
-        <>
-          <h1>Sequences</h1>
-          <NoticeBox notice={notice} />
-          <p>
-            <PrimaryLink href="/console/sequences/new" label="New sequence" />
-          </p>
-          {list.length === 0 ? (
-            <EmptyState title="No sequence yet">
-              <p>
-                <a href="/console/sequences/new">New sequence</a> writes one here; agents can also create them through the API or the agent tools.
-              </p>
-            </EmptyState>
-          ) : (
-            <table>
-              <caption>Sequences of this workspace</caption>
-              <TableHead columns={['Name', 'Status', 'Revision', 'Approved revision', 'Leads', 'Blocked by', 'Actions']} />
-              <tbody>
-                {list.map((s) => (
-                  <tr>
-                    <td>
-                      <a href={`/console/sequences/${s.id}`} safe>
-                        {s.name}
-                      </a>
-                    </td>
-                    <td>
-                      <Badge value={s.status} />
-                    </td>
-                    <td safe>{String(s.revision)}</td>
-                    <td safe>{s.approvedRevision === null ? 'never' : String(s.approvedRevision)}</td>
-                    <td safe>{String(s.leadCount)}</td>
-                    <td safe>{s.executionBlockReason ? BLOCK_REASON_TEXT[s.executionBlockReason] : heldText(s.id)}</td>
-                    <td>
-                      {s.status === 'archived' ? 'read-only' : ''}
-                      {allowedActions(s).map((a) => (
-                        <PostButton
-                          action={`/console/sequences/${s.id}/status`}
-                          csrfToken={ctx.csrfToken}
-                          fields={{ status: a.status }}
-                          label={a.label}
-                          ariaLabel={`${a.label} ${s.name}`}
-                        />
-                      ))}
-                      {s.status !== 'archived' && !isApproved(s) ? (
-                        // Named without the sequence's name, which names the row's first link already.
-                        <a href={`/console/sequences/${s.id}`} safe>
-                          {`Approve revision ${s.revision}`}
-                        </a>
-                      ) : (
-                        ''
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </>
-      ),
+      body: <SequencesList list={list} heldText={heldText} notice={notice} csrfToken={ctx.csrfToken} />,
     });
   }
 
@@ -150,106 +260,20 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
       pageContext(req, reply, deps.services.consoleSessions),
       sequences.getSequenceForReview(workspaceOf(req), sequenceId),
     ]);
-    const approvedCurrent = isApproved(seq);
-    // A channel of its steps with no sender in the workspace: warned here, and approving is refused until it has one.
-    const withoutSender = seq.channelsWithoutSender;
-    const changed = seq.changes.filter((c) => c.change !== 'unchanged').length;
     const editable = seq.status === 'draft';
     const leads = editable ? await leadOptions(deps, workspaceOf(req)) : [];
-    const actions = allowedActions(seq);
     return sendPage(reply, ctx, {
       title: seq.name,
       nav: 'sequences',
       status: extra.status,
       body: (
         <>
-          <p>
-            <a href="/console/sequences">All sequences</a>
-          </p>
+          <BackToSequences />
           <h1 safe>{seq.name}</h1>
           <NoticeBox notice={extra.notice} />
-          {withoutSender.length > 0 ? (
-            <p role="note" class="notice notice-warn">
-              <span safe>{`No sender in this workspace for ${withoutSender.map(channelName).join(' and ')}: its leads would wait forever. `}</span>
-              <a href="/console/accounts">{withoutSender.includes('email') ? 'Add a mailbox on Accounts' : 'Connect an account on Accounts'}</a>
-              <span> before approving (approval is refused until then).</span>
-            </p>
-          ) : (
-            ''
-          )}
-          <p>
-            <Badge value={seq.status} />{' '}
-            <span safe>{`revision ${seq.revision} · ${seq.approvedRevision === null ? 'never approved' : `approved revision ${seq.approvedRevision}`} `}</span>
-            {seq.approvedAt ? <When at={seq.approvedAt} /> : ''}
-            <span safe>{` · ${plural(seq.leadCount, 'lead')}`}</span>
-            <span safe>{seq.sendInLeadHours ? " · sends in each lead's own hours (when known)" : " · sends in the account's hours"}</span>
-          </p>
-          {actions.length > 0 ? (
-            <p>
-              {actions.map((a) => (
-                <>
-                  <PostButton
-                    action={`/console/sequences/${seq.id}/status`}
-                    csrfToken={ctx.csrfToken}
-                    fields={{ status: a.status, back: 'page' }}
-                    label={a.label}
-                    ariaLabel={`${a.label} ${seq.name}`}
-                  />{' '}
-                </>
-              ))}
-            </p>
-          ) : (
-            ''
-          )}
-          <section aria-labelledby="changes">
-            <h2 id="changes" safe>
-              {seq.approvedRevision === null
-                ? `Steps of revision ${seq.revision} (none approved yet)`
-                : approvedCurrent
-                  ? `Steps of revision ${seq.revision} (approved)`
-                  : `Changes since approved revision ${seq.approvedRevision}: ${changed} of ${seq.changes.length} steps`}
-            </h2>
-            {!seq.approvedStepsKnown ? (
-              <p role="note">
-                The steps of the approved revision were not recorded (it was approved before this version kept them); every step is shown as added.
-              </p>
-            ) : null}
-            {seq.changes.length === 0 ? (
-              <EmptyState title="No step yet">
-                <p>{editable ? 'Add steps below, then save them.' : 'Put it back to draft to add steps.'}</p>
-              </EmptyState>
-            ) : (
-              <table>
-                <caption safe>{`Steps of revision ${seq.revision} beside the approved revision`}</caption>
-                <TableHead columns={['Step', 'Change', 'Now', 'Approved']} />
-                <tbody>
-                  {seq.changes.map((c) => (
-                    <tr class={`change-${c.change}`}>
-                      <td safe>{String(c.position + 1)}</td>
-                      <td safe>{CHANGE_LABEL[c.change]}</td>
-                      <td safe>{'step' in c ? describeStep(c.step) : '—'}</td>
-                      <td safe>{c.change === 'changed' || c.change === 'removed' ? describeStep(c.approved) : c.change === 'unchanged' ? 'same' : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </section>
-          {seq.status === 'archived' ? (
-            <p>An archived sequence is read-only.</p>
-          ) : approvedCurrent ? null : seq.steps.length === 0 ? (
-            <p>A sequence without steps cannot be approved.</p>
-          ) : (
-            <form method="post" action={`/console/sequences/${seq.id}/approve`}>
-              <CsrfField token={ctx.csrfToken} />
-              {/* The exact revision shown: if an agent edits the sequence meanwhile, the service refuses a stale approval. */}
-              <input type="hidden" name="revision" value={String(seq.revision)} />
-              <button type="submit" class="primary" safe>
-                {`Approve revision ${seq.revision}`}
-              </button>{' '}
-              <span class="muted">Approving never starts sending: Activate does.</span>
-            </form>
-          )}
+          <SequenceSummary seq={seq} csrfToken={ctx.csrfToken} />
+          <ChangesSection seq={seq} />
+          <ApproveSection seq={seq} csrfToken={ctx.csrfToken} />
           {editable ? (
             <section aria-labelledby="edit-steps">
               <h2 id="edit-steps">Edit steps</h2>

@@ -3,8 +3,8 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import { PERMANENT_REASONS, SUPPRESSION_REASONS, type SuppressionReason } from '../../domain/suppression.js';
 import type { SuppressionView } from '../../modules/inbound/index.js';
-import { PostButton, TableHead } from '../layout.js';
-import type { ConsoleDeps } from '../plugin.js';
+import { PostButton, Table } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, redirectWithNotice, takeNotice, When, type Notice } from '../ui.js';
 import { leadNames, LeadLink } from './mailbox-inbound.js';
@@ -164,15 +164,12 @@ export function suppressionsPages(app: AppInstance, deps: ConsoleDeps) {
                 </p>
               </EmptyState>
             ) : (
-              <table>
-                <caption>Suppressed addresses, newest first</caption>
-                <TableHead columns={['Address', 'Reason', 'Suppressed', 'Lead', 'Action']} />
-                <tbody>
-                  {page.items.map((s) => (
-                    <SuppressionRow s={s} names={names} csrfToken={ctx.csrfToken} filters={filters} now={now} />
-                  ))}
-                </tbody>
-              </table>
+              <Table
+                caption="Suppressed addresses, newest first"
+                columns={['Address', 'Reason', 'Suppressed', 'Lead', 'Action']}
+                items={page.items}
+                row={(s) => <SuppressionRow s={s} names={names} csrfToken={ctx.csrfToken} filters={filters} now={now} />}
+              />
             )}
             <dl class="reasons">
               {SUPPRESSION_REASONS.map((r) => (

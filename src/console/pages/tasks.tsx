@@ -4,10 +4,10 @@ import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { TaskView } from '../../modules/tasks/index.js';
-import type { ConsoleDeps } from '../plugin.js';
+import type { ConsoleDeps } from '../deps.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendFragment, sendPage } from '../render.js';
-import { Badge, EmptyState, humanize, NoticeBox, plural, redirectWithNotice, takeNotice, When, type Notice } from '../ui.js';
+import { Badge, EmptyState, humanize, NoticeBox, noticeTable, plural, redirectWithNotice, takeNotice, When, type Notice } from '../ui.js';
 
 // The task queue (issue 28 §2, docs/console.md "Tasks"): what a person must do because a platform's rules keep it
 // from automation. An X task is performed here, at the click, through the X API (tasks.performX); a LinkedIn or
@@ -25,22 +25,26 @@ const CONSOLE_BY = 'console';
  * What a task action may say after it (POST/redirect/GET, or in place with htmx): a fixed code and its text. The
  * text travels in the one-time notice cookie, never the URL, and never carries a provider's own words.
  */
-export const TASK_NOTICES = {
-  done: { kind: 'done', text: 'Done: recorded as the step, and the sequence goes on.' },
-  skipped: { kind: 'done', text: 'Skipped: nothing was sent, and the sequence goes on.' },
-  sent_dm: { kind: 'done', text: 'Sent: the DM went to X, and the task left the queue.' },
-  engaged: { kind: 'done', text: 'Done on X: the task left the queue.' },
-  task_closed: { kind: 'refused', text: 'This task is no longer open (done, skipped or cancelled elsewhere); nothing changed.' },
-  x_rate_limited: { kind: 'refused', text: 'X is rate limiting this account right now. Nothing was sent; the task stays open, try again later.' },
-  x_refused: { kind: 'refused', text: 'X did not take it. Nothing was recorded; the task stays open.' },
-  not_performable: { kind: 'refused', text: 'This task is not an X task: do it on the platform, then press Done.' },
-  marked_sent: { kind: 'done', text: 'Marked as sent: recorded as the person’s word, and the task left the queue.' },
-  sent_anyway: { kind: 'done', text: 'Sent again with a fresh Message-ID: recorded as the person’s decision.' },
-  send_failed: { kind: 'refused', text: 'The mail server refused it for good: recorded as failed, and the task left the queue.' },
-  left: { kind: 'done', text: 'Left as it was: the step stays recorded as uncertain, and the task left the queue.' },
-  send_later: { kind: 'refused', text: 'The e-mail did not go this time. Nothing was recorded; the task stays open, try again later.' },
-  not_sendable: { kind: 'refused', text: 'Only an uncertain e-mail can be sent again; mark it as sent or leave it.' },
-} as const satisfies Record<string, Notice>;
+export const TASK_NOTICES = noticeTable({
+  done: {
+    done: 'Done: recorded as the step, and the sequence goes on.',
+    skipped: 'Skipped: nothing was sent, and the sequence goes on.',
+    sent_dm: 'Sent: the DM went to X, and the task left the queue.',
+    engaged: 'Done on X: the task left the queue.',
+    marked_sent: 'Marked as sent: recorded as the person’s word, and the task left the queue.',
+    sent_anyway: 'Sent again with a fresh Message-ID: recorded as the person’s decision.',
+    left: 'Left as it was: the step stays recorded as uncertain, and the task left the queue.',
+  },
+  refused: {
+    task_closed: 'This task is no longer open (done, skipped or cancelled elsewhere); nothing changed.',
+    x_rate_limited: 'X is rate limiting this account right now. Nothing was sent; the task stays open, try again later.',
+    x_refused: 'X did not take it. Nothing was recorded; the task stays open.',
+    not_performable: 'This task is not an X task: do it on the platform, then press Done.',
+    send_failed: 'The mail server refused it for good: recorded as failed, and the task left the queue.',
+    send_later: 'The e-mail did not go this time. Nothing was recorded; the task stays open, try again later.',
+    not_sendable: 'Only an uncertain e-mail can be sent again; mark it as sent or leave it.',
+  },
+});
 type TaskNotice = keyof typeof TASK_NOTICES;
 
 const KIND_LABELS: Record<string, string> = {

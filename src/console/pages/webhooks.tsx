@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
-import type { ConsoleDeps } from '../plugin.js';
-import { CsrfField, PostButton, TableHead } from '../layout.js';
+import type { ConsoleDeps } from '../deps.js';
+import { CsrfField, PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, plural, When } from '../ui.js';
 
@@ -57,47 +57,46 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
                 </p>
               </EmptyState>
             ) : (
-              <table>
-                <caption safe>{`${plural(list.length, 'subscription')}, each signed with its own secret`}</caption>
-                <TableHead columns={['URL', 'Events', 'Created', 'Actions']} />
-                <tbody>
-                  {list.map((w) => (
-                    <tr>
-                      <td class="id" safe>
-                        {w.url}
-                      </td>
-                      <td>
-                        {w.events.map((e) => (
-                          <>
-                            <Badge value={e} label={e} tone="info" />{' '}
-                          </>
-                        ))}
-                      </td>
-                      <td>
-                        <When at={w.createdAt} />
-                      </td>
-                      <td>
-                        <div class="actions">
-                          <PostButton
-                            action={`/console/webhooks/${w.id}/ping`}
-                            csrfToken={ctx.csrfToken}
-                            label="Send test ping"
-                            ariaLabel={`Send test ping to ${w.url}`}
-                          />
-                          <PostButton
-                            action={`/console/webhooks/${w.id}/delete`}
-                            csrfToken={ctx.csrfToken}
-                            label="Delete"
-                            ariaLabel={`Delete ${w.url}`}
-                            variant="danger"
-                            confirm={`Delete the webhook to ${w.url}? It stops receiving events at once; its signing secret cannot be brought back.`}
-                          />
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table
+                caption={`${plural(list.length, 'subscription')}, each signed with its own secret`}
+                columns={['URL', 'Events', 'Created', 'Actions']}
+                items={list}
+                row={(w) => (
+                  <tr>
+                    <td class="id" safe>
+                      {w.url}
+                    </td>
+                    <td>
+                      {w.events.map((e) => (
+                        <>
+                          <Badge value={e} label={e} tone="info" />{' '}
+                        </>
+                      ))}
+                    </td>
+                    <td>
+                      <When at={w.createdAt} />
+                    </td>
+                    <td>
+                      <div class="actions">
+                        <PostButton
+                          action={`/console/webhooks/${w.id}/ping`}
+                          csrfToken={ctx.csrfToken}
+                          label="Send test ping"
+                          ariaLabel={`Send test ping to ${w.url}`}
+                        />
+                        <PostButton
+                          action={`/console/webhooks/${w.id}/delete`}
+                          csrfToken={ctx.csrfToken}
+                          label="Delete"
+                          ariaLabel={`Delete ${w.url}`}
+                          variant="danger"
+                          confirm={`Delete the webhook to ${w.url}? It stops receiving events at once; its signing secret cannot be brought back.`}
+                        />
+                      </div>
+                    </td>
+                  </tr>
+                )}
+              />
             )}
           </section>
           <section aria-labelledby="new-webhook">
