@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole } from '../helpers/console.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
 import { databaseMigrated } from '../helpers/migrated-database.js';
+import { quietServerEnv } from '../helpers/server-env.js';
 
 // Issue 30 §4, the partitioned ledger (docs/ledger.md), on the running project's engine: partitions made ahead by the
 // server, a DEFAULT partition for any date, partitions made later taking their rows out of DEFAULT, retention that
@@ -64,17 +64,7 @@ describe('a starting server', () => {
       await prepare(handle.db);
       await handle.close();
     }
-    const env = {
-      PORT: 0,
-      HOST: '127.0.0.1',
-      OUTREACH_DATA_DIR: dataDir,
-      OUTREACH_SEED_DEMO: '0',
-      OUTREACH_ENGINE_INTERVAL: 0,
-      OUTREACH_WORKER_IN_PROCESS: '0',
-      LOG_LEVEL: 'silent',
-      OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      ...(pgDb ? { DATABASE_URL: pgDb.url! } : {}),
-    };
+    const env = quietServerEnv(dataDir, pgDb?.url);
     try {
       const server = await startServer(loadConfig({}, env as never), { print: () => undefined });
       try {

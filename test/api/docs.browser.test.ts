@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, closeBrowserAndApp } from '../helpers/browser.js';
 import { dbEngine } from '../helpers/test-database.js';
 
 // /docs reads nothing from the database: one run (PGlite) is enough.
@@ -42,10 +42,7 @@ describe.runIf(dbEngine() === 'pglite')('/docs in a real browser (issue 26)', { 
     });
   }, 120_000);
 
-  afterAll(async () => {
-    await b?.close();
-    await t?.close();
-  });
+  afterAll(() => closeBrowserAndApp(b, t));
 
   it('rule: /docs requests nothing from any host but this server, has no AI, MCP or developer-tools features, and passes axe (no serious or critical) as loaded, with tags open, in the client and in dark mode', async () => {
     const answer = await page.goto(b.url('/docs/'));

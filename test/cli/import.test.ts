@@ -1,48 +1,28 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkRequestId, readCsvRows } from '../../src/cli/commands/import.js';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { startApiForCli } from '../helpers/cli-process.js';
 import { insertReviewPlay, setWorkspaceState } from '../helpers/factories.js';
 
 // `outreach import` against the real server on a real port: chunks of 100 with deterministic requestIds, so that
 // a run that stopped part-way is resumed by running it again (the sent chunks answer replayed: true).
 
-const run = promisify(execFile);
-const bin = path.resolve('bin/outreach.js');
+let api: Awaited<ReturnType<typeof startApiForCli>>;
 let t: TestApp;
 let url: string;
 let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
 let dir: string;
-
-async function cli(args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args, '--url', url], {
-      env: { ...process.env, OUTREACH_API_KEY: ws.key, LOG_LEVEL: 'silent' },
-      timeout: 120_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[]) => api.cli(args);
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  ws = await createWorkspaceWithKey(t, 'Import Co');
+  api = await startApiForCli('Import Co', 'outreach-import-');
+  ({ t, url, ws, dir } = api);
   await setWorkspaceState(t.db, ws.workspaceId, { xChannelEnabled: true });
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-import-'));
 });
 afterAll(async () => {
-  fs.rmSync(dir, { recursive: true, force: true });
-  await t?.close();
+  await api?.close();
 });
 
 describe('outreach import FILE.csv --play ID (issue 17)', { timeout: 240_000 }, () => {

@@ -1,19 +1,13 @@
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { runCli } from '../helpers/cli-process.js';
+import { APOLLO_LEAD, sharedCase } from '../helpers/lead-files.js';
 
 // Issue 39 "Done when": each lead file of ../shared/cases/inputs/ gives the right result its README states through
 // `outreach leads import FILE --dry-run --json` (the console preview's twin is test/console/leads-import-cases.browser.test.ts).
 // The shared files are read where they are; test/fixtures/inputs holds copies for the tests that need the repository alone.
 
-/** The shared case when ../shared is there, else its byte-for-byte copy in test/fixtures/inputs (csv-reader.test.ts checks the copies). */
-const shared = (name: string) => {
-  const there = path.resolve('../shared/cases/inputs', name);
-  return fs.existsSync(there) ? there : path.resolve('test/fixtures/inputs', name);
-};
 let t: TestApp;
 let url: string;
 let key: string;
@@ -26,7 +20,7 @@ interface Row {
   name?: { first: string | null; last: string | null };
 }
 const dryRun = async (file: string) => {
-  const res = await runCli(['leads', 'import', shared(file), '--dry-run', '--json', '--url', url], { OUTREACH_API_KEY: key }, { timeoutMs: 120_000 });
+  const res = await runCli(['leads', 'import', sharedCase(file), '--dry-run', '--json', '--url', url], { OUTREACH_API_KEY: key }, { timeoutMs: 120_000 });
   expect(res.code, res.stderr).toBe(0);
   return JSON.parse(res.stdout) as { encoding: string; delimiter: string; unmapped: string[]; rows: Row[]; counts: Record<string, number> };
 };
@@ -57,14 +51,7 @@ describe('the shared input cases through the CLI', { timeout: 240_000 }, () => {
     const r = await dryRun('07-apollo-export.csv');
     expect(r.rows[0]).toMatchObject({
       status: 'new',
-      lead: {
-        person: 'Diego Alvarez',
-        company: 'Solsticio',
-        title: 'Head of Growth',
-        email: 'diego@solsticio.example',
-        linkedinUrl: 'http://www.linkedin.com/in/diego-alvarez-12',
-        xUsername: 'diegoalv',
-      },
+      lead: APOLLO_LEAD,
     });
   });
 

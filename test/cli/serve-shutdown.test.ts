@@ -4,8 +4,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
+import { childProcesses, demoServeEnv } from '../helpers/cli-process.js';
 
 // SIGTERM to the real server (`outreach serve`, a child process) while clients hold things open: an `outreach
 // listen` stream, a plain event stream, a connection that never sent a request, a request whose body is still
@@ -14,12 +15,7 @@ import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
 const bin = path.resolve('bin/outreach.js');
 const SHUTDOWN_TIMEOUT_SECONDS = 3;
 const MARGIN_MS = 2_000;
-const children = new Set<ChildProcess>();
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const c of cleanups.reverse()) await c();
-});
+const { children, cleanups } = childProcesses();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,17 +49,11 @@ describe('SIGTERM with open streams (issue 26)', () => {
       const pg = dbEngine() === 'postgres' ? await createTestDatabase() : null;
       if (pg) cleanups.push(() => pg.close());
       const server = spawn(process.execPath, [bin, 'serve'], {
-        env: {
-          ...process.env,
-          PORT: '0',
-          HOST: '127.0.0.1',
-          OUTREACH_DATA_DIR: dataDir,
-          OUTREACH_SEED_DEMO: '1',
-          OUTREACH_ENGINE_INTERVAL: '0',
+        env: demoServeEnv(dataDir, {
           OUTREACH_SHUTDOWN_TIMEOUT: String(SHUTDOWN_TIMEOUT_SECONDS),
           LOG_LEVEL: 'silent',
           ...(pg ? { DATABASE_URL: pg.url!, OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex') } : { DATABASE_URL: '' }),
-        },
+        }),
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       children.add(server);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { insertLead, insertXAccount } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 
@@ -26,15 +26,10 @@ describe.runIf(dbEngine() === 'pglite')('authoring in a real browser (issue 27 Â
     page = b.page;
   }, 120_000);
 
-  afterAll(async () => {
-    await b?.close();
-    await t?.close();
-  });
+  afterAll(() => closeBrowserAndApp(b, t));
 
   it('writes a sequence of two steps with a variant, previews it for a lead, creates it and approves it', async () => {
-    await page.goto(b.url('/console/sequences'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console/sequences'), acme.key);
     await page.getByText('No sequence yet').waitFor();
     await page.getByRole('link', { name: 'New sequence' }).first().click();
     await page.getByRole('heading', { level: 1, name: 'New sequence' }).waitFor();

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ENGINE_ENV } from '../engine/helpers.js';
@@ -131,15 +131,12 @@ describe.runIf(dbEngine() === 'pglite')('two campaigns from the console alone (i
   }, 120_000);
 
   afterAll(async () => {
-    await b?.close();
-    await t?.close();
+    await closeBrowserAndApp(b, t);
     await smtp?.close();
   });
 
   it('X: writes an x_dm sequence, approves and activates it, creates a Play, enrolls the good fits, and the engine sends the first DM', async () => {
-    await page.goto(b.url('/console/sequences/new'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console/sequences/new'), KEY);
     await writeSequence('Followers welcome', { kind: 'x_dm', message: 'Hi {{firstName}}, thanks for following Northwind.' });
     if (saveShots) await page.screenshot({ path: 'docs/images/campaign-x-sequence.png', fullPage: true });
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeSeriousOrCritical, CHROMIUM_ARGS, CHROMIUM_PATH, phoneScrollWidth } from '../helpers/browser.js';
+import { axeSeriousOrCritical, CHROMIUM_ARGS, CHROMIUM_PATH, phoneScrollWidth, signInWithKey } from '../helpers/browser.js';
 import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
@@ -82,9 +82,7 @@ describe.runIf(canRun)('the founder starts an e-mail campaign alone, on a fresh 
 
   it('adds a mailbox, writes and activates an e-mail sequence, imports a CSV with the default sender, and the first e-mails arrive after one pass', async () => {
     // The start-up banner is not scrolled away by request logs (they are at debug).
-    await page.goto(`${base}/console`);
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, `${base}/console`, key);
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
 
     // Accounts → Add mailbox (SMTP/IMAP).

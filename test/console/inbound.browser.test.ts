@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, CHROMIUM_PATH } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, CHROMIUM_PATH, signInWithKey } from '../helpers/browser.js';
 import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
-import { insertLead, insertMessagingAccount } from '../helpers/factories.js';
+import { insertInboundSeen, insertLead, insertMessagingAccount } from '../helpers/factories.js';
 import { seedMailbox } from '../../src/channels/email/index.js';
 import { suppress, type SuppressionReason } from '../../src/domain/suppression.js';
 
@@ -51,29 +51,16 @@ describe.runIf(hasChromium)('inbound mail and the suppression list in Chromium (
       minutesAgo: number,
       r: { verdict: string; reason: string; effect: string; leadId?: string; label?: string; confidence?: number; needsReview?: boolean; excerpt?: string },
     ) =>
-      t.db
-        .insertInto('email_inbound_seen')
-        .values({
-          mailbox_id: mailboxId,
-          uidvalidity: '1' as never,
-          uid: ++uid as never,
-          outcome: r.verdict,
-          seen_at: new Date(now - minutesAgo * MIN) as never,
-          workspace_id: ws.workspaceId,
-          received_at: new Date(now - minutesAgo * MIN - 40_000),
-          message_id: `m${uid}@sender.example`,
-          tied_message_id: r.leadId ? `<o${uid}@northwind.example>` : null,
-          lead_id: r.leadId ?? null,
-          verdict: r.verdict,
-          reason: r.reason,
-          effect: r.effect,
-          label: r.label ?? null,
-          confidence: r.confidence ?? null,
-          needs_review: r.needsReview ?? false,
-          excerpt: t.cipher.encrypt(r.excerpt ?? null),
-          detail: JSON.stringify({}),
-        })
-        .execute();
+      insertInboundSeen(t.db, t.cipher, {
+        ...r,
+        mailboxId,
+        workspaceId: ws.workspaceId,
+        uid: ++uid,
+        seenAt: new Date(now - minutesAgo * MIN),
+        receivedAt: new Date(now - minutesAgo * MIN - 40_000),
+        messageId: `m${uid}@sender.example`,
+        tiedMessageId: r.leadId ? `<o${uid}@northwind.example>` : null,
+      });
     // The watcher's own vocabulary (docs/email.md "The inbound record").
     await record(180, { verdict: 'bounce', reason: 'hard:user_unknown', effect: 'lead_failed,suppressed:bounced_hard', leadId: tomas });
     await record(95, { verdict: 'unsubscribe', reason: 'mailto_token', effect: 'opted_out', leadId: priya });
@@ -99,9 +86,7 @@ describe.runIf(hasChromium)('inbound mail and the suppression list in Chromium (
 
     b = await launchConsoleBrowser(t);
     page = b.page;
-    await page.goto(b.url('/console'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(ws.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console'), ws.key);
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
   }, 120_000);
 

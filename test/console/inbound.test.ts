@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
-import { insertLead, insertMessagingAccount } from '../helpers/factories.js';
+import { insertInboundSeen, insertLead, insertMessagingAccount } from '../helpers/factories.js';
 import { seedMailbox } from '../../src/channels/email/index.js';
 import { suppress, type SuppressionReason } from '../../src/domain/suppression.js';
 import { INBOUND_PAGE_SIZE } from '../../src/console/pages/mailbox-inbound.js';
@@ -51,31 +51,22 @@ describe('inbound mail and the suppression list in the console', { timeout: 60_0
       excerpt?: string;
     },
   ) {
-    await t.db
-      .insertInto('email_inbound_seen')
-      .values({
-        mailbox_id: mailbox,
-        uidvalidity: '7' as never,
-        uid: uid as never,
-        outcome: r.verdict,
-        seen_at: new Date(base + r.minutes * MIN) as never,
-        workspace_id: workspaceId,
-        received_at: new Date(base + r.minutes * MIN - 30_000),
-        message_id: `m${uid}@sender.example`,
-        tied_message_id: r.leadId ? `<ours-${uid}@outreach.example>` : null,
-        lead_id: r.leadId ?? null,
-        verdict: r.verdict,
-        reason: r.reason ?? null,
-        effect: r.effect ?? null,
-        label: r.label ?? null,
-        confidence: r.confidence ?? null,
-        needs_review: r.needsReview ?? false,
-        excerpt: t.cipher.encrypt(r.excerpt ?? null),
-        detail: JSON.stringify({}),
-      })
-      .execute();
+    await insertInboundSeen(t.db, t.cipher, {
+      ...r,
+      mailboxId: mailbox,
+      workspaceId,
+      uidvalidity: 7,
+      uid,
+      seenAt: new Date(base + r.minutes * MIN),
+      receivedAt: new Date(base + r.minutes * MIN - 30_000),
+      messageId: `m${uid}@sender.example`,
+      tiedMessageId: r.leadId ? `<ours-${uid}@outreach.example>` : null,
+    });
   }
 
+  /** The suppression list's row for `address` in `workspaceId`, if any. */
+  const suppressedRow = (workspaceId: string, address: string) =>
+    t.db.selectFrom('suppressed_addresses').select('address').where('workspace_id', '=', workspaceId).where('address', '=', address).executeTakeFirst();
   const addSuppression = (workspaceId: string, address: string, reason: SuppressionReason, minutes: number, leadId: string | null = null) =>
     suppress(t.db, { workspaceId, address, reason, leadId, sourceMessageId: null, at: new Date(base + minutes * MIN) });
 
@@ -287,12 +278,7 @@ describe('inbound mail and the suppression list in the console', { timeout: 60_0
     expect(forged.statusCode).toBe(403);
     const stale = await c.post('/console/suppressions/remove', { address: 'tomas@contoso.example', _csrf: 'not-a-token' });
     expect(stale.statusCode).toBe(403);
-    const still = await t.db
-      .selectFrom('suppressed_addresses')
-      .select('address')
-      .where('workspace_id', '=', ws.workspaceId)
-      .where('address', '=', 'tomas@contoso.example')
-      .executeTakeFirst();
+    const still = await suppressedRow(ws.workspaceId, 'tomas@contoso.example');
     expect(still).toBeDefined();
 
     const done = await c.post('/console/suppressions/remove', { address: 'tomas@contoso.example', q: '@contoso.example' });
@@ -312,12 +298,7 @@ describe('inbound mail and the suppression list in the console', { timeout: 60_0
       .executeTakeFirstOrThrow();
     expect(JSON.parse(String(entry.detail))).toMatchObject({ op: 'suppression_removed', reason: 'bounced_hard', by: 'console' });
     // The other workspace's entry for the same address is untouched.
-    const theirs = await t.db
-      .selectFrom('suppressed_addresses')
-      .select('address')
-      .where('workspace_id', '=', other.workspaceId)
-      .where('address', '=', 'tomas@contoso.example')
-      .executeTakeFirst();
+    const theirs = await suppressedRow(other.workspaceId, 'tomas@contoso.example');
     expect(theirs).toBeDefined();
 
     // A second removal finds nothing: a refusal, and nothing changes.
@@ -355,12 +336,7 @@ describe('inbound mail and the suppression list in the console', { timeout: 60_0
     const res = await theirs.post('/console/suppressions/remove', { address: 'kim@contoso.example' });
     expect(res.statusCode).toBe(303);
     expect((await theirs.get(res.headers.location as string)).body).toContain('kim@contoso.example is not on the suppression list');
-    const row = await t.db
-      .selectFrom('suppressed_addresses')
-      .select('address')
-      .where('workspace_id', '=', ws.workspaceId)
-      .where('address', '=', 'kim@contoso.example')
-      .executeTakeFirst();
+    const row = await suppressedRow(ws.workspaceId, 'kim@contoso.example');
     expect(row).toBeDefined();
   });
 });

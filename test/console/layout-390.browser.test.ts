@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser } from '../helpers/browser.js';
+import { launchConsoleBrowser, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { insertActivity, insertCandidates, insertLead, insertMessagingAccount, insertReply, insertReviewPlay, insertSequence } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { tableResolver } from '../webhooks/receiver.js';
@@ -69,9 +69,7 @@ function widest(page: Page): Promise<string[]> {
 }
 
 async function signIn(page: Page) {
-  await page.goto(b.url('/console'));
-  await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInWithKey(page, b.url('/console'), acme.key);
   await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
 }
 
@@ -146,10 +144,7 @@ beforeAll(async () => {
   if (shotsDir) mkdirSync(shotsDir, { recursive: true });
 }, 120_000);
 
-afterAll(async () => {
-  await b?.close();
-  await t?.close();
-});
+afterAll(() => closeBrowserAndApp(b, t));
 
 describe.skipIf(!onPglite)('every console page at 390x844 (issue 27 §7)', { timeout: 480_000 }, () => {
   it('screenshots: the dashboard on a desktop and a phone, and the webhooks page', async () => {

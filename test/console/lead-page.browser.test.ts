@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { createMemoryChannels } from '../helpers/memory-channels.js';
 import { insertActivity, insertLead, insertMessagingAccount, insertReply, insertSequence, insertXAccount } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
@@ -72,16 +72,11 @@ beforeAll(async () => {
   page = b.page;
 }, 120_000);
 
-afterAll(async () => {
-  await b?.close();
-  await t?.close();
-});
+afterAll(() => closeBrowserAndApp(b, t));
 
 describe('the lead page and Mark handled in a real browser', { timeout: 120_000 }, () => {
   it('opens a lead page from the leads list: lanes, stage, replies and timeline; Stop sequence confirms and says so', async () => {
-    await page.goto(b.url('/console/leads'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console/leads'), acme.key);
     await page.getByRole('heading', { level: 1, name: 'Leads' }).waitFor();
     await page.getByRole('link', { name: 'Ada Lovelace' }).click();
     await page.getByRole('heading', { level: 1, name: 'Ada Lovelace' }).waitFor();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { startConsoleApp, type ConsoleClient, type TestWorkspace } from '../helpers/console.js';
 import { insertActivity, insertLead, insertMessagingAccount, insertReply, insertSequence, insertXAccount } from '../helpers/factories.js';
 
 // Issue 27 §4 (the lead page) and §5 (keyset pages and search on the leads and activity pages).
@@ -8,14 +8,8 @@ import { insertActivity, insertLead, insertMessagingAccount, insertReply, insert
 const XSS = '<img src=x onerror=alert(1)>';
 const NOW = '2026-11-21T12:00:00.000Z';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let c: ConsoleClient;
-let ada: string;
-let grace: string;
-let foreignLead: string;
-let replyId: string;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, c: ConsoleClient;
+let ada: string, grace: string, foreignLead: string, replyId: string;
 
 /** The href of the pager link named `name` on a page, unescaped (null when the page has none). */
 const linkNamed = (html: string, name: string) => {
@@ -28,10 +22,7 @@ const entriesOf = (html: string) => [...html.matchAll(/<td>(entry-\d+)<\/td>/g)]
 const leadsOf = (html: string) => [...html.matchAll(/<a href="\/console\/leads\/[0-9a-f-]{36}">([^<]*)<\/a>/g)].map((m) => m[1]);
 
 beforeAll(async () => {
-  t = await buildTestApp({ now: NOW });
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
-  c = await signedInConsole(t, acme.key);
+  ({ t, acme, other, c } = await startConsoleApp({ now: NOW }));
   const account = await insertMessagingAccount(t.db, acme.workspaceId, { name: 'Dana (LinkedIn)' });
   const sequence = await insertSequence(t.db, acme.workspaceId, { name: 'Berlin founders' });
   await insertXAccount(t.db, acme.workspaceId, { userId: '42', handle: 'acme_sales' });

@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { startConsoleApp, type ConsoleClient, type TestWorkspace } from '../helpers/console.js';
 import { insertLead } from '../helpers/factories.js';
 
 // The lead's own time zone in the console (docs/engine.md "Whose hours"): the sequence editor's checkbox "Send in
 // each lead's own hours (when known)" saves the sequence option sendInLeadHours (new sequence and a draft's Save
 // steps), and the lead page shows the lead's zone (leads.time_zone; the API has no route that edits it).
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let c: ConsoleClient;
-beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  c = await signedInConsole(t, acme.key);
-});
+let t: TestApp, acme: TestWorkspace, c: ConsoleClient;
+beforeAll(async () => ({ t, acme, c } = await startConsoleApp()));
 afterAll(async () => t?.close());
 
 const CHECKBOX = /<input id="send-in-lead-hours" name="send_in_lead_hours" type="checkbox" value="1"( checked)?/;

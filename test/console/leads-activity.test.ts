@@ -1,17 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { startConsoleApp, signedInConsole, type ConsoleClient, type TestWorkspace } from '../helpers/console.js';
 import { insertActivity, insertLead } from '../helpers/factories.js';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let c: ConsoleClient;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, c: ConsoleClient;
 beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
-  c = await signedInConsole(t, acme.key);
+  ({ t, acme, other, c } = await startConsoleApp());
   const ada = await insertLead(t.db, acme.workspaceId, {
     person: 'Ada Lovelace',
     company: 'Analytical Engines',

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { axeSeriousOrCritical, launchConsoleBrowser } from '../helpers/browser.js';
+import { axeSeriousOrCritical, launchConsoleBrowser, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { insertLead } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
+import { FIXTURE_INPUTS, sharedCase } from '../helpers/lead-files.js';
 
 // Issue 39 "Done when": each file of ../shared/cases/inputs gives its right result (cases/README.md) through the
 // console's import preview in Chromium. The file goes through the page's file input, so the browser sends the file's
@@ -16,11 +17,16 @@ import { dbEngine } from '../helpers/test-database.js';
 // row, a preamble, reading warnings) and the opted-out person under another spelling run the same way.
 // One browser session; browser tests run on PGlite only.
 
-const SHARED = path.resolve(process.cwd(), '../shared/cases/inputs');
-const FIXTURES = path.resolve(process.cwd(), 'test/fixtures/inputs');
-/** The shared case when ../shared is there, else its byte-for-byte copy in test/fixtures/inputs. */
-const sharedCase = (name: string) => (fs.existsSync(path.join(SHARED, name)) ? path.join(SHARED, name) : path.join(FIXTURES, name));
-const fixture = (name: string) => path.join(FIXTURES, name);
+const fixture = (name: string) => path.join(FIXTURE_INPUTS, name);
+/** The preview's mapping table: the column (or columns) each lead field is read from. */
+const mapped = (person: string, company: string, title: string, email: string, linkedin: string, x: string) => ({
+  Person: person,
+  Company: company,
+  Title: title,
+  'E-mail': email,
+  'LinkedIn URL': linkedin,
+  'X username': x,
+});
 
 const ROSA = 'https://www.linkedin.com/in/rosa-kaur-314';
 
@@ -53,16 +59,11 @@ describe.runIf(dbEngine() === 'pglite')('lead files as people bring them, throug
     });
     b = await launchConsoleBrowser(t);
     page = b.page;
-    await page.goto(b.url('/console/leads/import'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(ws.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console/leads/import'), ws.key);
     await page.getByRole('heading', { level: 1, name: 'Import leads' }).waitFor();
   }, 120_000);
 
-  afterAll(async () => {
-    await b?.close();
-    await t?.close();
-  });
+  afterAll(() => closeBrowserAndApp(b, t));
 
   /** Chooses the file in the import page's file input and waits until its bytes are in the form. */
   async function choose(file: string | { name: string; mimeType: string; buffer: Buffer }) {
@@ -110,14 +111,7 @@ describe.runIf(dbEngine() === 'pglite')('lead files as people bring them, throug
     const p = await preview(sharedCase('02-excel-semicolon.csv'));
     expect(p.reading).toMatch(/^Read as utf-8, semicolon-delimited, header row on line 1\./);
     expect(p.counts).toMatch(/New: 2.*Duplicate: 0.*Suppressed: 0.*Invalid: 0/s);
-    expect(p.mapping).toEqual({
-      Person: 'person',
-      Company: 'company',
-      Title: 'title',
-      'E-mail': 'email',
-      'LinkedIn URL': 'linkedinUrl',
-      'X username': 'xUsername',
-    });
+    expect(p.mapping).toEqual(mapped('person', 'company', 'title', 'email', 'linkedinUrl', 'xUsername'));
     expect(p.rows.map((r) => [r.row, r.outcome, r.person, r.email, r.why])).toEqual([
       ['2', NEW, 'Jonas Berg', 'jonas.berg@holz.example', ''],
       ['3', NEW, 'Marie Roux', 'marie.roux@atelier.example', ''],
@@ -137,14 +131,7 @@ describe.runIf(dbEngine() === 'pglite')('lead files as people bring them, throug
 
   it('07 Apollo: First + Last joined, company, title, e-mail, the person’s LinkedIn profile and the X handle mapped', async () => {
     const p = await preview(sharedCase('07-apollo-export.csv'));
-    expect(p.mapping).toEqual({
-      Person: 'First Name + Last Name',
-      Company: 'Company',
-      Title: 'Title',
-      'E-mail': 'Email',
-      'LinkedIn URL': 'Person Linkedin Url',
-      'X username': 'Twitter Url',
-    });
+    expect(p.mapping).toEqual(mapped('First Name + Last Name', 'Company', 'Title', 'Email', 'Person Linkedin Url', 'Twitter Url'));
     expect(p.rows.map((r) => [r.outcome, r.person, r.first, r.email, r.linkedin])).toEqual([
       [NEW, 'Diego Alvarez', 'Diego', 'diego@solsticio.example', 'http://www.linkedin.com/in/diego-alvarez-12'],
     ]);
@@ -154,14 +141,7 @@ describe.runIf(dbEngine() === 'pglite')('lead files as people bring them, throug
 
   it('09 everyday header spellings and empty trailing columns: every column mapped', async () => {
     const p = await preview(sharedCase('09-header-variants-trailing-cols.csv'));
-    expect(p.mapping).toEqual({
-      Person: 'Full Name',
-      Company: 'Company',
-      Title: 'Job Title',
-      'E-mail': 'E-mail Address',
-      'LinkedIn URL': 'LinkedIn Profile URL',
-      'X username': 'Twitter Handle',
-    });
+    expect(p.mapping).toEqual(mapped('Full Name', 'Company', 'Job Title', 'E-mail Address', 'LinkedIn Profile URL', 'Twitter Handle'));
     expect(p.reading).not.toContain('Other columns');
     expect(p.rows.map((r) => [r.outcome, r.person, r.linkedin])).toEqual([[NEW, 'Ola Nordmann', 'https://www.linkedin.com/in/ola-nordmann']]);
   });

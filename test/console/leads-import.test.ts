@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
-import { seedMailbox } from '../../src/channels/email/index.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
+import { insertStoredMailbox } from '../helpers/worlds/mailbox.js';
 
 // /console/leads/import and /console/leads/enroll (issue 27 §3): the column mapping, the dry-run preview with counts,
 // the import with its outcome, "Add a lead", and enrolling leads into a sequence on a chosen mailbox.
@@ -20,15 +20,7 @@ beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
   ws = await createWorkspaceWithKey(t, 'Console Import Co');
   sequence = await insertSequence(t.db, ws.workspaceId, { name: 'E-mail intro', channels: ['email'] });
-  account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', name: 'Dana' });
-  await seedMailbox(t.db, t.cipher, {
-    id: 'mbx_console_import',
-    workspaceId: ws.workspaceId,
-    accountId: account,
-    address: 'dana@acme.example',
-    smtpUrl: 'smtp://dana:secret@127.0.0.1:2525',
-    imapUrl: 'imap://dana:secret@127.0.0.1:1143',
-  });
+  account = await insertStoredMailbox(t, ws.workspaceId, { mailboxId: 'mbx_console_import', accountName: 'Dana' });
   await insertLead(t.db, ws.workspaceId, { person: 'Old Olga', email: 'olga@acme.example' });
   c = await signedInConsole(t, ws.key);
 });

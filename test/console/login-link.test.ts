@@ -1,25 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { loadConfig } from '../../src/config/config.js';
-import { startServer } from '../../src/server.js';
+import type { startServer } from '../../src/server.js';
+import { runCli, startCliServer } from '../helpers/cli-process.js';
 import { dbEngine } from '../helpers/test-database.js';
 
-const run = promisify(execFile);
-const bin = path.resolve('bin/outreach.js');
-
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, env, { timeoutMs: 60_000 });
 
 // `npx outreach login-link` through a running server on the embedded database (the CLI's admin-backend path);
 // the direct database path runs the same service (console-sessions), covered by test/console/sign-in.test.ts.
@@ -27,17 +12,7 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach login-link', { timeout: 24
   let dataDir: string;
   let server: Awaited<ReturnType<typeof startServer>> | null = null;
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-login-link-'));
-    server = await startServer(
-      loadConfig(
-        { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' },
-        {
-          PORT: 0,
-          HOST: '127.0.0.1',
-        },
-      ),
-      { print: () => undefined },
-    );
+    ({ dataDir, server } = await startCliServer('outreach-login-link-'));
   });
   afterAll(async () => {
     await server?.stop();

@@ -4,6 +4,7 @@ import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
 import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { captureServiceLogs } from '../helpers/log-capture.js';
+import { countRows } from '../helpers/publicdata-fixtures.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 
 // Accounts → Add mailbox (SMTP/IMAP) and a mailbox's Edit, Test again, Pause, Resume and Remove, over HTTP (inject)
@@ -66,15 +67,7 @@ describe.runIf(canLogIn)('Add mailbox (SMTP/IMAP) in the console', { timeout: 12
     password: PASS,
     ...over,
   });
-  const mailboxCount = async () =>
-    Number(
-      (
-        await t.db
-          .selectFrom('mailboxes')
-          .select((e) => e.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const mailboxCount = () => countRows(t.db, 'mailboxes');
 
   it('Accounts links to the form; a preset fills in the provider’s servers; the form has every field', async () => {
     const accounts = await c.get('/console/accounts');

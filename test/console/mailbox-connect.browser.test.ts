@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { axeSeriousOrCritical, CHROMIUM_ARGS, CHROMIUM_PATH, phoneScrollWidth } from '../helpers/browser.js';
-import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { axeSeriousOrCritical, CHROMIUM_ARGS, CHROMIUM_PATH, phoneScrollWidth, signInWithKey } from '../helpers/browser.js';
+import { dovecotAvailable, DOVECOT_MISSING, type Dovecot } from '../helpers/dovecot.js';
+import type { OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
+import type { SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { oauthProviderEnv, startOAuthWorld, type OAuthWorld } from '../helpers/worlds/oauth.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
 import { freePort } from '../helpers/free-port.js';
@@ -29,7 +29,7 @@ else if (!canLogIn) console.warn(`test/console/mailbox-connect.browser.test.ts s
 describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium', { timeout: 120_000 }, () => {
   let fake: OAuthProviderFake;
   let smtp: SmtpReceiver;
-  let dns: DnsFake;
+  let world: OAuthWorld;
   let dovecot: Dovecot;
   let t: TestApp;
   let base: string;
@@ -41,11 +41,10 @@ describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium
   const cspRefusals: string[] = [];
 
   beforeAll(async () => {
-    fake = await startOAuthProviderFake({ userEmail: DANA });
-    smtp = await startSmtpReceiver({ xoauth2: fake.verify });
-    // The mailbox page checks the sending domain: a DNS server that knows nothing answers at once.
-    dns = await startDnsFake();
-    dovecot = await startDovecot([{ user: DANA, pass: 'unused-dana-pw' }], { oauth2: { introspectionUrl: fake.introspectUrl } });
+    world = await startOAuthWorld({ fake: { userEmail: DANA }, dns: true, users: [{ user: DANA, pass: 'unused-dana-pw' }] });
+    ({ fake, smtp } = world);
+    dovecot = world.dovecot!;
+    const dns = world.dns!;
     // The service's public URL is the address it listens on, so the provider's redirect reaches it, as in production.
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -55,15 +54,7 @@ describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium
         OUTREACH_PUBLIC_URL: base,
         OUTREACH_MAILBOX_ALLOW_PRIVATE: '1',
         OUTREACH_DNS_SERVERS: dns.server,
-        OUTREACH_GOOGLE_CLIENT_ID: fake.clientId,
-        OUTREACH_GOOGLE_CLIENT_SECRET: fake.clientSecret,
-        OUTREACH_GOOGLE_AUTHORIZE_URL: fake.authorizeUrl,
-        OUTREACH_GOOGLE_TOKEN_URL: fake.tokenUrl,
-        OUTREACH_GOOGLE_REVOKE_URL: fake.revokeUrl,
-        OUTREACH_MICROSOFT_CLIENT_ID: fake.clientId,
-        OUTREACH_MICROSOFT_CLIENT_SECRET: fake.clientSecret,
-        OUTREACH_MICROSOFT_AUTHORIZE_URL: fake.authorizeUrl,
-        OUTREACH_MICROSOFT_TOKEN_URL: fake.tokenUrl,
+        ...oauthProviderEnv(fake),
       },
     });
     ({ key } = await createWorkspaceWithKey(t, 'Acme'));
@@ -79,18 +70,13 @@ describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium
   afterAll(async () => {
     await browser?.close();
     await t?.close();
-    await dovecot?.stop();
-    await smtp?.close();
-    await dns?.close();
-    await fake?.close();
+    await world?.close();
   });
 
   const googleForm = () => page.getByRole('form', { name: 'Connect a Google mailbox' });
 
   it('Accounts shows both connect buttons, passes axe and fits 390 px, the servers part open or not', async () => {
-    await page.goto(`${base}/console/accounts`);
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, `${base}/console/accounts`, key);
     await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
     await page.getByRole('button', { name: 'Connect Google mailbox' }).waitFor();
     await page.getByRole('button', { name: 'Connect Microsoft 365 mailbox' }).waitFor();

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { ConsoleClient, signedInConsole } from '../helpers/console.js';
-import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import type { DnsFake } from '../helpers/dns-server.js';
+import { dovecotAvailable, DOVECOT_MISSING, type Dovecot } from '../helpers/dovecot.js';
+import type { OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
+import { countRows } from '../helpers/publicdata-fixtures.js';
+import type { SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { oauthProviderEnv, startOAuthWorld, type OAuthWorld } from '../helpers/worlds/oauth.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
 
@@ -18,28 +20,10 @@ const LEE = 'lee@acme.example';
 const canLogIn = dovecotAvailable();
 if (!canLogIn) console.warn(`test/console/mailbox-connect.test.ts (the connects that log in) skipped: ${DOVECOT_MISSING}`);
 
-/** Both providers' endpoints on one fake (so one Dovecot checks every token); Microsoft has no revocation endpoint. */
-function providerEnv(fake: OAuthProviderFake, which: ('google' | 'microsoft')[] = ['google', 'microsoft']) {
-  return {
-    ...(which.includes('google') && {
-      OUTREACH_GOOGLE_CLIENT_ID: fake.clientId,
-      OUTREACH_GOOGLE_CLIENT_SECRET: fake.clientSecret,
-      OUTREACH_GOOGLE_AUTHORIZE_URL: fake.authorizeUrl,
-      OUTREACH_GOOGLE_TOKEN_URL: fake.tokenUrl,
-      OUTREACH_GOOGLE_REVOKE_URL: fake.revokeUrl,
-    }),
-    ...(which.includes('microsoft') && {
-      OUTREACH_MICROSOFT_CLIENT_ID: fake.clientId,
-      OUTREACH_MICROSOFT_CLIENT_SECRET: fake.clientSecret,
-      OUTREACH_MICROSOFT_AUTHORIZE_URL: fake.authorizeUrl,
-      OUTREACH_MICROSOFT_TOKEN_URL: fake.tokenUrl,
-    }),
-  };
-}
-
 describe('mailbox connect in the console', { timeout: 120_000 }, () => {
   let fake: OAuthProviderFake;
   let smtp: SmtpReceiver;
+  let world: OAuthWorld;
   let dns: DnsFake;
   let dovecot: Dovecot | null = null;
   let t: TestApp;
@@ -49,23 +33,23 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
   let servers: { smtpUrl: string; imapUrl: string };
 
   beforeAll(async () => {
-    fake = await startOAuthProviderFake({ userEmail: DANA });
-    smtp = await startSmtpReceiver({ xoauth2: fake.verify });
-    // The mailbox page checks the sending domain: a DNS server that knows nothing answers at once.
-    dns = await startDnsFake();
-    if (canLogIn)
-      dovecot = await startDovecot(
-        [
+    world = await startOAuthWorld({
+      fake: { userEmail: DANA },
+      dns: true,
+      ...(canLogIn && {
+        users: [
           { user: DANA, pass: 'unused-dana-pw' },
           { user: LEE, pass: 'unused-lee-pw' },
         ],
-        { oauth2: { introspectionUrl: fake.introspectUrl } },
-      );
+      }),
+    });
+    ({ fake, smtp, dovecot } = world);
+    dns = world.dns!;
     servers = { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, imapUrl: `imap://127.0.0.1:${dovecot?.port ?? 9}` };
     t = await buildTestApp({
       now: new Date().toISOString(),
       // The receiver and Dovecot listen on 127.0.0.1: the server overrides below are allowed only with this setting.
-      env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_DNS_SERVERS: dns.server, OUTREACH_MAILBOX_ALLOW_PRIVATE: '1', ...providerEnv(fake) },
+      env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_DNS_SERVERS: dns.server, OUTREACH_MAILBOX_ALLOW_PRIVATE: '1', ...oauthProviderEnv(fake) },
     });
     ({ workspaceId, key } = await createWorkspaceWithKey(t, 'Acme'));
     c = await signedInConsole(t, key);
@@ -73,30 +57,11 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
 
   afterAll(async () => {
     await t?.close();
-    await dovecot?.stop();
-    await smtp?.close();
-    await dns?.close();
-    await fake?.close();
+    await world?.close();
   });
 
-  const mailboxCount = async () =>
-    Number(
-      (
-        await t.db
-          .selectFrom('mailboxes')
-          .select((e) => e.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const stateCount = async () =>
-    Number(
-      (
-        await t.db
-          .selectFrom('mailbox_oauth_states')
-          .select((e) => e.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const mailboxCount = () => countRows(t.db, 'mailboxes');
+  const stateCount = () => countRows(t.db, 'oauth_states');
 
   /** Presses "Connect … mailbox" on Accounts: the 303 to the provider's authorize URL. */
   async function pressConnect(client: ConsoleClient, provider: 'google' | 'microsoft', fields: Record<string, string> = servers) {
@@ -149,7 +114,7 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
     const guarded = await buildTestApp({
       handle: t.handle,
       cipher: t.cipher,
-      env: { OUTREACH_DNS_SERVERS: dns.server, ...providerEnv(fake) },
+      env: { OUTREACH_DNS_SERVERS: dns.server, ...oauthProviderEnv(fake) },
       resolver: async (h) => (h === 'imap.internal.test' ? ['192.168.1.20'] : ['93.184.216.34']),
     });
     try {
@@ -348,7 +313,7 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
     let onlyGoogle: TestApp;
     let none: TestApp;
     beforeAll(async () => {
-      onlyGoogle = await buildTestApp({ handle: t.handle, cipher: t.cipher, env: { OUTREACH_DNS_SERVERS: dns.server, ...providerEnv(fake, ['google']) } });
+      onlyGoogle = await buildTestApp({ handle: t.handle, cipher: t.cipher, env: { OUTREACH_DNS_SERVERS: dns.server, ...oauthProviderEnv(fake, ['google']) } });
       none = await buildTestApp({ handle: t.handle, cipher: t.cipher, env: { OUTREACH_DNS_SERVERS: dns.server } });
     });
     afterAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { createMemoryChannels } from '../helpers/memory-channels.js';
 import { insertLead, insertMessagingAccount, insertReply, insertSequence } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
@@ -54,16 +54,11 @@ beforeAll(async () => {
   page = b.page;
 }, 120_000);
 
-afterAll(async () => {
-  await b?.close();
-  await t?.close();
-});
+afterAll(() => closeBrowserAndApp(b, t));
 
 describe('console pages in a real browser', { timeout: 120_000 }, () => {
   it('the dashboard draws the funnel chart and passes axe-core', async () => {
-    await page.goto(b.url('/console'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(acme.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console'), acme.key);
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
     await page.locator('#funnel-chart canvas').waitFor();
     expect(await axeSeriousOrCritical(page)).toEqual([]);

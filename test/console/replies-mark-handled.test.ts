@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
-import { startRepliesWorld, type RepliesWorld } from '../helpers/replies-world.js';
+import type { ConsoleClient } from '../helpers/console.js';
+import { startRepliesConsole, type RepliesWorld } from '../helpers/replies-world.js';
 import { insertReply } from '../helpers/factories.js';
 
 // Issue 27 §3 of this task: X rows in the reply queue get "Open on X" and "Mark handled" (a console-only action),
 // and every decision shows its outcome.
 
-let w: RepliesWorld;
-let c: ConsoleClient;
-beforeAll(async () => {
-  w = await startRepliesWorld();
-  c = await signedInConsole(w.t, w.a.key);
-});
+let w: RepliesWorld, c: ConsoleClient;
+beforeAll(async () => ({ w, c } = await startRepliesConsole()));
 afterAll(async () => w?.t.close());
 
 let seq = 0;

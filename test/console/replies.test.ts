@@ -1,16 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
-import { startRepliesWorld, type RepliesWorld } from '../helpers/replies-world.js';
+import type { ConsoleClient } from '../helpers/console.js';
+import { startRepliesConsole, type RepliesWorld } from '../helpers/replies-world.js';
 import { insertReply } from '../helpers/factories.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
 
-let w: RepliesWorld;
-let c: ConsoleClient;
-beforeAll(async () => {
-  w = await startRepliesWorld();
-  c = await signedInConsole(w.t, w.a.key);
-});
+let w: RepliesWorld, c: ConsoleClient;
+beforeAll(async () => ({ w, c } = await startRepliesConsole()));
 afterAll(async () => w?.t.close());
 
 describe('console replies /console/replies (issue 15 §3)', () => {

@@ -1,18 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { startConsoleApp, type ConsoleClient, type TestWorkspace } from '../helpers/console.js';
 import { insertCandidates, insertReviewPlay } from '../helpers/factories.js';
 import { REVIEW_NOTICES } from '../../src/console/pages/review.js';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let c: ConsoleClient;
-
-beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  c = await signedInConsole(t, acme.key);
-});
+let t: TestApp, acme: TestWorkspace, c: ConsoleClient;
+beforeAll(async () => ({ t, acme, c } = await startConsoleApp()));
 afterAll(async () => t?.close());
 
 async function setup(n = 1, play: { revision?: number } = {}) {
@@ -25,6 +18,10 @@ async function setup(n = 1, play: { revision?: number } = {}) {
   );
   return { ...world, candidates, url: `/review/plays/${world.play.id}` };
 }
+
+/** "Enroll selected" on a setup's page for `candidateIds` (a comma list): filter unreviewed, the Play and its sequence at revision 1. */
+const enrollSelected = (s: Awaited<ReturnType<typeof setup>>, candidateIds: string) =>
+  c.post(`${s.url}/enroll`, { expectedRevision: '1', sequenceId: s.sequence.id, sequenceRevision: '1', filter: 'unreviewed', candidateIds });
 
 /** The notice paragraph of a review page, or null. */
 const noticeOf = (html: string) => /<p role="(?:status|alert)" class="notice[^"]*">([^<]*)<\/p>/.exec(html)?.[1] ?? null;
@@ -83,23 +80,11 @@ describe('rule: ?notice= on the review page takes only a code from a fixed list,
   it('"Enroll selected" redirects with the tally as numbers per outcome code', async () => {
     const s = await setup(2);
     await c.get(s.url);
-    const res = await c.post(`${s.url}/enroll`, {
-      expectedRevision: '1',
-      sequenceId: s.sequence.id,
-      sequenceRevision: '1',
-      filter: 'unreviewed',
-      candidateIds: s.candidates.map((x) => x.id).join(','),
-    });
+    const res = await enrollSelected(s, s.candidates.map((x) => x.id).join(','));
     expect(res.statusCode).toBe(303);
     const location = new URL(res.headers.location as string, 'http://x');
     expect(location.searchParams.get('notice')).toBe('too_many_selected');
-    const ok = await c.post(`${s.url}/enroll`, {
-      expectedRevision: '1',
-      sequenceId: s.sequence.id,
-      sequenceRevision: '1',
-      filter: 'unreviewed',
-      candidateIds: s.candidates[0].id,
-    });
+    const ok = await enrollSelected(s, s.candidates[0].id);
     expect(ok.headers.location).toBe(`${s.url}?filter=unreviewed&notice=enrolled_selected&enrolled=1`);
     expect(noticeOf((await c.get(ok.headers.location as string)).body)).toBe('Enroll selected: Enrolled 1.');
   });

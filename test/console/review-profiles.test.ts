@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { startConsoleApp, type ConsoleClient, type TestWorkspace } from '../helpers/console.js';
 import { insertCandidates, insertReviewPlay, type CandidateFixture } from '../helpers/factories.js';
 import { tableResolver } from '../webhooks/receiver.js';
 import { AVATAR_MAX_BYTES } from '../../src/modules/publicdata/avatars.js';
@@ -14,12 +14,8 @@ import { AVATAR_MAX_BYTES } from '../../src/modules/publicdata/avatars.js';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 const XSS = '<img src=x onerror=alert(1)>';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let c: ConsoleClient;
-let pictures: Server;
-let base: string;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, c: ConsoleClient;
+let pictures: Server, base: string;
 const served: string[] = [];
 
 beforeAll(async () => {
@@ -34,13 +30,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => pictures.listen(0, '127.0.0.1', resolve));
   base = `http://pictures.test:${(pictures.address() as AddressInfo).port}`;
-  t = await buildTestApp({
+  ({ t, acme, other, c } = await startConsoleApp({
     env: { OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1' },
     resolver: tableResolver({ 'pictures.test': ['127.0.0.1'], 'private.test': ['10.0.0.7'] }),
-  });
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
-  c = await signedInConsole(t, acme.key);
+  }));
 });
 afterAll(async () => {
   await t?.close();

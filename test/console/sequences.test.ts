@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { startConsoleApp, signedInConsole, type ConsoleClient, type TestWorkspace } from '../helpers/console.js';
 import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
 import { step, steps } from '../engine/helpers.js';
 
-let t: TestApp;
-let acme: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let other: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-let c: ConsoleClient;
+let t: TestApp, acme: TestWorkspace, other: TestWorkspace, c: ConsoleClient;
 beforeAll(async () => {
-  t = await buildTestApp();
-  acme = await createWorkspaceWithKey(t, 'Acme');
-  other = await createWorkspaceWithKey(t, 'Other');
+  ({ t, acme, other, c } = await startConsoleApp());
   // A LinkedIn sender: approving a sequence needs a sender for each of its channels.
   await insertMessagingAccount(t.db, acme.workspaceId);
-  c = await signedInConsole(t, acme.key);
 });
 afterAll(async () => t?.close());
 

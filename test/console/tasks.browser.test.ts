@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
@@ -118,8 +118,7 @@ describe.runIf(dbEngine() === 'pglite')('the task queue in Chromium (issue 28)',
   }, 120_000);
 
   afterAll(async () => {
-    await b?.close();
-    await t?.close();
+    await closeBrowserAndApp(b, t);
     await x?.close();
   });
 
@@ -134,9 +133,7 @@ describe.runIf(dbEngine() === 'pglite')('the task queue in Chromium (issue 28)',
   });
 
   it('/console/tasks shows the tasks by account, passes axe and fits 390 px', async () => {
-    await page.goto(b.url('/console/tasks'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console/tasks'), KEY);
     await page.getByRole('heading', { level: 1, name: 'Tasks' }).waitFor();
     await page.getByRole('heading', { level: 2, name: '@northwind_hq (X)' }).waitFor();
     await page.getByRole('heading', { level: 2, name: 'Dana (LinkedIn)' }).waitFor();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, CHROMIUM_PATH } from '../helpers/browser.js';
+import { launchConsoleBrowser, axeSeriousOrCritical, phoneScrollWidth, CHROMIUM_PATH, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
 import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
 
@@ -92,19 +92,14 @@ describe.runIf(hasChromium)('uncertain sends in Chromium (issue 31)', { timeout:
     page = b.page;
   }, 120_000);
 
-  afterAll(async () => {
-    await b?.close();
-    await t?.close();
-  });
+  afterAll(() => closeBrowserAndApp(b, t));
 
   it('an engine pass makes an uncertain task of each send the crash left in flight', async () => {
     for (const p of PEOPLE) expect(await openUncertainOf(leads[p.person]), p.person).toBeDefined();
   });
 
   it('the dashboard shows the "Uncertain sends: 3" card and passes axe', async () => {
-    await page.goto(b.url('/console'));
-    await page.getByRole('textbox', { name: 'Workspace key' }).fill(ws.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithKey(page, b.url('/console'), ws.key);
     await uncertainCard().waitFor();
     expect(await uncertainCard().textContent()).toBe('Uncertain sends: 3');
     expect(await uncertainCard().getAttribute('href')).toBe('/console/tasks?source=uncertain');

@@ -6,7 +6,7 @@ import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
 import { gatewayEnv, startLinkedinGatewayFake, type LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
 import { signedInConsole } from '../helpers/console.js';
 import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
-import { MAILBOX, raw, startInboxWorld, type InboxWorld } from '../email/inbox-world.js';
+import { MAILBOX, raw, startInboxWorld, type InboxWorld } from '../helpers/worlds/mailbox.js';
 import { T0, startTasksWorld, type TasksWorld } from '../tasks/world.js';
 
 // Issue 39 "Done when", the matrix: each entry point that compares people, driven with every LinkedIn and e-mail

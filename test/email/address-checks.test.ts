@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
+import type { DnsFake } from '../helpers/dns-server.js';
 import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import type { SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { ADDRESS_CHECKS_ENV, emailStep, insertSmtpWorkspace, startAddressCheckWorld, type AddressCheckWorld } from '../helpers/worlds/mailbox.js';
 
 // Issue 29 §4: before a real e-mail (a mailbox, or SMTP_URL) the recipient is checked: a malformed address, a domain
 // that does not exist or has no MX and no A record, or a disposable domain is never mailed; the step fails once with
@@ -10,59 +11,28 @@ import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.j
 // smtp-server receiver; DNS is a real server on 127.0.0.1 (OUTREACH_DNS_SERVERS).
 const DAY = 86_400_000;
 const clock = Date.parse('2026-11-24T09:00:00.000Z');
-const ENV = {
-  OUTREACH_PACING_DAYS: 'sun-sat',
-  OUTREACH_PACING_HOURS: '00:00-24:00',
-  OUTREACH_PACING_SPACING: 0,
-  OUTREACH_INBOX_POLL_INTERVAL: 86_400,
-  OUTREACH_DISCOVERY_INTERVAL: 0,
-  OUTREACH_ADDRESS_CHECKS: '1' as const,
-};
 
 describe('recipient address checks before a real send', { timeout: 60_000 }, () => {
-  let t: TestApp;
-  let smtp: SmtpReceiver;
-  let dns: DnsFake;
+  let t: TestApp, smtp: SmtpReceiver, dns: DnsFake, world: AddressCheckWorld | undefined;
 
   beforeAll(async () => {
-    smtp = await startSmtpReceiver();
-    dns = await startDnsFake({
+    world = await startAddressCheckWorld(clock, {
       'initech.example': { mx: [{ exchange: 'mx.initech.example', priority: 10 }] },
       // No MX: the A record is the implicit MX (RFC 5321 §5.1).
       'arecord.example': { a: ['192.0.2.10'] },
       // The name exists, with neither MX nor A nor AAAA (NODATA for each).
       'nomail.example': { txt: ['v=spf1 -all'] },
     });
+    ({ t, smtp, dns } = world);
     dns.servfail.add('flaky.example');
     dns.silent.add('slow.example');
-    t = await buildTestApp({ now: new Date(clock).toISOString(), env: { ...ENV, OUTREACH_DNS_SERVERS: dns.server } });
   }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
-    await dns?.close();
-  });
+  afterAll(async () => world?.close());
 
   async function workspace(name: string, opts: { mailbox: boolean }) {
-    const ws = await createWorkspaceWithKey(t, name);
-    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
-    const account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
-    if (opts.mailbox) {
-      await t.services.mailboxes.add({
-        workspaceId: ws.workspaceId,
-        accountId: account,
-        address: `${name.toLowerCase()}@acme.example`,
-        smtpUrl: smtp.url(),
-        imapUrl: 'imap://nobody:nothing@127.0.0.1:1',
-        skipCheck: true,
-      });
-    }
-    const sequence = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: [
-        { index: 0, kind: 'email', delayDays: 0, subject: 'Hello', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'email', delayDays: 1, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
-      ] as never,
+    const { ws, account, sequence } = await insertSmtpWorkspace(t, smtp, name, {
+      mailbox: opts.mailbox,
+      steps: [emailStep(0, 0, 'Hello', 'Hi {{firstName}}'), emailStep(1, 1, null, 'Following up')],
     });
     const lead = (email: string) =>
       insertLead(t.db, ws.workspaceId, { person: 'Pat Doe', email, account_id: account, sequence_id: sequence, next_action_at: new Date(clock) });
@@ -131,7 +101,7 @@ describe('recipient address checks before a real send', { timeout: 60_000 }, () 
       handle: t.handle,
       cipher: t.cipher,
       now: new Date(clock).toISOString(),
-      env: { ...ENV, OUTREACH_DNS_SERVERS: dns.server, SMTP_URL: smtp.url() },
+      env: { ...ADDRESS_CHECKS_ENV, OUTREACH_DNS_SERVERS: dns.server, SMTP_URL: smtp.url() },
     });
     try {
       const ws = await createWorkspaceWithKey(viaSmtp, 'No mailbox');
@@ -169,7 +139,7 @@ describe('recipient address checks before a real send', { timeout: 60_000 }, () 
       handle: t.handle,
       cipher: t.cipher,
       now: new Date(clock).toISOString(),
-      env: { ...ENV, OUTREACH_DNS_SERVERS: dns.server, OUTREACH_ADDRESS_CHECKS: '0' },
+      env: { ...ADDRESS_CHECKS_ENV, OUTREACH_DNS_SERVERS: dns.server, OUTREACH_ADDRESS_CHECKS: '0' },
     });
     try {
       const ws = await createWorkspaceWithKey(off, 'Unchecked');

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import net from 'node:net';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { startSmtpReceiver, type SmtpReceiver, type SmtpTransaction } from '../helpers/smtp-receiver.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
+import { insertErinMailboxLead, sendingClock, startSendingWorld, type MailboxWorld } from '../helpers/worlds/mailbox.js';
+import type { SmtpReceiver, SmtpTransaction } from '../helpers/smtp-receiver.js';
 import { queueIdOf } from '../../src/channels/email/send/smtp-pool.js';
 
 // Issue 31 §1–§2: what the driver records of each message (only once an SMTP transaction took it, then the 250), what
@@ -14,65 +13,21 @@ import { queueIdOf } from '../../src/channels/email/send/smtp-pool.js';
 if (!dovecotAvailable()) console.warn(`test/email/crash-honest.test.ts skipped: ${DOVECOT_MISSING}`);
 
 describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
+  let w: MailboxWorld;
   let t: TestApp;
-  let dovecot: Dovecot;
   let smtp: SmtpReceiver;
-  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-  let account: string;
-  let sequenceId: string;
-  let clock = Date.parse('2026-11-24T09:00:00.000Z');
+  let ws: MailboxWorld['ws'];
   let rcptDelay = 0;
   let dataDelay = 0;
 
   beforeAll(async () => {
-    dovecot = await startDovecot([{ user: 'dana', pass: 'dana-pw-5521' }]);
-    smtp = await startSmtpReceiver({ rcptDelayMs: () => rcptDelay, dataDelayMs: () => dataDelay });
-    t = await buildTestApp({
-      env: {
-        OUTREACH_ADMIN_TOKEN: ADMIN,
-        OUTREACH_PACING_DAYS: 'sun-sat',
-        OUTREACH_PACING_HOURS: '00:00-24:00',
-        OUTREACH_PACING_SPACING: 0,
-        OUTREACH_PUBLIC_URL: 'https://outreach.example.com',
-        OUTREACH_INBOX_POLL_INTERVAL: 3600,
-      },
-    });
-    ws = await createWorkspaceWithKey(t, 'Crash honest');
-    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
-    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
-    await t.services.mailboxes.add({
-      workspaceId: ws.workspaceId,
-      accountId: account,
-      address: 'dana@acme.example',
-      smtpUrl: smtp.url(),
-      imapUrl: dovecot.url('dana'),
-      sentFolder: 'Sent',
-      skipCheck: true,
-    });
-    sequenceId = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: [
-        { index: 0, kind: 'email', delayDays: 0, subject: 'Quick question', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'email', delayDays: 1, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
-      ] as never,
-    });
+    w = await startSendingWorld({ smtp: { rcptDelayMs: () => rcptDelay, dataDelayMs: () => dataDelay }, workspaceName: 'Crash honest' });
+    ({ t, smtp, ws } = w);
   }, 60_000);
 
-  afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
-    await dovecot?.stop();
-  });
+  afterAll(async () => w?.close());
 
-  async function tick(advanceMs = 120_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
-  const lead = (email: string) =>
-    insertLead(t.db, ws.workspaceId, { person: 'Bob Slydell', email, account_id: account, sequence_id: sequenceId, next_action_at: new Date(clock) });
-  const to = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
+  const { now, tick, lead, to } = sendingClock(() => w);
   const rowsOf = (leadId: string) =>
     t.db.selectFrom('email_messages').select(['message_id', 'delivery', 'smtp_queue_id', 'idempotency_key']).where('lead_id', '=', leadId).execute();
   const ledgerOf = async (leadId: string): Promise<Record<string, unknown>[]> =>
@@ -82,9 +37,9 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
     }));
   /** Leaves the lead as a worker killed mid-send would: its step in flight since long before the lease ran out. */
   async function leaveInFlight(leadId: string, step = 0) {
-    const key = `${leadId}:${sequenceId}:${step}`;
-    await sql`UPDATE leads SET inflight_key = ${key}, inflight_step = ${step}, inflight_at = ${new Date(clock - 3_600_000).toISOString()}::timestamptz,
-      current_step = ${step}, next_action_at = ${new Date(clock).toISOString()}::timestamptz WHERE id = ${leadId}::uuid`.execute(t.db);
+    const key = `${leadId}:${w.sequenceId}:${step}`;
+    await sql`UPDATE leads SET inflight_key = ${key}, inflight_step = ${step}, inflight_at = ${new Date(now() - 3_600_000).toISOString()}::timestamptz,
+      current_step = ${step}, next_action_at = ${new Date(now()).toISOString()}::timestamptz WHERE id = ${leadId}::uuid`.execute(t.db);
     return key;
   }
   const messageIdFor = (leadId: string, step = 0) => `<crash-${leadId}-${step}@acme.example>`;
@@ -98,9 +53,9 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
         idempotency_key: key,
         subject: 'Quick question',
         direction: 'out',
-        sent_at: new Date(clock),
+        sent_at: new Date(now()),
         delivery,
-        ...(delivery === 'accepted' && { accepted_at: new Date(clock) }),
+        ...(delivery === 'accepted' && { accepted_at: new Date(now()) }),
       })
       .execute();
   }
@@ -269,22 +224,7 @@ describe.skipIf(!dovecotAvailable())('crash-honest e-mail', () => {
     });
     await new Promise<void>((r) => dropper.listen(0, '127.0.0.1', r));
     const port = (dropper.address() as net.AddressInfo).port;
-    const dropAccount = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
-    await t.services.mailboxes.add({
-      workspaceId: ws.workspaceId,
-      accountId: dropAccount,
-      address: 'erin@acme.example',
-      smtpUrl: `smtp://127.0.0.1:${port}`,
-      imapUrl: dovecot.url('dana'),
-      skipCheck: true,
-    });
-    const leadId = await insertLead(t.db, ws.workspaceId, {
-      person: 'Milton Waddams',
-      email: 'milton@initech.example',
-      account_id: dropAccount,
-      sequence_id: sequenceId,
-      next_action_at: new Date(clock),
-    });
+    const leadId = await insertErinMailboxLead(w, `smtp://127.0.0.1:${port}`, { person: 'Milton Waddams', email: 'milton@initech.example' }, new Date(now()));
     await tick();
     expect(dataReceived).toBe(1);
     expect((await rowsOf(leadId))[0]).toMatchObject({ delivery: 'started' });

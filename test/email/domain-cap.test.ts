@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { startDnsFake, type DnsFake } from '../helpers/dns-server.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { insertLead } from '../helpers/factories.js';
+import type { SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { insertSmtpWorkspace, startAddressCheckWorld, type AddressCheckWorld } from '../helpers/worlds/mailbox.js';
 
 // Issue 29 §5: at most OUTREACH_MAILBOX_DOMAIN_DAILY_CAP (default 20) e-mails a day, in the mailbox account's time
 // zone, from one mailbox to one recipient domain, through the send budget ledger (scope `mailbox_domain`). The rest
@@ -11,48 +11,19 @@ import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.j
 const clock = Date.parse('2026-11-24T09:00:00.000Z');
 // Pacific/Auckland is UTC+13 in November: 09:00Z is 22:00 there, and its next day starts at 11:00Z.
 const NEXT_LOCAL_DAY = '2026-11-24T11:00:00.000Z';
-const ENV = {
-  OUTREACH_PACING_DAYS: 'sun-sat',
-  OUTREACH_PACING_HOURS: '00:00-24:00',
-  OUTREACH_PACING_SPACING: 0,
-  OUTREACH_INBOX_POLL_INTERVAL: 86_400,
-  OUTREACH_DISCOVERY_INTERVAL: 0,
-  OUTREACH_ADDRESS_CHECKS: '1' as const,
-};
 
 describe('per-recipient-domain daily cap of a mailbox', { timeout: 120_000 }, () => {
-  let t: TestApp;
-  let smtp: SmtpReceiver;
-  let dns: DnsFake;
+  let t: TestApp, smtp: SmtpReceiver, world: AddressCheckWorld | undefined;
 
   beforeAll(async () => {
-    smtp = await startSmtpReceiver();
     const mx = (host: string) => ({ mx: [{ exchange: host, priority: 5 }] });
-    dns = await startDnsFake({ 'bigco.example': mx('mx.bigco.example'), 'gmail.com': mx('gmail-smtp-in.l.google.com') });
-    t = await buildTestApp({ now: new Date(clock).toISOString(), env: { ...ENV, OUTREACH_DNS_SERVERS: dns.server } });
+    world = await startAddressCheckWorld(clock, { 'bigco.example': mx('mx.bigco.example'), 'gmail.com': mx('gmail-smtp-in.l.google.com') });
+    ({ t, smtp } = world);
   }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
-    await dns?.close();
-  });
+  afterAll(async () => world?.close());
 
   async function workspace(name: string) {
-    const ws = await createWorkspaceWithKey(t, name);
-    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
-    const account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'Pacific/Auckland' });
-    const mailbox = await t.services.mailboxes.add({
-      workspaceId: ws.workspaceId,
-      accountId: account,
-      address: `${name.toLowerCase()}@acme.example`,
-      smtpUrl: smtp.url(),
-      imapUrl: 'imap://nobody:nothing@127.0.0.1:1',
-      skipCheck: true,
-    });
-    const sequence = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: [{ index: 0, kind: 'email', delayDays: 0, subject: 'Hello', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null }] as never,
-    });
+    const { ws, account, mailboxId, sequence } = await insertSmtpWorkspace(t, smtp, name, { account: { time_zone: 'Pacific/Auckland' } });
     const leads = async (domain: string, n: number) => {
       const ids: string[] = [];
       for (let i = 0; i < n; i++) {
@@ -68,7 +39,7 @@ describe('per-recipient-domain daily cap of a mailbox', { timeout: 120_000 }, ()
       }
       return ids;
     };
-    return { ws, mailboxId: mailbox.id, leads };
+    return { ws, mailboxId: mailboxId!, leads };
   }
 
   const mailedFrom = (from: string, domain: string) => smtp.messages.filter((m) => m.from === from && m.to.some((a) => a.endsWith(`@${domain}`))).length;

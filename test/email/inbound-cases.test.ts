@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
-import { startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { startInboxWorld, type InboxWorld } from '../helpers/worlds/mailbox.js';
 import { loadInboundCases, rewriteCase } from './inbound-fixtures.js';
 
 // Issue 38 "Done when": every real inbound case gets its verdict end to end: each file of ../shared/cases/inbound and

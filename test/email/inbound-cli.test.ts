@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config/config.js';
-import { startServer } from '../../src/server.js';
+import type { startServer } from '../../src/server.js';
 import { suppress } from '../../src/domain/suppression.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { insertMessagingAccount } from '../helpers/factories.js';
-import { runCli } from '../helpers/cli-process.js';
+import { runCli, startCliServer } from '../helpers/cli-process.js';
 
 // Issue 38 §6 through the CLI: `outreach mailbox inbound`, `outreach suppression list|remove`, against a running
 // server on the embedded database (the admin-backend path), as an operator types them. No message text is printed.
@@ -22,11 +19,7 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox inbound / suppress
   const env = () => ({ OUTREACH_DATA_DIR: dataDir });
 
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-inbound-cli-'));
-    server = await startServer(
-      loadConfig({ OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' }, { PORT: 0, HOST: '127.0.0.1' }),
-      { print: () => undefined },
-    );
+    ({ dataDir, server } = await startCliServer('outreach-inbound-cli-'));
     const db = server.handle.db;
     workspaceId = (await server.services.workspaces.createWorkspace({ name: 'Mail' })).id;
     const accountId = await insertMessagingAccount(db, workspaceId, { mode: 'email', time_zone: 'UTC' });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
-import { MAILBOX, raw, startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { MAILBOX, raw, useInboxWorld } from '../helpers/worlds/mailbox.js';
 
 // Issue 38 §4 end to end: below the confidence floor a reply waits for a person and nothing automatic happens; the
 // flag and the confidence reach GET /replies, reply.received and the inbound record. A leaver notice ends the lane
@@ -8,13 +8,7 @@ import { MAILBOX, raw, startInboxWorld, type InboxWorld } from './inbox-world.js
 if (!dovecotAvailable()) console.warn(`test/email/inbound-review.test.ts skipped: ${DOVECOT_MISSING}`);
 
 describe.skipIf(!dovecotAvailable())('confidence and needs_review, end to end', { timeout: 180_000 }, () => {
-  let w: InboxWorld;
-  beforeAll(async () => {
-    w = await startInboxWorld();
-  }, 120_000);
-  afterAll(async () => {
-    await w?.close();
-  });
+  const w = useInboxWorld();
 
   const reply = (lead: { email: string; messageId: string }, body: string, extra: Record<string, string> = {}) =>
     w.deliver(raw({ From: lead.email, To: MAILBOX, Subject: 'Re: Quick question', 'In-Reply-To': lead.messageId, ...extra }, body));

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
 import { admin, seed, u } from '../helpers/world-fixtures.js';
 import { insertLead } from '../helpers/factories.js';
@@ -7,7 +7,7 @@ import { newId } from '../../src/lib/ids.js';
 import { createInboxWatcher } from '../../src/channels/email/inbox/watcher.js';
 import { claimDueMailboxes } from '../../src/channels/email/inbox/inbox.repository.js';
 import { emptySummary } from '../../src/channels/types.js';
-import { MAILBOX, raw, startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { MAILBOX, raw, deliveryReport, useInboxWorld } from '../helpers/worlds/mailbox.js';
 
 // Issue 26 (parts 1 and 3): inbound mail that cannot poison, spoof or exhaust the inbox watcher, against a real
 // Dovecot (messages arrive by IMAP APPEND) and an engine pass. Each test names the rule it holds (docs/email.md).
@@ -17,15 +17,7 @@ if (!dovecotAvailable()) console.warn(`test/email/inbox-hostile.test.ts skipped:
 const AUTHSERV = 'mx.acme.example';
 
 describe.skipIf(!dovecotAvailable())('hostile inbound mail (real Dovecot)', () => {
-  let w: InboxWorld;
-
-  beforeAll(async () => {
-    w = await startInboxWorld({ trustedAuthservId: AUTHSERV });
-  }, 120_000);
-
-  afterAll(async () => {
-    await w?.close();
-  });
+  const w = useInboxWorld({ trustedAuthservId: AUTHSERV });
 
   const reply = (lead: { email: string; messageId: string; leadId: string }, body: string, extra: Record<string, string> = {}) =>
     raw(
@@ -40,41 +32,7 @@ describe.skipIf(!dovecotAvailable())('hostile inbound mail (real Dovecot)', () =
       body,
     );
 
-  const dsn = (p: { status: string; original: string; recipient: string; from?: string; extra?: string[] }) =>
-    [
-      `From: ${p.from ?? 'Mail Delivery System <MAILER-DAEMON@mx.initech.example>'}`,
-      `To: ${MAILBOX}`,
-      'Subject: Undelivered Mail Returned to Sender',
-      `Message-ID: <dsn-${newId()}@mx.initech.example>`,
-      ...(p.extra ?? []),
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
-      '',
-      '--BOUNDARY',
-      'Content-Type: text/plain',
-      '',
-      'I could not deliver your message.',
-      '',
-      '--BOUNDARY',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; mx.initech.example',
-      '',
-      `Final-Recipient: rfc822; ${p.recipient}`,
-      'Action: failed',
-      `Status: ${p.status}`,
-      '',
-      '--BOUNDARY',
-      'Content-Type: text/rfc822-headers',
-      '',
-      `From: ${MAILBOX}`,
-      `To: ${p.recipient}`,
-      `Message-ID: ${p.original}`,
-      'Subject: Quick question',
-      '',
-      '--BOUNDARY--',
-      '',
-    ].join('\r\n');
+  const dsn = deliveryReport;
 
   const counts = async () => {
     const s = await w.tick();
@@ -408,15 +366,7 @@ describe.skipIf(!dovecotAvailable())('hostile inbound mail (real Dovecot)', () =
 });
 
 describe.skipIf(!dovecotAvailable())('rule "the position is saved after every message" (real Dovecot, stopped mid-pass)', () => {
-  let w: InboxWorld;
-
-  beforeAll(async () => {
-    w = await startInboxWorld();
-  }, 120_000);
-
-  afterAll(async () => {
-    await w?.close();
-  });
+  const w = useInboxWorld();
 
   it('a connection lost after the first of three messages: mailbox_unreachable, and the position is that first message', async () => {
     const leads = [await w.emailedLead(), await w.emailedLead(), await w.emailedLead()];

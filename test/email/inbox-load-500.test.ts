@@ -1,8 +1,7 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
-import { startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { startLoadMeter, useInboxWorld } from '../helpers/worlds/mailbox.js';
 import { loadInboundCases, rewriteCase } from './inbound-fixtures.js';
 
 // Issue 38 "Done when": a pass over 500 inbound messages keeps the event loop's p99 delay under 200 ms and RSS growth
@@ -15,23 +14,17 @@ if (!dovecotAvailable()) console.warn(`test/email/inbox-load-500.test.ts skipped
 const MESSAGES = 500;
 const P99_CEILING_MS = 200;
 const RSS_CEILING_MB = 150;
-const MB = 1024 * 1024;
 const CASES = loadInboundCases();
 
 describe
   .skipIf(!dovecotAvailable() || CASES.length === 0)
   .sequential('an inbox pass over 500 real inbound messages (serial measurement)', { timeout: 600_000 }, () => {
-    let w: InboxWorld;
+    const w = useInboxWorld();
     let base: string;
 
     beforeAll(async () => {
-      w = await startInboxWorld();
       await w.t.app.listen({ port: 0, host: '127.0.0.1' });
       base = `http://127.0.0.1:${(w.t.app.server.address() as AddressInfo).port}`;
-    }, 120_000);
-
-    afterAll(async () => {
-      await w?.close();
     });
 
     it(`${MESSAGES} messages: p99 loop delay < ${P99_CEILING_MS} ms, RSS growth < ${RSS_CEILING_MB} MB, every one recorded`, async () => {
@@ -56,12 +49,7 @@ describe
       }
       await new Promise((r) => setTimeout(r, 1000));
 
-      const rss = () => process.memoryUsage().rss;
-      const rss0 = rss();
-      let peak = rss0;
-      const sampler = setInterval(() => (peak = Math.max(peak, rss())), 10);
-      const loop = monitorEventLoopDelay({ resolution: 10 });
-      loop.enable();
+      const meter = startLoadMeter();
       let failures = 0;
       let requests = 0;
       let polling = true;
@@ -95,20 +83,17 @@ describe
       const passMs = performance.now() - started;
       polling = false;
       await poller;
-      clearInterval(sampler);
-      loop.disable();
-      peak = Math.max(peak, rss());
+      const { loopDelayP50Ms, loopDelayP99Ms, loopDelayMaxMs, rssGrowthMb } = meter.stop();
 
-      const ms = (ns: number) => Math.round((ns / 1e6) * 10) / 10;
       const figures = {
         messages: MESSAGES,
         passes,
         totalMs: Math.round(passMs),
         msPerMessage: Math.round((passMs / MESSAGES) * 10) / 10,
-        loopDelayP50Ms: ms(loop.percentile(50)),
-        loopDelayP99Ms: ms(loop.percentile(99)),
-        loopDelayMaxMs: ms(loop.max),
-        rssGrowthMb: Math.round((peak - rss0) / MB),
+        loopDelayP50Ms,
+        loopDelayP99Ms,
+        loopDelayMaxMs,
+        rssGrowthMb,
         healthzRequests: requests,
         healthzFailures: failures,
         counts,

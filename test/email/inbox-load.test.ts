@@ -1,8 +1,7 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
-import { MAILBOX, raw, startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { MAILBOX, raw, startLoadMeter, useInboxWorld } from '../helpers/worlds/mailbox.js';
 
 // Issue 26 part 2, "bounded work per message", measured: one engine pass over a mailbox whose INBOX holds an 8 MB
 // reply and then an ordinary one, while /healthz is asked every 20 ms over real HTTP. The ceilings: the event loop's
@@ -15,17 +14,12 @@ const RSS_CEILING_MB = 150;
 const MB = 1024 * 1024;
 
 describe.skipIf(!dovecotAvailable()).sequential('an inbox pass over an 8 MB message (serial measurement)', { timeout: 240_000 }, () => {
-  let w: InboxWorld;
+  const w = useInboxWorld();
   let base: string;
 
   beforeAll(async () => {
-    w = await startInboxWorld();
     await w.t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(w.t.app.server.address() as AddressInfo).port}`;
-  }, 120_000);
-
-  afterAll(async () => {
-    await w?.close();
   });
 
   it('rule "bounded work per message": the API keeps answering (p99 loop delay < 200 ms, RSS growth < 150 MB); the reply after it is applied', async () => {
@@ -53,12 +47,7 @@ describe.skipIf(!dovecotAvailable()).sequential('an inbox pass over an 8 MB mess
     // Settle what the appends allocated (and Dovecot's indexing of 8 MB) before the baseline.
     await new Promise((r) => setTimeout(r, 1000));
 
-    const rss = () => process.memoryUsage().rss;
-    const rss0 = rss();
-    let peak = rss0;
-    const sampler = setInterval(() => (peak = Math.max(peak, rss())), 10);
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
+    const meter = startLoadMeter();
     const health: number[] = [];
     // The longest stretch without an answer from /healthz: a blocked event loop delays the asking as well as the answer.
     let lastAnswer = performance.now();
@@ -87,20 +76,12 @@ describe.skipIf(!dovecotAvailable()).sequential('an inbox pass over an 8 MB mess
     polling = false;
     await poller;
     longestGap = Math.max(longestGap, performance.now() - lastAnswer);
-    clearInterval(sampler);
-    loop.disable();
-    peak = Math.max(peak, rss());
+    const load = meter.stop();
 
-    const ms = (ns: number) => Math.round((ns / 1e6) * 10) / 10;
     const sorted = [...health].sort((a, b) => a - b);
     const figures = {
       passMs: Math.round(passMs),
-      loopDelayP50Ms: ms(loop.percentile(50)),
-      loopDelayP99Ms: ms(loop.percentile(99)),
-      loopDelayMaxMs: ms(loop.max),
-      rssBeforeMb: Math.round(rss0 / MB),
-      rssPeakMb: Math.round(peak / MB),
-      rssGrowthMb: Math.round((peak - rss0) / MB),
+      ...load,
       healthzRequests: health.length,
       healthzFailures: failures,
       healthzMaxMs: Math.round(sorted.at(-1) ?? 0),

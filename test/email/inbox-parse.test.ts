@@ -53,15 +53,8 @@ describe('Authentication-Results: only the provider (or the mailbox trustedAuths
 });
 
 describe('bounded reply text', () => {
-  it('rule "linear quote cutting": crafted text that made email-reply-parser backtrack (8 s on 64 KB) is read in linear time', () => {
-    // "Op … schreef" across lines: email-reply-parser alone took 8 s on 64 KB of this on the test machine; reply-text.ts
-    // does not use it.
-    const crafted = 'Op\nschreef \n\n'.repeat(8_000);
-    const t0 = performance.now();
-    const out = visibleReplyText(crafted);
-    expect(performance.now() - t0).toBeLessThan(200);
-    expect(out.length).toBeGreaterThan(0);
-  });
+  // The crafted text that made email-reply-parser backtrack (8 s on 64 KB) is bounded in reply-text.test.ts,
+  // "bounded cost", with the other hostile texts: the best of three runs, so a busy machine cannot fail it.
 
   it('the quoted thread is removed whatever the length of the new text', () => {
     expect(visibleReplyText('Sounds good, Tuesday?\n\nOn Mon, Nov 23, 2026 at 10:00 AM Dana <dana@acme.example> wrote:\n> Hi Bob\n')).toBe(

@@ -1,117 +1,47 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertMessagingAccount } from '../helpers/factories.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
-import { newId } from '../../src/lib/ids.js';
+import { dovecotAvailable, DOVECOT_MISSING, type Dovecot } from '../helpers/dovecot.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { deliveryReport, INBOX_STEPS, insertEmailedLead, MAILBOX_PASS, raw, startMailboxWorld, type MailboxWorld } from '../helpers/worlds/mailbox.js';
 import { unsubscribeToken } from '../../src/channels/email/send/unsubscribe-token.js';
 
 // Issue 14 "Watching the inbox", against a real Dovecot: every message arrives by IMAP APPEND into the
 // sender's INBOX, and the engine pass (POST /admin/v1/engine/tick) reads it.
 if (!dovecotAvailable()) console.warn(`test/email/inbox.test.ts skipped: ${DOVECOT_MISSING}`);
 
-const PASS = 'dana-imap-pw-7731';
-const DAY = 86_400_000;
+const PASS = MAILBOX_PASS;
 
 describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
+  let w: MailboxWorld;
   let t: TestApp;
   let dovecot: Dovecot;
-  let smtp: SmtpReceiver;
-  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-  let account: string;
+  let ws: MailboxWorld['ws'];
   let mailboxId: string;
-  let sequenceId: string;
   // Each pass runs at a later time, so every mailbox is due again.
   let clock = Date.now();
 
   beforeAll(async () => {
-    dovecot = await startDovecot([
-      { user: 'dana', pass: PASS },
-      { user: 'eve', pass: 'eve-pw' },
-    ]);
-    smtp = await startSmtpReceiver();
-    t = await buildTestApp({
-      env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_PACING_DAYS: 'sun-sat', OUTREACH_PACING_HOURS: '00:00-24:00', OUTREACH_INBOX_POLL_INTERVAL: 60 },
+    w = await startMailboxWorld({
+      users: [
+        { user: 'dana', pass: PASS },
+        { user: 'eve', pass: 'eve-pw' },
+      ],
+      env: { OUTREACH_INBOX_POLL_INTERVAL: 60 },
+      mailbox: { displayName: 'Dana' },
+      steps: INBOX_STEPS,
     });
-    ws = await createWorkspaceWithKey(t, 'Mailers');
-    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
-    const view = await t.services.mailboxes.add({
-      workspaceId: ws.workspaceId,
-      accountId: account,
-      address: 'dana@acme.example',
-      displayName: 'Dana',
-      smtpUrl: smtp.url(),
-      imapUrl: dovecot.url('dana'),
-      skipCheck: true,
-    });
-    mailboxId = view.id;
-    sequenceId = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: [
-        { index: 0, kind: 'email', delayDays: 0, subject: 'Quick question', message: 'Hi', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'email', delayDays: 3, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
-        { index: 2, kind: 'email', delayDays: 3, subject: null, message: 'Last note', actions: [], variants: null, tool: null },
-      ] as never,
-    });
+    ({ t, dovecot, ws, mailboxId } = w);
   }, 60_000);
 
   afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
-    await dovecot?.stop();
+    await w?.close();
   });
 
-  async function tick(): Promise<{ repliesDetected: number; mailboxes?: Record<string, Record<string, unknown>> }> {
-    clock += 120_000;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
-
-  let n = 0;
+  const tick = (): Promise<{ repliesDetected: number; mailboxes?: Record<string, Record<string, unknown>> }> => engineTick(t, (clock += 120_000));
   /** A lead the mailbox e-mailed (step 0 sent, step 1 due in 3 days), with the Message-ID of that e-mail on record. */
-  async function emailedLead(f: { email?: string } = {}) {
-    n += 1;
-    const email = f.email ?? `bob${n}@initech.example`;
-    const sentAt = new Date(clock - DAY);
-    const leadId = await insertLead(t.db, ws.workspaceId, {
-      person: `Bob Number${n}`,
-      email,
-      account_id: account,
-      sequence_id: sequenceId,
-      stage: 'messaged',
-      current_step: 1,
-      messaged_at: sentAt,
-      last_message_channel: 'email',
-      last_activity_at: sentAt,
-      next_action_at: new Date(clock + 3 * DAY),
-      mailbox_id: mailboxId,
-    } as never);
-    const messageId = `<step0.${n}.${newId().slice(0, 8)}@acme.example>`;
-    await t.db
-      .insertInto('email_messages')
-      .values({
-        workspace_id: ws.workspaceId,
-        message_id: messageId,
-        lead_id: leadId,
-        mailbox_id: mailboxId,
-        idempotency_key: `${leadId}:${sequenceId}:0`,
-        subject: 'Quick question',
-        direction: 'out',
-        delivery: 'accepted',
-        sent_at: sentAt as never,
-      })
-      .execute();
-    return { leadId, email, messageId };
-  }
-
-  const raw = (headers: Record<string, string>, body: string) =>
-    Object.entries({ 'MIME-Version': '1.0', 'Content-Type': 'text/plain; charset=utf-8', ...headers })
-      .map(([k, v]) => `${k}: ${v}`)
-      .join('\r\n') +
-    '\r\n\r\n' +
-    body.replace(/\n/g, '\r\n');
+  const emailedLead = (f: { email?: string } = {}) => insertEmailedLead(w, clock, f);
 
   const lead = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const ledger = (id: string) => t.db.selectFrom('activity').selectAll().where('lead_id', '=', id).orderBy('created_at').execute();
@@ -180,7 +110,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       payload: { decision: 'send', text: 'Happy to: here are the details.' },
     });
     expect(res.statusCode, res.body).toBe(200);
-    const answer = smtp.messages.filter((m) => m.to.includes(email)).at(-1)!;
+    const answer = w.smtp.messages.filter((m) => m.to.includes(email)).at(-1)!;
     expect(answer).toBeDefined();
     expect(answer.header('from')).toContain('dana@acme.example');
     expect(answer.header('in-reply-to')).toBe(theirId);
@@ -257,45 +187,19 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
     expect((await ledger(leadId)).some((a) => a.outcome === 'ok' && a.action !== 'reply_detected')).toBe(true);
   });
 
-  const dsn = (p: { to: string; status: string; original: string; recipient: string }) =>
-    [
-      'From: Mail Delivery System <MAILER-DAEMON@mx.initech.example>',
-      `To: ${p.to}`,
-      `Subject: ${p.status.startsWith('4') ? 'Delayed Mail (still being retried)' : 'Undelivered Mail Returned to Sender'}`,
-      `Message-ID: <dsn-${newId()}@mx.initech.example>`,
-      'Auto-Submitted: auto-replied',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
-      '',
-      '--BOUNDARY',
-      'Content-Type: text/plain',
-      '',
-      'This is the mail system at host mx.initech.example. I could not deliver your message.',
-      '',
-      '--BOUNDARY',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; mx.initech.example',
-      '',
-      `Final-Recipient: rfc822; ${p.recipient}`,
-      `Action: ${p.status.startsWith('4') ? 'delayed' : 'failed'}`,
-      `Status: ${p.status}`,
-      '',
-      '--BOUNDARY',
-      'Content-Type: text/rfc822-headers',
-      '',
-      'From: dana@acme.example',
-      `To: ${p.recipient}`,
-      `Message-ID: ${p.original}`,
-      'Subject: Quick question',
-      '',
-      '--BOUNDARY--',
-      '',
-    ].join('\r\n');
+  /** A delivery report as Postfix writes it: a 4.x.x status is a delay ("delayed", still being retried). */
+  const dsn = (p: { status: string; original: string; recipient: string }) =>
+    deliveryReport({
+      ...p,
+      subject: p.status.startsWith('4') ? 'Delayed Mail (still being retried)' : 'Undelivered Mail Returned to Sender',
+      extra: ['Auto-Submitted: auto-replied'],
+      note: 'This is the mail system at host mx.initech.example. I could not deliver your message.',
+      action: p.status.startsWith('4') ? 'delayed' : 'failed',
+    });
 
   it('a DSN bounce with a 5.x.x status fails the lead with lastError "bounced" and suppresses the address', async () => {
     const { leadId, email, messageId } = await emailedLead();
-    await dovecot.deliver('dana', dsn({ to: 'dana@acme.example', status: '5.1.1', original: messageId, recipient: email }));
+    await dovecot.deliver('dana', dsn({ status: '5.1.1', original: messageId, recipient: email }));
     const summary = await tick();
     expect(summary.mailboxes?.[mailboxId]).toMatchObject({ bounces: 1 });
     expect(await lead(leadId)).toMatchObject({ stage: 'failed', last_error: 'bounced', automation_stopped: true, next_action_at: null });
@@ -307,7 +211,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
 
   it('a 4.x.x delivery report is noted on the ledger and nothing stops', async () => {
     const { leadId, email, messageId } = await emailedLead();
-    await dovecot.deliver('dana', dsn({ to: 'dana@acme.example', status: '4.4.1', original: messageId, recipient: email }));
+    await dovecot.deliver('dana', dsn({ status: '4.4.1', original: messageId, recipient: email }));
     const summary = await tick();
     expect(summary.mailboxes?.[mailboxId]).toMatchObject({ delayed: 1, bounces: 0 });
     expect(await lead(leadId)).toMatchObject({ stage: 'messaged', automation_stopped: false, last_error: null });
@@ -460,7 +364,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       workspaceId: ws.workspaceId,
       accountId: acc,
       address: 'eve@acme.example',
-      smtpUrl: smtp.url(),
+      smtpUrl: w.smtp.url(),
       imapUrl: dovecot.url('eve', 'wrong-secret-991'),
       skipCheck: true,
     });
@@ -482,7 +386,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       workspaceId: ws.workspaceId,
       accountId: acc,
       address: 'eve@acme.example',
-      smtpUrl: smtp.url(),
+      smtpUrl: w.smtp.url(),
       imapUrl: dovecot.url('eve'),
       skipCheck: true,
     });
@@ -503,7 +407,7 @@ describe.skipIf(!dovecotAvailable())('inbox watcher (real Dovecot)', () => {
       workspaceId: ws.workspaceId,
       accountId: acc,
       address: 'down@acme.example',
-      smtpUrl: smtp.url(),
+      smtpUrl: w.smtp.url(),
       imapUrl: 'imap://down:pw@127.0.0.1:1',
       skipCheck: true,
     });

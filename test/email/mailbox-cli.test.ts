@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config/config.js';
-import { startServer } from '../../src/server.js';
+import type { startServer } from '../../src/server.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
-import { runCli } from '../helpers/cli-process.js';
+import { runCli, startCliServer } from '../helpers/cli-process.js';
 
 const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
 
@@ -27,17 +24,7 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox', { timeout: 300_0
   let smtp: SmtpReceiver;
   beforeAll(async () => {
     smtp = await startSmtpReceiver({ auth: { user: 'dana', pass: 'right-pass' } });
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-mailbox-cli-'));
-    server = await startServer(
-      loadConfig(
-        { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0' },
-        {
-          PORT: 0,
-          HOST: '127.0.0.1',
-        },
-      ),
-      { print: () => undefined },
-    );
+    ({ dataDir, server } = await startCliServer('outreach-mailbox-cli-'));
   });
   afterAll(async () => {
     await server?.stop();
@@ -50,64 +37,32 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox', { timeout: 300_0
     const env = { OUTREACH_DATA_DIR: dataDir };
     const imapUrl = `imap://dana:imap-secret@127.0.0.1:${await closedPort()}`;
 
-    const wrongPass = await cli(
-      ['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', smtp.url('dana', 'wrong-secret'), '--imap', imapUrl],
-      env,
-    );
+    /** `outreach mailbox add` of dana@acme.example to this workspace, through `smtpUrl` and the unreachable IMAP. */
+    const add = (smtpUrl: string, ...more: string[]) =>
+      cli(['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', smtpUrl, '--imap', imapUrl, ...more], env);
+
+    const wrongPass = await add(smtp.url('dana', 'wrong-secret'));
     expect(wrongPass.code).toBe(1);
     expect(wrongPass.stderr).toMatch(/SMTP connection failed/);
     expect(wrongPass.stderr).toMatch(/535|auth/i);
     expect(wrongPass.stderr + wrongPass.stdout).not.toContain('wrong-secret');
 
-    const imapDown = await cli(
-      ['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', smtp.url('dana', 'right-pass'), '--imap', imapUrl],
-      env,
-    );
+    const imapDown = await add(smtp.url('dana', 'right-pass'));
     expect(imapDown.code).toBe(1);
     expect(imapDown.stderr).toMatch(/IMAP connection failed/);
     expect(imapDown.stderr + imapDown.stdout).not.toContain('right-pass');
     expect(imapDown.stderr + imapDown.stdout).not.toContain('imap-secret');
 
-    const bad = await cli(['mailbox', 'add', '--workspace', ws.id, '--address', 'dana@acme.example', '--smtp', 'http://x', '--imap', imapUrl], env);
+    const bad = await add('http://x');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/smtpUrl/);
 
     // Issue 26: a mailbox that would log in in cleartext off loopback is refused, naming the lab switch.
-    const plaintext = await cli(
-      [
-        'mailbox',
-        'add',
-        '--workspace',
-        ws.id,
-        '--address',
-        'dana@acme.example',
-        '--smtp',
-        'smtp://dana:pw-31@relay.lab.example:25?tls=none',
-        '--imap',
-        imapUrl,
-      ],
-      env,
-    );
+    const plaintext = await add('smtp://dana:pw-31@relay.lab.example:25?tls=none');
     expect(plaintext.code).toBe(1);
     expect(plaintext.stderr).toMatch(/smtpUrl .*OUTREACH_MAILBOX_ALLOW_PLAINTEXT=1/);
     expect(plaintext.stderr + plaintext.stdout).not.toContain('pw-31');
-    const authserv = await cli(
-      [
-        'mailbox',
-        'add',
-        '--workspace',
-        ws.id,
-        '--address',
-        'dana@acme.example',
-        '--smtp',
-        smtp.url('dana', 'right-pass'),
-        '--imap',
-        imapUrl,
-        '--trusted-authserv-id',
-        'not an id;',
-      ],
-      env,
-    );
+    const authserv = await add(smtp.url('dana', 'right-pass'), '--trusted-authserv-id', 'not an id;');
     expect(authserv.code).toBe(1);
     expect(authserv.stderr).toMatch(/trustedAuthservId/);
 

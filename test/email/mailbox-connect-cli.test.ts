@@ -7,9 +7,10 @@ import { resolveTextCipher } from '../../src/lib/encryption-key.js';
 import { startServer } from '../../src/server.js';
 import { readMailboxTokens } from '../../src/channels/email/mailboxes/mailboxes.repository.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { dovecotAvailable, DOVECOT_MISSING, type Dovecot } from '../helpers/dovecot.js';
 import { startOAuthProviderFake, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import type { SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { oauthProviderEnv, startOAuthWorld, type OAuthWorld } from '../helpers/worlds/oauth.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { runCli } from '../helpers/cli-process.js';
@@ -26,20 +27,6 @@ if (!canLogIn) console.warn(`test/email/mailbox-connect-cli.test.ts (the connect
 
 const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
 
-function providerEnv(fake: OAuthProviderFake): Record<string, string> {
-  return {
-    OUTREACH_GOOGLE_CLIENT_ID: fake.clientId,
-    OUTREACH_GOOGLE_CLIENT_SECRET: fake.clientSecret,
-    OUTREACH_GOOGLE_AUTHORIZE_URL: fake.authorizeUrl,
-    OUTREACH_GOOGLE_TOKEN_URL: fake.tokenUrl,
-    OUTREACH_GOOGLE_REVOKE_URL: fake.revokeUrl,
-    OUTREACH_MICROSOFT_CLIENT_ID: fake.clientId,
-    OUTREACH_MICROSOFT_CLIENT_SECRET: fake.clientSecret,
-    OUTREACH_MICROSOFT_AUTHORIZE_URL: fake.authorizeUrl,
-    OUTREACH_MICROSOFT_TOKEN_URL: fake.tokenUrl,
-  };
-}
-
 describe('admin routes of outreach mailbox connect / remove', () => {
   let fake: OAuthProviderFake;
   let t: TestApp;
@@ -47,7 +34,7 @@ describe('admin routes of outreach mailbox connect / remove', () => {
   beforeAll(async () => {
     fake = await startOAuthProviderFake({ userEmail: DANA });
     // Google's app is configured here, Microsoft's is not (no secret).
-    const { OUTREACH_MICROSOFT_CLIENT_SECRET: _secret, ...onlyGoogle } = providerEnv(fake);
+    const { OUTREACH_MICROSOFT_CLIENT_SECRET: _secret, ...onlyGoogle } = oauthProviderEnv(fake);
     t = await buildTestApp({ env: { OUTREACH_ADMIN_TOKEN: ADMIN, ...onlyGoogle } });
     ({ workspaceId } = await createWorkspaceWithKey(t, 'Acme'));
   });
@@ -70,8 +57,13 @@ describe('admin routes of outreach mailbox connect / remove', () => {
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('redirect_uri')).toBe(body.callbackUrl);
     expect(url.searchParams.get('scope')).toBe('https://mail.google.com/ openid email');
-    const state = await t.db.selectFrom('mailbox_oauth_states').selectAll().where('state', '=', url.searchParams.get('state')!).executeTakeFirstOrThrow();
-    expect(state).toMatchObject({ workspace_id: workspaceId, provider: 'google', session_id_hash: null, smtp_url: 'smtps://smtp.acme.example:465' });
+    const state = await t.db.selectFrom('oauth_states').selectAll().where('state', '=', url.searchParams.get('state')!).executeTakeFirstOrThrow();
+    expect(state).toMatchObject({
+      workspace_id: workspaceId,
+      flow: 'mailbox',
+      session_id_hash: null,
+      details: { provider: 'google', smtpUrl: 'smtps://smtp.acme.example:465' },
+    });
     // The PKCE verifier is stored encrypted and is not the challenge.
     expect(state.code_verifier).not.toContain(url.searchParams.get('code_challenge')!);
   });
@@ -117,26 +109,27 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox connect', { timeou
   let fake: OAuthProviderFake;
   let smtp: SmtpReceiver;
   let dovecot: Dovecot | null = null;
+  let world: OAuthWorld;
   let env: Record<string, string>;
   let workspaceId: string;
   let servers: string[];
   let config: Config;
 
   beforeAll(async () => {
-    fake = await startOAuthProviderFake({ userEmail: DANA });
-    smtp = await startSmtpReceiver({ xoauth2: fake.verify });
-    if (canLogIn)
-      dovecot = await startDovecot(
-        [
+    world = await startOAuthWorld({
+      fake: { userEmail: DANA },
+      ...(canLogIn && {
+        users: [
           { user: DANA, pass: 'unused-dana-pw' },
           { user: LEE, pass: 'unused-lee-pw' },
         ],
-        { oauth2: { introspectionUrl: fake.introspectUrl } },
-      );
+      }),
+    });
+    ({ fake, smtp, dovecot } = world);
     servers = ['--smtp-url', `smtp://127.0.0.1:${smtp.port}`, '--imap-url', `imap://127.0.0.1:${dovecot?.port ?? 9}`];
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-mailbox-connect-cli-'));
     config = loadConfig(
-      { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0', ...providerEnv(fake) },
+      { OUTREACH_DATA_DIR: dataDir, OUTREACH_SEED_DEMO: '0', LOG_LEVEL: 'silent', OUTREACH_ENGINE_INTERVAL: '0', ...oauthProviderEnv(fake) },
       { PORT: 0, HOST: '127.0.0.1' },
     );
     server = await startServer(config, { print: () => undefined });
@@ -146,9 +139,7 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox connect', { timeou
 
   afterAll(async () => {
     await server?.stop();
-    await dovecot?.stop();
-    await smtp?.close();
-    await fake?.close();
+    await world?.close();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 

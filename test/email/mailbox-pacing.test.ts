@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertMessagingAccount } from '../helpers/factories.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
+import { insertSmtpWorkspace, SMTP_ONLY_ENV } from '../helpers/worlds/mailbox.js';
 
 // Issue 14 §1 and the two-worker rule: a mailbox's daily cap and warm-up hold per mailbox, in its account's time
 // zone, even when it sends for leads of other accounts (the workspace's pool); two engines on one database never send
@@ -17,42 +18,20 @@ describe('mailbox pacing', () => {
     smtp = await startSmtpReceiver();
     t = await buildTestApp({ now: new Date(clock).toISOString(), env: ENV });
   }, 60_000);
-  const ENV = {
-    OUTREACH_PACING_DAYS: 'sun-sat',
-    OUTREACH_PACING_HOURS: '00:00-24:00',
-    OUTREACH_PACING_SPACING: 0,
-    OUTREACH_PACING_MESSAGE_CAP: 3,
-    OUTREACH_PACING_RAMP: '1,2',
-    OUTREACH_INBOX_POLL_INTERVAL: 86_400,
-    OUTREACH_DISCOVERY_INTERVAL: 0,
-  };
+  const ENV = { ...SMTP_ONLY_ENV, OUTREACH_PACING_MESSAGE_CAP: 3, OUTREACH_PACING_RAMP: '1,2' };
   afterAll(async () => {
     await t?.close();
     await smtp?.close();
   });
 
   async function workspaceWithPool(name: string, warmupStartedAt: Date | null) {
-    const ws = await createWorkspaceWithKey(t, name);
-    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
-    const pool = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC', warmup_started_at: warmupStartedAt });
-    const added = await t.services.mailboxes.add({
-      workspaceId: ws.workspaceId,
-      accountId: pool,
-      address: `${name.toLowerCase()}@acme.example`,
-      smtpUrl: smtp.url(),
-      imapUrl: 'imap://nobody:nothing@127.0.0.1:1',
-      skipCheck: true,
-    });
-    const sequence = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: [{ index: 0, kind: 'email', delayDays: 0, subject: 'Hello', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null }] as never,
-    });
+    const { ws, mailboxId, sequence } = await insertSmtpWorkspace(t, smtp, name, { account: { warmup_started_at: warmupStartedAt } });
     // Two LinkedIn accounts without a mailbox: their leads' e-mail borrows the pool's mailbox.
     const accounts = [
       await insertMessagingAccount(t.db, ws.workspaceId, { time_zone: 'UTC' }),
       await insertMessagingAccount(t.db, ws.workspaceId, { time_zone: 'UTC' }),
     ];
-    return { ws, mailboxId: added.id, sequence, accounts };
+    return { ws, mailboxId: mailboxId!, sequence, accounts };
   }
 
   const lead = (workspaceId: string, account: string, sequence: string, email: string) =>

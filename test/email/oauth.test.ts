@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin, seed, u } from '../helpers/world-fixtures.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
-import { startOAuthProviderFake, type IssuedTokens, type OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
-import { raw } from './inbox-world.js';
+import { ADMIN, seed, u } from '../helpers/world-fixtures.js';
+import { dovecotAvailable, DOVECOT_MISSING, type Dovecot } from '../helpers/dovecot.js';
+import type { SmtpReceiver } from '../helpers/smtp-receiver.js';
+import type { IssuedTokens, OAuthProviderFake } from '../helpers/oauth-provider-fake.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { emailStep, raw } from '../helpers/worlds/mailbox.js';
+import { oauthProviderEnv, startOAuthWorld, type OAuthWorld } from '../helpers/worlds/oauth.js';
 import { createMailboxTokens } from '../../src/channels/email/mailboxes/oauth-tokens.js';
 
 // Issue 29 §1: a mailbox connected with OAuth 2.0 (world-file `mailbox.oauth`) sends over SMTP XOAUTH2 to a real
@@ -20,6 +22,7 @@ const auth = { authorization: `Bearer ${KEY}` };
 
 describe.skipIf(!dovecotAvailable())('OAuth mailboxes against real servers', () => {
   let t: TestApp;
+  let world: OAuthWorld;
   let fake: OAuthProviderFake;
   let dovecot: Dovecot;
   let smtp: SmtpReceiver;
@@ -36,12 +39,12 @@ describe.skipIf(!dovecotAvailable())('OAuth mailboxes against real servers', () 
 
   beforeAll(async () => {
     // Refresh tokens rotate (as Microsoft's do): spending one twice would be refused, so two workers must refresh once.
-    fake = await startOAuthProviderFake({ clientId: 'outreach-test-client', clientSecret: 'client-secret-8812', rotateRefreshTokens: true });
-    dovecot = await startDovecot(
-      ['dana', 'erin', 'finn', 'gail', 'hank'].map((name) => ({ user: `${name}@acme.example`, pass: `${name}-unused-pw-4417` })),
-      { oauth2: { introspectionUrl: fake.introspectUrl } },
-    );
-    smtp = await startSmtpReceiver({ xoauth2: fake.verify });
+    world = await startOAuthWorld({
+      fake: { clientId: 'outreach-test-client', clientSecret: 'client-secret-8812', rotateRefreshTokens: true },
+      users: ['dana', 'erin', 'finn', 'gail', 'hank'].map((name) => ({ user: `${name}@acme.example`, pass: `${name}-unused-pw-4417` })),
+    });
+    ({ fake, smtp } = world);
+    dovecot = world.dovecot!;
     t = await buildTestApp({
       env: {
         OUTREACH_ADMIN_TOKEN: ADMIN,
@@ -49,11 +52,7 @@ describe.skipIf(!dovecotAvailable())('OAuth mailboxes against real servers', () 
         OUTREACH_PACING_HOURS: '00:00-24:00',
         OUTREACH_PACING_SPACING: 0,
         OUTREACH_INBOX_POLL_INTERVAL: 60,
-        OUTREACH_GOOGLE_CLIENT_ID: fake.clientId,
-        OUTREACH_GOOGLE_CLIENT_SECRET: fake.clientSecret,
-        OUTREACH_GOOGLE_TOKEN_URL: fake.tokenUrl,
-        OUTREACH_GOOGLE_REVOKE_URL: fake.revokeUrl,
-        OUTREACH_GOOGLE_AUTHORIZE_URL: fake.authorizeUrl,
+        ...oauthProviderEnv(fake, ['google']),
       },
     });
     const accounts = ['dana', 'erin', 'finn', 'gail', 'hank'].map((name, i) => {
@@ -88,26 +87,16 @@ describe.skipIf(!dovecotAvailable())('OAuth mailboxes against real servers', () 
       .execute();
     sequenceId = await insertSequence(t.db, WS, {
       channels: ['email'],
-      steps: [
-        { index: 0, kind: 'email', delayDays: 0, subject: 'Quick question', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'email', delayDays: 3, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
-      ] as never,
+      steps: [emailStep(0, 0, 'Quick question', 'Hi {{firstName}}'), emailStep(1, 3, null, 'Following up')] as never,
     });
   }, 60_000);
 
   afterAll(async () => {
     await t?.close();
-    await smtp?.close();
-    await dovecot?.stop();
-    await fake?.close();
+    await world?.close();
   });
 
-  async function tick(advanceMs = 120_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json<{ mailboxes?: Record<string, Record<string, unknown>> }>();
-  }
+  const tick = (advanceMs = 120_000): Promise<{ mailboxes?: Record<string, Record<string, unknown>> }> => engineTick(t, (clock += advanceMs));
   const mailboxOf = async (address: string) => t.db.selectFrom('mailboxes').selectAll().where('address', '=', address).executeTakeFirstOrThrow();
   const newLead = async (sender: string) => {
     n += 1;

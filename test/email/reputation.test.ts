@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { tableResolver } from '../webhooks/receiver.js';
 import { newId } from '../../src/lib/ids.js';
 import { bouncePause, pausedMailboxes, pauseOf } from '../../src/channels/email/deliverability/reputation.js';
 import { readFeedbackReport } from '../../src/channels/email/inbox/arf.js';
-import { MAILBOX, startInboxWorld, type InboxWorld } from './inbox-world.js';
+import { deliveryReport, MAILBOX, useInboxWorld } from '../helpers/worlds/mailbox.js';
 import { runCli } from '../helpers/cli-process.js';
 
 // Issue 29 §3, reputation guards per mailbox (docs/deliverability.md), against a real Dovecot (reports arrive by IMAP
@@ -23,40 +23,7 @@ if (!dovecotAvailable()) console.warn(`test/email/reputation.test.ts skipped: ${
 const MINUTE = 60_000;
 
 /** A delivery report (RFC 3464) returning one of our messages. */
-const dsn = (p: { original: string; recipient: string }) =>
-  [
-    'From: Mail Delivery System <MAILER-DAEMON@mx.initech.example>',
-    `To: ${MAILBOX}`,
-    'Subject: Undelivered Mail Returned to Sender',
-    `Message-ID: <dsn-${newId()}@mx.initech.example>`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
-    '',
-    '--BOUNDARY',
-    'Content-Type: text/plain',
-    '',
-    'I could not deliver your message.',
-    '',
-    '--BOUNDARY',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; mx.initech.example',
-    '',
-    `Final-Recipient: rfc822; ${p.recipient}`,
-    'Action: failed',
-    'Status: 5.1.1',
-    '',
-    '--BOUNDARY',
-    'Content-Type: text/rfc822-headers',
-    '',
-    `From: ${MAILBOX}`,
-    `To: ${p.recipient}`,
-    `Message-ID: ${p.original}`,
-    'Subject: Quick question',
-    '',
-    '--BOUNDARY--',
-    '',
-  ].join('\r\n');
+const dsn = (p: { original: string; recipient: string }) => deliveryReport(p);
 
 /** A feedback report (ARF, RFC 5965) as Microsoft's JMRP sends one: the complained-of message returned whole. */
 const arf = (p: { original: string; recipient: string; feedbackType?: string; extra?: string[] }) =>
@@ -194,15 +161,11 @@ describe("a person's pause reads as manual", () => {
 });
 
 describe.skipIf(!dovecotAvailable())('reputation guards per mailbox (real Dovecot + SMTP receiver)', () => {
-  let w: InboxWorld;
+  const w = useInboxWorld();
   let clock: number;
 
-  beforeAll(async () => {
-    w = await startInboxWorld();
+  beforeAll(() => {
     clock = w.now();
-  }, 120_000);
-  afterAll(async () => {
-    await w?.close();
   });
 
   /** One engine pass at `clock` (advanced by `advanceMs` first). */

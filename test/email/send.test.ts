@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { dovecotAvailable, DOVECOT_MISSING, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { insertLead } from '../helpers/factories.js';
+import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
+import { insertErinMailboxLead, sendingClock, startSendingWorld, type MailboxWorld } from '../helpers/worlds/mailbox.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { readUnsubscribeToken } from '../../src/channels/email/send/unsubscribe-token.js';
 
@@ -13,64 +13,19 @@ if (!dovecotAvailable()) console.warn(`test/email/send.test.ts skipped: ${DOVECO
 const DAY = 86_400_000;
 
 describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
+  let w: MailboxWorld;
   let t: TestApp;
-  let dovecot: Dovecot;
   let smtp: SmtpReceiver;
-  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
-  let account: string;
-  let sequenceId: string;
-  let clock = Date.parse('2026-11-24T09:00:00.000Z');
+  let ws: MailboxWorld['ws'];
 
   beforeAll(async () => {
-    dovecot = await startDovecot([{ user: 'dana', pass: 'dana-pw-5521' }]);
-    smtp = await startSmtpReceiver();
-    t = await buildTestApp({
-      env: {
-        OUTREACH_ADMIN_TOKEN: ADMIN,
-        OUTREACH_PACING_DAYS: 'sun-sat',
-        OUTREACH_PACING_HOURS: '00:00-24:00',
-        OUTREACH_PACING_SPACING: 0,
-        OUTREACH_PUBLIC_URL: 'https://outreach.example.com',
-        OUTREACH_INBOX_POLL_INTERVAL: 3600,
-      },
-    });
-    ws = await createWorkspaceWithKey(t, 'Mailers');
-    await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', ws.workspaceId).execute();
-    account = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
-    await t.services.mailboxes.add({
-      workspaceId: ws.workspaceId,
-      accountId: account,
-      address: 'dana@acme.example',
-      displayName: 'Dana Scott',
-      smtpUrl: smtp.url(),
-      imapUrl: dovecot.url('dana'),
-      sentFolder: 'Sent',
-      skipCheck: true,
-    });
-    sequenceId = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: [
-        { index: 0, kind: 'email', delayDays: 0, subject: 'Quick question', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null },
-        { index: 1, kind: 'email', delayDays: 1, subject: null, message: 'Following up', actions: [], variants: null, tool: null },
-      ] as never,
-    });
+    w = await startSendingWorld({ workspaceName: 'Mailers', mailbox: { displayName: 'Dana Scott' } });
+    ({ t, smtp, ws } = w);
   }, 60_000);
 
-  afterAll(async () => {
-    await t?.close();
-    await smtp?.close();
-    await dovecot?.stop();
-  });
+  afterAll(async () => w?.close());
 
-  async function tick(advanceMs = 120_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
-  const lead = (email: string) =>
-    insertLead(t.db, ws.workspaceId, { person: 'Bob Slydell', email, account_id: account, sequence_id: sequenceId, next_action_at: new Date(clock) });
-  const to = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
+  const { now, tick, lead, to } = sendingClock(() => w);
 
   it('the first e-mail carries a stored Message-ID, List-Unsubscribe (https and mailto) with one-click, and lands in the sent folder', async () => {
     const leadId = await lead('bob@initech.example');
@@ -91,7 +46,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     expect(unsubscribe).toContain(`<mailto:dana@acme.example?subject=unsubscribe%20${url![2]}>`);
     expect(stored.map((r) => r.recipient)).toEqual(['bob@initech.example']);
     expect(first.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
-    const sentFolder = await dovecot.status('dana', 'Sent');
+    const sentFolder = await w.dovecot.status('dana', 'Sent');
     expect(sentFolder.messages).toBe(1);
   });
 
@@ -117,7 +72,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     const driver = t.services.drivers.forChannel('email');
     const action = {
       workspaceId: ws.workspaceId,
-      accountId: account,
+      accountId: w.account,
       accountUserId: null,
       kind: 'email' as const,
       channel: 'email' as const,
@@ -125,7 +80,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
       subject: null,
       text: null,
       actions: [],
-      at: new Date(clock),
+      at: new Date(now()),
     };
     expect(await driver.confirm!({ ...action, idempotencyKey: row.idempotency_key })).toEqual({ status: 'sent', externalId: row.message_id });
     expect(await driver.confirm!({ ...action, idempotencyKey: 'never-started' })).toEqual({ status: 'not_sent' });
@@ -136,9 +91,9 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     const leadId = await insertLead(t.db, ws.workspaceId, {
       person: 'Scripted Person',
       email: 'scripted@initech.example',
-      account_id: account,
-      sequence_id: sequenceId,
-      next_action_at: new Date(clock),
+      account_id: w.account,
+      sequence_id: w.sequenceId,
+      next_action_at: new Date(now()),
       sandbox: JSON.stringify({ replyAfterHours: 1, replyText: 'An answer nobody wrote' }),
     });
     await tick();
@@ -178,22 +133,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
   it('a mailbox whose SMTP login is refused stops sending: readiness says mailbox_auth_failed, the lead waits, no password anywhere', async () => {
     const guarded = await startSmtpReceiver({ auth: { user: 'erin', pass: 'right-pw-8814' } });
     try {
-      const erinAccount = await insertMessagingAccount(t.db, ws.workspaceId, { mode: 'email', time_zone: 'UTC' });
-      await t.services.mailboxes.add({
-        workspaceId: ws.workspaceId,
-        accountId: erinAccount,
-        address: 'erin@acme.example',
-        smtpUrl: guarded.url('erin', 'wrong-pw-4471'),
-        imapUrl: dovecot.url('dana'),
-        skipCheck: true,
-      });
-      const leadId = await insertLead(t.db, ws.workspaceId, {
-        person: 'Pat',
-        email: 'pat@initech.example',
-        account_id: erinAccount,
-        sequence_id: sequenceId,
-        next_action_at: new Date(clock),
-      });
+      const leadId = await insertErinMailboxLead(w, guarded.url('erin', 'wrong-pw-4471'), { person: 'Pat', email: 'pat@initech.example' }, new Date(now()));
       await tick();
       expect(guarded.messages).toHaveLength(0);
       const row = await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', '=', leadId).executeTakeFirstOrThrow();

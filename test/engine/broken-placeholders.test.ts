@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
-import { createMemoryChannels, type MemoryChannels } from '../helpers/memory-channels.js';
-import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
+import { buildEngineTestApp, type MemoryChannels } from '../helpers/memory-channels.js';
+import { activityOf, insertAccount, step, steps } from './helpers.js';
 
 // Issue 39 §3–4 at send time: a step whose text would greet "Hi Dr." or "Hi 👋", or still hold a placeholder, is never
 // sent. It is skipped with the reason in the ledger (as a missing value always was); with a fallback it goes out.
 const T0 = new Date('2026-11-02T09:00:00.000Z');
 
-let t: TestApp;
-let channels: MemoryChannels;
-beforeAll(async () => {
-  channels = createMemoryChannels();
-  t = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: channels.drivers });
-});
+let t: TestApp, channels: MemoryChannels;
+beforeAll(async () => ({ t, channels } = await buildEngineTestApp(T0)));
 afterAll(async () => t?.close());
 
 /** One lead in its own workspace, on a one-step connect sequence whose invitation note is `message`; one engine pass. */

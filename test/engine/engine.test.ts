@@ -22,6 +22,28 @@ async function workspace(name: string, booking: string | null = null) {
 
 const lead = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
+/** A fresh workspace with an e-mail account, a two-step e-mail sequence (the second step 2 days on), and one lead due at T0 on it. */
+async function twoEmailLead(name: string, f: { person: string; email: string; sandbox: object }) {
+  const ws = await createWorkspaceWithKey(t, name);
+  const account = await insertAccount(t.db, ws.workspaceId);
+  const seq = await insertSequence(t.db, ws.workspaceId, {
+    channels: ['email'],
+    steps: steps(
+      step('email', { subject: 'Hi', message: 'First {{firstName}}' }),
+      step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' }),
+    ),
+  });
+  const id = await insertLead(t.db, ws.workspaceId, {
+    person: f.person,
+    email: f.email,
+    account_id: account,
+    sequence_id: seq,
+    next_action_at: T0,
+    sandbox: JSON.stringify(f.sandbox),
+  });
+  return { ws, id };
+}
+
 describe('a LinkedIn sequence end to end', () => {
   it('invites, waits for the scripted accept, messages its variant, detects and drafts the reply', async () => {
     const ws = await workspace('E2E', 'https://cal.example/acme');
@@ -280,22 +302,10 @@ describe('gating', () => {
 
 describe('out-of-office replies', () => {
   it('an auto-reply snoozes the lead for OUTREACH_ENGINE_OOO_RESUME_DAYS and the sequence resumes; it never enters the pending queue', async () => {
-    const ws = await createWorkspaceWithKey(t, 'OOO');
-    const account = await insertAccount(t.db, ws.workspaceId);
-    const seq = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: steps(
-        step('email', { subject: 'Hi', message: 'First {{firstName}}' }),
-        step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' }),
-      ),
-    });
-    const id = await insertLead(t.db, ws.workspaceId, {
+    const { ws, id } = await twoEmailLead('OOO', {
       person: 'Olga Away',
       email: 'olga@x.example',
-      account_id: account,
-      sequence_id: seq,
-      next_action_at: T0,
-      sandbox: JSON.stringify({ replyAfterHours: 3, replyText: 'I am out of office until 20 November with limited access to email.' }),
+      sandbox: { replyAfterHours: 3, replyText: 'I am out of office until 20 November with limited access to email.' },
     });
     await t.services.engine.runPass({ now: T0 });
     const s = await t.services.engine.runPass({ now: new Date(T0.getTime() + 4 * H) });
@@ -356,26 +366,14 @@ describe('long replies', () => {
 
 describe('sandbox inbox with several messages', () => {
   it('an out-of-office reply, then the real answer once they are back: the lane resumes, then freezes on the answer', async () => {
-    const ws = await createWorkspaceWithKey(t, 'OOO then answer');
-    const account = await insertAccount(t.db, ws.workspaceId);
-    const seq = await insertSequence(t.db, ws.workspaceId, {
-      channels: ['email'],
-      steps: steps(
-        step('email', { subject: 'Hi', message: 'First {{firstName}}' }),
-        step('email', { delayDays: 2, subject: 'Re: Hi', message: 'Second {{firstName}}' }),
-      ),
-    });
-    const id = await insertLead(t.db, ws.workspaceId, {
+    const { ws, id } = await twoEmailLead('OOO then answer', {
       person: 'Vera Back',
       email: 'vera@x.example',
-      account_id: account,
-      sequence_id: seq,
-      next_action_at: T0,
-      sandbox: JSON.stringify({
+      sandbox: {
         replyAfterHours: 3,
         replyText: 'I am out of office until next week.',
         laterReplies: [{ afterHours: 240, text: 'Back now. Can we talk Thursday?' }],
-      }),
+      },
     });
     for (let h = 0; h <= 260; h += 2) await t.services.engine.runPass({ now: new Date(T0.getTime() + h * H) });
     expect((await activityOf(t.db, id)).map((a) => `${a.action}:${JSON.parse(a.detail).classification ?? ''}`)).toEqual([

@@ -1,20 +1,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertReply, insertSequence } from '../helpers/factories.js';
-import { createMemoryChannels, type MemoryChannels } from '../helpers/memory-channels.js';
-import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
+import { buildEngineTestApp, type MemoryChannels } from '../helpers/memory-channels.js';
+import { activityOf, insertAccount, step, steps } from './helpers.js';
 
 // Rule (reply decision start_sequence): the lead is enrolled in the follow-up sequence at step 0, automation
 // resumed. The whole follow-up must run: every step once, each under its own idempotency key (a provider that
 // refuses repeats must not take the follow-up's first step for the first sequence's).
 const T0 = new Date('2026-11-02T09:00:00.000Z');
 const H = 3_600_000;
-let t: TestApp;
-let channels: MemoryChannels;
-beforeAll(async () => {
-  channels = createMemoryChannels();
-  t = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: channels.drivers });
-});
+let t: TestApp, channels: MemoryChannels;
+beforeAll(async () => ({ t, channels } = await buildEngineTestApp(T0)));
 afterAll(async () => t?.close());
 
 /** A lead of a one-step e-mail sequence, due at T0, in a workspace whose follow-up sequence has two e-mail steps. */

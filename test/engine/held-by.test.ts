@@ -146,25 +146,21 @@ describe('every lead that waits says why', () => {
   });
 
   it('a lead without an account gets the workspace’s only LinkedIn account at claim time; with two it is held by no_sender_for_channel', async () => {
+    // A lead without an account, due, on a fresh LinkedIn sequence of `workspaceId`.
+    const leadWithoutAccount = async (workspaceId: string, person: string) =>
+      insertLead(t.db, workspaceId, {
+        person,
+        linkedin_url: `https://www.linkedin.com/in/${person.toLowerCase()}`,
+        sequence_id: await insertSequence(t.db, workspaceId, { channels: ['linkedin'], steps: LINKEDIN }),
+        next_action_at: DUE,
+      });
     const one = await createWorkspaceWithKey(t, 'One LinkedIn account');
     const only = await insertAccount(t.db, one.workspaceId);
-    const seqOne = await insertSequence(t.db, one.workspaceId, { channels: ['linkedin'], steps: LINKEDIN });
-    const given = await insertLead(t.db, one.workspaceId, {
-      person: 'Given',
-      linkedin_url: 'https://www.linkedin.com/in/given',
-      sequence_id: seqOne,
-      next_action_at: DUE,
-    });
+    const given = await leadWithoutAccount(one.workspaceId, 'Given');
     const two = await createWorkspaceWithKey(t, 'Two LinkedIn accounts');
     await insertAccount(t.db, two.workspaceId);
     await insertAccount(t.db, two.workspaceId);
-    const seqTwo = await insertSequence(t.db, two.workspaceId, { channels: ['linkedin'], steps: LINKEDIN });
-    const waiting = await insertLead(t.db, two.workspaceId, {
-      person: 'Waiting',
-      linkedin_url: 'https://www.linkedin.com/in/waiting',
-      sequence_id: seqTwo,
-      next_action_at: DUE,
-    });
+    const waiting = await leadWithoutAccount(two.workspaceId, 'Waiting');
     await t.services.engine.runPass({ now: new Date(NOW) });
     expect(await apiLead(one.key, given)).toMatchObject({ account: only, stage: 'invited' });
     expect(await apiLead(two.key, waiting)).toMatchObject({

@@ -52,3 +52,16 @@ export async function phoneScrollWidth(page: Page): Promise<number> {
   await page.setViewportSize(before);
   return width;
 }
+
+/** Opens `url` (the console's sign-in form stands in front of it) and signs in with the workspace key `key`. */
+export async function signInWithKey(page: Page, url: string, key: string) {
+  await page.goto(url);
+  await page.getByRole('textbox', { name: 'Workspace key' }).fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** A browser test's afterAll: closes the browser, then the app (either is absent when beforeAll failed before it). */
+export async function closeBrowserAndApp(b: { close(): Promise<void> } | undefined, t: TestApp | undefined) {
+  await b?.close();
+  await t?.close();
+}

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { createTextCipher, type TextCipher } from '../../src/lib/crypto.js';
 import type { PublicDataProvider } from '../../src/providers/publicdata/index.js';
 import type { ChannelDrivers } from '../../src/channels/types.js';
+import type { ChannelDescriptor } from '../../src/channels/descriptor.js';
 
 export interface TestApp {
   app: AppInstance;
@@ -38,6 +39,8 @@ export interface TestAppOptions {
   resolver?: Resolver;
   /** Channel drivers for the engine and reply decisions instead of the configured ones. */
   drivers?: ChannelDrivers;
+  /** Channels registered at run time beside the built-ins (src/channels/descriptor.ts). */
+  channels?: readonly ChannelDescriptor[];
   /** The service's logger (LOG_LEVEL info unless env says otherwise), so a test can read what the server logged. */
   logger?: FastifyBaseLogger;
   /** The wall clock for the services (restart tests) instead of the fixed test clock. */
@@ -61,6 +64,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     publicData: options.publicData,
     resolver: options.resolver,
     drivers: options.drivers,
+    channels: options.channels,
     authChangesUrl: (handle as { url?: string }).url,
   });
   const app = await buildApp({

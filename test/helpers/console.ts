@@ -1,5 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
-import type { TestApp } from './build-test-app.js';
+import { buildTestApp, createWorkspaceWithKey, type TestApp, type TestAppOptions } from './build-test-app.js';
+import type { TestWorkspace } from './http-client.js';
+
+export type { TestWorkspace };
 
 /** The CSRF token a console page carries (every form's hidden `_csrf` field). */
 export function csrfTokenOf(html: string): string {
@@ -93,4 +96,20 @@ export async function signedInConsole(t: TestApp, key: string): Promise<ConsoleC
   const res = await client.signIn(key);
   if (res.statusCode !== 303) throw new Error(`sign-in answered ${res.statusCode}`);
   return client;
+}
+
+/** A console test's app: workspaces Acme and Other (a key each), and a console client signed in as Acme. */
+export interface ConsoleApp {
+  t: TestApp;
+  acme: TestWorkspace;
+  other: TestWorkspace;
+  c: ConsoleClient;
+}
+
+/** Builds the app (`options` as for buildTestApp), creates Acme and Other, and signs in as Acme; the caller closes `t`. */
+export async function startConsoleApp(options: TestAppOptions = {}): Promise<ConsoleApp> {
+  const t = await buildTestApp(options);
+  const acme = await createWorkspaceWithKey(t, 'Acme');
+  const other = await createWorkspaceWithKey(t, 'Other');
+  return { t, acme, other, c: await signedInConsole(t, acme.key) };
 }

@@ -320,3 +320,52 @@ export async function insertReply(
     .execute();
   return id;
 }
+
+/** One inbound message as the inbox watcher records it (email_inbound_seen; docs/email.md "The inbound record"). */
+export interface InboundSeenFixture {
+  mailboxId: string;
+  workspaceId: string;
+  uidvalidity?: number;
+  uid: number;
+  seenAt: Date;
+  receivedAt?: Date | null;
+  messageId?: string | null;
+  /** The Message-ID of ours it answers, when it was tied to one. */
+  tiedMessageId?: string | null;
+  leadId?: string | null;
+  /** The watcher's verdict (the row's outcome too). */
+  verdict: string;
+  reason?: string | null;
+  effect?: string | null;
+  label?: string | null;
+  confidence?: number | null;
+  needsReview?: boolean;
+  /** Stored encrypted with `cipher`. */
+  excerpt?: string | null;
+}
+
+export async function insertInboundSeen(db: Database, cipher: TextCipher, f: InboundSeenFixture) {
+  await db
+    .insertInto('email_inbound_seen')
+    .values({
+      mailbox_id: f.mailboxId,
+      uidvalidity: String(f.uidvalidity ?? 1) as never,
+      uid: f.uid as never,
+      outcome: f.verdict,
+      seen_at: f.seenAt as never,
+      workspace_id: f.workspaceId,
+      received_at: f.receivedAt ?? null,
+      message_id: f.messageId ?? null,
+      tied_message_id: f.tiedMessageId ?? null,
+      lead_id: f.leadId ?? null,
+      verdict: f.verdict,
+      reason: f.reason ?? null,
+      effect: f.effect ?? null,
+      label: f.label ?? null,
+      confidence: f.confidence ?? null,
+      needs_review: f.needsReview ?? false,
+      excerpt: cipher.encrypt(f.excerpt ?? null),
+      detail: JSON.stringify({}),
+    })
+    .execute();
+}

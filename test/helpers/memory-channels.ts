@@ -1,5 +1,6 @@
 import type { ActionResult, Channel, ChannelDriver, ChannelDrivers, OutboundAction } from '../../src/channels/types.js';
 import { buildTestApp, type TestApp } from './build-test-app.js';
+import { ENGINE_ENV } from '../engine/helpers.js';
 
 /**
  * An in-memory channel that behaves like a real one: it keeps what was delivered, refuses a repeat of the
@@ -52,7 +53,7 @@ export function createMemoryChannels() {
       return externalId ? { status: 'sent', externalId } : { status: 'not_sent' };
     },
   });
-  const drivers: ChannelDrivers = { forChannel: (channel) => driver(channel) };
+  const drivers: ChannelDrivers = { forChannel: (channel) => driver(channel as Channel) };
   return {
     drivers,
     delivered,
@@ -79,4 +80,10 @@ export type MemoryChannels = ReturnType<typeof createMemoryChannels>;
 /** buildTestApp with the engine and reply decisions talking to the given channels instead of the configured drivers. */
 export function buildCrmTestApp(options: { channels: MemoryChannels; now?: string }): Promise<TestApp> {
   return buildTestApp({ drivers: options.channels.drivers, now: options.now });
+}
+
+/** An engine test's app: ENGINE_ENV, the clock fixed at `now`, and the engine talking to fresh in-memory channels. */
+export async function buildEngineTestApp(now: Date): Promise<{ t: TestApp; channels: MemoryChannels }> {
+  const channels = createMemoryChannels();
+  return { t: await buildTestApp({ env: ENGINE_ENV, now: now.toISOString(), drivers: channels.drivers }), channels };
 }

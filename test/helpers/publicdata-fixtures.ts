@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../../src/db/database.js';
+import type { DB } from '../../src/db/schema.js';
 import { createSandboxProvider, type SandboxWorld } from '../../src/providers/publicdata/index.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from './build-test-app.js';
 import { insertXAccount } from './factories.js';
@@ -71,7 +72,8 @@ export async function seedPublicWorld(db: Database, world: SandboxWorld) {
   }
 }
 
-export async function countRows(db: Database, table: 'leads' | 'candidates' | 'outbox_events') {
+/** How many rows `table` holds, all workspaces together. */
+export async function countRows(db: Database, table: keyof DB) {
   const r = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db);
   return r.rows[0].n;
 }

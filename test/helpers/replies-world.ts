@@ -1,4 +1,5 @@
 import { createWorkspaceWithKey } from './build-test-app.js';
+import { signedInConsole, type ConsoleClient } from './console.js';
 import { type LeadFixture, insertLead, insertMessagingAccount, insertReply, insertSequence, setWorkspaceState } from './factories.js';
 import { buildCrmTestApp, createMemoryChannels } from './memory-channels.js';
 
@@ -69,3 +70,9 @@ export async function startRepliesWorld() {
   return { t, channels, a, foreign, client, bare, account, followUp, list, decide, replyRow, leadRow, ledger, events, deliveredTo, scenario };
 }
 export type RepliesWorld = Awaited<ReturnType<typeof startRepliesWorld>>;
+
+/** The replies world with a console client signed in as its workspace A; the caller closes `w.t`. */
+export async function startRepliesConsole(): Promise<{ w: RepliesWorld; c: ConsoleClient }> {
+  const w = await startRepliesWorld();
+  return { w, c: await signedInConsole(w.t, w.a.key) };
+}

@@ -27,6 +27,17 @@ export const ACC_B = `onb_${u(71)}`;
 export const KEY = 'ows_test_acme_literal_key_0123456789abcdef';
 export const KEY_B = 'ows_test_beta_literal_key_0123456789abcdef';
 
+/** The scripted sandbox of smallWorld's lead L1 (world file `leads[].sandbox`). */
+export const L1_SANDBOX = {
+  acceptsInviteAfterHours: 3,
+  replyAfterHours: 20,
+  replyText: 'Sounds good',
+  laterReplies: [{ afterHours: 90, text: 'Following up myself' }],
+  failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] },
+  rateLimited: 1,
+  retryAfterSeconds: 60,
+};
+
 /** A small world that names every kind of object, all with explicit ids and literal keys. */
 export function smallWorld(): any {
   return {
@@ -108,15 +119,7 @@ export function smallWorld(): any {
             connectedAt: '2026-11-02T10:00:00Z',
             messagedAt: '2026-11-04T10:00:00Z',
             repliedAt: '2026-11-05T10:00:00Z',
-            sandbox: {
-              acceptsInviteAfterHours: 3,
-              replyAfterHours: 20,
-              replyText: 'Sounds good',
-              laterReplies: [{ afterHours: 90, text: 'Following up myself' }],
-              failWith: { error: 'x_dm_forbidden', kinds: ['x_dm'] },
-              rateLimited: 1,
-              retryAfterSeconds: 60,
-            },
+            sandbox: structuredClone(L1_SANDBOX),
           },
           {
             id: L2,

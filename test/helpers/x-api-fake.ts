@@ -87,6 +87,11 @@ export interface XApiFake {
   close(): Promise<void>;
 }
 
+/** A DM event as X's v2 API shows it (a MessageCreate). */
+function dmEventView(e: FakeXDmEvent) {
+  return { id: e.id, event_type: 'MessageCreate', text: e.text, sender_id: e.senderId, dm_conversation_id: e.dmConversationId, created_at: e.createdAt };
+}
+
 export async function startXApiFake(
   options: {
     clientId?: string;
@@ -376,14 +381,7 @@ export async function startXApiFake(
         .filter((e) => e.dmConversationId === conversation)
         .slice()
         .reverse()
-        .map((e) => ({
-          id: e.id,
-          event_type: 'MessageCreate',
-          text: e.text,
-          sender_id: e.senderId,
-          dm_conversation_id: e.dmConversationId,
-          created_at: e.createdAt,
-        }));
+        .map(dmEventView);
       const max = Math.min(100, Math.max(1, Number(url.searchParams.get('max_results') ?? 100)));
       return page(res, events, url, max, headers);
     }
@@ -396,14 +394,7 @@ export async function startXApiFake(
         .filter((e) => e.senderId === me || e.recipientId === me)
         .slice()
         .reverse()
-        .map((e) => ({
-          id: e.id,
-          event_type: 'MessageCreate',
-          text: e.text,
-          sender_id: e.senderId,
-          dm_conversation_id: e.dmConversationId,
-          created_at: e.createdAt,
-        }));
+        .map(dmEventView);
       const max = Math.min(100, Math.max(1, Number(url.searchParams.get('max_results') ?? 100)));
       return page(res, mine, url, max, headers);
     }

@@ -3,26 +3,25 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMPORT_LIMITS, readLeadCsv, sniffDelimiter, tokenizeCsv, xHandleOf } from '../../src/modules/leads/index.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { APOLLO_LEAD, FIXTURE_INPUTS, SHARED_INPUTS } from '../helpers/lead-files.js';
 
 // The lead file reader (issue 39 §2): encodings, delimiters, lenient quoting, preambles and the layouts of common
 // exports, on the real-world cases of ../shared/cases/inputs (copied into test/fixtures/inputs) and on files shaped
 // like other tools' exports (test/fixtures/inputs/README.md says where each comes from).
 
-const SHARED = path.resolve(process.cwd(), '../shared/cases/inputs');
-const FIXTURES = path.resolve(process.cwd(), 'test/fixtures/inputs');
-const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name));
+const fixture = (name: string) => fs.readFileSync(path.join(FIXTURE_INPUTS, name));
 const read = (name: string) => readLeadCsv(fixture(name), { limits: { ...IMPORT_LIMITS, text: 'the bound' } });
 const values = (name: string) => read(name).rows.map((r) => r.values);
 const NONE = { person: [], company: [], title: [], email: [], linkedinUrl: [], xUsername: [] };
 
 describe('the real-world cases (../shared/cases/inputs, copied byte for byte)', () => {
-  const shared = fs.existsSync(SHARED) ? fs.readdirSync(SHARED).filter((f) => f.endsWith('.csv')) : [];
+  const shared = fs.existsSync(SHARED_INPUTS) ? fs.readdirSync(SHARED_INPUTS).filter((f) => f.endsWith('.csv')) : [];
   it.skipIf(shared.length === 0)('test/fixtures/inputs holds every shared CSV, byte for byte', () => {
-    for (const f of shared) expect(fixture(f).equals(fs.readFileSync(path.join(SHARED, f))), f).toBe(true);
+    for (const f of shared) expect(fixture(f).equals(fs.readFileSync(path.join(SHARED_INPUTS, f))), f).toBe(true);
   });
 
   it.skipIf(shared.length === 0)('reads each shared file from ../shared the same as its copy', () => {
-    for (const f of shared) expect(readLeadCsv(fs.readFileSync(path.join(SHARED, f))), f).toEqual(readLeadCsv(fixture(f)));
+    for (const f of shared) expect(readLeadCsv(fs.readFileSync(path.join(SHARED_INPUTS, f))), f).toEqual(readLeadCsv(fixture(f)));
   });
 
   it('02: Excel semicolon with a BOM and a comma inside a field: both rows mapped', () => {
@@ -59,14 +58,7 @@ describe('the real-world cases (../shared/cases/inputs, copied byte for byte)', 
       linkedinUrl: ['Person Linkedin Url'],
       xUsername: ['Twitter Url'],
     });
-    expect(r.rows[0].values).toEqual({
-      person: 'Diego Alvarez',
-      company: 'Solsticio',
-      title: 'Head of Growth',
-      email: 'diego@solsticio.example',
-      linkedinUrl: 'http://www.linkedin.com/in/diego-alvarez-12',
-      xUsername: 'diegoalv',
-    });
+    expect(r.rows[0].values).toEqual(APOLLO_LEAD);
     expect(r.unmapped).toContain('Company Linkedin Url');
     expect(r.rows[0].custom).toMatchObject({ 'Company Linkedin Url': 'http://www.linkedin.com/company/solsticio', City: 'Madrid', 'Email Status': 'Verified' });
     expect(r.rows[0].warnings).toEqual([]);

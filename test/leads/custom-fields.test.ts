@@ -1,23 +1,19 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole } from '../helpers/console.js';
 import { insertSequence } from '../helpers/factories.js';
-import { createMemoryChannels, type MemoryChannels } from '../helpers/memory-channels.js';
+import { buildEngineTestApp, type MemoryChannels } from '../helpers/memory-channels.js';
 import { connectInMemory, fails, ok, step as mcpStep } from '../mcp/mcp-client.js';
-import { activityOf, ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
+import { activityOf, insertAccount, step, steps } from '../engine/helpers.js';
 
 // Issue 39 §2: a file's columns that no lead field reads are kept as the lead's custom fields, and a step reads them
 // as {{custom.<name>}} (docs/sequences-and-leads.md "Custom fields"). A lead without the value: the fallback, or the
 // step is skipped like any missing value, never sent with a hole.
 const T0 = new Date('2026-11-02T09:00:00.000Z');
 
-let t: TestApp;
-let channels: MemoryChannels;
-beforeAll(async () => {
-  channels = createMemoryChannels();
-  t = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: channels.drivers });
-});
+let t: TestApp, channels: MemoryChannels;
+beforeAll(async () => ({ t, channels } = await buildEngineTestApp(T0)));
 afterAll(async () => t?.close());
 
 const CSV = [

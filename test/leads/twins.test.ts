@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { runCli } from '../helpers/cli-process.js';
 import { signedInConsole } from '../helpers/console.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../helpers/factories.js';
+import { insertLead, insertMessagingAccount, insertSequence, type LeadFixture } from '../helpers/factories.js';
 
 // Two leads, one person (issue 39 §1; docs/sequences-and-leads.md "Two leads, one person: Merge or Not the same
 // person"): the list of pairs that share an identity key, Merge and Not the same person, through the API and the
@@ -27,6 +27,13 @@ const listPairs = async (auth = ws.auth): Promise<Pair[]> => {
   return res.json().pairs as Pair[];
 };
 const sorted = (a: string, b: string) => [a, b].sort();
+
+/** A fresh workspace `name` with two leads that look like one person: `a` (the older, created 2026-10-01) and `b`. */
+async function twinsWorkspace(name: string, a: LeadFixture, b: LeadFixture) {
+  const team = await createWorkspaceWithKey(t, name);
+  const older = await insertLead(t.db, team.workspaceId, { ...a, created_at: new Date('2026-10-01T00:00:00.000Z') });
+  return { team, a: older, b: await insertLead(t.db, team.workspaceId, b) };
+}
 
 beforeAll(async () => {
   t = await buildTestApp({ now: NOW });
@@ -254,13 +261,11 @@ describe('Not the same person', () => {
 
 describe('/console/leads/twins', () => {
   it('lists the pairs side by side; Merge (with CSRF) merges and the page says who decided', async () => {
-    const team = await createWorkspaceWithKey(t, 'Console Twins Co');
-    const a = await insertLead(t.db, team.workspaceId, {
-      person: 'Lena Ito',
-      email: 'lena@ito.example',
-      created_at: new Date('2026-10-01T00:00:00.000Z'),
-    });
-    const b = await insertLead(t.db, team.workspaceId, { person: 'L. Ito', email: ' Lena@ITO.example ', linkedin_url: 'https://www.linkedin.com/in/lena-ito' });
+    const { team, a, b } = await twinsWorkspace(
+      'Console Twins Co',
+      { person: 'Lena Ito', email: 'lena@ito.example' },
+      { person: 'L. Ito', email: ' Lena@ITO.example ', linkedin_url: 'https://www.linkedin.com/in/lena-ito' },
+    );
     const c = await signedInConsole(t, team.key);
     const page = await c.get('/console/leads/twins');
     expect(page.statusCode, page.body.slice(0, 500)).toBe(200);
@@ -307,13 +312,15 @@ describe('/console/leads/twins', () => {
 
 describe('outreach leads twins', { timeout: 240_000 }, () => {
   it('lists the pairs (text and --json), merges with --keep, and a second decision exits non-zero with the 409', async () => {
-    const crew = await createWorkspaceWithKey(t, 'CLI Twins Co');
-    const a = await insertLead(t.db, crew.workspaceId, {
-      person: 'Ola N',
-      linkedin_url: 'https://www.linkedin.com/in/ola-n',
-      created_at: new Date('2026-10-01T00:00:00.000Z'),
-    });
-    const b = await insertLead(t.db, crew.workspaceId, { person: 'Ola Nordmann', linkedin_url: 'linkedin.com/in/OLA-N', email: 'ola@nordmann.example' });
+    const {
+      team: crew,
+      a,
+      b,
+    } = await twinsWorkspace(
+      'CLI Twins Co',
+      { person: 'Ola N', linkedin_url: 'https://www.linkedin.com/in/ola-n' },
+      { person: 'Ola Nordmann', linkedin_url: 'linkedin.com/in/OLA-N', email: 'ola@nordmann.example' },
+    );
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     const env = { OUTREACH_API_KEY: crew.key };

@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import type { TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
-import { gatewayEnv, startLinkedinGatewayFake, type LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
+import { insertAccount, step, steps } from '../engine/helpers.js';
+import type { LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { startLinkedinWorld, type LinkedinWorld } from '../helpers/worlds/linkedin.js';
 import type { OutboundAction } from '../../src/channels/types.js';
 
 // Issue 28 §4, caps: a gateway account sends at most OUTREACH_LINKEDIN_INVITES_PER_WEEK invitations in any seven
 // local days and OUTREACH_LINKEDIN_MESSAGES_PER_DAY messages per UTC day (on the send budget ledger); past them the
-// step waits (rate limited, not failed, no attempt used) until the window has room. And who acts: a tasks account's
+// step waits until the window has room. The claim reserves the unit with the account's pacing (issue 41), so a step
+// past the cap never reaches the gateway: it waits like a step past the account's own cap (no error, no attempt, no
+// wait counted), and a send LinkedIn refused gives its unit back. And who acts: a tasks account's
 // actions and a gateway account's engage are a person's (`needs_person`), a sandbox account stays simulated.
 
 const DAY = 86_400_000;
@@ -20,28 +23,20 @@ describe('LinkedIn gateway caps and who acts', () => {
   // A Monday, 10:00 UTC (the account's time zone is UTC).
   let clock = Date.parse('2026-11-23T10:00:00.000Z');
   let workspaceId: string;
+  let auth: Record<string, string>;
   let account: string;
   let n = 0;
 
   beforeAll(async () => {
-    gw = await startLinkedinGatewayFake({ now: () => clock });
-    gw.addAccount({ id: GW });
-    t = await buildTestApp({
-      now: new Date(clock).toISOString(),
-      env: {
-        ...ENGINE_ENV,
-        OUTREACH_ADMIN_TOKEN: ADMIN,
-        ...gatewayEnv(gw),
-        OUTREACH_LINKEDIN_INVITES_PER_WEEK: 2,
-        OUTREACH_LINKEDIN_MESSAGES_PER_DAY: 1,
-        OUTREACH_LINKEDIN_POLL_INTERVAL: 86_400,
-      },
-    });
-    ({ workspaceId } = await createWorkspaceWithKey(t, 'Capped LinkedIn'));
-    await t.db.updateTable('workspaces').set({ energy_balance: 10_000 }).where('id', '=', workspaceId).execute();
-    account = await insertAccount(t.db, workspaceId);
-    t.clock.set(new Date(clock));
-    await t.services.linkedin.linkGateway(workspaceId, account, GW);
+    let ws: LinkedinWorld['ws'];
+    ({ gw, t, ws, account } = await startLinkedinWorld({
+      now: () => clock,
+      gatewayAccounts: [GW],
+      env: { OUTREACH_LINKEDIN_INVITES_PER_WEEK: 2, OUTREACH_LINKEDIN_MESSAGES_PER_DAY: 1, OUTREACH_LINKEDIN_POLL_INTERVAL: 86_400 },
+      workspaceName: 'Capped LinkedIn',
+    }));
+    workspaceId = ws.workspaceId;
+    auth = ws.auth;
   }, 60_000);
   afterAll(async () => {
     await t?.close();
@@ -49,9 +44,7 @@ describe('LinkedIn gateway caps and who acts', () => {
   });
 
   async function tick(advanceMs = 1_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
+    await engineTick(t, (clock += advanceMs));
   }
   async function leads(count: number, sequence: string, acc = account) {
     const ids: string[] = [];
@@ -81,9 +74,17 @@ describe('LinkedIn gateway caps and who acts', () => {
     const stages = await Promise.all(ids.map(row));
     const waiting = stages.filter((s) => s.stage === 'queued');
     expect(waiting).toHaveLength(1);
-    expect(waiting[0]).toMatchObject({ last_error: 'rate_limited', step_attempts: 0, step_waits: 1 });
+    expect(waiting[0]).toMatchObject({ last_error: null, step_attempts: 0, step_waits: 0 });
     // It waits for the next local day, when the week's window moves on by one day.
     expect(new Date(waiting[0].next_action_at!).toISOString()).toBe('2026-11-24T00:00:00.000Z');
+    // GET /progress lists the gateway's budgets with the account's: the week's invitations as the claim counted them.
+    const progress = await t.app.inject({ method: 'GET', url: '/api/v1/progress', headers: auth });
+    expect(progress.statusCode).toBe(200);
+    const entry = progress.json().accounts.find((a: { id: string }) => a.id === account);
+    expect(entry.budgets.filter((b: { scope: string }) => b.scope === 'linkedin_gateway')).toEqual([
+      { scope: 'linkedin_gateway', scopeId: account, budget: 'invites', window: 'rolling_week', windowStart: '2026-11-23', used: 2, cap: 2 },
+      { scope: 'linkedin_gateway', scopeId: account, budget: 'messages', window: 'utc_day', windowStart: '2026-11-23', used: 0, cap: 1 },
+    ]);
     // The next days of the same week still have no room.
     await tick(DAY);
     await tick(DAY);
@@ -113,7 +114,9 @@ describe('LinkedIn gateway caps and who acts', () => {
     const sent = () => gw.messages.filter((m) => m.accountId === GW && m.isSender).length;
     expect(sent()).toBe(1);
     const waiting = (await Promise.all(ids.map(row))).filter((s) => s.stage === 'queued');
-    expect(waiting).toEqual([expect.objectContaining({ last_error: 'rate_limited', step_attempts: 0 })]);
+    expect(waiting).toEqual([expect.objectContaining({ last_error: null, step_attempts: 0, step_waits: 0 })]);
+    // It waits for the next UTC day.
+    expect(new Date(waiting[0].next_action_at!).toISOString()).toBe('2026-12-01T00:00:00.000Z');
     await tick(DAY);
     expect(sent()).toBe(2);
   });

@@ -1,25 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { runCli } from '../helpers/cli-process.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { u } from '../helpers/world-fixtures.js';
 import { gatewayEnv, startLinkedinGatewayFake, type LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
 
-const run = promisify(execFile);
-const bin = path.resolve('bin/outreach.js');
-
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, env, { timeoutMs: 60_000 });
 
 // Issue 28 §4: `outreach linkedin connect --workspace W --account onb_… --gateway-account ID` checks the account at
 // the gateway and links it; `outreach linkedin tasks|sandbox --account onb_…` switch it (the workspace is the

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
-import { gatewayEnv, startLinkedinGatewayFake, type LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
+import { admin } from '../helpers/world-fixtures.js';
+import { insertAccount, step, steps } from '../engine/helpers.js';
+import type { LinkedinGatewayFake } from '../helpers/linkedin-gateway-fake.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { startLinkedinWorld, type LinkedinWorld } from '../helpers/worlds/linkedin.js';
 
 // Issue 28 §4: a LinkedIn account linked to the gateway (Unipile API v1) invites and messages through it, hears
 // acceptances (relations) and replies (chats) by polling, waits on 429 and 5xx without using the lead's attempts, and
@@ -17,24 +19,19 @@ describe('the LinkedIn gateway channel', () => {
   let gw: LinkedinGatewayFake;
   let t: TestApp;
   let clock = Date.parse('2026-11-23T10:00:00.000Z');
-  let ws: Awaited<ReturnType<typeof createWorkspaceWithKey>>;
+  let ws: LinkedinWorld['ws'];
   let account: string;
   let connectThenMessage: string;
   let n = 0;
 
   beforeAll(async () => {
-    gw = await startLinkedinGatewayFake({ now: () => clock });
-    gw.addAccount({ id: GW });
-    gw.addAccount({ id: GW_REFUSED });
-    t = await buildTestApp({
-      now: new Date(clock).toISOString(),
-      env: { ...ENGINE_ENV, OUTREACH_ADMIN_TOKEN: ADMIN, ...gatewayEnv(gw), OUTREACH_LINKEDIN_POLL_INTERVAL: 60, OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS: 10_000 },
-    });
-    ws = await createWorkspaceWithKey(t, 'LinkedIn Co');
-    await t.db.updateTable('workspaces').set({ energy_balance: 10_000 }).where('id', '=', ws.workspaceId).execute();
-    account = await insertAccount(t.db, ws.workspaceId);
-    t.clock.set(new Date(clock));
-    const linked = await t.services.linkedin.linkGateway(ws.workspaceId, account, GW);
+    let linked: LinkedinWorld['linked'];
+    ({ gw, t, ws, account, linked } = await startLinkedinWorld({
+      now: () => clock,
+      gatewayAccounts: [GW, GW_REFUSED],
+      env: { OUTREACH_LINKEDIN_POLL_INTERVAL: 60, OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS: 10_000 },
+      workspaceName: 'LinkedIn Co',
+    }));
     expect(linked).toMatchObject({ delivery: 'gateway', gatewayAccountId: GW, gatewayError: null });
     connectThenMessage = await insertSequence(t.db, ws.workspaceId, {
       steps: steps(step('connect', { message: 'Hi {{firstName}}, glad to connect' }), step('message', { message: 'Thanks for connecting, {{firstName}}!' })),
@@ -46,12 +43,7 @@ describe('the LinkedIn gateway channel', () => {
     await gw?.close();
   });
 
-  async function tick(advanceMs = 1_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
+  const tick = (advanceMs = 1_000) => engineTick(t, (clock += advanceMs));
 
   /** A person on LinkedIn, and the lead of `acc` that reaches them with `sequence`. */
   async function linkedinLead(first: string, sequence: string, acc = account) {

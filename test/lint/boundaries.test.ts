@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -79,5 +80,59 @@ describe.skipIf(dbEngine() === 'postgres')('import boundaries (run once, in the 
   it('tests may reach internals', async () => {
     expect(await boundaryErrors('src/modules/plays/zz-boundary-probe.test.ts', use('../sequences/sequences.repository.js'))).toEqual([]);
     expect(await boundaryErrors('test/zz-boundary-probe.test.ts', use('../src/modules/plays/plays.repository.js'))).toEqual([]);
+  });
+
+  /** The messages of the house rule `rule` (eslint-rules/index.js) for `code` linted as if it were the file at `file`. */
+  async function houseErrors(rule: string, file: string, code: string) {
+    const [result] = await eslint.lintText(code, { filePath: join(root, file) });
+    expect(result.messages.filter((m) => m.fatal)).toEqual([]);
+    return result.messages.filter((m) => m.ruleId === `house/${rule}`).map((m) => m.message);
+  }
+
+  it('the engine names no channel: not as a string, not inside SQL', async () => {
+    const planted = "export const isMail = (kind: string) => kind === 'email';\nexport const q = `WHERE kind IN ('x_dm', 'x_engage')`;\n";
+    expect(await houseErrors('engine-names-no-channel', 'src/engine/zz-boundary-probe.ts', planted)).toEqual([
+      expect.stringContaining("channel word 'email'"),
+      expect.stringContaining("channel word 'x_dm'"),
+    ]);
+    // The same words are a channel's own business outside the engine.
+    expect(await houseErrors('engine-names-no-channel', 'src/channels/zz/zz-boundary-probe.ts', planted)).toEqual([]);
+  });
+
+  it('only the ledger writer inserts into activity, through Kysely or raw SQL', async () => {
+    const planted =
+      "import type { Database } from '../../db/database.js';\n" +
+      "export const a = (db: Database) => db.insertInto('activity').values([]).execute();\n" +
+      'export const b = (db: Database) => db.executeQuery({ sql: `INSERT INTO activity (id) VALUES ($1)`, parameters: [] } as never);\n';
+    expect(await houseErrors('ledger-owner', 'src/modules/plays/zz-boundary-probe.ts', planted)).toHaveLength(2);
+    expect(await houseErrors('ledger-owner', 'src/domain/ledger.ts', planted)).toEqual([]);
+  });
+
+  it("only the lanes' owner sets a lead's lane columns", async () => {
+    const planted =
+      "import type { Database } from '../../db/database.js';\n" +
+      "export const a = (db: Database) => db.updateTable('leads').set({ next_action_at: null, person: 'x' }).execute();\n" +
+      'export const b = `UPDATE leads l SET current_step = current_step + 1 WHERE l.id = $1`;\n';
+    expect(await houseErrors('lanes-owner', 'src/modules/plays/zz-boundary-probe.ts', planted)).toEqual([
+      expect.stringContaining("'next_action_at'"),
+      expect.stringContaining("'current_step'"),
+    ]);
+    expect(await houseErrors('lanes-owner', 'src/domain/lanes.ts', planted)).toEqual([]);
+  });
+
+  it("eslint.config.js's lane columns are src/domain/lanes.ts's", async () => {
+    const config = (await import(pathToFileURL(join(root, 'eslint.config.js')).href)) as { LANE_COLUMNS: string[] };
+    const lanes = await import('../../src/domain/lanes.js');
+    expect([...config.LANE_COLUMNS].sort()).toEqual([...lanes.LANE_COLUMNS].sort());
+  });
+
+  it('no import circle in src/, type-only imports included', async () => {
+    // Planted under a real file's name: src/lib/ids.ts importing a module face that itself imports src/lib/ids.ts.
+    const circle = "import type { WorkspacesService } from '../modules/workspaces/index.js';\nexport type W = WorkspacesService;\n";
+    expect(await houseErrors('no-import-cycle', 'src/lib/ids.ts', circle)).toEqual([
+      expect.stringMatching(/^Import circle: src\/lib\/ids\.ts -> src\/modules\/workspaces\/index\.ts -> .* -> src\/lib\/ids\.ts/),
+    ]);
+    // A file importing only what does not lead back is fine.
+    expect(await houseErrors('no-import-cycle', 'src/lib/ids.ts', "import type { Role } from '../domain/vocabulary.js';\nexport type R = Role;\n")).toEqual([]);
   });
 });

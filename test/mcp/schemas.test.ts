@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerApiRoutes } from '../../src/app/routes.js';
+import { createMemoryRateLimitStore } from '../../src/app/plugins/rate-limit.js';
 import { validatorCompiler } from '../../src/app/validation.js';
 import type { AppInstance } from '../../src/app/types.js';
 import { API_PREFIX, type AppDeps } from '../../src/app/build-app.js';
@@ -40,7 +41,9 @@ beforeAll(async () => {
     for (const method of [route.method].flat()) routes.set(`${method} ${route.url}`, (route.schema ?? {}) as RouteSchema);
   });
   const deps = { services: t.services, config: t.config, db: t.db, clock: t.clock } as AppDeps;
-  await bare.register(async (api) => registerApiRoutes(api as AppInstance, deps), { prefix: API_PREFIX });
+  await bare.register(async (api) => registerApiRoutes(api as AppInstance, deps, { store: createMemoryRateLimitStore(), perMinute: 60 }), {
+    prefix: API_PREFIX,
+  });
   await bare.ready();
   await bare.close();
 });

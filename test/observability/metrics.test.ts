@@ -20,6 +20,7 @@ import { ENGINE_ENV, insertAccount, step, steps } from '../engine/helpers.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
+import { quietServerEnv } from '../helpers/server-env.js';
 
 // Prometheus metrics (src/lib/metrics.ts, src/app/metrics.ts, docs/metrics.md), through real HTTP: `/metrics` behind
 // OUTREACH_METRICS_TOKEN on the API port, or on OUTREACH_METRICS_PORT without one, or nowhere (404).
@@ -341,18 +342,7 @@ describe('with OUTREACH_METRICS_PORT: /metrics on a port of its own, without a t
   it('answers on its own port while the server runs, is 404 on the API port, and stops with the server', { timeout: 120_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'outreach-metrics-'));
     const pg = dbEngine() === 'postgres' ? await createTestDatabase() : null;
-    const env = {
-      PORT: 0,
-      HOST: '127.0.0.1',
-      OUTREACH_DATA_DIR: dataDir,
-      OUTREACH_SEED_DEMO: '0',
-      OUTREACH_ENGINE_INTERVAL: 0,
-      OUTREACH_WORKER_IN_PROCESS: '0',
-      LOG_LEVEL: 'silent',
-      OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      OUTREACH_METRICS_PORT: 0,
-      ...(pg ? { DATABASE_URL: pg.url! } : {}),
-    };
+    const env = quietServerEnv(dataDir, pg?.url, { OUTREACH_METRICS_PORT: 0 });
     const printed: string[] = [];
     const server = await startServer(loadConfig({}, env as never), { print: (l) => printed.push(l) });
     let stopped = false;
@@ -386,7 +376,10 @@ describe('outreach_watcher_polls_total', () => {
   it('counts each account poll of the shared watcher loop once, by channel and result code, never by account', async () => {
     const accounts = ['mbx_ok', 'mbx_auth', 'mbx_down', 'mbx_throws'];
     let claimed = false;
-    const counts = async () => (await metrics().watcherPolls.get()).values;
+    // prom-client's get() answers its live entries: copied, so that `before` keeps the values it read.
+    const counts = async () => (await metrics().watcherPolls.get()).values.map((v) => ({ labels: { ...v.labels }, value: v.value }));
+    // A poll counted earlier in this process (another file's, when the suite shares a worker): deltas still hold.
+    metrics().watcherPolls.inc({ channel: 'email', result: 'ok' });
     const before = await counts();
     const loop = runWatchLoop<string, { replies: number; error?: string }>(
       {

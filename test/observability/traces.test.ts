@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dbEngine } from '../helpers/test-database.js';
+import { childProcesses, demoServeEnv } from '../helpers/cli-process.js';
 
 // Traces (issue 30 §2, src/lib/tracing.ts): the real server (`outreach serve`, a child process) exports to an OTLP/HTTP
 // receiver written here. Spans carry the route template (never the id in the URL), SQL statements are child spans named
@@ -16,12 +17,7 @@ import { dbEngine } from '../helpers/test-database.js';
 const once = dbEngine() === 'postgres';
 
 const bin = path.resolve('bin/outreach.js');
-const children = new Set<ChildProcess>();
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const c of cleanups.reverse()) await c();
-});
+const { children, cleanups } = childProcesses();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -133,18 +129,7 @@ async function startServer(env: Record<string, string>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-traces-'));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const server = spawn(process.execPath, [bin, 'serve'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OUTREACH_DATA_DIR: dataDir,
-      OUTREACH_SEED_DEMO: '1',
-      OUTREACH_ENGINE_INTERVAL: '0',
-      OUTREACH_SHUTDOWN_TIMEOUT: '3',
-      DATABASE_URL: '',
-      LOG_LEVEL: 'debug',
-      ...env,
-    },
+    env: demoServeEnv(dataDir, { OUTREACH_SHUTDOWN_TIMEOUT: '3', DATABASE_URL: '', LOG_LEVEL: 'debug', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(server);
@@ -172,21 +157,24 @@ async function startServer(env: Record<string, string>) {
 const DEMO = JSON.parse(fs.readFileSync('examples/demo-world.json', 'utf8')) as { workspaces: { leads: { id: string }[] }[] };
 const LEAD_ID = DEMO.workspaces[0].leads[0].id;
 
+/** An OTLP receiver and a server exporting to it (a batch every 50 ms), `env` over that; the receiver closes after the file. */
+async function startTracedServer(env: Record<string, string>) {
+  const receiver = await startOtlpReceiver();
+  cleanups.push(() => receiver.close());
+  const s = await startServer({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', ...env });
+  return { receiver, s, auth: { authorization: `Bearer ${s.key}` } };
+}
+
 describe.skipIf(once)('OpenTelemetry traces (issue 30 §2)', () => {
   it(
     'rule: a request is a span named by its route template with its SQL statements as children (kind only), the log line carries its trace id, a traceparent is continued, and a collector that stops answering slows nothing',
     { timeout: 180_000 },
     async () => {
-      const receiver = await startOtlpReceiver();
-      cleanups.push(() => receiver.close());
-      const s = await startServer({
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      const { receiver, s, auth } = await startTracedServer({
         OTEL_SERVICE_NAME: 'outreach-trace-test',
-        OTEL_BSP_SCHEDULE_DELAY: '50',
         // One engine pass a second: engine.pass spans with their own SQL children.
         OUTREACH_ENGINE_INTERVAL: '1',
       });
-      const auth = { authorization: `Bearer ${s.key}` };
 
       // The keyed read, with a request id to find its log lines by.
       const read = await fetch(`${s.url}/api/v1/x/leads/${LEAD_ID}`, { headers: { ...auth, 'x-request-id': 'trace-keyed-read' } });
@@ -336,15 +324,7 @@ describe.skipIf(once)('OpenTelemetry traces (issue 30 §2)', () => {
     'rule: OTEL_TRACES_SAMPLER=parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG=0 records no request of its own choosing, and still follows a sampled caller',
     { timeout: 180_000 },
     async () => {
-      const receiver = await startOtlpReceiver();
-      cleanups.push(() => receiver.close());
-      const s = await startServer({
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0',
-        OTEL_BSP_SCHEDULE_DELAY: '50',
-      });
-      const auth = { authorization: `Bearer ${s.key}` };
+      const { receiver, s, auth } = await startTracedServer({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
       for (let i = 0; i < 5; i++)
         expect((await fetch(`${s.url}/api/v1/x/leads/${LEAD_ID}`, { headers: { ...auth, 'x-request-id': `unsampled-${i}` } })).status).toBe(200);
       const callerTrace = randomBytes(16).toString('hex');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbEngine } from '../helpers/test-database.js';
+import { writeConsumerTsconfig } from './consumer.js';
 
 // Issue 27 §8.6: the typed client is a package of its own (packages/client). A client-only user installs it and
 // openapi-fetch, nothing else, and compiles against its .d.ts without @types/node. The package is built and packed
@@ -111,23 +112,8 @@ export type Lead = components['schemas'] extends object ? true : false;
 void client.GET('/api/v1/no-such-path');
 `,
     );
-    fs.writeFileSync(
-      path.join(consumer, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          // skipLibCheck off: the package's own .d.ts files are checked too.
-          skipLibCheck: false,
-          lib: ['ES2022', 'DOM'],
-          types: [],
-        },
-        files: ['check.ts'],
-      }),
-    );
+    // skipLibCheck off: the package's own .d.ts files are checked too.
+    writeConsumerTsconfig(consumer, { skipLibCheck: false, types: [] });
     const result = await run(process.execPath, [tsc, '-p', consumer]).catch((err: { stdout: string }) => ({ stdout: err.stdout }));
     expect(result.stdout).toBe('');
   }, 180_000);

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, isRetrySafe, parseRetryAfter, type RetryEvent } from '../../src/index.js';
+import { createClient, createRetryingFetch, isRetrySafe, parseRetryAfter, type RetryEvent } from '../../src/index.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertReviewPlay, setWorkspaceState } from '../helpers/factories.js';
 
@@ -178,6 +180,33 @@ describe('typed client (issue 17: generated types, openapi-fetch runtime, the sp
       await new Promise<void>((r) => hang.close(() => r()));
     }
   });
+
+  // nodejs/undici#4068: a signal handed to a copied Request is followed through weak references, and after a
+  // garbage collection its abort was lost and the read hung (a CI run on Node 22 waited 60 s). The collector runs
+  // every 10 ms here so that it certainly runs between the send and the deadline.
+  it("the per-attempt timeout and the caller's abort still end a hanging read when the garbage collector runs meanwhile", async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const hang = http.createServer(() => undefined);
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', () => r()));
+    const collecting = setInterval(gc, 10);
+    try {
+      const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/api/v1/workspaces`;
+      const fetchWithTimeout = createRetryingFetch({ timeoutMs: 300, retry: false });
+      const started = Date.now();
+      await expect(fetchWithTimeout(new Request(url))).rejects.toThrow(/timed out after 300 ms/);
+      expect(Date.now() - started).toBeLessThan(3000);
+
+      const caller = new AbortController();
+      setTimeout(() => caller.abort(new Error('the caller gave up')), 100);
+      const fetchWithoutTimeout = createRetryingFetch({ timeoutMs: 60_000, retry: false });
+      await expect(fetchWithoutTimeout(new Request(url, { signal: caller.signal }))).rejects.toThrow('the caller gave up');
+    } finally {
+      clearInterval(collecting);
+      hang.closeAllConnections();
+      await new Promise<void>((r) => hang.close(() => r()));
+    }
+  }, 10_000);
 });
 
 describe('retry rules in isolation', () => {

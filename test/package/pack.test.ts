@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret, signPayload } from '../../src/webhooks/sign.js';
 import { dbEngine } from '../helpers/test-database.js';
+import { writeConsumerTsconfig } from './consumer.js';
 
 // Issue 17: `npm pack`, install the tarball into an empty project, import it from plain Node. The database
 // plays no part, so it runs once per run, in the PGlite project.
@@ -165,22 +166,7 @@ export type Schemas = components;
 void client.GET('/api/v1/no-such-path');
 `,
     );
-    fs.writeFileSync(
-      path.join(consumer, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          lib: ['ES2022', 'DOM'],
-          types: ['node'],
-          typeRoots: [path.join(repo, 'node_modules/@types')],
-        },
-        files: ['check.ts'],
-      }),
-    );
+    writeConsumerTsconfig(consumer, { types: ['node'], typeRoots: [path.join(repo, 'node_modules/@types')] });
     const tsc = path.join(repo, 'node_modules/typescript/bin/tsc');
     const result = await run(process.execPath, [tsc, '-p', consumer]).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));
     expect(result.stdout).toBe('');

@@ -255,20 +255,18 @@ describe('BOLA matrix: every id-taking route × three workspaces × every id kin
       const others = w.tenants.filter((x) => x !== home);
       for (const other of others) {
         const label = `${caller.name} with ${other.label}'s ids`;
-        const enrollForeignCandidate = await t.app.inject({
-          method: 'POST',
-          url: `/api/v1/plays/${home.plays.review}/enroll`,
-          headers: caller.headers,
-          payload: { expectedRevision: 1, sequenceId: home.sequences.active, sequenceRevision: 1, candidateIds: [other.candidates[1].id] },
-        });
+        // Enrolls into the caller's own review Play, at revision 1 of the Play and of the sequence.
+        const enroll = (sequenceId: string, candidateId: string) =>
+          t.app.inject({
+            method: 'POST',
+            url: `/api/v1/plays/${home.plays.review}/enroll`,
+            headers: caller.headers,
+            payload: { expectedRevision: 1, sequenceId, sequenceRevision: 1, candidateIds: [candidateId] },
+          });
+        const enrollForeignCandidate = await enroll(home.sequences.active, other.candidates[1].id);
         expect(enrollForeignCandidate.statusCode, label).toBe(404);
         expect(enrollForeignCandidate.json().error, label).toBe('candidate not found');
-        const enrollForeignSequence = await t.app.inject({
-          method: 'POST',
-          url: `/api/v1/plays/${home.plays.review}/enroll`,
-          headers: caller.headers,
-          payload: { expectedRevision: 1, sequenceId: other.sequences.active, sequenceRevision: 1, candidateIds: [home.candidates[1].id] },
-        });
+        const enrollForeignSequence = await enroll(other.sequences.active, home.candidates[1].id);
         expect(enrollForeignSequence.statusCode, label).toBe(409);
         expect(enrollForeignSequence.json().error, label).toBe('sequence_mismatch');
         const lookup = await t.app.inject({

@@ -33,7 +33,7 @@ if (process.env.KILL_CHILD_MODE === 'webhooks') {
     confirm: async (action) => call('/confirm', { key: action.idempotencyKey }),
     observe: async () => [],
   });
-  const drivers: ChannelDrivers = { forChannel: (channel) => driver(channel) };
+  const drivers: ChannelDrivers = { forChannel: (channel) => driver(channel as Channel) };
   const services = createServices({ db: handle.db, config, clock: systemClock, cipher, drivers });
   void (async () => {
     for (;;) {

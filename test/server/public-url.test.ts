@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +7,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { startServer } from '../../src/server.js';
 import { insertReviewPlay } from '../helpers/factories.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
+import { quietServerEnv } from '../helpers/server-env.js';
 
 // Issue 27 §8.1: without OUTREACH_PUBLIC_URL, the links the service hands out (reviewUrl, the console address it
 // prints, unsubscribe links) use http://localhost:<the port the server bound>: never the default 8080 when it listens
@@ -34,20 +34,7 @@ describe('links without OUTREACH_PUBLIC_URL name the port the server bound', () 
 
   beforeAll(async () => {
     pg = dbEngine() === 'postgres' ? await createTestDatabase() : null;
-    const config = loadConfig(
-      {},
-      {
-        PORT: 0,
-        HOST: '127.0.0.1',
-        OUTREACH_DATA_DIR: dataDir,
-        OUTREACH_SEED_DEMO: '0',
-        OUTREACH_ENGINE_INTERVAL: 0,
-        OUTREACH_WORKER_IN_PROCESS: '0',
-        LOG_LEVEL: 'silent',
-        OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-        ...(pg ? { DATABASE_URL: pg.url! } : {}),
-      },
-    );
+    const config = loadConfig({}, quietServerEnv(dataDir, pg?.url) as never);
     server = await startServer(config, { print: (line) => printed.push(line) });
   }, 120_000);
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,24 +6,14 @@ import { loadConfig } from '../../src/config/config.js';
 import { startServer } from '../../src/server.js';
 import { insertActivity } from '../helpers/factories.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
+import { quietServerEnv } from '../helpers/server-env.js';
 
 // The server schedules the activity retention job itself (on start, then hourly): entries older than
 // OUTREACH_ACTIVITY_RETENTION_DAYS go without anyone running a command; younger ones stay.
 it('a starting server prunes ledger entries past OUTREACH_ACTIVITY_RETENTION_DAYS and keeps the rest', { timeout: 120_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'outreach-retention-'));
   const pg = dbEngine() === 'postgres' ? await createTestDatabase() : null;
-  const env = {
-    PORT: 0,
-    HOST: '127.0.0.1',
-    OUTREACH_DATA_DIR: dataDir,
-    OUTREACH_SEED_DEMO: '0',
-    OUTREACH_ENGINE_INTERVAL: 0,
-    OUTREACH_WORKER_IN_PROCESS: '0',
-    LOG_LEVEL: 'silent',
-    OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    OUTREACH_ACTIVITY_RETENTION_DAYS: 30,
-    ...(pg ? { DATABASE_URL: pg.url! } : {}),
-  };
+  const env = quietServerEnv(dataDir, pg?.url, { OUTREACH_ACTIVITY_RETENTION_DAYS: 30 });
   const boot = () => startServer(loadConfig({}, env as never), { print: () => undefined });
   try {
     const first = await boot();

@@ -7,8 +7,8 @@ import { newId } from '../../src/lib/ids.js';
 import { createDeliveryWorker, DEFAULT_PER_SUBSCRIPTION } from '../../src/webhooks/delivery-worker.js';
 import { enqueueEvents } from '../../src/webhooks/outbox.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
-import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { startReceiver, tableResolver, type Receiver } from './receiver.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { startWebhookApp, tableResolver, type Receiver } from './receiver.js';
 
 // Issue 13, defect 1: retries, lapsed leases and other subscriptions must not wait behind a backlog.
 // The real loop (startWorker, system clock, real sleeps) against a local receiver; the bounds are
@@ -18,23 +18,16 @@ const cipher = createTextCipher(randomBytes(32));
 const resolver = tableResolver({ 'receiver.test': ['127.0.0.1'] });
 const BACKLOG = 2000;
 
-let t: TestApp;
-let rx: Receiver;
+let t: TestApp, rx: Receiver, close: (() => Promise<void>) | undefined;
 const workers: RunningWorker[] = [];
 
-beforeAll(async () => {
-  t = await buildTestApp({ resolver, cipher, env: { OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1' } });
-  rx = await startReceiver();
-});
+beforeAll(async () => ({ t, rx, close } = await startWebhookApp({ resolver, cipher })));
 // Each test leaves a backlog behind on purpose; it must not become the next test's backlog.
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop()));
   await t.db.updateTable('webhook_deliveries').set({ state: 'failed', lease_token: null }).where('state', '=', 'pending').execute();
 });
-afterAll(async () => {
-  await rx?.close();
-  await t?.close();
-});
+afterAll(async () => close?.());
 
 function runWorker() {
   const w = startWorker({ db: t.db, config: t.config, cipher, resolver, leaseMs: 30_000 });

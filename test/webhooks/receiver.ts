@@ -1,8 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { TextCipher } from '../../src/lib/crypto.js';
 import type { Resolver } from '../../src/webhooks/safe-url.js';
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 
 /** One request as the receiver saw it, body kept as the exact raw bytes. */
 export interface Received {
@@ -108,4 +113,52 @@ export function tableResolver(table: Record<string, string[]>): Resolver & { tab
   }) as Resolver & { table: Record<string, string[]> };
   fn.table = table;
   return fn;
+}
+
+/**
+ * A self-signed certificate for `host` (CN and subjectAltName), valid two days, made by `openssl` in `dir`: the key and
+ * certificate as PEM, for an HTTPS receiver and for the agent that trusts it.
+ */
+export function selfSignedCert(dir: string, host: string): { key: Buffer; cert: Buffer } {
+  const keyPath = join(dir, 'key.pem');
+  const certPath = join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-subj',
+      `/CN=${host}`,
+      '-addext',
+      `subjectAltName=DNS:${host}`,
+      '-days',
+      '2',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { key: readFileSync(keyPath), cert: readFileSync(certPath) };
+}
+
+/**
+ * The delivery tests' app (webhook URL checks through `resolver`, loopback receivers allowed, sealed with `cipher`)
+ * and a local receiver; `close()` stops the receiver, then the app.
+ */
+export async function startWebhookApp(o: { resolver: Resolver; cipher: TextCipher }): Promise<{ t: TestApp; rx: Receiver; close: () => Promise<void> }> {
+  const t = await buildTestApp({ resolver: o.resolver, cipher: o.cipher, env: { OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1' } });
+  const rx = await startReceiver();
+  return {
+    t,
+    rx,
+    close: async () => {
+      await rx.close();
+      await t.close();
+    },
+  };
 }

@@ -1,6 +1,6 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { startWorker, type RunningWorker } from '../../src/worker.js';
 import type { AttemptReport } from '../../src/webhooks/delivery-worker.js';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
-import { startReceiver, tableResolver, type Receiver } from './receiver.js';
+import { selfSignedCert, startReceiver, startWebhookApp, tableResolver, type Receiver } from './receiver.js';
 
 // The whole path on real sockets: HTTP API → outbox → dispatcher → delivery loop (startWorker, system
 // clock, real sleeps) → a local receiver. Loopback receivers need OUTREACH_WEBHOOKS_ALLOW_INSECURE=1;
@@ -25,22 +25,15 @@ const cipherKey = randomBytes(32);
 const cipher = createTextCipher(cipherKey);
 const resolver = tableResolver({ 'receiver.test': ['127.0.0.1'], 'secure.test': ['127.0.0.1'] });
 
-let t: TestApp;
-let rx: Receiver;
+let t: TestApp, rx: Receiver, close: (() => Promise<void>) | undefined;
 const workers: RunningWorker[] = [];
 
-beforeAll(async () => {
-  t = await buildTestApp({ resolver, cipher, env: { OUTREACH_WEBHOOKS_ALLOW_INSECURE: '1' } });
-  rx = await startReceiver();
-});
+beforeAll(async () => ({ t, rx, close } = await startWebhookApp({ resolver, cipher })));
 // Each test owns its workers: a loop left running would otherwise pick up the next test's deliveries.
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop()));
 });
-afterAll(async () => {
-  await rx?.close();
-  await t?.close();
-});
+afterAll(async () => close?.());
 
 function runWorker(opts: Partial<Parameters<typeof startWorker>[0]> = {}) {
   // The spec's 10 s timeout: receivers share this process's event loop with the embedded database.
@@ -177,29 +170,9 @@ describe('through the HTTP API and a running worker', () => {
   it('over HTTPS: TLS to the pinned address, certificate checked against the hook name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'e2e-tls-'));
     try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          join(dir, 'k.pem'),
-          '-out',
-          join(dir, 'c.pem'),
-          '-subj',
-          '/CN=secure.test',
-          '-addext',
-          'subjectAltName=DNS:secure.test',
-          '-days',
-          '2',
-        ],
-        { stdio: 'ignore' },
-      );
-      const cert = readFileSync(join(dir, 'c.pem'));
-      const secure = await startReceiver({ key: readFileSync(join(dir, 'k.pem')), cert });
+      const pem = selfSignedCert(dir, 'secure.test');
+      const cert = pem.cert;
+      const secure = await startReceiver(pem);
       try {
         const ws = await createWorkspaceWithKey(t, 'tls');
         const res = await api(ws, 'POST', '/webhooks', { url: `https://secure.test:${secure.port}/hook`, events: ['lead.meeting_booked'] });

@@ -3,10 +3,12 @@ import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/b
 import { insertLead, insertPlay, insertSequence, insertXAccount } from '../helpers/factories.js';
 import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
 import { startXApiFake, type XApiFake } from '../helpers/x-api-fake.js';
+import { recordWroteFirst } from '../helpers/worlds/x.js';
 
 // Issue 18 §2, "keep per-account pacing and caps": a connected X account sends at most OUTREACH_PACING_MESSAGE_CAP
 // DMs and OUTREACH_PACING_INVITE_CAP follows per UTC day; the rest wait for the next day (not failed). A DM that X
-// refused does not use up the day.
+// refused does not use up the day. Issue 41: the claim reserves a sequence DM's unit, so a DM past the cap never
+// reaches X and waits like a step past its account's own cap (no error recorded).
 // Issue 28 (domain/policy.ts): X allows automated DMs only to people who wrote to the account first, so the DM leads
 // here are people on record as having written first (x_dm_senders, the stored record the watcher keeps); follows
 // happen only at a person's click (the console's performX), and the click is capped the same way.
@@ -45,11 +47,7 @@ async function leads(n: number, sequence: string, opts: { acceptsDms?: boolean; 
     const id = String(++seq);
     x.addUser({ id, username: `p${id}`, acceptsDms: opts.acceptsDms ?? true });
     // They DMed the account before their lead existed, and the watcher recorded it.
-    if (opts.wroteFirst)
-      await t.db
-        .insertInto('x_dm_senders')
-        .values({ workspace_id: workspaceId, account_user_id: ME, sender_id: id, first_at: new Date(clock - DAY) })
-        .execute();
+    if (opts.wroteFirst) await recordWroteFirst(t, workspaceId, ME, id, new Date(clock - DAY));
     const leadId = await insertLead(t.db, workspaceId, {
       person: `P ${id}`,
       x_user_id: id,
@@ -76,8 +74,11 @@ it('DMs stop at the daily cap and go out the next UTC day; a DM X refused gives 
   expect(open.map((l) => dmsTo(l.xUserId)).sort()).toEqual([0, 1, 1]);
   const waiting = open.find((l) => dmsTo(l.xUserId) === 0)!;
   const row = await t.db.selectFrom('leads').select(['stage', 'last_error', 'next_action_at']).where('id', '=', waiting.leadId).executeTakeFirstOrThrow();
-  expect(row.last_error).toBe('rate_limited');
+  expect(row.last_error).toBeNull();
   expect(row.stage).not.toBe('failed');
+  const nextUtcDay = new Date(clock + 1000);
+  nextUtcDay.setUTCHours(24, 0, 0, 0);
+  expect(new Date(row.next_action_at!).toISOString()).toBe(nextUtcDay.toISOString());
   clock += DAY;
   await t.services.engine.runPass({ now: new Date(clock) });
   expect(open.map((l) => dmsTo(l.xUserId))).toEqual([1, 1, 1]);

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
-import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import { insertPlay, insertSequence } from '../helpers/factories.js';
+import { admin } from '../helpers/world-fixtures.js';
+import { worldOauth, type XApiFake } from '../helpers/x-api-fake.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { insertXPersonLead, startXWorld, X_SCOPES, FOLLOW_AND_LIKE } from '../helpers/worlds/x.js';
+import { step, steps } from '../engine/helpers.js';
 import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
 
 // Issue 18: the real X driver and watcher against a local fake of the X API v2 (a real HTTP server with X's shapes,
@@ -32,56 +34,31 @@ describe('the real X channel', () => {
   let env: NonNullable<Parameters<typeof buildTestApp>[0]>['env'];
 
   beforeAll(async () => {
-    x = await startXApiFake({ now: () => clock });
-    x.addUser({ id: ME, username: 'acme_hq' });
-    const tokens = x.issueTokens(ME);
-    accessToken = tokens.accessToken;
-    env = {
-      ...ENGINE_ENV,
-      OUTREACH_ADMIN_TOKEN: ADMIN,
-      ...xAppEnv(x),
-      OUTREACH_X_TIMEOUT_MS: 60_000,
-      OUTREACH_X_POLL_INTERVAL: 60,
-      OUTREACH_ENGINE_INFLIGHT_LEASE: LEASE_S,
-      OUTREACH_ENGINE_MAX_ATTEMPTS: 2,
-    };
-    t = await buildTestApp({ now: new Date(clock).toISOString(), env });
-    const seeded = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/seed',
-      headers: admin,
-      payload: {
-        workspaces: [
+    ({
+      x,
+      t,
+      env,
+      workspaces: [{ id: workspaceId, auth }],
+    } = await startXWorld({
+      now: () => clock,
+      users: [{ id: ME, username: 'acme_hq' }],
+      env: { OUTREACH_X_TIMEOUT_MS: 60_000, OUTREACH_X_POLL_INTERVAL: 60, OUTREACH_ENGINE_INFLIGHT_LEASE: LEASE_S, OUTREACH_ENGINE_MAX_ATTEMPTS: 2 },
+      workspaces: (x) => {
+        const tokens = x.issueTokens(ME);
+        accessToken = tokens.accessToken;
+        return [
           {
             name: 'X Co',
             apiKeys: [{}],
             energy: { balance: 10_000, dailyRefill: 10_000 },
-            xAccounts: [
-              {
-                userId: ME,
-                handle: 'acme_hq',
-                oauth: worldOauth(tokens, ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'follows.write', 'like.write', 'offline.access']),
-              },
-            ],
+            xAccounts: [{ userId: ME, handle: 'acme_hq', oauth: worldOauth(tokens, X_SCOPES) }],
           },
-        ],
+        ];
       },
-    });
-    expect(seeded.statusCode, seeded.body).toBe(200);
-    const ws = seeded.json().workspaces[0];
-    workspaceId = ws.id;
-    auth = { authorization: `Bearer ${ws.apiKeys[0]}` };
+    }));
     engageThenDm = await insertSequence(t.db, workspaceId, {
       channels: ['x'],
-      steps: steps(
-        step('x_engage', {
-          actions: [
-            { type: 'follow', count: null, reaction: null },
-            { type: 'like', count: 1, reaction: null },
-          ] as never,
-        }),
-        step('x_dm', { delayDays: 1, message: 'Hi {{firstName}}, thanks for the follow' }, 1),
-      ),
+      steps: steps(step('x_engage', { actions: FOLLOW_AND_LIKE }), step('x_dm', { delayDays: 1, message: 'Hi {{firstName}}, thanks for the follow' }, 1)),
     });
     // With a link: X stores it rewritten to t.co, so finding the DM again cannot compare texts literally.
     dmOnly = await insertSequence(t.db, workspaceId, {
@@ -97,36 +74,17 @@ describe('the real X channel', () => {
     await x?.close();
   });
 
-  async function tick(advanceMs = 1_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
+  const tick = (advanceMs = 1_000) => engineTick(t, (clock += advanceMs));
 
   /**
    * A person on X, and the lead of the Play that reaches them with `sequence`. `wroteFirst`: they DMed the account
    * before they were a lead, and the watcher recorded them (x_dm_senders), so X allows the sequence's DMs to them.
    */
-  async function xLead(name: string, sequence: string, user: { acceptsDms?: boolean; wroteFirst?: boolean } = {}) {
-    const id = String(++userSeq);
-    x.addUser({ id, username: `${name.toLowerCase()}_x`, name, acceptsDms: user.acceptsDms ?? true });
-    if (user.wroteFirst)
-      await t.db
-        .insertInto('x_dm_senders')
-        .values({ workspace_id: workspaceId, account_user_id: ME, sender_id: id, first_at: new Date(clock - 86_400_000) })
-        .execute();
-    const leadId = await insertLead(t.db, workspaceId, {
-      person: `${name} Doe`,
-      x_user_id: id,
-      username: `${name.toLowerCase()}_x`,
-      account_user_id: ME,
-      play_id: playId,
-      sequence_id: sequence,
-      next_action_at: new Date(clock),
-    });
-    return { xUserId: id, leadId };
-  }
+  const xLead = (name: string, sequence: string, user: { acceptsDms?: boolean; wroteFirst?: boolean } = {}) =>
+    insertXPersonLead(
+      { x, t },
+      { workspaceId, xUserId: String(++userSeq), name, accountUserId: ME, playId, sequenceId: sequence, at: new Date(clock), ...user },
+    );
   const leadRow = (id: string) =>
     t.db
       .selectFrom('leads')

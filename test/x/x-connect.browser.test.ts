@@ -118,7 +118,7 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     const started = (await t.app.inject({ method: 'POST', url: '/admin/v1/x/connect', headers: admin, payload: { workspaceId: ws.workspaceId } })).json();
     const state = new URL(started.authorizeUrl).searchParams.get('state')!;
     await t.db
-      .updateTable('x_oauth_states')
+      .updateTable('oauth_states')
       .set({ expires_at: new Date(Date.now() - 1000) })
       .where('state', '=', state)
       .execute();

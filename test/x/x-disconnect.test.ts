@@ -3,9 +3,11 @@ import { request } from 'undici';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
-import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import { admin } from '../helpers/world-fixtures.js';
+import { worldOauth, type XApiFake } from '../helpers/x-api-fake.js';
+import { seedWorkspaces } from '../helpers/worlds/common.js';
+import { startXWorld, X_SCOPES } from '../helpers/worlds/x.js';
+import { step, steps } from '../engine/helpers.js';
 import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
 import { xTokensService } from '../../src/channels/x/tokens.service.js';
 
@@ -16,7 +18,7 @@ import { xTokensService } from '../../src/channels/x/tokens.service.js';
 const ME = '2001';
 const SANDBOX_ONLY = '2002';
 const OTHERS = '2003';
-const SCOPES = ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'follows.write', 'like.write', 'offline.access'];
+const SCOPES = X_SCOPES;
 
 describe('disconnecting an X account', () => {
   let x: XApiFake;
@@ -29,24 +31,17 @@ describe('disconnecting an X account', () => {
   let clock = Date.now();
 
   beforeAll(async () => {
-    x = await startXApiFake({ now: () => clock });
-    x.addUser({ id: ME, username: 'acme_hq' });
-    x.addUser({ id: SANDBOX_ONLY, username: 'acme_lab' });
-    x.addUser({ id: OTHERS, username: 'globex_hq' });
-    tokens = x.issueTokens(ME);
-    const others = x.issueTokens(OTHERS);
-    env = {
-      ...ENGINE_ENV,
-      OUTREACH_ADMIN_TOKEN: ADMIN,
-      ...xAppEnv(x),
-    };
-    t = await buildTestApp({ now: new Date(clock).toISOString(), env });
-    const seeded = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/seed',
-      headers: admin,
-      payload: {
-        workspaces: [
+    const world = await startXWorld({
+      now: () => clock,
+      users: [
+        { id: ME, username: 'acme_hq' },
+        { id: SANDBOX_ONLY, username: 'acme_lab' },
+        { id: OTHERS, username: 'globex_hq' },
+      ],
+      workspaces: (x) => {
+        tokens = x.issueTokens(ME);
+        const others = x.issueTokens(OTHERS);
+        return [
           {
             name: 'Acme',
             apiKeys: [{}],
@@ -56,14 +51,14 @@ describe('disconnecting an X account', () => {
             ],
           },
           { name: 'Globex', apiKeys: [{}], xAccounts: [{ userId: OTHERS, handle: 'globex_hq', oauth: worldOauth(others, SCOPES) }] },
-        ],
+        ];
       },
     });
-    expect(seeded.statusCode, seeded.body).toBe(200);
-    const [acme, globex] = seeded.json().workspaces;
+    ({ x, t, env } = world);
+    const [acme, globex] = world.workspaces;
     workspaceId = acme.id;
     otherWorkspaceId = globex.id;
-    key = acme.apiKeys[0];
+    key = acme.key;
   }, 60_000);
 
   afterAll(async () => {
@@ -243,25 +238,7 @@ describe('disconnecting an X account', () => {
     it('when X refuses the revocation the tokens are still deleted here, and the answer says X did not confirm', async () => {
       // A second process of the same installation whose X app secret is wrong: X answers the revocation 401.
       const fresh = x.issueTokens(OTHERS);
-      await t.app.inject({
-        method: 'POST',
-        url: '/admin/v1/seed',
-        headers: admin,
-        payload: {
-          workspaces: [
-            {
-              name: 'Initech',
-              xAccounts: [
-                {
-                  userId: OTHERS,
-                  handle: 'initech_hq',
-                  oauth: worldOauth(fresh, SCOPES),
-                },
-              ],
-            },
-          ],
-        },
-      });
+      await seedWorkspaces(t, [{ name: 'Initech', xAccounts: [{ userId: OTHERS, handle: 'initech_hq', oauth: worldOauth(fresh, SCOPES) }] }]);
       const initech = await t.db.selectFrom('workspaces').select('id').where('name', '=', 'Initech').executeTakeFirstOrThrow();
       const second = await buildTestApp({
         handle: t.handle,

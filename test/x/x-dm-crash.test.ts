@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
-import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { insertPlay, insertSequence } from '../helpers/factories.js';
+import { worldOauth, type XApiFake } from '../helpers/x-api-fake.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { insertXPersonLead, startXWorld, X_DM_SCOPES } from '../helpers/worlds/x.js';
+import { step, steps } from '../engine/helpers.js';
 import { markDmAnswered } from '../../src/channels/x/dm-sends.repository.js';
 import type { OutboundAction } from '../../src/channels/types.js';
 
@@ -31,39 +32,23 @@ describe('an X DM interrupted by a crash', () => {
   const leftovers: Promise<unknown>[] = [];
 
   beforeAll(async () => {
-    x = await startXApiFake({ now: () => clock });
-    x.addUser({ id: ME, username: 'acme_hq' });
-    const tokens = x.issueTokens(ME, 30 * 86_400);
-    t = await buildTestApp({
-      now: new Date(clock).toISOString(),
-      env: {
-        ...ENGINE_ENV,
-        OUTREACH_ADMIN_TOKEN: ADMIN,
-        ...xAppEnv(x),
-        OUTREACH_X_TIMEOUT_MS: 60_000,
-        OUTREACH_X_POLL_INTERVAL: 30 * 86_400,
-        OUTREACH_ENGINE_INFLIGHT_LEASE: LEASE_S,
-      },
-    });
-    const seeded = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/seed',
-      headers: admin,
-      payload: {
-        workspaces: [
-          {
-            name: 'X Crash Co',
-            apiKeys: [{}],
-            energy: { balance: 10_000, dailyRefill: 10_000 },
-            xAccounts: [{ userId: ME, handle: 'acme_hq', oauth: worldOauth(tokens, ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'offline.access']) }],
-          },
-        ],
-      },
-    });
-    expect(seeded.statusCode, seeded.body).toBe(200);
-    const ws = seeded.json().workspaces[0];
-    workspaceId = ws.id;
-    auth = { authorization: `Bearer ${ws.apiKeys[0]}` };
+    ({
+      x,
+      t,
+      workspaces: [{ id: workspaceId, auth }],
+    } = await startXWorld({
+      now: () => clock,
+      users: [{ id: ME, username: 'acme_hq' }],
+      env: { OUTREACH_X_TIMEOUT_MS: 60_000, OUTREACH_X_POLL_INTERVAL: 30 * 86_400, OUTREACH_ENGINE_INFLIGHT_LEASE: LEASE_S },
+      workspaces: (x) => [
+        {
+          name: 'X Crash Co',
+          apiKeys: [{}],
+          energy: { balance: 10_000, dailyRefill: 10_000 },
+          xAccounts: [{ userId: ME, handle: 'acme_hq', oauth: worldOauth(x.issueTokens(ME, 30 * 86_400), X_DM_SCOPES) }],
+        },
+      ],
+    }));
     dmOnly = await insertSequence(t.db, workspaceId, { channels: ['x'], steps: steps(step('x_dm', { message: 'Hello {{firstName}}, a quick question' })) });
     playId = (await insertPlay(t.db, workspaceId, { accountUserId: ME })).id;
     // The watcher's first poll of the account, out of the way of the counts below.
@@ -78,30 +63,15 @@ describe('an X DM interrupted by a crash', () => {
     await x?.close();
   });
 
-  async function tick(advanceMs = 1_000) {
-    clock += advanceMs;
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
+  const tick = (advanceMs = 1_000) => engineTick(t, (clock += advanceMs));
 
   /** A person who DMed the account first (on record), and the lead that DMs them with `dmOnly`. */
   async function xLead(name: string) {
-    const xUserId = String(++userSeq);
-    x.addUser({ id: xUserId, username: `${name.toLowerCase()}_x`, name });
-    await t.db
-      .insertInto('x_dm_senders')
-      .values({ workspace_id: workspaceId, account_user_id: ME, sender_id: xUserId, first_at: new Date(clock - 86_400_000) })
-      .execute();
-    const leadId = await insertLead(t.db, workspaceId, {
-      person: `${name} Doe`,
-      x_user_id: xUserId,
-      username: `${name.toLowerCase()}_x`,
-      account_user_id: ME,
-      play_id: playId,
-      sequence_id: dmOnly,
-      next_action_at: new Date(clock),
-    });
+    const at = new Date(clock);
+    const { xUserId, leadId } = await insertXPersonLead(
+      { x, t },
+      { workspaceId, xUserId: String(++userSeq), name, accountUserId: ME, playId, sequenceId: dmOnly, at, wroteFirst: true },
+    );
     return { xUserId, leadId, key: `${leadId}:${dmOnly}:0` };
   }
 

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
-import { ADMIN, admin } from '../helpers/world-fixtures.js';
-import { startXApiFake, worldOauth, xAppEnv, type XApiFake } from '../helpers/x-api-fake.js';
-import { ENGINE_ENV, step, steps } from '../engine/helpers.js';
+import { worldOauth, type XApiFake } from '../helpers/x-api-fake.js';
+import { engineTick, seedWorkspaces } from '../helpers/worlds/common.js';
+import { startXWorld, X_SCOPES, FOLLOW_AND_LIKE } from '../helpers/worlds/x.js';
+import { step, steps } from '../engine/helpers.js';
 import { deliveryOf } from '../../src/domain/policy.js';
 import { recipientIdentityOf } from '../../src/channels/recipients.js';
 import type { TaskView } from '../../src/modules/tasks/index.js';
@@ -19,7 +20,7 @@ import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
 const ME = '2001';
 const LATE = '2002';
 const DAY = 86_400_000;
-const SCOPES = ['tweet.read', 'users.read', 'dm.read', 'dm.write', 'follows.write', 'like.write', 'offline.access'];
+const SCOPES = X_SCOPES;
 
 describe('X under the platform policy', () => {
   let x: XApiFake;
@@ -34,51 +35,34 @@ describe('X under the platform policy', () => {
   let userSeq = 7000;
 
   beforeAll(async () => {
-    x = await startXApiFake({ now: () => clock });
-    x.addUser({ id: ME, username: 'acme_hq' });
-    x.addUser({ id: LATE, username: 'acme_late' });
-    env = {
-      ...ENGINE_ENV,
-      OUTREACH_ADMIN_TOKEN: ADMIN,
-      ...xAppEnv(x),
-      OUTREACH_X_POLL_INTERVAL: 60,
-      OUTREACH_PACING_MESSAGE_CAP: 50,
-      OUTREACH_PACING_INVITE_CAP: 50,
-    };
-    t = await buildTestApp({ now: new Date(clock).toISOString(), env });
-    const seeded = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/seed',
-      headers: admin,
-      payload: {
-        workspaces: [
-          {
-            name: 'Policy Co',
-            apiKeys: [{}],
-            energy: { balance: 10_000, dailyRefill: 10_000 },
-            xAccounts: [{ userId: ME, handle: 'acme_hq', oauth: worldOauth(x.issueTokens(ME, 30 * 86_400), SCOPES) }],
-          },
-        ],
-      },
-    });
-    expect(seeded.statusCode, seeded.body).toBe(200);
-    const ws = seeded.json().workspaces[0];
-    workspaceId = ws.id;
-    auth = { authorization: `Bearer ${ws.apiKeys[0]}` };
+    ({
+      x,
+      t,
+      env,
+      workspaces: [{ id: workspaceId, auth }],
+    } = await startXWorld({
+      now: () => clock,
+      users: [
+        { id: ME, username: 'acme_hq' },
+        { id: LATE, username: 'acme_late' },
+      ],
+      env: { OUTREACH_X_POLL_INTERVAL: 60, OUTREACH_PACING_MESSAGE_CAP: 50, OUTREACH_PACING_INVITE_CAP: 50 },
+      workspaces: (x) => [
+        {
+          name: 'Policy Co',
+          apiKeys: [{}],
+          energy: { balance: 10_000, dailyRefill: 10_000 },
+          xAccounts: [{ userId: ME, handle: 'acme_hq', oauth: worldOauth(x.issueTokens(ME, 30 * 86_400), SCOPES) }],
+        },
+      ],
+    }));
     dmOnly = await insertSequence(t.db, workspaceId, {
       channels: ['x'],
       steps: steps(step('x_dm', { message: 'Hello {{firstName}}, a question about your launch' })),
     });
     engage = await insertSequence(t.db, workspaceId, {
       channels: ['x'],
-      steps: steps(
-        step('x_engage', {
-          actions: [
-            { type: 'follow', count: null, reaction: null },
-            { type: 'like', count: 1, reaction: null },
-          ] as never,
-        }),
-      ),
+      steps: steps(step('x_engage', { actions: FOLLOW_AND_LIKE })),
     });
     playId = (await insertPlay(t.db, workspaceId, { accountUserId: ME })).id;
   }, 60_000);
@@ -89,13 +73,7 @@ describe('X under the platform policy', () => {
   });
 
   /** One engine pass at the test's clock (the watcher's 60 s poll is due after the default step). */
-  async function tick(advanceMs = 61_000) {
-    clock += advanceMs;
-    t.clock.set(new Date(clock));
-    const res = await t.app.inject({ method: 'POST', url: '/admin/v1/engine/tick', headers: admin, payload: { now: new Date(clock).toISOString() } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
+  const tick = (advanceMs = 61_000) => engineTick(t, (clock += advanceMs), { setClock: true });
   /** A person on X. */
   function person(name: string) {
     const id = String(++userSeq);
@@ -197,21 +175,9 @@ describe('X under the platform policy', () => {
     clock = now - 10 * DAY;
     const hers = x.receiveDm(pia, LATE, 'Ping me when you launch');
     clock = now;
-    const seeded = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/seed',
-      headers: admin,
-      payload: {
-        workspaces: [
-          {
-            id: workspaceId,
-            name: 'Policy Co',
-            xAccounts: [{ userId: LATE, handle: 'acme_late', oauth: worldOauth(x.issueTokens(LATE, 30 * 86_400), SCOPES) }],
-          },
-        ],
-      },
-    });
-    expect(seeded.statusCode, seeded.body).toBe(200);
+    await seedWorkspaces(t, [
+      { id: workspaceId, name: 'Policy Co', xAccounts: [{ userId: LATE, handle: 'acme_late', oauth: worldOauth(x.issueTokens(LATE, 30 * 86_400), SCOPES) }] },
+    ]);
     await tick();
     expect(await sender(LATE, pia)).toBeUndefined();
 
