@@ -1,6 +1,7 @@
 // ESLint: typescript-eslint's type-checked recommended rules over the TypeScript project (docs/lint.md).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import house from './eslint-rules/index.js';
 
 // The console's browser scripts run in the page, not in Node.
 const browserGlobals = Object.fromEntries(
@@ -51,6 +52,28 @@ const nodeGlobals = Object.fromEntries(
     '__dirname',
   ].map((g) => [g, 'readonly']),
 );
+
+// A lead's lane columns: only src/domain/lanes.ts sets them (its LANE_COLUMNS; test/lint/boundaries.test.ts checks the
+// two lists agree).
+export const LANE_COLUMNS = [
+  'sequence_id',
+  'current_step',
+  'variant_key',
+  'stage',
+  'next_action_at',
+  'automation_stopped',
+  'waiting_for',
+  'snoozed_until',
+  'step_attempts',
+  'step_waits',
+  'inflight_key',
+  'inflight_step',
+  'inflight_at',
+  'inflight_release',
+  'observe_next_at',
+  'observe_until',
+  'last_message_channel',
+];
 
 // Import-boundary helpers for the layer blocks below. `group` patterns are gitignore-style: `!` re-allows a path
 // whose parent folder is not itself excluded.
@@ -121,6 +144,21 @@ export default tseslint.config(
     files: ['**/*.test.ts', '**/*.test.tsx', '**/*.test-support.ts', 'test/**', 'bench/**', 'scripts/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
+  // The house rules (eslint-rules/index.js, docs/lint.md): no import circle in src/, type-only imports included; one
+  // writer of the activity ledger and one of a lead's lanes; an engine that names no channel.
+  {
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['**/*.test.ts', '**/*.test.tsx', '**/*.test-support.ts', 'src/db/migrations/**'],
+    plugins: { house },
+    rules: {
+      'house/no-import-cycle': 'error',
+      'house/ledger-owner': 'error',
+      'house/lanes-owner': ['error', { columns: LANE_COLUMNS }],
+    },
+  },
+  { files: ['src/domain/ledger.ts'], rules: { 'house/ledger-owner': 'off' } },
+  { files: ['src/domain/lanes.ts', 'src/domain/lanes/**'], rules: { 'house/lanes-owner': 'off' } },
+  { files: ['src/engine/**'], ignores: ['**/*.test.ts'], plugins: { house }, rules: { 'house/engine-names-no-channel': 'error' } },
   {
     // Tests and benches read HTTP answers through `res.json()`, which is `any` by design; the expectations that
     // follow are the type check. The unsafe-any family would only add casts that check nothing.

@@ -13,7 +13,7 @@ import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId, newMessagingAccountId } from '../src/lib/ids.js';
-import { emptySummary } from '../src/channels/types.js';
+import { emptySummary, type MailboxPassCounts } from '../src/channels/types.js';
 import { createObserver } from '../src/engine/observe.js';
 import { loadConfig } from '../src/config/config.js';
 import { upsertMailbox } from '../src/channels/email/mailboxes/mailboxes.repository.js';
@@ -79,7 +79,7 @@ async function main() {
     for (;;) {
       const { summary } = await pass();
       passes += 1;
-      const m = summary.mailboxes?.[mailboxId];
+      const m = summary.channels.email?.[mailboxId] as MailboxPassCounts | undefined;
       const n = m ? m.unmatched + m.replies : 0;
       handled += n;
       if (n === 0) break;

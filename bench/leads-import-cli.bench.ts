@@ -3,7 +3,7 @@
  * local server (buildApp listening on a port in this process), side by side with a floor, rounds alternating, each
  * import into a fresh workspace (so every round saves the same new leads):
  *
- * - the floor: this process POSTs the very batches the CLI sends (planBatches + batchOf of src/cli/commands/leads.ts)
+ * - the floor: this process POSTs the very batches the CLI sends (planBatches + batchOf of src/cli/commands/leads-import-file.ts)
  *   to POST /api/v1/leads/import one after another: the server's own cost, no CLI process;
  * - the CLI: `node bin/outreach.js leads import FILE` as a child process, compiled (dist/, as installed: run
  *   `npm run build` first; the bench refuses a dist/ older than the CLI's sources), its peak RSS read from
@@ -28,7 +28,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildApp } from '../src/app/build-app.js';
 import { createServices } from '../src/app/services.js';
-import { batchOf, planBatches, readLeadFile } from '../src/cli/commands/leads.js';
+import { batchOf, planBatches, readLeadFile } from '../src/cli/commands/leads-import-file.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -107,9 +107,15 @@ async function runCli(kind: 'dist' | 'source', file: string, url: string, key: s
 
 /** Refuses a missing or stale dist/: the compiled CLI would not be the code measured. */
 function checkDist() {
-  const compiled = path.join(root, 'dist/cli/commands/leads.js');
+  const compiled = path.join(root, 'dist/cli/commands/leads-import.js');
   if (!fs.existsSync(compiled)) throw new Error('dist/ is missing: run `npm run build` (or BENCH_CLI=source)');
-  const sources = ['src/cli/commands/leads.ts', 'src/modules/leads/csv/read.ts', 'src/modules/leads/csv/tokenize.ts', 'src/modules/leads/csv/decode.ts'];
+  const sources = [
+    'src/cli/commands/leads-import.ts',
+    'src/cli/commands/leads-import-file.ts',
+    'src/modules/leads/csv/read.ts',
+    'src/modules/leads/csv/tokenize.ts',
+    'src/modules/leads/csv/decode.ts',
+  ];
   const stale = sources.filter((f) => fs.statSync(path.join(root, f)).mtimeMs > fs.statSync(compiled).mtimeMs);
   if (stale.length > 0) throw new Error(`dist/ is older than ${stale.join(', ')}: run \`npm run build\` (or BENCH_CLI=source)`);
 }

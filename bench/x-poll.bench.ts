@@ -13,7 +13,7 @@ import { createDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
-import { emptySummary } from '../src/channels/types.js';
+import { emptySummary, type XAccountPassCounts } from '../src/channels/types.js';
 import { createObserver } from '../src/engine/observe.js';
 import { loadConfig } from '../src/config/config.js';
 import { xOauthRepository } from '../src/channels/x/oauth.repository.js';
@@ -78,7 +78,9 @@ async function main() {
     };
 
     const first = await pass();
-    console.log(`first poll: ${first.summary.xAccounts?.[ME]?.unmatched ?? 0} DM events read in ${first.ms.toFixed(0)} ms`);
+    console.log(
+      `first poll: ${(first.summary.channels.x?.[ME] as XAccountPassCounts | undefined)?.unmatched ?? 0} DM events read in ${first.ms.toFixed(0)} ms`,
+    );
 
     const floor: number[] = [];
     const idle: number[] = [];

@@ -364,6 +364,12 @@ examples['POST /api/v1/replies/{id}/handled'] = {
     alreadyHandled: false,
   },
 };
+// No built-in channel pushes (docs/channels.md): the answer of a channel that does, to a webhook of three messages, one
+// of them a redelivery.
+examples['POST /api/v1/channels/{channel}/inbound'] = {
+  status: 202,
+  response: { channel: 'whatsapp', received: 3, applied: 2, unchanged: 1, unmatched: 0, failed: 0 },
+};
 const sorted = Object.fromEntries(Object.entries(examples).sort(([a], [b]) => a.localeCompare(b)));
 fs.writeFileSync(EXAMPLES_PATH, `${JSON.stringify(sorted, null, 2)}\n`);
 console.log(`wrote ${Object.keys(sorted).length} examples to ${EXAMPLES_PATH}`);

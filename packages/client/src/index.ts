@@ -94,6 +94,48 @@ const sleep = (ms: number, signal: AbortSignal | null) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+/** The reason an attempt is aborted when its per-attempt time is up. */
+class AttemptTimeout extends Error {
+  override name = 'TimeoutError';
+}
+
+/**
+ * One attempt: `fetch` with a signal that aborts when the caller aborts or after `timeoutMs`, and an answer that
+ * settles then even if the abort never reaches the fetch. The timer and the listener hold the attempt's controller
+ * strongly until the attempt settles: a signal composed with `AbortSignal.any` and handed to a copied `Request` is
+ * held only weakly, and after a garbage collection its abort can be lost and the request hang (nodejs/undici#4068,
+ * nodejs/node#55428). Rejects with an `AttemptTimeout` when the time is up, or with the caller's abort reason.
+ */
+function attemptWithDeadline(
+  baseFetch: typeof globalThis.fetch,
+  request: Request,
+  init: RequestInit | undefined,
+  callerSignal: AbortSignal,
+  timeoutMs: number,
+): Promise<Response> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onCallerAbort: (() => void) | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    const stop = (reason: Error) => {
+      controller.abort(reason);
+      reject(reason);
+    };
+    if (callerSignal.aborted) return stop(callerSignal.reason as Error);
+    onCallerAbort = () => stop(callerSignal.reason as Error);
+    callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+    timer = setTimeout(() => stop(new AttemptTimeout(`attempt timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  const { signal } = controller;
+  const sent = baseFetch(new Request(request, { signal }), init ? { ...init, signal } : undefined);
+  // A fetch that fails after the deadline won is not an unhandled rejection.
+  sent.catch(() => undefined);
+  return Promise.race([sent, deadline]).finally(() => {
+    clearTimeout(timer);
+    if (onCallerAbort) callerSignal.removeEventListener('abort', onCallerAbort);
+  });
+}
+
 /**
  * A fetch that applies the per-attempt timeout and the spec's retry rules: reads (and idempotent mutations)
  * are retried on 429 and 5xx, on network errors and on timeouts, with exponential backoff, full jitter and
@@ -115,16 +157,13 @@ export function createRetryingFetch(options: Pick<ClientOptions, 'timeoutMs' | '
       const last = !retrySafe || attempt > maxRetries;
       // A request body can be read once: every attempt but the last sends a copy.
       const attemptRequest = last ? request : request.clone();
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = AbortSignal.any([callerSignal, timeout]);
       let response: Response | undefined;
       let error: unknown;
       try {
-        response = await baseFetch(new Request(attemptRequest, { signal }), init ? { ...init, signal } : undefined);
+        response = await attemptWithDeadline(baseFetch, attemptRequest, init, callerSignal, timeoutMs);
       } catch (err) {
         // The caller's own abort is final; a timeout or a network failure is retryable.
-        if (callerSignal.aborted || last)
-          throw timeout.aborted && !callerSignal.aborted ? new Error(`request timed out after ${timeoutMs} ms`, { cause: err }) : err;
+        if (callerSignal.aborted || last) throw err instanceof AttemptTimeout ? new Error(`request timed out after ${timeoutMs} ms`, { cause: err }) : err;
         error = err;
       }
       if (response && (last || !RETRYABLE_STATUS.has(response.status))) return response;

@@ -245,6 +245,231 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{channel}/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound a channel’s platform pushes: replies and other observations (extension: not in the spec)
+         * @description The webhook URL a platform that pushes its inbound is given, with `?workspace=<workspace id>`. No API key: the channel checks the request’s signature over the raw body with its own secret (its descriptor’s `push.verify`); the body is the platform’s own payload, at most 256 KiB, in whatever type it sends. Each observation it carries is recorded on its own through the same path a poll uses (a reply freezes the lead, is listed under GET /replies, and a request to stop opts the person out); one that fails does not stop the rest. 202 with counts; 401 when the signature does not verify (nothing changes); 404 for a channel that is not registered or receives nothing by push; 413 past the size bound; 429 past the per-minute budget of a caller (the channel and the client address; OUTREACH_RATE_LIMIT_PER_MINUTE, as for a key). No channel built into this service pushes today (docs/channels.md).
+         */
+        post: {
+            parameters: {
+                query: {
+                    /** @description the workspace whose leads the pushed items concern (given to the platform with the webhook URL) */
+                    workspace: string;
+                };
+                header?: never;
+                path: {
+                    /** @description the channel the platform belongs to (its descriptor’s `channel`) */
+                    channel: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "channel": "whatsapp",
+                         *       "received": 3,
+                         *       "applied": 2,
+                         *       "unchanged": 1,
+                         *       "unmatched": 0,
+                         *       "failed": 0
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description recorded: a reply, an acceptance, a follow-back, an auto-reply’s snooze, a leaver’s stop */
+                            applied: number;
+                            channel: string;
+                            /** @description refused by the observation path; nothing of it was kept, and the other items were applied */
+                            failed: number;
+                            /** @description observations the request carried */
+                            received: number;
+                            /** @description the lead was already past it (a redelivery of the same item) */
+                            unchanged: number;
+                            /** @description not a lead of the workspace, or an observation of another channel */
+                            unmatched: number;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description `unverified_push`: the request is not signed by the channel’s platform; nothing changed */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description error */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events/stream": {
         parameters: {
             query?: never;
@@ -4636,22 +4861,22 @@ export interface paths {
                             /** @description one entry per messaging account, in creation order */
                             accounts: {
                                 accountScore: number | null;
-                                /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails (connected X accounts belong to no messaging account and are not listed) */
+                                /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day) (connected X accounts belong to no messaging account and are not listed) */
                                 budgets: {
-                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account), `actions` (every paced step), `emails` (one mailbox) */
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox) */
                                     budget: string;
                                     cap: number | null;
-                                    /** @description `account` (this messaging account) or `mailbox` (one of its mailboxes) */
+                                    /** @description `account` (this messaging account), `mailbox` (one of its mailboxes) or `linkedin_gateway` (the account at the LinkedIn gateway) */
                                     scope: string;
                                     /** @description the messaging account id, or the mailbox id */
                                     scopeId: string;
-                                    /** @description units reserved in the window: sent, or going out now */
+                                    /** @description units reserved in the window (every day it counts): sent, or going out now */
                                     used: number;
-                                    /** @description `local_day`: the calendar day in the pacing time zone */
+                                    /** @description `local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it */
                                     window: string;
                                     /**
                                      * Format: date
-                                     * @description the day counted, YYYY-MM-DD
+                                     * @description the day counted, YYYY-MM-DD (of a rolling week, its last day: today)
                                      */
                                     windowStart: string;
                                 }[];
@@ -7051,7 +7276,8 @@ export interface paths {
                                     /** @description follow, like, comment, endorse, view_profile, … */
                                     type: string;
                                 }[];
-                                channel: "linkedin" | "email" | "x" | "instagram";
+                                /** @description linkedin, email, x, instagram, or a channel registered at run time */
+                                channel: string;
                                 closedAt: string | null;
                                 closedBy: string | null;
                                 closedReason: string | null;
@@ -7062,8 +7288,8 @@ export interface paths {
                                 dueAt: string;
                                 /** Format: uuid */
                                 id: string;
-                                /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
-                                kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
+                                /** @description the step kind the task does (one of the spec’s, or of a channel registered at run time), `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                                kind: string;
                                 lead: {
                                     company: string | null;
                                     /** Format: uuid */
@@ -7322,7 +7548,8 @@ export interface paths {
                                 /** @description follow, like, comment, endorse, view_profile, … */
                                 type: string;
                             }[];
-                            channel: "linkedin" | "email" | "x" | "instagram";
+                            /** @description linkedin, email, x, instagram, or a channel registered at run time */
+                            channel: string;
                             closedAt: string | null;
                             closedBy: string | null;
                             closedReason: string | null;
@@ -7333,8 +7560,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
+                            /** @description the step kind the task does (one of the spec’s, or of a channel registered at run time), `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: string;
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -7638,7 +7865,8 @@ export interface paths {
                                 /** @description follow, like, comment, endorse, view_profile, … */
                                 type: string;
                             }[];
-                            channel: "linkedin" | "email" | "x" | "instagram";
+                            /** @description linkedin, email, x, instagram, or a channel registered at run time */
+                            channel: string;
                             closedAt: string | null;
                             closedBy: string | null;
                             closedReason: string | null;
@@ -7649,8 +7877,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
+                            /** @description the step kind the task does (one of the spec’s, or of a channel registered at run time), `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: string;
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -7954,7 +8182,8 @@ export interface paths {
                                 /** @description follow, like, comment, endorse, view_profile, … */
                                 type: string;
                             }[];
-                            channel: "linkedin" | "email" | "x" | "instagram";
+                            /** @description linkedin, email, x, instagram, or a channel registered at run time */
+                            channel: string;
                             closedAt: string | null;
                             closedBy: string | null;
                             closedReason: string | null;
@@ -7965,8 +8194,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
+                            /** @description the step kind the task does (one of the spec’s, or of a channel registered at run time), `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: string;
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
@@ -8270,7 +8499,8 @@ export interface paths {
                                 /** @description follow, like, comment, endorse, view_profile, … */
                                 type: string;
                             }[];
-                            channel: "linkedin" | "email" | "x" | "instagram";
+                            /** @description linkedin, email, x, instagram, or a channel registered at run time */
+                            channel: string;
                             closedAt: string | null;
                             closedBy: string | null;
                             closedReason: string | null;
@@ -8281,8 +8511,8 @@ export interface paths {
                             dueAt: string;
                             /** Format: uuid */
                             id: string;
-                            /** @description the step kind the task does, `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
-                            kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm" | "reply" | "leaver";
+                            /** @description the step kind the task does (one of the spec’s, or of a channel registered at run time), `reply` for a reply decision’s answer, or `leaver` for a leaver notice’s replacement */
+                            kind: string;
                             lead: {
                                 company: string | null;
                                 /** Format: uuid */
