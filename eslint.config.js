@@ -144,6 +144,25 @@ export default tseslint.config(
     files: ['**/*.test.ts', '**/*.test.tsx', '**/*.test-support.ts', 'test/**', 'bench/**', 'scripts/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
+  {
+    // The test house (docs/architecture.md): only a pure-function test sits beside its code. One that needs a
+    // database, the network or the test helpers lives under test/.
+    files: ['src/**/*.test.ts', 'src/**/*.test.tsx'],
+    rules: restrictImports(
+      boundary(
+        'A test beside its code tests pure functions; one that needs a database, the network or test/helpers lives under test/',
+        '**/test/**',
+        '**/db/**',
+        'kysely',
+        'pg',
+        '@electric-sql/pglite',
+        'undici',
+        'node:http',
+        'node:net',
+        'fastify',
+      ),
+    ),
+  },
   // The house rules (eslint-rules/index.js, docs/lint.md): no import circle in src/, type-only imports included; one
   // writer of the activity ledger and one of a lead's lanes; an engine that names no channel.
   {

@@ -51,7 +51,7 @@ const PGLITE_ONLY = [
   'test/server/public-url.test.ts',
   'test/email/inbox-load-500.test.ts',
   // Files that open no database at all run once: pure tests that read, parse or fake without one.
-  'src/providers/publicdata/sandbox.test.ts',
+  'test/providers/publicdata/sandbox.test.ts',
   'src/providers/publicdata/cache.test.ts',
   'src/webhooks/sign.test.ts',
   'src/domain/policy.test.ts',

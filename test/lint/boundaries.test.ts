@@ -82,6 +82,16 @@ describe.skipIf(dbEngine() === 'postgres')('import boundaries (run once, in the 
     expect(await boundaryErrors('test/zz-boundary-probe.test.ts', use('../src/modules/plays/plays.repository.js'))).toEqual([]);
   });
 
+  it('a test beside its code is pure: no database, network or test helper', async () => {
+    for (const specifier of ['../../test/helpers/test-database.js', '../db/database.js', 'kysely', '@electric-sql/pglite', 'node:http']) {
+      expect(await boundaryErrors('src/domain/zz-boundary-probe.test.ts', use(specifier)), specifier).toEqual([
+        expect.stringContaining('lives under test/'),
+      ]);
+    }
+    expect(await boundaryErrors('src/domain/zz-boundary-probe.test.ts', use('./policy.js'))).toEqual([]);
+    expect(await boundaryErrors('test/domain/zz-boundary-probe.test.ts', use('../helpers/test-database.js'))).toEqual([]);
+  });
+
   /** The messages of the house rule `rule` (eslint-rules/index.js) for `code` linted as if it were the file at `file`. */
   async function houseErrors(rule: string, file: string, code: string) {
     const [result] = await eslint.lintText(code, { filePath: join(root, file) });

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspaceWithKey, type TestApp } from '../../test/helpers/build-test-app.js';
-import { insertLead, insertMessagingAccount, insertPlay, insertReply, insertSequence } from '../../test/helpers/factories.js';
-import { buildCrmTestApp, createMemoryChannels } from '../../test/helpers/memory-channels.js';
-import { classifyReply, isStopWord, type Classification } from './classify.js';
-import { iso } from './iso.js';
-import { replyOptsOut } from './opt-out.js';
-import { toEventLead } from './lead-views.js';
-import { toPlayView } from './play-view.js';
-import { ACTIVITY_ACTIONS, inWords, isRole, LEAD_STAGES, MESSAGE_KINDS, PROGRESS_STAGES, ROLES, STEP_KINDS } from './vocabulary.js';
+import { createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertMessagingAccount, insertPlay, insertReply, insertSequence } from '../helpers/factories.js';
+import { buildCrmTestApp, createMemoryChannels } from '../helpers/memory-channels.js';
+import { classifyReply, isStopWord, type Classification } from '../../src/domain/classify.js';
+import { iso } from '../../src/domain/iso.js';
+import { replyOptsOut } from '../../src/domain/opt-out.js';
+import { toEventLead } from '../../src/domain/lead-views.js';
+import { toPlayView } from '../../src/domain/play-view.js';
+import { ACTIVITY_ACTIONS, inWords, isRole, LEAD_STAGES, MESSAGE_KINDS, PROGRESS_STAGES, ROLES, STEP_KINDS } from '../../src/domain/vocabulary.js';
 
 // The shared vocabulary and the public-object builders of src/domain: each list is the one the API publishes,
 // and each builder answers exactly the spec's fields.

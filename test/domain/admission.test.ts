@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
-import { CLAIMED_LEAD_FROM, claimAdmissionSources, LEAD_X_ACCOUNT, mailboxPoolSql } from './claim-layout.js';
+import { CLAIMED_LEAD_FROM, claimAdmissionSources, LEAD_X_ACCOUNT, mailboxPoolSql } from '../../src/domain/claim-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../test/helpers/test-database.js';
-import { insertLead, insertMessagingAccount, insertSequence, insertXAccount } from '../../test/helpers/factories.js';
-import type { DatabaseHandle } from '../db/database.js';
-import { parseSendingDays } from '../config/config.js';
-import { newId } from '../lib/ids.js';
-import { claimDue } from '../engine/sql/claimDue.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+import { insertLead, insertMessagingAccount, insertSequence, insertXAccount } from '../helpers/factories.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { parseSendingDays } from '../../src/config/config.js';
+import { newId } from '../../src/lib/ids.js';
+import { claimDue } from '../../src/engine/sql/claimDue.js';
 import {
   ADMISSION_RULE_NAMES,
   ADMISSION_RULES,
@@ -16,8 +16,8 @@ import {
   type AdmissionFacts,
   type AdmissionRuleName,
   type AdmissionSources,
-} from './admission.js';
-import type { IdentityKeys } from './identity.js';
+} from '../../src/domain/admission.js';
+import type { IdentityKeys } from '../../src/domain/identity.js';
 
 // The admission list (src/domain/admission.ts): each rule is named once and written twice, as a TypeScript check and
 // as the SQL the engine's claim is built from. Here both forms judge the same rows of a real database and must agree,

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSandboxProvider, type SandboxWorld } from './sandbox.js';
-import { ProviderTimeoutError, ProviderUnavailableError } from './provider.js';
-import { createPublicDataProvider } from './index.js';
-import { SANDBOX_PEOPLE } from '../../../test/helpers/publicdata-fixtures.js';
+import { createSandboxProvider, type SandboxWorld } from '../../../src/providers/publicdata/sandbox.js';
+import { ProviderTimeoutError, ProviderUnavailableError } from '../../../src/providers/publicdata/provider.js';
+import { createPublicDataProvider } from '../../../src/providers/publicdata/index.js';
+import { SANDBOX_PEOPLE } from '../../helpers/publicdata-fixtures.js';
 
 const world: SandboxWorld = {
   users: [...SANDBOX_PEOPLE, { xUserId: '2001', username: 'acme_hq', name: 'Acme' }],

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../test/helpers/test-database.js';
-import { databaseMigrated } from '../../test/helpers/migrated-database.js';
-import type { DatabaseHandle } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { newId } from '../lib/ids.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+import { databaseMigrated } from '../helpers/migrated-database.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { newId } from '../../src/lib/ids.js';
 import {
   accountBudgetKey,
   accountCaps,
@@ -15,8 +15,8 @@ import {
   xAccountBudgetKey,
   type BudgetKey,
   type PacingRules,
-} from './budgets.js';
-import { lockBudgets, readBudgetUsage, releaseBudget, releaseBudgets, reserveBudget, reserveBudgets, type WireRow } from './budgets.repository.js';
+} from '../../src/domain/budgets.js';
+import { lockBudgets, readBudgetUsage, releaseBudget, releaseBudgets, reserveBudget, reserveBudgets, type WireRow } from '../../src/domain/budgets.repository.js';
 
 // The send budget ledger (domain/budgets.ts, budgets.repository.ts): one table, one conditional upsert to reserve,
 // one update to give back; windows of a day (local or UTC) and a rolling week; and migration 0023, which moved the
