@@ -16,7 +16,15 @@ import {
   type BudgetKey,
   type PacingRules,
 } from '../../src/domain/budgets.js';
-import { lockBudgets, readBudgetUsage, releaseBudget, releaseBudgets, reserveBudget, reserveBudgets, type WireRow } from '../../src/domain/budgets.repository.js';
+import {
+  lockBudgets,
+  readBudgetUsage,
+  releaseBudget,
+  releaseBudgets,
+  reserveBudget,
+  reserveBudgets,
+  type WireRow,
+} from '../../src/domain/budgets.repository.js';
 
 // The send budget ledger (domain/budgets.ts, budgets.repository.ts): one table, one conditional upsert to reserve,
 // one update to give back; windows of a day (local or UTC) and a rolling week; and migration 0023, which moved the

@@ -84,9 +84,7 @@ describe.skipIf(dbEngine() === 'postgres')('import boundaries (run once, in the 
 
   it('a test beside its code is pure: no database, network or test helper', async () => {
     for (const specifier of ['../../test/helpers/test-database.js', '../db/database.js', 'kysely', '@electric-sql/pglite', 'node:http']) {
-      expect(await boundaryErrors('src/domain/zz-boundary-probe.test.ts', use(specifier)), specifier).toEqual([
-        expect.stringContaining('lives under test/'),
-      ]);
+      expect(await boundaryErrors('src/domain/zz-boundary-probe.test.ts', use(specifier)), specifier).toEqual([expect.stringContaining('lives under test/')]);
     }
     expect(await boundaryErrors('src/domain/zz-boundary-probe.test.ts', use('./policy.js'))).toEqual([]);
     expect(await boundaryErrors('test/domain/zz-boundary-probe.test.ts', use('../helpers/test-database.js'))).toEqual([]);
