@@ -18,13 +18,21 @@ import {
 } from './outcomes.js';
 import { deliveryOf } from '../domain/policy.js';
 import type { TextCipher } from '../lib/crypto.js';
-import { releaseReservations, reservePacing, sendingWindowRetryAt, type PacingBucket, type PacingRelease, type PacingRequest } from './pacing.js';
+import {
+  releaseReservations,
+  reservePacing,
+  sendingWindowRetryAt,
+  type PacingBucket,
+  type PacingRelease,
+  type PacingRequest,
+  type BudgetCapOf,
+} from './pacing.js';
 import { recordOutcomes } from './record.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
 import { bucketOf, channelOfKind } from './steps.js';
-import type { ChannelDescriptor, ChannelRegistry } from '../channels/descriptor.js';
+import type { ChannelRegistry } from '../channels/descriptor.js';
 import { budgetKeyText, budgetsOf, nextUtcDay, type BudgetKey } from '../domain/budgets.js';
 import { lockBudgets, releaseBudgets, reserveBudgets } from '../domain/budgets.repository.js';
 import { addLocalDays, safeZone, zonedTime } from '../domain/time.js';
@@ -33,9 +41,6 @@ import { addLocalDays, safeZone, zonedTime } from '../domain/time.js';
 // src/domain/admission.ts: `hold` ones in the claim's SQL, `stop` and `wait` ones here), reserve the accounts' send
 // budgets, charge energy, mark the sends in flight, record the rest. Budgets come before energy: the workspace row is
 // the hottest lock, so it is taken last and held only for the few statements before commit.
-
-/** The cap of one of a channel's budget keys, from its descriptor and the process's settings (null: uncapped). */
-export type BudgetCapOf = (channel: ChannelDescriptor, key: BudgetKey) => number | null;
 
 type ClaimSettings = Pick<EngineConfig, 'inflightLeaseSeconds' | 'batchSize' | 'unitsPerAction' | 'pacing'> & OutcomeRules;
 
@@ -294,8 +299,8 @@ export async function claimBatch(
     drivers: ChannelDrivers;
     cipher: TextCipher;
     channels: ChannelRegistry;
-    /** The cap of a channel budget key (absent: every key counted, uncapped). */
-    budgetCapOf?: BudgetCapOf;
+    /** The cap of a channel budget key (engine/pacing.ts BudgetCapOf). */
+    budgetCapOf: BudgetCapOf;
   },
   now: Date,
   summary: PassSummary,
@@ -316,7 +321,7 @@ export async function claimBatch(
     await sql.assignSenders(trx, rows);
     const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, { drivers, registry: deps.channels }, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
-    const budgets = await reserveChannelBudgets(trx, pacing.paced, now, deps.budgetCapOf ?? (() => null));
+    const budgets = await reserveChannelBudgets(trx, pacing.paced, now, deps.budgetCapOf);
     const energy = await chargeEnergy(trx, budgets.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
     const allDeferred = [...deferred, ...pacing.deferred, ...budgets.deferred, ...energy.deferred];

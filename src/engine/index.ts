@@ -6,14 +6,11 @@ import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
-import { createPacingReader, senderOfAccount } from './pacing.js';
-import type { PacingAccountRow } from './sql/rows.js';
+import { createPacingReader, type BudgetCapOf } from './pacing.js';
 import { createScheduler } from './scheduler.js';
 import { createTaskSteps } from './tasks.js';
 import { emptySummary, type PassReport, type PassSummary } from '../channels/types.js';
 import { createChannelRegistry, type ChannelRegistry } from '../channels/index.js';
-import type { ChannelDescriptor } from '../channels/descriptor.js';
-import type { BudgetKey } from '../domain/budgets.js';
 import { withSpan } from '../lib/tracing.js';
 import { metrics } from '../lib/metrics.js';
 
@@ -58,14 +55,11 @@ export function passReport(channels: ChannelRegistry, summary: PassSummary): Pas
 export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
   const channels = deps.registry ?? createChannelRegistry();
-  const budgetCapOf = (channel: ChannelDescriptor, key: BudgetKey) => channel.budgetCap?.(key, deps.config) ?? null;
+  const budgetCapOf: BudgetCapOf = (channel, key) => channel.budgetCap?.(key, deps.config) ?? null;
   const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels, budgetCapOf });
   const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels });
   const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null, plays: deps.plays ?? null });
-  // An account's budgets of a channel's own (a LinkedIn gateway account's), as GET /progress lists them.
-  const channelBudgetsOf = (account: PacingAccountRow, now: Date) =>
-    channels.all().flatMap((d) => (d.accountBudgets?.(senderOfAccount(account, d.channel), now) ?? []).map((key) => ({ key, cap: budgetCapOf(d, key) })));
-  const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing, channels, channelBudgetsOf });
+  const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing, channels, budgetCapOf });
   const watchers = deps.drivers.watchers?.() ?? [];
 
   // engine.pass: a span around each pass, its watches, channel calls and SQL statements its children (src/lib/tracing.ts).

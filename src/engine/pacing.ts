@@ -2,7 +2,7 @@ import type { Database } from '../db/database.js';
 import { sendingDaysLabel } from '../config/config.js';
 import * as sql from './sql/index.js';
 import type { PacingAccountRow, PacingRelease } from './sql/rows.js';
-import type { ChannelRegistry } from '../channels/descriptor.js';
+import type { ChannelDescriptor, ChannelRegistry } from '../channels/descriptor.js';
 
 export type { PacingRelease } from './sql/rows.js';
 import { isWithinWindow, localDay, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
@@ -72,8 +72,11 @@ export interface ChannelBudget {
   cap: number | null;
 }
 
-/** What the pacing reader asks the channels: the budgets of their own an account holds, capped (engine/index.ts). */
-export type ChannelBudgetsOf = (account: PacingAccountRow, now: Date) => ChannelBudget[];
+/**
+ * The cap of a channel's budget key: its descriptor's `budgetCap` under the running config (engine/index.ts), null
+ * where the channel sets none (the key is counted, uncapped). The claim and the pacing reader read caps only here.
+ */
+export type BudgetCapOf = (channel: ChannelDescriptor, key: BudgetKey) => number | null;
 
 /** The ledger rows one account's pacing reads: its own budgets and its mailboxes', today in its time zone. */
 function accountBudgetKeys(account: PacingAccountRow, mailboxIds: string[], now: Date): BudgetKey[] {
@@ -149,9 +152,12 @@ export function pacingOf(
  * Both read the same ledger rows the engine and the drivers reserve against, so "sent today" never disagrees
  * with the cap.
  */
-export function createPacingReader(deps: { db: Database; rules: PacingRules; channels?: ChannelRegistry; channelBudgetsOf?: ChannelBudgetsOf }) {
-  const { db, rules, channels } = deps;
-  const channelBudgetsOf: ChannelBudgetsOf = deps.channelBudgetsOf ?? (() => []);
+export function createPacingReader(deps: { db: Database; rules: PacingRules; channels: ChannelRegistry; budgetCapOf: BudgetCapOf }) {
+  const { db, rules, channels, budgetCapOf } = deps;
+
+  /** The budgets of their own the channels say an account holds (descriptor `accountBudgets`), each with its cap. */
+  const channelBudgetsOf = (account: PacingAccountRow, now: Date): ChannelBudget[] =>
+    channels.all().flatMap((d) => (d.accountBudgets?.(senderOfAccount(account, d.channel), now) ?? []).map((key) => ({ key, cap: budgetCapOf(d, key) })));
 
   function mailboxesByAccount(rows: { id: string; account_id: string }[]) {
     const out = new Map<string, string[]>();

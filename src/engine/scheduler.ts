@@ -5,7 +5,8 @@ import { withTxRetry } from '../lib/tx-retry.js';
 import { confirmDelivery } from '../channels/confirm.js';
 import type { ChannelRegistry } from '../channels/descriptor.js';
 import type { ActionResult, ChannelDrivers, DeliveryCheck, PassSummary } from '../channels/types.js';
-import { claimBatch, type BudgetCapOf } from './claim.js';
+import { claimBatch } from './claim.js';
+import type { BudgetCapOf } from './pacing.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
 import { countStepOutcomes } from './step-metrics.js';
@@ -19,7 +20,7 @@ interface SchedulerDeps {
   cipher: TextCipher;
   channels: ChannelRegistry;
   /** The cap of a channel's budget key (engine/claim.ts). */
-  budgetCapOf?: BudgetCapOf;
+  budgetCapOf: BudgetCapOf;
 }
 
 /** A batch: claim (one transaction), send through the drivers (no transaction), record (one transaction). */
