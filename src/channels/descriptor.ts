@@ -44,6 +44,17 @@ export interface SenderRefs {
   accountUserId: RawBuilder<string | null>;
 }
 
+/** A sender that is no messaging account (an X account user), and the budgets it holds (channels/descriptor.ts `platformSenders`). */
+export interface PlatformSender {
+  /** The platform's id of the account (X user id). */
+  accountUserId: string;
+  /** Its handle on the platform, without `@`. */
+  handle: string;
+  /** How its steps reach the platform (domain/policy.ts AccountDelivery: `x_connected` or `sandbox`). */
+  delivery: string;
+  budgets: BudgetKey[];
+}
+
 /** What one channel is, in one place: the engine and the modules know a channel only through this. */
 export interface ChannelDescriptor {
   /** e.g. 'email'; a runtime channel picks its own, e.g. 'pigeon'. */
@@ -78,6 +89,12 @@ export interface ChannelDescriptor {
    * (`deliverySql` over the account). Absent: none.
    */
   accountBudgets?(sender: Sender, at: Date): BudgetKey[];
+  /**
+   * The senders of this channel that are no messaging account, with the budgets each holds at `at`, as GET /progress
+   * lists them (`platformAccounts`; X: every X account of the workspace, its DMs and follows today when connected).
+   * Absent: every sender of the channel is a messaging account.
+   */
+  platformSenders?(db: Database, workspaceId: string, at: Date): Promise<PlatformSender[]>;
   /** What a lead must have for a step of this channel to go out, else the skip reason (e.g. email: 'missing_email'). */
   missingAddress?(recipient: Recipient): string | null;
   labels: {

@@ -94,6 +94,8 @@ export function createEngine(deps: EngineDeps) {
     accountPacing: pacing.accountPacing,
     /** Pacing of every messaging account of a workspace, keyed by account id. */
     workspacePacing: pacing.workspacePacing,
+    /** The senders that are no messaging account (X accounts), each with its budgets today. */
+    platformAccounts: pacing.platformAccounts,
     /** A step task's end, recorded as the step itself (docs/tasks.md); the tasks service calls it. */
     taskSteps: createTaskSteps({ config: cfg, cipher: deps.cipher, channels }),
     /** The one observation path (channels/types.ts ApplyObservation), for inbound a platform pushes (modules/channel-inbound). */

@@ -185,7 +185,42 @@ export function createPacingReader(deps: { db: Database; rules: PacingRules; cha
     return pacingOf(rules, account, usage, mailboxes, now, own);
   }
 
-  return { accountPacing, workspacePacing };
+  /**
+   * The senders that are no messaging account (channels/descriptor.ts `platformSenders`: X accounts), each with its
+   * budgets today as the claim and the drivers count and cap them. One ledger read for all of them.
+   */
+  async function platformAccounts(workspaceId: string, now: Date): Promise<PlatformAccountPacing[]> {
+    const listed = (
+      await Promise.all(
+        channels
+          .all()
+          .filter((d) => d.platformSenders !== undefined)
+          .map(async (d) => (await d.platformSenders!(db, workspaceId, now)).map((sender) => ({ d, sender }))),
+      )
+    ).flat();
+    const usage = await readBudgetUsage(
+      db,
+      listed.flatMap(({ sender }) => sender.budgets),
+    );
+    return listed.map(({ d, sender }) => ({
+      channel: d.channel,
+      accountUserId: sender.accountUserId,
+      handle: sender.handle,
+      delivery: sender.delivery,
+      budgets: sender.budgets.map((k) => ({ ...figureOf(k, usage), cap: budgetCapOf(d, k) })),
+    }));
+  }
+
+  return { accountPacing, workspacePacing, platformAccounts };
+}
+
+/** A sender that is no messaging account (an X account), as GET /progress lists it under `platformAccounts`. */
+export interface PlatformAccountPacing {
+  channel: string;
+  accountUserId: string;
+  handle: string;
+  delivery: string;
+  budgets: BudgetFigure[];
 }
 
 export type PacingReader = ReturnType<typeof createPacingReader>;

@@ -18,6 +18,7 @@ let x: XApiFake;
 let t: TestApp;
 let clock = Date.now();
 let workspaceId: string;
+let key: string;
 let playId: string;
 let seq = 6000;
 
@@ -28,7 +29,7 @@ beforeAll(async () => {
     now: new Date(clock).toISOString(),
     env: { ...ENGINE_ENV, OUTREACH_X_API_URL: x.url, OUTREACH_PACING_MESSAGE_CAP: 2, OUTREACH_PACING_INVITE_CAP: 1, OUTREACH_X_POLL_INTERVAL: 3600 },
   });
-  ({ workspaceId } = await createWorkspaceWithKey(t, 'Capped X'));
+  ({ workspaceId, key } = await createWorkspaceWithKey(t, 'Capped X'));
   await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', workspaceId).execute();
   await insertXAccount(t.db, workspaceId, { userId: ME, handle: 'acme_hq' });
   const tokens = x.issueTokens(ME, 7 * 86_400);
@@ -79,6 +80,25 @@ it('DMs stop at the daily cap and go out the next UTC day; a DM X refused gives 
   const nextUtcDay = new Date(clock + 1000);
   nextUtcDay.setUTCHours(24, 0, 0, 0);
   expect(new Date(row.next_action_at!).toISOString()).toBe(nextUtcDay.toISOString());
+  // GET /progress lists the X account's budgets as the claim counted them: the day's DMs at the cap, no follow yet.
+  // A sandbox X account is listed too, drawing no budget.
+  await insertXAccount(t.db, workspaceId, { userId: '2999', handle: 'acme_sandbox' });
+  const progress = await t.app.inject({ method: 'GET', url: '/api/v1/progress', headers: { authorization: `Bearer ${key}` } });
+  expect(progress.statusCode).toBe(200);
+  const today = new Date(clock + 1000).toISOString().slice(0, 10);
+  expect(progress.json().platformAccounts).toEqual([
+    {
+      channel: 'x',
+      accountUserId: ME,
+      handle: 'acme_hq',
+      delivery: 'x_connected',
+      budgets: [
+        { scope: 'x_account', scopeId: ME, budget: 'dms', window: 'utc_day', windowStart: today, used: 2, cap: 2 },
+        { scope: 'x_account', scopeId: ME, budget: 'follows', window: 'utc_day', windowStart: today, used: 0, cap: 1 },
+      ],
+    },
+    { channel: 'x', accountUserId: '2999', handle: 'acme_sandbox', delivery: 'sandbox', budgets: [] },
+  ]);
   clock += DAY;
   await t.services.engine.runPass({ now: new Date(clock) });
   expect(open.map((l) => dmsTo(l.xUserId))).toEqual([1, 1, 1]);

@@ -699,18 +699,18 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "id": "413ec8e2-5936-4efa-b4f7-a5ecac524bd4",
+                         *       "id": "4f5cade1-8e98-43d5-8aa1-b56e52c9f9e4",
                          *       "event": "lead.invited",
                          *       "data": {
                          *         "lead": {
-                         *           "id": "4ca708d3-9a5a-474c-aeff-7387ba798252",
+                         *           "id": "bc76cc59-b2a0-4ee4-9d04-888506e5dbd3",
                          *           "person": "Ada Lovelace",
                          *           "company": "Analytical Engines Ltd",
                          *           "title": "Founder",
                          *           "email": "ada@analytical-engines.example",
                          *           "linkedinUrl": "https://www.linkedin.com/in/ada-lovelace-sample",
                          *           "account": "onb_00000000-0000-4000-8000-000000000000",
-                         *           "sequenceId": "a397b081-3f94-4574-8ea5-3ab435b14095",
+                         *           "sequenceId": "3b5d4f62-21f4-45b7-bdc3-1f9f4468bc0b",
                          *           "stage": "invited"
                          *         },
                          *         "test": true,
@@ -2843,7 +2843,7 @@ export interface paths {
                          *         "status": "active",
                          *         "approved": true
                          *       },
-                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:32843/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3427,8 +3427,8 @@ export interface paths {
                          *             "status": "rejected",
                          *             "review": {
                          *               "decision": "not_a_good_fit",
-                         *               "reviewedAt": "2026-11-29T19:03:40.578Z",
-                         *               "by": "5f213ac3-a7b1-4b24-be1a-12624418ff8c"
+                         *               "reviewedAt": "2026-11-30T09:14:52.732Z",
+                         *               "by": "5368a9da-e7d7-43c3-818d-7b745c148258"
                          *             }
                          *           }
                          *         }
@@ -3439,7 +3439,7 @@ export interface paths {
                          *         "goodFit": 40,
                          *         "notAGoodFit": 16
                          *       },
-                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:32843/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -3726,12 +3726,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "011409db-4641-4cdb-9f06-18cfe6a8aa11",
                          *           "result": "enrolled",
-                         *           "leadId": "01a228b1-0a2e-78a6-a78f-67fa2a74b233"
+                         *           "leadId": "01a22bbc-55e6-7386-9125-9876241c089b"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:32843/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -4002,20 +4002,20 @@ export interface paths {
                         /**
                          * @example {
                          *       "playId": "9002e57c-2cff-467b-befc-728559a5dd9c",
-                         *       "batchId": "01a228b1-0a91-7463-996e-5a368aa9f80e",
+                         *       "batchId": "01a22bbc-5615-7d74-8746-10deec592507",
                          *       "requestId": "import-2026-11-24-001",
                          *       "replayed": false,
                          *       "results": [
                          *         {
                          *           "xUserId": "1790000000000000001",
                          *           "reference": "crm-42",
-                         *           "candidateId": "01a228b1-0a91-73cc-8c70-bd63b7da42b0",
+                         *           "candidateId": "01a22bbc-5615-7dcd-a346-bf84ef1b623b",
                          *           "result": "imported"
                          *         },
                          *         {
                          *           "xUserId": "1790000000000000002",
                          *           "reference": null,
-                         *           "candidateId": "01a228b1-0a91-7d6d-97f2-b6ec275f679f",
+                         *           "candidateId": "01a22bbc-5615-743b-8958-1a44dc3fa0cd",
                          *           "result": "imported"
                          *         }
                          *       ],
@@ -4278,16 +4278,16 @@ export interface paths {
                          *           "createdAt": "2026-11-03T13:29:00.000Z"
                          *         },
                          *         {
-                         *           "id": "01a228b1-0a2e-78a6-a78f-67fa2a74b233",
+                         *           "id": "01a22bbc-55e6-7386-9125-9876241c089b",
                          *           "name": "Aisha Kaur",
                          *           "xUserId": "1563012613259747456",
                          *           "username": "AKaur_126",
                          *           "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
                          *           "stage": "queued",
-                         *           "createdAt": "2026-11-29T19:03:40.846Z"
+                         *           "createdAt": "2026-11-30T09:14:52.774Z"
                          *         }
                          *       ],
-                         *       "nextCursor": "01a228b1-0a2e-78a6-a78f-67fa2a74b233",
+                         *       "nextCursor": "01a22bbc-55e6-7386-9125-9876241c089b",
                          *       "hasMore": true
                          *     }
                          */
@@ -4513,12 +4513,12 @@ export interface paths {
                          *         {
                          *           "candidateId": "01d23e68-9967-4801-8676-8c64fc6a041f",
                          *           "result": "enrolled",
-                         *           "leadId": "01a228b1-0a73-7115-be70-afe1d482b360"
+                         *           "leadId": "01a22bbc-55fb-72e0-abe2-fb723464a2ba"
                          *         }
                          *       ],
                          *       "sequenceStatus": "active",
                          *       "sequenceStatusChanged": false,
-                         *       "reviewUrl": "http://localhost:40477/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
+                         *       "reviewUrl": "http://localhost:32843/review/plays/9002e57c-2cff-467b-befc-728559a5dd9c"
                          *     }
                          */
                         "application/json": {
@@ -4753,9 +4753,9 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "asOf": "2026-11-29T19:03:41.131Z",
+                         *       "asOf": "2026-11-30T09:14:52.960Z",
                          *       "period": {
-                         *         "since": "2026-11-22T19:03:41.131Z",
+                         *         "since": "2026-11-23T09:14:52.960Z",
                          *         "days": 7
                          *       },
                          *       "funnel": {
@@ -4795,7 +4795,7 @@ export interface paths {
                          *               "scopeId": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
                          *               "budget": "invites",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-29",
+                         *               "windowStart": "2026-11-30",
                          *               "used": 0,
                          *               "cap": 40
                          *             },
@@ -4804,7 +4804,7 @@ export interface paths {
                          *               "scopeId": "onb_4a5cc44d-9865-485b-baab-4f3aa9ca073a",
                          *               "budget": "messages",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-29",
+                         *               "windowStart": "2026-11-30",
                          *               "used": 0,
                          *               "cap": 100
                          *             }
@@ -4834,7 +4834,7 @@ export interface paths {
                          *               "scopeId": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
                          *               "budget": "invites",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-29",
+                         *               "windowStart": "2026-11-30",
                          *               "used": 0,
                          *               "cap": 40
                          *             },
@@ -4843,7 +4843,7 @@ export interface paths {
                          *               "scopeId": "onb_20130365-bf78-4ff9-91c8-d3558be02d54",
                          *               "budget": "messages",
                          *               "window": "local_day",
-                         *               "windowStart": "2026-11-29",
+                         *               "windowStart": "2026-11-30",
                          *               "used": 0,
                          *               "cap": 100
                          *             }
@@ -4854,6 +4854,22 @@ export interface paths {
                          *             "error": null
                          *           }
                          *         }
+                         *       ],
+                         *       "platformAccounts": [
+                         *         {
+                         *           "channel": "x",
+                         *           "accountUserId": "1582047716390912001",
+                         *           "handle": "northwind_hq",
+                         *           "delivery": "sandbox",
+                         *           "budgets": []
+                         *         },
+                         *         {
+                         *           "channel": "x",
+                         *           "accountUserId": "1582047716390912002",
+                         *           "handle": "northwind_live",
+                         *           "delivery": "sandbox",
+                         *           "budgets": []
+                         *         }
                          *       ]
                          *     }
                          */
@@ -4861,7 +4877,7 @@ export interface paths {
                             /** @description one entry per messaging account, in creation order */
                             accounts: {
                                 accountScore: number | null;
-                                /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day) (connected X accounts belong to no messaging account and are not listed) */
+                                /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day). X accounts belong to no messaging account: see `platformAccounts` */
                                 budgets: {
                                     /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox) */
                                     budget: string;
@@ -4938,6 +4954,35 @@ export interface paths {
                                 /** Format: date-time */
                                 since: string;
                             };
+                            /** @description the senders that are no messaging account, in creation order: every X account of the workspace, with its DMs and follows today (UTC day) when it is connected (a sandbox X account draws no budget) */
+                            platformAccounts: {
+                                /** @description the platform's id of the account (X user id) */
+                                accountUserId: string;
+                                budgets: {
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox) */
+                                    budget: string;
+                                    cap: number | null;
+                                    /** @description `account` (this messaging account), `mailbox` (one of its mailboxes) or `linkedin_gateway` (the account at the LinkedIn gateway) */
+                                    scope: string;
+                                    /** @description the messaging account id, or the mailbox id */
+                                    scopeId: string;
+                                    /** @description units reserved in the window (every day it counts): sent, or going out now */
+                                    used: number;
+                                    /** @description `local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it */
+                                    window: string;
+                                    /**
+                                     * Format: date
+                                     * @description the day counted, YYYY-MM-DD (of a rolling week, its last day: today)
+                                     */
+                                    windowStart: string;
+                                }[];
+                                /** @description the channel it sends on, e.g. `x` */
+                                channel: string;
+                                /** @description `x_connected` (through the X API) or `sandbox` (simulated, nothing leaves) */
+                                delivery: string;
+                                /** @description its handle, without @ */
+                                handle: string;
+                            }[];
                             /** @description leads waiting to start (stage queued or resolving), not stopped and not opted out */
                             queued: number;
                             /** @description ledger entries with outcome ok in the period */
@@ -5412,8 +5457,8 @@ export interface paths {
                          *       "decision": "snooze",
                          *       "state": "snoozed",
                          *       "by": "api",
-                         *       "decidedAt": "2026-11-29T19:03:41.445Z",
-                         *       "snoozedUntil": "2026-12-02T19:03:41.445Z",
+                         *       "decidedAt": "2026-11-30T09:14:53.229Z",
+                         *       "snoozedUntil": "2026-12-03T09:14:53.229Z",
                          *       "messaged": false,
                          *       "sequenceId": "32731ed2-e1a1-4137-aa3c-1411f55ccf55",
                          *       "optedOutLeadIds": []
@@ -9992,7 +10037,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "1563012613259747456",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-29T19:03:41.042Z",
+                         *           "checkedAt": "2026-11-30T09:14:52.896Z",
                          *           "reason": null,
                          *           "evidence": "public_relationship",
                          *           "reference": "crm-7",
@@ -10001,7 +10046,7 @@ export interface paths {
                          *         {
                          *           "xUserId": "696519333",
                          *           "followsAccount": true,
-                         *           "checkedAt": "2026-11-29T19:03:41.045Z",
+                         *           "checkedAt": "2026-11-30T09:14:52.897Z",
                          *           "reason": null,
                          *           "evidence": "follower_snapshot"
                          *         }
@@ -10924,10 +10969,10 @@ export interface paths {
                         /**
                          * @example {
                          *       "workspaceId": "89df90f7-2d45-4da0-be88-b5de26c57b68",
-                         *       "asOf": "2026-11-29T19:03:41.053Z",
+                         *       "asOf": "2026-11-30T09:14:52.906Z",
                          *       "accounts": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T19:03:41.054Z",
+                         *         "observedAt": "2026-11-30T09:14:52.907Z",
                          *         "data": {
                          *           "xAccounts": [
                          *             {
@@ -10971,7 +11016,7 @@ export interface paths {
                          *       },
                          *       "billing": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T19:03:41.055Z",
+                         *         "observedAt": "2026-11-30T09:14:52.908Z",
                          *         "data": {
                          *           "plan": "growth",
                          *           "status": "active"
@@ -10980,11 +11025,11 @@ export interface paths {
                          *       },
                          *       "energy": {
                          *         "state": "complete",
-                         *         "observedAt": "2026-11-29T19:03:41.056Z",
+                         *         "observedAt": "2026-11-30T09:14:52.908Z",
                          *         "data": {
                          *           "balance": 739,
                          *           "dailyRefill": 1000,
-                         *           "nextRefillAt": "2026-11-30T00:00:00.000Z"
+                         *           "nextRefillAt": "2026-12-01T00:00:00.000Z"
                          *         },
                          *         "issues": []
                          *       },
@@ -11262,7 +11307,7 @@ export interface paths {
                          *         "xUserId": "1563012613259747456",
                          *         "username": "AKaur_126",
                          *         "name": "Aisha Kaur",
-                         *         "checkedAt": "2026-11-29T19:03:41.032Z",
+                         *         "checkedAt": "2026-11-30T09:14:52.880Z",
                          *         "evidence": "public_profile"
                          *       },
                          *       "provider": "publicdata",

@@ -1,20 +1,25 @@
 import { sql } from 'kysely';
-import { xAccountBudgetKey } from '../../domain/budgets.js';
+import { BUDGET_WINDOWS, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
 import type { ChannelDescriptor, Step } from '../descriptor.js';
 import { createSandboxDriver } from '../sandbox/driver.js';
 import { createXDriver } from './driver.js';
 import { createXWatcher } from './watcher.js';
+import { readXSenders } from './oauth.repository.js';
 
 /** The ledger action of an X engage step, by its first action's type. */
 const X_ENGAGE_ACTION: Record<string, string> = { follow: 'x_follow', like: 'x_like', like_last_post: 'x_like', react: 'x_like' };
 
 /** An `x_engage` step that follows the person: the X lane's invitation. */
+/** The budgets a connected X account holds, as BUDGET_WINDOWS names them; a sandbox account's draw none. */
+const X_BUDGETS = Object.keys(BUDGET_WINDOWS.x_account) as XBudget[];
+
 const isFollow = (step: Step) => step.kind === 'x_engage' && (step.actions ?? []).some((a) => a?.type?.toLowerCase() === 'follow');
 
 /**
  * X (docs/x.md): through the X API v2 for every X account connected with OAuth, the sandbox for the rest. Steps go
- * through the lead's (or its Play's) X account, not a messaging account, and are not paced on one: the connected
- * account's driver reserves its own daily DM and follow budgets at send time.
+ * through the lead's (or its Play's) X account, not a messaging account, and are not paced on one: a connected
+ * account's daily DMs are reserved at claim, its follows (a person's click) by the driver, both capped by `budgetCap`;
+ * GET /progress lists them under `platformAccounts` (`platformSenders`).
  */
 export const xChannel: ChannelDescriptor = {
   channel: 'x',
@@ -40,6 +45,14 @@ export const xChannel: ChannelDescriptor = {
     if (!sender.accountUserId || sender.delivery !== 'x_connected') return [];
     if (step.kind === 'x_dm') return [xAccountBudgetKey(sender.workspaceId, sender.accountUserId, 'dms', at)];
     return isFollow(step) ? [xAccountBudgetKey(sender.workspaceId, sender.accountUserId, 'follows', at)] : [];
+  },
+  async platformSenders(db, workspaceId, at) {
+    const accounts = await readXSenders(db, workspaceId);
+    return accounts.map((a) => ({
+      ...a,
+      delivery: a.connected ? 'x_connected' : 'sandbox',
+      budgets: a.connected ? X_BUDGETS.map((b) => xAccountBudgetKey(workspaceId, a.accountUserId, b, at)) : [],
+    }));
   },
   budgetCap: (key, config) => (key.budget === 'dms' ? config.engine.pacing.messageCap : key.budget === 'follows' ? config.engine.pacing.inviteCap : null),
   missingAddress: (recipient) => (recipient.xUserId ? null : 'missing_x_user_id'),

@@ -160,3 +160,16 @@ export function xOauthRepository(cipher: TextCipher) {
   };
 }
 export type XOauthRepository = ReturnType<typeof xOauthRepository>;
+
+/** Every X account of a workspace, oldest first, and whether it has tokens on record (its steps go through X). */
+export async function readXSenders(db: Database, workspaceId: string): Promise<{ accountUserId: string; handle: string; connected: boolean }[]> {
+  const rows = await db
+    .selectFrom('x_accounts as a')
+    .leftJoin('x_account_oauth as o', (j) => j.onRef('o.workspace_id', '=', 'a.workspace_id').onRef('o.user_id', '=', 'a.user_id'))
+    .select(['a.user_id', 'a.handle', 'o.user_id as token_user'])
+    .where('a.workspace_id', '=', workspaceId)
+    .orderBy('a.created_at')
+    .orderBy('a.user_id')
+    .execute();
+  return rows.map((r) => ({ accountUserId: r.user_id, handle: r.handle, connected: r.token_user !== null }));
+}

@@ -23,6 +23,16 @@ export interface BudgetFigures {
   cap: number | null;
 }
 
+/** A sender that is no messaging account (an X account) and its budgets today, as the engine counts and caps them. */
+export interface PlatformAccountFigures {
+  channel: string;
+  accountUserId: string;
+  handle: string;
+  delivery: string;
+  budgets: BudgetFigures[];
+}
+
 export interface PacingSource {
   workspacePacing(workspaceId: string, now: Date): Promise<Map<string, PacingFigures>>;
+  platformAccounts(workspaceId: string, now: Date): Promise<PlatformAccountFigures[]>;
 }

@@ -43,6 +43,18 @@ export const LinkedinGatewayStatus = Type.Object(
   { 'x-extension': true, description: "the account's LinkedIn delivery and the gateway's last refusal" },
 );
 
+/** A sender that is no messaging account (an X account): its budgets today as the engine counts and caps them. */
+export const PlatformAccountEntry = Type.Object(
+  {
+    channel: Type.String({ description: 'the channel it sends on, e.g. `x`' }),
+    accountUserId: Type.String({ description: "the platform's id of the account (X user id)" }),
+    handle: Type.String({ description: 'its handle, without @' }),
+    delivery: Type.String({ description: '`x_connected` (through the X API) or `sandbox` (simulated, nothing leaves)' }),
+    budgets: Type.Array(PacingBudget),
+  },
+  { 'x-extension': true },
+);
+
 export const PacingEntry = Type.Object({
   id: MessagingAccountId(),
   name: Type.String(),
@@ -62,7 +74,7 @@ export const PacingEntry = Type.Object({
   budgets: Type.Array(PacingBudget, {
     'x-extension': true,
     description:
-      "every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day) (connected X accounts belong to no messaging account and are not listed)",
+      "every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day). X accounts belong to no messaging account: see `platformAccounts`",
   }),
   openTasks: Type.Integer({
     minimum: 0,
@@ -81,4 +93,9 @@ export const ProgressResponse = Type.Object({
   recentActions: Type.Integer({ minimum: 0, description: 'ledger entries with outcome ok in the period' }),
   recentFailures: Type.Integer({ minimum: 0, description: 'ledger entries with outcome failed in the period' }),
   accounts: Type.Array(PacingEntry, { description: 'one entry per messaging account, in creation order' }),
+  platformAccounts: Type.Array(PlatformAccountEntry, {
+    'x-extension': true,
+    description:
+      'the senders that are no messaging account, in creation order: every X account of the workspace, with its DMs and follows today (UTC day) when it is connected (a sandbox X account draws no budget)',
+  }),
 });

@@ -19,12 +19,13 @@ export function createProgressService(deps: { db: Database; clock: Clock; pacing
   async function progress(workspaceId: string, sinceDays: number) {
     const now = clock.now();
     const since = new Date(now.getTime() - sinceDays * DAY_MS);
-    const [workspaceFunnel, ledger, accounts, paced, openTasks] = await Promise.all([
+    const [workspaceFunnel, ledger, accounts, paced, openTasks, platformAccounts] = await Promise.all([
       workspaceProgressFunnel(db, workspaceId),
       repo.ledgerCounts(db, workspaceId, since),
       listMessagingAccounts(db, workspaceId),
       pacing.workspacePacing(workspaceId, now),
       tasks.countOpenByAccount(workspaceId),
+      pacing.platformAccounts(workspaceId, now),
     ]);
     return {
       asOf: now.toISOString(),
@@ -53,6 +54,7 @@ export function createProgressService(deps: { db: Database; clock: Clock; pacing
           linkedinGateway: { delivery: a.linkedin_delivery, error: a.linkedin_gateway_error },
         };
       }),
+      platformAccounts,
     };
   }
 
