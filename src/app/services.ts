@@ -88,7 +88,7 @@ export function createServices(deps: ServiceDeps) {
     deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x, linkedin: { db: deps.db }, registry });
   const engine = createEngine({ ...deps, drivers, registry, publicData: provider, energy, plays });
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
-  const replies = createRepliesService({ ...deps, drivers });
+  const replies = createRepliesService({ ...deps, drivers, channels: registry });
   // Tasks end through the part that opened them: a step's through the engine, a reply decision's through replies.
   const tasks = createTasksService({ ...deps, drivers, steps: engine.taskSteps, replies: replies.replyTasks });
   // Open tasks show in /progress's account entries and in readiness.

@@ -146,6 +146,11 @@ export interface ChannelDescriptor {
   /** Replies on this channel are answered on the platform itself: no draft, and `reply.received` names the channel. */
   readonly answersOnPlatform?: boolean;
   /**
+   * Where a person answers a reply of a channel that `answersOnPlatform` (X: the DM conversation, else the person's
+   * profile), from the person's and the account's platform ids; null when the row knows neither.
+   */
+  conversationUrl?(ids: { personId: string | null; accountUserId: string | null; username: string | null }): string | null;
+  /**
    * Inside the reply's transaction, after a leaver notice stopped the lane (e-mail: the address it came to is
    * suppressed).
    */

@@ -87,7 +87,7 @@ type PendingReply = Awaited<ReturnType<ConsoleDeps['services']['replies']['listC
 
 /**
  * Whether an X reply's "Open on X" link is a DM conversation held by a sandbox X account: the link
- * (replies.service `xConversationUrl`, `https://x.com/messages/{low}-{high}`) names our account's user id and the
+ * (channels/x/links.ts `xConversationUrl`, `https://x.com/messages/{low}-{high}`) names our account's user id and the
  * prospect's, and an X account never connected here (no tokens on record, `xConnect.connections`) is served by the
  * sandbox (channels/x/driver.ts), so that conversation exists nowhere on x.com. A profile link is not a conversation.
  */

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { AppError, conflict } from '../../lib/errors.js';
-import { ReplyOperations as Op, answeredOnX, type RepliesService } from '../../modules/replies/index.js';
+import { ReplyOperations as Op, type RepliesService } from '../../modules/replies/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const MESSAGING = new Set(['send', 'invite', 'booking_link']);
@@ -75,7 +75,8 @@ export const repliesTools = [
       if (!reply) {
         throw new AppError(404, 'reply not found', 'no pending reply with this id (decided, snoozed, of another workspace or unknown)');
       }
-      if (reply.channel === 'x') throw answeredOnX();
+      const refusal = services.replies.answeredOnPlatformError(reply.channel);
+      if (refusal) throw refusal;
       const allowed: string[] = 'allowedDecisions' in reply ? reply.allowedDecisions : [];
       if (!allowed.includes(decision)) {
         throw conflict('decision_not_allowed', `the ${decision} decision does not apply to this reply`, { allowedDecisions: allowed });

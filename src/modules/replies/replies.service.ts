@@ -6,6 +6,7 @@ import { sha256Hex } from '../../lib/ids.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../lib/errors.js';
 import type { ChannelDrivers } from '../../channels/types.js';
+import type { ChannelDescriptor, ChannelRegistry } from '../../channels/descriptor.js';
 import { iso } from '../../domain/iso.js';
 import { lockPersonLanes } from '../../domain/opt-out.js';
 import { appendLedger } from '../../domain/ledger.js';
@@ -19,18 +20,19 @@ const IDEMPOTENCY_SCOPE = 'replies.decide';
 const CONTACTING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link', 'start_sequence']);
 
 export interface DecisionContext {
-  channel: string;
+  /** The reply is answered on its platform itself (channels/descriptor.ts `answersOnPlatform`: X): no decision applies. */
+  answeredOnPlatform: boolean;
   draftReadable: boolean;
   lead: { email: string | null; opted_out_at: Date | null; meeting_booked_at: Date | null };
   settings: { booking_link: string | null; follow_up_sequence_id: string | null };
 }
 
 /**
- * The rules behind `allowedDecisions`, in the spec's decision order. Social-network rows are answered on
- * the network itself, so nothing is allowed on them here.
+ * The rules behind `allowedDecisions`, in the spec's decision order. Rows of a channel answered on its platform (X)
+ * are answered there, so nothing is allowed on them here.
  */
 export function allowedDecisions(ctx: DecisionContext): Decision[] {
-  if (ctx.channel === 'x') return [];
+  if (ctx.answeredOnPlatform) return [];
   const suppressed = ctx.lead.opted_out_at !== null;
   return DECISIONS.filter((d) => {
     if (suppressed && CONTACTING.has(d)) return false;
@@ -51,26 +53,6 @@ export function allowedDecisions(ctx: DecisionContext): Decision[] {
   });
 }
 
-const X_USER_ID = /^\d{1,20}$/;
-const X_USERNAME = /^[A-Za-z0-9_]{1,15}$/;
-
-/**
- * Where an X reply is answered: the direct-message conversation between the X account and the prospect
- * (`https://x.com/messages/<lower id>-<higher id>`, X's id of a one-to-one conversation), or the prospect's profile
- * when the account is unknown. Null when the row knows neither (nothing to link to).
- */
-export function xConversationUrl(lead: { x_user_id: string | null; account_user_id: string | null; username: string | null }): string | null {
-  const them = lead.x_user_id ?? '';
-  const us = lead.account_user_id ?? '';
-  if (X_USER_ID.test(them) && X_USER_ID.test(us)) {
-    const [low, high] = [BigInt(them), BigInt(us)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return `https://x.com/messages/${low}-${high}`;
-  }
-  if (lead.username && X_USERNAME.test(lead.username)) return `https://x.com/${lead.username}`;
-  if (X_USER_ID.test(them)) return `https://x.com/i/user/${them}`;
-  return null;
-}
-
 export interface DecideInput {
   decision: Decision;
   text?: string;
@@ -85,15 +67,17 @@ export interface DecideOutcome {
 }
 
 /**
- * The 409 for a decision on an X reply: X replies are answered on X itself (SPEC "Replies": X rows carry no
+ * The 409 for a decision on a reply of a channel answered on its platform (`answered_on_<channel>`; X:
+ * `answered_on_x`): such replies are answered on the platform itself (SPEC "Replies": X rows carry no
  * `allowedDecisions`), so no decision applies; the row is closed with POST /replies/{id}/handled (MCP
  * `mark_reply_handled`) once answered there. The spec's 409 form `{ok: false, error, message}`, with the empty
  * `allowedDecisions` that decision_not_allowed carries.
  */
-export function answeredOnX() {
+export function answeredOnPlatform(channel: Pick<ChannelDescriptor, 'channel' | 'labels'>) {
+  const name = channel.labels.name;
   return conflict(
-    'answered_on_x',
-    'X replies are answered on X itself, not with a decision: answer in the X conversation, then mark the reply handled with POST /replies/{id}/handled (MCP mark_reply_handled)',
+    `answered_on_${channel.channel}`,
+    `${name} replies are answered on ${name} itself, not with a decision: answer in the ${name} conversation, then mark the reply handled with POST /replies/{id}/handled (MCP mark_reply_handled)`,
     { allowedDecisions: [] },
   );
 }
@@ -107,8 +91,20 @@ function refusalError(failure: ChannelRefusal['failure'] | undefined) {
   return unavailable('channel_send_failed', 'the message could not be sent; the reply stays pending', { retryable });
 }
 
-export function createRepliesService(deps: { db: Database; clock: Clock; cipher: TextCipher; drivers: ChannelDrivers; config: Config }) {
-  const { db, clock, cipher } = deps;
+export function createRepliesService(deps: {
+  db: Database;
+  clock: Clock;
+  cipher: TextCipher;
+  drivers: ChannelDrivers;
+  config: Config;
+  channels: ChannelRegistry;
+}) {
+  const { db, clock, cipher, channels } = deps;
+  /** The channel's descriptor when its replies are answered on the platform itself (X), else null. */
+  const onPlatform = (channel: string) => {
+    const d = channels.ofChannel(channel);
+    return d?.answersOnPlatform ? d : null;
+  };
   const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine };
 
   type Settings = { booking_link: string | null; follow_up_sequence_id: string | null };
@@ -136,13 +132,13 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
       repliedAt: r.replied_at.toISOString(),
       snoozedUntil: iso(r.snoozed_until),
     };
-    if (r.channel === 'x') return base;
+    if (onPlatform(r.channel)) return base;
     const draft = cipher.decrypt(r.draft);
     return {
       ...base,
       draft,
       allowedDecisions: allowedDecisions({
-        channel: r.channel,
+        answeredOnPlatform: false,
         draftReadable: draft !== null,
         lead: { email: r.email, opted_out_at: r.opted_out_at, meeting_booked_at: r.meeting_booked_at },
         settings: s,
@@ -156,12 +152,17 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
   }
 
   /**
-   * The console's queue: the API's pending replies, each X row with where to answer it (`openOnX`, see
-   * xConversationUrl); the API's rows never carry that field (the spec shows no other field on X rows).
+   * The console's queue: the API's pending replies, each X row with where to answer it (`openOnX`, the descriptor's
+   * `conversationUrl`); the API's rows never carry that field (the spec shows no other field on X rows).
    */
   async function listConsoleQueue(workspaceId: string, limit: number) {
     const { rows, s } = await readPending(workspaceId, limit);
-    return { replies: rows.map((r) => ({ ...toPendingReply(r, s), openOnX: r.channel === 'x' ? xConversationUrl(r) : null })) };
+    return {
+      replies: rows.map((r) => ({
+        ...toPendingReply(r, s),
+        openOnX: onPlatform(r.channel)?.conversationUrl?.({ personId: r.x_user_id, accountUserId: r.account_user_id, username: r.username }) ?? null,
+      })),
+    };
   }
 
   /** Every reply of one lead, newest first, with its state and decision (the console's lead page). */
@@ -208,7 +209,8 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     const reply = await repo.lockReply(trx, workspaceId, replyId);
     if (!reply) throw notFound('reply');
     if (reply.state === 'decided') throw conflict('reply_already_decided', 'this reply has already been decided');
-    if (reply.channel === 'x') throw answeredOnX();
+    const platform = onPlatform(reply.channel);
+    if (platform) throw answeredOnPlatform(platform);
 
     // opt_out: every lane of the person is locked in id order (the reply's own lead among them), never the lead first,
     // the order every opt-out takes (domain/opt-out.ts).
@@ -219,7 +221,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     const saved = await repo.findDecisionSettings(trx, workspaceId);
     const settings = { booking_link: saved?.booking_link ?? null, follow_up_sequence_id: saved?.follow_up_sequence_id ?? null };
     const draft = cipher.decrypt(reply.draft);
-    const allowed = allowedDecisions({ channel: reply.channel, draftReadable: draft !== null || input.text !== undefined, lead, settings });
+    const allowed = allowedDecisions({ answeredOnPlatform: false, draftReadable: draft !== null || input.text !== undefined, lead, settings });
     if (!allowed.includes(input.decision)) {
       throw conflict('decision_not_allowed', `the ${input.decision} decision does not apply to this reply`, { allowedDecisions: allowed });
     }
@@ -323,7 +325,7 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
       async (trx: Database) => {
         const reply = await repo.lockReply(trx, workspaceId, replyId);
         if (!reply) throw notFound('reply');
-        if (reply.channel !== 'x') {
+        if (!onPlatform(reply.channel)) {
           throw conflict(
             'reply_has_decisions',
             'this is not an X reply: answer it with one of its allowedDecisions (POST /replies/{id}/decide, MCP decide_reply), not by marking it handled',
@@ -378,6 +380,11 @@ export function createRepliesService(deps: { db: Database; clock: Clock; cipher:
     listForLead,
     decide,
     markHandled,
+    /** The 409 a decision on a reply of `channel` gets when the channel's replies are answered on its platform (X), else null. */
+    answeredOnPlatformError: (channel: string) => {
+      const platform = onPlatform(channel);
+      return platform ? answeredOnPlatform(platform) : null;
+    },
     /** A reply decision's task ended (the tasks service calls it): recorded as the answer, or skipped. */
     replyTasks: createReplyTaskRecorder(handlerDeps),
   };

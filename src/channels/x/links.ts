@@ -1,0 +1,21 @@
+// Where an X conversation is answered, as the console links it (channels/descriptor.ts `conversationUrl`).
+
+const X_USER_ID = /^\d{1,20}$/;
+const X_USERNAME = /^[A-Za-z0-9_]{1,15}$/;
+
+/**
+ * Where an X reply is answered: the direct-message conversation between the X account and the prospect
+ * (`https://x.com/messages/<lower id>-<higher id>`, X's id of a one-to-one conversation), or the prospect's profile
+ * when the account is unknown. Null when the row knows neither (nothing to link to).
+ */
+export function xConversationUrl(ids: { personId: string | null; accountUserId: string | null; username: string | null }): string | null {
+  const them = ids.personId ?? '';
+  const us = ids.accountUserId ?? '';
+  if (X_USER_ID.test(them) && X_USER_ID.test(us)) {
+    const [low, high] = [BigInt(them), BigInt(us)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return `https://x.com/messages/${low}-${high}`;
+  }
+  if (ids.username && X_USERNAME.test(ids.username)) return `https://x.com/${ids.username}`;
+  if (X_USER_ID.test(them)) return `https://x.com/i/user/${them}`;
+  return null;
+}
