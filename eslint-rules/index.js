@@ -180,9 +180,51 @@ const noImportCycle = {
   },
 };
 
+/**
+ * No function longer than `max` own lines (default 100): its lines from the first to the last, less those of the
+ * functions written inside it, so a factory of small closures is judged by what it does itself, and each closure by
+ * its own body (docs/lint.md "House rules").
+ */
+const maxOwnLines = {
+  meta: {
+    type: 'suggestion',
+    docs: { description: 'No function longer than 100 own lines (nested functions not counted).' },
+    schema: [{ type: 'object', properties: { max: { type: 'integer', minimum: 1 } }, additionalProperties: false }],
+    messages: { long: '{{name}} has {{own}} own lines (nested functions aside); at most {{max}}: split it into named steps.' },
+  },
+  create(context) {
+    const max = context.options[0]?.max ?? 100;
+    const stack = [];
+    const span = (node) => node.loc.end.line - node.loc.start.line + 1;
+    const nameOf = (node) =>
+      node.id?.name ??
+      (node.parent?.type === 'VariableDeclarator' && node.parent.id.type === 'Identifier' ? node.parent.id.name : null) ??
+      (node.parent?.type === 'Property' || node.parent?.type === 'MethodDefinition' ? (node.parent.key?.name ?? null) : null);
+    const enter = () => stack.push(0);
+    const exit = (node) => {
+      const nested = stack.pop();
+      const own = span(node) - nested;
+      if (own > max) {
+        const name = nameOf(node);
+        context.report({ node, messageId: 'long', data: { name: name ? `Function '${name}'` : 'A function', own: String(own), max: String(max) } });
+      }
+      if (stack.length > 0) stack[stack.length - 1] += span(node);
+    };
+    return {
+      FunctionDeclaration: enter,
+      FunctionExpression: enter,
+      ArrowFunctionExpression: enter,
+      'FunctionDeclaration:exit': exit,
+      'FunctionExpression:exit': exit,
+      'ArrowFunctionExpression:exit': exit,
+    };
+  },
+};
+
 export default {
   meta: { name: 'outreach-house' },
   rules: {
+    'max-own-lines': maxOwnLines,
     'engine-names-no-channel': engineNamesNoChannel,
     'ledger-owner': ledgerOwner,
     'lanes-owner': lanesOwner,

@@ -149,105 +149,124 @@ export function createObserver(deps: ObserverDeps) {
     summary: PassSummary,
     given?: ReplyVerdict,
   ): Promise<ObservationResult> {
-    if (obs.type === 'invite_accepted' || obs.type === 'followed_back') {
-      // An answer to an invitation: the channel whose invitation it answers says what it records.
-      const ch = answering(obs.type);
-      if (!ch?.answered) return null;
-      const lead = obs.type === 'invite_accepted' ? await repo.markAccepted(trx, row.id, obs.at, now) : await repo.markFollowedBack(trx, row.id, obs.at, now);
-      if (!lead) return null;
-      const { action, event, eventData } = ch.answered;
-      await appendLedger(trx, [
-        {
-          id: newId(),
-          workspaceId: row.workspace_id,
-          at: obs.at,
-          action,
-          outcome: 'ok',
-          units: 0,
-          detail: { channel: ch.channel },
-          accountId: sendsFromAccount(ch) ? row.account_id : null,
-          leadId: row.id,
-        },
-      ]);
-      await enqueueEvent(trx, { workspaceId: row.workspace_id, event, data: eventData ? eventData(row) : { lead: toEventLead(lead) }, createdAt: obs.at });
-      summary.observations += 1;
-      return 'observed';
-    } else {
-      const verdict = given ?? classifyReplyText(obs.text);
-      const classification = verdict.label;
-      const judged = { confidence: verdict.confidence, needsReview: verdict.needsReview };
-      // Below the confidence floor nothing automatic happens: the reply waits for a person (docs/email.md).
-      if (classification === 'out_of_office' && !verdict.needsReview) {
-        // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
-        const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
-        if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return null;
-        await recordReply(trx, row, obs, now, {
-          classification,
-          draft: null,
-          settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
-          detail: { resumeAt: resumeAt.toISOString() },
-          ...judged,
-        });
-        summary.repliesDetected += 1;
-        return 'snoozed';
-      }
-      if (classification === 'left_company' && !verdict.needsReview) {
-        // The person is gone from that address: the lane stops for good (never snoozed and resumed), the address is
-        // suppressed, and a replacement the notice names is shown to a person as a task; nobody is contacted.
-        if (!(await repo.stopForLeaver(trx, { leadId: row.id, at: obs.at, now }))) return null;
-        const replyId = await recordReply(trx, row, obs, now, {
-          classification,
-          draft: null,
-          settled: { decision: 'dismiss', by: 'engine', snoozedUntil: null },
-          detail: { stopped: 'left_company', ...(verdict.replacement && { replacementNamed: true }) },
-          ...judged,
-        });
-        await channelOf(obs.channel)?.onLeaver?.(trx, row, obs);
-        if (verdict.replacement) await openLeaverTask(trx, row, obs, verdict.replacement, replyId, now);
-        summary.repliesDetected += 1;
-        return 'stopped';
-      }
-      // A reply that asks to stop is an opt-out of the person (domain/opt-out.ts, via `reply_text`); on e-mail only
-      // when it is threaded to a message we sent to that address. The person's lanes are locked first, in id order,
-      // the order every opt-out takes.
-      const optsOut = replyOptsOut(obs, verdict);
-      if (optsOut) await lockPersonLanes(trx, { workspaceId: row.workspace_id, leadId: row.id, email: null });
-      const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification) });
-      if (!lead) {
-        // Already past this answer (or frozen by an earlier one): a request to stop is still honoured at once.
-        if (optsOut) await optOut(trx, row, obs, now);
-        return null;
-      }
-      const onPlatform = channelOf(obs.channel)?.answersOnPlatform ?? false;
-      // Social-network replies are answered on the network itself, so they get no draft.
-      const draft = onPlatform ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
-      const replyId = await recordReply(trx, row, obs, now, {
-        classification,
-        draft,
-        ...judged,
-        ...(verdict.needsReview && { detail: { needsReview: true, confidence: verdict.confidence } }),
-      });
-      if (optsOut) await optOut(trx, row, obs, now, replyId);
-      const { workspace_booking_link: _link, ...leadRow } = lead;
-      const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
-      await enqueueEvent(trx, {
+    if (obs.type === 'invite_accepted' || obs.type === 'followed_back') return applyAnswer(trx, obs, row, now, summary);
+    return applyReply(trx, obs, row, now, summary, given);
+  }
+
+  /** An answer to an invitation (accepted, followed back): the channel whose invitation it answers says what it records. */
+  async function applyAnswer(
+    trx: Database,
+    obs: Extract<InboundObservation, { type: 'invite_accepted' | 'followed_back' }>,
+    row: ObservedLead,
+    now: Date,
+    summary: PassSummary,
+  ): Promise<ObservationResult> {
+    const ch = answering(obs.type);
+    if (!ch?.answered) return null;
+    const lead = obs.type === 'invite_accepted' ? await repo.markAccepted(trx, row.id, obs.at, now) : await repo.markFollowedBack(trx, row.id, obs.at, now);
+    if (!lead) return null;
+    const { action, event, eventData } = ch.answered;
+    await appendLedger(trx, [
+      {
+        id: newId(),
         workspaceId: row.workspace_id,
-        event: 'reply.received',
-        data: {
-          replyId,
-          lead: toEventLead(leadRow),
-          classification,
-          theirMessage: sealText(cipher, eventText.text),
-          draft: sealText(cipher, draft),
-          ...(eventText.truncated && { theirMessageTruncated: true }),
-          ...(verdict.needsReview && { needsReview: true }),
-          ...(onPlatform && { channel: obs.channel }),
-        },
-        createdAt: obs.at,
+        at: obs.at,
+        action,
+        outcome: 'ok',
+        units: 0,
+        detail: { channel: ch.channel },
+        accountId: sendsFromAccount(ch) ? row.account_id : null,
+        leadId: row.id,
+      },
+    ]);
+    await enqueueEvent(trx, { workspaceId: row.workspace_id, event, data: eventData ? eventData(row) : { lead: toEventLead(lead) }, createdAt: obs.at });
+    summary.observations += 1;
+    return 'observed';
+  }
+
+  /** A reply: classified (unless the watcher did), then snoozed, stopped or recorded for a person, opting out when it asks to stop. */
+  async function applyReply(
+    trx: Database,
+    obs: Extract<InboundObservation, { type: 'reply' }>,
+    row: ObservedLead,
+    now: Date,
+    summary: PassSummary,
+    given?: ReplyVerdict,
+  ): Promise<ObservationResult> {
+    const verdict = given ?? classifyReplyText(obs.text);
+    const classification = verdict.label;
+    const judged = { confidence: verdict.confidence, needsReview: verdict.needsReview };
+    // Below the confidence floor nothing automatic happens: the reply waits for a person (docs/email.md).
+    if (classification === 'out_of_office' && !verdict.needsReview) {
+      // An auto-reply is not an answer: the lead waits until the person is back, then its sequence goes on.
+      const resumeAt = new Date(obs.at.getTime() + config.outOfOfficeResumeDays * DAY);
+      if (!(await repo.snoozeForAutoReply(trx, { leadId: row.id, at: obs.at, resumeAt, now }))) return null;
+      await recordReply(trx, row, obs, now, {
+        classification,
+        draft: null,
+        settled: { decision: 'snooze', by: 'engine', snoozedUntil: resumeAt },
+        detail: { resumeAt: resumeAt.toISOString() },
+        ...judged,
       });
       summary.repliesDetected += 1;
-      return 'replied';
+      return 'snoozed';
     }
+    if (classification === 'left_company' && !verdict.needsReview) {
+      // The person is gone from that address: the lane stops for good (never snoozed and resumed), the address is
+      // suppressed, and a replacement the notice names is shown to a person as a task; nobody is contacted.
+      if (!(await repo.stopForLeaver(trx, { leadId: row.id, at: obs.at, now }))) return null;
+      const replyId = await recordReply(trx, row, obs, now, {
+        classification,
+        draft: null,
+        settled: { decision: 'dismiss', by: 'engine', snoozedUntil: null },
+        detail: { stopped: 'left_company', ...(verdict.replacement && { replacementNamed: true }) },
+        ...judged,
+      });
+      await channelOf(obs.channel)?.onLeaver?.(trx, row, obs);
+      if (verdict.replacement) await openLeaverTask(trx, row, obs, verdict.replacement, replyId, now);
+      summary.repliesDetected += 1;
+      return 'stopped';
+    }
+    // A reply that asks to stop is an opt-out of the person (domain/opt-out.ts, via `reply_text`); on e-mail only
+    // when it is threaded to a message we sent to that address. The person's lanes are locked first, in id order,
+    // the order every opt-out takes.
+    const optsOut = replyOptsOut(obs, verdict);
+    if (optsOut) await lockPersonLanes(trx, { workspaceId: row.workspace_id, leadId: row.id, email: null });
+    const lead = await repo.markReplied(trx, { leadId: row.id, at: obs.at, now, sentiment: sentimentOf(classification) });
+    if (!lead) {
+      // Already past this answer (or frozen by an earlier one): a request to stop is still honoured at once.
+      if (optsOut) await optOut(trx, row, obs, now);
+      return null;
+    }
+    const onPlatform = channelOf(obs.channel)?.answersOnPlatform ?? false;
+    // Social-network replies are answered on the network itself, so they get no draft.
+    const draft = onPlatform ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
+    const replyId = await recordReply(trx, row, obs, now, {
+      classification,
+      draft,
+      ...judged,
+      ...(verdict.needsReview && { detail: { needsReview: true, confidence: verdict.confidence } }),
+    });
+    if (optsOut) await optOut(trx, row, obs, now, replyId);
+    const { workspace_booking_link: _link, ...leadRow } = lead;
+    const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
+    await enqueueEvent(trx, {
+      workspaceId: row.workspace_id,
+      event: 'reply.received',
+      data: {
+        replyId,
+        lead: toEventLead(leadRow),
+        classification,
+        theirMessage: sealText(cipher, eventText.text),
+        draft: sealText(cipher, draft),
+        ...(eventText.truncated && { theirMessageTruncated: true }),
+        ...(verdict.needsReview && { needsReview: true }),
+        ...(onPlatform && { channel: obs.channel }),
+      },
+      createdAt: obs.at,
+    });
+    summary.repliesDetected += 1;
+    return 'replied';
   }
 
   /**

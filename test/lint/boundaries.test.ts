@@ -97,6 +97,20 @@ describe.skipIf(dbEngine() === 'postgres')('import boundaries (run once, in the 
     return result.messages.filter((m) => m.ruleId === `house/${rule}`).map((m) => m.message);
   }
 
+  it('sizes: no function over 100 own lines (nested functions aside), no file over 450 lines', async () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join('\n');
+    const fn = (name: string, n: number, inner = '') => `export function ${name}() {\n${body(n)}\n${inner}\n  return 0;\n}\n`;
+    expect(await houseErrors('max-own-lines', 'src/domain/zz-size-probe.ts', fn('long', 97))).toEqual([expect.stringContaining("'long' has 101 own lines")]);
+    expect(await houseErrors('max-own-lines', 'src/domain/zz-size-probe.ts', fn('short', 96))).toEqual([]);
+    // A factory of closures is judged by its own lines: 60 of its own and a 60-line closure inside are both in bounds.
+    const factory = fn('factory', 60, `  const inner = () => {\n${body(60)}\n    return 1;\n  };\n  inner();`);
+    expect(await houseErrors('max-own-lines', 'src/domain/zz-size-probe.ts', factory)).toEqual([]);
+    const [long] = await eslint.lintText(`${body(451)}\nexport {};\n`, { filePath: join(root, 'src/domain/zz-size-probe.ts') });
+    expect(long.messages.map((m) => m.ruleId)).toContain('max-lines');
+    // A migration is one script in one function, kept as it ran.
+    expect(await houseErrors('max-own-lines', 'src/db/migrations/9999_probe.ts', fn('up', 300))).toEqual([]);
+  });
+
   it('the engine names no channel: not as a string, not inside SQL', async () => {
     const planted = "export const isMail = (kind: string) => kind === 'email';\nexport const q = `WHERE kind IN ('x_dm', 'x_engage')`;\n";
     expect(await houseErrors('engine-names-no-channel', 'src/engine/zz-boundary-probe.ts', planted)).toEqual([
