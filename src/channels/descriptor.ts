@@ -44,6 +44,32 @@ export interface SenderRefs {
   accountUserId: RawBuilder<string | null>;
 }
 
+/** What `resolveBudgets` reads with: the claim's transaction, the process's settings and the secrets' cipher. */
+export interface BudgetDeps {
+  db: Database;
+  config: Config;
+  cipher: TextCipher;
+}
+
+/** The send `resolveBudgets` is asked about. */
+export interface BudgetAsk {
+  workspaceId: string;
+  leadId: string;
+  /** The lead's messaging account, null without one. */
+  accountId: string | null;
+  /** The step kind, e.g. 'email'. */
+  kind: string;
+  recipient: Recipient;
+  at: Date;
+}
+
+/** A budget a send draws, with its cap (null: counted, uncapped) and the start of its next window (when a full one has room). */
+export interface ResolvedBudget {
+  key: BudgetKey;
+  cap: number | null;
+  nextAt: Date;
+}
+
 /** A sender that is no messaging account (an X account user), and the budgets it holds (channels/descriptor.ts `platformSenders`). */
 export interface PlatformSender {
   /** The platform's id of the account (X user id). */
@@ -75,12 +101,13 @@ export interface ChannelDescriptor {
   /** Budgets a step of this channel draws from its sender at `at` (domain/budgets.ts BudgetKey, windows from BUDGET_WINDOWS). */
   budgetsOf?(step: Step, sender: Sender, at: Date): BudgetKey[];
   /**
-   * Who reserves the keys `budgetsOf` names beyond the messaging account's (those are the claim's pacing, through
-   * `accountBudgetOf`): `claim` (the default) reserves them in the claim's transaction, each capped by `budgetCap`,
-   * and gives them back with the pacing when the send is not performed; `driver`: the channel's driver reserves them
-   * at send time (the built-in e-mail driver, whose mailbox is chosen when it sends).
+   * The budgets of a step's sender that only the database can name, resolved in the claim's transaction and reserved
+   * there with `budgetsOf`'s (e-mail: the mailbox the lead is sent from, its account's, the sticky one or the pool's
+   * pick made sticky now, and that mailbox's day to the recipient's domain). Each comes with its cap and when a full
+   * one has room again, per ask in the caller's order. `deps.db` is the claim's transaction; `asks` are the batch's
+   * sends of this channel.
    */
-  readonly budgetsReservedBy?: 'claim' | 'driver';
+  resolveBudgets?(deps: BudgetDeps, asks: BudgetAsk[]): Promise<ResolvedBudget[][]>;
   /** The cap of one of the keys `budgetsOf` names, from the process's settings (null or absent: counted, uncapped). */
   budgetCap?(key: BudgetKey, config: Config): number | null;
   /**

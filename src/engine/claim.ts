@@ -25,14 +25,14 @@ import {
   type PacingBucket,
   type PacingRelease,
   type PacingRequest,
-  type BudgetCapOf,
+  type ClaimBudgets,
 } from './pacing.js';
 import { recordOutcomes } from './record.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
 import { bucketOf, channelOfKind } from './steps.js';
-import type { ChannelRegistry } from '../channels/descriptor.js';
+import type { BudgetAsk, ChannelRegistry, ResolvedBudget } from '../channels/descriptor.js';
 import { budgetKeyText, budgetsOf, nextUtcDay, type BudgetKey } from '../domain/budgets.js';
 import { lockBudgets, releaseBudgets, reserveBudgets } from '../domain/budgets.repository.js';
 import { addLocalDays, safeZone, zonedTime } from '../domain/time.js';
@@ -181,49 +181,71 @@ function nextWindowAt(key: BudgetKey, timeZone: string | null, now: Date): Date 
 }
 
 /**
- * Reserves, in the claim's transaction, the budgets a send's channel names beyond its messaging account's
- * (domain/budgets.ts `budgetsOf`; the account's are the pacing's), each capped by `capOf`, for a channel that has them
- * reserved at claim (channels/descriptor.ts `budgetsReservedBy`). The keys a kept send holds join its reservation
- * (`release.channelKeys`), so whatever gives the pacing back (no energy, a failed or rate-limited send, a task, a
- * crash's recovery) gives them back too. A send one of whose budgets is full waits for that window's next day and
- * gives its pacing reservation back.
+ * Reserves, in the claim's transaction, every budget a send's channel names beyond its messaging account's (those are
+ * the pacing's): `budgetsOf`'s keys, each capped by `capOf`, and those only the database can name (the descriptor's
+ * `resolveBudgets`, through `resolve`: e-mail's sending mailbox and its recipient's domain). The keys a kept send
+ * holds join its reservation (`release.channelKeys`), so whatever gives the pacing back (no energy, a failed or
+ * rate-limited send, a task, a crash's recovery) gives them back too. A send one of whose budgets is full waits for
+ * that window's next day and gives its pacing reservation back.
  */
-async function reserveChannelBudgets(trx: Database, paced: Paced[], now: Date, capOf: BudgetCapOf) {
+async function reserveChannelBudgets(trx: Database, paced: Paced[], now: Date, budgets: ClaimBudgets) {
   const kept: Paced[] = [];
   const deferred: Deferral[] = [];
   const giveBack: PacingRelease[] = [];
-  const keysOf = paced.map((c) =>
-    c.channel.budgetsReservedBy === 'driver' ? [] : budgetsOf(c.channel, c.step, senderOf(c.row), now).filter((k) => k.scope !== 'account'),
+  const wanted: ResolvedBudget[][] = paced.map((c) =>
+    budgetsOf(c.channel, c.step, senderOf(c.row), now)
+      .filter((k) => k.scope !== 'account')
+      .map((key) => ({ key, cap: budgets.capOf(c.channel, key), nextAt: nextWindowAt(key, c.row.time_zone, now) })),
   );
+  // Those only the database names: one ask per channel for its sends of the batch.
+  for (const channel of new Set(paced.map((c) => c.channel))) {
+    const at = paced.flatMap((c, i) => (c.channel === channel ? [i] : []));
+    const resolved = await budgets.resolve(
+      channel,
+      trx,
+      at.map((i) => askOf(paced[i], now)),
+    );
+    at.forEach((i, j) => wanted[i].push(...(resolved[j] ?? [])));
+  }
   // Every row the batch may take, created and locked at once in key order (after the pacing's account rows), so two
   // workers claiming for the same senders queue instead of deadlocking.
-  const distinct = new Map(keysOf.flat().map((k) => [budgetKeyText(k), k]));
+  const distinct = new Map(wanted.flat().map((b) => [budgetKeyText(b.key), b.key]));
   await lockBudgets(trx, [...distinct.values()]);
   for (const [i, c] of paced.entries()) {
-    const keys = keysOf[i];
-    if (keys.length === 0) {
+    const items = wanted[i];
+    if (items.length === 0) {
       kept.push(c);
       continue;
     }
     const granted = await reserveBudgets(
       trx,
-      keys.map((key) => ({ key, n: 1, cap: capOf(c.channel, key), at: now })),
+      items.map((b) => ({ key: b.key, n: 1, cap: b.cap, at: now })),
     );
-    const full = keys.find((_, i) => !granted[i]);
+    const full = items.find((_, j) => !granted[j]);
     if (!full) {
-      kept.push({ ...c, release: { ...(c.release ?? { workspaceId: c.row.workspace_id }), channelKeys: keys } });
+      kept.push({ ...c, release: { ...(c.release ?? { workspaceId: c.row.workspace_id }), channelKeys: items.map((b) => b.key) } });
       continue;
     }
     await releaseBudgets(
       trx,
-      keys.filter((_, i) => granted[i]).map((key) => ({ key, n: 1 })),
+      items.filter((_, j) => granted[j]).map((b) => ({ key: b.key, n: 1 })),
     );
-    deferred.push({ id: c.row.id, at: nextWindowAt(full, c.row.time_zone, now).toISOString() });
+    deferred.push({ id: c.row.id, at: full.nextAt.toISOString() });
     if (c.release) giveBack.push(c.release);
   }
   await releaseReservations(trx, giveBack);
   return { paced: kept, deferred };
 }
+
+/** What a channel's `resolveBudgets` is asked about one claimed send. */
+const askOf = (c: Paced, now: Date): BudgetAsk => ({
+  workspaceId: c.row.workspace_id,
+  leadId: c.row.id,
+  accountId: c.action.accountId,
+  kind: c.step.kind,
+  recipient: c.action.recipient,
+  at: now,
+});
 
 /**
  * Debits `units` per send from its workspace under the workspace row lock, with the refill rule of
@@ -299,8 +321,8 @@ export async function claimBatch(
     drivers: ChannelDrivers;
     cipher: TextCipher;
     channels: ChannelRegistry;
-    /** The cap of a channel budget key (engine/pacing.ts BudgetCapOf). */
-    budgetCapOf: BudgetCapOf;
+    /** The caps of a channel's budget keys, and the budgets only the database can name (engine/pacing.ts ClaimBudgets). */
+    budgets: ClaimBudgets;
   },
   now: Date,
   summary: PassSummary,
@@ -321,7 +343,7 @@ export async function claimBatch(
     await sql.assignSenders(trx, rows);
     const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, { drivers, registry: deps.channels }, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
-    const budgets = await reserveChannelBudgets(trx, pacing.paced, now, deps.budgetCapOf);
+    const budgets = await reserveChannelBudgets(trx, pacing.paced, now, deps.budgets);
     const energy = await chargeEnergy(trx, budgets.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
     const allDeferred = [...deferred, ...pacing.deferred, ...budgets.deferred, ...energy.deferred];

@@ -6,7 +6,7 @@ import type { PublicDataProvider } from '../providers/publicdata/index.js';
 import type { ChannelDrivers } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
-import { createPacingReader, type BudgetCapOf } from './pacing.js';
+import { createPacingReader, type BudgetCapOf, type ClaimBudgets } from './pacing.js';
 import { createScheduler } from './scheduler.js';
 import { createTaskSteps } from './tasks.js';
 import { emptySummary, type PassReport, type PassSummary } from '../channels/types.js';
@@ -56,7 +56,12 @@ export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
   const channels = deps.registry ?? createChannelRegistry();
   const budgetCapOf: BudgetCapOf = (channel, key) => channel.budgetCap?.(key, deps.config) ?? null;
-  const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels, budgetCapOf });
+  const budgets: ClaimBudgets = {
+    capOf: budgetCapOf,
+    resolve: (channel, trx, asks) =>
+      channel.resolveBudgets?.({ db: trx, config: deps.config, cipher: deps.cipher }, asks) ?? Promise.resolve(asks.map(() => [])),
+  };
+  const scheduler = createScheduler({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels, budgets });
   const observer = createObserver({ db: deps.db, config: cfg, drivers: deps.drivers, cipher: deps.cipher, channels });
   const discovery = createDiscovery({ db: deps.db, config: cfg, provider: deps.publicData ?? null, energy: deps.energy ?? null, plays: deps.plays ?? null });
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing, channels, budgetCapOf });

@@ -2,7 +2,7 @@ import type { Database } from '../db/database.js';
 import { sendingDaysLabel } from '../config/config.js';
 import * as sql from './sql/index.js';
 import type { PacingAccountRow, PacingRelease } from './sql/rows.js';
-import type { ChannelDescriptor, ChannelRegistry } from '../channels/descriptor.js';
+import type { BudgetAsk, ChannelDescriptor, ChannelRegistry, ResolvedBudget } from '../channels/descriptor.js';
 
 export type { PacingRelease } from './sql/rows.js';
 import { isWithinWindow, localDay, nextDayWindowStart, nextWindowStart, safeZone } from '../domain/time.js';
@@ -77,6 +77,16 @@ export interface ChannelBudget {
  * where the channel sets none (the key is counted, uncapped). The claim and the pacing reader read caps only here.
  */
 export type BudgetCapOf = (channel: ChannelDescriptor, key: BudgetKey) => number | null;
+
+/**
+ * What the claim reserves beyond the messaging account's pacing (engine/index.ts): the caps of `budgetsOf`'s keys
+ * (`capOf`), and the budgets only the database can name (`resolve`: the descriptor's `resolveBudgets` in the claim's
+ * transaction, under the running config; [] for a channel without one).
+ */
+export interface ClaimBudgets {
+  capOf: BudgetCapOf;
+  resolve(channel: ChannelDescriptor, trx: Database, asks: BudgetAsk[]): Promise<ResolvedBudget[][]>;
+}
 
 /** The ledger rows one account's pacing reads: its own budgets and its mailboxes', today in its time zone. */
 function accountBudgetKeys(account: PacingAccountRow, mailboxIds: string[], now: Date): BudgetKey[] {

@@ -6,7 +6,7 @@ import { confirmDelivery } from '../channels/confirm.js';
 import type { ChannelRegistry } from '../channels/descriptor.js';
 import type { ActionResult, ChannelDrivers, DeliveryCheck, PassSummary } from '../channels/types.js';
 import { claimBatch } from './claim.js';
-import type { BudgetCapOf } from './pacing.js';
+import type { ClaimBudgets } from './pacing.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
 import { recordOutcomes } from './record.js';
 import { countStepOutcomes } from './step-metrics.js';
@@ -19,8 +19,8 @@ interface SchedulerDeps {
   /** Encrypts a task's text (a step that became a person's task). */
   cipher: TextCipher;
   channels: ChannelRegistry;
-  /** The cap of a channel's budget key (engine/claim.ts). */
-  budgetCapOf: BudgetCapOf;
+  /** What the claim reserves beyond the account's pacing (engine/pacing.ts ClaimBudgets). */
+  budgets: ClaimBudgets;
 }
 
 /** A batch: claim (one transaction), send through the drivers (no transaction), record (one transaction). */

@@ -45,9 +45,19 @@ describe('mailbox pacing', () => {
     const summary = await t.services.engine.runPass({ now: new Date(clock) });
     expect(addresses.filter((a) => to(a).length === 1)).toHaveLength(3);
     expect(summary.mailboxes?.[p.mailboxId]?.sent).toBe(3);
-    const waiting = await t.db.selectFrom('leads').select(['stage', 'last_error']).where('id', 'in', ids).where('messaged_at', 'is', null).execute();
+    const waiting = await t.db
+      .selectFrom('leads')
+      .select(['stage', 'last_error', 'step_attempts', 'step_waits', 'next_action_at'])
+      .where('id', 'in', ids)
+      .where('messaged_at', 'is', null)
+      .execute();
     expect(waiting).toHaveLength(2);
-    for (const w of waiting) expect(w).toMatchObject({ last_error: 'rate_limited' });
+    // The claim reserved the mailbox's day (issue 41): the rest wait quietly for the mailbox's next day, as a step past
+    // its account's own cap does (no error, no attempt, no wait counted).
+    for (const w of waiting) {
+      expect(w).toMatchObject({ stage: 'queued', last_error: null, step_attempts: 0, step_waits: 0 });
+      expect(new Date(w.next_action_at!).toISOString()).toBe('2026-11-25T00:00:00.000Z');
+    }
     // The next local day the mailbox sends again.
     const next = await t.services.engine.runPass({ now: new Date(clock + DAY) });
     expect(next.mailboxes?.[p.mailboxId]?.sent).toBe(2);

@@ -1,17 +1,20 @@
 import { accountBudgetKeys } from '../../domain/budgets.js';
 import { suppress } from '../../domain/suppression.js';
-import type { ChannelDescriptor } from '../descriptor.js';
+import type { ChannelDescriptor, ResolvedBudget } from '../descriptor.js';
 import { emptyMailboxCounts, type ChannelDriver } from '../types.js';
 import { createSandboxDriver } from '../sandbox/driver.js';
 import { createInboxWatcher } from './inbox/watcher.js';
 import { createMailboxTokens } from './mailboxes/oauth-tokens.js';
 import { createMailboxEmailDriver } from './send/driver.js';
 import { createSmtpEmailDriver } from './send/smtp-driver.js';
+import { emailSendBudgets } from './send/send-budgets.js';
+import { resolveSendingMailbox } from './mailboxes/mailboxes.service.js';
+import { workspacesWithMailboxes } from './mailboxes/mailboxes.repository.js';
 
 /**
  * E-mail (docs/email.md): from each account's mailbox when it has one (its INBOX watched), else over SMTP_URL, else
- * the sandbox. The mailbox and recipient-domain budgets are reserved by the mailbox driver at send time (it picks
- * the mailbox); the claim reserves the messaging account's.
+ * the sandbox. The claim reserves every budget a step draws: the messaging account's, and the sending mailbox's day
+ * and its day to the recipient's domain (`resolveBudgets`).
  */
 export const emailChannel: ChannelDescriptor = {
   channel: 'email',
@@ -37,7 +40,22 @@ export const emailChannel: ChannelDescriptor = {
   eventOf: () => ({ event: 'lead.emailed' }),
   accountBudgetOf: () => 'messages',
   budgetsOf: (_step, sender, at) => accountBudgetKeys(sender, 'messages', at),
-  budgetsReservedBy: 'driver',
+  // The mailbox the lead is sent from is chosen here, in the claim's transaction (its account's, the sticky one, or
+  // the pool's pick, made sticky now), so the claim reserves its day and its day to the recipient's domain. A lead
+  // with no mailbox goes over SMTP_URL or the sandbox, which draw no mailbox budget.
+  async resolveBudgets({ db, config, cipher }, asks) {
+    const withMailboxes = await workspacesWithMailboxes(db, [...new Set(asks.map((a) => a.workspaceId))]);
+    const out: ResolvedBudget[][] = [];
+    for (const ask of asks) {
+      const to = ask.recipient.email;
+      const mailbox =
+        to && withMailboxes.has(ask.workspaceId)
+          ? await resolveSendingMailbox({ db, cipher }, { workspaceId: ask.workspaceId, leadId: ask.leadId, accountId: ask.accountId })
+          : null;
+      out.push(mailbox && to ? await emailSendBudgets(db, config, mailbox, to, ask.kind, ask.at) : []);
+    }
+    return out;
+  },
   missingAddress: (recipient) => (recipient.email ? null : 'missing_email'),
   subject: true,
   emptyCounts: () => ({ ...emptyMailboxCounts() }),

@@ -178,6 +178,13 @@ export async function stickLeadMailbox(db: Database, workspaceId: string, leadId
   return r?.mailbox_id ?? mailboxId;
 }
 
+/** Which of these workspaces have a mailbox at all (one query for a claim's batch; most sandbox workspaces have none). */
+export async function workspacesWithMailboxes(db: Database, workspaceIds: string[]): Promise<Set<string>> {
+  if (workspaceIds.length === 0) return new Set();
+  const rows = await db.selectFrom('mailboxes').select('workspace_id').distinct().where('workspace_id', 'in', workspaceIds).execute();
+  return new Set(rows.map((r) => r.workspace_id));
+}
+
 export async function leadMailboxId(db: Database, workspaceId: string, leadId: string): Promise<string | null> {
   const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
   return r?.mailbox_id ?? null;

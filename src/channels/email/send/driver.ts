@@ -7,18 +7,17 @@ import type { TextCipher } from '../../../lib/crypto.js';
 import type { MailboxSecretRow } from '../mailboxes/mailboxes.repository.js';
 import { isSuppressed } from '../../../domain/opt-out.js';
 import { setMailboxHealth } from '../mailboxes/mailboxes.repository.js';
-import { mailboxBudgetDay, resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
+import { resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
 import { createSmtpPool, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
 import { createSentFolder } from './sent-folder.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
 import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from '../deliverability/reputation.js';
 import { shortHash } from '../../../lib/hash.js';
-import { mailboxDomainBudgetKey } from '../../../domain/budgets.js';
-import { releaseBudgets, reserveBudget } from '../../../domain/budgets.repository.js';
-import { createAddressChecker, domainOf, isFreeMailDomain } from '../deliverability/address-checks.js';
+import { releaseBudgets, reserveBudgets } from '../../../domain/budgets.repository.js';
+import { emailSendBudgets } from './send-budgets.js';
+import { createAddressChecker } from '../deliverability/address-checks.js';
 import { createMailboxTokens, MailboxOauthRefusedError, MailboxOauthUnavailableError, type MailboxTokens } from '../mailboxes/oauth-tokens.js';
-import { nextDayWindowStart } from '../../../domain/time.js';
 import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../../types.js';
 
 export interface MailboxEmailDeps {
@@ -107,16 +106,6 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     `<${shortHash('email', action.workspaceId, action.idempotencyKey)}@${mailbox.address.split('@')[1] ?? 'outreach.invalid'}>`;
 
   /**
-   * The mailbox's `emails` budget today (`mailboxBudgetDay` in the mailboxes service, which also gives the console's
-   * *Today's cap*): its row, cap and day, and the next day's window start, in its account's time zone.
-   */
-  async function mailboxDay(q: Database, mailbox: MailboxSecretRow, at: Date) {
-    const rules = config.engine.pacing;
-    const { tz, ...day } = await mailboxBudgetDay(q, rules, mailbox, at);
-    return { ...day, nextDayAt: nextDayWindowStart(at, tz, rules) };
-  }
-
-  /**
    * Why the mailbox does not send now (null: it may): the address suppressed, its credentials unreadable, its login
    * refused or a reputation guard's pause (the step waits), or the recipient refused (refusedRecipient).
    */
@@ -178,33 +167,29 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
   }
 
   /**
-   * Reserves the send on the budget ledger: the mailbox's own daily budget (its account's message cap, ramped during
-   * warm-up, in its account's time zone), reserved here because only now is the sending mailbox known (a pool send
-   * chooses it): it holds even when the mailbox sends for leads of other accounts (the workspace's pool). Then at most
-   * OUTREACH_MAILBOX_DOMAIN_DAILY_CAP `email` steps a local day from this mailbox to one company's domain (free-mail
-   * domains are unrelated people): the rest wait for the next day, the mailbox's unit given back. Answers how to give
-   * the units back (`giveBack`), or the `rate_limited` result until the next day.
+   * Reserves a send made without a claim (a person's Send anyway, a reply decision) on the budget ledger: the
+   * mailbox's day and its day to the recipient's domain (`emailSendBudgets`). A claimed step's were reserved by the
+   * claim (the descriptor's `resolveBudgets`), and the engine gives them back when the send is not made. Answers how
+   * to give the units back (`giveBack`), or the `rate_limited` result until the mailbox's next day.
    */
   async function reserveSend(
     q: Database,
     action: OutboundAction,
     mailbox: MailboxSecretRow,
     to: string,
+    ctx: DriverContext | undefined,
   ): Promise<{ giveBack: () => Promise<void> } | { refusal: ActionResult }> {
-    const day = await mailboxDay(q, mailbox, action.at);
-    const untilNextDay = {
-      refusal: { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((day.nextDayAt.getTime() - action.at.getTime()) / 1000)) },
-    } as const;
-    if (!(await reserveBudget(q, { key: day.key, n: 1, cap: day.cap, at: action.at }))) return untilNextDay;
-    const recipientDomain = domainOf(to);
-    const domainKey =
-      guards.mailboxDomainDailyCap > 0 && action.kind === 'email' && recipientDomain && !isFreeMailDomain(recipientDomain)
-        ? mailboxDomainBudgetKey(mailbox.workspaceId, mailbox.id, recipientDomain, day.day)
-        : null;
-    const taken = (domainKey ? [day.key, domainKey] : [day.key]).map((key) => ({ key, n: 1 }));
-    if (domainKey && !(await reserveBudget(q, { key: domainKey, n: 1, cap: guards.mailboxDomainDailyCap, at: action.at }))) {
-      await releaseBudgets(q, [{ key: day.key, n: 1 }]);
-      return untilNextDay;
+    if (ctx?.claim) return { giveBack: async () => {} };
+    const budgets = await emailSendBudgets(q, config, mailbox, to, action.kind, action.at);
+    const granted = await reserveBudgets(
+      q,
+      budgets.map((b) => ({ key: b.key, n: 1, cap: b.cap, at: action.at })),
+    );
+    const taken = budgets.filter((_, i) => granted[i]).map((b) => ({ key: b.key, n: 1 }));
+    if (taken.length < budgets.length) {
+      await releaseBudgets(q, taken);
+      const nextAt = budgets[0].nextAt;
+      return { refusal: { outcome: 'rate_limited', retryAfterSeconds: Math.max(60, Math.ceil((nextAt.getTime() - action.at.getTime()) / 1000)) } };
     }
     return { giveBack: () => releaseBudgets(q, taken) };
   }
@@ -317,7 +302,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         if (earlier?.delivery === 'started') return uncertainSend();
       }
 
-      const reserved = await reserveSend(q, action, mailbox, to);
+      const reserved = await reserveSend(q, action, mailbox, to, ctx);
       if ('refusal' in reserved) return reserved.refusal;
       const { giveBack } = reserved;
 
