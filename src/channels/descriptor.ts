@@ -6,6 +6,7 @@ import type { AccountBudget, BudgetKey, Sender } from '../domain/budgets.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { WebhookEvent } from '../webhooks/outbox.js';
 import type { Channel, StepKind } from '../domain/vocabulary.js';
+import type { ProfileRefs } from '../domain/tasks.js';
 import type { XDriverDeps } from './x/driver.js';
 import type { ChannelDriver, InboundObservation, ObservedLead, Recipient } from './types.js';
 
@@ -172,6 +173,8 @@ export interface ChannelDescriptor {
   simulatesObservations?(accountDelivery: string | null): boolean;
   /** Replies on this channel are answered on the platform itself: no draft, and `reply.received` names the channel. */
   readonly answersOnPlatform?: boolean;
+  /** Where the person is found on this channel (X, Instagram: their profile); absent: the LinkedIn profile (domain/tasks.ts profileUrlOf). */
+  readonly profileUrl?: (lead: ProfileRefs) => string | null;
   /**
    * Where a person answers a reply of a channel that `answersOnPlatform` (X: the DM conversation, else the person's
    * profile), from the person's and the account's platform ids; null when the row knows neither.

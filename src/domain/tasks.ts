@@ -42,22 +42,20 @@ export interface NewTask {
   dueAt: Date;
 }
 
-const X_USER_ID = /^\d{1,20}$/;
-const HANDLE = /^[A-Za-z0-9_.]{1,30}$/;
+/** What a channel reads to say where a person is found on it (channels/descriptor.ts `profileUrl`). */
+export interface ProfileRefs {
+  linkedin_url: string | null;
+  username: string | null;
+  x_user_id: string | null;
+}
 
-/** Where the person does it: the LinkedIn profile, the X profile, the Instagram profile. Null when the lead has none. */
-export function profileUrlOf(channel: Channel, lead: { linkedin_url: string | null; username: string | null; x_user_id: string | null }): string | null {
-  if (channel === 'x') {
-    const handle = lead.username?.replace(/^@/, '') ?? '';
-    if (/^[A-Za-z0-9_]{1,15}$/.test(handle)) return `https://x.com/${handle}`;
-    return lead.x_user_id && X_USER_ID.test(lead.x_user_id) ? `https://x.com/i/user/${lead.x_user_id}` : null;
-  }
-  if (channel === 'instagram') {
-    const handle = lead.username?.replace(/^@/, '') ?? '';
-    return HANDLE.test(handle) ? `https://www.instagram.com/${handle}/` : null;
-  }
-  // The canonical profile address, never the URL as typed: a look-alike host or a Sales Navigator link opens nothing.
-  return linkedinCanonicalUrlOf(lead.linkedin_url);
+/**
+ * Where the person does a task: the channel's own profile address (its descriptor's `profileUrl`: the X or Instagram
+ * profile), else the LinkedIn profile, canonical (never the URL as typed: a look-alike host or a Sales Navigator link
+ * opens nothing). Null when the lead has none.
+ */
+export function profileUrlOf(channelProfileUrl: ((lead: ProfileRefs) => string | null) | undefined, lead: ProfileRefs): string | null {
+  return channelProfileUrl ? channelProfileUrl(lead) : linkedinCanonicalUrlOf(lead.linkedin_url);
 }
 
 /** A step task as the engine ends it (engine/tasks.ts) and the tasks service hands it over. */

@@ -428,7 +428,7 @@ function stepTaskFields(ch: ChannelDescriptor, row: Row, step: Step) {
     action: activityActionOf(ch, step, !!row.messaged_at),
     accountId: accountFor(ch, row),
     xAccountUserId: sendsAsAccountUser(ch) ? row.x_account_user_id : null,
-    profileUrl: profileUrlOf(channel, row),
+    profileUrl: profileUrlOf(ch.profileUrl, row),
   };
 }
 

@@ -7,6 +7,7 @@ import { ENGINE_ENV } from '../engine/helpers.js';
 import { emailKey, samePerson } from '../../src/domain/identity.js';
 import { linkedinAddressOf } from '../../src/domain/linkedin-profile.js';
 import { profileUrlOf } from '../../src/domain/tasks.js';
+import { linkedinChannel } from '../../src/channels/linkedin/index.js';
 import { publicIdentifierOf } from '../../src/channels/linkedin/api.js';
 
 // Issue 39 §1: one identity per person across every spelling LinkedIn and mail tools produce. The spellings come from
@@ -66,7 +67,7 @@ describe('the rule: one key per person, whatever the spelling', () => {
     for (const u of SPELLINGS) {
       expect(samePerson({ email: null, linkedinUrl: ROSA, xUserId: null }, { email: null, linkedinUrl: u, xUserId: null }), u).toBe(true);
       expect(publicIdentifierOf(u), u).toBe('rosa-kaur-314');
-      expect(profileUrlOf('linkedin', { linkedin_url: u, username: null, x_user_id: null }), u).toBe(ROSA);
+      expect(profileUrlOf(linkedinChannel.profileUrl, { linkedin_url: u, username: null, x_user_id: null }), u).toBe(ROSA);
     }
   });
 
@@ -87,7 +88,7 @@ describe('the rule: one key per person, whatever the spelling', () => {
       'https://evil.example/linkedin.com/in/x',
     ]) {
       expect(linkedinAddressOf(u), u).toMatchObject({ ok: false, kind: 'other_host' });
-      expect(profileUrlOf('linkedin', { linkedin_url: u, username: null, x_user_id: null }), u).toBeNull();
+      expect(profileUrlOf(linkedinChannel.profileUrl, { linkedin_url: u, username: null, x_user_id: null }), u).toBeNull();
     }
     for (const u of [
       'https://www.linkedin.com/school/mit/',

@@ -1,3 +1,4 @@
+import { linkedinCanonicalUrlOf } from '../../domain/linkedin-profile.js';
 import { sql } from 'kysely';
 import { accountDeliverySql } from '../../domain/claim-layout.js';
 import { accountBudgetKeys, gatewayBudgetKey, type AccountBudget, type BudgetKey } from '../../domain/budgets.js';
@@ -70,6 +71,8 @@ export const linkedinChannel: ChannelDescriptor = {
   accountBudgets: (sender, at) => gatewayKeys(sender, at, ['invites', 'messages']),
   budgetCap: (key, config) =>
     key.scope !== 'linkedin_gateway' ? null : key.budget === 'invites' ? config.linkedin.invitesPerWeek : config.linkedin.messagesPerDay,
+  // The canonical profile address, never the URL as typed (domain/linkedin-profile.ts).
+  profileUrl: (lead) => linkedinCanonicalUrlOf(lead.linkedin_url),
   invites: (step) => step.kind === 'connect',
   invitedColumn: 'invited_at',
   hears: ['invite_accepted'],

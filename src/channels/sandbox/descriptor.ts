@@ -6,6 +6,9 @@ import type { LinkedinDeliveryMode } from '../../domain/vocabulary.js';
 import type { ChannelDescriptor } from '../descriptor.js';
 import { createSandboxDriver } from './driver.js';
 
+/** An Instagram handle: letters, digits, `_` and `.`, up to 30. */
+const INSTAGRAM_HANDLE = /^[A-Za-z0-9_.]{1,30}$/;
+
 /**
  * Instagram, served by the sandbox today: its DMs go through the lead's messaging account, paced as messages, and
  * the platform policy gives every one to a person (domain/policy.ts `instagram_no_cold_dm`).
@@ -21,5 +24,9 @@ export const instagramChannel: ChannelDescriptor = {
   budgetsOf: (_step, sender, at) => accountBudgetKeys(sender, 'messages', at),
   // The messaging account's delivery setting, as LinkedIn's.
   deliverySql: (refs) => sql<string>`COALESCE(${accountDeliverySql(refs.account)}, 'sandbox')`,
+  profileUrl: (lead) => {
+    const handle = lead.username?.replace(/^@/, '') ?? '';
+    return INSTAGRAM_HANDLE.test(handle) ? `https://www.instagram.com/${handle}/` : null;
+  },
   simulatesObservations: (accountDelivery) => simulatesObservations('instagram', accountDelivery as LinkedinDeliveryMode | null),
 };

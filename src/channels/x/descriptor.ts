@@ -5,7 +5,7 @@ import { createSandboxDriver } from '../sandbox/driver.js';
 import { createXDriver } from './driver.js';
 import { createXWatcher } from './watcher.js';
 import { readXSenders } from './oauth.repository.js';
-import { xConversationUrl } from './links.js';
+import { xConversationUrl, xProfileUrl } from './links.js';
 
 /** The ledger action of an X engage step, by its first action's type. */
 const X_ENGAGE_ACTION: Record<string, string> = { follow: 'x_follow', like: 'x_like', like_last_post: 'x_like', react: 'x_like' };
@@ -73,6 +73,7 @@ export const xChannel: ChannelDescriptor = {
   },
   answersOnPlatform: true,
   conversationUrl: xConversationUrl,
+  profileUrl: xProfileUrl,
   // Connected with OAuth 2.0: the real X API (domain/policy.ts `x_connected`); never connected: the sandbox.
   deliverySql: (refs) =>
     sql<string>`CASE WHEN EXISTS (SELECT 1 FROM x_account_oauth o WHERE o.workspace_id = ${refs.workspaceId} AND o.user_id = ${refs.accountUserId})

@@ -4,3 +4,4 @@ export { CALLBACK_PATH, createXConnectService, disconnectOutcomeText, X_SCOPES, 
 export { xOauthRepository, type XOauthRepository, type XTokens } from './oauth.repository.js';
 export { xTokensService, XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
 export { xChannel } from './descriptor.js';
+export { xProfileUrl } from './links.js';

@@ -15,7 +15,12 @@ export function xConversationUrl(ids: { personId: string | null; accountUserId: 
     const [low, high] = [BigInt(them), BigInt(us)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return `https://x.com/messages/${low}-${high}`;
   }
-  if (ids.username && X_USERNAME.test(ids.username)) return `https://x.com/${ids.username}`;
-  if (X_USER_ID.test(them)) return `https://x.com/i/user/${them}`;
-  return null;
+  return xProfileUrl({ username: ids.username, x_user_id: ids.personId });
+}
+
+/** The person's X profile: by handle when it is a valid one (an `@` dropped), else by user id; null with neither. */
+export function xProfileUrl(lead: { username: string | null; x_user_id: string | null }): string | null {
+  const handle = lead.username?.replace(/^@/, '') ?? '';
+  if (X_USERNAME.test(handle)) return `https://x.com/${handle}`;
+  return lead.x_user_id && X_USER_ID.test(lead.x_user_id) ? `https://x.com/i/user/${lead.x_user_id}` : null;
 }

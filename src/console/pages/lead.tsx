@@ -9,6 +9,7 @@ import { Badge, EmptyState, NoticeBox, noticeTable, When, plural, type Notice } 
 import { ActivityTable, Pager } from './leads-activity.js';
 import { HeldReason } from '../held.js';
 import { CHANNEL_NAMES } from '../../domain/vocabulary.js';
+import { xProfileUrl } from '../../channels/x/index.js';
 
 /**
  * What `?notice=` may say on a lead page (after Stop sequence or Opt out, POST/redirect/GET): a code from this list,
@@ -40,17 +41,9 @@ const LeadPageQuery = Type.Object(
 
 const TIMELINE_PAGE = 50;
 const REPLY_CHANNEL_NAMES: Record<string, string> = { ...CHANNEL_NAMES, sandbox: 'the sandbox' };
-const X_USERNAME = /^[A-Za-z0-9_]{1,15}$/;
-const X_USER_ID = /^\d{1,20}$/;
 
 /** Only web addresses become links: a stored `javascript:` URL must never be clickable. */
 const webLink = (url: string | null) => (url && /^https?:\/\//i.test(url) ? url : null);
-
-function xProfileUrl(x: { userId: string | null; username: string | null }) {
-  if (x.username && X_USERNAME.test(x.username)) return `https://x.com/${x.username}`;
-  if (x.userId && X_USER_ID.test(x.userId)) return `https://x.com/i/user/${x.userId}`;
-  return null;
-}
 
 export const leadName = (lead: Pick<LeadDetail, 'person' | 'lanes'>) =>
   lead.person ?? (lead.lanes.x?.username ? `@${lead.lanes.x.username}` : (lead.lanes.email ?? 'Unnamed lead'));
@@ -84,7 +77,7 @@ function Lanes(props: { lead: LeadDetail }) {
     );
   }
   if (lanes.x) {
-    const href = xProfileUrl(lanes.x);
+    const href = xProfileUrl({ username: lanes.x.username, x_user_id: lanes.x.userId });
     const label = lanes.x.username ? `@${lanes.x.username}` : `user ${lanes.x.userId}`;
     rows.push(
       <tr>

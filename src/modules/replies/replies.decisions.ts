@@ -12,6 +12,7 @@ import { snooze as snoozeLane, switchSequence, watchAfterContact } from '../../d
 import { optOutPerson } from '../../domain/opt-out.js';
 import { accountDeliveryOf, deliveryOf } from '../../domain/policy.js';
 import { profileUrlOf } from '../../domain/tasks.js';
+import type { ChannelRegistry } from '../../channels/descriptor.js';
 import { insertTasks } from '../../domain/tasks.repository.js';
 import { appendLedger, type LedgerEntry, type ReplyDecisionDetail } from '../../domain/ledger.js';
 import type { ReplyTaskInput } from '../tasks/index.js';
@@ -65,6 +66,8 @@ export interface ChannelRefusal {
 
 export interface DecisionDeps {
   cipher: TextCipher;
+  /** The channel registry: where the person is found on the reply's channel (descriptor `profileUrl`). */
+  channels: ChannelRegistry;
   drivers: ChannelDrivers;
   watch: Config['engine'];
 }
@@ -125,7 +128,7 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
         subject: null,
         text: message.text,
         actions: message.actions,
-        profileUrl: profileUrlOf(channel, lead),
+        profileUrl: profileUrlOf(deps.channels.ofChannel(channel)?.profileUrl, lead),
         reason: delivery.reason,
         idempotencyKey: `reply:${s.reply.id}`,
         dueAt: now,

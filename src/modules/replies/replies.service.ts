@@ -105,7 +105,7 @@ export function createRepliesService(deps: {
     const d = channels.ofChannel(channel);
     return d?.answersOnPlatform ? d : null;
   };
-  const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine };
+  const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine, channels };
 
   type Settings = { booking_link: string | null; follow_up_sequence_id: string | null };
 
