@@ -90,7 +90,7 @@ export function createServices(deps: ServiceDeps) {
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
   const replies = createRepliesService({ ...deps, drivers, channels: registry });
   // Tasks end through the part that opened them: a step's through the engine, a reply decision's through replies.
-  const tasks = createTasksService({ ...deps, drivers, steps: engine.taskSteps, replies: replies.replyTasks });
+  const tasks = createTasksService({ ...deps, drivers, channels: registry, steps: engine.taskSteps, replies: replies.replyTasks });
   // Open tasks show in /progress's account entries and in readiness.
   const progress = createProgressService({ ...deps, pacing: engine, tasks });
   // Sending-domain checks (docs/deliverability.md): readiness refreshes a result older than a day when it reads it.

@@ -171,6 +171,16 @@ export interface ChannelDescriptor {
   deliverySql?(refs: SenderRefs): RawBuilder<string>;
   /** Whether the sandbox may invent what a person did for a lead whose messaging account has `accountDelivery`. */
   simulatesObservations?(accountDelivery: string | null): boolean;
+  /**
+   * A person's click in the console performs this channel's task through its driver, as the account's person (X: the
+   * API sends the DM or follows at the click); absent: the person does it on the platform and presses Done.
+   */
+  readonly performedByClick?: boolean;
+  /**
+   * An uncertain send of this channel may go again at a person's word (Send anyway), under a fresh key (e-mail: a
+   * fresh Message-ID); absent: only Mark as sent or Leave it.
+   */
+  readonly resendsUncertain?: boolean;
   /** Replies on this channel are answered on the platform itself: no draft, and `reply.received` names the channel. */
   readonly answersOnPlatform?: boolean;
   /** Where the person is found on this channel (X, Instagram: their profile); absent: the LinkedIn profile (domain/tasks.ts profileUrlOf). */

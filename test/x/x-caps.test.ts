@@ -11,7 +11,7 @@ import { recordWroteFirst } from '../helpers/worlds/x.js';
 // reaches X and waits like a step past its account's own cap (no error recorded).
 // Issue 28 (domain/policy.ts): X allows automated DMs only to people who wrote to the account first, so the DM leads
 // here are people on record as having written first (x_dm_senders, the stored record the watcher keeps); follows
-// happen only at a person's click (the console's performX), and the click is capped the same way.
+// happen only at a person's click (the console's performAtClick), and the click is capped the same way.
 const DAY = 86_400_000;
 const ME = '2001';
 let x: XApiFake;
@@ -117,16 +117,16 @@ it('follows stop at the invite cap per UTC day: the engine never follows, and a 
   expect(followed()).toHaveLength(0);
   const tasks = (await t.services.tasks.list(workspaceId, { kind: 'x_engage' })).tasks.filter((k) => people.some((p) => p.leadId === k.lead.id));
   expect(tasks).toHaveLength(2);
-  await t.services.tasks.performX(workspaceId, tasks[0].id, 'tester');
+  await t.services.tasks.performAtClick(workspaceId, tasks[0].id, 'tester');
   expect(followed()).toHaveLength(1);
   // The day's one follow is used: the second click is refused (429), nothing reaches X, and the task stays open.
-  await expect(t.services.tasks.performX(workspaceId, tasks[1].id, 'tester')).rejects.toMatchObject({ statusCode: 429, code: 'channel_rate_limited' });
+  await expect(t.services.tasks.performAtClick(workspaceId, tasks[1].id, 'tester')).rejects.toMatchObject({ statusCode: 429, code: 'channel_rate_limited' });
   expect(followed()).toHaveLength(1);
   expect((await t.services.tasks.get(workspaceId, tasks[1].id)).status).toBe('open');
   clock += DAY;
   t.clock.set(new Date(clock));
   await t.services.engine.runPass({ now: new Date(clock) });
   expect(followed()).toHaveLength(1);
-  await t.services.tasks.performX(workspaceId, tasks[1].id, 'tester');
+  await t.services.tasks.performAtClick(workspaceId, tasks[1].id, 'tester');
   expect(followed()).toHaveLength(2);
 });

@@ -15,7 +15,7 @@ import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
 // Issue 28 (domain/policy.ts): X allows automated DMs only to people who DMed the account first, and no automated
 // follows or likes. The tests about sending (503, closed DMs, 429, crash, 401, two workers) reach people on record as
 // having written first (`wroteFirst`: the x_dm_senders row the watcher keeps); follows, likes and the first DM of the
-// Play's lead are a person's clicks (services.tasks.performX, the console's Send DM / Follow / Like).
+// Play's lead are a person's clicks (services.tasks.performAtClick, the console's Send DM / Follow / Like).
 
 const ME = '2001';
 const LEASE_S = 600;
@@ -110,7 +110,7 @@ describe('the real X channel', () => {
     t.clock.set(new Date(clock));
     const open = (await t.services.tasks.list(workspaceId, { kind })).tasks.filter((k) => k.lead.id === leadId);
     expect(open).toHaveLength(1);
-    return t.services.tasks.performX(workspaceId, open[0].id, 'console:test');
+    return t.services.tasks.performAtClick(workspaceId, open[0].id, 'console:test');
   }
 
   it("an X Play's lead is followed and liked (a click), then DMed (a click: Pat never wrote first), then answers by DM: the lead freezes and the reply is queued once", async () => {

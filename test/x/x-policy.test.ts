@@ -14,7 +14,7 @@ import { xOauthRepository } from '../../src/channels/x/oauth.repository.js';
 // Issue 28 §1, X under the platform policy (domain/policy.ts, docs/policy.md, docs/x-channel.md): X's Developer
 // Guidelines allow automated DMs only after the person DMed the account first, and no automated follow or like. So a
 // sequence's x_dm to someone who never wrote, and every x_engage, become a person's task; only the console's button
-// (services.tasks.performX) acts on X, at the click. Against the X API fake over real sockets, engine through
+// (services.tasks.performAtClick) acts on X, at the click. Against the X API fake over real sockets, engine through
 // POST /admin/v1/engine/tick, tasks through GET /api/v1/tasks.
 
 const ME = '2001';
@@ -195,7 +195,7 @@ describe('X under the platform policy', () => {
     expect((await t.db.selectFrom('leads').select('stage').where('id', '=', leadId).executeTakeFirstOrThrow()).stage).not.toBe('replied');
   });
 
-  it('follows and likes only ever happen from a click: x_engage steps open tasks, the engine never follows or likes, performX performs exactly one, and recording through the API performs none', async () => {
+  it('follows and likes only ever happen from a click: x_engage steps open tasks, the engine never follows or likes, performAtClick performs exactly one, and recording through the API performs none', async () => {
     const quinn = person('Quinn');
     const rex = person('Rex');
     const quinnPost = x.post(quinn, 'Shipping our API today');
@@ -213,7 +213,7 @@ describe('X under the platform policy', () => {
       expect(task.actions.map((a) => a.type)).toEqual(['follow', 'like']);
     }
 
-    const done = await t.services.tasks.performX(workspaceId, qTask.id, 'console:pat');
+    const done = await t.services.tasks.performAtClick(workspaceId, qTask.id, 'console:pat');
     expect(done.status).toBe('done');
     expect([...(x.follows.get(ME) ?? [])]).toEqual([quinn]);
     expect([...(x.likes.get(ME) ?? [])]).toEqual([quinnPost.id]);
@@ -284,7 +284,7 @@ describe('X under the platform policy', () => {
     expect(dmsTo(sol)).toHaveLength(0);
   });
 
-  it('two concurrent performX calls on one task (two workers): X receives exactly one DM; the other is 409 task_closed', async () => {
+  it('two concurrent performAtClick calls on one task (two workers): X receives exactly one DM; the other is 409 task_closed', async () => {
     const uma = person('Uma');
     const leadId = await xLead('Uma', uma, dmOnly);
     await tick();
@@ -292,8 +292,8 @@ describe('X under the platform policy', () => {
     const second = await buildTestApp({ handle: t.handle, cipher: t.cipher, now: new Date(clock).toISOString(), env });
     try {
       const results = await Promise.allSettled([
-        t.services.tasks.performX(workspaceId, task.id, 'console:a'),
-        second.services.tasks.performX(workspaceId, task.id, 'console:b'),
+        t.services.tasks.performAtClick(workspaceId, task.id, 'console:a'),
+        second.services.tasks.performAtClick(workspaceId, task.id, 'console:b'),
       ]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
@@ -321,7 +321,7 @@ describe('X under the platform policy', () => {
     expect(await budgetUsed('dms')).toBe(before);
     const [vTask] = await tasksOf(v, '?kind=x_dm');
     const [wTask] = await tasksOf(w, '?kind=x_dm');
-    await t.services.tasks.performX(workspaceId, vTask.id, 'console:pat');
+    await t.services.tasks.performAtClick(workspaceId, vTask.id, 'console:pat');
     expect(dmsTo(vic)).toHaveLength(1);
     expect(await budgetUsed('dms')).toBe(before + 1);
     const recorded = await t.app.inject({ method: 'POST', url: `/api/v1/tasks/${wTask.id}/complete`, headers: auth });
@@ -338,7 +338,7 @@ describe('X under the platform policy', () => {
     // X access tokens live two hours: a person's click often comes after that.
     await sql`UPDATE x_account_oauth SET expires_at = ${new Date(clock - 60_000).toISOString()}::timestamptz WHERE user_id = ${ME}`.execute(t.db);
     const refreshes = count('POST /2/oauth2/token');
-    const done = await t.services.tasks.performX(workspaceId, task.id, 'console:pat');
+    const done = await t.services.tasks.performAtClick(workspaceId, task.id, 'console:pat');
     expect(done.status).toBe('done');
     expect(dmsTo(zoe)).toHaveLength(1);
     expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);
@@ -352,7 +352,7 @@ describe('X under the platform policy', () => {
     // X holds the DM from an earlier click whose transaction never committed.
     x.receiveDm(ME, ann, task.text!);
     expect(dmsTo(ann)).toHaveLength(1);
-    await t.services.tasks.performX(workspaceId, task.id, 'console:pat');
+    await t.services.tasks.performAtClick(workspaceId, task.id, 'console:pat');
     expect(dmsTo(ann)).toHaveLength(1);
     expect((await t.services.tasks.get(workspaceId, task.id)).status).toBe('done');
   });
@@ -364,13 +364,13 @@ describe('X under the platform policy', () => {
     const [task] = await tasksOf(leadId, '?kind=x_dm');
     x.expireAccessToken((await xOauthRepository(t.cipher).find(t.db, workspaceId, ME))!.accessToken);
     const refreshes = count('POST /2/oauth2/token');
-    await expect(t.services.tasks.performX(workspaceId, task.id, 'console:pat')).rejects.toMatchObject({
+    await expect(t.services.tasks.performAtClick(workspaceId, task.id, 'console:pat')).rejects.toMatchObject({
       statusCode: 503,
       body: { reason: 'x_unauthorized' },
     });
     expect(dmsTo(ann)).toHaveLength(0);
     expect((await t.services.tasks.get(workspaceId, task.id)).status).toBe('open');
-    await t.services.tasks.performX(workspaceId, task.id, 'console:pat');
+    await t.services.tasks.performAtClick(workspaceId, task.id, 'console:pat');
     expect(dmsTo(ann)).toHaveLength(1);
     expect(count('POST /2/oauth2/token')).toBe(refreshes + 1);
   });

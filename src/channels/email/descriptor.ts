@@ -58,6 +58,7 @@ export const emailChannel: ChannelDescriptor = {
   },
   missingAddress: (recipient) => (recipient.email ? null : 'missing_email'),
   subject: true,
+  resendsUncertain: true,
   emptyCounts: () => ({ ...emptyMailboxCounts() }),
   // A leaver notice came to the address our message went to: that address is suppressed.
   async onLeaver(trx, lead, obs) {

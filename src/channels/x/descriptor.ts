@@ -72,6 +72,7 @@ export const xChannel: ChannelDescriptor = {
     }),
   },
   answersOnPlatform: true,
+  performedByClick: true,
   conversationUrl: xConversationUrl,
   profileUrl: xProfileUrl,
   // Connected with OAuth 2.0: the real X API (domain/policy.ts `x_connected`); never connected: the sandbox.

@@ -10,7 +10,7 @@ import { pageContext, sendFragment, sendPage } from '../render.js';
 import { Badge, EmptyState, humanize, NoticeBox, noticeTable, plural, redirectWithNotice, takeNotice, When, type Notice } from '../ui.js';
 
 // The task queue (issue 28 §2, docs/console.md "Tasks"): what a person must do because a platform's rules keep it
-// from automation. An X task is performed here, at the click, through the X API (tasks.performX); a LinkedIn or
+// from automation. An X task is performed here, at the click, through the X API (tasks.performAtClick); a LinkedIn or
 // Instagram task is done on the platform by the person, who then presses Done (tasks.complete) or Skip. An uncertain
 // send (a crash left it in flight, nobody can confirm it) is answered Send anyway (e-mail only: sent again at the click,
 // a fresh Message-ID), Mark as sent or Leave it (docs/tasks.md "Uncertain sends").
@@ -435,7 +435,7 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
   button('complete', async (ws, id) => (await tasks.complete(ws, id, CONSOLE_BY), 'done'));
   button('skip', async (ws, id) => ((await tasks.skip(ws, id, CONSOLE_BY)).source === 'uncertain' ? 'left' : 'skipped'));
   // Send DM / Follow / Like: the one path that performs an X action on a task, by a signed-in person, at the click.
-  button('perform', async (ws, id) => ((await tasks.performX(ws, id, CONSOLE_BY)).kind === 'x_dm' ? 'sent_dm' : 'engaged'));
+  button('perform', async (ws, id) => ((await tasks.performAtClick(ws, id, CONSOLE_BY)).kind === 'x_dm' ? 'sent_dm' : 'engaged'));
   // Send anyway: the uncertain e-mail goes again at the click, with a fresh Message-ID (tasks.sendAnyway).
   button(
     'send-anyway',

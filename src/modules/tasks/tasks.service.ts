@@ -4,6 +4,7 @@ import type { TextCipher } from '../../lib/crypto.js';
 import type { TaskStatus } from '../../db/schema.js';
 import { badRequest, conflict, notFound, tooManyRequests, unavailable } from '../../lib/errors.js';
 import type { ActionResult, ChannelDrivers, OutboundAction } from '../../channels/types.js';
+import type { ChannelDescriptor, ChannelRegistry } from '../../channels/descriptor.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { iso } from '../../domain/iso.js';
 import { stepKeyOfUncertain, type StepTaskRef, type TaskSource, type UncertainTaskRef } from '../../domain/tasks.js';
@@ -64,6 +65,8 @@ export interface TasksServiceDeps {
   clock: Clock;
   cipher: TextCipher;
   drivers: ChannelDrivers;
+  /** The channel registry: which channels' tasks a click performs, and whose uncertain sends may go again. */
+  channels: ChannelRegistry;
   steps: StepTaskRecorder;
   replies: ReplyTaskRecorder;
 }
@@ -273,9 +276,10 @@ export function createTasksService(deps: TasksServiceDeps) {
     const ref = uncertainInput(task);
     let sent: { externalId: string | null; error: string | null } | null = null;
     if (answer === 'sent_anyway') {
-      if (task.channel !== 'email')
+      const channel = deps.channels.ofChannel(task.channel);
+      if (!channel?.resendsUncertain)
         throw badRequest('task_not_sendable', 'Send anyway is offered only for uncertain e-mail sends; answer this one with Mark as sent or Leave it');
-      sent = await sendAgain(task, ref.stepKey, trx, now);
+      sent = await sendAgain(channel, task, ref.stepKey, trx, now);
     }
     const status = answer === 'left' ? 'skipped' : 'done';
     const reason = sent?.error ? 'send_failed' : null;
@@ -300,16 +304,19 @@ export function createTasksService(deps: TasksServiceDeps) {
       sandbox: task.sandbox,
     });
 
-  /** The e-mail sent again: the task's subject and text to the lead, from the lead's account (its mailbox, or the fallback). */
-  async function sendAgain(task: repo.TaskRow, stepKey: string, trx: Database, now: Date) {
+  /**
+   * The uncertain send made again (a channel that `resendsUncertain`: e-mail): the task's subject and text to the lead,
+   * from the lead's account (its mailbox, or the fallback), under a fresh key.
+   */
+  async function sendAgain(channel: ChannelDescriptor, task: repo.TaskRow, stepKey: string, trx: Database, now: Date) {
     // The step's text could not be rendered again when the task opened: there is nothing to send.
     if (!task.text) throw badRequest('task_not_sendable', 'this uncertain send has no text to send again; mark it as sent or leave it', { field: 'task' });
     const action: OutboundAction = {
       workspaceId: task.workspace_id,
       accountId: task.account_id,
       accountUserId: null,
-      kind: 'email',
-      channel: 'email',
+      kind: task.kind,
+      channel: channel.channel,
       recipient: recipientOfTask(task),
       subject: task.subject,
       text: cipher.decrypt(task.text),
@@ -319,7 +326,7 @@ export function createTasksService(deps: TasksServiceDeps) {
       byPerson: true,
       attempt: 0,
     };
-    const result: ActionResult = await deps.drivers.forChannel('email').perform(action, { db: trx });
+    const result: ActionResult = await deps.drivers.forChannel(channel.channel).perform(action, { db: trx });
     if (result.outcome === 'ok') return { externalId: result.externalId, error: null };
     if (result.outcome === 'rate_limited')
       throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, 'the mailbox is rate limited; nothing was sent and the task stays open');
@@ -356,16 +363,22 @@ export function createTasksService(deps: TasksServiceDeps) {
     );
   }
 
-  /** The X action a console click performs, through the X driver as the account's person (never automation). */
-  async function performOnX(task: repo.TaskRow, trx: Database): Promise<string | null> {
-    if (task.channel !== 'x' || !task.x_account_user_id)
+  /**
+   * The action a console click performs, for a channel `performedByClick` (X), through its driver as the account's
+   * person (never automation): from the platform account the task names, or the lead's messaging account.
+   */
+  async function performAtClick(task: repo.TaskRow, trx: Database): Promise<string | null> {
+    const channel = deps.channels.ofChannel(task.channel);
+    const fromAccountUser = channel?.sendsFrom === 'account_user';
+    if (!channel?.performedByClick || (fromAccountUser && !task.x_account_user_id))
       throw badRequest('task_not_performable', 'only X tasks are performed here; do the others on the platform and press Done');
+    const name = channel.labels.name;
     const action: OutboundAction = {
       workspaceId: task.workspace_id,
-      accountId: null,
-      accountUserId: task.x_account_user_id,
-      kind: task.kind === 'x_dm' ? 'x_dm' : 'x_engage',
-      channel: 'x',
+      accountId: fromAccountUser ? null : task.account_id,
+      accountUserId: fromAccountUser ? task.x_account_user_id : null,
+      kind: task.kind,
+      channel: channel.channel,
       recipient: recipientOfTask(task),
       subject: null,
       text: cipher.decrypt(task.text),
@@ -377,12 +390,12 @@ export function createTasksService(deps: TasksServiceDeps) {
       // before this transaction committed) leaves the task open, and the next click must not DM the person again.
       attempt: 1,
     };
-    const result: ActionResult = await deps.drivers.forChannel('x').perform(action, { db: trx });
+    const result: ActionResult = await deps.drivers.forChannel(channel.channel).perform(action, { db: trx });
     if (result.outcome === 'ok') return result.externalId;
     if (result.outcome === 'rate_limited')
-      throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, 'X is rate limiting this account; the task stays open');
+      throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, `${name} is rate limiting this account; the task stays open`);
     const error = result.outcome === 'needs_person' ? result.reason : result.error;
-    throw unavailable('channel_send_failed', 'X did not take it; the task stays open', { reason: error });
+    throw unavailable('channel_send_failed', `${name} did not take it; the task stays open`, { reason: error });
   }
 
   return {
@@ -393,12 +406,13 @@ export function createTasksService(deps: TasksServiceDeps) {
       close(workspaceId, id, { done: true, by, dryRun: options.dryRun }),
     skip: (workspaceId: string, id: string, by: string, options: { dryRun?: boolean } = {}) =>
       close(workspaceId, id, { done: false, by, dryRun: options.dryRun }),
-    /** The console's Send DM / Follow / Like: performs the X action at the click, then records it as done. */
-    performX: async (workspaceId: string, id: string, by: string) => {
+    /** The console's Send DM / Follow / Like: performs the action at the click (a channel `performedByClick`: X), then records it as done. */
+    performAtClick: async (workspaceId: string, id: string, by: string) => {
       // The account's token is made ready before the transaction (a refresh commits on its own: channels/types.ts).
       const task = await repo.findTask(db, workspaceId, id);
-      if (task?.x_account_user_id) await deps.drivers.forChannel('x').prepare?.({ workspaceId, accountUserId: task.x_account_user_id });
-      return close(workspaceId, id, { done: true, by, act: performOnX });
+      if (task?.x_account_user_id && deps.channels.ofChannel(task.channel)?.performedByClick)
+        await deps.drivers.forChannel(task.channel).prepare?.({ workspaceId, accountUserId: task.x_account_user_id });
+      return close(workspaceId, id, { done: true, by, act: performAtClick });
     },
     /** Mark as sent: a person says the uncertain send arrived (nothing is sent). */
     markSent: (workspaceId: string, id: string, by: string, options: { dryRun?: boolean } = {}) =>
