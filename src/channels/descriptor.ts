@@ -2,7 +2,7 @@ import type { RawBuilder } from 'kysely';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { SequenceStepRow } from '../db/schema.js';
-import type { AccountBudget, BudgetKey, Sender } from '../domain/budgets.js';
+import type { AccountBudget, BudgetKey, BudgetWindow, Sender } from '../domain/budgets.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { WebhookEvent } from '../webhooks/outbox.js';
 import type { Channel, StepKind } from '../domain/vocabulary.js';
@@ -109,6 +109,11 @@ export interface ChannelDescriptor {
    * sends of this channel.
    */
   resolveBudgets?(deps: BudgetDeps, asks: BudgetAsk[]): Promise<ResolvedBudget[][]>;
+  /**
+   * The windows of the channel's own budgets (scope `channel`, domain/budgets.ts `channelBudgetKey`), by budget name:
+   * the one place they are decided for it, as BUDGET_WINDOWS is for the built-in scopes.
+   */
+  readonly budgetWindows?: Readonly<Record<string, BudgetWindow>>;
   /** The cap of one of the keys `budgetsOf` names, from the process's settings (null or absent: counted, uncapped). */
   budgetCap?(key: BudgetKey, config: Config): number | null;
   /**

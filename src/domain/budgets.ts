@@ -26,7 +26,11 @@ import { localDay, localDaysBetween, safeZone } from './time.js';
  */
 export type PacingRules = EngineConfig['pacing'];
 
-export type BudgetScope = 'account' | 'mailbox' | 'x_account' | 'mailbox_domain' | 'linkedin_gateway';
+/**
+ * `channel` is a channel's own scope (one registered at run time included): its scope id is `<channel>:<owner>`, its
+ * budgets and their windows are the channel's (its descriptor's `budgetWindows`).
+ */
+export type BudgetScope = 'account' | 'mailbox' | 'x_account' | 'mailbox_domain' | 'linkedin_gateway' | 'channel';
 export type BudgetName = 'invites' | 'messages' | 'actions' | 'emails' | 'dms' | 'follows';
 export type BudgetWindow = 'local_day' | 'utc_day' | 'rolling_week';
 
@@ -35,7 +39,8 @@ export interface BudgetKey {
   workspaceId: string;
   scope: BudgetScope;
   scopeId: string;
-  budget: BudgetName;
+  /** A built-in budget, or one a channel names in its own scope (`channel`). */
+  budget: BudgetName | (string & {});
   window: BudgetWindow;
   /** The day the row counts: the local or UTC day; for `rolling_week`, the local day the units landed on. */
   windowStart: string;
@@ -153,20 +158,46 @@ export interface Sender {
 /** What a channel says about its budgets (channels/descriptor.ts `budgetsOf`); passed in, so the domain imports no channel. */
 export interface BudgetSource {
   budgetsOf?(step: SequenceStepRow, sender: Sender, at: Date): BudgetKey[];
+  /** The channel's name: the prefix of its own keys' scope ids. */
+  readonly channel?: string;
+  /** The windows of the channel's own budgets (scope `channel`), by budget name. */
+  readonly budgetWindows?: Readonly<Record<string, BudgetWindow>>;
 }
 
 /**
  * The budgets a step draws from its sender at `at`: the keys its channel names, each checked against
- * BUDGET_WINDOWS (a key whose window is not the one written there for its scope and budget is a programming error
- * and throws). A channel without budgets (or an unknown step kind, `source` undefined) draws none.
+ * BUDGET_WINDOWS, or for the channel's own scope (`channel`) against its `budgetWindows` and its name (a key whose
+ * window is not the one written there, or another channel's, is a programming error and throws). A channel without
+ * budgets (or an unknown step kind, `source` undefined) draws none.
  */
 export function budgetsOf(source: BudgetSource | undefined, step: SequenceStepRow, sender: Sender, at: Date): BudgetKey[] {
   const keys = source?.budgetsOf?.(step, sender, at) ?? [];
   for (const k of keys) {
-    const windows: Partial<Record<BudgetScope, Partial<Record<BudgetName, BudgetWindow>>>> = BUDGET_WINDOWS;
+    if (k.scope === 'channel') {
+      if (!source?.channel || !k.scopeId.startsWith(`${source.channel}:`) || source.budgetWindows?.[k.budget] !== k.window)
+        throw new Error(`channel budget ${k.scopeId}/${k.budget} has no ${k.window} window in its channel's budgetWindows`);
+      continue;
+    }
+    const windows: Partial<Record<BudgetScope, Partial<Record<string, BudgetWindow>>>> = BUDGET_WINDOWS;
     if (windows[k.scope]?.[k.budget] !== k.window) throw new Error(`budget ${k.scope}/${k.budget} has no ${k.window} window in BUDGET_WINDOWS`);
   }
   return keys;
+}
+
+/**
+ * A budget of a channel's own (scope `channel`): `budget` of `owner` (an account, a workspace: the channel's choice)
+ * on `channel`, in the window the channel's `budgetWindows` gives it (a local day in `timeZone`, or the UTC day).
+ */
+export function channelBudgetKey(
+  workspaceId: string,
+  channel: string,
+  owner: string,
+  budget: string,
+  window: BudgetWindow,
+  at: Date,
+  timeZone: string | null,
+): BudgetKey {
+  return { workspaceId, scope: 'channel', scopeId: `${channel}:${owner}`, budget, window, windowStart: windowStartOf(window, at, timeZone) };
 }
 
 /**

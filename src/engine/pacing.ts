@@ -15,7 +15,6 @@ import {
   rampOf,
   type AccountBudget,
   type BudgetKey,
-  type BudgetName,
   type BudgetScope,
   type BudgetWindow,
   type Sender,
@@ -33,7 +32,7 @@ const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${St
 export interface BudgetFigure {
   scope: BudgetScope;
   scopeId: string;
-  budget: BudgetName;
+  budget: BudgetKey['budget'];
   window: BudgetWindow;
   windowStart: string;
   used: number;

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { ChannelDescriptor, PushInbound } from '../../../src/channels/descriptor.js';
 import type { Channel, InboundObservation } from '../../../src/channels/types.js';
 import type { Database } from '../../../src/db/database.js';
-import { accountBudgetKeys } from '../../../src/domain/budgets.js';
+import { accountBudgetKeys, channelBudgetKey } from '../../../src/domain/budgets.js';
 import { createPigeonDriver } from './driver.js';
 import { PIGEON_SIGNATURE_HEADER, type PigeonPlatform } from './platform.js';
 
@@ -54,12 +54,16 @@ function pigeonPush(platform: PigeonPlatform): PushInbound {
   };
 }
 
+/** The platform's own budget: deliveries a workspace may hand it per UTC day (scope `channel`, `pigeon:<workspace>`). */
+export const PIGEON_DELIVERIES = 'deliveries';
+
 /**
  * A fifth channel, defined here and nowhere in src/: `pigeon_dm` steps go to the person's pigeon address (their
  * e-mail address) through the fake platform, from the lead's messaging account, drawing on that account's daily
- * message budget; people's answers come back by the platform's signed webhook (push), not by a poll.
+ * message budget and on the platform's own daily deliveries for the workspace (`deliveriesPerDay`, a budget of the
+ * channel's own scope); people's answers come back by the platform's signed webhook (push), not by a poll.
  */
-export function createPigeonChannel(platform: PigeonPlatform): ChannelDescriptor {
+export function createPigeonChannel(platform: PigeonPlatform, opts: { deliveriesPerDay?: number } = {}): ChannelDescriptor {
   return {
     channel: PIGEON,
     stepKinds: [PIGEON_DM],
@@ -70,7 +74,12 @@ export function createPigeonChannel(platform: PigeonPlatform): ChannelDescriptor
     actionOf: (_step, alreadyMessaged = false) => (alreadyMessaged ? 'followup' : 'message'),
     eventOf: () => ({ event: 'lead.messaged', channel: PIGEON }),
     accountBudgetOf: () => 'messages',
-    budgetsOf: (_step, sender, at) => accountBudgetKeys(sender, 'messages', at),
+    budgetWindows: { [PIGEON_DELIVERIES]: 'utc_day' },
+    budgetsOf: (_step, sender, at) => [
+      ...accountBudgetKeys(sender, 'messages', at),
+      channelBudgetKey(sender.workspaceId, PIGEON, sender.workspaceId, PIGEON_DELIVERIES, 'utc_day', at, null),
+    ],
+    budgetCap: (key) => (key.scope === 'channel' && key.budget === PIGEON_DELIVERIES ? (opts.deliveriesPerDay ?? null) : null),
     missingAddress: (recipient) => (recipient.email ? null : 'missing_pigeon_address'),
   };
 }

@@ -4,6 +4,7 @@ import { insertLead, insertSequence, stepRow } from '../../helpers/factories.js'
 import { ENGINE_ENV, insertAccount } from '../../engine/helpers.js';
 import { connectInMemory, fails } from '../../mcp/mcp-client.js';
 import { STEP_KINDS } from '../../../src/domain/vocabulary.js';
+import { budgetsOf, channelBudgetKey } from '../../../src/domain/budgets.js';
 import { createMemoryRateLimitStore } from '../../../src/app/plugins/rate-limit.js';
 import { createPigeonChannel, PIGEON_DM } from './descriptor.js';
 import { PIGEON_PERSON_REASON } from './driver.js';
@@ -22,7 +23,7 @@ const T0 = new Date('2026-12-01T10:00:00.000Z');
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ env: ENV, controlToken: CONTROL, channels: [createPigeonChannel(platform)], now: T0.toISOString() });
+  t = await buildTestApp({ env: ENV, controlToken: CONTROL, channels: [createPigeonChannel(platform, { deliveriesPerDay: 2 })], now: T0.toISOString() });
 });
 afterAll(async () => t?.close());
 
@@ -107,6 +108,46 @@ describe('a fifth channel registered at run time (pigeon)', () => {
     expect(await tick(new Date('2026-12-02T00:05:00.000Z'))).toMatchObject({ actions: 1, deferred: 0 });
     expect([...deliveredTo('bea@loft.example'), ...deliveredTo('bo@loft.example')]).toHaveLength(2);
     expect(await leadView(w.auth, waitingId)).toMatchObject({ stage: 'messaged', messagedAt: '2026-12-02T00:05:00.000Z' });
+  });
+
+  it("budget of its own: the platform takes two deliveries a day per workspace (scope channel); a third sender's lead waits though its account has room", async () => {
+    const ws = await createWorkspaceWithKey(t, 'Pigeon platform cap');
+    const sequenceId = await insertSequence(t.db, ws.workspaceId, { channels: ['pigeon'], steps: [stepRow({ index: 0, kind: PIGEON_DM, message: 'Coo!' })] });
+    const people = ['cy', 'cai', 'cole'].map((n) => `${n}@loft.example`);
+    const leads: string[] = [];
+    for (const email of people) {
+      // Three senders with a message each to spare today: only the platform's budget can hold one back.
+      const account = await insertAccount(t.db, ws.workspaceId);
+      leads.push(await insertLead(t.db, ws.workspaceId, { person: email, email, account_id: account, sequence_id: sequenceId, next_action_at: T0 }));
+    }
+    expect(await tick(T0)).toMatchObject({ actions: 2, deferred: 1 });
+    expect(people.flatMap(deliveredTo)).toHaveLength(2);
+    const waitingId = leads[people.findIndex((p) => deliveredTo(p).length === 0)];
+    expect(await leadView(ws.auth, waitingId)).toMatchObject({ stage: 'queued', messagedAt: null, lastError: null, nextActionAt: '2026-12-02T00:00:00.000Z' });
+    const rows = await t.db
+      .selectFrom('send_budgets')
+      .select(['scope_id', 'budget', 'used'])
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('scope', '=', 'channel')
+      .execute();
+    expect(rows).toEqual([{ scope_id: `pigeon:${ws.workspaceId}`, budget: 'deliveries', used: 2 }]);
+    expect(await tick(new Date('2026-12-02T00:05:00.000Z'))).toMatchObject({ actions: 1 });
+    expect(people.flatMap(deliveredTo)).toHaveLength(3);
+  });
+
+  it("a key of the channel scope must be its own and in its budgetWindows: another channel's, or another window, throws", () => {
+    const sender = { workspaceId: 'w', accountId: 'a', accountUserId: null, timeZone: 'UTC', warmupStartedAt: null, delivery: 'sandbox' };
+    const step = stepRow({ index: 0, kind: PIGEON_DM, message: 'Coo!' }) as never;
+    const at = T0;
+    const source = (key: ReturnType<typeof channelBudgetKey>) => ({
+      channel: 'pigeon',
+      budgetWindows: { deliveries: 'utc_day' as const },
+      budgetsOf: () => [key],
+    });
+    expect(budgetsOf(source(channelBudgetKey('w', 'pigeon', 'w', 'deliveries', 'utc_day', at, null)), step, sender, at)).toHaveLength(1);
+    expect(() => budgetsOf(source(channelBudgetKey('w', 'raven', 'w', 'deliveries', 'utc_day', at, null)), step, sender, at)).toThrow(/budgetWindows/);
+    expect(() => budgetsOf(source(channelBudgetKey('w', 'pigeon', 'w', 'deliveries', 'local_day', at, 'UTC')), step, sender, at)).toThrow(/budgetWindows/);
+    expect(() => budgetsOf(source(channelBudgetKey('w', 'pigeon', 'w', 'flights', 'utc_day', at, null)), step, sender, at)).toThrow(/budgetWindows/);
   });
 
   it('reply: a signed push freezes the lead and lists the reply; an unsigned or badly signed one is refused and changes nothing', async () => {
