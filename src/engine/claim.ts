@@ -34,7 +34,7 @@ import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
 import { bucketOf, channelOfKind } from './steps.js';
 import type { BudgetAsk, ChannelRegistry, ResolvedBudget } from '../channels/descriptor.js';
 import { budgetKeyText, budgetsOf, nextUtcDay, type BudgetKey } from '../domain/budgets.js';
-import { lockBudgets, releaseBudgets, reserveBudgets } from '../domain/budgets.repository.js';
+import { lockBudgets, readBudgetUsage, reserveBudgets } from '../domain/budgets.repository.js';
 import { addLocalDays, safeZone, zonedTime } from '../domain/time.js';
 
 // The claim transaction, as the five steps it takes: classify the claimed leads (the admission list's rules,
@@ -208,31 +208,34 @@ async function reserveChannelBudgets(trx: Database, paced: Paced[], now: Date, b
     at.forEach((i, j) => wanted[i].push(...(resolved[j] ?? [])));
   }
   // Every row the batch may take, created and locked at once in key order (after the pacing's account rows), so two
-  // workers claiming for the same senders queue instead of deadlocking.
-  const distinct = new Map(wanted.flat().map((b) => [budgetKeyText(b.key), b.key]));
-  await lockBudgets(trx, [...distinct.values()]);
+  // workers claiming for the same senders queue instead of deadlocking. Under that lock the batch is decided in
+  // memory, send by send (each all or nothing), from what each window has used, and the grants are written at once.
+  const distinct = new Map(wanted.flat().map((b) => [budgetKeyText(b.key), b]));
+  await lockBudgets(
+    trx,
+    [...distinct.values()].map((b) => b.key),
+  );
+  const used = await readBudgetUsage(
+    trx,
+    [...distinct.values()].map((b) => b.key),
+  );
+  const taken = new Map<string, number>();
+  const room = (b: ResolvedBudget) => b.cap === null || (used.get(budgetKeyText(b.key)) ?? 0) + (taken.get(budgetKeyText(b.key)) ?? 0) + 1 <= b.cap;
   for (const [i, c] of paced.entries()) {
     const items = wanted[i];
-    if (items.length === 0) {
-      kept.push(c);
+    const full = items.find((b) => !room(b));
+    if (full) {
+      deferred.push({ id: c.row.id, at: full.nextAt.toISOString() });
+      if (c.release) giveBack.push(c.release);
       continue;
     }
-    const granted = await reserveBudgets(
-      trx,
-      items.map((b) => ({ key: b.key, n: 1, cap: b.cap, at: now })),
-    );
-    const full = items.find((_, j) => !granted[j]);
-    if (!full) {
-      kept.push({ ...c, release: { ...(c.release ?? { workspaceId: c.row.workspace_id }), channelKeys: items.map((b) => b.key) } });
-      continue;
-    }
-    await releaseBudgets(
-      trx,
-      items.filter((_, j) => granted[j]).map((b) => ({ key: b.key, n: 1 })),
-    );
-    deferred.push({ id: c.row.id, at: full.nextAt.toISOString() });
-    if (c.release) giveBack.push(c.release);
+    for (const b of items) taken.set(budgetKeyText(b.key), (taken.get(budgetKeyText(b.key)) ?? 0) + 1);
+    kept.push(items.length === 0 ? c : { ...c, release: { ...(c.release ?? { workspaceId: c.row.workspace_id }), channelKeys: items.map((b) => b.key) } });
   }
+  const grants = [...taken].map(([k, n]) => ({ key: distinct.get(k)!.key, n, cap: distinct.get(k)!.cap, at: now }));
+  const granted = await reserveBudgets(trx, grants);
+  // The rows are locked: a grant decided here cannot be refused. Should one be, nothing of this batch's is kept.
+  if (granted.some((g) => !g)) throw new Error('a channel budget locked by this claim refused a grant decided under the lock');
   await releaseReservations(trx, giveBack);
   return { paced: kept, deferred };
 }

@@ -7,8 +7,8 @@ import { createInboxWatcher } from './inbox/watcher.js';
 import { createMailboxTokens } from './mailboxes/oauth-tokens.js';
 import { createMailboxEmailDriver } from './send/driver.js';
 import { createSmtpEmailDriver } from './send/smtp-driver.js';
-import { emailSendBudgets } from './send/send-budgets.js';
-import { resolveSendingMailbox } from './mailboxes/mailboxes.service.js';
+import { emailSendBudgetsOn, type MailboxBudgetDay } from './send/send-budgets.js';
+import { mailboxBudgetDay, sendingMailboxesOf } from './mailboxes/mailboxes.service.js';
 import { workspacesWithMailboxes } from './mailboxes/mailboxes.repository.js';
 
 /**
@@ -43,16 +43,23 @@ export const emailChannel: ChannelDescriptor = {
   // The mailbox the lead is sent from is chosen here, in the claim's transaction (its account's, the sticky one, or
   // the pool's pick, made sticky now), so the claim reserves its day and its day to the recipient's domain. A lead
   // with no mailbox goes over SMTP_URL or the sandbox, which draw no mailbox budget.
-  async resolveBudgets({ db, config, cipher }, asks) {
+  async resolveBudgets({ db, config }, asks) {
     const withMailboxes = await workspacesWithMailboxes(db, [...new Set(asks.map((a) => a.workspaceId))]);
+    const sending = asks.filter((a) => a.recipient.email && withMailboxes.has(a.workspaceId));
+    const mailboxes = new Map((await sendingMailboxesOf(db, sending)).map((m, i) => [sending[i], m]));
+    // Each mailbox's day is read once for the batch (its asks share the claim's instant).
+    const days = new Map<string, MailboxBudgetDay>();
     const out: ResolvedBudget[][] = [];
     for (const ask of asks) {
+      const m = mailboxes.get(ask);
       const to = ask.recipient.email;
-      const mailbox =
-        to && withMailboxes.has(ask.workspaceId)
-          ? await resolveSendingMailbox({ db, cipher }, { workspaceId: ask.workspaceId, leadId: ask.leadId, accountId: ask.accountId })
-          : null;
-      out.push(mailbox && to ? await emailSendBudgets(db, config, mailbox, to, ask.kind, ask.at) : []);
+      if (!m || !to) {
+        out.push([]);
+        continue;
+      }
+      const dayKey = `${m.id}|${ask.at.toISOString()}`;
+      if (!days.has(dayKey)) days.set(dayKey, await mailboxBudgetDay(db, config.engine.pacing, m, ask.at));
+      out.push(emailSendBudgetsOn(config, m, days.get(dayKey)!, to, ask.kind, ask.at));
     }
     return out;
   },

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
 import { POOL_ACCOUNT_MODE, POOL_MAILBOX_HEALTH } from '../../../domain/claim-layout.js';
 import type { Database } from '../../../db/database.js';
@@ -176,6 +177,72 @@ export async function stickLeadMailbox(db: Database, workspaceId: string, leadId
     .execute();
   const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
   return r?.mailbox_id ?? mailboxId;
+}
+
+/** A mailbox as the choice of a sender needs it: no secrets. */
+export interface MailboxRef {
+  id: string;
+  workspaceId: string;
+  accountId: string;
+}
+
+const refOf = (r: { id: string; workspace_id: string; account_id: string }): MailboxRef => ({ id: r.id, workspaceId: r.workspace_id, accountId: r.account_id });
+
+/** The mailbox of each of these messaging accounts (at most one each), keyed by account id. */
+export async function mailboxRefsByAccount(db: Database, accountIds: string[]): Promise<Map<string, MailboxRef>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await db.selectFrom('mailboxes').select(['id', 'workspace_id', 'account_id']).where('account_id', 'in', accountIds).execute();
+  return new Map(rows.map((r) => [r.account_id, refOf(r)]));
+}
+
+/** The sticky mailbox of each of these leads that has one still in its workspace, keyed by lead id. */
+export async function stickyMailboxRefs(db: Database, leadIds: string[]): Promise<Map<string, MailboxRef>> {
+  if (leadIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('leads as l')
+    .innerJoin('mailboxes as m', (j) => j.onRef('m.id', '=', 'l.mailbox_id').onRef('m.workspace_id', '=', 'l.workspace_id'))
+    .select(['l.id as lead_id', 'm.id', 'm.workspace_id', 'm.account_id'])
+    .where('l.id', 'in', leadIds)
+    .execute();
+  return new Map(rows.map((r) => [r.lead_id, refOf(r)]));
+}
+
+/** The pool of each of these workspaces (listSendingEmailMailboxes' filter and order), keyed by workspace id. */
+export async function poolMailboxRefs(db: Database, workspaceIds: string[]): Promise<Map<string, MailboxRef[]>> {
+  const out = new Map<string, MailboxRef[]>();
+  if (workspaceIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('mailboxes')
+    .innerJoin('messaging_accounts', 'messaging_accounts.id', 'mailboxes.account_id')
+    .select(['mailboxes.id', 'mailboxes.workspace_id', 'mailboxes.account_id'])
+    .where('mailboxes.workspace_id', 'in', workspaceIds)
+    .where('messaging_accounts.mode', '=', POOL_ACCOUNT_MODE)
+    .where('mailboxes.health', 'in', POOL_MAILBOX_HEALTH)
+    .orderBy('mailboxes.id')
+    .execute();
+  for (const r of rows) out.set(r.workspace_id, [...(out.get(r.workspace_id) ?? []), refOf(r)]);
+  return out;
+}
+
+/**
+ * Makes each pick the lead's sticky mailbox where it has none yet, in one statement; answers the mailbox id each lead
+ * keeps (its earlier one when another writer stuck one first).
+ */
+export async function stickLeadMailboxes(db: Database, picks: { leadId: string; mailboxId: string }[]): Promise<Map<string, string>> {
+  if (picks.length === 0) return new Map();
+  const values = sql.join(picks.map((p) => sql`(${p.leadId}::uuid, ${p.mailboxId}::text)`));
+  await sql`UPDATE leads SET mailbox_id = v.mailbox_id FROM (VALUES ${values}) AS v(lead_id, mailbox_id)
+    WHERE leads.id = v.lead_id AND leads.mailbox_id IS NULL`.execute(db);
+  const rows = await db
+    .selectFrom('leads')
+    .select(['id', 'mailbox_id'])
+    .where(
+      'id',
+      'in',
+      picks.map((p) => p.leadId),
+    )
+    .execute();
+  return new Map(rows.flatMap((r) => (r.mailbox_id ? [[r.id, r.mailbox_id] as const] : [])));
 }
 
 /** Which of these workspaces have a mailbox at all (one query for a claim's batch; most sandbox workspaces have none). */

@@ -17,6 +17,8 @@ import {
 } from './mail-servers.js';
 import { MailboxError, type MailboxDeps } from './mailbox-deps.js';
 import { mailboxDays, type MailboxDay } from './mailbox-days.js';
+import { resolveSendingMailbox } from './sending-mailbox.js';
+export { resolveSendingMailbox, sendingMailboxesOf } from './sending-mailbox.js';
 import { pauseMailboxByPerson, resumeManualPause } from './mailbox-pause.js';
 
 export { MailboxError, type MailboxDeps, type MailboxErrorCode } from './mailbox-deps.js';
@@ -165,37 +167,6 @@ export async function removeMailbox(deps: MailboxDeps, workspaceId: string, idOr
   const n = await repo.deleteMailbox(deps.db, workspaceId, idOrAddress);
   if (n === 0) throw new MailboxError('mailbox_not_found', `mailbox ${idOrAddress} not found in this workspace`);
   return { revokedAtProvider };
-}
-
-/**
- * Which mailbox sends a lead's e-mail step (world-file contract): the mailbox of the lead's account; else the
- * lead's sticky mailbox; else one of the workspace's `mode: email` mailboxes, chosen by the lead id so leads spread
- * over them, and kept for the rest of the sequence. null: no mailbox, the sandbox or SMTP_URL carries it.
- */
-export async function resolveSendingMailbox(
-  deps: MailboxDeps,
-  lead: { workspaceId: string; leadId: string; accountId: string | null },
-): Promise<repo.MailboxSecretRow | null> {
-  if (lead.accountId) {
-    const own = await repo.getMailboxByAccount(deps.db, deps.cipher, lead.workspaceId, lead.accountId);
-    if (own) return own;
-  }
-  const sticky = await repo.leadMailboxId(deps.db, lead.workspaceId, lead.leadId);
-  if (sticky) {
-    const m = await repo.getMailbox(deps.db, deps.cipher, lead.workspaceId, sticky);
-    if (m) return m;
-  }
-  const pool = await repo.listSendingEmailMailboxes(deps.db, deps.cipher, lead.workspaceId);
-  if (pool.length === 0) return null;
-  const pick = pool[hashIndex(lead.leadId, pool.length)];
-  const kept = await repo.stickLeadMailbox(deps.db, lead.workspaceId, lead.leadId, pick.id);
-  return kept === pick.id ? pick : ((await repo.getMailbox(deps.db, deps.cipher, lead.workspaceId, kept)) ?? pick);
-}
-
-function hashIndex(s: string, n: number): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
-  return h % n;
 }
 
 /**

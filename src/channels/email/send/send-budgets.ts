@@ -24,9 +24,23 @@ export async function emailSendBudgets(
   kind: string,
   at: Date,
 ): Promise<ResolvedBudget[]> {
-  const rules = config.engine.pacing;
-  const { tz, key, cap, day } = await mailboxBudgetDay(db, rules, mailbox, at);
-  const nextAt = nextDayWindowStart(at, tz, rules);
+  return emailSendBudgetsOn(config, mailbox, await mailboxBudgetDay(db, config.engine.pacing, mailbox, at), to, kind, at);
+}
+
+/** The mailbox's day as `mailboxBudgetDay` reads it: its budget key, cap, local day and time zone. */
+export type MailboxBudgetDay = Awaited<ReturnType<typeof mailboxBudgetDay>>;
+
+/** `emailSendBudgets` on a mailbox day already read (a batch reads each mailbox's day once). */
+export function emailSendBudgetsOn(
+  config: Config,
+  mailbox: { workspaceId: string; id: string },
+  mailboxDay: MailboxBudgetDay,
+  to: string,
+  kind: string,
+  at: Date,
+): ResolvedBudget[] {
+  const { tz, key, cap, day } = mailboxDay;
+  const nextAt = nextDayWindowStart(at, tz, config.engine.pacing);
   const budgets: ResolvedBudget[] = [{ key, cap, nextAt }];
   const domainCap = config.emailGuards.mailboxDomainDailyCap;
   const domain = domainOf(to);
