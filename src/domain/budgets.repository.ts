@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { SendBudgetsTable } from '../db/schema.js';
-import { budgetKeyText, WINDOW_DAYS, type BudgetKey, type BudgetName, type BudgetScope, type BudgetWindow } from './budgets.js';
+import { budgetKeyText, WINDOW_DAYS, type BudgetKey, type BudgetScope, type BudgetWindow } from './budgets.js';
 
 // The SQL of the send budget ledger (table send_budgets, migration 0023); domain/budgets.ts holds the rule. The
 // engine's claim and the e-mail and X drivers all reserve and give back through these functions.
@@ -40,7 +40,7 @@ const keyOf = (r: WireRow): BudgetKey => ({
   workspaceId: r.workspace_id,
   scope: r.scope as BudgetScope,
   scopeId: r.scope_id,
-  budget: r.budget as BudgetName,
+  budget: r.budget,
   window: r.window_kind as BudgetWindow,
   windowStart: r.window_start,
 });
