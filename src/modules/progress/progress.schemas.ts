@@ -14,12 +14,12 @@ export const ProgressQuery = Type.Object(
 export const PacingBudget = Type.Object({
   scope: Type.String({
     description:
-      '`account` (this messaging account), `mailbox` (one of its mailboxes), `linkedin_gateway` (the account at the LinkedIn gateway), `x_account` (an X account, in `platformAccounts`) or `channel` (a channel\'s own, its scope id `<channel>:<owner>`)',
+      "`account` (this messaging account), `mailbox` (one of its mailboxes), `linkedin_gateway` (the account at the LinkedIn gateway), `x_account` (an X account, in `platformAccounts`) or `channel` (a channel's own, its scope id `<channel>:<owner>`)",
   }),
   scopeId: Type.String({ description: 'the messaging account id, the mailbox id, the X user id, or `<channel>:<owner>`' }),
   budget: Type.String({
     description:
-      '`invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel\'s own name',
+      "`invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name",
   }),
   window: Type.String({
     description: '`local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it',
