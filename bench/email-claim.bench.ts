@@ -30,7 +30,7 @@ import { upsertMailbox } from '../src/channels/email/mailboxes/mailboxes.reposit
 import { POOL_ACCOUNT_MODE } from '../src/domain/claim-layout.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId, newMessagingAccountId } from '../src/lib/ids.js';
-import { recreateDatabase } from './fresh-database.js';
+import { insertApprovedSequence, recreateDatabase } from './fresh-database.js';
 import { pct } from './floor-report.js';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 2_000);
@@ -72,20 +72,12 @@ async function seedWorkspace(db: Database, cipher: ReturnType<typeof createTextC
   // The leads' own account has no mailbox: their e-mail borrows the pool's.
   const account = newMessagingAccountId();
   await db.insertInto('messaging_accounts').values({ id: account, workspace_id: ws, name: 'LinkedIn', time_zone: 'UTC' }).execute();
-  const seq = newId();
-  await db
-    .insertInto('sequences')
-    .values({
-      id: seq,
-      workspace_id: ws,
-      name: 'Bench',
-      status: 'active',
-      revision: 1,
-      approved_revision: 1,
-      approved_at: NOW,
-      steps: JSON.stringify([{ index: 0, kind: 'email', delayDays: 0, subject: 'Hi', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null }]),
-    })
-    .execute();
+  const seq = await insertApprovedSequence(
+    db,
+    ws,
+    [{ index: 0, kind: 'email', delayDays: 0, subject: 'Hi', message: 'Hi {{firstName}}', actions: [], variants: null, tool: null }],
+    NOW,
+  );
   await sql`INSERT INTO leads (id, workspace_id, person, email, account_id, sequence_id, next_action_at)
     SELECT gen_random_uuid(), ${ws}::uuid, 'Lead ' || g, 'lead' || g || '@company' || (g % 97) || '.example', ${account}, ${seq}::uuid, ${NOW.toISOString()}::timestamptz
     FROM generate_series(1, ${LEADS}) g`.execute(db);

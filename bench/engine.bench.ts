@@ -12,6 +12,7 @@ import { createEngine } from '../src/engine/index.js';
 import { fixedClock } from '../src/lib/clock.js';
 import { createTextCipher } from '../src/lib/crypto.js';
 import { newId, newMessagingAccountId } from '../src/lib/ids.js';
+import { insertApprovedSequence } from './fresh-database.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/outreach_bench_engine';
 const LEADS = Number(process.env.BENCH_LEADS ?? 100_000);
@@ -66,35 +67,27 @@ await db
     })),
   )
   .execute();
-const seq = newId();
-await db
-  .insertInto('sequences')
-  .values({
-    id: seq,
-    workspace_id: ws,
-    name: 'Bench',
-    status: 'active',
-    revision: 1,
-    approved_revision: 1,
-    approved_at: now,
-    steps: JSON.stringify([
-      { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}} from {{company}}', actions: [], variants: null, tool: null },
-      {
-        index: 1,
-        kind: 'message',
-        delayDays: 2,
-        subject: null,
-        message: null,
-        actions: [],
-        tool: null,
-        variants: [
-          { key: 'A', weight: 1, messageTmpl: 'A' },
-          { key: 'B', weight: 1, messageTmpl: 'B' },
-        ],
-      },
-    ]),
-  })
-  .execute();
+const seq = await insertApprovedSequence(
+  db,
+  ws,
+  [
+    { index: 0, kind: 'connect', delayDays: 0, subject: null, message: 'Hi {{firstName}} from {{company}}', actions: [], variants: null, tool: null },
+    {
+      index: 1,
+      kind: 'message',
+      delayDays: 2,
+      subject: null,
+      message: null,
+      actions: [],
+      tool: null,
+      variants: [
+        { key: 'A', weight: 1, messageTmpl: 'A' },
+        { key: 'B', weight: 1, messageTmpl: 'B' },
+      ],
+    },
+  ],
+  now,
+);
 const seedStart = Date.now();
 await sql`INSERT INTO leads (id, workspace_id, person, company, account_id, sequence_id, next_action_at)
   SELECT gen_random_uuid(), ${ws}::uuid, 'Lead ' || g, 'Company ' || g, (${sql.val(accounts)}::text[])[1 + g % ${ACCOUNTS}], ${seq}::uuid,

@@ -1,3 +1,5 @@
+import type { Database } from '../src/db/database.js';
+import { newId } from '../src/lib/ids.js';
 import pg from 'pg';
 
 /** Drops and creates the database a benchmark URL names, through the server's `postgres` database. */
@@ -13,4 +15,14 @@ export async function recreateDatabase(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** An active, approved sequence of `steps` (stored as JSON) in workspace `ws`, approved at `at`; its id. */
+export async function insertApprovedSequence(db: Database, ws: string, steps: object[], at: Date): Promise<string> {
+  const id = newId();
+  await db
+    .insertInto('sequences')
+    .values({ id, workspace_id: ws, name: 'Bench', status: 'active', revision: 1, approved_revision: 1, approved_at: at, steps: JSON.stringify(steps) })
+    .execute();
+  return id;
 }
