@@ -4879,12 +4879,12 @@ export interface paths {
                                 accountScore: number | null;
                                 /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day). X accounts belong to no messaging account: see `platformAccounts` */
                                 budgets: {
-                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox) */
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name */
                                     budget: string;
                                     cap: number | null;
-                                    /** @description `account` (this messaging account), `mailbox` (one of its mailboxes) or `linkedin_gateway` (the account at the LinkedIn gateway) */
+                                    /** @description `account` (this messaging account), `mailbox` (one of its mailboxes), `linkedin_gateway` (the account at the LinkedIn gateway), `x_account` (an X account, in `platformAccounts`) or `channel` (a channel's own, its scope id `<channel>:<owner>`) */
                                     scope: string;
-                                    /** @description the messaging account id, or the mailbox id */
+                                    /** @description the messaging account id, the mailbox id, the X user id, or `<channel>:<owner>` */
                                     scopeId: string;
                                     /** @description units reserved in the window (every day it counts): sent, or going out now */
                                     used: number;
@@ -4959,12 +4959,12 @@ export interface paths {
                                 /** @description the platform's id of the account (X user id) */
                                 accountUserId: string;
                                 budgets: {
-                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox) */
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name */
                                     budget: string;
                                     cap: number | null;
-                                    /** @description `account` (this messaging account), `mailbox` (one of its mailboxes) or `linkedin_gateway` (the account at the LinkedIn gateway) */
+                                    /** @description `account` (this messaging account), `mailbox` (one of its mailboxes), `linkedin_gateway` (the account at the LinkedIn gateway), `x_account` (an X account, in `platformAccounts`) or `channel` (a channel's own, its scope id `<channel>:<owner>`) */
                                     scope: string;
-                                    /** @description the messaging account id, or the mailbox id */
+                                    /** @description the messaging account id, the mailbox id, the X user id, or `<channel>:<owner>` */
                                     scopeId: string;
                                     /** @description units reserved in the window (every day it counts): sent, or going out now */
                                     used: number;
