@@ -44,7 +44,7 @@ export const LEAD_ACCOUNT_USER = LEAD_X_ACCOUNT;
 
 /**
  * The workspace's mailbox pool: the mailboxes of its `mode: email` accounts whose login is not known to fail. The
- * e-mail driver picks from it (channels/email/mailboxes/mailboxes.repository.ts `listSendingEmailMailboxes`) and the
+ * e-mail channel picks from it (channels/email/mailboxes/mailboxes.repository.ts `poolMailboxRefs`) and the
  * admission rule `no_sender_for_channel` asks whether it is empty (`mailboxPoolSql`): both read these two values.
  */
 export const POOL_ACCOUNT_MODE = 'email';

@@ -133,25 +133,6 @@ export async function getMailbox(db: Database, cipher: TextCipher, workspaceId: 
   return r ? open(cipher, r) : null;
 }
 
-export async function getMailboxByAccount(db: Database, cipher: TextCipher, workspaceId: string, accountId: string): Promise<MailboxSecretRow | null> {
-  const r = await db.selectFrom('mailboxes').select(COLUMNS).where('workspace_id', '=', workspaceId).where('account_id', '=', accountId).executeTakeFirst();
-  return r ? open(cipher, r) : null;
-}
-
-/** Mailboxes of the workspace's `mode: email` accounts that may send (not failed), in a stable order. */
-export async function listSendingEmailMailboxes(db: Database, cipher: TextCipher, workspaceId: string): Promise<MailboxSecretRow[]> {
-  const rows = await db
-    .selectFrom('mailboxes')
-    .innerJoin('messaging_accounts', 'messaging_accounts.id', 'mailboxes.account_id')
-    .select(COLUMNS.map((c) => `mailboxes.${c}` as const))
-    .where('mailboxes.workspace_id', '=', workspaceId)
-    .where('messaging_accounts.mode', '=', POOL_ACCOUNT_MODE)
-    .where('mailboxes.health', 'in', POOL_MAILBOX_HEALTH)
-    .orderBy('mailboxes.id')
-    .execute();
-  return rows.map((r) => open(cipher, r));
-}
-
 export async function deleteMailbox(db: Database, workspaceId: string, idOrAddress: string): Promise<number> {
   if (idOrAddress.includes('\u0000')) return 0; // names no mailbox (getMailbox)
   const res = await db
@@ -164,19 +145,6 @@ export async function deleteMailbox(db: Database, workspaceId: string, idOrAddre
 
 export async function setMailboxHealth(db: Database, id: string, health: MailboxHealth, detail: string | null): Promise<void> {
   await db.updateTable('mailboxes').set({ health, health_detail: detail, health_checked_at: new Date() }).where('id', '=', id).execute();
-}
-
-/** The lead's sticky mailbox is set once: the first mailbox that sends to it keeps it for the rest of its sequence. */
-export async function stickLeadMailbox(db: Database, workspaceId: string, leadId: string, mailboxId: string): Promise<string> {
-  await db
-    .updateTable('leads')
-    .set({ mailbox_id: mailboxId })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', leadId)
-    .where('mailbox_id', 'is', null)
-    .execute();
-  const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-  return r?.mailbox_id ?? mailboxId;
 }
 
 /** A mailbox as the choice of a sender needs it: no secrets. */
@@ -207,7 +175,7 @@ export async function stickyMailboxRefs(db: Database, leadIds: string[]): Promis
   return new Map(rows.map((r) => [r.lead_id, refOf(r)]));
 }
 
-/** The pool of each of these workspaces (listSendingEmailMailboxes' filter and order), keyed by workspace id. */
+/** The pool of each of these workspaces: mailboxes of its `mode: email` accounts that may send (not failed), by id, keyed by workspace id. */
 export async function poolMailboxRefs(db: Database, workspaceIds: string[]): Promise<Map<string, MailboxRef[]>> {
   const out = new Map<string, MailboxRef[]>();
   if (workspaceIds.length === 0) return out;
@@ -250,11 +218,6 @@ export async function workspacesWithMailboxes(db: Database, workspaceIds: string
   if (workspaceIds.length === 0) return new Set();
   const rows = await db.selectFrom('mailboxes').select('workspace_id').distinct().where('workspace_id', 'in', workspaceIds).execute();
   return new Set(rows.map((r) => r.workspace_id));
-}
-
-export async function leadMailboxId(db: Database, workspaceId: string, leadId: string): Promise<string | null> {
-  const r = await db.selectFrom('leads').select('mailbox_id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-  return r?.mailbox_id ?? null;
 }
 
 /**
