@@ -20,19 +20,17 @@ const IDEMPOTENCY_SCOPE = 'replies.decide';
 const CONTACTING: ReadonlySet<Decision> = new Set<Decision>(['send', 'invite', 'booking_link', 'start_sequence']);
 
 export interface DecisionContext {
-  /** The reply is answered on its platform itself (channels/descriptor.ts `answersOnPlatform`: X): no decision applies. */
-  answeredOnPlatform: boolean;
   draftReadable: boolean;
   lead: { email: string | null; opted_out_at: Date | null; meeting_booked_at: Date | null };
   settings: { booking_link: string | null; follow_up_sequence_id: string | null };
 }
 
 /**
- * The rules behind `allowedDecisions`, in the spec's decision order. Rows of a channel answered on its platform (X)
- * are answered there, so nothing is allowed on them here.
+ * The rules behind `allowedDecisions`, in the spec's decision order, for a reply decided here. Rows of a channel
+ * answered on its platform (X) never reach them: they carry no decisions (toPendingReply) and a decision on one is
+ * refused with answeredOnPlatform (lockTarget).
  */
 export function allowedDecisions(ctx: DecisionContext): Decision[] {
-  if (ctx.answeredOnPlatform) return [];
   const suppressed = ctx.lead.opted_out_at !== null;
   return DECISIONS.filter((d) => {
     if (suppressed && CONTACTING.has(d)) return false;
@@ -138,7 +136,6 @@ export function createRepliesService(deps: {
       ...base,
       draft,
       allowedDecisions: allowedDecisions({
-        answeredOnPlatform: false,
         draftReadable: draft !== null,
         lead: { email: r.email, opted_out_at: r.opted_out_at, meeting_booked_at: r.meeting_booked_at },
         settings: s,
@@ -221,7 +218,7 @@ export function createRepliesService(deps: {
     const saved = await repo.findDecisionSettings(trx, workspaceId);
     const settings = { booking_link: saved?.booking_link ?? null, follow_up_sequence_id: saved?.follow_up_sequence_id ?? null };
     const draft = cipher.decrypt(reply.draft);
-    const allowed = allowedDecisions({ answeredOnPlatform: false, draftReadable: draft !== null || input.text !== undefined, lead, settings });
+    const allowed = allowedDecisions({ draftReadable: draft !== null || input.text !== undefined, lead, settings });
     if (!allowed.includes(input.decision)) {
       throw conflict('decision_not_allowed', `the ${input.decision} decision does not apply to this reply`, { allowedDecisions: allowed });
     }
