@@ -8,7 +8,7 @@ import type { MailboxSecretRow } from '../mailboxes/mailboxes.repository.js';
 import { isSuppressed } from '../../../domain/opt-out.js';
 import { setMailboxHealth } from '../mailboxes/mailboxes.repository.js';
 import { resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
-import { createSmtpPool, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
+import { createSmtpPool, type SmtpAccepted, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
 import { createSentFolder } from './sent-folder.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
@@ -335,14 +335,16 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
             throw Object.assign(new Error('the lead no longer holds this claim'), { code: 'ECLAIMLOST' });
           }
         },
+        // Written before the connection serves another message: started records never outnumber connections.
+        transactionAccepted: (accepted: SmtpAccepted) => sent.recordAccepted(q, action.workspaceId, action.idempotencyKey, new Date(), accepted.queueId),
       };
-      let accepted;
       try {
-        accepted = await sendRefreshingOnce(q, smtpMailbox, accessToken, (pool) => pool.send(envelope, raw, hooks, { lane }));
+        await sendRefreshingOnce(q, smtpMailbox, accessToken, (pool) => pool.send(envelope, raw, hooks, { lane }));
       } catch (err) {
+        // The server has the message but its record failed: thrown as before, the step stays in flight for confirm.
+        if ((err as SmtpSendError).afterAcceptance) throw err;
         return failedSend(err, q, action, mailbox, giveBack, claimLost);
       }
-      await sent.recordAccepted(q, action.workspaceId, action.idempotencyKey, new Date(), accepted.queueId);
       await appendToSent(mailbox, raw);
       return { outcome: 'ok', externalId: messageId, sentFrom: mailbox.id };
     },

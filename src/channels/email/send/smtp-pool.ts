@@ -21,6 +21,12 @@ export interface SmtpSendHooks {
    * the connection is closed without the text, and `send` rejects with that error (`refusedByCaller`), not retried.
    */
   transactionStarted(): Promise<void>;
+  /**
+   * The server answered the end of DATA with 2xx: awaited while the connection's slot is still held, so a mailbox's
+   * messages recorded as started never outnumber its connections. A throw rejects `send` with that error marked
+   * `afterAcceptance` (the server has the message; nothing is retried or given back).
+   */
+  transactionAccepted?(accepted: SmtpAccepted): Promise<void>;
 }
 
 /**
@@ -46,6 +52,8 @@ export type SmtpSendError = Error & {
   transactionStarted?: boolean;
   /** `transactionStarted` threw: the caller refused to go on (the text never left); the error is the hook's own. */
   refusedByCaller?: boolean;
+  /** `transactionAccepted` threw: the server has the message; the error is the hook's own. */
+  afterAcceptance?: boolean;
 };
 
 // Closed before the socket timeout (30 s, mailboxes.service.ts) would end it from the other side.
@@ -236,7 +244,7 @@ export function createSmtpPool(options: SmtpPoolOptions) {
       const lane = opts.lane ?? 'engine';
       await acquire(lane, opts.waitMs ?? SLOT_WAIT_MS);
       const held: { conn: Conn | null } = { conn: null };
-      try {
+      const attempt = async (): Promise<SmtpAccepted> => {
         for (let tries = 0; ; tries++) {
           const reused = idle.pop() ?? null;
           if (reused) clearTimeout(reused.idleTimer);
@@ -250,6 +258,14 @@ export function createSmtpPool(options: SmtpPoolOptions) {
             held.conn = null;
           }
         }
+      };
+      try {
+        const accepted = await attempt();
+        if (hooks.transactionAccepted)
+          await hooks.transactionAccepted(accepted).catch((err: unknown) => {
+            throw Object.assign(err instanceof Error ? err : new Error(String(err)), { afterAcceptance: true });
+          });
+        return accepted;
       } finally {
         // As nodemailer's pool does: the connection serves again only on a later turn, once SMTPConnection has
         // finished with this transaction's answer (reused at once, the next envelope could read a stale reply).
