@@ -18,6 +18,7 @@ import { createConsoleSessionsService } from '../modules/console-sessions/index.
 import { createTasksService } from '../modules/tasks/index.js';
 import { createInboundService } from '../modules/inbound/index.js';
 import { createChannelInboundService } from '../modules/channel-inbound/index.js';
+import { createMeetingsService } from '../modules/meetings/index.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
@@ -129,6 +130,8 @@ export function createServices(deps: ServiceDeps) {
     inbound: createInboundService(deps),
     /** Inbound a channel's platform pushes (docs/channels.md), applied through the engine's observation path. */
     channelInbound: createChannelInboundService({ ...deps, channels: registry, apply: engine.applyObservation }),
+    /** Booking tools' endpoints and events, and the meeting outcomes a person records (docs/meetings.md). */
+    meetings: createMeetingsService(deps),
     engine,
     drivers,
     /** The channel registry (channels/descriptor.ts): the built-ins and those registered at run time. */

@@ -13,6 +13,7 @@ import type {
 
 import type { CreatedAt, Int8, Json, Timestamp } from './schema-columns.js';
 import type * as delivery from './schema-delivery.js';
+import type * as meetings from './schema-meetings.js';
 
 // The channels' and delivery tables live in schema-delivery.ts; everything imports them from here.
 export type * from './schema-delivery.js';
@@ -78,6 +79,8 @@ export interface MessagingAccountsTable {
   linkedin_next_poll_at: Timestamp | null;
   linkedin_poll_lease_until: Timestamp | null;
   linkedin_watch_state: Json | null;
+  /** The account's own booking link, used before the workspace's (migration 0043). */
+  booking_link: string | null;
 }
 
 export type LinkedinDelivery = 'sandbox' | 'tasks' | 'gateway';
@@ -206,6 +209,8 @@ export interface LeadsTable {
   followed_back_at: Timestamp | null;
   meeting_booked_at: Timestamp | null;
   meeting_outcome: string | null;
+  /** The answer to our iCalendar invitation: accepted, declined or tentative (migration 0043). */
+  meeting_response: string | null;
   snoozed_until: Timestamp | null;
   opted_out_at: Timestamp | null;
   reply_sentiment: string | null;
@@ -372,4 +377,7 @@ export interface DB {
   email_soft_bounces: delivery.EmailSoftBouncesTable;
   console_sessions: delivery.ConsoleSessionsTable;
   console_login_links: delivery.ConsoleLoginLinksTable;
+  meeting_endpoints: meetings.MeetingEndpointsTable;
+  meeting_events: meetings.MeetingEventsTable;
+  meeting_bookings: meetings.MeetingBookingsTable;
 }

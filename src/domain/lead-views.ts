@@ -90,6 +90,10 @@ export type CrossChannelLeadRow = Omit<EventLeadRow, 'stage'> &
     | 'replied_at'
     | 'meeting_booked_at'
     | 'meeting_outcome'
+  > &
+  Partial<Pick<Lead, 'meeting_response'>> &
+  Pick<
+    Lead,
     | 'snoozed_until'
     | 'opted_out_at'
     | 'reply_sentiment'
@@ -113,6 +117,7 @@ export function toCrossChannelLeadView(row: CrossChannelLeadRow) {
     repliedAt: iso(row.replied_at),
     meetingBookedAt: iso(row.meeting_booked_at),
     meetingOutcome: row.meeting_outcome,
+    ...(row.meeting_response !== undefined && { meetingResponse: row.meeting_response }),
     snoozedUntil: iso(row.snoozed_until),
     optedOutAt: iso(row.opted_out_at),
     replySentiment: row.reply_sentiment,

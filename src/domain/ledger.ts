@@ -174,6 +174,40 @@ export interface PublicDataReadDetail {
   read: string;
 }
 
+/**
+ * What every meeting entry (`meeting_booked`, `meeting_synced`, `meeting_no_show`; modules/meetings, docs/meetings.md)
+ * of a booking tool, our iCalendar invitation or a person says: where it came from (`source`: `calendly`, `cal`,
+ * `ical` or `person`), the booking (`bookingUid`, absent for a person's record of a meeting made elsewhere) and who
+ * (`by`: the tool, or the person's label).
+ */
+export interface MeetingDetail {
+  source: 'calendly' | 'cal' | 'ical' | 'person';
+  bookingUid?: string;
+  by: string;
+}
+
+/** A booking: when it starts, how it was tied to the lead, the person's lanes it stopped and replies it closed. */
+export type MeetingBookedDetail = MeetingDetail & {
+  startsAt: string | null;
+  matchedBy?: 'ref' | 'email' | 'uid' | 'lead';
+  stoppedLeadIds: string[];
+  closedReplyIds: string[];
+};
+
+/**
+ * A later change of a meeting (`meeting_synced`; `meeting_no_show` for a no-show): `change` says which (a reschedule,
+ * a cancellation, a no-show or its withdrawal, the tool's "ended", a person's `outcome` with an optional `note`, the
+ * invitee's `response` to our invitation), with the outcome or response it set.
+ */
+export type MeetingSyncDetail = MeetingDetail & {
+  change: 'rescheduled' | 'cancelled' | 'no_show' | 'no_show_cleared' | 'ended' | 'outcome' | 'response';
+  outcome?: string | null;
+  response?: string;
+  note?: string;
+  startsAt?: string | null;
+  previousBookingUid?: string;
+};
+
 /** Each action's `detail` shape. */
 export interface LedgerDetails {
   invite: StepDetail;
@@ -195,7 +229,9 @@ export interface LedgerDetails {
   meeting_invited: ReplyMessageDetail;
   reply_snoozed: ReplyDecisionDetail & { days: number | null; until: string };
   sequence_started: ReplyDecisionDetail & { sequenceId: string; previousSequenceId: string | null };
-  meeting_booked: ReplyDecisionDetail;
+  meeting_booked: ReplyDecisionDetail | MeetingBookedDetail;
+  meeting_synced: MeetingSyncDetail;
+  meeting_no_show: MeetingSyncDetail;
   reply_dismissed: ReplyDecisionDetail;
   manual_override: ManualOverrideDetail;
   resolve: PublicDataReadDetail;

@@ -60,6 +60,7 @@ export const LEAD_LIST_COLUMNS = [
   'replied_at',
   'meeting_booked_at',
   'meeting_outcome',
+  'meeting_response',
   'snoozed_until',
   'opted_out_at',
   'reply_sentiment',

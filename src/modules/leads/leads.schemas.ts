@@ -51,6 +51,15 @@ export const CrossChannelLead = Type.Object({
   repliedAt: Nullable(Timestamp()),
   meetingBookedAt: Nullable(Timestamp()),
   meetingOutcome: Nullable(Type.String()),
+  meetingResponse: Type.Optional(
+    Nullable(
+      Type.String({
+        'x-extension': true,
+        description:
+          'the answer to the iCalendar invitation an `invite` decision sent: accepted, declined or tentative (null before one; docs/meetings.md)',
+      }),
+    ),
+  ),
   snoozedUntil: Nullable(Timestamp()),
   optedOutAt: Nullable(Timestamp()),
   replySentiment: Nullable(Type.String()),

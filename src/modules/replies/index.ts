@@ -2,3 +2,4 @@
 export { repliesRoutes } from './replies.routes.js';
 export { createRepliesService, type RepliesService } from './replies.service.js';
 export { DECISIONS, ReplyOperations, type Decision } from './replies.schemas.js';
+export { closeRepliesByBooking } from './replies.repository.js';

@@ -156,3 +156,20 @@ export async function linkedinDeliveryOf(db: Database, workspaceId: string, acco
     .executeTakeFirst();
   return row?.linkedin_delivery ?? null;
 }
+
+/**
+ * Closes the pending (or snoozed) replies of the given leads as decided by a booking (modules/meetings: the person
+ * booked, so `meeting_booked` is the decision); returns their ids.
+ */
+export async function closeRepliesByBooking(db: Database, workspaceId: string, leadIds: string[], by: string, now: Date): Promise<string[]> {
+  if (leadIds.length === 0) return [];
+  const rows = await db
+    .updateTable('replies')
+    .set({ state: 'decided', decision: 'meeting_booked', decided_at: now, decided_by: by })
+    .where('workspace_id', '=', workspaceId)
+    .where('lead_id', 'in', leadIds)
+    .where('state', 'in', ['pending', 'snoozed'])
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id).sort();
+}

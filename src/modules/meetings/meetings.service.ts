@@ -1,0 +1,217 @@
+import type { Database } from '../../db/database.js';
+import type { Config } from '../../config/config.js';
+import type { Clock } from '../../lib/clock.js';
+import type { TextCipher } from '../../lib/crypto.js';
+import { AppError, conflict, notFound } from '../../lib/errors.js';
+import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
+import { withTxRetry } from '../../lib/tx-retry.js';
+import { readBookingRef } from '../../domain/booking-link.js';
+import { applyMeetingChange, type MeetingChange, type MeetingOutcome } from './meetings.effects.js';
+import * as repo from './meetings.repository.js';
+import { calendly } from './tools/calendly.js';
+import { cal } from './tools/cal.js';
+import { ToolRefusal, type BookingTool, type BookingToolReader, type ToolEvent } from './tools/types.js';
+import { endpointSteps, type EndpointView } from './meetings.steps.js';
+
+const READERS: Record<BookingTool, BookingToolReader> = { calendly, cal };
+
+/** What one pushed event did (the 200 answer): `applied`, `unchanged` (already so), `unmatched` or `ignored`. */
+export interface ReceivedEvent {
+  eventId: string;
+  status: 'applied' | 'unchanged' | 'unmatched' | 'ignored';
+  kind: string;
+  leadId: string | null;
+}
+
+export type MeetingsService = ReturnType<typeof createMeetingsService>;
+
+/** Meetings (docs/meetings.md): booking tools' endpoints and events, and the outcomes a person records. */
+export function createMeetingsService(deps: { db: Database; clock: Clock; cipher: TextCipher; config: Config }) {
+  const { db, clock, cipher } = deps;
+  const urlOf = (id: string) => `${deps.config.publicBase.url()}/inbound/meetings/${id}`;
+  const view = (row: repo.EndpointRow, secret?: string): EndpointView => ({
+    id: row.id,
+    tool: row.tool,
+    label: row.label,
+    url: urlOf(row.id),
+    createdAt: row.created_at.toISOString(),
+    rotatedAt: row.rotated_at?.toISOString() ?? null,
+    ...(secret !== undefined && { secret, steps: endpointSteps(row.tool, urlOf(row.id)) }),
+  });
+
+  /** Matches a verified event to a lead of the endpoint's workspace: by its booking, its reference, or its invitee's address. */
+  async function match(trx: Database, workspaceId: string, e: ToolEvent) {
+    for (const uid of [e.bookingUid, e.rescheduledFrom]) {
+      if (!uid) continue;
+      const booking = await repo.bookingOf(trx, workspaceId, e.tool, uid);
+      if (booking) return { leadId: booking.lead_id, matchedBy: 'uid' as const, known: uid === e.bookingUid, previous: uid === e.rescheduledFrom };
+    }
+    const byRef = readBookingRef(cipher, workspaceId, e.ref);
+    if (byRef && (await repo.leadInWorkspace(trx, workspaceId, byRef))) return { leadId: byRef, matchedBy: 'ref' as const, known: false, previous: false };
+    if (e.inviteeEmail) {
+      const [first] = await repo.leadsByEmail(trx, workspaceId, e.inviteeEmail);
+      if (first) return { leadId: first.id, matchedBy: 'email' as const, known: false, previous: false };
+    }
+    return null;
+  }
+
+  /** The change a matched event makes, or null when it makes none (a booking already on record, a change to a booking never seen). */
+  function changeOf(e: ToolEvent, m: NonNullable<Awaited<ReturnType<typeof match>>>): MeetingChange | null {
+    switch (e.kind) {
+      case 'booked':
+        return m.known ? null : { kind: 'booked', startsAt: e.startsAt, matchedBy: m.matchedBy };
+      case 'rescheduled':
+        if (m.known) return null;
+        return m.previous
+          ? { kind: 'rescheduled', startsAt: e.startsAt, previousBookingUid: e.rescheduledFrom! }
+          : { kind: 'booked', startsAt: e.startsAt, matchedBy: m.matchedBy };
+      case 'ignored':
+        return null;
+      default:
+        return m.known ? { kind: e.kind } : null;
+    }
+  }
+
+  const BOOKING_STATUS: Record<string, string> = { booked: 'booked', rescheduled: 'booked', cancelled: 'cancelled', no_show: 'no_show', no_show_cleared: 'booked', ended: 'ended' };
+
+  return {
+    async createEndpoint(workspaceId: string, p: { tool: BookingTool; label?: string | null }): Promise<EndpointView> {
+      const secret = randomToken(32);
+      const row = await repo.insertEndpoint(db, { id: newId(), workspaceId, tool: p.tool, secret: cipher.encrypt(secret)!, label: p.label ?? null, at: clock.now() });
+      return view(row, secret);
+    },
+
+    async listEndpoints(workspaceId: string): Promise<EndpointView[]> {
+      return (await repo.listEndpoints(db, workspaceId)).map((r) => view(r));
+    },
+
+    /** A new secret, shown once; the old one stops verifying at once. 404 for an unknown or foreign id. */
+    async rotateEndpoint(workspaceId: string, id: string): Promise<EndpointView> {
+      if (!isUuid(id)) throw notFound('meeting endpoint');
+      const secret = randomToken(32);
+      const row = await repo.rotateEndpoint(db, workspaceId, id, cipher.encrypt(secret)!, clock.now());
+      if (!row) throw notFound('meeting endpoint');
+      return view(row, secret);
+    },
+
+    async removeEndpoint(workspaceId: string, id: string): Promise<{ ok: true }> {
+      if (!isUuid(id) || !(await repo.deleteEndpoint(db, workspaceId, id))) throw notFound('meeting endpoint');
+      return { ok: true };
+    },
+
+    async listEvents(workspaceId: string, p: { status?: string; limit: number; before?: { at: Date; id: string } }) {
+      return repo.listEvents(db, workspaceId, p);
+    },
+
+    /**
+     * One request a booking tool sent to `endpointId`: verified with that endpoint's secret, read, recorded once by its
+     * idempotency key, matched to a lead of the endpoint's workspace and applied, all in one transaction.
+     * Errors: 404 unknown endpoint; 401 `signature_invalid`, `signature_stale`; 400 `invalid_payload` naming the
+     * field; 409 `duplicate_event` for a replay. Nothing changes on any of them.
+     */
+    async receive(endpointId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer): Promise<ReceivedEvent> {
+      const endpoint = isUuid(endpointId) ? await repo.endpointWithSecret(db, endpointId) : undefined;
+      if (!endpoint) throw notFound('meeting endpoint');
+      const reader = READERS[endpoint.tool];
+      const now = clock.now();
+      let event: ToolEvent;
+      try {
+        const { signedAt } = reader.verify(headers, raw, cipher.decrypt(endpoint.secret) ?? '', now);
+        let body: unknown;
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          throw new ToolRefusal(400, 'invalid_payload', 'body must be JSON');
+        }
+        event = reader.read(body, signedAt, now);
+      } catch (err) {
+        if (err instanceof ToolRefusal) throw new AppError(err.status, err.code, err.message);
+        throw err;
+      }
+      const workspaceId = endpoint.workspace_id;
+      const key = sha256Hex([event.tool, event.bookingUid, event.trigger, event.signedAt].join('\n'));
+      return withTxRetry(() =>
+        db.transaction().execute(async (trx) => {
+          const m = await match(trx, workspaceId, event);
+          const change = m ? changeOf(event, m) : null;
+          // A change to a booking never on record matches nothing to change, whoever its invitee is.
+          const orphan = !!m && !m.known && !m.previous && !['booked', 'rescheduled', 'ignored'].includes(event.kind);
+          const status: ReceivedEvent['status'] =
+            !m || orphan ? 'unmatched' : event.kind === 'ignored' ? 'ignored' : change ? 'applied' : 'unchanged';
+          const eventId = newId();
+          const fresh = await repo.insertEvent(trx, {
+            id: eventId,
+            workspaceId,
+            endpointId: endpoint.id,
+            tool: event.tool,
+            idempotencyKey: key,
+            bookingUid: event.bookingUid,
+            kind: event.kind,
+            trigger: event.trigger,
+            inviteeEmail: event.inviteeEmail,
+            startsAt: event.startsAt,
+            leadId: orphan ? null : (m?.leadId ?? null),
+            matchedBy: orphan ? null : (m?.matchedBy ?? null),
+            status,
+            at: now,
+          });
+          if (!fresh) throw conflict('duplicate_event', 'this event was already received (same tool, booking, trigger and signed time)');
+          if (m && change) {
+            await applyMeetingChange(trx, {
+              workspaceId,
+              leadId: m.leadId,
+              source: event.tool,
+              bookingUid: event.bookingUid,
+              by: event.tool,
+              change,
+              at: change.kind === 'booked' ? new Date(event.signedAt) : now,
+              now,
+            });
+            await repo.upsertBooking(trx, {
+              workspaceId,
+              tool: event.tool,
+              bookingUid: event.bookingUid,
+              leadId: m.leadId,
+              startsAt: event.startsAt,
+              status: BOOKING_STATUS[event.kind] ?? 'booked',
+              rescheduledFrom: event.rescheduledFrom,
+              now,
+            });
+            if (change.kind === 'rescheduled')
+              await repo.upsertBooking(trx, { workspaceId, tool: event.tool, bookingUid: change.previousBookingUid, leadId: m.leadId, startsAt: null, status: 'rescheduled', rescheduledFrom: null, now });
+          }
+          return { eventId, status, kind: event.kind, leadId: orphan ? null : (m?.leadId ?? null) };
+        }),
+      );
+    },
+
+    /**
+     * A person's record of a meeting (POST /leads/{id}/meeting): `bookedAt` books one made elsewhere, `outcome` (with an
+     * optional `note`) records how it went. 404 for a foreign lead; 409 `no_meeting` for an outcome of a lead with no
+     * booked meeting.
+     */
+    async recordMeeting(workspaceId: string, leadId: string, p: { outcome?: MeetingOutcome; note?: string; bookedAt?: string; by: string }) {
+      const now = clock.now();
+      return withTxRetry(() =>
+        db.transaction().execute(async (trx) => {
+          const lead = isUuid(leadId) ? await repo.lockLead(trx, workspaceId, leadId) : undefined;
+          if (!lead) throw notFound('lead');
+          const base = { workspaceId, leadId, source: 'person' as const, by: p.by, now };
+          if (p.bookedAt) await applyMeetingChange(trx, { ...base, change: { kind: 'booked', startsAt: new Date(p.bookedAt), matchedBy: 'lead' }, at: now });
+          if (p.outcome) {
+            const booked = p.bookedAt || lead.meeting_booked_at;
+            if (!booked) throw conflict('no_meeting', 'the lead has no booked meeting: send bookedAt with the outcome to record one made elsewhere');
+            const latest = await repo.latestBookingOfLead(trx, workspaceId, leadId);
+            await applyMeetingChange(trx, {
+              ...base,
+              ...(latest && { bookingUid: latest.booking_uid }),
+              change: { kind: 'outcome', outcome: p.outcome, ...(p.note && { note: p.note }) },
+              at: now,
+            });
+          }
+          return repo.lockLead(trx, workspaceId, leadId);
+        }),
+      );
+    },
+  };
+}
