@@ -67,11 +67,27 @@ export interface OutboundAction {
   onlyIfTheyWroteFirst?: boolean;
   /** A signed-in person performs this at a click (a task in the console): the policy has already been answered. */
   byPerson?: boolean;
+  /**
+   * A calendar invitation to send with the text (a reply decision `invite` with a time; docs/meetings.md
+   * "Invitations"): `id` is a UUID of this invitation alone. A channel that can carry one writes it under an iCalendar
+   * UID made of it (e-mail: `<id>@<mailbox domain>`, an RFC 5546 `METHOD:REQUEST`) and answers that UID
+   * (`invitationUid`); a channel that cannot ignores it and answers none.
+   */
+  invitation?: CalendarInvitation;
+}
+
+/** A meeting proposed to the recipient (OutboundAction.invitation): when, how long (`endsAt`), and its title. */
+export interface CalendarInvitation {
+  id: string;
+  startsAt: Date;
+  endsAt: Date;
+  summary: string;
 }
 
 export type ActionResult =
   /** `sentFrom`: the mailbox that sent it (the pass summary counts sends per mailbox). */
-  | { outcome: 'ok'; externalId: string | null; sentFrom?: string }
+  /** `invitationUid`: the iCalendar UID the action's invitation went out under (absent: none went). */
+  | { outcome: 'ok'; externalId: string | null; sentFrom?: string; invitationUid?: string }
   /**
    * `waitSeconds`: the sending account cannot act now (disconnected, its login refused) through no fault of the lead:
    * the step is due again after this long and the answer does not count as one of the lead's attempts.
@@ -111,7 +127,7 @@ export type InboundObservation =
     };
 
 /** What a provider knows about an action it may have received before the engine crashed. */
-export type DeliveryCheck = { status: 'sent'; externalId: string | null } | { status: 'not_sent' } | { status: 'unknown' };
+export type DeliveryCheck = { status: 'sent'; externalId: string | null; invitationUid?: string } | { status: 'not_sent' } | { status: 'unknown' };
 
 /**
  * What a caller lends a driver for one call. `db` is the caller's open transaction: a driver that reads or writes
@@ -162,11 +178,31 @@ export type ApplyObservation = (
   verdict?: ReplyVerdict,
 ) => Promise<ObservationResult>;
 
+/**
+ * An answer to one of our calendar invitations as a watcher read it (an e-mail's iTIP `METHOD:REPLY`, RFC 5546): the
+ * iCalendar UID it names, and each attendee it carries with the PARTSTAT it gives (lower case).
+ */
+export interface InvitationAnswer {
+  workspaceId: string;
+  uid: string;
+  attendees: { address: string; response: 'accepted' | 'declined' | 'tentative' }[];
+  at: Date;
+}
+
+/**
+ * Applies an invitation's answer inside the caller's transaction (modules/meetings, lent by the app through the
+ * engine): `applied` when it answered an invitation of ours, `unchanged` when that answer was already on record,
+ * `unknown` when it names no invitation we sent to that attendee (nothing is written).
+ */
+export type ApplyInvitationAnswer = (trx: Database, answer: InvitationAnswer, now: Date) => Promise<'applied' | 'unchanged' | 'unknown'>;
+
 /** What a watch pass is lent: the time of the pass, its summary, and the engine's observation path. */
 export interface WatchContext {
   now: Date;
   summary: PassSummary;
   apply: ApplyObservation;
+  /** Where an answer to our calendar invitation goes; absent, such an answer is ignored. */
+  answerInvitation?: ApplyInvitationAnswer;
 }
 
 /** What one pass did with one mailbox's INBOX (the engine's pass summary carries one per mailbox polled). */
@@ -183,6 +219,8 @@ export interface MailboxPassCounts {
   complaints?: number;
   /** Leaver notices ("no longer with the company"): lanes stopped for good; present once there is one. */
   leavers?: number;
+  /** Answers to our calendar invitations (iTIP REPLY) applied; present once there is one. */
+  meetingResponses?: number;
   /** Mail not tied to a lead, or not believed (an unthreaded auto-reply, a DMARC failure): counted, nothing applied. */
   unmatched: number;
   /** Messages that could not be read (mailparser refused them, the server would not fetch them): passed over. */

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
-import type { ChannelDrivers } from '../channels/types.js';
+import type { ApplyInvitationAnswer, ChannelDrivers } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
 import { createPacingReader, type BudgetCapOf, type ClaimBudgets } from './pacing.js';
@@ -32,6 +32,8 @@ export interface EngineDeps {
   energy?: DiscoveryEnergy | null;
   /** Autopilot discovery enrolls through it (enrollment's one home). */
   plays?: DiscoveryEnrollment | null;
+  /** Answers to our calendar invitations that a watcher hears go here (modules/meetings); without it they are ignored. */
+  answerInvitation?: ApplyInvitationAnswer | null;
 }
 
 /**
@@ -82,7 +84,8 @@ export function createEngine(deps: EngineDeps) {
     // outreach_engine_pass_duration_seconds: wall time of the pass, a failed one included.
     const timed = metrics().enginePassDuration.startTimer();
     try {
-      for (const watcher of watchers) await watcher.watch?.({ now, summary, apply: observer.applyIn });
+      const answerInvitation = deps.answerInvitation ?? undefined;
+      for (const watcher of watchers) await watcher.watch?.({ now, summary, apply: observer.applyIn, ...(answerInvitation && { answerInvitation }) });
       await observer.runObservations(now, summary);
       // Each batch claims at its own time on the engine's clock; a pass run "as of" a given time keeps that time.
       await scheduler.runSteps(opts.now ? () => now : () => deps.clock.now(), summary);

@@ -11,6 +11,7 @@ import { classifyReplyText, draftReply, sentimentOf, type ReplyVerdict } from '.
 import { insertTasks } from '../domain/tasks.repository.js';
 import { appendLedger, type ReplyDetectedNote } from '../domain/ledger.js';
 import { lockPersonLanes, optOutPerson, replyOptsOut } from '../domain/opt-out.js';
+import { leadBookingLink } from '../domain/booking-link.js';
 import * as repo from './sql/index.js';
 import { firstNameOf, recipientOf } from '../channels/recipients.js';
 import type { PassSummary } from '../channels/types.js';
@@ -239,8 +240,11 @@ export function createObserver(deps: ObserverDeps) {
       return null;
     }
     const onPlatform = channelOf(obs.channel)?.answersOnPlatform ?? false;
-    // Social-network replies are answered on the network itself, so they get no draft.
-    const draft = onPlatform ? null : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: lead.workspace_booking_link });
+    // Social-network replies are answered on the network itself, so they get no draft. The draft's booking link is the
+    // lead's tracked one (its sender's link with its reference; domain/booking-link.ts), as the decisions send it.
+    const draft = onPlatform
+      ? null
+      : draftReply(classification, { firstName: firstNameOf(lead.person), bookingLink: await leadBookingLink(trx, cipher, row.workspace_id, row.id) });
     const replyId = await recordReply(trx, row, obs, now, {
       classification,
       draft,
@@ -248,14 +252,13 @@ export function createObserver(deps: ObserverDeps) {
       ...(verdict.needsReview && { detail: { needsReview: true, confidence: verdict.confidence } }),
     });
     if (optsOut) await optOut(trx, row, obs, now, replyId);
-    const { workspace_booking_link: _link, ...leadRow } = lead;
     const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
     await enqueueEvent(trx, {
       workspaceId: row.workspace_id,
       event: 'reply.received',
       data: {
         replyId,
-        lead: toEventLead(leadRow),
+        lead: toEventLead(lead),
         classification,
         theirMessage: sealText(cipher, eventText.text),
         draft: sealText(cipher, draft),

@@ -121,21 +121,15 @@ export async function markFirstContact(
  * Freezes the lead: its sequence stops for good, `replied` is its stage. (A reply that asks to stop is an opt-out too,
  * written by `optOut`, never here.) Undefined when the lead is already frozen or a reply at or after `at` is on record.
  */
-export async function markReplied(
-  trx: Database,
-  p: { leadId: string; at: Date; now: Date; sentiment: string },
-): Promise<(LaneLead & { workspace_booking_link: string | null }) | undefined> {
+export async function markReplied(trx: Database, p: { leadId: string; at: Date; now: Date; sentiment: string }): Promise<LaneLead | undefined> {
   const at = p.at.toISOString();
-  const { rows } = await sql<LaneLead & { workspace_booking_link: string | null }>`
+  const { rows } = await sql<LaneLead>`
     UPDATE leads l SET replied_at = COALESCE(l.replied_at, ${at}::timestamptz), stage = 'replied', automation_stopped = true, next_action_at = NULL,
       waiting_for = NULL, observe_next_at = NULL, reply_sentiment = ${p.sentiment},
       last_activity_at = ${at}::timestamptz, updated_at = ${p.now.toISOString()}::timestamptz
-    FROM workspaces w
-    WHERE l.id = ${p.leadId}::uuid AND w.id = l.workspace_id AND NOT ${FROZEN_BY_ANSWER}
+    WHERE l.id = ${p.leadId}::uuid AND NOT ${FROZEN_BY_ANSWER}
       AND ${noReplySince(at)}
-    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage, w.booking_link AS workspace_booking_link`.execute(
-    trx,
-  );
+    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);
   return rows[0];
 }
 

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import type { Config } from '../../config/config.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import type { ActionResult, Channel, ChannelDrivers, OutboundAction } from '../../channels/types.js';
+import type { ActionResult, CalendarInvitation, Channel, ChannelDrivers, OutboundAction } from '../../channels/types.js';
 import { confirmDelivery } from '../../channels/confirm.js';
 import { enqueueEvent } from '../../webhooks/outbox.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
@@ -15,6 +15,7 @@ import { profileUrlOf } from '../../domain/tasks.js';
 import type { ChannelRegistry } from '../../channels/descriptor.js';
 import { insertTasks } from '../../domain/tasks.repository.js';
 import { appendLedger, type LedgerEntry, type ReplyDecisionDetail } from '../../domain/ledger.js';
+import { leadBookingLink } from '../../domain/booking-link.js';
 import type { ReplyTaskInput } from '../tasks/index.js';
 import * as repo from './replies.repository.js';
 import type { Decision } from './replies.schemas.js';
@@ -40,6 +41,8 @@ export interface DecisionScope {
   text?: string;
   /** snooze only: its length, defaulted. */
   days: number | null;
+  /** invite only: the meeting's start and length, when the caller gave a time (docs/meetings.md "Invitations"). */
+  meeting?: { startsAt: Date; minutes: number } | null;
   by: string;
   /** Where a decision was taken when it has no API form (the console's "Mark handled"): written to each entry. */
   via?: string;
@@ -64,7 +67,19 @@ export interface ChannelRefusal {
   failure: Exclude<ActionResult, { outcome: 'ok' }>;
 }
 
+/**
+ * Where an `invite` decision records the invitation it sent (modules/meetings `upsertBooking`, tool `ical`, lent by the
+ * app): the answer that comes back is tied to the lead by its UID alone.
+ */
+export interface InvitationRecorder {
+  record(
+    trx: Database,
+    b: { workspaceId: string; tool: 'ical'; bookingUid: string; leadId: string; startsAt: Date; status: 'invited'; rescheduledFrom: null; now: Date },
+  ): Promise<void>;
+}
+
 export interface DecisionDeps {
+  invitations?: InvitationRecorder;
   cipher: TextCipher;
   /** The channel registry: where the person is found on the reply's channel (descriptor `profileUrl`). */
   channels: ChannelRegistry;
@@ -97,6 +112,8 @@ interface Message {
   ledgerAction: 'reply_sent' | 'meeting_invited';
   actions: OutboundAction['actions'];
   detail?: { edited: boolean };
+  /** invite with a time: the calendar invitation the channel carries, when it can (OutboundAction.invitation). */
+  invitation?: CalendarInvitation;
 }
 
 /**
@@ -148,13 +165,17 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
     actions: message.actions,
     idempotencyKey: `reply:${s.reply.id}`,
     at: now,
+    ...(message.invitation && { invitation: message.invitation }),
   };
   const driver = deps.drivers.forChannel(channel);
   // A send whose record was lost (the process died after the provider took it, before this transaction
   // committed) is found by its key on the retry instead of reaching the prospect twice.
   // Short: the reply and lead rows are locked while a person waits for the answer.
   const earlier = await confirmDelivery(driver, action, REPLY_CONFIRM_TIMEOUT_MS, { db: trx });
-  const result: ActionResult = earlier.status === 'sent' ? { outcome: 'ok', externalId: earlier.externalId } : await driver.perform(action, { db: trx });
+  const result: ActionResult =
+    earlier.status === 'sent'
+      ? { outcome: 'ok', externalId: earlier.externalId, ...(earlier.invitationUid && { invitationUid: earlier.invitationUid }) }
+      : await driver.perform(action, { db: trx });
   if (result.outcome !== 'ok') {
     // The reply stays pending; the failed attempt is still history and is committed as such.
     // An uncertain send (the connection lost inside the transaction) may have arrived: never retried blindly.
@@ -176,6 +197,7 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
     until: new Date(now.getTime() + deps.watch.observeDays * DAY_MS),
     at: now,
   });
+  const invitationUid = await recordInvitation(s, deps, message, result.invitationUid);
   const ok: LedgerEntry = {
     ...entry(s, 'ok'),
     action: message.ledgerAction,
@@ -184,11 +206,31 @@ async function deliver(s: DecisionScope, deps: DecisionDeps, message: Message): 
       channel,
       externalId: result.externalId,
       ...message.detail,
+      ...(invitationUid && { invitationUid, meetingAt: message.invitation!.startsAt.toISOString() }),
       ...(earlier.status === 'sent' && { recovered: 'confirmed_sent' as const }),
     },
   };
   await enqueueEvent(trx, { workspaceId, event: 'lead.messaged', data: { lead: toEventLead(updated) }, createdAt: now });
   return { lead: updated, entries: [ok], messaged: true };
+}
+
+/**
+ * The invitation went (the channel carried it and answered its UID): recorded as the lead's booking under that UID,
+ * which the invitee's answer names (docs/meetings.md "Invitations"). Returns the UID, or undefined when none went.
+ */
+async function recordInvitation(s: DecisionScope, deps: DecisionDeps, message: Message, uid: string | undefined): Promise<string | undefined> {
+  if (!message.invitation || !uid) return undefined;
+  await deps.invitations?.record(s.trx, {
+    workspaceId: s.workspaceId,
+    tool: 'ical',
+    bookingUid: uid,
+    leadId: s.lead.id,
+    startsAt: message.invitation.startsAt,
+    status: 'invited',
+    rescheduledFrom: null,
+    now: s.now,
+  });
+  return uid;
 }
 
 /** The draft as it stands, or the caller's text in its place (which then becomes the stored draft). */
@@ -199,12 +241,48 @@ const send: Handler = async (s, deps) => {
   return { ...effect, replyDraft: deps.cipher.encrypt(s.text!) };
 };
 
-const invite: Handler = (s, deps) =>
-  deliver(s, deps, { text: s.draft, ledgerAction: 'meeting_invited', actions: [{ type: 'meeting_invite', count: null, reaction: null }] });
+/** The draft followed by the lead's tracked booking link (its sender's link with its reference; domain/booking-link.ts), once. */
+async function withBookingLink(s: DecisionScope, deps: DecisionDeps): Promise<string | null> {
+  const link = await leadBookingLink(s.trx, deps.cipher, s.workspaceId, s.lead.id);
+  // A draft that carries the link already (a meeting-intent draft's `{{bookingLink}}`) does not get it twice.
+  if (link && s.draft?.includes(link)) return s.draft;
+  return [s.draft, link].filter(Boolean).join('\n\n') || null;
+}
 
-/** The draft followed by the workspace's booking link. */
-const bookingLink: Handler = (s, deps) =>
-  deliver(s, deps, { text: [s.draft, s.settings.booking_link].filter(Boolean).join('\n\n'), ledgerAction: 'reply_sent', actions: [] });
+/**
+ * The invitation's id: a UUID made from the reply (HMAC under the installation's key), so a retry of the decision
+ * writes the same UID, and nobody who has not seen the invitation can name it.
+ */
+function invitationIdOf(cipher: TextCipher, workspaceId: string, replyId: string): string {
+  const b = Buffer.from(cipher.sign('ical-invitation-v1', `${workspaceId}:${replyId}`), 'base64url').subarray(0, 16);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * An invitation (docs/meetings.md "Invitations"). With a time, on e-mail: the draft with an iCalendar invitation for
+ * that time (the channel carries it, and the invitation is recorded as the lead's booking under its UID). Without one,
+ * or on a channel that carries no calendar: the draft followed by the lead's tracked booking link.
+ */
+const invite: Handler = async (s, deps) => {
+  const actions = [{ type: 'meeting_invite', count: null, reaction: null }];
+  if (!s.meeting || s.reply.channel !== 'email' || !s.lead.email) {
+    return deliver(s, deps, { text: await withBookingLink(s, deps), ledgerAction: 'meeting_invited', actions });
+  }
+  const { startsAt, minutes } = s.meeting;
+  const invitation: CalendarInvitation = {
+    id: invitationIdOf(deps.cipher, s.workspaceId, s.reply.id),
+    startsAt,
+    endsAt: new Date(startsAt.getTime() + minutes * 60_000),
+    summary: s.lead.company ? `Meeting: ${s.lead.company}` : 'Meeting',
+  };
+  return deliver(s, deps, { text: s.draft, ledgerAction: 'meeting_invited', actions, invitation });
+};
+
+/** The draft followed by the lead's tracked booking link. */
+const bookingLink: Handler = async (s, deps) => deliver(s, deps, { text: await withBookingLink(s, deps), ledgerAction: 'reply_sent', actions: [] });
 
 const snooze: Handler = async (s) => {
   const snoozedUntil = new Date(s.now.getTime() + s.days! * DAY_MS);

@@ -24,6 +24,9 @@ export async function listPending(db: Database, workspaceId: string, now: Date, 
   return db
     .selectFrom('replies')
     .innerJoin('leads', (join) => join.onRef('leads.id', '=', 'replies.lead_id').onRef('leads.workspace_id', '=', 'replies.workspace_id'))
+    .leftJoin('messaging_accounts', (join) =>
+      join.onRef('messaging_accounts.id', '=', 'leads.account_id').onRef('messaging_accounts.workspace_id', '=', 'leads.workspace_id'),
+    )
     .select([
       'replies.id',
       'replies.channel',
@@ -36,6 +39,8 @@ export async function listPending(db: Database, workspaceId: string, now: Date, 
       'replies.replied_at',
       'replies.snoozed_until',
       ...LEAD_COLUMNS,
+      // The lead's sender's own booking link (domain/booking-link.ts senderBookingLink), before the workspace's.
+      'messaging_accounts.booking_link as account_booking_link',
     ])
     .where('replies.workspace_id', '=', workspaceId)
     .where((eb) => eb.or([eb('replies.state', '=', 'pending'), eb.and([eb('replies.state', '=', 'snoozed'), eb('replies.snoozed_until', '<=', now)])]))
@@ -85,6 +90,18 @@ export async function findDecisionSettings(db: Database, workspaceId: string) {
     .select(['workspaces.booking_link', 'sequences.id as follow_up_sequence_id'])
     .where('workspaces.id', '=', workspaceId)
     .executeTakeFirst();
+}
+
+/** A messaging account's own booking link (migration 0043); null without one, or without an account of this workspace. */
+export async function accountBookingLink(db: Database, workspaceId: string, accountId: string | null): Promise<string | null> {
+  if (!accountId) return null;
+  const row = await db
+    .selectFrom('messaging_accounts')
+    .select('booking_link')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return row?.booking_link ?? null;
 }
 
 /** Serializes requests that carry the same idempotency key, whatever reply they name. */

@@ -7,6 +7,11 @@ export type Decision = (typeof DECISIONS)[number];
 export const SNOOZE_DEFAULT_DAYS = 7;
 export const SNOOZE_MAX_DAYS = 90;
 
+/** An `invite` decision's meeting length in minutes (docs/meetings.md "Invitations"). */
+export const MEETING_MINUTES_DEFAULT = 30;
+export const MEETING_MINUTES_MIN = 15;
+export const MEETING_MINUTES_MAX = 240;
+
 const DecisionSchema = Type.Enum([...DECISIONS]);
 
 export const RepliesQuery = Type.Object(
@@ -71,6 +76,20 @@ export const DecideBody = Type.Object(
       Type.Integer({ minimum: 1, maximum: SNOOZE_MAX_DAYS, description: `snooze only: whole days, 1 to ${SNOOZE_MAX_DAYS} (default ${SNOOZE_DEFAULT_DAYS})` }),
     ),
     by: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\x00]*$', description: 'audit-trail label (default api)' })),
+    meetingAt: Type.Optional(
+      Timestamp({
+        'x-extension': true,
+        description: 'invite only: a future start; e-mail sends an iCalendar invitation (without it, the booking link)',
+      }),
+    ),
+    meetingMinutes: Type.Optional(
+      Type.Integer({
+        'x-extension': true,
+        minimum: MEETING_MINUTES_MIN,
+        maximum: MEETING_MINUTES_MAX,
+        description: `with meetingAt: minutes (default ${MEETING_MINUTES_DEFAULT})`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );

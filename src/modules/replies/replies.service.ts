@@ -10,9 +10,17 @@ import type { ChannelDescriptor, ChannelRegistry } from '../../channels/descript
 import { iso } from '../../domain/iso.js';
 import { lockPersonLanes } from '../../domain/opt-out.js';
 import { appendLedger } from '../../domain/ledger.js';
+import { senderBookingLink } from '../../domain/booking-link.js';
 import * as repo from './replies.repository.js';
-import { createReplyTaskRecorder, DECISION_HANDLERS, type ChannelRefusal, type DecisionEffect, type DecisionScope } from './replies.decisions.js';
-import { DECISIONS, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
+import {
+  createReplyTaskRecorder,
+  DECISION_HANDLERS,
+  type ChannelRefusal,
+  type DecisionEffect,
+  type DecisionScope,
+  type InvitationRecorder,
+} from './replies.decisions.js';
+import { DECISIONS, MEETING_MINUTES_DEFAULT, MEETING_MINUTES_MAX, MEETING_MINUTES_MIN, SNOOZE_DEFAULT_DAYS, type Decision } from './replies.schemas.js';
 
 const IDEMPOTENCY_SCOPE = 'replies.decide';
 
@@ -56,6 +64,9 @@ export interface DecideInput {
   text?: string;
   days?: number;
   by?: string;
+  /** invite only: when the meeting starts (ISO 8601, in the future) and its length (docs/meetings.md "Invitations"). */
+  meetingAt?: string;
+  meetingMinutes?: number;
 }
 
 export interface DecideOutcome {
@@ -96,6 +107,8 @@ export function createRepliesService(deps: {
   drivers: ChannelDrivers;
   config: Config;
   channels: ChannelRegistry;
+  /** Where an `invite` decision's calendar invitation is recorded (modules/meetings' bookings); without it, none is. */
+  invitations?: InvitationRecorder;
 }) {
   const { db, clock, cipher, channels } = deps;
   /** The channel's descriptor when its replies are answered on the platform itself (X), else null. */
@@ -103,7 +116,7 @@ export function createRepliesService(deps: {
     const d = channels.ofChannel(channel);
     return d?.answersOnPlatform ? d : null;
   };
-  const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine, channels };
+  const handlerDeps = { cipher, drivers: deps.drivers, watch: deps.config.engine, channels, invitations: deps.invitations };
 
   type Settings = { booking_link: string | null; follow_up_sequence_id: string | null };
 
@@ -132,13 +145,14 @@ export function createRepliesService(deps: {
     };
     if (onPlatform(r.channel)) return base;
     const draft = cipher.decrypt(r.draft);
+    const { account_booking_link: accountLink } = r;
     return {
       ...base,
       draft,
       allowedDecisions: allowedDecisions({
         draftReadable: draft !== null,
         lead: { email: r.email, opted_out_at: r.opted_out_at, meeting_booked_at: r.meeting_booked_at },
-        settings: s,
+        settings: { ...s, booking_link: senderBookingLink(accountLink, s.booking_link) },
       }),
     };
   }
@@ -187,6 +201,37 @@ export function createRepliesService(deps: {
     if (input.days !== undefined && input.decision !== 'snooze') {
       throw badRequest('days_not_applicable', 'days is the snooze length and is accepted only with the snooze decision');
     }
+    if (input.meetingAt !== undefined && input.decision !== 'invite') {
+      throw badRequest('meeting_not_applicable', 'meetingAt is the invitation’s time and is accepted only with the invite decision', { field: 'meetingAt' });
+    }
+    if (input.meetingMinutes !== undefined && input.meetingAt === undefined) {
+      throw badRequest('meeting_not_applicable', 'meetingMinutes is the length of the meeting at meetingAt and is accepted only with meetingAt', {
+        field: 'meetingMinutes',
+      });
+    }
+  }
+
+  /**
+   * An `invite` decision's meeting: meetingAt must be a date-time in the future, meetingMinutes a whole number of
+   * minutes from 15 to 240 (default 30); 400 naming the field otherwise. Null without meetingAt. The start is kept to
+   * the whole second.
+   */
+  function meetingOf(input: DecideInput, now: Date): { startsAt: Date; minutes: number } | null {
+    if (input.meetingAt === undefined) return null;
+    const at = new Date(input.meetingAt);
+    // iCalendar times are whole seconds (RFC 5545 §3.3.5): the invitation, its booking and the ledger say the same.
+    const startsAt = new Date(Math.floor(at.getTime() / 1000) * 1000);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(input.meetingAt) || Number.isNaN(at.getTime())) {
+      throw badRequest('invalid_meeting_at', 'meetingAt must be an ISO 8601 date-time', { field: 'meetingAt' });
+    }
+    if (startsAt.getTime() <= now.getTime()) throw badRequest('meeting_at_in_past', 'meetingAt must be in the future', { field: 'meetingAt' });
+    const minutes = input.meetingMinutes ?? MEETING_MINUTES_DEFAULT;
+    if (!Number.isInteger(minutes) || minutes < MEETING_MINUTES_MIN || minutes > MEETING_MINUTES_MAX) {
+      throw badRequest('invalid_meeting_minutes', `meetingMinutes must be a whole number from ${MEETING_MINUTES_MIN} to ${MEETING_MINUTES_MAX}`, {
+        field: 'meetingMinutes',
+      });
+    }
+    return { startsAt, minutes };
   }
 
   /** An earlier answer to the same Idempotency-Key, replayed; the same key with another request is a 409. */
@@ -216,7 +261,9 @@ export function createRepliesService(deps: {
     if (!lead) throw notFound('reply');
 
     const saved = await repo.findDecisionSettings(trx, workspaceId);
-    const settings = { booking_link: saved?.booking_link ?? null, follow_up_sequence_id: saved?.follow_up_sequence_id ?? null };
+    // The sender's booking link: the lead's account's own, else the workspace's (domain/booking-link.ts).
+    const bookingLink = senderBookingLink(await repo.accountBookingLink(trx, workspaceId, lead.account_id), saved?.booking_link);
+    const settings = { booking_link: bookingLink, follow_up_sequence_id: saved?.follow_up_sequence_id ?? null };
     const draft = cipher.decrypt(reply.draft);
     const allowed = allowedDecisions({ draftReadable: draft !== null || input.text !== undefined, lead, settings });
     if (!allowed.includes(input.decision)) {
@@ -263,7 +310,18 @@ export function createRepliesService(deps: {
     validate(input);
     const by = input.by ?? 'api';
     const days = input.decision === 'snooze' ? (input.days ?? SNOOZE_DEFAULT_DAYS) : null;
-    const requestHash = sha256Hex(JSON.stringify({ replyId: replyId.toLowerCase(), decision: input.decision, text: input.text ?? null, days, by }));
+    const meeting = meetingOf(input, clock.now());
+    const requestHash = sha256Hex(
+      JSON.stringify({
+        replyId: replyId.toLowerCase(),
+        decision: input.decision,
+        text: input.text ?? null,
+        days,
+        by,
+        // Only when given, so the hash of a request without a meeting is what it always was.
+        ...(meeting && { meetingAt: meeting.startsAt.toISOString(), meetingMinutes: meeting.minutes }),
+      }),
+    );
 
     let refusal: ChannelRefusal | null = null;
     const outcome = await db.transaction().execute(async (trx): Promise<DecideOutcome | null> => {
@@ -272,7 +330,7 @@ export function createRepliesService(deps: {
 
       const target = await lockTarget(trx, workspaceId, replyId, input);
       const now = clock.now();
-      const scope: DecisionScope = { trx, workspaceId, ...target, decision: input.decision, text: input.text, days, by, now };
+      const scope: DecisionScope = { trx, workspaceId, ...target, decision: input.decision, text: input.text, days, meeting, by, now };
       const effect = await DECISION_HANDLERS[input.decision](scope, handlerDeps);
       if ('failure' in effect) {
         refusal = effect;

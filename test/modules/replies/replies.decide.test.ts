@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NOW, BOOKING, startRepliesWorld, type RepliesWorld } from '../../helpers/replies-world.js';
 import { insertLead, insertReply, insertSequence } from '../../helpers/factories.js';
+import { bookingRef, trackedBookingLink } from '../../../src/domain/booking-link.js';
 
 let t: RepliesWorld['t'],
   channels: RepliesWorld['channels'],
@@ -145,14 +146,30 @@ describe('POST /replies/{id}/decide: effects, ledger and events', () => {
     expect((await events(leadId)).map((e) => e.event)).toEqual(['lead.messaged']);
   });
 
-  it('booking_link sends the workspace booking link, writes reply_sent and emits lead.messaged', async () => {
+  it('booking_link sends the lead’s tracked booking link (the workspace’s here), writes reply_sent and emits lead.messaged', async () => {
     const { leadId, replyId } = await scenario();
     expect((await decide(a, replyId, { decision: 'booking_link' })).json()).toMatchObject({ ok: true, decision: 'booking_link', messaged: true });
-    expect(deliveredTo(leadId)[0].text).toBe(`Great, here is a time.\n\n${BOOKING}`);
+    expect(deliveredTo(leadId)[0].text).toBe(`Great, here is a time.\n\n${trackedBookingLink(BOOKING, bookingRef(t.cipher, a.workspaceId, leadId))}`);
     const entries = await ledger(leadId);
     expect(entries.map((e) => e.action)).toEqual(['reply_sent']);
     expect(JSON.parse(entries[0].detail)).toMatchObject({ decision: 'booking_link' });
     expect((await events(leadId)).map((e) => e.event)).toEqual(['lead.messaged']);
+  });
+
+  it('booking_link and invite without a time send the lead’s account’s own link before the workspace’s', async () => {
+    const own = 'https://cal.example/dana/own';
+    await t.db.updateTable('messaging_accounts').set({ booking_link: own }).where('id', '=', account).execute();
+    try {
+      const first = await scenario();
+      expect((await decide(a, first.replyId, { decision: 'booking_link' })).statusCode).toBe(200);
+      const tracked = (leadId: string) => trackedBookingLink(own, bookingRef(t.cipher, a.workspaceId, leadId));
+      expect(deliveredTo(first.leadId)[0].text).toBe(`Great, here is a time.\n\n${tracked(first.leadId)}`);
+      const second = await scenario();
+      expect((await decide(a, second.replyId, { decision: 'invite' })).statusCode).toBe(200);
+      expect(deliveredTo(second.leadId)[0].text).toBe(`Great, here is a time.\n\n${tracked(second.leadId)}`);
+    } finally {
+      await t.db.updateTable('messaging_accounts').set({ booking_link: null }).where('id', '=', account).execute();
+    }
   });
 
   it('snooze hides the reply for whole days, then it returns to the queue and can be decided', async () => {

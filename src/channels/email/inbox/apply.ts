@@ -12,7 +12,7 @@ import { afterHardBounce, applyComplaint } from '../deliverability/reputation.js
 import { AlreadyHandled } from './inbox-rules.js';
 import * as repo from './inbox.repository.js';
 import type { InboundHead } from './parse.js';
-import { recordFields, type InboundVerdict, type Verdict } from './verdict.js';
+import { recordFields, storedVerdict, type InboundVerdict, type Verdict } from './verdict.js';
 import type { Decision } from './decide.js';
 
 /** Where one message sits in its mailbox: the claim's key, and when it arrived. */
@@ -27,12 +27,15 @@ export interface InboundPlace {
 export interface Outcome {
   verdict: InboundVerdict;
   reply: boolean;
+  /** An answer to our calendar invitation was applied (the pass summary's `meetingResponses`). */
+  meetingResponse?: boolean;
 }
 
 /** What applying a verdict did: the record's final verdict (a reply already on record is `duplicate`) and its effect. */
 interface Applied {
   verdict: InboundVerdict;
   effect: string;
+  meetingResponse?: boolean;
 }
 
 type ApplyFn<V extends Verdict> = (trx: Database, v: V, p: { place: InboundPlace; head: InboundHead; at: Date; ctx: WatchContext }) => Promise<Applied>;
@@ -168,6 +171,14 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
       const r = await applyComplaint(trx, { workspaceId: mb.workspaceId, message, feedbackType: v.report.feedbackType, at, now: ctx.now });
       return r === 'duplicate' ? { verdict: 'duplicate', effect: 'complaint_on_record' } : { verdict: 'complaint', effect: 'opted_out,mailbox_paused' };
     },
+    async meeting_response(trx, v, { place, at, ctx }) {
+      // Tied by the UID alone (docs/meetings.md "Invitations"): one we never sent changes nothing.
+      const answer = { workspaceId: place.mailbox.workspaceId, uid: v.answer.uid, attendees: v.answer.attendees, at };
+      const r = ctx.answerInvitation ? await ctx.answerInvitation(trx, answer, ctx.now) : 'unknown';
+      if (r === 'unknown') return { verdict: 'ignored', effect: NONE };
+      if (r === 'unchanged') return { verdict: 'duplicate', effect: 'already_on_record' };
+      return { verdict: 'reply', effect: `meeting_response:${v.answer.attendees[0].response}`, meetingResponse: true };
+    },
     unmatched: async (_trx, v) => ({ verdict: v.kind, effect: NONE }),
     ignored: async (_trx, v) => ({ verdict: v.kind, effect: NONE }),
     unparseable: async (_trx, v) => ({ verdict: v.kind, effect: NONE }),
@@ -203,7 +214,7 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
             mailboxId: mb.id,
             uidValidity: place.uidValidity,
             uid: place.uid,
-            outcome: fresh ? v.kind : 'duplicate',
+            outcome: fresh ? storedVerdict(v.kind) : 'duplicate',
             now: ctx.now,
             record: {
               workspaceId: mb.workspaceId,
@@ -211,7 +222,7 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
               messageId: head.messageId,
               tiedMessageId: fields.tiedMessageId,
               leadId: fields.leadId,
-              verdict: fresh ? v.kind : 'duplicate',
+              verdict: fresh ? storedVerdict(v.kind) : 'duplicate',
               reason: v.reason,
               label: fields.label,
               confidence: fields.confidence,
@@ -230,7 +241,7 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
             verdict: applied.verdict,
             effect: applied.effect,
           });
-          return { verdict: applied.verdict, reply: isReply };
+          return { verdict: applied.verdict, reply: isReply, ...(applied.meetingResponse && { meetingResponse: true }) };
         }),
       );
     } catch (e) {

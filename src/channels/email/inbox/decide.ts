@@ -10,6 +10,7 @@ import { mayBeReport, readReport, type ReportHints, type ReportVerdict } from '.
 import { FEEDBACK_TYPE_RULES } from './report-rules.js';
 import { trustedAuthservIds } from './inbox-rules.js';
 import { EXCERPT_CHARS, type Tie, type Verdict } from './verdict.js';
+import { calendarReplyOf, mayCarryCalendar } from './calendar-reply.js';
 
 /** One INBOX message as the watcher fetched it: its header fields, its structure's part types, and its body on demand. */
 export interface InboundMessage {
@@ -38,7 +39,8 @@ const clip = (s: string | null | undefined) => (s ? s.replace(/\s+/g, ' ').trim(
  * only what is tied to our own mail changes anything. Each message is read (at most once) and classified once.
  *
  * 1. A delivery report or a complaint (reports.ts: by type, structure, sender and returned headers, never by an
- *    English subject) counts only when it names a Message-ID we sent; who it is about comes from our record.
+ *    English subject) counts only when it names a Message-ID we sent; who it is about comes from our record. An
+ *    answer to our calendar invitation (an iTIP REPLY, calendar-reply.ts) is one too, tied later by its UID alone.
  * 2. The List-Unsubscribe mailto with a valid token of this workspace.
  * 3. Anything else is matched to a lead by its thread (In-Reply-To, References) or, failing that, by the sender's
  *    address; an automatic message counts only when threaded to our message and not failing DMARC.
@@ -87,6 +89,8 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     if (report) return reportDecision(report);
   }
 
+  const calendar = mayCarryCalendar(msg.partTypes, head.contentType) ? await calendarDecision(body, dmarcFail) : null;
+  if (calendar) return calendar;
   // 2. The List-Unsubscribe mailto: a valid token of this workspace is the capability, as the /u link's is.
   let tokenLead: { id: string; email: string | null } | null = null;
   if (head.asksUnsubscribe) {
@@ -177,6 +181,19 @@ export async function decide(deps: { db: Database; cipher: TextCipher; mailbox: 
     }
     return { verdict: { kind: r.kind, tie, report: r, reason }, excerpt };
   }
+}
+
+/**
+ * Step 1b of decide: an answer to our calendar invitation (an iTIP REPLY, often unthreaded) is never a reply for a
+ * person; it is tied to us by its UID alone when applied (docs/meetings.md "Invitations"), and one that fails DMARC is
+ * not believed. Null when the message carries none (then it is read as any other).
+ */
+async function calendarDecision(body: () => Promise<{ mail: ParsedMail } | 'unparseable'>, dmarcFail: boolean): Promise<Decision | null> {
+  const b = await body();
+  const answer = b === 'unparseable' ? null : calendarReplyOf(b.mail);
+  if (!answer) return null;
+  if (dmarcFail) return { verdict: { kind: 'ignored', reason: 'dmarc_fail' }, excerpt: null };
+  return { verdict: { kind: 'meeting_response', answer, reason: `ical_reply:${answer.attendees[0].response}` }, excerpt: null };
 }
 
 /**

@@ -22,6 +22,9 @@ export const INBOUND_VERDICTS = [
 ] as const;
 export type InboundVerdict = (typeof INBOUND_VERDICTS)[number];
 
+/** The verdict a message's record is claimed with: a kind of Verdict, as INBOUND_VERDICTS names it. */
+export const storedVerdict = (kind: Verdict['kind']): InboundVerdict => (kind === 'meeting_response' ? 'reply' : kind);
+
 /** How a message was tied to us: the message of ours it names, the lead, and the address that message went to. */
 export interface Tie {
   leadId: string;
@@ -41,6 +44,12 @@ export type Verdict =
   | { kind: 'unsubscribe'; tie: Tie; reason: 'mailto_token' | 'feedback_opt_out' }
   | { kind: 'bounce' | 'delayed' | 'delivery_report'; tie: Tie | null; report: Exclude<ReportVerdict, { kind: 'complaint' }>; reason: string }
   | { kind: 'complaint'; tie: Tie; report: Extract<ReportVerdict, { kind: 'complaint' }>; reason: string }
+  /**
+   * An iTIP REPLY to a calendar invitation (calendar-reply.ts), tied to us (or not) by its UID alone when applied. Its
+   * record says `reply` (the person's answer; reason `ical_reply:<answer>`, effect `meeting_response:<answer>`), or
+   * `ignored` when the UID is none of ours; it never becomes a pending reply.
+   */
+  | { kind: 'meeting_response'; answer: { uid: string; attendees: { address: string; response: 'accepted' | 'declined' | 'tentative' }[] }; reason: string }
   /** Nothing applied: not tied to us, not believed, or not readable. */
   | { kind: 'unmatched' | 'ignored' | 'unparseable'; reason: string; tie?: Tie | null; report?: ReportVerdict; classification?: ReplyVerdict };
 

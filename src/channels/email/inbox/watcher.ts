@@ -110,7 +110,13 @@ export function createInboxWatcher(deps: InboxDeps) {
    * a database error that a fresh transaction fails on too (then the pass stops and the message is read again on the
    * next one).
    */
-  async function handleUid(client: ImapFlow, mb: repo.PollMailbox, uidValidity: bigint, uid: number, ctx: WatchContext): Promise<InboundVerdict | 'vanished'> {
+  async function handleUid(
+    client: ImapFlow,
+    mb: repo.PollMailbox,
+    uidValidity: bigint,
+    uid: number,
+    ctx: WatchContext,
+  ): Promise<InboundVerdict | 'vanished' | 'meeting_response'> {
     const { now } = ctx;
     let meta: FetchMessageObject | false;
     try {
@@ -152,6 +158,8 @@ export function createInboxWatcher(deps: InboxDeps) {
     }
     try {
       const outcome = await applier.applyDecision(place, head, decision, ctx);
+      // An answer to our calendar invitation is counted apart from the replies: no reply waits for a person.
+      if (outcome.meetingResponse) return 'meeting_response';
       // A reply that asked to stop is counted with the replies (the pass summary's `unsubscribes` are the mailto's and
       // feedback reports'), as the engine's repliesDetected counts it.
       return outcome.reply && outcome.verdict === 'unsubscribe' ? 'reply' : outcome.verdict;
@@ -165,8 +173,9 @@ export function createInboxWatcher(deps: InboxDeps) {
     }
   }
 
-  function count(c: MailboxPassCounts, o: InboundVerdict | 'vanished') {
-    if (o === 'reply') c.replies += 1;
+  function count(c: MailboxPassCounts, o: InboundVerdict | 'vanished' | 'meeting_response') {
+    if (o === 'meeting_response') c.meetingResponses = (c.meetingResponses ?? 0) + 1;
+    else if (o === 'reply') c.replies += 1;
     else if (o === 'out_of_office') c.outOfOffice += 1;
     else if (o === 'left_company') c.leavers = (c.leavers ?? 0) + 1;
     else if (o === 'bounce') c.bounces += 1;
@@ -248,7 +257,7 @@ export function createInboxWatcher(deps: InboxDeps) {
       // One message at a time, its position saved once it is done: a message that cannot be read is passed over, and
       // a pass that stops half-way resumes after the last message it finished.
       for (const uid of batch) {
-        let outcome: InboundVerdict | 'vanished';
+        let outcome: InboundVerdict | 'vanished' | 'meeting_response';
         try {
           outcome = await handleUid(client, mb, uidValidity, uid, ctx);
         } catch (e) {

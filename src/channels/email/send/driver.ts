@@ -12,6 +12,7 @@ import { createSmtpPool, type SmtpAccepted, type SmtpPool, type SmtpSendError } 
 import { createSentFolder } from './sent-folder.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
+import { invitationCalendar, invitationUidOf } from './invitation.js';
 import { pauseOf, PAUSED_MAILBOX_WAIT_SECONDS } from '../deliverability/reputation.js';
 import { shortHash } from '../../../lib/hash.js';
 import { releaseBudgets, reserveBudgets } from '../../../domain/budgets.repository.js';
@@ -140,9 +141,30 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     }
   }
 
-  /** The message as sent (RFC 5322 bytes): threaded on the lead's earlier messages, with one-click unsubscribe headers. */
+  /**
+   * The message as sent (RFC 5322 bytes): threaded on the lead's earlier messages, with one-click unsubscribe headers.
+   * With an invitation (docs/meetings.md "Invitations"): multipart, the text beside a `text/calendar; method=REQUEST`
+   * alternative, and the same VCALENDAR as an `invite.ics` attachment (`application/ics`), as nodemailer's `icalEvent`
+   * builds it; `invitationUid` is its UID.
+   */
   async function compose(q: Database, action: OutboundAction, mailbox: MailboxSecretRow, to: string) {
     const messageId = messageIdOf(action, mailbox);
+    const invitationUid = action.invitation ? invitationUidOf(action.invitation.id, mailbox.address) : undefined;
+    const icalEvent =
+      action.invitation && invitationUid
+        ? {
+            method: 'REQUEST',
+            filename: 'invite.ics',
+            content: invitationCalendar({
+              uid: invitationUid,
+              invitation: action.invitation,
+              description: action.text ?? '',
+              organizer: { address: mailbox.address, name: mailbox.displayName },
+              attendee: to,
+              now: action.at,
+            }),
+          }
+        : undefined;
     const { subject, references } = threading(
       (await sent.threadOf(q, action.workspaceId, action.recipient.leadId)).filter((m) => m.idempotency_key !== action.idempotencyKey),
       action.subject,
@@ -153,6 +175,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       to,
       subject,
       text: action.text ?? '',
+      ...(icalEvent && { icalEvent }),
       messageId,
       date: action.at,
       ...(references.length > 0 && { inReplyTo: references[references.length - 1], references }),
@@ -163,7 +186,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
     })
       .compile()
       .build();
-    return { messageId, subject, raw };
+    return { messageId, subject, raw, invitationUid };
   }
 
   /**
@@ -291,14 +314,15 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       const login = await oauthLogin(mailbox, q);
       if ('refusal' in login) return login.refusal;
       const accessToken = login.token;
-      const { messageId, subject, raw } = await compose(q, action, mailbox, to);
+      const { messageId, subject, raw, invitationUid } = await compose(q, action, mailbox, to);
+      const sentInvitation = invitationUid ? { invitationUid } : {};
 
       // A retry of a step (or a reply decided again) whose earlier try lost its connection inside the transaction, or
       // whose success was not recorded by its caller: that try may have delivered, so it is never sent blindly again.
       if ((action.attempt ?? 0) > 0 || action.kind === 'reply') {
         const earlier = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
         if (earlier?.delivery === 'accepted' || earlier?.delivery === 'marked_sent')
-          return { outcome: 'ok', externalId: earlier.message_id, sentFrom: mailbox.id };
+          return { outcome: 'ok', externalId: earlier.message_id, sentFrom: mailbox.id, ...sentInvitation };
         if (earlier?.delivery === 'started') return uncertainSend();
       }
 
@@ -346,7 +370,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         return failedSend(err, q, action, mailbox, giveBack, claimLost);
       }
       await appendToSent(mailbox, raw);
-      return { outcome: 'ok', externalId: messageId, sentFrom: mailbox.id };
+      return { outcome: 'ok', externalId: messageId, sentFrom: mailbox.id, ...sentInvitation };
     },
 
     /**
@@ -358,17 +382,24 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
       const q = ctx?.db ?? db;
       // The record first: an accepted message is sent whatever became of its mailbox since.
       const record = await sent.findOutgoing(q, action.workspaceId, action.idempotencyKey);
-      if (record?.delivery === 'accepted' || record?.delivery === 'marked_sent') return { status: 'sent', externalId: record.message_id };
+      if (record?.delivery === 'accepted' || record?.delivery === 'marked_sent') {
+        // Our Message-ID is made at the sending mailbox's domain (messageIdOf), as the invitation's UID is.
+        const domain = /@([^>]+)>?$/.exec(record.message_id)?.[1];
+        const invitation = action.invitation && domain ? { invitationUid: invitationUidOf(action.invitation.id, `@${domain}`) } : {};
+        return { status: 'sent', externalId: record.message_id, ...invitation };
+      }
       const mailbox = await resolveSendingMailbox(
         { db: q, cipher },
         { workspaceId: action.workspaceId, leadId: action.recipient.leadId, accountId: action.accountId },
       );
       if (!mailbox) return record ? { status: 'unknown' } : fallback.confirm ? fallback.confirm(action, ctx) : { status: 'unknown' };
+      // The invitation an interrupted send carried went under the UID made of its id (the same id on the retry).
+      const sentInvitation = action.invitation ? { invitationUid: invitationUidOf(action.invitation.id, mailbox.address) } : {};
       // A reply decision records inside its own transaction, which a crash rolls back with the row: for a reply,
       // no row proves nothing, and the sent folder is the only witness.
       if (!record && action.kind !== 'reply') return { status: 'not_sent' };
       const messageId = record?.message_id ?? messageIdOf(action, mailbox);
-      if ((await searchSentFolder(mailbox, messageId)) === true) return { status: 'sent', externalId: messageId };
+      if ((await searchSentFolder(mailbox, messageId)) === true) return { status: 'sent', externalId: messageId, ...sentInvitation };
       return record ? { status: 'unknown' } : { status: 'not_sent' };
     },
 
