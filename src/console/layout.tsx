@@ -10,6 +10,7 @@ export const NAV = [
   { key: 'leads', label: 'Leads', href: '/console/leads' },
   { key: 'activity', label: 'Activity', href: '/console/activity' },
   { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' },
+  { key: 'meetings', label: 'Meetings', href: '/console/meetings' },
   { key: 'accounts', label: 'Accounts', href: '/console/accounts' },
   { key: 'suppressions', label: 'Suppressions', href: '/console/suppressions' },
 ] as const;

@@ -11,6 +11,7 @@ import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
 import { PausedMailboxes } from './mailbox-resume.js';
 import { MailboxConnectButtons } from './mailbox-connect-parts.js';
 import { MailboxesTable, OtherAccountsTable, XAccountsTable, type SendingDelivery } from './accounts-tables.js';
+import { AccountBookingLinks, bookingLinksOf } from './booking-links.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -143,7 +144,11 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
     deps.services.mailboxes.list(workspaceId),
   ]);
   const linkedin = await Promise.all(accounts.filter((a) => a.mode === 'linkedin').map((a) => deps.services.linkedin.get(workspaceId, a.id)));
-  const [paused, days] = await Promise.all([deps.services.mailboxes.paused(workspaceId), deps.services.mailboxes.days(workspaceId)]);
+  const [paused, days, bookingLinks] = await Promise.all([
+    deps.services.mailboxes.paused(workspaceId),
+    deps.services.mailboxes.days(workspaceId),
+    bookingLinksOf(deps.services)?.getBookingLinks(workspaceId) ?? null,
+  ]);
   const pausedIds = new Set(paused.map((p) => p.id));
   // An account with a mailbox shows as its mailbox (address, health, e-mails today against its cap), never with
   // invites or a warm-up phase; the accounts table keeps the others.
@@ -192,6 +197,7 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
         </section>
         <PausedMailboxes paused={paused} csrfToken={ctx.csrfToken} />
         <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
+        <AccountBookingLinks links={bookingLinks} csrfToken={ctx.csrfToken} />
         <section aria-labelledby="x-accounts" id="x-accounts-section">
           <h2 id="x-accounts">X accounts</h2>
           <XAccountsTable xAccounts={xAccounts} connections={connections} csrfToken={ctx.csrfToken} now={now} />

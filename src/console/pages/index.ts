@@ -20,6 +20,8 @@ import { mailboxConnectPages } from './mailbox-connect.js';
 import { suppressionsPages } from './suppressions.js';
 import { leadsTwinsPages } from './leads-twins.js';
 import { mailboxAddPages } from './mailbox-add.js';
+import { meetingsPages } from './meetings.js';
+import { meetingRecordPages } from './meeting-block.js';
 
 /**
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
@@ -46,4 +48,6 @@ export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps):
   suppressionsPages(app, deps);
   leadsTwinsPages(app, deps);
   mailboxAddPages(app, deps);
+  meetingsPages(app, deps);
+  meetingRecordPages(app, deps);
 }

@@ -10,6 +10,7 @@ import { ActivityTable, Pager } from './leads-activity.js';
 import { HeldReason } from '../held.js';
 import { CHANNEL_NAMES } from '../../domain/vocabulary.js';
 import { xProfileUrl } from '../../channels/x/index.js';
+import { MeetingBlock, MEETING_NOTICES } from './meeting-block.js';
 
 /**
  * What `?notice=` may say on a lead page (after Stop sequence or Opt out, POST/redirect/GET): a code from this list,
@@ -22,7 +23,9 @@ export const LEAD_NOTICES = noticeTable({
     already_stopped: 'The sequence was already stopped for this lead; nothing changed.',
     opted_out: 'Opted out: this person gets nothing more from any sequence of this workspace, permanently.',
     already_opted_out: 'This person was already opted out; nothing changed.',
+    ...MEETING_NOTICES.done,
   },
+  refused: MEETING_NOTICES.refused,
 });
 
 export function noticeOf(list: Record<string, Notice>, query: unknown): Notice | null {
@@ -352,6 +355,7 @@ export function leadPages(app: AppInstance, deps: ConsoleDeps) {
             <Lanes lead={lead} />
             <h2>Stage, sequence and account</h2>
             <Run lead={lead} />
+            <MeetingBlock lead={lead} csrfToken={ctx.csrfToken} level={2} from="lead" />
             <h2>Replies</h2>
             <Replies replies={leadReplies} />
             <h2>Activity</h2>

@@ -10,6 +10,7 @@ import { consoleDecider } from './leads-twins.js';
 import { CsrfField, PostButton } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, noticeTable, When, plural, type Notice } from '../ui.js';
+import { MeetingBlock, MEETING_NOTICES, type MeetingLead } from './meeting-block.js';
 
 /** Button names: the accessible name of each decision's button (issue 15 §3: "Send", "Dismiss", "Snooze", …). */
 export const DECISION_LABELS: Record<Decision, string> = {
@@ -40,9 +41,11 @@ export const REPLY_NOTICES = noticeTable({
     opt_out: 'Opted out: the person gets nothing more from any sequence, permanently; the reply left the queue.',
     marked_handled: 'Marked handled: the reply left the queue. Nothing was sent from here.',
     already_decided: 'This reply was already handled or decided; nothing changed.',
+    ...MEETING_NOTICES.done,
   },
   refused: {
     has_decisions: 'Not marked handled: this reply is answered with one of its decisions.',
+    ...MEETING_NOTICES.refused,
   },
 });
 
@@ -96,7 +99,7 @@ export function isSandboxConversation(openOnX: string, realAccounts: ReadonlySet
   return m !== null && !realAccounts.has(m[1]) && !realAccounts.has(m[2]);
 }
 
-function ReplyCard(props: { r: PendingReply; csrf: string; realXAccounts: ReadonlySet<string> }) {
+function ReplyCard(props: { r: PendingReply; csrf: string; realXAccounts: ReadonlySet<string>; meeting: MeetingLead | undefined }) {
   const { r, csrf } = props;
   const allowed = 'allowedDecisions' in r ? r.allowedDecisions : [];
   const draft = 'draft' in r ? r.draft : null;
@@ -118,6 +121,7 @@ function ReplyCard(props: { r: PendingReply; csrf: string; realXAccounts: Readon
       <blockquote class="their-message" safe>
         {r.theirMessage ?? '(unreadable: written with another encryption key)'}
       </blockquote>
+      {props.meeting ? <MeetingBlock lead={props.meeting} csrfToken={csrf} level={3} from="replies" who={heading} /> : ''}
       {allowed.length === 0 ? (
         <>
           <p>
@@ -173,12 +177,20 @@ function ReplyCard(props: { r: PendingReply; csrf: string; realXAccounts: Readon
 export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
   const replies = deps.services.replies;
 
+  /** Each queued lead's meeting (booked, outcome, invitation answer) for its card's Meeting block; a lead gone meanwhile has none. */
+  async function meetingsOf(workspaceId: string, pending: PendingReply[]): Promise<Map<string, MeetingLead>> {
+    const ids = [...new Set(pending.map((r) => r.lead.id))];
+    const leads = await Promise.all(ids.map((id) => deps.services.leadDetail.getLead(workspaceId, id).catch(() => null)));
+    return new Map(leads.filter((l) => l !== null).map((l) => [l.id, l] as const));
+  }
+
   app.get('/console/replies', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
     const workspaceId = req.consoleSession!.auth.workspaceId;
     const { replies: pending } = await replies.listConsoleQueue(workspaceId, 100);
     // X accounts with tokens on record (connected, or disconnected later) are real; the others are the sandbox's.
     const realXAccounts = pending.some((r) => r.channel === 'x') ? new Set((await deps.services.xConnect.connections(workspaceId)).keys()) : new Set<string>();
+    const meetings = await meetingsOf(workspaceId, pending);
     return sendPage(reply, ctx, {
       title: 'Replies',
       nav: 'replies',
@@ -196,7 +208,7 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
             <p safe>{`${plural(pending.length, 'reply waits', 'replies wait')} for a decision, oldest first.`}</p>
           )}
           {pending.map((r) => (
-            <ReplyCard r={r} csrf={ctx.csrfToken} realXAccounts={realXAccounts} />
+            <ReplyCard r={r} csrf={ctx.csrfToken} realXAccounts={realXAccounts} meeting={meetings.get(r.lead.id)} />
           ))}
         </>
       ),
