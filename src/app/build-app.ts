@@ -25,6 +25,7 @@ import type { AppDeps } from './deps.js';
 import type { AppInstance } from './types.js';
 import { consolePlugin } from '../console/plugin.js';
 import { unsubscribeRoutes } from '../modules/unsubscribe/index.js';
+import { meetingsInboundRoutes } from '../modules/meetings/index.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -231,6 +232,8 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   await registerDocs(app, API_PREFIX, deps.config.publicBase);
   // The web console in its own scope (cookies, forms, CSRF, CSP and HTML errors stay out of the API).
   await app.register(unsubscribeRoutes, { unsubscribe: deps.services.unsubscribe });
+  // Booking tools' webhooks (docs/meetings.md): public, verified by each endpoint's secret, outside /api/v1.
+  await app.register(meetingsInboundRoutes, { meetings: deps.services.meetings, rateLimit: { store: rateLimitStore, perMinute: limit } });
   await app.register(consolePlugin, { services: deps.services, config: deps.config, rateLimitStore });
   return app;
 }

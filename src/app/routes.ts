@@ -17,6 +17,7 @@ import { eventsRoutes } from '../modules/events/index.js';
 import { tasksRoutes } from '../modules/tasks/index.js';
 import { inboundRoutes } from '../modules/inbound/index.js';
 import { channelInboundRoutes } from '../modules/channel-inbound/index.js';
+import { meetingsRoutes } from '../modules/meetings/index.js';
 
 /**
  * Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. `limits` is the per-minute
@@ -38,6 +39,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps, limits:
   await api.register(tasksRoutes, { tasks: services.tasks });
   await api.register(inboundRoutes, { inbound: services.inbound });
   await api.register(channelInboundRoutes, { channelInbound: services.channelInbound, rateLimit: limits });
+  await api.register(meetingsRoutes, { meetings: services.meetings });
   await api.register(eventsRoutes, { deps });
 }
 

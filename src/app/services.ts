@@ -18,7 +18,8 @@ import { createConsoleSessionsService } from '../modules/console-sessions/index.
 import { createTasksService } from '../modules/tasks/index.js';
 import { createInboundService } from '../modules/inbound/index.js';
 import { createChannelInboundService } from '../modules/channel-inbound/index.js';
-import { createMeetingsService } from '../modules/meetings/index.js';
+import { createMeetingsService, upsertBooking } from '../modules/meetings/index.js';
+import { answerInvitation } from './invitation-answers.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
@@ -87,9 +88,10 @@ export function createServices(deps: ServiceDeps) {
   const registry = createChannelRegistry(deps.channels);
   const drivers =
     deps.drivers ?? createChannelDrivers(deps.config, { mailboxes: { db: deps.db, cipher: deps.cipher }, x, linkedin: { db: deps.db }, registry });
-  const engine = createEngine({ ...deps, drivers, registry, publicData: provider, energy, plays });
+  const engine = createEngine({ ...deps, drivers, registry, publicData: provider, energy, plays, answerInvitation });
   const xConnect = createXConnectService({ ...deps, repo: xRepo });
-  const replies = createRepliesService({ ...deps, drivers, channels: registry });
+  // An `invite` decision's invitation is recorded as a booking of the meetings module (tool `ical`).
+  const replies = createRepliesService({ ...deps, drivers, channels: registry, invitations: { record: upsertBooking } });
   // Tasks end through the part that opened them: a step's through the engine, a reply decision's through replies.
   const tasks = createTasksService({ ...deps, drivers, channels: registry, steps: engine.taskSteps, replies: replies.replyTasks });
   // Open tasks show in /progress's account entries and in readiness.

@@ -17,6 +17,7 @@ import type { SuppressionReason } from '../domain/suppression.js';
 import { DomainCheckError, MailboxError, type AddMailboxRequest, type MailboxDomainReport } from '../channels/email/index.js';
 import type { LinkedinAccountView } from '../channels/linkedin/index.js';
 import type { MailOauthProvider } from '../config/mail-oauth.js';
+import type { EndpointCommand, EndpointView, EndpointWithSecret } from '../modules/meetings/index.js';
 
 export type { SeedResult } from '../modules/world/index.js';
 /** What one engine pass did, as POST /admin/v1/engine/tick answers it. */
@@ -123,6 +124,8 @@ export interface AdminBackend {
   listSuppressions(input: { workspaceId: string; q?: string; reason?: string; limit: number; after?: string }): Promise<SuppressionListing>;
   /** Removes an address from the list, recorded with `by`; refused for a person who asked to stop. */
   removeSuppression(input: { workspaceId: string; address: string; by: string }): Promise<SuppressionRemoved>;
+  /** Creates, lists, rotates or removes a booking tool's endpoint (docs/meetings.md); a secret only on create and rotate. */
+  meetingsEndpoint(input: EndpointCommand): Promise<EndpointView | EndpointWithSecret | EndpointView[] | { ok: true }>;
   close(): Promise<void>;
 }
 
@@ -192,6 +195,7 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
       }
     },
     linkedinConnect: (input) => appCall(() => services.linkedin.linkGateway(input.workspaceId, input.accountId, input.gatewayAccountId)),
+    meetingsEndpoint: (input) => appCall(() => services.meetings.endpointCommand(input)),
     linkedinDelivery: (input) =>
       appCall(async () => {
         const workspaceId = input.workspaceId ?? (await services.linkedin.workspaceOf(input.accountId));
@@ -274,6 +278,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     startXConnect: (input) => call<XConnectStart>('/x/connect', input),
     disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),
     linkedinConnect: (input) => call<LinkedinAccountView>('/linkedin/connect', input),
+    meetingsEndpoint: (input) => call<EndpointView | EndpointWithSecret | EndpointView[] | { ok: true }>('/meetings/endpoints', input),
     linkedinDelivery: (input) => call<LinkedinAccountView>('/linkedin/delivery', input),
     mailboxInbound: (input) => call<InboundListing>('/mailboxes/inbound', input),
     listSuppressions: (input) => call<SuppressionListing>('/suppressions/list', input),

@@ -17,6 +17,7 @@ import { announceTarget, requireKnownDatabase } from './target.js';
 import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
 import { registerLinkedin } from './commands/linkedin.js';
+import { registerMeetings } from './commands/meetings.js';
 import { registerMailboxCheck } from './commands/mailbox-check.js';
 import { registerInbound } from './commands/inbound.js';
 import { describeMailboxRemoval, mailboxAuthLabel, registerMailboxConnect } from './commands/mailbox-connect.js';
@@ -73,6 +74,7 @@ export function createProgram(): Command {
   registerMailboxCommands(program);
   registerXCommands(program);
   registerLinkedin(program, { withBackend, out });
+  registerMeetings(program, { withBackend, out });
   registerApiCommands(program);
   return program;
 }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { TextCipher } from '../lib/crypto.js';
 import { isUuid } from '../lib/ids.js';
+import type { Database } from '../db/database.js';
 
 // The booking link a lead is sent, and the tracking reference it carries (docs/meetings.md "Which lead booked").
 
@@ -54,4 +55,23 @@ export function trackedBookingLink(link: string | null, ref: string): string | n
 /** The link a lead's sender books with: the account's own, else the workspace's (docs/meetings.md). */
 export function senderBookingLink(accountLink: string | null | undefined, workspaceLink: string | null | undefined): string | null {
   return accountLink?.trim() || workspaceLink?.trim() || null;
+}
+
+/**
+ * The tracked booking link of a lead (docs/meetings.md): its sender's link (the lead's messaging account's own, else
+ * the workspace's; `senderBookingLink`) carrying the lead's reference (`trackedBookingLink`). The one answer to "which
+ * link does this lead get", for a reply's draft (`{{bookingLink}}`), the `booking_link` decision and an `invite`
+ * without a time. Null when neither has a link.
+ */
+export async function leadBookingLink(db: Database, cipher: TextCipher, workspaceId: string, leadId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('leads as l')
+    .innerJoin('workspaces as w', 'w.id', 'l.workspace_id')
+    .leftJoin('messaging_accounts as a', (j) => j.onRef('a.id', '=', 'l.account_id').onRef('a.workspace_id', '=', 'l.workspace_id'))
+    .select(['w.booking_link as workspace_link', 'a.booking_link as account_link'])
+    .where('l.workspace_id', '=', workspaceId)
+    .where('l.id', '=', leadId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return trackedBookingLink(senderBookingLink(row.account_link, row.workspace_link), bookingRef(cipher, workspaceId, leadId));
 }

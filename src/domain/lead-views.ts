@@ -92,13 +92,7 @@ export type CrossChannelLeadRow = Omit<EventLeadRow, 'stage'> &
     | 'meeting_outcome'
   > &
   Partial<Pick<Lead, 'meeting_response'>> &
-  Pick<
-    Lead,
-    | 'snoozed_until'
-    | 'opted_out_at'
-    | 'reply_sentiment'
-    | 'last_error'
-  >;
+  Pick<Lead, 'snoozed_until' | 'opted_out_at' | 'reply_sentiment' | 'last_error'>;
 
 /** The spec's cross-channel lead (GET /leads entries). */
 export function toCrossChannelLeadView(row: CrossChannelLeadRow) {

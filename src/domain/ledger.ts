@@ -118,7 +118,15 @@ export interface ReplyDecisionDetail {
  */
 export type ReplyMessageDetail = ReplyDecisionDetail &
   (
-    | { channel: string; externalId: string | null; edited?: boolean; recovered?: 'confirmed_sent' }
+    | {
+        channel: string;
+        externalId: string | null;
+        edited?: boolean;
+        recovered?: 'confirmed_sent';
+        /** An `invite` with a time: the iCalendar UID of the invitation sent, and when the meeting starts (docs/meetings.md). */
+        invitationUid?: string;
+        meetingAt?: string;
+      }
     | { channel: string; error: string; retryable?: boolean }
     | { via: 'task'; taskId: string; channel: string }
   );

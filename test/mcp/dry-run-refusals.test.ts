@@ -113,6 +113,7 @@ const cases: Record<string, { args: () => Record<string, unknown>; error: string
   mark_reply_handled: { args: () => ({ replyId: ids.reply }), error: 'reply_has_decisions', httpStatus: 409 },
   complete_task: { args: () => ({ taskId: UNKNOWN }), error: 'task not found', httpStatus: 404 },
   skip_task: { args: () => ({ taskId: UNKNOWN }), error: 'task not found', httpStatus: 404 },
+  set_lead_meeting: { args: () => ({ leadId: ids.lead, outcome: 'held' }), error: 'no_meeting', httpStatus: 409 },
 };
 
 describe('a dry run the real call would refuse is a tool error with the blocker code', () => {

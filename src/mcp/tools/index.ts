@@ -1,5 +1,6 @@
 import { authoringTools } from './authoring.tools.js';
 import { playsTools } from './plays.tools.js';
+import { meetingsTools } from './meetings.tools.js';
 import { repliesTools } from './replies.tools.js';
 import { reportingTools } from './reporting.tools.js';
 import { sequencesTools } from './sequences.tools.js';
@@ -10,7 +11,16 @@ import { xTools } from './x.tools.js';
 
 export type { Tool, ToolContext } from './types.js';
 
-const OPERATING_TOOLS: readonly Tool[] = [...authoringTools, ...xTools, ...playsTools, ...sequencesTools, ...reportingTools, ...repliesTools, ...tasksTools];
+const OPERATING_TOOLS: readonly Tool[] = [
+  ...authoringTools,
+  ...xTools,
+  ...playsTools,
+  ...sequencesTools,
+  ...reportingTools,
+  ...repliesTools,
+  ...meetingsTools,
+  ...tasksTools,
+];
 
 /** Every tool the server knows, authoring first; the order is the order tools/list answers. */
 export const ALL_TOOLS: readonly Tool[] = [...OPERATING_TOOLS, outputSchemaTool(OPERATING_TOOLS)];

@@ -8,6 +8,7 @@ import type { AppInstance } from '../../app/types.js';
 import { DomainCheckError, INBOUND_VERDICTS, MailboxError } from '../../channels/email/index.js';
 import { SUPPRESSION_REASONS } from '../../domain/suppression.js';
 import { MAIL_OAUTH_PROVIDERS } from '../../config/mail-oauth.js';
+import { BOOKING_TOOLS } from '../meetings/index.js';
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -35,6 +36,7 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
   registerSuppressionRoutes(app, services);
   registerXRoutes(app, services);
   registerLinkedinRoutes(app, services);
+  registerMeetingsRoutes(app, services);
 }
 
 /** Seeding, the engine pass, workspaces, keys, team links and console sign-in links. */
@@ -284,5 +286,28 @@ function registerLinkedinRoutes(app: AppInstance, services: Services) {
       if (!workspaceId) throw notFound('messaging account');
       return services.linkedin.setDelivery(workspaceId, req.body.accountId, req.body.delivery);
     },
+  );
+}
+
+/** `outreach meetings endpoint …` through a running server (modules/meetings, docs/meetings.md). */
+function registerMeetingsRoutes(app: AppInstance, services: Services) {
+  app.post(
+    '/meetings/endpoints',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            op: OneOf(['create', 'list', 'rotate', 'remove'] as const),
+            workspaceId: Uuid(),
+            tool: Type.Optional(OneOf(BOOKING_TOOLS)),
+            label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            id: Type.Optional(Uuid()),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => services.meetings.endpointCommand(req.body),
   );
 }

@@ -1,7 +1,7 @@
 // The leads module's (cross-channel leads) public face: code outside src/modules/leads imports from here only.
 export { leadsRoutes } from './leads.routes.js';
 export { createLeadsService, type LeadsService } from './leads.service.js';
-export { LeadsQuery, LeadsResponse } from './leads.schemas.js';
+export { CrossChannelLead, LeadsQuery, LeadsResponse } from './leads.schemas.js';
 export { type ImportLeadsInput, type ImportLeadsResult, type EnrollLeadsResult, type ImportRowStatus } from './leads.import.js';
 export { IMPORT_LIMITS, IMPORT_LIMITS_TEXT, LEAD_FIELDS, defaultColumns, type LeadField } from './leads.import.rules.js';
 export {

@@ -55,8 +55,7 @@ export const CrossChannelLead = Type.Object({
     Nullable(
       Type.String({
         'x-extension': true,
-        description:
-          'the answer to the iCalendar invitation an `invite` decision sent: accepted, declined or tentative (null before one; docs/meetings.md)',
+        description: 'the answer to the iCalendar invitation an `invite` decision sent: accepted, declined or tentative (null before one; docs/meetings.md)',
       }),
     ),
   ),

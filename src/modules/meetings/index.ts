@@ -1,5 +1,5 @@
 // The meetings module's public face: code outside src/modules/meetings imports from here only.
-export { createMeetingsService, type MeetingsService, type ReceivedEvent } from './meetings.service.js';
+export { createMeetingsService, type EndpointCommand, type MeetingsService, type ReceivedEvent } from './meetings.service.js';
 export {
   applyMeetingChange,
   MEETING_OUTCOMES,
@@ -11,4 +11,6 @@ export {
 } from './meetings.effects.js';
 export { bookingOf, upsertBooking } from './meetings.repository.js';
 export { BOOKING_TOOLS, type BookingTool } from './tools/types.js';
-export type { EndpointView } from './meetings.steps.js';
+export type { EndpointView, EndpointWithSecret } from './meetings.steps.js';
+export { meetingsInboundRoutes, meetingsRoutes } from './meetings.routes.js';
+export { RecordMeetingBody, RecordMeetingResponse } from './meetings.schemas.js';

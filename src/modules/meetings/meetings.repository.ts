@@ -7,7 +7,10 @@ import { emailKey } from '../../domain/identity.js';
 
 const ENDPOINT_COLUMNS = ['id', 'workspace_id', 'tool', 'label', 'created_at', 'rotated_at'] as const;
 
-export async function insertEndpoint(db: Database, row: { id: string; workspaceId: string; tool: 'calendly' | 'cal'; secret: string; label: string | null; at: Date }) {
+export async function insertEndpoint(
+  db: Database,
+  row: { id: string; workspaceId: string; tool: 'calendly' | 'cal'; secret: string; label: string | null; at: Date },
+) {
   return db
     .insertInto('meeting_endpoints')
     .values({ id: row.id, workspace_id: row.workspaceId, tool: row.tool, secret: row.secret, label: row.label, created_at: row.at })
@@ -16,14 +19,25 @@ export async function insertEndpoint(db: Database, row: { id: string; workspaceI
 }
 
 export async function listEndpoints(db: Database, workspaceId: string) {
-  return db.selectFrom('meeting_endpoints').select(ENDPOINT_COLUMNS).where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').limit(100).execute();
+  return db
+    .selectFrom('meeting_endpoints')
+    .select(ENDPOINT_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(100)
+    .execute();
 }
 
 export type EndpointRow = Awaited<ReturnType<typeof listEndpoints>>[number];
 
 /** An endpoint with its (encrypted) secret, by id alone: the inbound URL names no workspace. */
 export async function endpointWithSecret(db: Database, id: string) {
-  return db.selectFrom('meeting_endpoints').select([...ENDPOINT_COLUMNS, 'secret']).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('meeting_endpoints')
+    .select([...ENDPOINT_COLUMNS, 'secret'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function rotateEndpoint(db: Database, workspaceId: string, id: string, secret: string, at: Date) {
@@ -138,7 +152,16 @@ export async function bookingOf(db: Database, workspaceId: string, tool: string,
 
 export async function upsertBooking(
   db: Database,
-  b: { workspaceId: string; tool: string; bookingUid: string; leadId: string; startsAt: Date | null; status: string; rescheduledFrom: string | null; now: Date },
+  b: {
+    workspaceId: string;
+    tool: string;
+    bookingUid: string;
+    leadId: string;
+    startsAt: Date | null;
+    status: string;
+    rescheduledFrom: string | null;
+    now: Date;
+  },
 ) {
   await db
     .insertInto('meeting_bookings')

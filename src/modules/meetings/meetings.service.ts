@@ -2,18 +2,30 @@ import type { Database } from '../../db/database.js';
 import type { Config } from '../../config/config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { AppError, conflict, notFound } from '../../lib/errors.js';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js';
+import { toCrossChannelLeadView } from '../../domain/lead-views.js';
 import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
 import { withTxRetry } from '../../lib/tx-retry.js';
+import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { readBookingRef } from '../../domain/booking-link.js';
 import { applyMeetingChange, type MeetingChange, type MeetingOutcome } from './meetings.effects.js';
 import * as repo from './meetings.repository.js';
+import { getBookingLinks, setAccountBookingLink, setWorkspaceBookingLink } from './booking-links.js';
 import { calendly } from './tools/calendly.js';
 import { cal } from './tools/cal.js';
 import { ToolRefusal, type BookingTool, type BookingToolReader, type ToolEvent } from './tools/types.js';
-import { endpointSteps, type EndpointView } from './meetings.steps.js';
+import { endpointSteps, type EndpointView, type EndpointWithSecret } from './meetings.steps.js';
 
 const READERS: Record<BookingTool, BookingToolReader> = { calendly, cal };
+
+/** `outreach meetings endpoint create | list | rotate | remove`. */
+export interface EndpointCommand {
+  op: 'create' | 'list' | 'rotate' | 'remove';
+  workspaceId: string;
+  tool?: BookingTool;
+  label?: string | null;
+  id?: string;
+}
 
 /** What one pushed event did (the 200 answer): `applied`, `unchanged` (already so), `unmatched` or `ignored`. */
 export interface ReceivedEvent {
@@ -29,15 +41,15 @@ export type MeetingsService = ReturnType<typeof createMeetingsService>;
 export function createMeetingsService(deps: { db: Database; clock: Clock; cipher: TextCipher; config: Config }) {
   const { db, clock, cipher } = deps;
   const urlOf = (id: string) => `${deps.config.publicBase.url()}/inbound/meetings/${id}`;
-  const view = (row: repo.EndpointRow, secret?: string): EndpointView => ({
+  const view = (row: repo.EndpointRow): EndpointView => ({
     id: row.id,
     tool: row.tool,
     label: row.label,
     url: urlOf(row.id),
     createdAt: row.created_at.toISOString(),
     rotatedAt: row.rotated_at?.toISOString() ?? null,
-    ...(secret !== undefined && { secret, steps: endpointSteps(row.tool, urlOf(row.id)) }),
   });
+  const withSecret = (row: repo.EndpointRow, secret: string): EndpointWithSecret => ({ ...view(row), secret, steps: endpointSteps(row.tool, urlOf(row.id)) });
 
   /** Matches a verified event to a lead of the endpoint's workspace: by its booking, its reference, or its invitee's address. */
   async function match(trx: Database, workspaceId: string, e: ToolEvent) {
@@ -72,13 +84,27 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
     }
   }
 
-  const BOOKING_STATUS: Record<string, string> = { booked: 'booked', rescheduled: 'booked', cancelled: 'cancelled', no_show: 'no_show', no_show_cleared: 'booked', ended: 'ended' };
+  const BOOKING_STATUS: Record<string, string> = {
+    booked: 'booked',
+    rescheduled: 'booked',
+    cancelled: 'cancelled',
+    no_show: 'no_show',
+    no_show_cleared: 'booked',
+    ended: 'ended',
+  };
 
   return {
-    async createEndpoint(workspaceId: string, p: { tool: BookingTool; label?: string | null }): Promise<EndpointView> {
+    async createEndpoint(workspaceId: string, p: { tool: BookingTool; label?: string | null }): Promise<EndpointWithSecret> {
       const secret = randomToken(32);
-      const row = await repo.insertEndpoint(db, { id: newId(), workspaceId, tool: p.tool, secret: cipher.encrypt(secret)!, label: p.label ?? null, at: clock.now() });
-      return view(row, secret);
+      const row = await repo.insertEndpoint(db, {
+        id: newId(),
+        workspaceId,
+        tool: p.tool,
+        secret: cipher.encrypt(secret)!,
+        label: p.label ?? null,
+        at: clock.now(),
+      });
+      return withSecret(row, secret);
     },
 
     async listEndpoints(workspaceId: string): Promise<EndpointView[]> {
@@ -86,18 +112,33 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
     },
 
     /** A new secret, shown once; the old one stops verifying at once. 404 for an unknown or foreign id. */
-    async rotateEndpoint(workspaceId: string, id: string): Promise<EndpointView> {
+    async rotateEndpoint(workspaceId: string, id: string): Promise<EndpointWithSecret> {
       if (!isUuid(id)) throw notFound('meeting endpoint');
       const secret = randomToken(32);
       const row = await repo.rotateEndpoint(db, workspaceId, id, cipher.encrypt(secret)!, clock.now());
       if (!row) throw notFound('meeting endpoint');
-      return view(row, secret);
+      return withSecret(row, secret);
     },
 
     async removeEndpoint(workspaceId: string, id: string): Promise<{ ok: true }> {
       if (!isUuid(id) || !(await repo.deleteEndpoint(db, workspaceId, id))) throw notFound('meeting endpoint');
       return { ok: true };
     },
+
+    /** The CLI's one door onto endpoints (`outreach meetings endpoint …`), through the admin API or the database. */
+    async endpointCommand(input: EndpointCommand): Promise<EndpointView | EndpointWithSecret | EndpointView[] | { ok: true }> {
+      if (input.op === 'create') return this.createEndpoint(input.workspaceId, { tool: input.tool ?? 'calendly', label: input.label ?? null });
+      if (input.op === 'list') return this.listEndpoints(input.workspaceId);
+      if (!input.id) throw badRequest('invalid_request', 'id is required to rotate or remove an endpoint');
+      return input.op === 'rotate' ? this.rotateEndpoint(input.workspaceId, input.id) : this.removeEndpoint(input.workspaceId, input.id);
+    },
+
+    /** The workspace's booking link and each account's (docs/meetings.md "The booking link"). */
+    getBookingLinks: (workspaceId: string) => getBookingLinks(db, workspaceId),
+    /** 400 naming `bookingLink` for anything but an http(s) URL of at most 2,000 characters; null or empty clears it. */
+    setWorkspaceBookingLink: (workspaceId: string, link: string | null) => setWorkspaceBookingLink(db, workspaceId, link),
+    /** As the workspace's; 404 for an account of another workspace. */
+    setAccountBookingLink: (workspaceId: string, accountId: string, link: string | null) => setAccountBookingLink(db, workspaceId, accountId, link),
 
     async listEvents(workspaceId: string, p: { status?: string; limit: number; before?: { at: Date; id: string } }) {
       return repo.listEvents(db, workspaceId, p);
@@ -136,8 +177,7 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
           const change = m ? changeOf(event, m) : null;
           // A change to a booking never on record matches nothing to change, whoever its invitee is.
           const orphan = !!m && !m.known && !m.previous && !['booked', 'rescheduled', 'ignored'].includes(event.kind);
-          const status: ReceivedEvent['status'] =
-            !m || orphan ? 'unmatched' : event.kind === 'ignored' ? 'ignored' : change ? 'applied' : 'unchanged';
+          const status: ReceivedEvent['status'] = !m || orphan ? 'unmatched' : event.kind === 'ignored' ? 'ignored' : change ? 'applied' : 'unchanged';
           const eventId = newId();
           const fresh = await repo.insertEvent(trx, {
             id: eventId,
@@ -178,7 +218,16 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
               now,
             });
             if (change.kind === 'rescheduled')
-              await repo.upsertBooking(trx, { workspaceId, tool: event.tool, bookingUid: change.previousBookingUid, leadId: m.leadId, startsAt: null, status: 'rescheduled', rescheduledFrom: null, now });
+              await repo.upsertBooking(trx, {
+                workspaceId,
+                tool: event.tool,
+                bookingUid: change.previousBookingUid,
+                leadId: m.leadId,
+                startsAt: null,
+                status: 'rescheduled',
+                rescheduledFrom: null,
+                now,
+              });
           }
           return { eventId, status, kind: event.kind, leadId: orphan ? null : (m?.leadId ?? null) };
         }),
@@ -187,30 +236,37 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
 
     /**
      * A person's record of a meeting (POST /leads/{id}/meeting): `bookedAt` books one made elsewhere, `outcome` (with an
-     * optional `note`) records how it went. 404 for a foreign lead; 409 `no_meeting` for an outcome of a lead with no
-     * booked meeting.
+     * optional `note`) records how it went. 400 `invalid_request` with neither, or a note without an outcome; 404 for a
+     * foreign lead; 409 `no_meeting` for an outcome of a lead with no booked meeting. `dryRun`: runs and rolls back.
      */
-    async recordMeeting(workspaceId: string, leadId: string, p: { outcome?: MeetingOutcome; note?: string; bookedAt?: string; by: string }) {
+    async recordMeeting(workspaceId: string, leadId: string, p: { outcome?: MeetingOutcome; note?: string; bookedAt?: string; by: string; dryRun?: boolean }) {
+      if (!p.outcome && !p.bookedAt) throw badRequest('invalid_request', 'body must have outcome or bookedAt (or both)');
+      if (p.note && !p.outcome) throw badRequest('invalid_request', 'note goes with an outcome');
       const now = clock.now();
+      // Under dryRun (MCP) the real change runs and rolls back: the answer and every refusal are the real ones.
       return withTxRetry(() =>
-        db.transaction().execute(async (trx) => {
-          const lead = isUuid(leadId) ? await repo.lockLead(trx, workspaceId, leadId) : undefined;
-          if (!lead) throw notFound('lead');
-          const base = { workspaceId, leadId, source: 'person' as const, by: p.by, now };
-          if (p.bookedAt) await applyMeetingChange(trx, { ...base, change: { kind: 'booked', startsAt: new Date(p.bookedAt), matchedBy: 'lead' }, at: now });
-          if (p.outcome) {
-            const booked = p.bookedAt || lead.meeting_booked_at;
-            if (!booked) throw conflict('no_meeting', 'the lead has no booked meeting: send bookedAt with the outcome to record one made elsewhere');
-            const latest = await repo.latestBookingOfLead(trx, workspaceId, leadId);
-            await applyMeetingChange(trx, {
-              ...base,
-              ...(latest && { bookingUid: latest.booking_uid }),
-              change: { kind: 'outcome', outcome: p.outcome, ...(p.note && { note: p.note }) },
-              at: now,
-            });
-          }
-          return repo.lockLead(trx, workspaceId, leadId);
-        }),
+        rollbackIfDryRun(
+          p.dryRun,
+          (work) => db.transaction().execute(work),
+          async (trx: Database) => {
+            const lead = isUuid(leadId) ? await repo.lockLead(trx, workspaceId, leadId) : undefined;
+            if (!lead) throw notFound('lead');
+            const base = { workspaceId, leadId, source: 'person' as const, by: p.by, now };
+            if (p.bookedAt) await applyMeetingChange(trx, { ...base, change: { kind: 'booked', startsAt: new Date(p.bookedAt), matchedBy: 'lead' }, at: now });
+            if (p.outcome) {
+              const booked = p.bookedAt || lead.meeting_booked_at;
+              if (!booked) throw conflict('no_meeting', 'the lead has no booked meeting: send bookedAt with the outcome to record one made elsewhere');
+              const latest = await repo.latestBookingOfLead(trx, workspaceId, leadId);
+              await applyMeetingChange(trx, {
+                ...base,
+                ...(latest && { bookingUid: latest.booking_uid }),
+                change: { kind: 'outcome', outcome: p.outcome, ...(p.note && { note: p.note }) },
+                at: now,
+              });
+            }
+            return { ok: true as const, lead: toCrossChannelLeadView((await repo.lockLead(trx, workspaceId, leadId))!) };
+          },
+        ),
       );
     },
   };

@@ -1,4 +1,4 @@
-/** An endpoint as the API shows it; `secret` and `steps` only when it was just created or rotated. */
+/** An endpoint as the API shows it (never its secret). */
 export interface EndpointView {
   id: string;
   tool: 'calendly' | 'cal';
@@ -6,9 +6,10 @@ export interface EndpointView {
   url: string;
   createdAt: string;
   rotatedAt: string | null;
-  secret?: string;
-  steps?: string[];
 }
+
+/** An endpoint just created or rotated: its secret and the steps to register it, shown this once. */
+export type EndpointWithSecret = EndpointView & { secret: string; steps: string[] };
 
 /**
  * How to register an endpoint at its tool (docs/meetings.md "Set-up"; Calendly's "Webhook subscriptions" and Cal.com's

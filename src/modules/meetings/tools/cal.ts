@@ -30,7 +30,8 @@ export const cal: BookingToolReader = {
     const header = headerOf(headers, 'x-cal-signature-256');
     if (!header || !/^[0-9a-f]{64}$/i.test(header)) throw new ToolRefusal(401, 'signature_invalid', 'the X-Cal-Signature-256 header is missing or not hex');
     const expected = createHmac('sha256', secret).update(raw).digest();
-    if (!timingSafeEqual(expected, Buffer.from(header, 'hex'))) throw new ToolRefusal(401, 'signature_invalid', 'the signature does not match the endpoint’s secret');
+    if (!timingSafeEqual(expected, Buffer.from(header, 'hex')))
+      throw new ToolRefusal(401, 'signature_invalid', 'the signature does not match the endpoint’s secret');
     void now;
     return { signedAt: null };
   },

@@ -32,7 +32,8 @@ export const calendly: BookingToolReader = {
     if (!t || !/^\d{1,12}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/i.test(v1))
       throw new ToolRefusal(401, 'signature_invalid', 'the Calendly-Webhook-Signature header is not t=<seconds>,v1=<hex>');
     const expected = createHmac('sha256', secret).update(`${t}.`).update(raw).digest();
-    if (!timingSafeEqual(expected, Buffer.from(v1, 'hex'))) throw new ToolRefusal(401, 'signature_invalid', 'the signature does not match the endpoint’s secret');
+    if (!timingSafeEqual(expected, Buffer.from(v1, 'hex')))
+      throw new ToolRefusal(401, 'signature_invalid', 'the signature does not match the endpoint’s secret');
     const age = now.getTime() / 1000 - Number(t);
     if (Math.abs(age) > CALENDLY_TOLERANCE_S)
       throw new ToolRefusal(401, 'signature_stale', `the signature is ${Math.round(age)} s old; at most ${CALENDLY_TOLERANCE_S} s is accepted`);
@@ -44,7 +45,8 @@ export const calendly: BookingToolReader = {
     const p = field.obj(b.payload, 'payload');
     let kind: MeetingKind = TRIGGERS[trigger] ?? 'ignored';
     // A no-show's payload names the invitee it is about; an invitee's own events carry its URI.
-    const bookingUid = kind.startsWith('no_show') && typeof p.invitee === 'string' ? field.text(p.invitee, 'payload.invitee') : field.text(p.uri, 'payload.uri');
+    const bookingUid =
+      kind.startsWith('no_show') && typeof p.invitee === 'string' ? field.text(p.invitee, 'payload.invitee') : field.text(p.uri, 'payload.uri');
     const oldInvitee = field.optText(p.old_invitee);
     if (kind === 'booked' && oldInvitee) kind = 'rescheduled';
     // The old invitee of a reschedule: its replacement's invitee.created says all there is.
