@@ -169,6 +169,7 @@ describe('public views through HTTP answer exactly the spec fields', () => {
       'optedOutAt',
       'replySentiment',
       'lastError',
+      'meetingResponse',
     ]);
     expect(crm[0]).toMatchObject({ id, person: 'Grace Hopper', stage: 'messaged', invitedAt: '2026-11-19T09:00:00.000Z', sequenceDone: false });
   });

@@ -205,10 +205,17 @@ export async function setMeetingFields(
   leadId: string,
   set: { meeting_booked_at?: Date; meeting_outcome?: string | null; meeting_response?: string | null; now: Date },
 ) {
-  const { now, ...fields } = set;
+  // Each milestone named on its own (undefined keeps the stored value), so no lane column can ride along.
+  const keep = <T>(c: 'meeting_booked_at' | 'meeting_outcome' | 'meeting_response') => sql<T>`leads.${sql.ref(c)}`;
   return db
     .updateTable('leads')
-    .set({ ...fields, last_activity_at: now, updated_at: now })
+    .set({
+      meeting_booked_at: set.meeting_booked_at ?? keep<Date>('meeting_booked_at'),
+      meeting_outcome: set.meeting_outcome === undefined ? keep<string | null>('meeting_outcome') : set.meeting_outcome,
+      meeting_response: set.meeting_response === undefined ? keep<string | null>('meeting_response') : set.meeting_response,
+      last_activity_at: set.now,
+      updated_at: set.now,
+    })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
     .returningAll()

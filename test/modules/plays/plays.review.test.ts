@@ -240,10 +240,13 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     expect(extensions.sort()).toEqual([
+      'DELETE /api/v1/meetings/endpoints/{id}',
       'DELETE /api/v1/suppressions/{address}',
       'GET /api/v1/events/stream',
       'GET /api/v1/leads/twins',
       'GET /api/v1/mailboxes/{mailbox}/inbound',
+      'GET /api/v1/meetings/endpoints',
+      'GET /api/v1/meetings/events',
       'GET /api/v1/suppressions',
       'GET /api/v1/tasks',
       'POST /api/v1/channels/{channel}/inbound',
@@ -251,12 +254,16 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'POST /api/v1/leads/import',
       'POST /api/v1/leads/twins/distinct',
       'POST /api/v1/leads/twins/merge',
+      'POST /api/v1/leads/{id}/meeting',
+      'POST /api/v1/meetings/endpoints',
+      'POST /api/v1/meetings/endpoints/{id}/rotate',
       'POST /api/v1/plays/{id}/candidates/review',
       'POST /api/v1/replies/{id}/handled',
       'POST /api/v1/tasks/{id}/complete',
       'POST /api/v1/tasks/{id}/mark-sent',
       'POST /api/v1/tasks/{id}/send-anyway',
       'POST /api/v1/tasks/{id}/skip',
+      'POST /inbound/meetings/{endpointId}',
     ]);
   });
 });
