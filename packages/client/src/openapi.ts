@@ -1208,6 +1208,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "outcome": "held",
+                     *       "note": "Good call; wants a proposal",
+                     *       "by": "dana@acme.example"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: date-time
@@ -1229,6 +1236,39 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "lead": {
+                         *         "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                         *         "person": "Ada Example",
+                         *         "company": "Initech",
+                         *         "title": "CTO",
+                         *         "email": "ada@initech.example",
+                         *         "linkedinUrl": null,
+                         *         "account": null,
+                         *         "sequenceId": null,
+                         *         "strategyId": null,
+                         *         "strategyRunId": null,
+                         *         "invitePriority": 0,
+                         *         "stage": "messaged",
+                         *         "currentStep": 1,
+                         *         "nextActionAt": null,
+                         *         "sequenceDone": true,
+                         *         "invitedAt": null,
+                         *         "connectedAt": null,
+                         *         "messagedAt": "2026-11-27T09:00:00.000Z",
+                         *         "repliedAt": null,
+                         *         "meetingBookedAt": "2026-11-29T10:00:00.000Z",
+                         *         "meetingOutcome": "held",
+                         *         "meetingResponse": null,
+                         *         "snoozedUntil": null,
+                         *         "optedOutAt": null,
+                         *         "replySentiment": null,
+                         *         "lastError": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             lead: {
                                 account: string | null;
@@ -3080,6 +3120,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "endpoints": [
+                         *         {
+                         *           "id": "5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *           "tool": "calendly",
+                         *           "label": "Sales",
+                         *           "url": "https://outreach.example/inbound/meetings/5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *           "createdAt": "2026-11-29T10:00:00.000Z",
+                         *           "rotatedAt": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             endpoints: {
                                 /** Format: date-time */
@@ -3242,6 +3296,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "tool": "calendly",
+                     *       "label": "Sales"
+                     *     }
+                     */
                     "application/json": {
                         /** @description a name to tell endpoints apart */
                         label?: string;
@@ -3257,6 +3317,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "tool": "calendly",
+                         *       "label": "Sales",
+                         *       "url": "https://outreach.example/inbound/meetings/5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "createdAt": "2026-11-29T10:00:00.000Z",
+                         *       "rotatedAt": null,
+                         *       "secret": "q3V9xP2mL7sK1dT8wY4nB6cR0eF5gH2jA9uZ3iO7pQs",
+                         *       "steps": [
+                         *         "In Calendly, create the subscription with your personal access token (see docs/meetings.md)."
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** Format: date-time */
                             createdAt: string;
@@ -3461,6 +3535,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {boolean} */
                             ok: true;
@@ -3652,6 +3731,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "tool": "calendly",
+                         *       "label": "Sales",
+                         *       "url": "https://outreach.example/inbound/meetings/5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "createdAt": "2026-11-29T10:00:00.000Z",
+                         *       "rotatedAt": "2026-11-30T09:00:00.000Z",
+                         *       "secret": "q3V9xP2mL7sK1dT8wY4nB6cR0eF5gH2jA9uZ3iO7pQs",
+                         *       "steps": [
+                         *         "In Calendly, create the subscription with your personal access token (see docs/meetings.md)."
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** Format: date-time */
                             createdAt: string;
@@ -3856,6 +3949,26 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "events": [
+                         *         {
+                         *           "id": "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b",
+                         *           "tool": "calendly",
+                         *           "trigger": "invitee.created",
+                         *           "kind": "booked",
+                         *           "bookingUid": "https://api.calendly.com/scheduled_events/AAA/invitees/BBB",
+                         *           "inviteeEmail": "ada@initech.example",
+                         *           "startsAt": "2026-12-02T14:00:00.000Z",
+                         *           "leadId": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                         *           "matchedBy": "ref",
+                         *           "status": "applied",
+                         *           "receivedAt": "2026-11-29T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             events: {
                                 bookingUid: string;
@@ -12747,231 +12860,6 @@ export interface paths {
                             /** @enum {string} */
                             status: "unknown";
                             user: null;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/inbound/meetings/{endpointId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A booking tool’s webhook: Calendly or Cal.com (extension: not in the spec)
-         * @description The URL an endpoint created under /api/v1/meetings/endpoints gives its tool. No API key: the tool’s signature over the raw body is checked with the endpoint’s secret (Calendly-Webhook-Signature t=,v1= with at most 180 s of age; X-Cal-Signature-256 with `createdAt` at most 24 h old). 200 with what the event did (`applied`, `unchanged`, `unmatched`, `ignored`); 400 `invalid_payload` naming the field; 401 `signature_invalid` or `signature_stale`; 404 for an unknown or removed endpoint; 409 `duplicate_event` for a replay (same tool, booking, trigger and signed time); 413 past 256 KiB; 429 past the per-minute budget. Nothing changes on any error.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description the endpoint id from its URL */
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            eventId: string;
-                            kind: "booked" | "rescheduled" | "cancelled" | "no_show" | "no_show_cleared" | "ended" | "ignored";
-                            /** @enum {boolean} */
-                            ok: true;
-                            status: "applied" | "unchanged" | "unmatched" | "ignored";
-                        };
-                    };
-                };
-                /** @description invalid input: bad enum value, body, pattern or bound */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description missing, invalid, unknown, revoked or expired key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description workspace mismatch or channel disabled */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description resource not in this workspace */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description revision, identity or state conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description error */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description request URL longer than the limit (8 KiB) */
-                414: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description rate limit; respect Retry-After */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description request headers larger than the limit (16 KiB) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description request failed */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description dependency unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: string;
-                            message?: string;
-                            reason?: string;
-                            status?: string;
                         } & {
                             [key: string]: unknown;
                         };

@@ -175,6 +175,8 @@ export async function meetingsInboundRoutes(app: AppInstance, opts: { meetings: 
         if (count > rateLimit.perMinute) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
       },
       schema: {
+        // Outside /api/v1, so outside the API document (whose paths all carry the prefix); docs/meetings.md describes it.
+        hide: true,
         'x-extension': true,
         summary: 'A booking tool’s webhook: Calendly or Cal.com (extension: not in the spec)',
         description:

@@ -263,7 +263,6 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'POST /api/v1/tasks/{id}/mark-sent',
       'POST /api/v1/tasks/{id}/send-anyway',
       'POST /api/v1/tasks/{id}/skip',
-      'POST /inbound/meetings/{endpointId}',
     ]);
   });
 });
