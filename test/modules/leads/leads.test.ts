@@ -112,6 +112,7 @@ describe('GET /leads', () => {
       repliedAt: null,
       meetingBookedAt: null,
       meetingOutcome: 'held',
+      meetingResponse: null,
       snoozedUntil: '2026-11-25T10:00:00.000Z',
       optedOutAt: '2026-11-07T10:00:00.000Z',
       replySentiment: 'neutral',
