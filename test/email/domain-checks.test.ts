@@ -223,7 +223,7 @@ describe('npx outreach mailbox check', { timeout: 300_000 }, () => {
   async function cli(args: string[]) {
     try {
       const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-        env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1', ...env },
+        env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: process.env.OUTREACH_FROM_SOURCE ?? '1', ...env },
         timeout: 90_000,
       });
       return { code: 0, stdout, stderr };

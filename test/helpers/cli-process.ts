@@ -14,7 +14,7 @@ const bin = path.resolve('bin/outreach.js');
 
 /**
  * `npx outreach ARGS` as an operator types it: a child process of this Node running bin/outreach.js (the TypeScript
- * under test: OUTREACH_FROM_SOURCE, set by vitest.config.ts too), logs silent, `env` on top of this process's.
+ * under test: dist/ when fresh, else the sources through tsx, as vitest.config.ts decides), logs silent, `env` on top of this process's.
  * Never throws on a non-zero exit: answers its code, stdout and stderr.
  */
 export async function runCli(
@@ -24,7 +24,7 @@ export async function runCli(
 ) {
   try {
     const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: '1', ...env },
+      env: { ...process.env, LOG_LEVEL: 'silent', OUTREACH_FROM_SOURCE: process.env.OUTREACH_FROM_SOURCE ?? '1', ...env },
       timeout: opts.timeoutMs ?? 90_000,
       cwd: opts.cwd,
       ...(opts.maxBuffer !== undefined && { maxBuffer: opts.maxBuffer }),

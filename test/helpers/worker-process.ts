@@ -1,8 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
-// Real `outreach` processes for tests that kill them (bin/outreach.js runs the sources under test: vitest sets
-// OUTREACH_FROM_SOURCE=1), and which of them holds a given TCP connection, so a kill can be aimed at the process that
+// Real `outreach` processes for tests that kill them (bin/outreach.js runs the code under test: vitest.config.ts sets
+// OUTREACH_FROM_SOURCE), and which of them holds a given TCP connection, so a kill can be aimed at the process that
 // is in the middle of a send.
 
 const bin = path.resolve('bin/outreach.js');

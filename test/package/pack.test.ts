@@ -12,7 +12,7 @@ import { writeConsumerTsconfig } from './consumer.js';
 // plays no part, so it runs once per run, in the PGlite project.
 //
 // Packing runs the package's `prepare` (the tsc build) in a copy of the repository, so the repository's own
-// dist/ is left alone. Installing needs the dependencies without a network: the empty project gets a lockfile
+// dist/ is left alone; when dist/ is fresh (CI) the copy packs the repository's build instead of building again. Installing needs the dependencies without a network: the empty project gets a lockfile
 // made from the repository's (same versions, same integrity hashes), and `npm install --offline` takes every
 // tarball from the npm cache, which `npm ci`/`npm install` of the repository filled.
 //
@@ -90,12 +90,15 @@ describe.skipIf(dbEngine() !== 'pglite')('the importable package (issue 17: npm 
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'outreach-pack-'));
     const source = path.join(work, 'source');
     fs.mkdirSync(source);
-    // The client package's own build output is not copied: the copy's `prepare` builds it.
-    for (const entry of COPIED)
-      fs.cpSync(path.join(repo, entry), path.join(source, entry), { recursive: true, filter: (src) => !/[\\/]packages[\\/][^\\/]+[\\/]dist$/.test(src) });
+    // dist/ fresh (vitest.config.ts: built after the last change to the sources, as CI's `npm ci` leaves it): the copy
+    // takes the repository's build and packs it as is, with the embedded-database snapshot left out as `npm start`
+    // alone needs it. Otherwise the copy's `prepare` builds it (and the client package's), without the snapshot.
+    const fresh = process.env.OUTREACH_FROM_SOURCE === '0';
+    const skip = (src: string) => (!fresh && /[\\/]packages[\\/][^\\/]+[\\/]dist$/.test(src)) || /[\\/]dist[\\/]pglite-initial\.(json|tar\.gz)$/.test(src);
+    for (const entry of fresh ? [...COPIED, 'dist'] : COPIED)
+      fs.cpSync(path.join(repo, entry), path.join(source, entry), { recursive: true, filter: (src) => !skip(src) });
     linkNodeModules(source);
-    // The embedded-database snapshot is for `npm start`, not for importing: skipping it keeps the test shorter.
-    const packed = await run(npm, ['pack', '--json', '--pack-destination', work], {
+    const packed = await run(npm, ['pack', '--json', '--pack-destination', work, ...(fresh ? ['--ignore-scripts'] : [])], {
       cwd: source,
       env: { ...process.env, OUTREACH_SKIP_SNAPSHOT: '1' },
       maxBuffer: 64 << 20,
