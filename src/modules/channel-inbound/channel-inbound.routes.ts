@@ -1,7 +1,7 @@
 import { errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { RateLimitStore } from '../../app/plugins/rate-limit.js';
-import { tooManyRequests } from '../../lib/errors.js';
+import { perCallerBudget, rawBodyScope } from '../../app/plugins/raw-webhook.js';
 import type { ChannelInboundService } from './channel-inbound.service.js';
 import { PUSH_BODY_LIMIT, PushParams, PushQuery, PushResponse, UnverifiedPush } from './channel-inbound.schemas.js';
 
@@ -17,20 +17,14 @@ export async function channelInboundRoutes(
 ) {
   const { channelInbound, rateLimit } = opts;
   // This scope only: a signature is over the bytes as sent, so nothing parses them before the channel does.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PUSH_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  rawBodyScope(app, PUSH_BODY_LIMIT);
 
   app.post(
     '/channels/:channel/inbound',
     {
       bodyLimit: PUSH_BODY_LIMIT,
       config: { public: true },
-      onRequest: async (req, reply) => {
-        const { count, resetAt } = await rateLimit.store.hit(`push:${req.params.channel}:${req.ip}`, 60_000);
-        reply.header('x-ratelimit-limit', String(rateLimit.perMinute));
-        reply.header('x-ratelimit-remaining', String(Math.max(0, rateLimit.perMinute - count)));
-        if (count > rateLimit.perMinute) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
-      },
+      onRequest: perCallerBudget(rateLimit, (req) => `push:${(req.params as { channel: string }).channel}:${req.ip}`),
       schema: {
         'x-extension': true,
         summary: 'Inbound a channel’s platform pushes: replies and other observations (extension: not in the spec)',
