@@ -1,6 +1,7 @@
 // The dashboard's charts, drawn with uPlot from the page's data- attributes (no inline script: strict CSP):
-// the funnel (data-funnel) as bars, sends/replies/meetings per UTC day (data-daily) as lines. Each chart takes its
-// container's width and is drawn again when that width changes, so it never widens the page (390px phones included).
+// the funnel (data-funnel) as bars, sends/replies/meetings per UTC day (data-daily) and meetings booked/held/missed
+// (data-meetings) as lines. Each chart takes its container's width and is drawn again when that width changes, so it
+// never widens the page (390px phones included).
 (function () {
   if (typeof uPlot === 'undefined') return;
 
@@ -78,13 +79,12 @@
     });
   }
 
-  const dailyEl = document.getElementById('daily-chart');
-  if (dailyEl) {
-    const daily = JSON.parse(dailyEl.dataset.daily || '{}');
+  /** Counts per UTC day as lines: `lines` names each series' key in the data and how it is drawn. */
+  function dailyLines(el, data, lines) {
     // uPlot's time axis takes seconds; the days are UTC days, and the axis names them in UTC too.
-    const xs = (daily.days || []).map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+    const xs = (data.days || []).map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
     const HEIGHT = 240;
-    responsive(dailyEl, (width, chart) => {
+    responsive(el, (width, chart) => {
       if (chart) {
         chart.setSize({ width, height: HEIGHT });
         return chart;
@@ -100,16 +100,28 @@
             { space: 56, incrs: [86400, 2 * 86400, 7 * 86400, 14 * 86400], values: (_u, splits) => splits.map((ts) => DAY.format(new Date(ts * 1000))) },
             countAxis,
           ],
-          series: [
-            {},
-            { label: 'Sends', stroke: '#2a55a8', width: 2, points: { size: 4 } },
-            { label: 'Replies', stroke: '#1b7a3a', width: 2, points: { size: 4 } },
-            { label: 'Meetings', stroke: '#b35900', width: 2, dash: [6, 3], points: { size: 4 } },
-          ],
+          series: [{}, ...lines.map((l) => ({ label: l.label, stroke: l.stroke, width: 2, dash: l.dash, points: { size: 4 } }))],
         },
-        [xs, daily.sends || [], daily.replies || [], daily.meetings || []],
-        dailyEl,
+        [xs, ...lines.map((l) => data[l.key] || [])],
+        el,
       );
     });
   }
+
+  const dailyEl = document.getElementById('daily-chart');
+  if (dailyEl)
+    dailyLines(dailyEl, JSON.parse(dailyEl.dataset.daily || '{}'), [
+      { key: 'sends', label: 'Sends', stroke: '#2a55a8' },
+      { key: 'replies', label: 'Replies', stroke: '#1b7a3a' },
+      { key: 'meetings', label: 'Meetings', stroke: '#b35900', dash: [6, 3] },
+    ]);
+
+  // Meetings booked, held and missed per UTC day (dashboard-meetings.tsx).
+  const meetingsEl = document.getElementById('meetings-chart');
+  if (meetingsEl)
+    dailyLines(meetingsEl, JSON.parse(meetingsEl.dataset.meetings || '{}'), [
+      { key: 'booked', label: 'Booked', stroke: '#b35900' },
+      { key: 'held', label: 'Held', stroke: '#1b7a3a' },
+      { key: 'noShows', label: 'No-show', stroke: '#b3261e', dash: [6, 3] },
+    ]);
 })();

@@ -7,6 +7,7 @@ import { Badge, EmptyState, formatNumber, plural, When } from '../ui.js';
 import { HELD_ALERT_MINUTES } from '../../modules/leads/index.js';
 import { heldFixHref } from '../held.js';
 import { MailboxCells } from './mailbox.js';
+import { MeetingsOverTime } from './dashboard-meetings.js';
 
 /** How far back the failure count looks: the same window as GET /progress's default. */
 const FAILURE_WINDOW_DAYS = 7;
@@ -409,6 +410,7 @@ export function dashboardPage(app: AppInstance, deps: ConsoleDeps) {
           <NeedsYouSection pending={pending.replies.length} taskCount={taskCount} uncertain={uncertain} recentFailures={progress.recentFailures} held={held} />
           <HeldSection held={held} />
           <DailySection days={daily} />
+          <MeetingsOverTime days={daily} />
           <FunnelSection bySequence={bySequence} byAccount={byAccount} />
           <ArmsSection bySequence={bySequence} />
           <PacingSection mailboxes={mailboxes} mailboxDays={mailboxDays} linkedinAccounts={linkedinAccounts} />

@@ -73,28 +73,51 @@ export interface DailyCountsRow {
   sends: number | string;
   replies: number | string;
   meetings: number | string;
+  held: number | string;
+  no_shows: number | string;
 }
 
 /**
- * Sends, replies and meetings per UTC day in [since, until), in one pass over the workspace's ledger entries of those
- * actions: `activity_by_action_cover` (workspace_id, action, created_at) INCLUDE (outcome) gives one range per
- * action (migration 0008; docs/console.md has the plan). Days without entries are absent; the service fills zeros.
+ * Sends, replies, meetings booked, held and no-shows per UTC day in [since, until), in one pass over the workspace's
+ * ledger entries of those actions: `activity_by_action_cover` (workspace_id, action, created_at) INCLUDE (outcome)
+ * gives one range per action (migration 0008; docs/console.md has the plan). Days without entries are absent; the
+ * service fills zeros.
+ * - held: a `meeting_synced` entry that records a held outcome (`window.heldOutcomes`), on the day it was recorded,
+ *   once per booking: a later outcome of the same booking (held, then qualified) is not a second meeting held.
+ * - no_shows: a `meeting_no_show` entry, once per booking in the same way (a no-show taken back and marked again).
+ * The look-back for "once per booking" reads the lead's own entries (`activity_by_lead`).
  */
 export async function dailyActivityCounts(
   db: Database,
   workspaceId: string,
-  window: { since: Date; until: Date; sends: readonly string[]; replies: readonly string[]; meetings: readonly string[] },
+  window: {
+    since: Date;
+    until: Date;
+    sends: readonly string[];
+    replies: readonly string[];
+    meetings: readonly string[];
+    heldOutcomes: readonly string[];
+  },
 ): Promise<DailyCountsRow[]> {
+  const firstOfBooking = (held: boolean) => sql`NOT EXISTS (
+        SELECT 1 FROM activity p
+        WHERE p.workspace_id = a.workspace_id AND p.lead_id = a.lead_id AND p.action = a.action AND p.outcome = 'ok'
+          AND (p.created_at, p.id) < (a.created_at, a.id)
+          AND (p.detail::jsonb ->> 'bookingUid') IS NOT DISTINCT FROM (a.detail::jsonb ->> 'bookingUid')
+          ${held ? sql`AND (p.detail::jsonb ->> 'outcome') IN (${list(window.heldOutcomes)})` : sql``})`;
   const { rows } = await sql<DailyCountsRow>`
     SELECT to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
       count(*) FILTER (WHERE a.action IN (${list(window.sends)})) AS sends,
       count(*) FILTER (WHERE a.action IN (${list(window.replies)})) AS replies,
-      count(*) FILTER (WHERE a.action IN (${list(window.meetings)})) AS meetings
+      count(*) FILTER (WHERE a.action IN (${list(window.meetings)})) AS meetings,
+      count(*) FILTER (WHERE a.action = 'meeting_synced' AND (a.detail::jsonb ->> 'outcome') IN (${list(window.heldOutcomes)})
+        AND ${firstOfBooking(true)}) AS held,
+      count(*) FILTER (WHERE a.action = 'meeting_no_show' AND ${firstOfBooking(false)}) AS no_shows
     FROM activity a
     WHERE a.workspace_id = ${workspaceId}
       AND a.created_at >= ${window.since} AND a.created_at < ${window.until}
       AND a.outcome = 'ok'
-      AND a.action IN (${list([...window.sends, ...window.replies, ...window.meetings])})
+      AND a.action IN (${list([...window.sends, ...window.replies, ...window.meetings, 'meeting_synced', 'meeting_no_show'])})
     GROUP BY 1
     ORDER BY 1`.execute(db);
   return rows;

@@ -57,12 +57,15 @@ export function listMessagingAccounts(db: Database, workspaceId: string) {
  * What the daily series counts, from ledger entries with outcome `ok` (docs/console.md, "Dashboard"):
  * a send is a message that reached a prospect (a sequence's message, follow-up, email or X DM, and a person's
  * answer from the replies queue, booking invites included); invites, follows, likes and views are not messages.
- * A reply is each reply the watchers detected; a meeting is each meeting recorded.
+ * A reply is each reply the watchers detected; a meeting is each meeting recorded; a meeting held is the first
+ * held outcome recorded for a booking, and a no-show the first no-show of a booking (reports.repository.ts).
  */
 export const DAILY_ACTIONS = {
   sends: ['message', 'followup', 'email_sent', 'x_dm', 'reply_sent', 'meeting_invited'],
   replies: ['reply_detected'],
   meetings: ['meeting_booked'],
+  /** Outcomes that say a meeting took place: `qualified` and `not_qualified` imply held (docs/cross-channel.md). */
+  heldOutcomes: ['held', 'qualified', 'not_qualified'],
 } as const;
 
 const DAY_MS = 86_400_000;
@@ -74,7 +77,12 @@ export interface DailyPoint {
   day: string;
   sends: number;
   replies: number;
+  /** Meetings booked (`meeting_booked`). */
   meetings: number;
+  /** Meetings recorded as held (or qualified, or not qualified) that day, once per booking. */
+  held: number;
+  /** Meetings the invitee missed, marked that day, once per booking. */
+  noShows: number;
 }
 
 export function createReportsService(deps: { db: Database; clock?: Clock }) {
@@ -96,7 +104,14 @@ export function createReportsService(deps: { db: Database; clock?: Clock }) {
     return Array.from({ length: span }, (_, i) => {
       const day = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
       const r = byDay.get(day);
-      return { day, sends: Number(r?.sends ?? 0), replies: Number(r?.replies ?? 0), meetings: Number(r?.meetings ?? 0) };
+      return {
+        day,
+        sends: Number(r?.sends ?? 0),
+        replies: Number(r?.replies ?? 0),
+        meetings: Number(r?.meetings ?? 0),
+        held: Number(r?.held ?? 0),
+        noShows: Number(r?.no_shows ?? 0),
+      };
     });
   }
 
