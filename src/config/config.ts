@@ -71,6 +71,8 @@ export interface Config {
     readonly clientSecret: string | null;
     readonly timeoutMs: number;
   };
+  /** Calendly API v2 base URL (OUTREACH_CALENDLY_API_URL), where an endpoint's webhook subscription is made (docs/meetings.md). */
+  readonly calendlyApiUrl: string;
   /**
    * The LinkedIn gateway (Unipile API v1, docs/linkedin.md): the account's DSN base URL and API key (null: not set,
    * gateway accounts wait), request timeout, seconds between two polls of one account, and the caps per account.
@@ -340,6 +342,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       clientSecret: e.OUTREACH_X_CLIENT_SECRET ?? null,
       timeoutMs: e.OUTREACH_X_TIMEOUT_MS,
     }),
+    calendlyApiUrl: e.OUTREACH_CALENDLY_API_URL.replace(/\/+$/, ''),
     linkedin: Object.freeze({
       gatewayUrl: e.OUTREACH_LINKEDIN_GATEWAY_URL?.replace(/\/+$/, '') ?? null,
       gatewayKey: e.OUTREACH_LINKEDIN_GATEWAY_KEY ?? null,

@@ -9,6 +9,11 @@ export interface MeetingEndpointsTable {
   label: string | null;
   created_at: CreatedAt;
   rotated_at: Timestamp | null;
+  /** The Calendly webhook subscription made from here (migration 0044); `subscription_token` is encrypted. */
+  subscription_uri: string | null;
+  subscription_scope: 'user' | 'organization' | null;
+  subscription_token: string | null;
+  subscribed_at: Timestamp | null;
 }
 
 /** One verified event a booking tool pushed, kept once by its idempotency key; `status` applied, unmatched or ignored. */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { runCli } from '../helpers/cli-process.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { u } from '../helpers/world-fixtures.js';
+import { FakeCalendlyApi } from '../helpers/calendly-api-fake.js';
 
 const cli = (args: string[], env: Record<string, string>) => runCli(args, env, { timeoutMs: 60_000 });
 
@@ -53,5 +54,30 @@ describe.runIf(dbEngine() === 'pglite')('outreach meetings endpoint (CLI)', { ti
     const bad = await cli(['meetings', 'endpoint', 'create', '--workspace', WS, '--tool', 'zoom'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--tool must be calendly or cal');
+  });
+
+  it('subscribe takes the token from CALENDLY_TOKEN only, makes the subscription at Calendly, and unsubscribe deletes it', async () => {
+    const api = await new FakeCalendlyApi().start();
+    try {
+      const withApi = { ...env, OUTREACH_CALENDLY_API_URL: api.url };
+      const e = JSON.parse((await cli(['meetings', 'endpoint', 'create', '--workspace', WS, '--tool', 'calendly', '--json'], withApi)).stdout);
+      const missing = await cli(['meetings', 'endpoint', 'subscribe', '--workspace', WS, '--id', e.id], withApi);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('set CALENDLY_TOKEN');
+
+      const owner = api.account();
+      const sub = await cli(['meetings', 'endpoint', 'subscribe', '--workspace', WS, '--id', e.id], { ...withApi, CALENDLY_TOKEN: owner.token });
+      expect(sub.code, sub.stderr).toBe(0);
+      expect(sub.stdout).toContain('subscribed at Calendly (user scope)');
+      expect([...api.subscriptions.values()].map((s) => [s.callback_url, s.signing_key])).toEqual([[e.url, e.secret]]);
+      expect(sub.stdout + sub.stderr).not.toContain(owner.token);
+
+      const off = await cli(['meetings', 'endpoint', 'unsubscribe', '--workspace', WS, '--id', e.id, '--json'], withApi);
+      expect(off.code, off.stderr).toBe(0);
+      expect(JSON.parse(off.stdout).subscription).toBeNull();
+      expect(api.subscriptions.size).toBe(0);
+    } finally {
+      await api.stop();
+    }
   });
 });

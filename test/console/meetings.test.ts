@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { signedInConsole, type ConsoleClient } from '../helpers/console.js';
 import { insertLead, insertMessagingAccount } from '../helpers/factories.js';
-import { getBookingLinks, setAccountBookingLink, setWorkspaceBookingLink } from '../../src/modules/meetings/booking-links.js';
+import { FakeCalendlyApi } from '../helpers/calendly-api-fake.js';
 
 // Issue 42 §4 and §5 in the console over HTTP (docs/console.md "Meetings"): the booking links per sender (the workspace's
 // on the Meetings page, each account's on Accounts), the Meeting form's refusals, another workspace's ids, and CSRF.
@@ -16,18 +16,11 @@ let dana: string;
 let foreignAccount: string;
 let ada: string;
 let foreignLead: string;
+let calendly: FakeCalendlyApi;
 
 beforeAll(async () => {
-  t = await buildTestApp();
-  // The booking-link functions on the meetings service, as the app wires them (src/modules/meetings/booking-links.ts).
-  const meetings = t.services.meetings as unknown as Record<string, unknown>;
-  if (typeof meetings.getBookingLinks !== 'function') {
-    Object.assign(meetings, {
-      getBookingLinks: (w: string) => getBookingLinks(t.db, w),
-      setWorkspaceBookingLink: (w: string, link: string | null) => setWorkspaceBookingLink(t.db, w, link),
-      setAccountBookingLink: (w: string, a: string, link: string | null) => setAccountBookingLink(t.db, w, a, link),
-    });
-  }
+  calendly = await new FakeCalendlyApi().start();
+  t = await buildTestApp({ env: { OUTREACH_CALENDLY_API_URL: calendly.url } });
   acme = await createWorkspaceWithKey(t, 'Acme');
   other = await createWorkspaceWithKey(t, 'Other');
   dana = await insertMessagingAccount(t.db, acme.workspaceId, { name: 'Dana (LinkedIn)' });
@@ -36,7 +29,10 @@ beforeAll(async () => {
   foreignLead = await insertLead(t.db, other.workspaceId, { person: 'Not yours', email: 'x@other.example' });
   c = await signedInConsole(t, acme.key);
 });
-afterAll(async () => t?.close());
+afterAll(async () => {
+  await t?.close();
+  await calendly?.stop();
+});
 
 const workspaceLink = async (id: string) =>
   (await t.db.selectFrom('workspaces').select('booking_link').where('id', '=', id).executeTakeFirstOrThrow()).booking_link;
@@ -128,5 +124,33 @@ describe('the Meeting form and the endpoints over HTTP (issue 42 §1, §4)', () 
     const page = await c.get(`/console/leads/${ada}?notice=meeting_note_too_long`);
     expect(page.body).toContain('Not recorded: the note is longer than 2,000 characters.');
     expect(page.body).toContain('role="alert"');
+  });
+
+  it('subscribes a Calendly endpoint at Calendly with a token, says why Calendly refused one, and unsubscribes', async () => {
+    const e = await t.services.meetings.createEndpoint(acme.workspaceId, { tool: 'calendly', label: 'Sales' });
+    let page = await c.get('/console/meetings');
+    expect(page.body).toContain('Subscribe at Calendly');
+    expect(page.body).toContain('none made here');
+
+    const refused = await c.post('/console/meetings/subscribe', { endpointId: e.id, personalAccessToken: 'revoked-token', scope: 'user' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('personalAccessToken was refused by Calendly');
+    expect(refused.body).not.toContain('revoked-token');
+    expect(calendly.subscriptions.size).toBe(0);
+
+    const owner = calendly.account({ role: 'owner' });
+    await c.get('/console/meetings');
+    const done = await c.post('/console/meetings/subscribe', { endpointId: e.id, personalAccessToken: owner.token, scope: 'organization' });
+    expect(done.statusCode).toBe(303);
+    expect([...calendly.subscriptions.values()].map((s) => [s.callback_url, s.scope])).toEqual([[e.url, 'organization']]);
+    page = await c.get('/console/meetings');
+    expect(page.body).toContain('Subscribed at Calendly (organization scope)');
+    expect(page.body).toContain('Organization scope, ');
+    expect(page.body).not.toContain(owner.token);
+
+    await c.get('/console/meetings');
+    expect((await c.post(`/console/meetings/endpoints/${e.id}/unsubscribe`)).statusCode).toBe(303);
+    expect(calendly.subscriptions.size).toBe(0);
+    expect((await c.get('/console/meetings')).body).toContain('The Calendly subscription is deleted.');
   });
 });

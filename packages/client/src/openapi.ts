@@ -3129,7 +3129,8 @@ export interface paths {
                          *           "label": "Sales",
                          *           "url": "https://outreach.example/inbound/meetings/5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
                          *           "createdAt": "2026-11-29T10:00:00.000Z",
-                         *           "rotatedAt": null
+                         *           "rotatedAt": null,
+                         *           "subscription": null
                          *         }
                          *       ]
                          *     }
@@ -3142,6 +3143,13 @@ export interface paths {
                                 id: string;
                                 label: string | null;
                                 rotatedAt: string | null;
+                                subscription: {
+                                    scope: "user" | "organization";
+                                    /** Format: date-time */
+                                    subscribedAt: string;
+                                    /** @description the subscription at Calendly */
+                                    uri: string;
+                                } | null;
                                 tool: "calendly" | "cal";
                                 /** @description the URL to give the tool: <public URL>/inbound/meetings/<id> */
                                 url: string;
@@ -3327,8 +3335,10 @@ export interface paths {
                          *       "rotatedAt": null,
                          *       "secret": "q3V9xP2mL7sK1dT8wY4nB6cR0eF5gH2jA9uZ3iO7pQs",
                          *       "steps": [
-                         *         "In Calendly, create the subscription with your personal access token (see docs/meetings.md)."
-                         *       ]
+                         *         "Calendly webhooks need a paid plan (Standard or above) and a personal access token (Integrations → API and webhooks).",
+                         *         "Or let this service do it with the token: POST /api/v1/meetings/endpoints/{id}/subscription."
+                         *       ],
+                         *       "subscription": null
                          *     }
                          */
                         "application/json": {
@@ -3342,6 +3352,13 @@ export interface paths {
                             secret: string;
                             /** @description how to register the URL and secret at the tool */
                             steps: string[];
+                            subscription: {
+                                scope: "user" | "organization";
+                                /** Format: date-time */
+                                subscribedAt: string;
+                                /** @description the subscription at Calendly */
+                                uri: string;
+                            } | null;
                             tool: "calendly" | "cal";
                             /** @description the URL to give the tool: <public URL>/inbound/meetings/<id> */
                             url: string;
@@ -3512,7 +3529,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an endpoint: its URL answers 404 from now on (extension)
-         * @description Events it received stay on record. Extension: not in the spec (docs/meetings.md). Honors X-Workspace-Client; an id of another workspace answers 404.
+         * @description Events it received stay on record. A Calendly subscription made from here is deleted at Calendly first (`subscription`); 503 `calendly_unavailable` when Calendly does not answer, and nothing changes. Extension: not in the spec (docs/meetings.md). Honors X-Workspace-Client; an id of another workspace answers 404.
          */
         delete: {
             parameters: {
@@ -3537,12 +3554,15 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "ok": true
+                         *       "ok": true,
+                         *       "subscription": "deleted"
                          *     }
                          */
                         "application/json": {
                             /** @enum {boolean} */
                             ok: true;
+                            /** @description the Calendly subscription made from here: none held, deleted, or left there (Calendly refused the stored token) */
+                            subscription: "none" | "deleted" | "left_at_calendly";
                         };
                     };
                 };
@@ -3741,8 +3761,14 @@ export interface paths {
                          *       "rotatedAt": "2026-11-30T09:00:00.000Z",
                          *       "secret": "q3V9xP2mL7sK1dT8wY4nB6cR0eF5gH2jA9uZ3iO7pQs",
                          *       "steps": [
-                         *         "In Calendly, create the subscription with your personal access token (see docs/meetings.md)."
-                         *       ]
+                         *         "Calendly webhooks need a paid plan (Standard or above) and a personal access token (Integrations → API and webhooks).",
+                         *         "Or let this service do it with the token: POST /api/v1/meetings/endpoints/{id}/subscription."
+                         *       ],
+                         *       "subscription": {
+                         *         "uri": "https://api.calendly.com/webhook_subscriptions/7d1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+                         *         "scope": "user",
+                         *         "subscribedAt": "2026-11-30T09:00:00.000Z"
+                         *       }
                          *     }
                          */
                         "application/json": {
@@ -3756,6 +3782,13 @@ export interface paths {
                             secret: string;
                             /** @description how to register the URL and secret at the tool */
                             steps: string[];
+                            subscription: {
+                                scope: "user" | "organization";
+                                /** Format: date-time */
+                                subscribedAt: string;
+                                /** @description the subscription at Calendly */
+                                uri: string;
+                            } | null;
                             tool: "calendly" | "cal";
                             /** @description the URL to give the tool: <public URL>/inbound/meetings/<id> */
                             url: string;
@@ -3909,6 +3942,494 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/meetings/endpoints/{id}/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a Calendly endpoint’s webhook subscription at Calendly with a personal access token (extension)
+         * @description Calls Calendly (`POST /webhook_subscriptions`) with the endpoint’s URL, the four invitee events and the endpoint’s secret as signing key; one made before from here is replaced. The token is kept encrypted, to replace the subscription on a rotation and delete it on a removal; it is never shown. 400 `calendly_token_refused` (Calendly answered 401); 409 `wrong_tool` (a Cal.com endpoint), `calendly_forbidden` (no paid plan, or scope organization without an owner or admin), `calendly_refused`; 503 `calendly_unavailable`. Nothing changes on any of them. Extension: not in the spec (docs/meetings.md). Honors X-Workspace-Client; an id of another workspace answers 404.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description the endpoint id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "personalAccessToken": "your-calendly-personal-access-token",
+                     *       "scope": "user"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description a Calendly personal access token (Integrations → API and webhooks); kept encrypted, never shown again */
+                        personalAccessToken: string;
+                        /**
+                         * @description user: the token’s own bookings; organization: everyone’s (owner or admin token)
+                         * @default user
+                         */
+                        scope?: "user" | "organization";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "tool": "calendly",
+                         *       "label": "Sales",
+                         *       "url": "https://outreach.example/inbound/meetings/5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "createdAt": "2026-11-29T10:00:00.000Z",
+                         *       "rotatedAt": null,
+                         *       "subscription": {
+                         *         "uri": "https://api.calendly.com/webhook_subscriptions/7d1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+                         *         "scope": "user",
+                         *         "subscribedAt": "2026-11-30T09:00:00.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            label: string | null;
+                            rotatedAt: string | null;
+                            subscription: {
+                                scope: "user" | "organization";
+                                /** Format: date-time */
+                                subscribedAt: string;
+                                /** @description the subscription at Calendly */
+                                uri: string;
+                            } | null;
+                            tool: "calendly" | "cal";
+                            /** @description the URL to give the tool: <public URL>/inbound/meetings/<id> */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Delete the endpoint’s Calendly subscription made from here (extension)
+         * @description One already gone at Calendly counts as deleted. 409 `no_subscription` when none was made from here. Extension: not in the spec (docs/meetings.md). Honors X-Workspace-Client; an id of another workspace answers 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description the endpoint id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "tool": "calendly",
+                         *       "label": "Sales",
+                         *       "url": "https://outreach.example/inbound/meetings/5b2f0c1e-8d4a-4e2b-9f1a-2c3d4e5f6a7b",
+                         *       "createdAt": "2026-11-29T10:00:00.000Z",
+                         *       "rotatedAt": null,
+                         *       "subscription": null
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            label: string | null;
+                            rotatedAt: string | null;
+                            subscription: {
+                                scope: "user" | "organization";
+                                /** Format: date-time */
+                                subscribedAt: string;
+                                /** @description the subscription at Calendly */
+                                uri: string;
+                            } | null;
+                            tool: "calendly" | "cal";
+                            /** @description the URL to give the tool: <public URL>/inbound/meetings/<id> */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

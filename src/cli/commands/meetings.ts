@@ -17,10 +17,24 @@ export function describeEndpoint(e: EndpointView | EndpointWithSecret): string {
     lines.push(`  secret: ${e.secret}`, '  (shown only now: give it to the tool, then keep it out of sight)', '', 'Register it:');
     e.steps.forEach((s, i) => lines.push(`  ${i + 1}. ${s}`));
   } else lines.push(`  created ${e.createdAt}${e.rotatedAt ? `, secret rotated ${e.rotatedAt}` : ''}`);
+  if (e.subscription) lines.push(`  subscribed at Calendly (${e.subscription.scope} scope) ${e.subscription.subscribedAt}: ${e.subscription.uri}`);
   return lines.join('\n');
 }
 
-/** `outreach meetings endpoint create | list | rotate | remove`: booking tools' inbound URLs (docs/meetings.md). */
+const REMOVED: Record<string, string> = {
+  none: '',
+  deleted: ' Its Calendly subscription is deleted.',
+  left_at_calendly: ' Calendly refused the stored token: delete its subscription at Calendly by hand.',
+};
+
+/** The Calendly personal access token, from the environment only: never an argument (shell history, process list). */
+function calendlyToken(): string {
+  const token = process.env.CALENDLY_TOKEN?.trim();
+  if (!token) throw new CliError('set CALENDLY_TOKEN to a Calendly personal access token (Integrations → API and webhooks)');
+  return token;
+}
+
+/** `outreach meetings endpoint create | list | rotate | remove | subscribe | unsubscribe` (docs/meetings.md). */
 export function registerMeetings(program: Command, deps: Deps) {
   const endpoint = program
     .command('meetings')
@@ -64,6 +78,36 @@ export function registerMeetings(program: Command, deps: Deps) {
       .option('--json', 'machine-readable output')
       .action(async (opts: { workspace: string; id: string; json?: boolean }) => {
         const r = await deps.withBackend((b) => b.meetingsEndpoint({ op, workspaceId: opts.workspace, id: opts.id }));
-        deps.out(!!opts.json, r, () => (op === 'rotate' ? describeEndpoint(r as EndpointWithSecret) : `Endpoint ${opts.id} removed.`));
+        deps.out(!!opts.json, r, () =>
+          op === 'rotate'
+            ? describeEndpoint(r as EndpointWithSecret)
+            : `Endpoint ${opts.id} removed.${REMOVED[(r as { subscription?: string }).subscription ?? 'none']}`,
+        );
       });
+  endpoint
+    .command('subscribe')
+    .description("create a Calendly endpoint's webhook subscription at Calendly, with the token in CALENDLY_TOKEN (kept encrypted)")
+    .requiredOption('--workspace <id>', 'the workspace')
+    .requiredOption('--id <endpointId>', 'the Calendly endpoint')
+    .option('--scope <scope>', "user (the token's own bookings) or organization (everyone's: an owner's or admin's token)", 'user')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { workspace: string; id: string; scope: string; json?: boolean }) => {
+      if (opts.scope !== 'user' && opts.scope !== 'organization') throw new CliError(`--scope must be user or organization, not "${opts.scope}"`);
+      const scope = opts.scope;
+      const personalAccessToken = calendlyToken();
+      const e = (await deps.withBackend((b) =>
+        b.meetingsEndpoint({ op: 'subscribe', workspaceId: opts.workspace, id: opts.id, personalAccessToken, scope }),
+      )) as EndpointView;
+      deps.out(!!opts.json, e, () => describeEndpoint(e));
+    });
+  endpoint
+    .command('unsubscribe')
+    .description('delete the Calendly subscription made from here')
+    .requiredOption('--workspace <id>', 'the workspace')
+    .requiredOption('--id <endpointId>', 'the Calendly endpoint')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { workspace: string; id: string; json?: boolean }) => {
+      const e = (await deps.withBackend((b) => b.meetingsEndpoint({ op: 'unsubscribe', workspaceId: opts.workspace, id: opts.id }))) as EndpointView;
+      deps.out(!!opts.json, e, () => describeEndpoint(e));
+    });
 }

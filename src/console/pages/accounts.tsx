@@ -11,7 +11,7 @@ import type { LinkedinAccountView } from '../../channels/linkedin/index.js';
 import { PausedMailboxes } from './mailbox-resume.js';
 import { MailboxConnectButtons } from './mailbox-connect-parts.js';
 import { MailboxesTable, OtherAccountsTable, XAccountsTable, type SendingDelivery } from './accounts-tables.js';
-import { AccountBookingLinks, bookingLinksOf } from './booking-links.js';
+import { AccountBookingLinks } from './booking-links.js';
 
 const FormBody = Type.Object({ _csrf: Type.Optional(Type.String()) }, { additionalProperties: true });
 const DisconnectBody = Type.Object({ _csrf: Type.Optional(Type.String()), confirmed: Type.Optional(Type.String()) }, { additionalProperties: true });
@@ -147,7 +147,7 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
   const [paused, days, bookingLinks] = await Promise.all([
     deps.services.mailboxes.paused(workspaceId),
     deps.services.mailboxes.days(workspaceId),
-    bookingLinksOf(deps.services)?.getBookingLinks(workspaceId) ?? null,
+    deps.services.meetings.getBookingLinks(workspaceId),
   ]);
   const pausedIds = new Set(paused.map((p) => p.id));
   // An account with a mailbox shows as its mailbox (address, health, e-mails today against its cap), never with

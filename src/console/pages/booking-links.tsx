@@ -9,24 +9,7 @@ import { EmptyState, redirectWithNotice, type Notice } from '../ui.js';
 // The booking link per sender (issue 42 §5, docs/meetings.md): the workspace's (on the Meetings page) and each messaging
 // account's own, used before the workspace's (on the Accounts page). Both through the meetings service.
 
-/** What the pages ask of the meetings service for booking links (src/modules/meetings/booking-links.ts, bound to the database). */
-export interface BookingLinksFace {
-  getBookingLinks(workspaceId: string): Promise<{
-    workspace: string | null;
-    accounts: { id: string; name: string; mode: string; bookingLink: string | null }[];
-  }>;
-  setWorkspaceBookingLink(workspaceId: string, link: string | null): Promise<{ bookingLink: string | null }>;
-  setAccountBookingLink(workspaceId: string, accountId: string, link: string | null): Promise<{ accountId: string; bookingLink: string | null }>;
-}
-
-/** The meetings service's booking-link functions (modules/meetings/booking-links.ts). */
-export function bookingLinksOf(services: ConsoleDeps['services']): BookingLinksFace | null {
-  return services.meetings;
-}
-
-export type BookingLinks = Awaited<ReturnType<BookingLinksFace['getBookingLinks']>>;
-
-const NOT_AVAILABLE = 'Booking links cannot be edited from the console of this installation yet.';
+export type BookingLinks = Awaited<ReturnType<ConsoleDeps['services']['meetings']['getBookingLinks']>>;
 
 /** One booking-link form: the URL field (empty clears it) and a Save button naming whose link it is. */
 function LinkForm(props: { action: string; id: string; value: string | null; label: string; whose: string; csrfToken: string }) {
@@ -53,7 +36,7 @@ function LinkForm(props: { action: string; id: string; value: string | null; lab
 }
 
 /** The workspace's booking link (Meetings page): sent by "Send booking link" when the reply's account has none of its own. */
-export function WorkspaceBookingLink(props: { links: BookingLinks | null; csrfToken: string }) {
+export function WorkspaceBookingLink(props: { links: BookingLinks; csrfToken: string }) {
   return (
     <section aria-labelledby="booking-link">
       <h2 id="booking-link">Booking link</h2>
@@ -61,31 +44,27 @@ export function WorkspaceBookingLink(props: { links: BookingLinks | null; csrfTo
         The link “Send booking link” sends when the reply’s account has no link of its own (Accounts). This service adds the lead’s reference to it, so a
         booking made through it is matched to the lead. Leave it empty to send none.
       </p>
-      {props.links ? (
-        <LinkForm
-          action="/console/meetings/booking-link"
-          id="workspace-booking-link"
-          value={props.links.workspace}
-          label="Workspace booking link"
-          whose="the workspace booking link"
-          csrfToken={props.csrfToken}
-        />
-      ) : (
-        <p class="muted">{NOT_AVAILABLE}</p>
-      )}
+      <LinkForm
+        action="/console/meetings/booking-link"
+        id="workspace-booking-link"
+        value={props.links.workspace}
+        label="Workspace booking link"
+        whose="the workspace booking link"
+        csrfToken={props.csrfToken}
+      />
     </section>
   );
 }
 
 /** Each messaging account's own booking link (Accounts page), used before the workspace's. */
-export function AccountBookingLinks(props: { links: BookingLinks | null; csrfToken: string }) {
+export function AccountBookingLinks(props: { links: BookingLinks; csrfToken: string }) {
   const { links } = props;
   return (
     <section aria-labelledby="account-booking-links">
       <h2 id="account-booking-links">Booking links</h2>
       <p class="meta">
         An account’s own booking link is sent instead of the workspace’s (set on <a href="/console/meetings">Meetings</a>
-        {links?.workspace ? (
+        {links.workspace ? (
           <>
             {': '}
             <code safe>{links.workspace}</code>
@@ -95,9 +74,7 @@ export function AccountBookingLinks(props: { links: BookingLinks | null; csrfTok
         )}
         ). Leave it empty to use the workspace’s.
       </p>
-      {!links ? (
-        <p class="muted">{NOT_AVAILABLE}</p>
-      ) : links.accounts.length === 0 ? (
+      {links.accounts.length === 0 ? (
         <EmptyState title="No messaging account to give a booking link." />
       ) : (
         <Table
@@ -137,11 +114,7 @@ export function bookingLinkPages(
   deps: ConsoleDeps,
   rerender: Record<'meetings' | 'accounts', (req: FastifyRequest, reply: FastifyReply, notice: Notice, status: number) => Promise<FastifyReply>>,
 ) {
-  const face = () => {
-    const f = bookingLinksOf(deps.services);
-    if (!f) throw new AppError(409, 'booking_links_unavailable', NOT_AVAILABLE);
-    return f;
-  };
+  const face = () => deps.services.meetings;
   const linkOf = (body: { bookingLink?: string }) => (typeof body.bookingLink === 'string' && body.bookingLink.trim() !== '' ? body.bookingLink : null);
   const savedText = (what: string, link: string | null) => (link ? `Saved ${what}: ${link}` : `Cleared ${what}.`);
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { MEETING_OUTCOMES, type MeetingOutcome } from '../../modules/meetings/index.js';
+import { MAX_MEETING_NOTE, MEETING_OUTCOMES, type MeetingOutcome } from '../../modules/meetings/index.js';
 import type { ConsoleDeps } from '../deps.js';
 import { CsrfField } from '../layout.js';
 import { Badge, When, type Tone } from '../ui.js';
@@ -20,9 +20,6 @@ export const OUTCOME_LABELS: Record<MeetingOutcome, { label: string; tone: Tone;
   qualified: { label: 'Qualified', tone: 'good', done: 'Recorded: the meeting was held and the lead is qualified.' },
   not_qualified: { label: 'Not qualified', tone: 'neutral', done: 'Recorded: the meeting was held and the lead is not qualified.' },
 };
-
-/** The largest note recordMeeting keeps (the API's limit). */
-export const MAX_MEETING_NOTE = 2000;
 
 /** The texts of the notices a meeting record leaves (`?notice=` codes on the lead and replies pages: codes, never text). */
 export const MEETING_NOTICES = {

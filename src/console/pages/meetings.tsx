@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
+import { AppError } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { BookingTool, EndpointView, EndpointWithSecret } from '../../modules/meetings/index.js';
 import type { ConsoleDeps } from '../deps.js';
@@ -8,8 +9,9 @@ import { CsrfField, PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, plural, redirectWithNotice, takeNotice, When, type Notice, type Tone } from '../ui.js';
 import { renderAccountsPage } from './accounts.js';
-import { bookingLinkPages, bookingLinksOf, WorkspaceBookingLink } from './booking-links.js';
+import { bookingLinkPages, WorkspaceBookingLink } from './booking-links.js';
 import { LeadLink, leadNames } from './mailbox-inbound.js';
+import { SubscribeForm, SubscriptionCell, subscriptionPages } from './meetings-subscription.js';
 
 // Settings → Meetings (issue 42 §1, docs/console.md "Meetings"): the workspace's booking-tool endpoints (create, rotate
 // and remove; a secret is shown once, on the page that answers the create or the rotate), its booking link, and the
@@ -93,7 +95,7 @@ function Endpoints(props: { endpoints: EndpointView[]; csrfToken: string }) {
   return (
     <Table
       caption={`${plural(props.endpoints.length, 'endpoint')}, each verifying its tool’s signature with its own secret`}
-      columns={['Tool', 'Label', 'URL', 'Created', 'Rotated', 'Actions']}
+      columns={['Tool', 'Label', 'URL', 'Created', 'Rotated', 'Calendly subscription', 'Actions']}
       items={props.endpoints}
       row={(e) => {
         const name = `${TOOL_NAMES[e.tool]}${e.label ? ` (${e.label})` : ''}`;
@@ -110,6 +112,9 @@ function Endpoints(props: { endpoints: EndpointView[]; csrfToken: string }) {
               <When at={e.createdAt} />
             </td>
             <td>{e.rotatedAt ? <When at={e.rotatedAt} /> : <span class="muted">never</span>}</td>
+            <td>
+              <SubscriptionCell endpoint={e} csrfToken={props.csrfToken} />
+            </td>
             <td>
               <div class="actions">
                 <PostButton
@@ -213,11 +218,10 @@ export function meetingsPages(app: AppInstance, deps: ConsoleDeps) {
     const workspaceId = req.consoleSession!.auth.workspaceId;
     const status = statusOf(opts.query?.status);
     const before = cursorOf(opts.query?.before);
-    const links = bookingLinksOf(deps.services);
     const [endpoints, events, bookingLinks] = await Promise.all([
       meetings.listEndpoints(workspaceId),
       meetings.listEvents(workspaceId, { ...(status && { status }), limit: MEETING_EVENTS_PAGE, ...(before && { before }) }),
-      links ? links.getBookingLinks(workspaceId) : null,
+      meetings.getBookingLinks(workspaceId),
     ]);
     const names = await leadNames(
       deps.services,
@@ -274,6 +278,7 @@ export function meetingsPages(app: AppInstance, deps: ConsoleDeps) {
               </p>
             </form>
           </section>
+          <SubscribeForm endpoints={endpoints} csrfToken={ctx.csrfToken} />
           <WorkspaceBookingLink links={bookingLinks} csrfToken={ctx.csrfToken} />
           <Events events={events} names={names} status={status} before={before ? opts.query?.before : undefined} />
         </>
@@ -314,11 +319,23 @@ export function meetingsPages(app: AppInstance, deps: ConsoleDeps) {
     '/console/meetings/endpoints/:id/remove',
     { schema: { hide: true, params: EndpointParams, body: EndpointForm } },
     async (req, reply) => {
-      await meetings.removeEndpoint(req.consoleSession!.auth.workspaceId, req.params.id); // 404 page for a foreign id
-      return redirectWithNotice(reply, '/console/meetings', { kind: 'done', text: 'Endpoint removed: its URL no longer answers.' });
+      let removed;
+      try {
+        removed = await meetings.removeEndpoint(req.consoleSession!.auth.workspaceId, req.params.id); // 404 page for a foreign id
+      } catch (err) {
+        if (err instanceof AppError && err.statusCode === 503) return render(req, reply, { kind: 'refused', text: `${err.message}.` }, { status: 503 });
+        throw err;
+      }
+      const left = removed.subscription === 'left_at_calendly' ? ' Calendly refused the stored token: delete its subscription at Calendly.' : '';
+      const gone = removed.subscription === 'deleted' ? ' Its Calendly subscription is deleted.' : '';
+      return redirectWithNotice(reply, '/console/meetings', {
+        kind: left ? 'refused' : 'done',
+        text: `Endpoint removed: its URL no longer answers.${gone}${left}`,
+      });
     },
   );
 
+  subscriptionPages(app, deps, (req, reply, notice, status) => render(req, reply, notice, { status }));
   bookingLinkPages(app, deps, {
     meetings: (req, reply, notice, status) => render(req, reply, notice, { status }),
     accounts: (req, reply, notice, status) => renderAccountsPage(deps, req, reply, notice, status),

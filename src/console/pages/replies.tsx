@@ -177,12 +177,12 @@ function ReplyCard(props: { r: PendingReply; csrf: string; realXAccounts: Readon
 export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
   const replies = deps.services.replies;
 
-  /** Each queued lead's meeting (booked, outcome, invitation answer) for its card's Meeting block; a lead gone meanwhile has none. */
-  async function meetingsOf(workspaceId: string, pending: PendingReply[]): Promise<Map<string, MeetingLead>> {
-    const ids = [...new Set(pending.map((r) => r.lead.id))];
-    const leads = await Promise.all(ids.map((id) => deps.services.leadDetail.getLead(workspaceId, id).catch(() => null)));
-    return new Map(leads.filter((l) => l !== null).map((l) => [l.id, l] as const));
-  }
+  /** Each queued lead's meeting (booked, outcome, invitation answer) for its card's Meeting block, in one read. */
+  const meetingsOf = (workspaceId: string, pending: PendingReply[]): Promise<Map<string, MeetingLead>> =>
+    deps.services.meetings.meetingsOfLeads(
+      workspaceId,
+      pending.map((r) => r.lead.id),
+    );
 
   app.get('/console/replies', { schema: { hide: true } }, async (req, reply) => {
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);

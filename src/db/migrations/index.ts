@@ -37,6 +37,7 @@ import * as m0040 from './0040_event_stream_order.js';
 import * as m0041 from './0041_oauth_states.js';
 import * as m0042 from './0042_gateway_budget_scope.js';
 import * as m0043 from './0043_meetings.js';
+import * as m0044 from './0044_meeting_subscriptions.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -144,4 +145,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0041_oauth_states': m0041,
   '0042_gateway_budget_scope': m0042,
   '0043_meetings': m0043,
+  '0044_meeting_subscriptions': m0044,
 };

@@ -298,11 +298,13 @@ function registerMeetingsRoutes(app: AppInstance, services: Services) {
         hide: true,
         body: Type.Object(
           {
-            op: OneOf(['create', 'list', 'rotate', 'remove'] as const),
+            op: OneOf(['create', 'list', 'rotate', 'remove', 'subscribe', 'unsubscribe'] as const),
             workspaceId: Uuid(),
             tool: Type.Optional(OneOf(BOOKING_TOOLS)),
             label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
             id: Type.Optional(Uuid()),
+            personalAccessToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
+            scope: Type.Optional(OneOf(['user', 'organization'] as const)),
           },
           { additionalProperties: false },
         ),

@@ -13,4 +13,4 @@ export { bookingOf, upsertBooking } from './meetings.repository.js';
 export { BOOKING_TOOLS, type BookingTool } from './tools/types.js';
 export type { EndpointView, EndpointWithSecret } from './meetings.steps.js';
 export { meetingsInboundRoutes, meetingsRoutes } from './meetings.routes.js';
-export { RecordMeetingBody, RecordMeetingResponse } from './meetings.schemas.js';
+export { MAX_NOTE as MAX_MEETING_NOTE, RecordMeetingBody, RecordMeetingResponse } from './meetings.schemas.js';

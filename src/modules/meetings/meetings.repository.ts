@@ -5,7 +5,17 @@ import { emailKey } from '../../domain/identity.js';
 // The meetings module's SQL (docs/meetings.md). The meeting milestones of `leads` (meeting_booked_at,
 // meeting_outcome, meeting_response) are written here and by nothing else outside a world file's seed.
 
-const ENDPOINT_COLUMNS = ['id', 'workspace_id', 'tool', 'label', 'created_at', 'rotated_at'] as const;
+const ENDPOINT_COLUMNS = [
+  'id',
+  'workspace_id',
+  'tool',
+  'label',
+  'created_at',
+  'rotated_at',
+  'subscription_uri',
+  'subscription_scope',
+  'subscribed_at',
+] as const;
 
 export async function insertEndpoint(
   db: Database,
@@ -37,6 +47,37 @@ export async function endpointWithSecret(db: Database, id: string) {
     .selectFrom('meeting_endpoints')
     .select([...ENDPOINT_COLUMNS, 'secret'])
     .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** An endpoint of the workspace with its (encrypted) secret and subscription token. */
+export async function endpointOfWorkspace(db: Database, workspaceId: string, id: string) {
+  return db
+    .selectFrom('meeting_endpoints')
+    .select([...ENDPOINT_COLUMNS, 'secret', 'subscription_token'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Records the Calendly subscription made for an endpoint (its token encrypted), or clears it (`sub` null). */
+export async function setSubscription(
+  db: Database,
+  workspaceId: string,
+  id: string,
+  sub: { uri: string; scope: 'user' | 'organization'; token: string; at: Date } | null,
+) {
+  return db
+    .updateTable('meeting_endpoints')
+    .set({
+      subscription_uri: sub?.uri ?? null,
+      subscription_scope: sub?.scope ?? null,
+      subscription_token: sub?.token ?? null,
+      subscribed_at: sub?.at ?? null,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returning(ENDPOINT_COLUMNS)
     .executeTakeFirst();
 }
 
@@ -224,4 +265,15 @@ export async function setMeetingFields(
 
 export async function lockLead(db: Database, workspaceId: string, leadId: string) {
   return db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).forUpdate().executeTakeFirst();
+}
+
+/** The meeting fields of up to 500 of the workspace's leads, in one read (the replies page's Meeting blocks). */
+export async function meetingFieldsOf(db: Database, workspaceId: string, leadIds: string[]) {
+  if (leadIds.length === 0) return [];
+  return db
+    .selectFrom('leads')
+    .select(['id', 'meeting_booked_at', 'meeting_outcome', 'meeting_response'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', leadIds.slice(0, 500))
+    .execute();
 }

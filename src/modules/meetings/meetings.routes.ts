@@ -1,10 +1,12 @@
 import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { RateLimitStore } from '../../app/plugins/rate-limit.js';
-import { badRequest, tooManyRequests } from '../../lib/errors.js';
+import { perCallerBudget, rawBodyScope } from '../../app/plugins/raw-webhook.js';
+import { badRequest } from '../../lib/errors.js';
 import type { MeetingsService } from './meetings.service.js';
 import {
   CreateEndpointBody,
+  Endpoint,
   EndpointIdParams,
   EndpointWithSecret,
   EndpointsResponse,
@@ -15,6 +17,8 @@ import {
   ReceivedResponse,
   RecordMeetingBody,
   RecordMeetingResponse,
+  RemovedEndpointResponse,
+  SubscribeBody,
 } from './meetings.schemas.js';
 import { Type } from 'typebox';
 import { Uuid } from '../../app/schemas.js';
@@ -33,6 +37,13 @@ function readCursor(cursor: string | undefined): { at: Date; id: string } | unde
 /** /api/v1: the workspace's booking-tool endpoints and events, and a person's record of a meeting. */
 export async function meetingsRoutes(app: AppInstance, opts: { meetings: MeetingsService }) {
   const { meetings } = opts;
+  endpointRoutes(app, meetings);
+  subscriptionRoutes(app, meetings);
+  eventAndOutcomeRoutes(app, meetings);
+}
+
+/** The booking-tool endpoints: list, create, rotate, remove. */
+function endpointRoutes(app: AppInstance, meetings: MeetingsService) {
   app.get(
     '/meetings/endpoints',
     {
@@ -86,16 +97,64 @@ export async function meetingsRoutes(app: AppInstance, opts: { meetings: Meeting
       schema: {
         'x-extension': true,
         summary: 'Remove an endpoint: its URL answers 404 from now on (extension)',
-        description: `Events it received stay on record. ${NOTE}`,
+        description:
+          'Events it received stay on record. A Calendly subscription made from here is deleted at Calendly first ' +
+          '(`subscription`); 503 `calendly_unavailable` when Calendly does not answer, and nothing changes. ' +
+          NOTE,
         tags: ['meetings'],
         headers: WorkspaceClientHeader,
         params: EndpointIdParams,
-        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(404) },
+        response: { 200: RemovedEndpointResponse, ...errorResponses(404) },
       },
     },
     async (req) => meetings.removeEndpoint(req.auth.workspaceId, req.params.id),
   );
+}
 
+/** A Calendly endpoint's webhook subscription, made and deleted at Calendly with a person's token. */
+function subscriptionRoutes(app: AppInstance, meetings: MeetingsService) {
+  app.post(
+    '/meetings/endpoints/:id/subscription',
+    {
+      schema: {
+        'x-extension': true,
+        summary: 'Create a Calendly endpoint’s webhook subscription at Calendly with a personal access token (extension)',
+        description:
+          'Calls Calendly (`POST /webhook_subscriptions`) with the endpoint’s URL, the four invitee events and the endpoint’s ' +
+          'secret as signing key; one made before from here is replaced. The token is kept encrypted, to replace the ' +
+          'subscription on a rotation and delete it on a removal; it is never shown. 400 `calendly_token_refused` ' +
+          '(Calendly answered 401); 409 `wrong_tool` (a Cal.com endpoint), `calendly_forbidden` (no paid plan, or scope ' +
+          'organization without an owner or admin), `calendly_refused`; 503 `calendly_unavailable`. Nothing changes on ' +
+          `any of them. ${NOTE}`,
+        tags: ['meetings'],
+        headers: WorkspaceClientHeader,
+        params: EndpointIdParams,
+        body: SubscribeBody,
+        response: { 200: Endpoint, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => meetings.subscribeEndpoint(req.auth.workspaceId, req.params.id, req.body),
+  );
+
+  app.delete(
+    '/meetings/endpoints/:id/subscription',
+    {
+      schema: {
+        'x-extension': true,
+        summary: 'Delete the endpoint’s Calendly subscription made from here (extension)',
+        description: `One already gone at Calendly counts as deleted. 409 \`no_subscription\` when none was made from here. ${NOTE}`,
+        tags: ['meetings'],
+        headers: WorkspaceClientHeader,
+        params: EndpointIdParams,
+        response: { 200: Endpoint, ...errorResponses(404, 409) },
+      },
+    },
+    async (req) => meetings.unsubscribeEndpoint(req.auth.workspaceId, req.params.id),
+  );
+}
+
+/** The events the tools pushed, and a person's record of a meeting. */
+function eventAndOutcomeRoutes(app: AppInstance, meetings: MeetingsService) {
   app.get(
     '/meetings/events',
     {
@@ -162,18 +221,13 @@ export async function meetingsRoutes(app: AppInstance, opts: { meetings: Meeting
  */
 export async function meetingsInboundRoutes(app: AppInstance, opts: { meetings: MeetingsService; rateLimit: { store: RateLimitStore; perMinute: number } }) {
   const { meetings, rateLimit } = opts;
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MEETING_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  rawBodyScope(app, MEETING_BODY_LIMIT);
   app.post(
     '/inbound/meetings/:endpointId',
     {
       bodyLimit: MEETING_BODY_LIMIT,
       config: { public: true },
-      onRequest: async (req, reply) => {
-        const { count, resetAt } = await rateLimit.store.hit(`meetings:${req.params.endpointId}:${req.ip}`, 60_000);
-        reply.header('x-ratelimit-limit', String(rateLimit.perMinute));
-        if (count > rateLimit.perMinute) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
-      },
+      onRequest: perCallerBudget(rateLimit, (req) => `meetings:${(req.params as { endpointId: string }).endpointId}:${req.ip}`),
       schema: {
         // Outside /api/v1, so outside the API document (whose paths all carry the prefix); docs/meetings.md describes it.
         hide: true,

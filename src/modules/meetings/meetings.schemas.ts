@@ -9,6 +9,7 @@ import { BOOKING_TOOLS, MEETING_KINDS } from './tools/types.js';
 /** The largest booking-tool request read, in bytes: one booking's JSON is a few kilobytes. */
 export const MEETING_BODY_LIMIT = 256 * 1024;
 export const MAX_NOTE = 2000;
+const SUBSCRIPTION_SCOPES = ['user', 'organization'] as const;
 
 export const EndpointIdParams = Type.Object({ id: Uuid({ description: 'the endpoint id' }) });
 export const InboundParams = Type.Object({ endpointId: Type.String({ maxLength: 64, description: 'the endpoint id from its URL' }) });
@@ -28,6 +29,16 @@ const EndpointFields = {
   url: Type.String({ description: 'the URL to give the tool: <public URL>/inbound/meetings/<id>' }),
   createdAt: Timestamp(),
   rotatedAt: Nullable(Timestamp()),
+  subscription: Nullable(
+    Type.Object(
+      {
+        uri: Type.String({ description: 'the subscription at Calendly' }),
+        scope: OneOf(SUBSCRIPTION_SCOPES),
+        subscribedAt: Timestamp(),
+      },
+      { additionalProperties: false, description: 'the Calendly webhook subscription made from here (POST …/subscription), or null' },
+    ),
+  ),
 };
 
 export const Endpoint = Type.Object(EndpointFields, { additionalProperties: false });
@@ -37,6 +48,30 @@ export const EndpointWithSecret = Type.Object(
     ...EndpointFields,
     secret: Type.String({ description: 'the signing secret to give the tool; shown only in this answer' }),
     steps: Type.Array(Type.String(), { description: 'how to register the URL and secret at the tool' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SubscribeBody = Type.Object(
+  {
+    personalAccessToken: Type.String({
+      minLength: 1,
+      maxLength: 4000,
+      description: 'a Calendly personal access token (Integrations → API and webhooks); kept encrypted, never shown again',
+    }),
+    scope: Type.Optional(
+      OneOf(SUBSCRIPTION_SCOPES, { default: 'user', description: 'user: the token’s own bookings; organization: everyone’s (owner or admin token)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RemovedEndpointResponse = Type.Object(
+  {
+    ok: Type.Literal(true),
+    subscription: OneOf(['none', 'deleted', 'left_at_calendly'] as const, {
+      description: 'the Calendly subscription made from here: none held, deleted, or left there (Calendly refused the stored token)',
+    }),
   },
   { additionalProperties: false },
 );

@@ -15,16 +15,20 @@ import { calendly } from './tools/calendly.js';
 import { cal } from './tools/cal.js';
 import { ToolRefusal, type BookingTool, type BookingToolReader, type ToolEvent } from './tools/types.js';
 import { endpointSteps, type EndpointView, type EndpointWithSecret } from './meetings.steps.js';
+import { createSubscriptions, type SubscriptionOnRemove, type SubscriptionScope } from './subscriptions.js';
 
 const READERS: Record<BookingTool, BookingToolReader> = { calendly, cal };
 
 /** `outreach meetings endpoint create | list | rotate | remove`. */
 export interface EndpointCommand {
-  op: 'create' | 'list' | 'rotate' | 'remove';
+  op: 'create' | 'list' | 'rotate' | 'remove' | 'subscribe' | 'unsubscribe';
   workspaceId: string;
   tool?: BookingTool;
   label?: string | null;
   id?: string;
+  /** `subscribe`: the Calendly personal access token and the subscription's scope (default user). */
+  personalAccessToken?: string;
+  scope?: SubscriptionScope;
 }
 
 /** What one pushed event did (the 200 answer): `applied`, `unchanged` (already so), `unmatched` or `ignored`. */
@@ -48,7 +52,12 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
     url: urlOf(row.id),
     createdAt: row.created_at.toISOString(),
     rotatedAt: row.rotated_at?.toISOString() ?? null,
+    subscription:
+      row.subscription_uri && row.subscription_scope && row.subscribed_at
+        ? { uri: row.subscription_uri, scope: row.subscription_scope, subscribedAt: row.subscribed_at.toISOString() }
+        : null,
   });
+  const subscriptions = createSubscriptions({ db, clock, cipher, apiUrl: deps.config.calendlyApiUrl, urlOf });
   const withSecret = (row: repo.EndpointRow, secret: string): EndpointWithSecret => ({ ...view(row), secret, steps: endpointSteps(row.tool, urlOf(row.id)) });
 
   /** Matches a verified event to a lead of the endpoint's workspace: by its booking, its reference, or its invitee's address. */
@@ -111,26 +120,47 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
       return (await repo.listEndpoints(db, workspaceId)).map((r) => view(r));
     },
 
-    /** A new secret, shown once; the old one stops verifying at once. 404 for an unknown or foreign id. */
+    /**
+     * A new secret, shown once; the old one stops verifying at once. 404 for an unknown or foreign id. A subscription
+     * made from here is made again with the new secret first; the errors of `subscribeEndpoint` refuse the rotation.
+     */
     async rotateEndpoint(workspaceId: string, id: string): Promise<EndpointWithSecret> {
       if (!isUuid(id)) throw notFound('meeting endpoint');
       const secret = randomToken(32);
+      const sub = await subscriptions.beforeRotate(workspaceId, id, secret);
       const row = await repo.rotateEndpoint(db, workspaceId, id, cipher.encrypt(secret)!, clock.now());
       if (!row) throw notFound('meeting endpoint');
-      return withSecret(row, secret);
+      if (!sub) return withSecret(row, secret);
+      return withSecret((await repo.setSubscription(db, workspaceId, id, { ...sub, at: clock.now() }))!, secret);
     },
 
-    async removeEndpoint(workspaceId: string, id: string): Promise<{ ok: true }> {
-      if (!isUuid(id) || !(await repo.deleteEndpoint(db, workspaceId, id))) throw notFound('meeting endpoint');
-      return { ok: true };
+    /** Removes the endpoint, deleting its subscription at Calendly first (`subscription` says what became of it). */
+    async removeEndpoint(workspaceId: string, id: string): Promise<{ ok: true; subscription: SubscriptionOnRemove }> {
+      if (!isUuid(id)) throw notFound('meeting endpoint');
+      const subscription = await subscriptions.beforeRemove(workspaceId, id);
+      if (!(await repo.deleteEndpoint(db, workspaceId, id))) throw notFound('meeting endpoint');
+      return { ok: true, subscription };
+    },
+
+    /** The endpoint's webhook subscription made at Calendly with a person's token (subscriptions.ts). */
+    async subscribeEndpoint(workspaceId: string, id: string, p: { personalAccessToken: string; scope?: SubscriptionScope }): Promise<EndpointView> {
+      return view(await subscriptions.subscribe(workspaceId, id, p));
+    },
+
+    async unsubscribeEndpoint(workspaceId: string, id: string): Promise<EndpointView> {
+      return view(await subscriptions.unsubscribe(workspaceId, id));
     },
 
     /** The CLI's one door onto endpoints (`outreach meetings endpoint …`), through the admin API or the database. */
     async endpointCommand(input: EndpointCommand): Promise<EndpointView | EndpointWithSecret | EndpointView[] | { ok: true }> {
       if (input.op === 'create') return this.createEndpoint(input.workspaceId, { tool: input.tool ?? 'calendly', label: input.label ?? null });
       if (input.op === 'list') return this.listEndpoints(input.workspaceId);
-      if (!input.id) throw badRequest('invalid_request', 'id is required to rotate or remove an endpoint');
-      return input.op === 'rotate' ? this.rotateEndpoint(input.workspaceId, input.id) : this.removeEndpoint(input.workspaceId, input.id);
+      if (!input.id) throw badRequest('invalid_request', `id is required to ${input.op} an endpoint`);
+      if (input.op === 'rotate') return this.rotateEndpoint(input.workspaceId, input.id);
+      if (input.op === 'remove') return this.removeEndpoint(input.workspaceId, input.id);
+      if (input.op === 'unsubscribe') return this.unsubscribeEndpoint(input.workspaceId, input.id);
+      if (!input.personalAccessToken) throw badRequest('invalid_request', 'personalAccessToken is required to subscribe');
+      return this.subscribeEndpoint(input.workspaceId, input.id, { personalAccessToken: input.personalAccessToken, scope: input.scope });
     },
 
     /** The workspace's booking link and each account's (docs/meetings.md "The booking link"). */
@@ -139,6 +169,17 @@ export function createMeetingsService(deps: { db: Database; clock: Clock; cipher
     setWorkspaceBookingLink: (workspaceId: string, link: string | null) => setWorkspaceBookingLink(db, workspaceId, link),
     /** As the workspace's; 404 for an account of another workspace. */
     setAccountBookingLink: (workspaceId: string, accountId: string, link: string | null) => setAccountBookingLink(db, workspaceId, accountId, link),
+
+    /** Each lead's meeting (booked, outcome, invitation answer) by id, in one read; ids not of the workspace are absent. */
+    async meetingsOfLeads(workspaceId: string, leadIds: string[]) {
+      const rows = await repo.meetingFieldsOf(db, workspaceId, [...new Set(leadIds)].filter(isUuid));
+      return new Map(
+        rows.map((r) => [
+          r.id,
+          { id: r.id, meetingBookedAt: r.meeting_booked_at?.toISOString() ?? null, meetingOutcome: r.meeting_outcome, meetingResponse: r.meeting_response },
+        ]),
+      );
+    },
 
     async listEvents(workspaceId: string, p: { status?: string; limit: number; before?: { at: Date; id: string } }) {
       return repo.listEvents(db, workspaceId, p);

@@ -6,6 +6,8 @@ export interface EndpointView {
   url: string;
   createdAt: string;
   rotatedAt: string | null;
+  /** The Calendly webhook subscription made from here (docs/meetings.md "Subscribing from here"), or null. */
+  subscription: { uri: string; scope: 'user' | 'organization'; subscribedAt: string } | null;
 }
 
 /** An endpoint just created or rotated: its secret and the steps to register it, shown this once. */
@@ -22,7 +24,8 @@ export function endpointSteps(tool: 'calendly' | 'cal', url: string): string[] {
       `Create the subscription with the API: POST https://api.calendly.com/webhook_subscriptions with url ${url}, events ` +
         '["invitee.created", "invitee.canceled", "invitee_no_show.created", "invitee_no_show.deleted"], your organization URI, ' +
         'scope "organization" (or "user" with your user URI) and signing_key set to the secret above.',
-      'Or let this service do it: outreach meetings endpoint create --tool calendly --calendly-token <token>.',
+      'Or let this service do it with the token: Settings → Meetings → Subscribe at Calendly, or CALENDLY_TOKEN=<token> ' +
+        'outreach meetings endpoint subscribe --workspace <id> --id <endpoint id>.',
       'Booking links keep their UTM parameters: the utm_content this service adds names the lead.',
     ];
   return [

@@ -241,6 +241,7 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
     );
     expect(extensions.sort()).toEqual([
       'DELETE /api/v1/meetings/endpoints/{id}',
+      'DELETE /api/v1/meetings/endpoints/{id}/subscription',
       'DELETE /api/v1/suppressions/{address}',
       'GET /api/v1/events/stream',
       'GET /api/v1/leads/twins',
@@ -257,6 +258,7 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'POST /api/v1/leads/{id}/meeting',
       'POST /api/v1/meetings/endpoints',
       'POST /api/v1/meetings/endpoints/{id}/rotate',
+      'POST /api/v1/meetings/endpoints/{id}/subscription',
       'POST /api/v1/plays/{id}/candidates/review',
       'POST /api/v1/replies/{id}/handled',
       'POST /api/v1/tasks/{id}/complete',
