@@ -14,6 +14,7 @@ import { startLinkedinWorld, type LinkedinWorld } from '../helpers/worlds/linked
 
 const GW = 'gw_acc_main';
 const GW_REFUSED = 'gw_acc_refused';
+const GW_SPARE = 'gw_acc_spare';
 
 describe('the LinkedIn gateway channel', () => {
   let gw: LinkedinGatewayFake;
@@ -28,7 +29,7 @@ describe('the LinkedIn gateway channel', () => {
     let linked: LinkedinWorld['linked'];
     ({ gw, t, ws, account, linked } = await startLinkedinWorld({
       now: () => clock,
-      gatewayAccounts: [GW, GW_REFUSED],
+      gatewayAccounts: [GW, GW_REFUSED, GW_SPARE],
       env: { OUTREACH_LINKEDIN_POLL_INTERVAL: 60, OUTREACH_LINKEDIN_GATEWAY_TIMEOUT_MS: 10_000 },
       workspaceName: 'LinkedIn Co',
     }));
@@ -214,12 +215,12 @@ describe('the LinkedIn gateway channel', () => {
       method: 'POST',
       url: '/admin/v1/linkedin/connect',
       headers: admin,
-      payload: { workspaceId: ws.workspaceId, accountId: acc, gatewayAccountId: GW },
+      payload: { workspaceId: ws.workspaceId, accountId: acc, gatewayAccountId: GW_SPARE },
     });
     expect(linked.statusCode, linked.body).toBe(200);
-    expect(linked.json()).toMatchObject({ accountId: acc, delivery: 'gateway', gatewayAccountId: GW });
+    expect(linked.json()).toMatchObject({ accountId: acc, delivery: 'gateway', gatewayAccountId: GW_SPARE });
     const tasks = await t.app.inject({ method: 'POST', url: '/admin/v1/linkedin/delivery', headers: admin, payload: { accountId: acc, delivery: 'tasks' } });
-    expect(tasks.json()).toMatchObject({ workspaceId: ws.workspaceId, delivery: 'tasks', gatewayAccountId: GW });
+    expect(tasks.json()).toMatchObject({ workspaceId: ws.workspaceId, delivery: 'tasks', gatewayAccountId: GW_SPARE });
     const bad = await t.app.inject({ method: 'POST', url: '/admin/v1/linkedin/delivery', headers: admin, payload: { accountId: acc, delivery: 'gateway' } });
     expect(bad.statusCode).toBe(400);
     const unknown = await t.app.inject({
@@ -242,5 +243,38 @@ describe('the LinkedIn gateway channel', () => {
       code: 'messaging account not found',
     });
     await expect(t.services.linkedin.setDelivery(other.workspaceId, account, 'tasks')).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('a gateway account is one messaging account’s in the whole installation: a second link, from any workspace, is 409 and changes nothing', async () => {
+    // The security probe's M2: another workspace links its account to our gateway account id.
+    const other = await createWorkspaceWithKey(t, 'Prober Co');
+    const theirs = await insertAccount(t.db, other.workspaceId);
+    const mine = await insertAccount(t.db, ws.workspaceId);
+    for (const [workspaceId, acc] of [
+      [other.workspaceId, theirs],
+      [ws.workspaceId, mine],
+    ])
+      await expect(t.services.linkedin.linkGateway(workspaceId, acc, GW)).rejects.toMatchObject({ statusCode: 409, code: 'gateway_account_in_use' });
+    const rows = await t.db
+      .selectFrom('messaging_accounts')
+      .select(['id', 'linkedin_gateway_account_id'])
+      .where('linkedin_gateway_account_id', '=', GW)
+      .execute();
+    expect(rows.map((r) => r.id)).toEqual([account]);
+    // The console's door says the same.
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/linkedin/connect',
+      headers: admin,
+      payload: { workspaceId: other.workspaceId, accountId: theirs, gatewayAccountId: GW },
+    });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().message).not.toContain(ws.workspaceId);
+    // The index holds against a write that skips the check (two links racing).
+    await expect(t.db.updateTable('messaging_accounts').set({ linkedin_gateway_account_id: GW }).where('id', '=', theirs).execute()).rejects.toMatchObject({
+      code: '23505',
+    });
+    // Linking the account that holds it again is no conflict.
+    expect(await t.services.linkedin.linkGateway(ws.workspaceId, account, GW)).toMatchObject({ gatewayAccountId: GW });
   });
 });

@@ -107,4 +107,24 @@ describe('world file: LinkedIn delivery', () => {
     expect(tick.statusCode, tick.body).toBe(200);
     expect(gw.invitations).toEqual([expect.objectContaining({ accountId: 'gw_world', message: 'Hi World' })]);
   });
+
+  it('a gateway account is one messaging account’s: a file giving it to two accounts, or to one when another holds it, is a 409 naming the field', async () => {
+    const other = (id: number, gatewayAccountId: string) => ({ id: `onb_${u(id)}`, linkedin: { delivery: 'gateway', gatewayAccountId } });
+    const twice = await seed([other(910, 'gw_twice'), other(911, 'gw_twice')]);
+    expect(twice.statusCode).toBe(409);
+    expect(twice.json()).toMatchObject({ error: 'world_conflict', path: `/workspaces/0/messagingAccounts/1/linkedin/gatewayAccountId` });
+    // Another workspace's file naming the gateway account the seeded account holds.
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/seed',
+      headers: admin,
+      payload: { workspaces: [{ id: u(912), name: 'Prober', messagingAccounts: [other(913, 'gw_world')] }] },
+    });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json().message).toContain('is linked to another messaging account of this installation');
+    const holders = await t.db.selectFrom('messaging_accounts').select('id').where('linkedin_gateway_account_id', 'in', ['gw_world', 'gw_twice']).execute();
+    expect(holders.map((h) => h.id)).toEqual([ACC_GW]);
+    // The file that holds it loads again.
+    expect((await seed([{ id: ACC_GW, name: 'Eve (LinkedIn)', linkedin: { delivery: 'gateway', gatewayAccountId: 'gw_world' } }])).statusCode).toBe(200);
+  });
 });

@@ -245,3 +245,8 @@ export async function awaitingAcceptance(db: Database, p: { workspaceId: string;
     .execute();
   return rows;
 }
+
+/** The messaging account (of any workspace) linked to a gateway account, or undefined: one per installation (migration 0045). */
+export async function holderOfGatewayAccount(q: Database, gatewayAccountId: string) {
+  return q.selectFrom('messaging_accounts').select(['id', 'workspace_id']).where('linkedin_gateway_account_id', '=', gatewayAccountId).executeTakeFirst();
+}

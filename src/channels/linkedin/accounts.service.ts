@@ -2,7 +2,7 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { LinkedinDelivery } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, badRequest, notFound, unavailable } from '../../lib/errors.js';
+import { AppError, badRequest, conflict, notFound, unavailable } from '../../lib/errors.js';
 import { enc, GatewayCallFailed, gatewayCaller, gatewaySettingsOf } from './client.js';
 import * as repo from './accounts.repository.js';
 
@@ -68,6 +68,10 @@ export function createLinkedinAccountsService(deps: LinkedinAccountsDeps) {
     const acc = await linkedinAccount(workspaceId, accountId);
     const id = gatewayAccountId.trim();
     if (!id || id.length > 200) throw badRequest('invalid_gateway_account', 'the gateway account id must be 1 to 200 characters');
+    const inUse = () =>
+      conflict('gateway_account_in_use', `gateway account ${id} is linked to another messaging account of this installation; unlink it there first`);
+    const holder = await repo.holderOfGatewayAccount(db, id);
+    if (holder && holder.id !== acc.id) throw inUse();
     const settings = gatewaySettingsOf(deps.config.linkedin);
     if (!settings)
       throw unavailable(
@@ -98,15 +102,21 @@ export function createLinkedinAccountsService(deps: LinkedinAccountsDeps) {
       throw badRequest('linkedin_gateway_account_disconnected', `gateway account ${id} needs to authenticate again at the gateway (status ${down.status})`);
     const now = clock.now();
     const { gatewayAccountId: before, state } = await repo.watchStateOf(db, workspaceId, acc.id);
-    await repo.saveDelivery(db, {
-      workspaceId,
-      accountId: acc.id,
-      delivery: 'gateway',
-      gatewayAccountId: id,
-      // Another gateway account starts its own reading; the same one re-linked goes on from where it was.
-      watchState: before === id && state ? state : { since: now.toISOString() },
-      nextPollAt: now,
-    });
+    try {
+      await repo.saveDelivery(db, {
+        workspaceId,
+        accountId: acc.id,
+        delivery: 'gateway',
+        gatewayAccountId: id,
+        // Another gateway account starts its own reading; the same one re-linked goes on from where it was.
+        watchState: before === id && state ? state : { since: now.toISOString() },
+        nextPollAt: now,
+      });
+    } catch (err) {
+      // Linked elsewhere between the check and the write: the unique index (migration 0045) refuses the second.
+      if ((err as { code?: string }).code === '23505') throw inUse();
+      throw err;
+    }
     return get(workspaceId, acc.id);
   }
 

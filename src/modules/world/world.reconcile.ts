@@ -171,4 +171,24 @@ export async function reconcile(db: Database, plan: Plan): Promise<void> {
   await matchCandidates(db, plan, saved, owners.play);
   await checkRefs(db, plan, saved, owners);
   checkReplyLeads(plan, saved);
+  await checkGatewayAccounts(db, plan);
+}
+
+/**
+ * A LinkedIn gateway account belongs to one messaging account in the whole installation (migration 0045): the file
+ * may not give it to two of its accounts, nor to one when another account (of any workspace) holds it.
+ */
+async function checkGatewayAccounts(db: Database, plan: Plan): Promise<void> {
+  const byGateway = new Map<string, (typeof plan.accounts)[number]>();
+  for (const a of plan.accounts) {
+    const gid = (a.row as { linkedin_gateway_account_id?: string | null }).linkedin_gateway_account_id;
+    if (!gid) continue;
+    const first = byGateway.get(gid);
+    if (first) throw worldConflict(`${a.path}/linkedin/gatewayAccountId`, `names the gateway account ${first.path} is linked to`);
+    byGateway.set(gid, a);
+  }
+  for (const [gid, a] of byGateway) {
+    const holder = await repo.holderOfGatewayAccount(db, gid);
+    if (holder && holder.id !== a.id) throw worldConflict(`${a.path}/linkedin/gatewayAccountId`, 'is linked to another messaging account of this installation');
+  }
 }
