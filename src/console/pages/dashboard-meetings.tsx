@@ -7,7 +7,36 @@ import { EmptyState, formatNumber, plural } from '../ui.js';
 // data-meetings) with the same numbers as a table.
 
 const DAY_LABEL = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
-const dayLabel = (day: string) => DAY_LABEL.format(new Date(`${day}T00:00:00Z`));
+/** A UTC day `YYYY-MM-DD` as "20 Nov". */
+export const dayLabel = (day: string) => DAY_LABEL.format(new Date(`${day}T00:00:00Z`));
+
+type Count = 'sends' | 'replies' | 'meetings' | 'held' | 'noShows';
+
+/** A daily chart's text alternative: one row per day, one number per series (`keys`, headed by `columns` after the day). */
+export function DailyTable(props: { caption: string; columns: string[]; keys: Count[]; days: DailyPoint[] }) {
+  return (
+    <Table
+      class="daily-table"
+      caption={props.caption}
+      columns={['Day (UTC)', ...props.columns]}
+      items={props.days}
+      row={(d) => (
+        <tr>
+          <th scope="row">
+            <time datetime={d.day} safe>
+              {dayLabel(d.day)}
+            </time>
+          </th>
+          {props.keys.map((k) => (
+            <td class="num" safe>
+              {formatNumber(d[k])}
+            </td>
+          ))}
+        </tr>
+      )}
+    />
+  );
+}
 
 /** Booked, held and no-show per UTC day over the dashboard's window. */
 export function MeetingsOverTime(props: { days: DailyPoint[] }) {
@@ -47,29 +76,11 @@ export function MeetingsOverTime(props: { days: DailyPoint[] }) {
             <span safe>{`${days.length} days: ${totals}.`}</span>
             <details>
               <summary>The meetings per day</summary>
-              <Table
-                class="daily-table"
+              <DailyTable
                 caption="Meetings booked, held and missed per UTC day"
-                columns={['Day (UTC)', 'Booked', 'Held', 'No-show']}
-                items={days.filter((d) => d.meetings + d.held + d.noShows > 0)}
-                row={(d) => (
-                  <tr>
-                    <th scope="row">
-                      <time datetime={d.day} safe>
-                        {dayLabel(d.day)}
-                      </time>
-                    </th>
-                    <td class="num" safe>
-                      {formatNumber(d.meetings)}
-                    </td>
-                    <td class="num" safe>
-                      {formatNumber(d.held)}
-                    </td>
-                    <td class="num" safe>
-                      {formatNumber(d.noShows)}
-                    </td>
-                  </tr>
-                )}
+                columns={['Booked', 'Held', 'No-show']}
+                keys={['meetings', 'held', 'noShows']}
+                days={days.filter((d) => d.meetings + d.held + d.noShows > 0)}
               />
             </details>
           </figcaption>

@@ -7,7 +7,7 @@ import { Badge, EmptyState, formatNumber, plural, When } from '../ui.js';
 import { HELD_ALERT_MINUTES } from '../../modules/leads/index.js';
 import { heldFixHref } from '../held.js';
 import { MailboxCells } from './mailbox.js';
-import { MeetingsOverTime } from './dashboard-meetings.js';
+import { DailyTable, dayLabel, MeetingsOverTime } from './dashboard-meetings.js';
 
 /** How far back the failure count looks: the same window as GET /progress's default. */
 const FAILURE_WINDOW_DAYS = 7;
@@ -72,9 +72,6 @@ function FunnelTable(props: { caption: string; groupLabel: string; rows: { name:
   );
 }
 
-const DAY_LABEL = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
-const dayLabel = (day: string) => DAY_LABEL.format(new Date(`${day}T00:00:00Z`));
-
 /** Sends, replies and meetings per UTC day: a uPlot chart (dashboard.js) with the same numbers as a table. */
 function DailySection(props: { days: DailyPoint[] }) {
   const { days } = props;
@@ -114,29 +111,11 @@ function DailySection(props: { days: DailyPoint[] }) {
             <span safe>{`${DAILY_DAYS} days: ${totals}.`}</span>
             <details>
               <summary>The numbers per day</summary>
-              <Table
-                class="daily-table"
+              <DailyTable
                 caption="Sends, replies and meetings per UTC day"
-                columns={['Day (UTC)', 'Sends', 'Replies', 'Meetings']}
-                items={days}
-                row={(d) => (
-                  <tr>
-                    <th scope="row">
-                      <time datetime={d.day} safe>
-                        {dayLabel(d.day)}
-                      </time>
-                    </th>
-                    <td class="num" safe>
-                      {formatNumber(d.sends)}
-                    </td>
-                    <td class="num" safe>
-                      {formatNumber(d.replies)}
-                    </td>
-                    <td class="num" safe>
-                      {formatNumber(d.meetings)}
-                    </td>
-                  </tr>
-                )}
+                columns={['Sends', 'Replies', 'Meetings']}
+                keys={['sends', 'replies', 'meetings']}
+                days={days}
               />
             </details>
           </figcaption>
