@@ -2,3 +2,4 @@
 // and linking an account to the gateway. The driver and the watcher are reached through the registry.
 export { createLinkedinAccountsService, type LinkedinAccountsService, type LinkedinAccountView } from './accounts.service.js';
 export { linkedinChannel } from './descriptor.js';
+export { holderOfGatewayAccount } from './accounts.repository.js';

@@ -36,6 +36,12 @@ export function createSubscriptions(deps: { db: Database; clock: Clock; cipher: 
   const { db, cipher } = deps;
   const settings: CalendlyApiSettings = { apiUrl: deps.apiUrl, timeoutMs: CALENDLY_TIMEOUT_MS };
   const tokenOf = (row: { subscription_token: string | null }) => (row.subscription_token ? cipher.decrypt(row.subscription_token) : null);
+  /** The endpoint and the token of the subscription made from here, or null when it holds none (or is unknown). */
+  async function subscribed(workspaceId: string, id: string) {
+    const row = isUuid(id) ? await repo.endpointOfWorkspace(db, workspaceId, id) : undefined;
+    const token = row && tokenOf(row);
+    return row?.subscription_uri && token ? { row, uri: row.subscription_uri, token } : null;
+  }
 
   async function calendlyEndpoint(workspaceId: string, id: string) {
     const row = isUuid(id) ? await repo.endpointOfWorkspace(db, workspaceId, id) : undefined;
@@ -83,12 +89,12 @@ export function createSubscriptions(deps: { db: Database; clock: Clock; cipher: 
      * changed). When that fails the rotation is refused; if the old subscription was deleted by then, it is cleared here.
      */
     async beforeRotate(workspaceId: string, id: string, secret: string): Promise<{ uri: string; scope: SubscriptionScope; token: string } | null> {
-      const row = isUuid(id) ? await repo.endpointOfWorkspace(db, workspaceId, id) : undefined;
-      const token = row && tokenOf(row);
-      if (!row?.subscription_uri || !token) return null;
+      const held = await subscribed(workspaceId, id);
+      if (!held) return null;
+      const { row, uri, token } = held;
       const scope = row.subscription_scope ?? 'user';
       try {
-        await unsubscribe(settings, token, row.subscription_uri);
+        await unsubscribe(settings, token, uri);
       } catch (err) {
         throw asAppError(err, '; the secret was not rotated');
       }
@@ -103,11 +109,10 @@ export function createSubscriptions(deps: { db: Database; clock: Clock; cipher: 
 
     /** Before a removal: deletes the subscription. No answer from Calendly refuses the removal (503); a refused token leaves it there. */
     async beforeRemove(workspaceId: string, id: string): Promise<SubscriptionOnRemove> {
-      const row = isUuid(id) ? await repo.endpointOfWorkspace(db, workspaceId, id) : undefined;
-      const token = row && tokenOf(row);
-      if (!row?.subscription_uri || !token) return 'none';
+      const held = await subscribed(workspaceId, id);
+      if (!held) return 'none';
       try {
-        await unsubscribe(settings, token, row.subscription_uri);
+        await unsubscribe(settings, held.token, held.uri);
         return 'deleted';
       } catch (err) {
         const e = asAppError(err, '; the endpoint was not removed');

@@ -2,6 +2,7 @@ import { conflict } from '../../lib/errors.js';
 import type { Database } from '../../db/database.js';
 import { invalidWorld, type Item, type Plan, type RefKind } from './planners/index.js';
 import * as repo from './world.repository.js';
+import { holderOfGatewayAccount } from '../../channels/linkedin/index.js';
 
 const worldConflict = (path: string, message: string) => conflict('world_conflict', `${path} ${message}`, { path });
 
@@ -188,7 +189,7 @@ async function checkGatewayAccounts(db: Database, plan: Plan): Promise<void> {
     byGateway.set(gid, a);
   }
   for (const [gid, a] of byGateway) {
-    const holder = await repo.holderOfGatewayAccount(db, gid);
+    const holder = await holderOfGatewayAccount(db, gid);
     if (holder && holder.id !== a.id) throw worldConflict(`${a.path}/linkedin/gatewayAccountId`, 'is linked to another messaging account of this installation');
   }
 }

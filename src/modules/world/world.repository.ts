@@ -167,8 +167,3 @@ export async function upsertPublicData(
       .execute();
   }
 }
-
-/** The messaging account (of any workspace) linked to a gateway account, or undefined (migration 0045). */
-export async function holderOfGatewayAccount(db: Database, gatewayAccountId: string) {
-  return db.selectFrom('messaging_accounts').select(['id', 'workspace_id']).where('linkedin_gateway_account_id', '=', gatewayAccountId).executeTakeFirst();
-}
