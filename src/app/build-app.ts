@@ -9,7 +9,7 @@ import swagger from '@fastify/swagger';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { newId } from '../lib/ids.js';
 import { AppError } from '../lib/errors.js';
-import { createAuthHook } from './plugins/auth.js';
+import { createAuthHook, requireRouteAction } from './plugins/auth.js';
 import { drainRefusedBody, handleClientError, checkRequestUrl, serializeRequest } from './plugins/http-edge.js';
 import { formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
@@ -222,6 +222,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', authHook);
+      api.addHook('onRoute', requireRouteAction);
       await registerApiRoutes(api, deps, { store: rateLimitStore, perMinute: limit });
     },
     { prefix: API_PREFIX },

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AuthContext } from '../domain/auth-context.js';
+import type { Action } from '../domain/roles.js';
 
 export type AppInstance = FastifyInstance<
   RawServerDefault,
@@ -24,6 +25,11 @@ declare module 'fastify' {
     deprecation?: Deprecation;
     /** Public routes answer without a key. */
     public?: boolean;
+    /**
+     * What the route does, for the role check (src/domain/roles.ts, docs/roles.md). A GET is `read` unless it says
+     * otherwise; any other method without an action refuses to register.
+     */
+    action?: Action;
     /** Social-network routes answer 403 channel_disabled while the workspace has the X channel off. */
     xChannel?: boolean;
   }

@@ -29,9 +29,16 @@ export interface CreatedWorkspace {
 }
 
 /** `key` is the secret, shown this once. */
+export interface RevokedSessions {
+  workspaceId: string;
+  keyId: string | null;
+  ended: number;
+}
+
 export interface CreatedApiKey {
   id: string;
   workspaceId: string;
+  role: Role;
   key: string;
   expiresAt: string | null;
 }
@@ -89,10 +96,11 @@ export interface AdminBackend {
   seed(doc: unknown): Promise<SeedResult>;
   engineTick(input: { now?: string }): Promise<PassSummary>;
   createWorkspace(input: { name: string }): Promise<CreatedWorkspace>;
-  createApiKey(input: { workspaceId: string; expiresAt: string | null }): Promise<CreatedApiKey>;
+  createApiKey(input: { workspaceId: string; expiresAt: string | null; role: Role }): Promise<CreatedApiKey>;
   revokeApiKey(keyId: string): Promise<RevokedApiKey>;
   addTeamLink(input: TeamLink): Promise<TeamLink>;
   createLoginLink(input: { workspaceId: string }): Promise<LoginLink>;
+  revokeSessions(input: { workspaceId: string; keyId?: string }): Promise<RevokedSessions>;
   /** Checks SMTP and IMAP before saving; a failure names the connection. Answers never carry a secret. */
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
   listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
@@ -160,9 +168,10 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     engineTick: (input) => services.engine.runPass(input.now ? { now: new Date(input.now) } : {}),
     createWorkspace: (input) => services.workspaces.createWorkspace(input),
     createApiKey: (input) =>
-      services.workspaces.createApiKey({ workspaceId: input.workspaceId, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
+      services.workspaces.createApiKey({ workspaceId: input.workspaceId, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null, role: input.role }),
     revokeApiKey: (id) => services.workspaces.revokeApiKey(id),
     addTeamLink: (input) => services.workspaces.addTeamLink(input),
+    revokeSessions: (input) => services.consoleSessions.revokeSessions(input),
     createLoginLink: async (input) => {
       const link = await services.consoleSessions.createLoginLink(input.workspaceId);
       return { workspaceId: link.workspaceId, path: link.path, expiresAt: link.expiresAt };
@@ -265,10 +274,11 @@ function serverBackend(control: ControlInfo): AdminBackend {
     seed: (doc) => call<SeedResult>('/seed', doc),
     engineTick: (input) => call<PassSummary>('/engine/tick', input),
     createWorkspace: (input) => call<CreatedWorkspace>('/workspaces', input),
-    createApiKey: (input) => call<CreatedApiKey>('/keys', input.expiresAt ? input : { workspaceId: input.workspaceId }),
+    createApiKey: (input) => call<CreatedApiKey>('/keys', input.expiresAt ? input : { workspaceId: input.workspaceId, role: input.role }),
     revokeApiKey: (id) => call<RevokedApiKey>(`/keys/${encodeURIComponent(id)}/revoke`, {}),
     addTeamLink: (input) => call<TeamLink>('/team-links', input),
     createLoginLink: async (input) => ({ ...(await call<LoginLink>('/login-links', input)), serverUrl: control.url }),
+    revokeSessions: (input) => call<RevokedSessions>('/sessions/revoke', input),
     addMailbox: (input) => call<MailboxView>('/mailboxes', input),
     listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
     removeMailbox: (input) => call<MailboxRemoved>('/mailboxes/remove', input),

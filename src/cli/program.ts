@@ -236,14 +236,17 @@ function registerOperatorCommands(program: Command) {
     .command('create')
     .description('create an API key for a workspace; the secret is printed once')
     .requiredOption('--workspace <id>', 'home workspace of the key')
+    .option('--role <role>', `what the key may do (docs/roles.md): ${inWords(ROLES)}`, 'owner')
     .option('--expires-at <time>', 'ISO 8601 expiry')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { workspace: string; expiresAt?: string; json?: boolean }) => {
+    .action(async (opts: { workspace: string; role: string; expiresAt?: string; json?: boolean }) => {
       if (opts.expiresAt && Number.isNaN(Date.parse(opts.expiresAt))) throw new CliError('--expires-at must be an ISO 8601 timestamp');
+      const role = opts.role;
+      if (!isRole(role)) throw new CliError(`--role must be ${inWords(ROLES)}`);
       const created = await withBackend((b) =>
-        b.createApiKey({ workspaceId: opts.workspace, expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null }),
+        b.createApiKey({ workspaceId: opts.workspace, role, expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null }),
       );
-      out(!!opts.json, created, () => `Key ${created.id} for workspace ${created.workspaceId}\nSecret (shown once): ${created.key}`);
+      out(!!opts.json, created, () => `Key ${created.id} (${created.role}) for workspace ${created.workspaceId}\nSecret (shown once): ${created.key}`);
     });
   key
     .command('revoke')
@@ -268,6 +271,19 @@ function registerOperatorCommands(program: Command) {
       if (!isRole(role)) throw new CliError(`--role must be ${inWords(ROLES)}`);
       const link = await withBackend((b) => b.addTeamLink({ ownerWorkspaceId: opts.owner, clientWorkspaceId: opts.client, role }));
       out(!!opts.json, link, () => `Workspace ${opts.owner} may now select ${opts.client} as ${opts.role}`);
+    });
+
+  program
+    .command('sessions')
+    .description('web console sessions')
+    .command('revoke')
+    .description('end every console session of a workspace at once (or those one key opened); they sign in again')
+    .requiredOption('--workspace <id>', 'the workspace')
+    .option('--key-id <id>', 'only the sessions this key (its id, not the secret) opened')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { workspace: string; keyId?: string; json?: boolean }) => {
+      const r = await withBackend((b) => b.revokeSessions({ workspaceId: opts.workspace, ...(opts.keyId && { keyId: opts.keyId }) }));
+      out(!!opts.json, r, () => `Ended ${r.ended} console session${r.ended === 1 ? '' : 's'} of workspace ${r.workspaceId}${r.keyId ? ` opened with key ${r.keyId}` : ''}`);
     });
 
   program

@@ -1,4 +1,5 @@
 import './types.js';
+import { registerConsoleRoles } from './actions.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -104,6 +105,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
 
   app.decorateRequest('consoleSession', null);
   app.decorateRequest('consoleCsrfBinding', '');
+  app.decorateRequest('consoleSecureCookies', secure);
 
   // The session behind the cookie, re-checked against its key on every request. CSRF tokens are bound to the
   // cookie's value (its hash), so an ended session's page can still sign out, and nothing else can.
@@ -125,6 +127,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
     const next = req.method === 'GET' ? req.url : '/console';
     return sendSignIn(req, reply, { next, status: 401 });
   });
+  registerConsoleRoles(app);
 
   async function sendSignIn(req: FastifyRequest, reply: FastifyReply, opts: { next: string; status: number; error?: string }) {
     const ctx = await pageContext(req, reply, sessions);
@@ -172,11 +175,13 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
           ? ['Not found', 'There is nothing here, or it belongs to another workspace.']
           : status === 429
             ? ['Too many attempts', 'Wait a minute and try again.']
-            : status < 500
-              ? ['Request refused', error instanceof AppError || error.validation ? error.message : 'The request was not valid.']
-              : unavailable
-                ? ['Database unavailable', 'The database cannot be reached right now. Try again in a moment.']
-                : ['Something went wrong', `The server could not answer. Request id: ${req.id}`];
+            : error.code === 'forbidden'
+              ? ['Not allowed for your role', `${error.message}. Nothing was changed; ask an admin or owner of this workspace.`]
+              : status < 500
+                ? ['Request refused', error instanceof AppError || error.validation ? error.message : 'The request was not valid.']
+                : unavailable
+                  ? ['Database unavailable', 'The database cannot be reached right now. Try again in a moment.']
+                  : ['Something went wrong', `The server could not answer. Request id: ${req.id}`];
     if (error instanceof AppError) for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
     const ctx = await pageContext(req, reply, sessions).catch(() => ({ session: null, csrfToken: '', workspaces: [] }));
     return sendPage(reply, ctx, { title: heading, status, body: <ErrorBody heading={heading} message={message} /> });

@@ -9,6 +9,8 @@ declare module 'fastify' {
     consoleSession: ConsoleSession | null;
     /** What this request's CSRF tokens are bound to: the hash of its session cookie, or `no-session`. */
     consoleCsrfBinding: string;
+    /** The console's cookies are `Secure` and `__Host-`-prefixed (OUTREACH_PUBLIC_URL is https). */
+    consoleSecureCookies: boolean;
   }
   interface FastifyContextConfig {
     /** Console routes that answer without a session (sign-in, login links, assets). */

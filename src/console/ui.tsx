@@ -167,18 +167,29 @@ export function NoticeBox(props: { notice: Notice | null | undefined; children?:
 export const NOTICE_COOKIE = 'outreach_notice';
 const NOTICE_MAX_AGE_SECONDS = 120;
 
+/**
+ * The notice cookie's name and attributes. Under https (OUTREACH_PUBLIC_URL) it is `Secure` with the `__Host-` prefix
+ * like the session cookie, so neither a plain-http page nor a sibling subdomain can set or read it (RFC 6265bis §4.1.3.2).
+ */
+function noticeCookie(req: FastifyRequest) {
+  const secure = req.consoleSecureCookies;
+  return { name: `${secure ? '__Host-' : ''}${NOTICE_COOKIE}`, options: { path: '/', httpOnly: true, sameSite: 'lax' as const, secure } };
+}
+
 /** Redirects (303) to `path`, where takeNotice shows `notice` once. */
 export function redirectWithNotice(reply: FastifyReply, path: string, notice: Notice): FastifyReply {
   const value = JSON.stringify({ kind: notice.kind, text: notice.text.slice(0, 500) });
-  reply.setCookie(NOTICE_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', maxAge: NOTICE_MAX_AGE_SECONDS });
+  const { name, options } = noticeCookie(reply.request);
+  reply.setCookie(name, value, { ...options, maxAge: NOTICE_MAX_AGE_SECONDS });
   return reply.redirect(path, 303);
 }
 
 /** The notice the previous redirect left (see redirectWithNotice), cleared as it is read; null if none. */
 export function takeNotice(req: FastifyRequest, reply: FastifyReply): Notice | null {
-  const raw = req.cookies[NOTICE_COOKIE];
+  const { name, options } = noticeCookie(req);
+  const raw = req.cookies[name];
   if (!raw) return null;
-  reply.clearCookie(NOTICE_COOKIE, { path: '/' });
+  reply.clearCookie(name, options);
   try {
     const v = JSON.parse(raw) as { kind?: unknown; text?: unknown };
     if ((v.kind !== 'done' && v.kind !== 'refused') || typeof v.text !== 'string' || v.text.length === 0) return null;

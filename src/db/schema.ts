@@ -44,6 +44,8 @@ export interface ApiKeysTable {
   workspace_id: string;
   key_hash: string;
   prefix: string;
+  /** What the key may do (docs/roles.md); keys made before roles are owners. */
+  role: Generated<Role>;
   created_at: CreatedAt;
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;

@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Value } from 'typebox/value';
 import { AppError } from '../lib/errors.js';
+import { forbiddenAction, roleAllows } from '../domain/roles.js';
 import type { Services } from '../app/services.js';
 import type { AuthContext } from '../modules/workspaces/index.js';
 import { invalidInputBody } from './input-validation.js';
@@ -88,11 +89,13 @@ export function createMcpServer(services: Services, auth: AuthContext, options: 
   for (const [old, current] of Object.entries(DEPRECATED_TOOL_NAMES)) byName.set(old, byName.get(current)!);
   const server = new Server({ ...MCP_SERVER_INFO }, { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: ALL_TOOLS.map(toolListing) }));
+  // Only the tools the caller's role may call are listed; a call of another answers 403 forbidden (docs/roles.md).
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: ALL_TOOLS.filter((t) => roleAllows(auth.role, t.action)).map(toolListing) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
+    if (!roleAllows(auth.role, tool.action)) return errorResult(toErrorBody(forbiddenAction(auth.role, tool.action)));
     // Validation fills defaults in place, so the caller's object is never the one changed.
     const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
     // Every problem at once, each in the API's words rooted at `arguments` (input-validation.ts).

@@ -51,6 +51,29 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach login-link', { timeout: 24
     expect(missing.stderr).toContain('workspace not found');
   });
 
+  it('`outreach sessions revoke` ends every console session of the workspace at once, or those of one key', async () => {
+    const ws = await server!.services.workspaces.createWorkspace({ name: 'Revoked' });
+    const key = await server!.services.workspaces.createApiKey({ workspaceId: ws.id });
+    const signIn = async () => (await server!.services.consoleSessions.signInWithKey(key.key))!.sessionId;
+    const alive = async (id: string) => (await server!.services.consoleSessions.resume(id)) !== null;
+    const [a, b] = [await signIn(), await signIn()];
+    const link = await server!.services.consoleSessions.createLoginLink(ws.id);
+    const c = (await server!.services.consoleSessions.signInWithLink(link.token))!.sessionId;
+
+    const one = await cli(['sessions', 'revoke', '--workspace', ws.id, '--key-id', key.id, '--json'], { OUTREACH_DATA_DIR: dataDir });
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toEqual({ workspaceId: ws.id, keyId: key.id, ended: 2 });
+    expect([await alive(a), await alive(b), await alive(c)]).toEqual([false, false, true]);
+
+    const all = await cli(['sessions', 'revoke', '--workspace', ws.id], { OUTREACH_DATA_DIR: dataDir });
+    expect(all.stdout).toContain(`Ended 1 console session of workspace ${ws.id}`);
+    expect(await alive(c)).toBe(false);
+
+    const foreign = await cli(['sessions', 'revoke', '--workspace', ws.id, '--key-id', '00000000-0000-4000-8000-000000000000'], { OUTREACH_DATA_DIR: dataDir });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain('key not found');
+  });
+
   it('without a running server, works on the database directly and names OUTREACH_PUBLIC_URL in the link', async () => {
     const ws = await server!.services.workspaces.createWorkspace({ name: 'Direct' });
     await server!.stop();

@@ -98,7 +98,7 @@ describe.runIf(hasChromium && canLogIn)('connecting a Google mailbox in Chromium
     // Either the browser comes back to a mailbox page or the console's CSP stopped it on the way to the provider.
     await expect.poll(() => cspRefusals.length > 0 || new URL(page.url()).pathname.startsWith('/console/mailboxes/'), { timeout: 15_000 }).toBe(true);
     expect(cspRefusals).toEqual([]);
-    await page.getByText(`Connected ${DANA} with Google. It sends and reads mail with OAuth; tokens are stored encrypted.`).waitFor();
+    await page.getByText(`Connected ${DANA} with Google to the workspace “Acme”. It sends and reads mail with OAuth; tokens are stored encrypted.`).waitFor();
     await page.getByRole('heading', { level: 1, name: `Mailbox ${DANA}` }).waitFor();
     await page.getByText('Signs in with Google (OAuth 2.0).').waitFor();
     // The browser itself went to the provider and came back through the callback to the mailbox page.

@@ -202,7 +202,7 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
       expect(page.statusCode, page.body).toBe(200);
       mailboxId = /\/console\/mailboxes\/(mbx_[^/?]+)/.exec(done.headers.location as string)![1];
       expect(page.body).toContain(`Mailbox ${DANA}`);
-      expect(page.body).toContain(`Connected ${DANA} with Google. It sends and reads mail with OAuth; tokens are stored encrypted.`);
+      expect(page.body).toContain(`Connected ${DANA} with Google to the workspace “Acme”. It sends and reads mail with OAuth; tokens are stored encrypted.`);
       expect(page.body).toContain('Signs in with Google (OAuth 2.0)');
       expect(page.body).toContain(`action="/console/mailboxes/${mailboxId}/disconnect"`);
 
@@ -275,7 +275,7 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
       const done = await c.get(await approve(authorize, { login_hint: LEE }));
       expect(done.statusCode, done.body).toBe(303);
       const page = await c.get(done.headers.location as string);
-      expect(page.body).toContain(`Connected ${LEE} with Microsoft 365.`);
+      expect(page.body).toContain(`Connected ${LEE} with Microsoft 365 to the workspace “Acme”.`);
       expect(page.body).toContain('Signs in with Microsoft 365 (OAuth 2.0)');
       const id = /\/console\/mailboxes\/(mbx_[^/?]+)/.exec(done.headers.location as string)![1];
       const { refreshToken } = (await readMailboxTokens(t.db, t.cipher, id))!;
@@ -303,7 +303,7 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
       const done = await new ConsoleClient(t).get(await approve(new URL(res.json().authorizeUrl)));
       expect(done.statusCode, done.body).toBe(200);
       expect(done.body).toContain('Mailbox connected');
-      expect(done.body).toContain(`Connected ${DANA} with Google. It sends and reads mail with OAuth; tokens are stored encrypted. You can close this page.`);
+      expect(done.body).toContain(`Connected ${DANA} with Google to the workspace “Acme”. It sends and reads mail with OAuth; tokens are stored encrypted. You can close this page.`);
       const removed = await t.app.inject({ method: 'POST', url: '/admin/v1/mailboxes/remove', headers: admin, payload: { workspaceId, mailbox: DANA } });
       expect(removed.json()).toEqual({ removed: true, revokedAtProvider: true });
     });

@@ -237,6 +237,14 @@ describe('rule: cookies are __Host- prefixed when secure, bare on plain http', (
       }
       expect(lines.some((l) => /^outreach_(console|csrf)=/.test(l))).toBe(false);
       expect(await b.status()).toBe(200);
+      // The notice a form leaves for the next page too (security probe: it lacked Secure and the prefix).
+      await b.get('/console/suppressions');
+      const done = await b.post('/console/suppressions/remove', { address: 'nobody@example.com' });
+      const notice = ([] as string[]).concat(done.headers['set-cookie'] ?? []).find((l) => l.includes('outreach_notice='));
+      expect(notice).toMatch(/^__Host-outreach_notice=.*; Path=\/; .*Secure/);
+      const shown = await b.get(done.headers.location as string);
+      expect(shown.body).toContain('is not on the suppression list');
+      expect(String(shown.headers['set-cookie'])).toMatch(/__Host-outreach_notice=;.*Secure/);
       const out = await b.post('/console/sign-out');
       expect(out.statusCode).toBe(303);
       expect(String(out.headers['set-cookie'])).toMatch(/__Host-outreach_console=;.*Secure/);

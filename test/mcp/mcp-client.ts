@@ -16,7 +16,7 @@ export async function connectHttp(url: string, headers: Record<string, string>) 
 
 /** The same server without HTTP, for rule-by-rule tests that do not need the transport. */
 export async function connectInMemory(services: Services, workspaceId: string) {
-  const auth: AuthContext = { keyId: 'test', homeWorkspaceId: workspaceId, workspaceId, role: 'owner' };
+  const auth: AuthContext = { keyId: 'test', homeWorkspaceId: workspaceId, workspaceId, role: 'owner', homeRole: 'owner' };
   const server = createMcpServer(services, auth);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'outreach-test', version: '1.0.0' });

@@ -57,7 +57,7 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
     await page.getByRole('button', { name: 'Connect X account' }).click();
-    await page.getByText('Connected @northwind_hq (user id 4242).').waitFor();
+    await page.getByText('Connected @northwind_hq (user id 4242) to the workspace “Northwind”.').waitFor();
     // The callback answered 303 to Accounts: a reload shows Accounts again (the notice was shown once), never a
     // replay of the spent state saying "not connected".
     expect(new URL(page.url()).pathname).toBe('/console/accounts');
@@ -66,7 +66,7 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
     await page.getByRole('cell', { name: 'Connected to X' }).waitFor();
     expect(await page.getByText('not connected', { exact: false }).count()).toBe(0);
-    expect(await page.getByText('Connected @northwind_hq (user id 4242).').count()).toBe(0);
+    expect(await page.getByText('Connected @northwind_hq (user id 4242) to the workspace “Northwind”.').count()).toBe(0);
     const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     expect(violations.map((v) => v.id)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/x-connect.png', fullPage: true });

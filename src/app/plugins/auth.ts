@@ -1,5 +1,6 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { tooManyRequests } from '../../lib/errors.js';
+import { assertRoleAllows, isAction, requiredRole, type Action } from '../../domain/roles.js';
 import type { WorkspacesService } from '../../modules/workspaces/index.js';
 import type { RateLimitStore } from './rate-limit.js';
 
@@ -28,5 +29,24 @@ export function createAuthHook(opts: AuthHookOptions) {
     if (count > limit) throw tooManyRequests('rate_limited', (resetAt - Date.now()) / 1000);
     req.auth = await workspaces.selectWorkspace(key, req.headers['x-workspace-client']);
     if (req.routeOptions.config?.xChannel) await workspaces.assertXChannelEnabled(req.auth.workspaceId);
+    const action = req.routeOptions.config?.action;
+    if (action) assertRoleAllows(req.auth.role, action);
   };
+}
+
+/**
+ * Registration rule of a door's routes: each names its action (a GET defaults to `read`), so no route is left out of
+ * the role check by forgetting; a static action's role is published on the operation as `x-required-role`.
+ * Throws at start-up, naming the route, for a missing or unknown action.
+ */
+export function requireRouteAction(route: RouteOptions) {
+  const config = (route.config ?? {}) as { public?: boolean; action?: Action };
+  if (config.public) return;
+  const methods = [route.method].flat();
+  if (config.action === undefined && methods.every((m) => m === 'GET' || m === 'HEAD')) config.action = 'read';
+  if (config.action === undefined || !isAction(config.action)) {
+    throw new Error(`route ${methods.join(',')} ${route.url} names no known action (config.action, src/domain/roles.ts)`);
+  }
+  route.config = config;
+  if (route.schema) (route.schema as Record<string, unknown>)['x-required-role'] = requiredRole(config.action);
 }

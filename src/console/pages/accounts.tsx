@@ -341,7 +341,9 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
           sessionIdHash: req.consoleSession?.idHash ?? null,
         });
         workspaceId = done.workspaceId;
-        notice = { kind: 'done', text: `Connected @${done.handle} (user id ${done.userId}).` };
+        // Which workspace it went to, in words: a connect link may be opened by someone other than who started it.
+        const name = await deps.services.workspaces.workspaceName(done.workspaceId);
+        notice = { kind: 'done', text: `Connected @${done.handle} (user id ${done.userId}) to the workspace “${name}”.` };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         notice = { kind: 'refused', text: `X account not connected: ${err.message}` };

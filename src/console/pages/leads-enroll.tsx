@@ -116,6 +116,7 @@ export function leadsEnrollPages(app: AppInstance, deps: ConsoleDeps) {
         leadIds,
         sequenceId: field(req.body, 'sequenceId'),
         accountId: field(req.body, 'accountId') || null,
+        role: req.consoleSession!.auth.role,
       });
       const on = outcome.account ? ` on ${outcome.account.mailbox ? `the mailbox ${outcome.account.mailbox}` : `the account ${outcome.account.name}`}` : '';
       const skipped = outcome.counts.alreadyEnrolled + outcome.counts.optedOut;

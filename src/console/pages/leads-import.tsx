@@ -398,14 +398,14 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
   const bodyLimit = 2 * 1024 * 1024;
   app.post<{ Body: Form }>('/console/leads/import/preview', { bodyLimit, schema: { hide: true, body: FormBody } }, async (req, reply) =>
     attempt(req, reply, req.body, async () => {
-      const preview = await leads.importLeads(workspaceOf(req), importInput(req.body), { dryRun: true });
+      const preview = await leads.importLeads(workspaceOf(req), importInput(req.body), { dryRun: true, role: req.consoleSession!.auth.role });
       return { notice: null, form: req.body, preview };
     }),
   );
 
   app.post<{ Body: Form }>('/console/leads/import/run', { bodyLimit, schema: { hide: true, body: FormBody } }, async (req, reply) =>
     attempt(req, reply, req.body, async () => {
-      const outcome = await leads.importLeads(workspaceOf(req), importInput(req.body));
+      const outcome = await leads.importLeads(workspaceOf(req), importInput(req.body), { role: req.consoleSession!.auth.role });
       const where = outcome.sequence
         ? ` into the sequence "${outcome.sequence.name}"${outcome.account ? ` on ${outcome.account.mailbox ? `the mailbox ${outcome.account.mailbox}` : `the account ${outcome.account.name}`}` : ''}`
         : '';
@@ -416,11 +416,15 @@ export function leadsImportPages(app: AppInstance, deps: ConsoleDeps) {
   app.post<{ Body: Form }>('/console/leads/new', { schema: { hide: true, body: FormBody } }, async (req, reply) => {
     const lead = Object.fromEntries(LEAD_FIELDS.map((f) => [f, field(req.body, f) || null]));
     try {
-      const result = await leads.importLeads(workspaceOf(req), {
-        leads: [lead],
-        sequenceId: field(req.body, 'sequenceId') || null,
-        accountId: field(req.body, 'accountId') || null,
-      });
+      const result = await leads.importLeads(
+        workspaceOf(req),
+        {
+          leads: [lead],
+          sequenceId: field(req.body, 'sequenceId') || null,
+          accountId: field(req.body, 'accountId') || null,
+        },
+        { role: req.consoleSession!.auth.role },
+      );
       const row = result.rows[0];
       const who = row.lead.person ?? row.lead.email ?? row.lead.linkedinUrl ?? row.lead.xUsername ?? 'the lead';
       const notice: Notice =

@@ -105,7 +105,9 @@ export function mailboxConnectPages(app: AppInstance, deps: ConsoleDeps) {
       const m = done.mailbox;
       // The connect saves an OAuth mailbox only; `password` cannot come back from it.
       const provider = m.auth === 'password' ? 'OAuth' : MAIL_PROVIDER_NAMES[m.auth];
-      const text = `Connected ${m.address} with ${provider}. It sends and reads mail with OAuth; tokens are stored encrypted.`;
+      // Which workspace it went to, in words: a connect link may be opened by someone other than who started it.
+      const name = await deps.services.workspaces.workspaceName(done.workspaceId);
+      const text = `Connected ${m.address} with ${provider} to the workspace “${name}”. It sends and reads mail with OAuth; tokens are stored encrypted.`;
       if (req.consoleSession && req.consoleSession.auth.workspaceId === done.workspaceId) {
         return redirectWithNotice(reply, `/console/mailboxes/${encodeURIComponent(m.id)}`, { kind: 'done', text });
       }

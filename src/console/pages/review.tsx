@@ -286,12 +286,17 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const candidateId = req.params.candidateId.toLowerCase();
       let result: RowResult;
       try {
-        const done = await plays.enroll(req.consoleSession!.auth.workspaceId, playId, {
-          expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
-          sequenceId: req.body.sequenceId ?? '',
-          sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
-          candidateIds: [candidateId],
-        });
+        const done = await plays.enroll(
+          req.consoleSession!.auth.workspaceId,
+          playId,
+          {
+            expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
+            sequenceId: req.body.sequenceId ?? '',
+            sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
+            candidateIds: [candidateId],
+          },
+          { role: req.consoleSession!.auth.role },
+        );
         result = outcomeResult(done.results[0].result);
       } catch (err) {
         result = refusalResult(err);
@@ -335,12 +340,17 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
     else if (ids.length > 200 || !ids.every(isUuid)) notice = 'too_many_selected';
     else {
       try {
-        const done = await plays.enroll(req.consoleSession!.auth.workspaceId, playId, {
-          expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
-          sequenceId: req.body.sequenceId ?? '',
-          sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
-          candidateIds: [...new Set(ids.map((id) => id.toLowerCase()))],
-        });
+        const done = await plays.enroll(
+          req.consoleSession!.auth.workspaceId,
+          playId,
+          {
+            expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
+            sequenceId: req.body.sequenceId ?? '',
+            sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
+            candidateIds: [...new Set(ids.map((id) => id.toLowerCase()))],
+          },
+          { role: req.consoleSession!.auth.role },
+        );
         for (const r of done.results) {
           const code = OUTCOME_NOTICES[r.result];
           if (code) tally.set(code, (tally.get(code) ?? 0) + 1);

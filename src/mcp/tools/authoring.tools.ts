@@ -93,6 +93,7 @@ const ReplaceInput = Type.Object(
 export const authoringTools = [
   defineTool<S, typeof CreateInput>({
     name: 'create_sequence',
+    action: 'drafts.write',
     title: 'Create a sequence (draft)',
     description:
       'Creates a sequence as a draft at revision 1, unapproved, optionally with its steps (kind, delayDays, message; the rest ' +
@@ -109,6 +110,7 @@ export const authoringTools = [
   }),
   defineTool<S, typeof ReplaceInput>({
     name: 'replace_sequence_steps',
+    action: 'drafts.write',
     title: 'Replace the steps of a draft sequence',
     description:
       'Replaces all steps of a draft sequence and bumps its revision; the new revision is unapproved. Only drafts are editable: an ' +
@@ -126,6 +128,7 @@ export const authoringTools = [
   }),
   defineTool<S, typeof ApproveSequenceInput>({
     name: 'approve_sequence',
+    action: 'sequences.approve',
     title: 'Approve an exact sequence revision',
     description:
       'Records expectedRevision as the approved revision (approvedRevision, approvedAt). The revision must be the current one ' +
@@ -142,6 +145,7 @@ export const authoringTools = [
   }),
   defineTool<S, typeof CreatePlayInput>({
     name: 'create_play',
+    action: 'drafts.write',
     title: 'Create a Play',
     description:
       'Creates an active Play at revision 1: kind followers (people who follow the connected account), the sequence enrolled leads ' +
@@ -158,6 +162,7 @@ export const authoringTools = [
   }),
   defineTool<S, typeof EditPlayInput>({
     name: 'edit_play',
+    action: 'drafts.write',
     title: 'Edit a Play',
     description:
       'Changes any of name, sequenceId, accountUserId, autopilot and bumps the Play revision (only when something changes). ' +
@@ -173,6 +178,7 @@ export const authoringTools = [
   }),
   defineTool<S, typeof SetPlayStatusInput>({
     name: 'set_play_status',
+    action: 'plays.set_status',
     title: 'Set a Play status',
     description:
       'Sets active, paused or archived and bumps the Play revision. archived is final: every later change answers 409 ' +
@@ -187,6 +193,7 @@ export const authoringTools = [
   }),
   defineTool<S, typeof SetPlayReviewApiInput>({
     name: 'set_play_review_api',
+    action: 'plays.set_status',
     title: 'Enable or disable a Play’s review API',
     description:
       'Turns candidate review, import, lookup and enrollment through the API on or off and bumps the Play revision. With it off, ' +

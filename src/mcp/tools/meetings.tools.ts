@@ -15,6 +15,7 @@ const RecordInput = Type.Object(
 export const meetingsTools = [
   defineTool<{ meetings: MeetingsService }, typeof RecordInput>({
     name: 'set_lead_meeting',
+    action: 'meetings.record',
     title: 'Record a lead’s meeting',
     description:
       'outcome sets meetingOutcome; bookedAt records a meeting booked elsewhere (stops the person’s sequences). 409 no_meeting. ' +

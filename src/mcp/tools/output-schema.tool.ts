@@ -25,6 +25,7 @@ export function outputSchemaTool(tools: readonly Tool[]): Tool {
   );
   return defineTool<unknown, typeof Input>({
     name: 'get_output_schema',
+    action: 'read',
     title: 'Describe what a tool answers',
     description:
       'The JSON Schema of one tool’s answer (its structuredContent), with every field’s type, allowed values and meaning. ' +

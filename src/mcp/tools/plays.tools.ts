@@ -15,6 +15,7 @@ const ListPlayLeadsInput = Type.Object({ playId: PlayId, ...Op.listPlayLeads.que
 export const playsTools = [
   defineTool<{ plays: PlaysService }, typeof ListCandidatesInput>({
     name: 'list_candidates',
+    action: 'read',
     title: 'Page through a Play’s review candidates',
     description:
       'Saved candidates with counts, plus the Play and sequence revisions that enrollment needs. Pass nextCursor as after until it ' +
@@ -29,6 +30,7 @@ export const playsTools = [
   }),
   defineTool<{ plays: PlaysService }, typeof LookupInput>({
     name: 'lookup_candidates',
+    action: 'read',
     title: 'Look up candidates of a Play',
     description:
       'Exact lookup of 1 to 200 identities (xUserId or handle) across every saved batch of the Play, with existing leads. Does ' +
@@ -42,6 +44,7 @@ export const playsTools = [
   }),
   defineTool<{ plays: PlaysService }, typeof ImportInput>({
     name: 'import_candidates',
+    action: 'candidates.review',
     title: 'Import external leads as review candidates',
     description:
       'Stages 1 to 100 leads (unique xUserIds) as review candidates, atomically. requestId is an idempotency key per Play: the same ' +
@@ -62,6 +65,7 @@ export const playsTools = [
   }),
   defineTool<{ plays: PlaysService }, typeof EnrollInput>({
     name: 'enroll_candidates',
+    action: 'leads.enroll_draft',
     title: 'Enroll reviewed candidates into the Play’s sequence',
     description:
       'Marks 1 to 200 candidates good fit and queues a lead for each identity without a lead, atomically. Needs the exact Play and ' +
@@ -78,10 +82,11 @@ export const playsTools = [
     contactsProspects: false,
     readOnly: false,
     mirrors: { method: 'POST', url: '/api/v1/plays/:id/enroll', params: { id: 'playId' } },
-    run: ({ services, auth }, { playId, dryRun, ...body }) => services.plays.enroll(auth.workspaceId, playId, body, { dryRun }),
+    run: ({ services, auth }, { playId, dryRun, ...body }) => services.plays.enroll(auth.workspaceId, playId, body, { dryRun, role: auth.role }),
   }),
   defineTool<{ plays: PlaysService }, typeof ReviewInput>({
     name: 'review_candidates',
+    action: 'candidates.review',
     title: 'Record review decisions for candidates of a Play',
     description:
       'Saves good_fit or not_a_good_fit for 1 to 200 candidates, atomically, recorded as decided by this key. Repeating a saved ' +
@@ -102,6 +107,7 @@ export const playsTools = [
   }),
   defineTool<{ plays: PlaysService }, typeof ListPlayLeadsInput>({
     name: 'list_play_leads',
+    action: 'read',
     title: 'List the leads enrolled through a Play',
     description: `Leads of the Play ordered by id; pass nextCursor as after while hasMore is true. ${PLAY_404} ${READ_ONLY_SAFETY}`,
     input: ListPlayLeadsInput,

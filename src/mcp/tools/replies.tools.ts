@@ -32,6 +32,7 @@ const WOULD_DO: Record<string, string> = {
 export const repliesTools = [
   defineTool<{ replies: RepliesService }, typeof RepliesInput>({
     name: 'list_replies',
+    action: 'read',
     title: 'List pending replies',
     description:
       'The pending-reply queue, oldest first (limit default 50, max 200), each with its drafted answer and allowedDecisions. X rows ' +
@@ -45,6 +46,7 @@ export const repliesTools = [
   }),
   defineTool<{ replies: RepliesService }, typeof DecideInput>({
     name: 'decide_reply',
+    action: 'replies.decide',
     title: 'Decide a pending reply (can message the prospect)',
     description:
       'Applies one decision from the reply’s allowedDecisions: send (text replaces the draft), invite, booking_link, snooze (days, ' +
@@ -95,6 +97,7 @@ export const repliesTools = [
   }),
   defineTool<{ replies: RepliesService }, typeof HandledInput>({
     name: 'mark_reply_handled',
+    action: 'replies.decide',
     title: 'Mark an X reply handled',
     description:
       'For an X reply answered on X itself: takes it off the queue (reply_dismissed). A repeat answers alreadyHandled: true. 409 ' +

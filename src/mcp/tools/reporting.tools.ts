@@ -14,6 +14,7 @@ const ActivityInput = Type.Object({ ...ActivityQuery.properties }, { additionalP
 export const reportingTools = [
   defineTool<{ progress: ProgressService }, typeof ProgressInput>({
     name: 'get_progress',
+    action: 'read',
     title: 'Progress: funnel, queue, recent activity, pacing',
     description:
       'Lifetime funnel counts, queued leads, ledger actions and failures of the last sinceDays days (1 to 90, default 7) and each ' +
@@ -27,6 +28,7 @@ export const reportingTools = [
   }),
   defineTool<{ reports: ReportsService }, typeof FunnelInput>({
     name: 'get_funnel_report',
+    action: 'read',
     title: 'Funnel report',
     description:
       'Lifetime funnel of the workspace grouped by sequence (default) or messaging account, with experiment arms (variant keys). ' + READ_ONLY_SAFETY,
@@ -39,6 +41,7 @@ export const reportingTools = [
   }),
   defineTool<{ leads: LeadsService }, typeof LeadsInput>({
     name: 'list_leads',
+    action: 'read',
     title: 'List cross-channel leads',
     description:
       'Leads with an exact count, newest first; filters stage (cumulative), q (name, company, title), engaged, booked, sinceDays, ' +
@@ -52,6 +55,7 @@ export const reportingTools = [
   }),
   defineTool<{ activity: ActivityService }, typeof ActivityInput>({
     name: 'list_activity',
+    action: 'read',
     title: 'Read the activity ledger',
     description:
       'The append-only ledger, newest first, with an exact count. Filters: account (onb_ id), action (comma-separated), outcome, ' +

@@ -17,6 +17,7 @@ const SetStatusInput = Type.Object(
 export const sequencesTools = [
   defineTool<{ sequences: SequencesService }, typeof Empty>({
     name: 'list_sequences',
+    action: 'read',
     title: 'List sequences',
     description:
       'Every sequence with its steps, revision, approval (approvedRevision, approvedAt), exact lead count and executionBlockReason ' +
@@ -30,6 +31,7 @@ export const sequencesTools = [
   }),
   defineTool<{ sequences: SequencesService }, typeof SetStatusInput>({
     name: 'set_sequence_status',
+    action: 'sequences.set_status',
     title: 'Activate, pause or return a sequence to draft',
     description:
       'active needs the current revision approved (409 sequence_approval_required); active → paused; active or paused → draft ' +

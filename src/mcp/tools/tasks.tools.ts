@@ -21,6 +21,7 @@ const CloseInput = Type.Object({ taskId: TaskIdParams.properties.id, ...CloseTas
 const closeTool = (name: 'complete_task' | 'skip_task', title: string, what: string) =>
   defineTool<{ tasks: TasksService }, typeof CloseInput>({
     name,
+    action: 'tasks.work',
     title,
     description:
       `${what} 404 task not found; 409 task_closed when no longer open. Safety: contacts a prospect: no. Records only, nothing ` +
@@ -40,6 +41,7 @@ const closeTool = (name: 'complete_task' | 'skip_task', title: string, what: str
 export const tasksTools = [
   defineTool<{ tasks: TasksService }, typeof ListInput>({
     name: 'list_tasks',
+    action: 'read',
     title: 'List the task queue',
     description:
       'What a person must do where a platform’s rules keep the engine from acting alone: lead, rendered text, profile link. ' +

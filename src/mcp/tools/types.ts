@@ -2,6 +2,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import type { ValidateFunction } from 'ajv';
 import { compileToolInput } from '../input-validation.js';
 import type { AuthContext } from '../../modules/workspaces/index.js';
+import type { Action } from '../../domain/roles.js';
 
 export interface ToolContext<S> {
   services: S;
@@ -19,6 +20,8 @@ export interface Mirror {
 
 export interface ToolDefinition<S, I extends TObject> {
   name: string;
+  /** What the tool does, for the role check (src/domain/roles.ts): tools/list shows only what the caller's role allows. */
+  action: Action;
   title: string;
   /** Ends with a Safety line (whether it can contact a prospect, what it never does): agents decide from this text alone. */
   description: string;

@@ -21,6 +21,7 @@ const StopLeadInput = Type.Object({ leadId: LeadId, dryRun: DryRunFlag }, { addi
 export const xTools = [
   defineTool<{ workspaces: WorkspacesService }, typeof Empty>({
     name: 'list_workspaces',
+    action: 'read',
     title: 'List workspaces',
     description:
       'The workspaces this key may use: its home workspace and permitted Team workspaces. Another one is selected for the ' +
@@ -30,10 +31,11 @@ export const xTools = [
     contactsProspects: false,
     readOnly: true,
     mirrors: { method: 'GET', url: '/api/v1/workspaces' },
-    run: async ({ services, auth }) => ({ workspaces: await services.workspaces.listWorkspaces(auth.homeWorkspaceId) }),
+    run: async ({ services, auth }) => ({ workspaces: await services.workspaces.listWorkspaces(auth.homeWorkspaceId, auth.homeRole) }),
   }),
   defineTool<{ readiness: ReadinessService }, typeof Empty>({
     name: 'get_readiness',
+    action: 'read',
     title: 'Readiness snapshot',
     description:
       'Accounts, billing and energy, each with a state (complete, partial, unavailable) and issues. The provider is not contacted ' +
@@ -48,6 +50,7 @@ export const xTools = [
   }),
   defineTool<{ plays: PlaysService }, typeof Empty>({
     name: 'list_x_accounts',
+    action: 'read',
     title: 'List connected X accounts',
     description: `Saved connected X identities (userId, handle); no provider health check. ${READ_ONLY_SAFETY}`,
     input: Empty,
@@ -60,6 +63,7 @@ export const xTools = [
   }),
   defineTool<{ publicData: PublicDataService }, typeof ResolveBody>({
     name: 'resolve_x_user',
+    action: 'publicdata.lookup',
     title: 'Resolve a handle to a user id',
     description:
       'One exact, case-insensitive handle lookup through the public-data provider; no fuzzy matching. A provider read costs energy. ' +
@@ -76,6 +80,7 @@ export const xTools = [
   }),
   defineTool<{ publicData: PublicDataService }, typeof EligibilityBody>({
     name: 'check_eligibility',
+    action: 'publicdata.lookup',
     title: 'Check whether leads follow a connected account',
     description:
       'For 1 to 100 leads (handle or user id each), whether the lead follows the connected account. null means unknown: inspect ' +
@@ -92,6 +97,7 @@ export const xTools = [
   }),
   defineTool<{ plays: PlaysService }, typeof Empty>({
     name: 'list_plays',
+    action: 'read',
     title: 'List Plays',
     description:
       'Every Play of the workspace with its revision, sequence, sender account, review API flag and autopilot flag (archived ones ' +
@@ -106,6 +112,7 @@ export const xTools = [
   }),
   defineTool<{ xLeads: XLeadsService }, typeof GetLeadInput>({
     name: 'get_lead',
+    action: 'read',
     title: 'Read one lead’s progress',
     description:
       'The saved progress of one lead of this workspace (stage, milestones, automationStopped). Saved observations, not a live ' +
@@ -120,6 +127,7 @@ export const xTools = [
   }),
   defineTool<{ xLeads: XLeadsService }, typeof StopLeadInput>({
     name: 'stop_lead',
+    action: 'leads.write',
     title: 'Stop one lead’s future automation',
     description:
       'Stops every sequence lane of the lead’s identity; uncontacted queued lanes become skipped; contacted history is kept. ' +

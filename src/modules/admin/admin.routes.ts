@@ -64,17 +64,23 @@ function registerOperatorRoutes(app: AppInstance, services: Services) {
       schema: {
         hide: true,
         body: Type.Object(
-          { workspaceId: Uuid(), expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])) },
+          {
+            workspaceId: Uuid(),
+            expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+            role: Type.Optional(Type.Enum([...ROLES])),
+          },
           { additionalProperties: false },
         ),
       },
     },
     async (req, reply) =>
-      reply
-        .status(201)
-        .send(
-          await services.workspaces.createApiKey({ workspaceId: req.body.workspaceId, expiresAt: req.body.expiresAt ? new Date(req.body.expiresAt) : null }),
-        ),
+      reply.status(201).send(
+        await services.workspaces.createApiKey({
+          workspaceId: req.body.workspaceId,
+          expiresAt: req.body.expiresAt ? new Date(req.body.expiresAt) : null,
+          role: req.body.role,
+        }),
+      ),
   );
 
   app.post('/keys/:id/revoke', { schema: { hide: true, params: Type.Object({ id: Type.String() }) } }, async (req) =>
@@ -90,6 +96,13 @@ function registerOperatorRoutes(app: AppInstance, services: Services) {
       },
     },
     async (req, reply) => reply.status(201).send(await services.workspaces.addTeamLink(req.body)),
+  );
+
+  // `outreach sessions revoke`: every console session of a workspace, or those one of its keys opened.
+  app.post(
+    '/sessions/revoke',
+    { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), keyId: Type.Optional(Uuid()) }, { additionalProperties: false }) } },
+    async (req) => services.consoleSessions.revokeSessions(req.body),
   );
 
   // A one-time web console sign-in link (`outreach login-link`); the token is in the path, shown this once.

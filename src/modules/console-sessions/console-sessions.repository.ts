@@ -21,6 +21,7 @@ export async function findSessionWithKey(db: Database, idHash: string) {
       's.expires_at',
       'k.revoked_at as key_revoked_at',
       'k.expires_at as key_expires_at',
+      'k.role as key_role',
     ])
     .where('s.id_hash', '=', idHash)
     .executeTakeFirst();
@@ -40,6 +41,13 @@ export async function deleteWorkspaceSessions(db: Database, workspaceId: string)
 export async function deleteKeySessions(db: Database, keyId: string): Promise<number> {
   const result = await db.deleteFrom('console_sessions').where('key_id', '=', keyId).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** The sessions a key of `workspaceId` opened; null when the key is not one of that workspace's. */
+export async function deleteKeySessionsInWorkspace(db: Database, workspaceId: string, keyId: string): Promise<number | null> {
+  const key = await db.selectFrom('api_keys').select('id').where('id', '=', keyId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  if (!key) return null;
+  return deleteKeySessions(db, keyId);
 }
 
 /** Sessions past their end, and sessions whose key has been revoked or has expired (they can never resume). */

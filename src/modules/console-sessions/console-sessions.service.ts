@@ -4,6 +4,7 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
 import { notFound } from '../../lib/errors.js';
 import type { AuthContext, WorkspacesService } from '../workspaces/index.js';
+import type { Caller } from '../../domain/auth-context.js';
 import * as repo from './console-sessions.repository.js';
 
 /** A console session lasts 12 hours from sign-in (issue 15), whatever the activity. */
@@ -90,7 +91,8 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
         return null;
       }
     }
-    const key = { keyId: row.key_id ?? LINK_SESSION_REVIEWER, homeWorkspaceId: row.workspace_id };
+    // A key's session carries the key's role; a login link's is the operator's, an owner (docs/roles.md).
+    const key: Caller = { keyId: row.key_id ?? LINK_SESSION_REVIEWER, homeWorkspaceId: row.workspace_id, role: row.key_role ?? 'owner' };
     // The X-Workspace-Client rules: the home workspace, or a client workspace the Team link still allows.
     const auth = await workspaces.selectWorkspace(key, row.selected_workspace_id ?? undefined).catch(() => workspaces.selectWorkspace(key, undefined));
     return { idHash, auth, homeWorkspaceId: row.workspace_id };
@@ -106,6 +108,22 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
    */
   async function endAll(session: ConsoleSession): Promise<number> {
     return repo.deleteWorkspaceSessions(db, session.homeWorkspaceId);
+  }
+
+  /**
+   * `outreach sessions revoke`: ends every console session signed in to a workspace (key and login-link sessions), or
+   * with `keyId` those one key of that workspace opened. 404 `workspace` or `key` for an unknown id, or a key of
+   * another workspace. Answers how many ended.
+   */
+  async function revokeSessions(input: { workspaceId: string; keyId?: string | null }): Promise<{ workspaceId: string; keyId: string | null; ended: number }> {
+    const workspaceId = input.workspaceId.toLowerCase();
+    if (!isUuid(workspaceId) || (await workspaces.workspaceName(workspaceId)) === null) throw notFound('workspace');
+    if (!input.keyId) return { workspaceId, keyId: null, ended: await repo.deleteWorkspaceSessions(db, workspaceId) };
+    const keyId = input.keyId.toLowerCase();
+    if (!isUuid(keyId)) throw notFound('key');
+    const ended = await repo.deleteKeySessionsInWorkspace(db, workspaceId, keyId);
+    if (ended === null) throw notFound('key');
+    return { workspaceId, keyId, ended };
   }
 
   /**
@@ -127,7 +145,7 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
 
   /** Switches to a client workspace with X-Workspace-Client's rules (400/403 as the API answers). */
   async function switchWorkspace(session: ConsoleSession, workspaceId: string) {
-    const key = { keyId: session.auth.keyId, homeWorkspaceId: session.homeWorkspaceId };
+    const key: Caller = { keyId: session.auth.keyId, homeWorkspaceId: session.homeWorkspaceId, role: session.auth.homeRole };
     const auth = await workspaces.selectWorkspace(key, workspaceId);
     await repo.setSelectedWorkspace(db, session.idHash, auth.workspaceId === session.homeWorkspaceId ? null : auth.workspaceId);
     return auth;
@@ -135,7 +153,7 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
 
   /** The home workspace and the client workspaces a Team owner's session may switch to. */
   async function switchableWorkspaces(session: ConsoleSession) {
-    return workspaces.listWorkspaces(session.homeWorkspaceId);
+    return workspaces.listWorkspaces(session.homeWorkspaceId, session.auth.homeRole);
   }
 
   return {
@@ -146,6 +164,7 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
     end,
     endAll,
     endSessionsOfKey,
+    revokeSessions,
     csrfHmacKey,
     switchWorkspace,
     switchableWorkspaces,

@@ -196,6 +196,7 @@ export async function eventsRoutes(app: AppInstance, opts: { deps: EventsRouteDe
   app.post(
     '/events/trigger',
     {
+      config: { action: 'webhooks.manage' },
       schema: {
         'x-extension': true,
         summary: 'Emit a sample event (extension: not in the spec)',

@@ -70,6 +70,7 @@ export async function inboundRoutes(app: AppInstance, opts: { inbound: InboundSe
   app.delete(
     '/suppressions/:address',
     {
+      config: { action: 'suppressions.remove' },
       preValidation: async (req: { body: unknown }) => {
         if (req.body === undefined || req.body === null) req.body = {};
       },

@@ -6,6 +6,8 @@ import { boundCustomFields } from '../../domain/custom-fields.js';
 import { splitName } from '../../domain/names.js';
 import { identityKeysOfLead, personKeys, type IdentityKey, type IdentityKeys } from '../../domain/identity.js';
 import { enteringLane, enterSequence } from '../../domain/lanes.js';
+import { assertRoleAllows } from '../../domain/roles.js';
+import type { Role } from '../../domain/vocabulary.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
@@ -62,6 +64,11 @@ export interface ImportLeadsInput {
 
 export interface WriteOptions {
   dryRun?: boolean;
+  /**
+   * The caller's role, when a person or key asks (the engine and the operator pass none): putting leads into a sequence
+   * that is not a draft needs `leads.enroll_live` (docs/roles.md), checked here where the sequence's status is known.
+   */
+  role?: Role;
   /** The caller's transaction, which then owns commit and rollback (a dry run needs its own). */
   tx?: Database;
 }
@@ -183,7 +190,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
   }
 
   /** The sequence and account a write puts leads on: unknown or another workspace's is a 404 naming the field. */
-  async function resolveTarget(trx: Database, workspaceId: string, sequenceId: string | null | undefined, accountId: string | null | undefined) {
+  async function resolveTarget(trx: Database, workspaceId: string, sequenceId: string | null | undefined, accountId: string | null | undefined, role?: Role) {
     let sequence: { id: string; name: string; status: string } | null = null;
     if (sequenceId) {
       if (!isUuid(sequenceId))
@@ -193,6 +200,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
       if (found.status === 'archived') {
         throw conflict('archived_sequence_is_read_only', `sequenceId: the sequence "${found.name}" is archived; no lead can join it`, { sequenceId: found.id });
       }
+      if (role && found.status !== 'draft') assertRoleAllows(role, 'leads.enroll_live');
       sequence = { id: found.id, name: found.name, status: found.status };
     }
     let account: { id: string; name: string; mode: string; mailbox: string | null } | null = null;
@@ -278,7 +286,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
     const { headers, columns, reading, records } = readInput(input);
     return transact(options, async (trx) => {
       await repo.lockWorkspaceLeadWrites(trx, workspaceId);
-      const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId);
+      const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId, options.role);
       const rows = records.map((r) => ({ ...r, problem: r.problem ?? rowProblem(r.values) ?? r.zoneProblem, keys: keysOfValues(r.values) }));
       const valid = rows.filter((r) => r.problem === null);
       const existing = await repo.findSamePersonLeads(
@@ -365,7 +373,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
    * opted out is skipped (`opted_out`), one already in a sequence too (`already_enrolled`); the others join queued,
    * due at once. An unknown or foreign lead id is a 404 and nothing is enrolled.
    */
-  async function enrollLeads(workspaceId: string, input: { leadIds: string[]; sequenceId: string; accountId?: string | null; dryRun?: boolean }) {
+  async function enrollLeads(workspaceId: string, input: { leadIds: string[]; sequenceId: string; accountId?: string | null; dryRun?: boolean; role?: Role }) {
     const leadIds = [...new Set(input.leadIds.map((id) => id.trim().toLowerCase()))];
     if (leadIds.length === 0) throw badRequest('invalid_request', 'leadIds: choose at least one lead', { field: 'leadIds' });
     if (leadIds.length > MAX_ENROLL) throw badRequest('invalid_request', `leadIds: at most ${MAX_ENROLL} leads at once`, { field: 'leadIds' });
@@ -374,7 +382,7 @@ export function createLeadImports(deps: { db: Database; clock: Clock; cipher: Te
     if (!input.sequenceId) throw badRequest('invalid_request', 'sequenceId: choose the sequence the leads join', { field: 'sequenceId' });
     return transact({ dryRun: input.dryRun }, async (trx) => {
       await repo.lockWorkspaceLeadWrites(trx, workspaceId);
-      const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId);
+      const { sequence, account } = await resolveTarget(trx, workspaceId, input.sequenceId, input.accountId, input.role);
       const rows = await repo.lockLeadsForEnroll(trx, workspaceId, leadIds);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const missing = leadIds.filter((id) => !byId.has(id));

@@ -27,6 +27,7 @@ export async function leadsRoutes(app: AppInstance, opts: { leads: LeadsService 
     {
       // A CSV of the largest size allowed (512 KiB) stays under this limit once written as a JSON string.
       bodyLimit: 2 * 1024 * 1024,
+      config: { action: 'leads.write' },
       schema: {
         'x-extension': true,
         summary: 'Import cross-channel leads from a CSV (extension: not in the spec)',
@@ -46,7 +47,7 @@ export async function leadsRoutes(app: AppInstance, opts: { leads: LeadsService 
     },
     async (req) => {
       const { dryRun, ...input } = req.body;
-      return opts.leads.importLeads(req.auth.workspaceId, input, { dryRun });
+      return opts.leads.importLeads(req.auth.workspaceId, input, { dryRun, role: req.auth.role });
     },
   );
 

@@ -50,6 +50,7 @@ export async function leadTwinsRoutes(app: AppInstance, opts: { leads: LeadsServ
   app.post(
     '/leads/twins/merge',
     {
+      config: { action: 'leads.write' },
       schema: pairDecision(
         'Merge two leads that are one person (extension: not in the spec)',
         'The survivor is `keep` or else the older lead; the other lead stops (automation stopped, nothing due, an uncontacted ' +
@@ -66,6 +67,7 @@ export async function leadTwinsRoutes(app: AppInstance, opts: { leads: LeadsServ
   app.post(
     '/leads/twins/distinct',
     {
+      config: { action: 'leads.write' },
       schema: pairDecision(
         'Record that two leads sharing a key are not the same person (extension: not in the spec)',
         'The pair leaves the list of twins; both leads keep running. An opt-out still stops every lead with the shared key (a ' +

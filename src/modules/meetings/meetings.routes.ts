@@ -62,6 +62,7 @@ function endpointRoutes(app: AppInstance, meetings: MeetingsService) {
   app.post(
     '/meetings/endpoints',
     {
+      config: { action: 'meetings.endpoints' },
       schema: {
         'x-extension': true,
         summary: 'Create an inbound endpoint for Calendly or Cal.com; its secret is shown only in this answer (extension)',
@@ -78,6 +79,7 @@ function endpointRoutes(app: AppInstance, meetings: MeetingsService) {
   app.post(
     '/meetings/endpoints/:id/rotate',
     {
+      config: { action: 'meetings.endpoints' },
       schema: {
         'x-extension': true,
         summary: 'Give an endpoint a new secret, shown only in this answer; the old one stops verifying at once (extension)',
@@ -94,6 +96,7 @@ function endpointRoutes(app: AppInstance, meetings: MeetingsService) {
   app.delete(
     '/meetings/endpoints/:id',
     {
+      config: { action: 'meetings.endpoints' },
       schema: {
         'x-extension': true,
         summary: 'Remove an endpoint: its URL answers 404 from now on (extension)',
@@ -116,6 +119,7 @@ function subscriptionRoutes(app: AppInstance, meetings: MeetingsService) {
   app.post(
     '/meetings/endpoints/:id/subscription',
     {
+      config: { action: 'meetings.endpoints' },
       schema: {
         'x-extension': true,
         summary: 'Create a Calendly endpoint’s webhook subscription at Calendly with a personal access token (extension)',
@@ -139,6 +143,7 @@ function subscriptionRoutes(app: AppInstance, meetings: MeetingsService) {
   app.delete(
     '/meetings/endpoints/:id/subscription',
     {
+      config: { action: 'meetings.endpoints' },
       schema: {
         'x-extension': true,
         summary: 'Delete the endpoint’s Calendly subscription made from here (extension)',
@@ -194,6 +199,7 @@ function eventAndOutcomeRoutes(app: AppInstance, meetings: MeetingsService) {
   app.post(
     '/leads/:id/meeting',
     {
+      config: { action: 'meetings.record' },
       schema: {
         'x-extension': true,
         summary: 'Record a meeting’s outcome, or a meeting booked elsewhere (extension: not in the spec)',

@@ -75,6 +75,7 @@ function registerCandidateRoutes(app: AppInstance, plays: PlaysService) {
   app.post(
     '/plays/:id/candidates/lookup',
     {
+      config: { action: 'read' },
       schema: {
         summary: 'Look up existing candidates of a Play by user id or handle',
         description:
@@ -95,6 +96,7 @@ function registerCandidateRoutes(app: AppInstance, plays: PlaysService) {
   app.post(
     '/plays/:id/import',
     {
+      config: { action: 'candidates.review' },
       schema: {
         summary: 'Import external leads as review candidates',
         description:
@@ -136,12 +138,15 @@ function registerEnrollmentRoutes(app: AppInstance, plays: PlaysService) {
     ['/plays/:id/enroll', 'Enroll reviewed candidates'],
     ['/plays/:id/leads', 'Enroll reviewed candidates (alias of POST /plays/{id}/enroll)'],
   ] as const) {
-    app.post(path, { schema: enrollSchema(summary) }, async (req) => plays.enroll(req.auth.workspaceId, req.params.id, req.body));
+    app.post(path, { config: { action: 'leads.enroll_draft' }, schema: enrollSchema(summary) }, async (req) =>
+      plays.enroll(req.auth.workspaceId, req.params.id, req.body, { role: req.auth.role }),
+    );
   }
 
   app.post(
     '/plays/:id/candidates/review',
     {
+      config: { action: 'candidates.review' },
       schema: {
         'x-extension': true,
         summary: 'Record review decisions (extension: not in the spec)',

@@ -3,7 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { rollbackIfDryRun } from '../../lib/dry-run.js';
 import { newTimeOrderedId, sha256Hex } from '../../lib/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js';
-import type { ReviewDecision } from '../../domain/vocabulary.js';
+import type { ReviewDecision, Role } from '../../domain/vocabulary.js';
+import { assertRoleAllows } from '../../domain/roles.js';
 import { isXStepKind } from '../../domain/admission.js';
 import { storedSteps } from '../../domain/stored-steps.js';
 // A share lock keeps the checked sequence revision and status from changing until the enrollment commits.
@@ -31,7 +32,8 @@ export type WriteOptions = { tx: Database; dryRun?: false } | { tx?: undefined; 
  */
 export type Enroller = { kind: 'api' } | { kind: 'autopilot'; at: Date };
 
-export type EnrollOptions = WriteOptions & { by?: Enroller };
+/** `role`: the caller's, when a person or key asks; enrolling into a sequence that is not a draft needs `leads.enroll_live`. */
+export type EnrollOptions = WriteOptions & { by?: Enroller; role?: Role };
 
 export type { ReviewDecision };
 
@@ -198,6 +200,7 @@ export function createPlayWrites(deps: { db: Database; clock: Clock; reviewUrl: 
       if (sequence.status === 'archived') {
         throw conflict('archived_sequence_is_read_only', 'the Play’s sequence is archived; no lead can be enrolled into it', { sequenceId: sequence.id });
       }
+      if (options.role && sequence.status !== 'draft') assertRoleAllows(options.role, 'leads.enroll_live');
       // A Play's candidates are X accounts, and the lead each becomes has only its X user: a sequence without an X step
       // could never send to them (it would hold every one of them forever).
       if (!storedSteps(sequence.steps).some((st) => isXStepKind(String(st.kind)))) {

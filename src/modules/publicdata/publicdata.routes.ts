@@ -8,7 +8,7 @@ export async function publicDataRoutes(app: AppInstance, opts: { publicData: Pub
   app.post(
     '/x/users/resolve',
     {
-      config: { xChannel: true },
+      config: { action: 'publicdata.lookup', xChannel: true },
       schema: {
         summary: 'Resolve one exact public handle to a numeric user ID',
         description:
@@ -27,7 +27,7 @@ export async function publicDataRoutes(app: AppInstance, opts: { publicData: Pub
   app.post(
     '/x/eligibility',
     {
-      config: { xChannel: true },
+      config: { action: 'publicdata.lookup', xChannel: true },
       schema: {
         summary: 'Check whether each lead follows a connected X account',
         description:

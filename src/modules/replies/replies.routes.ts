@@ -28,6 +28,7 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
   app.post(
     '/replies/:id/decide',
     {
+      config: { action: 'replies.decide' },
       schema: {
         summary: 'Apply one decision to a pending reply',
         description:
@@ -60,6 +61,7 @@ export async function repliesRoutes(app: AppInstance, opts: { replies: RepliesSe
   app.post(
     '/replies/:id/handled',
     {
+      config: { action: 'replies.decide' },
       schema: {
         'x-extension': true,
         summary: 'Mark an X reply handled once it was answered on X (extension: not in the spec)',

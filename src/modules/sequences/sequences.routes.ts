@@ -22,6 +22,7 @@ export async function sequencesRoutes(app: AppInstance, opts: { sequences: Seque
   app.patch(
     '/sequences/:id/status',
     {
+      config: { action: 'sequences.set_status' },
       schema: {
         summary: 'Activate, pause or return a sequence to draft',
         description:

@@ -44,6 +44,7 @@ export async function tasksRoutes(app: AppInstance, opts: { tasks: TasksService 
 
   // The body is optional: a bare POST (no body, or an empty one) records the task as done by `api`.
   const closeOptions = (summary: string, description: string) => ({
+    config: { action: 'tasks.work' as const },
     preValidation: async (req: { body: unknown }) => {
       if (req.body === undefined || req.body === null) req.body = {};
     },

@@ -33,6 +33,7 @@ export async function webhooksRoutes(app: AppInstance, opts: { webhooks: Webhook
   app.post(
     '/webhooks',
     {
+      config: { action: 'webhooks.manage' },
       // The schema error for an unknown or repeated event is generic; the handler names the event.
       attachValidation: true,
       schema: {
@@ -60,6 +61,7 @@ export async function webhooksRoutes(app: AppInstance, opts: { webhooks: Webhook
   app.post(
     '/webhooks/:id/test',
     {
+      config: { action: 'webhooks.manage' },
       schema: {
         summary: 'Send a ping to the subscription right away, whatever its event list',
         description: `202 means scheduled, not received. 404 webhook not found for an unknown, deleted or foreign id. ${SELECTOR_NOTE}`,
@@ -75,6 +77,7 @@ export async function webhooksRoutes(app: AppInstance, opts: { webhooks: Webhook
   app.delete(
     '/webhooks/:id',
     {
+      config: { action: 'webhooks.manage' },
       schema: {
         summary: 'Disable an enabled subscription',
         description: `A repeat delete answers 404 webhook not found. Deliveries already queued may still complete. ${SELECTOR_NOTE}`,

@@ -21,6 +21,8 @@ export const AUTH_CACHE_MAX_ENTRIES = 10_000;
 export interface CachedKey {
   keyId: string;
   homeWorkspaceId: string;
+  /** The key's role (docs/roles.md): all it may do at home, and at most what a Team link allows elsewhere. */
+  role: Role;
   /** Epoch milliseconds, checked against the clock on every request, so an expiry takes effect at its instant. */
   expiresAt: number | null;
   revoked: boolean;

@@ -52,7 +52,7 @@ export async function findWorkspaceSettings(db: Database, workspaceId: string) {
 }
 
 export async function findApiKeyByHash(db: Database, keyHash: string) {
-  return db.selectFrom('api_keys').select(['id', 'workspace_id', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash).executeTakeFirst();
+  return db.selectFrom('api_keys').select(['id', 'workspace_id', 'role', 'expires_at', 'revoked_at']).where('key_hash', '=', keyHash).executeTakeFirst();
 }
 
 export async function findTeamLink(db: Database, ownerWorkspaceId: string, clientWorkspaceId: string) {
@@ -92,7 +92,7 @@ export async function insertWorkspace(db: Database, row: { id: string; name: str
 
 export async function insertApiKey(
   db: Database,
-  row: { id: string; workspace_id: string; key_hash: string; prefix: string; expires_at: Date | null; revoked_at: Date | null },
+  row: { id: string; workspace_id: string; key_hash: string; prefix: string; role: Role; expires_at: Date | null; revoked_at: Date | null },
 ) {
   await db.insertInto('api_keys').values(row).execute();
 }

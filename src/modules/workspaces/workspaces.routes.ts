@@ -14,6 +14,6 @@ export async function workspacesRoutes(app: AppInstance, opts: { workspaces: Wor
         response: { 200: ListWorkspacesResponse, ...errorResponses() },
       },
     },
-    async (req) => ({ workspaces: await opts.workspaces.listWorkspaces(req.auth.homeWorkspaceId) }),
+    async (req) => ({ workspaces: await opts.workspaces.listWorkspaces(req.auth.homeWorkspaceId, req.auth.homeRole) }),
   );
 }

@@ -3,7 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../lib/errors.js';
 import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
 import { ROLES, inWords, isRole, type Role } from '../../domain/vocabulary.js';
-import type { AuthContext } from '../../domain/auth-context.js';
+import type { AuthContext, Caller } from '../../domain/auth-context.js';
+import { lesserRole } from '../../domain/roles.js';
 import * as repo from './workspaces.repository.js';
 import { authChange, createAuthCache, type CachedKey } from './auth-cache.js';
 
@@ -50,11 +51,19 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
 
   const loadKey = async (hash: string): Promise<CachedKey | undefined> => {
     const row = await repo.findApiKeyByHash(db, hash);
-    return row && { keyId: row.id, homeWorkspaceId: row.workspace_id, expiresAt: row.expires_at?.getTime() ?? null, revoked: row.revoked_at !== null };
+    return (
+      row && {
+        keyId: row.id,
+        homeWorkspaceId: row.workspace_id,
+        role: row.role,
+        expiresAt: row.expires_at?.getTime() ?? null,
+        revoked: row.revoked_at !== null,
+      }
+    );
   };
 
   /** Only the SHA-256 of a key is stored, so a key is found by hashing what the caller presented. */
-  async function authenticate(authorization: string | undefined): Promise<{ keyId: string; homeWorkspaceId: string }> {
+  async function authenticate(authorization: string | undefined): Promise<Caller> {
     if (!authorization) throw unauthorized();
     const match = BEARER.exec(authorization.trim());
     if (!match) throw unauthorized();
@@ -63,27 +72,39 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
     if (!key || key.revoked) throw unauthorized();
     // Checked on every request against the clock, cached or not: an expired key is refused at its instant.
     if (key.expiresAt !== null && key.expiresAt <= clock.now().getTime()) throw unauthorized();
-    return { keyId: key.keyId, homeWorkspaceId: key.homeWorkspaceId };
+    return { keyId: key.keyId, homeWorkspaceId: key.homeWorkspaceId, role: key.role };
   }
 
-  async function selectWorkspace(key: { keyId: string; homeWorkspaceId: string }, selector: string | string[] | undefined): Promise<AuthContext> {
+  /**
+   * The workspace a caller acts on: its home, or the client workspace X-Workspace-Client names, where its role is the
+   * lesser of its own and the Team link's (a member key of a Team owner stays a member in every client workspace).
+   */
+  async function selectWorkspace(key: Caller, selector: string | string[] | undefined): Promise<AuthContext> {
+    const { keyId, homeWorkspaceId } = key;
     if (selector === undefined || selector === '') {
-      return { ...key, workspaceId: key.homeWorkspaceId, role: 'owner' };
+      return { keyId, homeWorkspaceId, workspaceId: homeWorkspaceId, role: key.role, homeRole: key.role };
     }
     const value = Array.isArray(selector) ? selector : [selector];
     if (value.length !== 1 || !isUuid(value[0])) {
       throw badRequest('invalid_workspace_client', 'X-Workspace-Client must be one workspace uuid');
     }
     const workspaceId = value[0].toLowerCase();
-    if (workspaceId === key.homeWorkspaceId) return { ...key, workspaceId, role: 'owner' };
+    if (workspaceId === key.homeWorkspaceId) return { keyId, homeWorkspaceId, workspaceId, role: key.role, homeRole: key.role };
     const role = await cache.teamLink(key.homeWorkspaceId, workspaceId, async () => (await repo.findTeamLink(db, key.homeWorkspaceId, workspaceId))?.role);
     if (!role) throw forbidden('workspace_forbidden', 'this key may not use the selected workspace');
-    return { ...key, workspaceId, role };
+    return { keyId, homeWorkspaceId, workspaceId, role: lesserRole(key.role, role), homeRole: key.role };
   }
 
-  async function listWorkspaces(homeWorkspaceId: string) {
+  /** The home workspace first, then the Team's client workspaces, each with the role `callerRole` holds there. */
+  async function listWorkspaces(homeWorkspaceId: string, callerRole: Role = 'owner') {
     const rows = await repo.listHomeAndClientWorkspaces(db, homeWorkspaceId);
-    return rows.map((r) => ({ id: r.id, name: r.name, role: r.role }));
+    return rows.map((r) => ({ id: r.id, name: r.name, role: lesserRole(callerRole, r.role) }));
+  }
+
+  /** A workspace's name, for pages that must say which workspace something went to (a connect's result); null if none. */
+  async function workspaceName(workspaceId: string): Promise<string | null> {
+    if (!isUuid(workspaceId)) return null;
+    return (await repo.findWorkspace(db, workspaceId.toLowerCase()))?.name ?? null;
   }
 
   async function createWorkspace(input: { name: string; id?: string }) {
@@ -94,7 +115,9 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
     return { id, name };
   }
 
-  async function createApiKey(input: { workspaceId: string; expiresAt?: Date | null; secret?: string }) {
+  async function createApiKey(input: { workspaceId: string; expiresAt?: Date | null; secret?: string; role?: Role }) {
+    const role = input.role ?? 'owner';
+    if (!isRole(role)) throw badRequest('invalid_role', `role must be ${inWords(ROLES)}`);
     if (!isUuid(input.workspaceId) || !(await repo.findWorkspace(db, input.workspaceId))) throw notFound('workspace');
     if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw badRequest('invalid_expires_at', 'expiresAt must be an ISO 8601 timestamp');
     const secret = input.secret ?? generateApiKeySecret();
@@ -105,10 +128,11 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
       workspace_id: input.workspaceId,
       key_hash: hashApiKey(secret),
       prefix: secret.slice(0, 8),
+      role,
       expires_at: input.expiresAt ?? null,
       revoked_at: null,
     });
-    return { id, workspaceId: input.workspaceId, key: secret, expiresAt: input.expiresAt?.toISOString() ?? null };
+    return { id, workspaceId: input.workspaceId, role, key: secret, expiresAt: input.expiresAt?.toISOString() ?? null };
   }
 
   async function revokeApiKey(keyId: string) {
@@ -160,6 +184,7 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
     authenticate,
     selectWorkspace,
     listWorkspaces,
+    workspaceName,
     createWorkspace,
     createApiKey,
     revokeApiKey,

@@ -26,6 +26,7 @@ export async function xLeadsRoutes(app: AppInstance, opts: { xLeads: XLeadsServi
   app.post(
     '/x/leads/:id/stop',
     {
+      config: { action: 'leads.write' },
       schema: {
         summary: "Stop one lead's future automation",
         description:
