@@ -223,6 +223,13 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     async (api) => {
       api.addHook('onRequest', authHook);
       api.addHook('onRoute', requireRouteAction);
+      // The security-relevant acts that succeeded go to the audit trail (docs/roles.md "Audit trail").
+      api.addHook('onResponse', async (req, reply) => {
+        const action = req.routeOptions.config?.action;
+        if (!action || !req.auth || reply.statusCode >= 400) return;
+        const route = `${req.method} ${req.routeOptions.url ?? ''}`;
+        await deps.services.audit.recordAct({ auth: req.auth, action, route, params: req.params, body: req.body });
+      });
       await registerApiRoutes(api, deps, { store: rateLimitStore, perMinute: limit });
     },
     { prefix: API_PREFIX },

@@ -18,6 +18,7 @@ import { tasksRoutes } from '../modules/tasks/index.js';
 import { inboundRoutes } from '../modules/inbound/index.js';
 import { channelInboundRoutes } from '../modules/channel-inbound/index.js';
 import { meetingsRoutes } from '../modules/meetings/index.js';
+import { auditRoutes } from '../modules/audit/index.js';
 
 /**
  * Every `/api/v1` module; the auth hook of the enclosing scope has already set `req.auth`. `limits` is the per-minute
@@ -40,6 +41,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps, limits:
   await api.register(inboundRoutes, { inbound: services.inbound });
   await api.register(channelInboundRoutes, { channelInbound: services.channelInbound, rateLimit: limits });
   await api.register(meetingsRoutes, { meetings: services.meetings });
+  await api.register(auditRoutes, { audit: services.audit });
   await api.register(eventsRoutes, { deps });
 }
 

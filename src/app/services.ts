@@ -14,6 +14,9 @@ import { createProgressService } from '../modules/progress/index.js';
 import { createReportsService } from '../modules/reports/index.js';
 import { createRepliesService } from '../modules/replies/index.js';
 import { createAuthoringService } from '../modules/authoring/index.js';
+import { OPERATOR } from '../domain/auth-context.js';
+import { createAuditService } from '../modules/audit/index.js';
+import { createPeopleService } from '../modules/people/index.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/index.js';
 import { createTasksService } from '../modules/tasks/index.js';
 import { createInboundService } from '../modules/inbound/index.js';
@@ -100,20 +103,37 @@ export function createServices(deps: ServiceDeps) {
   const mailboxDomains = createDomainChecksService({ ...deps, resolver: createResolver(deps.config) });
   const readiness = createReadinessService({ ...deps, energy, tasks, mailboxDomains });
   const authoring = createAuthoringService(deps);
-  const consoleSessions = createConsoleSessionsService({ ...deps, workspaces });
+  const audit = createAuditService(deps);
+  const people = createPeopleService({ ...deps, audit });
+  const consoleSessions = createConsoleSessionsService({ ...deps, workspaces, people, audit });
   // Revoking a key ends the console sessions it opened at once (docs/console.md), whoever revokes it: the admin
   // route, the CLI or the console; a session the key opened is also refused at its next request if this is missed.
+  // Keys and Team links are operator acts (the CLI, the admin routes); each goes to the audit trail of its workspace.
   const revokeApiKey = async (keyId: string) => {
     const revoked = await workspaces.revokeApiKey(keyId);
-    await consoleSessions.endSessionsOfKey(keyId);
+    const ended = await consoleSessions.endSessionsOfKey(keyId);
+    const home = await workspaces.keyWorkspace(keyId);
+    if (home) await audit.record(home, OPERATOR, 'keys.revoked', keyId, { sessionsEnded: ended });
     return revoked;
+  };
+  const createApiKey = async (input: Parameters<typeof workspaces.createApiKey>[0]) => {
+    const created = await workspaces.createApiKey(input);
+    await audit.record(created.workspaceId, OPERATOR, 'keys.created', created.id, { role: created.role, expiresAt: created.expiresAt });
+    return created;
+  };
+  const addTeamLink = async (input: Parameters<typeof workspaces.addTeamLink>[0]) => {
+    const link = await workspaces.addTeamLink(input);
+    for (const ws of [link.ownerWorkspaceId, link.clientWorkspaceId]) {
+      await audit.record(ws, OPERATOR, 'team.linked', link.clientWorkspaceId, { owner: link.ownerWorkspaceId, role: link.role });
+    }
+    return link;
   };
   const mailboxes = createMailboxesService(deps);
   const mailboxConnect = createMailboxConnectService(deps);
   const unsubscribe = createUnsubscribeService(deps);
   const linkedin = createLinkedinAccountsService(deps);
   return {
-    workspaces: { ...workspaces, revokeApiKey },
+    workspaces: { ...workspaces, revokeApiKey, createApiKey, addTeamLink },
     world,
     webhooks,
     plays,
@@ -140,6 +160,9 @@ export function createServices(deps: ServiceDeps) {
     channels: registry,
     authoring,
     consoleSessions,
+    /** The audit trail (docs/roles.md) and the people who sign in as themselves. */
+    audit,
+    people,
     mailboxes,
     mailboxConnect,
     mailboxDomains,

@@ -10,6 +10,7 @@ import { readWorkerLock } from '../worker.js';
 import { readControlFile, type ControlInfo } from '../lib/control-file.js';
 import type { PassReport as PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
+import type { PeopleCommand } from '../modules/people/index.js';
 import type { SeedResult } from '../modules/world/index.js';
 import type { InboundPage, InboundVerdict, MailboxView, ResumeResult } from '../channels/email/index.js';
 import type { SuppressionView } from '../modules/inbound/index.js';
@@ -32,6 +33,7 @@ export interface CreatedWorkspace {
 export interface RevokedSessions {
   workspaceId: string;
   keyId: string | null;
+  person?: string;
   ended: number;
 }
 
@@ -100,7 +102,7 @@ export interface AdminBackend {
   revokeApiKey(keyId: string): Promise<RevokedApiKey>;
   addTeamLink(input: TeamLink): Promise<TeamLink>;
   createLoginLink(input: { workspaceId: string }): Promise<LoginLink>;
-  revokeSessions(input: { workspaceId: string; keyId?: string }): Promise<RevokedSessions>;
+  revokeSessions(input: { workspaceId: string; keyId?: string; person?: string }): Promise<RevokedSessions>;
   /** Checks SMTP and IMAP before saving; a failure names the connection. Answers never carry a secret. */
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
   listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
@@ -134,6 +136,8 @@ export interface AdminBackend {
   removeSuppression(input: { workspaceId: string; address: string; by: string }): Promise<SuppressionRemoved>;
   /** Creates, lists, rotates or removes a booking tool's endpoint (docs/meetings.md); a secret only on create and rotate. */
   meetingsEndpoint(input: EndpointCommand): Promise<EndpointView | EndpointWithSecret | EndpointView[] | { ok: true }>;
+  /** Invites, lists, re-roles or removes a workspace's people, or prints one's sign-in link (docs/roles.md "People"). */
+  people(input: PeopleCommand): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -205,6 +209,7 @@ function directBackend(services: Services, close: () => Promise<void>): AdminBac
     },
     linkedinConnect: (input) => appCall(() => services.linkedin.linkGateway(input.workspaceId, input.accountId, input.gatewayAccountId)),
     meetingsEndpoint: (input) => appCall(() => services.meetings.endpointCommand(input)),
+    people: (input) => appCall(() => services.people.operatorCommand(input)),
     linkedinDelivery: (input) =>
       appCall(async () => {
         const workspaceId = input.workspaceId ?? (await services.linkedin.workspaceOf(input.accountId));
@@ -289,6 +294,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     disconnectX: (input) => call<XDisconnected>('/x/disconnect', input),
     linkedinConnect: (input) => call<LinkedinAccountView>('/linkedin/connect', input),
     meetingsEndpoint: (input) => call<EndpointView | EndpointWithSecret | EndpointView[] | { ok: true }>('/meetings/endpoints', input),
+    people: (input) => call<unknown>('/people', input),
     linkedinDelivery: (input) => call<LinkedinAccountView>('/linkedin/delivery', input),
     mailboxInbound: (input) => call<InboundListing>('/mailboxes/inbound', input),
     listSuppressions: (input) => call<SuppressionListing>('/suppressions/list', input),

@@ -18,6 +18,7 @@ import { packageVersion } from './version.js';
 import { registerApiCommands } from './commands/index.js';
 import { registerLinkedin } from './commands/linkedin.js';
 import { registerMeetings } from './commands/meetings.js';
+import { registerPeople } from './commands/people.js';
 import { registerMailboxCheck } from './commands/mailbox-check.js';
 import { registerInbound } from './commands/inbound.js';
 import { describeMailboxRemoval, mailboxAuthLabel, registerMailboxConnect } from './commands/mailbox-connect.js';
@@ -75,6 +76,7 @@ export function createProgram(): Command {
   registerXCommands(program);
   registerLinkedin(program, { withBackend, out });
   registerMeetings(program, { withBackend, out });
+  registerPeople(program, { withBackend, out });
   registerApiCommands(program);
   return program;
 }
@@ -280,10 +282,17 @@ function registerOperatorCommands(program: Command) {
     .description('end every console session of a workspace at once (or those one key opened); they sign in again')
     .requiredOption('--workspace <id>', 'the workspace')
     .option('--key-id <id>', 'only the sessions this key (its id, not the secret) opened')
+    .option('--person <email>', 'only the sessions of this person')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { workspace: string; keyId?: string; json?: boolean }) => {
-      const r = await withBackend((b) => b.revokeSessions({ workspaceId: opts.workspace, ...(opts.keyId && { keyId: opts.keyId }) }));
-      out(!!opts.json, r, () => `Ended ${r.ended} console session${r.ended === 1 ? '' : 's'} of workspace ${r.workspaceId}${r.keyId ? ` opened with key ${r.keyId}` : ''}`);
+    .action(async (opts: { workspace: string; keyId?: string; person?: string; json?: boolean }) => {
+      const r = await withBackend((b) =>
+        b.revokeSessions({ workspaceId: opts.workspace, ...(opts.keyId && { keyId: opts.keyId }), ...(opts.person && { person: opts.person }) }),
+      );
+      out(
+        !!opts.json,
+        r,
+        () => `Ended ${r.ended} console session${r.ended === 1 ? '' : 's'} of workspace ${r.workspaceId}${r.keyId ? ` opened with key ${r.keyId}` : ''}`,
+      );
     });
 
   program

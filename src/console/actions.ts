@@ -1,5 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { assertRoleAllows, type Action } from '../domain/roles.js';
+import type { AuditService } from '../modules/audit/index.js';
 
 /**
  * The action of each form the console posts, for the role check (src/domain/roles.ts, docs/roles.md): the same
@@ -60,6 +61,11 @@ export const CONSOLE_ACTIONS: Record<string, Action> = {
   'POST /console/webhooks': 'webhooks.manage',
   'POST /console/webhooks/:id/delete': 'webhooks.manage',
   'POST /console/webhooks/:id/ping': 'webhooks.manage',
+  // people: the service asks for people.manage_admins (owner) when an admin or owner role is given or taken
+  'POST /console/people/invite': 'people.manage',
+  'POST /console/people/:id/role': 'people.manage',
+  'POST /console/people/:id/remove': 'people.manage',
+  'GET /console/audit': 'audit.read',
 };
 
 /**
@@ -82,10 +88,18 @@ export function requireConsoleAction(route: RouteOptions): void {
  * The console's role check (docs/roles.md), the API's rule: each route's action is set as it registers, and a signed-in
  * request beyond the session's role is refused 403 `forbidden` (the error page names the role needed); nothing changes.
  */
-export function registerConsoleRoles(app: FastifyInstance): void {
+export function registerConsoleRoles(app: FastifyInstance, audit: AuditService): void {
+  app.decorateRequest('consoleRefused', false);
   app.addHook('onRoute', requireConsoleAction);
   app.addHook('preHandler', async (req) => {
     const action = req.routeOptions.config?.action;
     if (req.consoleSession && action) assertRoleAllows(req.consoleSession.auth.role, action);
+  });
+  // A form's security-relevant act that succeeded goes to the audit trail, like the API's (a refusal shown as a
+  // notice after a redirect is not an act: redirectWithNotice marks it).
+  app.addHook('onResponse', async (req, reply) => {
+    const action = req.routeOptions.config?.action;
+    if (!action || !req.consoleSession || req.method === 'GET' || reply.statusCode >= 400 || req.consoleRefused) return;
+    await audit.recordAct({ auth: req.consoleSession.auth, action, route: `POST ${req.routeOptions.url ?? ''}`, params: req.params, body: req.body });
   });
 }

@@ -13,6 +13,8 @@ export const NAV = [
   { key: 'meetings', label: 'Meetings', href: '/console/meetings' },
   { key: 'accounts', label: 'Accounts', href: '/console/accounts' },
   { key: 'suppressions', label: 'Suppressions', href: '/console/suppressions' },
+  { key: 'people', label: 'People', href: '/console/people' },
+  { key: 'audit', label: 'Audit', href: '/console/audit' },
 ] as const;
 
 export type NavKey = (typeof NAV)[number]['key'];
@@ -106,6 +108,18 @@ export function Table<T>(props: {
   );
 }
 
+/** Who this session is and their role: a person's name, a key, or the operator (docs/roles.md). */
+function SignedInAs({ ctx }: { ctx: PageContext }) {
+  if (!ctx.session) return '';
+  const { person, keyId, role } = ctx.session.auth;
+  const who = person ? person.name : keyId === 'console' ? 'Operator' : `Key ${keyId.slice(0, 8)}`;
+  return (
+    <span class="signed-in-as" safe>
+      {`${who} · ${role}`}
+    </span>
+  );
+}
+
 function WorkspaceSwitcher({ ctx }: { ctx: PageContext }) {
   if (!ctx.session || ctx.workspaces.length < 2) return '';
   const current = ctx.session.auth.workspaceId;
@@ -167,6 +181,7 @@ export function Layout(props: { title: string; nav?: NavKey; ctx: PageContext; s
                 </ul>
               </nav>
               <div class="session">
+                <SignedInAs ctx={ctx} />
                 <WorkspaceSwitcher ctx={ctx} />
                 <form method="post" action="/console/sign-out">
                   <CsrfField token={ctx.csrfToken} />

@@ -127,7 +127,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
     const next = req.method === 'GET' ? req.url : '/console';
     return sendSignIn(req, reply, { next, status: 401 });
   });
-  registerConsoleRoles(app);
+  registerConsoleRoles(app, services.audit);
 
   async function sendSignIn(req: FastifyRequest, reply: FastifyReply, opts: { next: string; status: number; error?: string }) {
     const ctx = await pageContext(req, reply, sessions);
@@ -263,7 +263,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
     },
   );
 
-  await registerConsolePages(app, deps);
+  await registerConsolePages(app, deps, setSessionCookie);
 
   // Unknown console paths get the HTML 404 page (the API keeps its JSON 404).
   for (const path of ['/console/*', '/review/*']) {

@@ -11,6 +11,8 @@ declare module 'fastify' {
     consoleCsrfBinding: string;
     /** The console's cookies are `Secure` and `__Host-`-prefixed (OUTREACH_PUBLIC_URL is https). */
     consoleSecureCookies: boolean;
+    /** The form's act was refused and said so in a notice (not recorded in the audit trail). */
+    consoleRefused: boolean;
   }
   interface FastifyContextConfig {
     /** Console routes that answer without a session (sign-in, login links, assets). */

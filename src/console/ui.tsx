@@ -180,6 +180,7 @@ function noticeCookie(req: FastifyRequest) {
 export function redirectWithNotice(reply: FastifyReply, path: string, notice: Notice): FastifyReply {
   const value = JSON.stringify({ kind: notice.kind, text: notice.text.slice(0, 500) });
   const { name, options } = noticeCookie(reply.request);
+  if (notice.kind === 'refused') reply.request.consoleRefused = true;
   reply.setCookie(name, value, { ...options, maxAge: NOTICE_MAX_AGE_SECONDS });
   return reply.redirect(path, 303);
 }

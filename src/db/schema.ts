@@ -39,6 +39,44 @@ export interface TeamLinksTable {
   created_at: CreatedAt;
 }
 
+export interface PeopleTable {
+  id: string;
+  email: string;
+  name: string;
+  created_at: CreatedAt;
+}
+
+export interface WorkspaceMembersTable {
+  workspace_id: string;
+  person_id: string;
+  role: Role;
+  created_at: CreatedAt;
+}
+
+export interface PersonLinksTable {
+  token_hash: string;
+  purpose: 'invite' | 'sign_in';
+  workspace_id: string;
+  email: string;
+  role: Role | null;
+  created_by: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface AuditEventsTable {
+  workspace_id: string;
+  id: string;
+  at: Timestamp;
+  actor_kind: 'person' | 'key' | 'operator' | 'engine';
+  actor_id: string | null;
+  actor_label: string;
+  action: string;
+  subject: string | null;
+  detail: Json<Record<string, unknown>>;
+}
+
 export interface ApiKeysTable {
   id: string;
   workspace_id: string;
@@ -340,6 +378,10 @@ export interface DB {
   workspaces: WorkspacesTable;
   team_links: TeamLinksTable;
   api_keys: ApiKeysTable;
+  people: PeopleTable;
+  workspace_members: WorkspaceMembersTable;
+  person_links: PersonLinksTable;
+  audit_events: AuditEventsTable;
   x_accounts: XAccountsTable;
   x_account_oauth: delivery.XAccountOauthTable;
   oauth_states: delivery.OauthStatesTable;

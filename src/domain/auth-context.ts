@@ -13,6 +13,36 @@ export interface AuthContext {
   role: Role;
   /** The caller's own role at home (what GET /workspaces lowers per client workspace). */
   homeRole: Role;
+  /** The person signed in to the console (an invitation or their sign-in link); absent for keys and the operator. */
+  person?: Person;
+}
+
+export interface Person {
+  id: string;
+  name: string;
+  email: string;
+}
+
+/**
+ * Who made a write, as the audit trail and `by` labels name them: a person, a key (by id), the operator (the CLI
+ * on the server's data, a login-link session) or the engine.
+ */
+export type Actor =
+  | { kind: 'person'; id: string; label: string }
+  | { kind: 'key'; id: string; label: string }
+  | { kind: 'operator'; id: null; label: 'operator' }
+  | { kind: 'engine'; id: null; label: 'engine' };
+
+export const OPERATOR: Actor = { kind: 'operator', id: null, label: 'operator' };
+
+/** The key id a login-link (operator) session carries in place of a key. */
+export const OPERATOR_SESSION_KEY = 'console';
+
+/** The actor behind a request: its person, else its key, else the operator (a login-link session). */
+export function actorOf(auth: AuthContext): Actor {
+  if (auth.person) return { kind: 'person', id: auth.person.id, label: `${auth.person.name} <${auth.person.email}>` };
+  if (auth.keyId === OPERATOR_SESSION_KEY) return OPERATOR;
+  return { kind: 'key', id: auth.keyId, label: `key ${auth.keyId}` };
 }
 
 /** A key (or a console session standing for one) before the workspace selector is applied. */

@@ -33,13 +33,36 @@ export const ACTIONS = {
   'meetings.endpoints': { role: 'admin', does: 'create, rotate, subscribe and remove booking-tool endpoints' },
   'suppressions.remove': { role: 'admin', does: 'take an address off the suppression list' },
   'sessions.end_all': { role: 'admin', does: "end every console session of the workspace (one's own always)" },
+  'people.manage': { role: 'admin', does: 'invite, remove and list members' },
+  'audit.read': { role: 'admin', does: 'read the audit trail' },
   // owner: keys, Team links, who holds which role
   'keys.manage': { role: 'owner', does: 'create and revoke API keys' },
+  'people.manage_admins': { role: 'owner', does: 'give or take the admin and owner roles' },
   'team.manage': { role: 'owner', does: 'link client workspaces to a Team' },
   'workspace.delete': { role: 'owner', does: 'delete the workspace' },
 } as const satisfies Record<string, { role: Role; does: string }>;
 
 export type Action = keyof typeof ACTIONS;
+
+/**
+ * The security-relevant acts the audit trail records whichever door takes them (docs/roles.md "Audit trail"): what
+ * the workspace sends and through what, who may act, and what it tells the outside world. Sign-ins and people are
+ * recorded by their services.
+ */
+export const AUDITED_ACTIONS: ReadonlySet<Action> = new Set<Action>([
+  'sequences.approve',
+  'sequences.set_status',
+  'plays.set_status',
+  'accounts.manage',
+  'settings.manage',
+  'webhooks.manage',
+  'meetings.endpoints',
+  'suppressions.remove',
+  'sessions.end_all',
+  'keys.manage',
+  'team.manage',
+  'workspace.delete',
+]);
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 

@@ -303,7 +303,9 @@ describe('mailbox connect in the console', { timeout: 120_000 }, () => {
       const done = await new ConsoleClient(t).get(await approve(new URL(res.json().authorizeUrl)));
       expect(done.statusCode, done.body).toBe(200);
       expect(done.body).toContain('Mailbox connected');
-      expect(done.body).toContain(`Connected ${DANA} with Google to the workspace “Acme”. It sends and reads mail with OAuth; tokens are stored encrypted. You can close this page.`);
+      expect(done.body).toContain(
+        `Connected ${DANA} with Google to the workspace “Acme”. It sends and reads mail with OAuth; tokens are stored encrypted. You can close this page.`,
+      );
       const removed = await t.app.inject({ method: 'POST', url: '/admin/v1/mailboxes/remove', headers: admin, payload: { workspaceId, mailbox: DANA } });
       expect(removed.json()).toEqual({ removed: true, revokedAtProvider: true });
     });

@@ -188,7 +188,9 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox connect', { timeou
       expect(google.code, google.stderr).toBe(0);
       const done = await openInBrowser(JSON.parse(google.stdout).authorizeUrl);
       expect(done.status, done.body).toBe(200);
-      expect(done.body).toContain(`Connected ${DANA} with Google to the workspace “Mail”. It sends and reads mail with OAuth; tokens are stored encrypted. You can close this page.`);
+      expect(done.body).toContain(
+        `Connected ${DANA} with Google to the workspace “Mail”. It sends and reads mail with OAuth; tokens are stored encrypted. You can close this page.`,
+      );
 
       const microsoft = await cli(['mailbox', 'connect', '--provider', 'microsoft', '--workspace', workspaceId, ...servers], env);
       expect(microsoft.code, microsoft.stderr).toBe(0);

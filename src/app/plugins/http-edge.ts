@@ -29,8 +29,8 @@ const KEY_PARAMS = new Set([
 const SECRET_PARAMS = new Set([...KEY_PARAMS, 'token', 'secret', 'client_secret', 'password', 'signature', 'code', 'state', 'code_verifier']);
 /** Free text about people (GET /leads `q` searches names, companies and titles): personal data stays out of logs. */
 const PERSONAL_PARAMS = new Set(['q']);
-/** A console login link: its path segment is the one-time token (`/console/login/<token>`). */
-const LOGIN_LINK_PATH = /^(\/+console(?:\/|%2f)+login(?:\/|%2f)+).+$/i;
+/** A console login link or a person's link: its path segment is the one-time token (`/console/login/<token>`, `/console/join/<token>`). */
+const LOGIN_LINK_PATH = /^(\/+console(?:\/|%2f)+(?:login|join)(?:\/|%2f)+).+$/i;
 /** A workspace key under any parameter name (`ows_` + 43 base64url characters) is also a credential. */
 const LOOKS_LIKE_KEY = /^ows_[A-Za-z0-9_-]{16,}/;
 

@@ -6,6 +6,10 @@ import { reviewPages } from './review.js';
 import { accountsPages } from './accounts.js';
 import { repliesPages } from './replies.js';
 import { webhooksPages } from './webhooks.js';
+import { peoplePages } from './people.js';
+import { auditPages } from './audit.js';
+import { joinPages } from './join.js';
+import type { FastifyReply } from 'fastify';
 import { sequencesPages } from './sequences.js';
 import { leadsActivityPages } from './leads-activity.js';
 import { leadsImportPages } from './leads-import.js';
@@ -27,13 +31,21 @@ import { meetingRecordPages } from './meeting-block.js';
  * Every console page module, one line each (append, don't reorder). A module is `(app, deps) => void` and
  * registers its own routes in the console scope: session, CSRF, CSP and HTML errors already apply (docs/console.md).
  */
-export async function registerConsolePages(app: AppInstance, deps: ConsoleDeps): Promise<void> {
+export async function registerConsolePages(
+  app: AppInstance,
+  deps: ConsoleDeps,
+  setSessionCookie: (reply: FastifyReply, sessionId: string) => void,
+): Promise<void> {
+  // A person's invitation or sign-in link (docs/roles.md "People").
+  joinPages(app, deps, setSessionCookie);
   dashboardPage(app, deps);
   playsPages(app, deps);
   reviewPages(app, deps);
   accountsPages(app, deps);
   repliesPages(app, deps);
   webhooksPages(app, deps);
+  peoplePages(app, deps);
+  auditPages(app, deps);
   sequencesPages(app, deps);
   leadsActivityPages(app, deps);
   sequenceEditorPages(app, deps);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { consoleBy } from '../by.js';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
@@ -29,7 +30,6 @@ type DecideForm = { leadIds?: string | string[]; keep?: string };
 const CHANNEL_WORDS: Record<string, string> = { email: 'e-mail address', linkedin: 'LinkedIn profile', x: 'X user', handle: 'X handle' };
 
 /** Who decides from the console: the session's key, or `console` for a login-link session (which has none). */
-export const consoleDecider = (keyId: string) => (keyId === 'console' ? 'console' : `console:${keyId}`);
 
 const nameOf = (l: Pick<TwinLead, 'person' | 'email' | 'xUsername' | 'linkedinUrl'>) =>
   l.person ?? l.email ?? (l.xUsername ? `@${l.xUsername}` : null) ?? l.linkedinUrl ?? 'Unnamed lead';
@@ -246,7 +246,7 @@ export function leadsTwinsPages(app: AppInstance, deps: ConsoleDeps) {
   async function decide(req: FastifyRequest<{ Body: DecideForm }>, reply: FastifyReply, kind: 'merge' | 'distinct') {
     const workspaceId = workspaceOf(req);
     const leadIds = ([] as string[]).concat(req.body.leadIds ?? []);
-    const by = consoleDecider(req.consoleSession!.auth.keyId);
+    const by = consoleBy(req.consoleSession!.auth);
     let notice: Notice;
     try {
       if (kind === 'merge') {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { consoleBy } from '../by.js';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
@@ -6,7 +7,6 @@ import { MAX_MEETING_NOTE, MEETING_OUTCOMES, type MeetingOutcome } from '../../m
 import type { ConsoleDeps } from '../deps.js';
 import { CsrfField } from '../layout.js';
 import { Badge, When, type Tone } from '../ui.js';
-import { consoleDecider } from './leads-twins.js';
 
 // The "Meeting" block of the lead page and of each pending reply (issue 42 §4): when the meeting was booked, its
 // outcome and the answer to our invitation, the five outcome buttons with an optional note, and on the lead page the
@@ -183,7 +183,7 @@ export function meetingRecordPages(app: AppInstance, deps: ConsoleDeps) {
         ...(outcome && { outcome }),
         ...(outcome && note !== undefined && { note }),
         ...(bookedAt && { bookedAt }),
-        by: consoleDecider(auth.keyId),
+        by: consoleBy(auth),
       });
     } catch (err) {
       if (err instanceof AppError && err.statusCode === 409 && err.code === 'no_meeting') return back('no_meeting');

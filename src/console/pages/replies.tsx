@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { consoleBy } from '../by.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
@@ -6,7 +7,6 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { DECISIONS, type Decision } from '../../modules/replies/index.js';
 import type { ConsoleDeps } from '../deps.js';
-import { consoleDecider } from './leads-twins.js';
 import { CsrfField, PostButton } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, noticeTable, When, plural, type Notice } from '../ui.js';
@@ -301,7 +301,7 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
     try {
       // The form's attempt id is the Idempotency-Key: a double submit replays the first answer instead of acting twice.
       const key = typeof req.body.attempt === 'string' && /^[\x21-\x7e]{1,200}$/.test(req.body.attempt) ? `console:${req.body.attempt}` : undefined;
-      const answer = await replies.decide(auth.workspaceId, req.params.id, { decision, text, by: 'console' }, key);
+      const answer = await replies.decide(auth.workspaceId, req.params.id, { decision, text, by: consoleBy(auth) }, key);
       // On a LinkedIn account set to Tasks the answer is a task for a person, not a message (`taskId`).
       if (typeof answer.body.taskId === 'string') return reply.redirect('/console/replies?notice=task_created', 303);
     } catch (err) {
@@ -319,7 +319,7 @@ export function repliesPages(app: AppInstance, deps: ConsoleDeps) {
     if (!isUuid(req.params.id)) throw notFound('reply');
     let notice: keyof typeof REPLY_NOTICES;
     try {
-      const result = await replies.markHandled(req.consoleSession!.auth.workspaceId, req.params.id, consoleDecider(req.consoleSession!.auth.keyId));
+      const result = await replies.markHandled(req.consoleSession!.auth.workspaceId, req.params.id, consoleBy(req.consoleSession!.auth));
       notice = result.outcome;
     } catch (err) {
       if (!(err instanceof AppError) || err.statusCode !== 409) throw err;

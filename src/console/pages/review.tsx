@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { consoleBy } from '../by.js';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
@@ -319,7 +320,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
           auth.workspaceId,
           playId,
           { expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'), decisions: [{ candidateId, decision: 'not_a_good_fit' }] },
-          { by: auth.keyId },
+          { by: consoleBy(auth) },
         );
         result = outcomeResult(done.results[0].result);
       } catch (err) {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { consoleBy } from '../by.js';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import { PERMANENT_REASONS, SUPPRESSION_REASONS, type SuppressionReason } from '../../domain/suppression.js';
@@ -18,7 +19,6 @@ import { leadNames, LeadLink } from './mailbox-inbound.js';
 export const SUPPRESSIONS_PAGE_SIZE = 50;
 
 /** Who removes from the console (suppression_removals.removed_by, the lead's ledger entry): the console's name, as other console actions. */
-const CONSOLE_BY = 'console';
 
 /** Each reason as people read it, and what it means. */
 export const REASON_LABELS: Record<SuppressionReason, { label: string; means: string }> = {
@@ -199,7 +199,7 @@ export function suppressionsPages(app: AppInstance, deps: ConsoleDeps) {
       const back = listUrl({ q: req.body.q?.trim() || undefined, reason: reasonOf(req.body.reason) });
       let notice: Notice;
       try {
-        const r = await inbound.removeSuppression(workspaceId, address, CONSOLE_BY);
+        const r = await inbound.removeSuppression(workspaceId, address, consoleBy(req.consoleSession!.auth));
         notice = {
           kind: 'done',
           text: `Removed ${r.address} (${REASON_LABELS[r.reason]?.label.toLowerCase() ?? r.reason}) from the suppression list: the workspace may e-mail it again.`,

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { consoleBy } from '../by.js';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
@@ -19,7 +20,6 @@ import { Badge, EmptyState, humanize, NoticeBox, noticeTable, plural, redirectWi
 export const TASKS_PAGE_SIZE = 50;
 
 /** Who closes a task from the console (the ledger's `detail.by`): keys have no label, so the console's name. */
-const CONSOLE_BY = 'console';
 
 /**
  * What a task action may say after it (POST/redirect/GET, or in place with htmx): a fixed code and its text. The
@@ -419,12 +419,12 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
   const route = { schema: { hide: true, body: ActionBody } };
 
   /** One button's POST: `run` closes the task and says which notice follows; a refusal says why it did not. */
-  function button(path: string, run: (workspaceId: string, id: string) => Promise<TaskNotice>, refused = refusalOf) {
+  function button(path: string, run: (workspaceId: string, id: string, by: string) => Promise<TaskNotice>, refused = refusalOf) {
     app.post<{ Params: { id: string } }>(`/console/tasks/:id/${path}`, route, async (req, reply) => {
       const id = taskId(req.params.id);
       let code: TaskNotice;
       try {
-        code = await run(req.consoleSession!.auth.workspaceId, id);
+        code = await run(req.consoleSession!.auth.workspaceId, id, consoleBy(req.consoleSession!.auth));
       } catch (err) {
         code = refused(err);
       }
@@ -432,15 +432,15 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
     });
   }
 
-  button('complete', async (ws, id) => (await tasks.complete(ws, id, CONSOLE_BY), 'done'));
-  button('skip', async (ws, id) => ((await tasks.skip(ws, id, CONSOLE_BY)).source === 'uncertain' ? 'left' : 'skipped'));
+  button('complete', async (ws, id, by) => (await tasks.complete(ws, id, by), 'done'));
+  button('skip', async (ws, id, by) => ((await tasks.skip(ws, id, by)).source === 'uncertain' ? 'left' : 'skipped'));
   // Send DM / Follow / Like: the one path that performs an X action on a task, by a signed-in person, at the click.
-  button('perform', async (ws, id) => ((await tasks.performAtClick(ws, id, CONSOLE_BY)).kind === 'x_dm' ? 'sent_dm' : 'engaged'));
+  button('perform', async (ws, id, by) => ((await tasks.performAtClick(ws, id, by)).kind === 'x_dm' ? 'sent_dm' : 'engaged'));
   // Send anyway: the uncertain e-mail goes again at the click, with a fresh Message-ID (tasks.sendAnyway).
   button(
     'send-anyway',
-    async (ws, id) => ((await tasks.sendAnyway(ws, id, CONSOLE_BY)).closedReason === 'send_failed' ? 'send_failed' : 'sent_anyway'),
+    async (ws, id, by) => ((await tasks.sendAnyway(ws, id, by)).closedReason === 'send_failed' ? 'send_failed' : 'sent_anyway'),
     uncertainRefusalOf,
   );
-  button('mark-sent', async (ws, id) => (await tasks.markSent(ws, id, CONSOLE_BY), 'marked_sent'), uncertainRefusalOf);
+  button('mark-sent', async (ws, id, by) => (await tasks.markSent(ws, id, by), 'marked_sent'), uncertainRefusalOf);
 }

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { AppError, notFound, unauthorized } from '../../lib/errors.js';
 import { OneOf, Uuid } from '../../app/schemas.js';
 import { ROLES } from '../../domain/vocabulary.js';
+import type { PeopleCommand } from '../people/index.js';
 import type { Services } from '../../app/services.js';
 import type { AppInstance } from '../../app/types.js';
 import { DomainCheckError, INBOUND_VERDICTS, MailboxError } from '../../channels/email/index.js';
@@ -37,6 +38,7 @@ export async function adminRoutes(app: AppInstance, opts: { services: Services; 
   registerXRoutes(app, services);
   registerLinkedinRoutes(app, services);
   registerMeetingsRoutes(app, services);
+  registerPeopleRoutes(app, services);
 }
 
 /** Seeding, the engine pass, workspaces, keys, team links and console sign-in links. */
@@ -101,7 +103,15 @@ function registerOperatorRoutes(app: AppInstance, services: Services) {
   // `outreach sessions revoke`: every console session of a workspace, or those one of its keys opened.
   app.post(
     '/sessions/revoke',
-    { schema: { hide: true, body: Type.Object({ workspaceId: Uuid(), keyId: Type.Optional(Uuid()) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          { workspaceId: Uuid(), keyId: Type.Optional(Uuid()), person: Type.Optional(Type.String({ maxLength: 254 })) },
+          { additionalProperties: false },
+        ),
+      },
+    },
     async (req) => services.consoleSessions.revokeSessions(req.body),
   );
 
@@ -324,5 +334,28 @@ function registerMeetingsRoutes(app: AppInstance, services: Services) {
       },
     },
     async (req) => services.meetings.endpointCommand(req.body),
+  );
+}
+
+/** `outreach person …` through a running server (modules/people, docs/roles.md "People"); the operator acts as owner. */
+function registerPeopleRoutes(app: AppInstance, services: Services) {
+  app.post(
+    '/people',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            op: OneOf(['invite', 'list', 'role', 'remove', 'link'] as const),
+            workspaceId: Uuid(),
+            email: Type.Optional(Type.String({ minLength: 3, maxLength: 254 })),
+            role: Type.Optional(OneOf(ROLES)),
+            name: Type.Optional(Type.String({ maxLength: 120 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => services.people.operatorCommand(req.body as PeopleCommand),
   );
 }

@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 
 export async function insertSession(
   db: Database,
-  row: { id_hash: string; workspace_id: string; key_id: string | null; created_at: Date; expires_at: Date },
+  row: { id_hash: string; workspace_id: string; key_id: string | null; person_id: string | null; created_at: Date; expires_at: Date },
 ): Promise<void> {
   await db.insertInto('console_sessions').values(row).execute();
 }
@@ -16,6 +16,7 @@ export async function findSessionWithKey(db: Database, idHash: string) {
       's.id_hash',
       's.workspace_id',
       's.key_id',
+      's.person_id',
       's.selected_workspace_id',
       's.created_at',
       's.expires_at',

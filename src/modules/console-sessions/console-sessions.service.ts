@@ -4,7 +4,9 @@ import type { TextCipher } from '../../lib/crypto.js';
 import { isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
 import { notFound } from '../../lib/errors.js';
 import type { AuthContext, WorkspacesService } from '../workspaces/index.js';
-import type { Caller } from '../../domain/auth-context.js';
+import { OPERATOR, OPERATOR_SESSION_KEY, type Caller } from '../../domain/auth-context.js';
+import type { PeopleService } from '../people/index.js';
+import type { AuditService } from '../audit/index.js';
 import * as repo from './console-sessions.repository.js';
 
 /** A console session lasts 12 hours from sign-in (issue 15), whatever the activity. */
@@ -18,7 +20,7 @@ export const LINK_SESSION_MAX_AGE_MS = 12 * 60 * 60 * 1000;
 export const LOGIN_LINK_TTL_MS = 10 * 60 * 1000;
 
 /** Who decided, in a review made by a session that signed in through a login link (it has no key id). */
-export const LINK_SESSION_REVIEWER = 'console';
+export const LINK_SESSION_REVIEWER = OPERATOR_SESSION_KEY;
 
 /** What a signed-in console request knows: the API's AuthContext plus the session's own id hash. */
 export interface ConsoleSession {
@@ -33,16 +35,40 @@ export interface ConsoleSession {
  * Keys are checked by the same workspaces service the API uses, and a session is re-checked against its key on
  * every request, so a revoked or expired key ends the session at the next page.
  */
-export function createConsoleSessionsService(deps: { db: Database; clock: Clock; workspaces: WorkspacesService; cipher: TextCipher }) {
-  const { db, clock, workspaces } = deps;
+export function createConsoleSessionsService(deps: {
+  db: Database;
+  clock: Clock;
+  workspaces: WorkspacesService;
+  cipher: TextCipher;
+  people: PeopleService;
+  audit: AuditService;
+}) {
+  const { db, clock, workspaces, people, audit } = deps;
 
-  async function start(workspaceId: string, keyId: string | null) {
+  async function start(workspaceId: string, keyId: string | null, personId: string | null = null) {
     const sessionId = randomToken(32);
     const now = clock.now();
     const ttl = keyId === null ? Math.min(CONSOLE_SESSION_TTL_MS, LINK_SESSION_MAX_AGE_MS) : CONSOLE_SESSION_TTL_MS;
     const expiresAt = new Date(now.getTime() + ttl);
-    await repo.insertSession(db, { id_hash: sha256Hex(sessionId), workspace_id: workspaceId, key_id: keyId, created_at: now, expires_at: expiresAt });
+    await repo.insertSession(db, {
+      id_hash: sha256Hex(sessionId),
+      workspace_id: workspaceId,
+      key_id: keyId,
+      person_id: personId,
+      created_at: now,
+      expires_at: expiresAt,
+    });
     return { sessionId, expiresAt };
+  }
+
+  /**
+   * A person's invitation or sign-in link (docs/roles.md "People"): spends it and opens a session as that person, with
+   * their role. Answers null for a link that is unknown, used, expired, or whose person is no longer a member.
+   */
+  async function signInPerson(token: string, name?: string) {
+    const redeemed = await people.redeem(token, name);
+    if (!redeemed) return null;
+    return { ...(await start(redeemed.workspaceId, null, redeemed.person.id)), person: redeemed.person };
   }
 
   /** A key typed into the sign-in form; answers null for any key the API would refuse (the caller shows 401). */
@@ -51,6 +77,10 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
     if (!key) return null;
     // Now and then, forget ended sessions (no separate sweeper for a table this small).
     await repo.deleteDeadSessions(db, clock.now());
+    await audit.record(key.homeWorkspaceId, { kind: 'key', id: key.keyId, label: `key ${key.keyId}` }, 'console.signed_in', null, {
+      with: 'key',
+      role: key.role,
+    });
     return start(key.homeWorkspaceId, key.keyId);
   }
 
@@ -69,6 +99,7 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
     if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
     const link = await repo.consumeLoginLink(db, sha256Hex(token), clock.now());
     if (!link) return null;
+    await audit.record(link.workspace_id, OPERATOR, 'console.signed_in', null, { with: 'login_link' });
     return start(link.workspace_id, null);
   }
 
@@ -82,6 +113,17 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
     if (row.expires_at.getTime() <= now || (row.key_id === null && row.created_at.getTime() + LINK_SESSION_MAX_AGE_MS <= now)) {
       await repo.deleteSession(db, idHash);
       return null;
+    }
+    // A person's session carries their role in the workspace, read afresh: removed, they are signed out here.
+    if (row.person_id !== null) {
+      const member = await people.membership(row.workspace_id, row.person_id);
+      if (!member) {
+        await repo.deleteSession(db, idHash);
+        return null;
+      }
+      const { role, ...person } = member;
+      const auth = { keyId: `person:${person.id}`, homeWorkspaceId: row.workspace_id, workspaceId: row.workspace_id, role, homeRole: role, person };
+      return { idHash, auth, homeWorkspaceId: row.workspace_id };
     }
     // The key row exists while the session does (ON DELETE CASCADE); its revocation or expiry ends every session
     // it opened, not only this one.
@@ -115,9 +157,18 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
    * with `keyId` those one key of that workspace opened. 404 `workspace` or `key` for an unknown id, or a key of
    * another workspace. Answers how many ended.
    */
-  async function revokeSessions(input: { workspaceId: string; keyId?: string | null }): Promise<{ workspaceId: string; keyId: string | null; ended: number }> {
+  async function revokeSessions(input: {
+    workspaceId: string;
+    keyId?: string | null;
+    person?: string | null;
+  }): Promise<{ workspaceId: string; keyId: string | null; ended: number; person?: string }> {
     const workspaceId = input.workspaceId.toLowerCase();
     if (!isUuid(workspaceId) || (await workspaces.workspaceName(workspaceId)) === null) throw notFound('workspace');
+    if (input.person) {
+      const person = await people.findByEmail(workspaceId, input.person);
+      if (!person) throw notFound('person');
+      return { workspaceId, keyId: null, person: person.email, ended: await people.endSessions(workspaceId, person.id) };
+    }
     if (!input.keyId) return { workspaceId, keyId: null, ended: await repo.deleteWorkspaceSessions(db, workspaceId) };
     const keyId = input.keyId.toLowerCase();
     if (!isUuid(keyId)) throw notFound('key');
@@ -159,6 +210,7 @@ export function createConsoleSessionsService(deps: { db: Database; clock: Clock;
   return {
     signInWithKey,
     signInWithLink,
+    signInPerson,
     createLoginLink,
     resume,
     end,

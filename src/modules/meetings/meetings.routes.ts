@@ -2,7 +2,6 @@ import { WorkspaceClientHeader, errorResponses } from '../../app/schemas.js';
 import type { AppInstance } from '../../app/types.js';
 import type { RateLimitStore } from '../../app/plugins/rate-limit.js';
 import { perCallerBudget, rawBodyScope } from '../../app/plugins/raw-webhook.js';
-import { badRequest } from '../../lib/errors.js';
 import type { MeetingsService } from './meetings.service.js';
 import {
   CreateEndpointBody,
@@ -21,18 +20,10 @@ import {
   SubscribeBody,
 } from './meetings.schemas.js';
 import { Type } from 'typebox';
+import { readTimeCursor, timeCursorOf } from '../../lib/keyset.js';
 import { Uuid } from '../../app/schemas.js';
 
 const NOTE = 'Extension: not in the spec (docs/meetings.md). Honors X-Workspace-Client; an id of another workspace answers 404.';
-
-const cursorOf = (row: { received_at: Date; id: string }) => Buffer.from(`${row.received_at.toISOString()}|${row.id}`).toString('base64url');
-function readCursor(cursor: string | undefined): { at: Date; id: string } | undefined {
-  if (!cursor) return undefined;
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const d = new Date(at ?? '');
-  if (Number.isNaN(d.getTime()) || !/^[0-9a-f-]{36}$/.test(id ?? '')) throw badRequest('invalid_cursor', 'cursor must be the nextCursor of a previous page');
-  return { at: d, id };
-}
 
 /** /api/v1: the workspace's booking-tool endpoints and events, and a person's record of a meeting. */
 export async function meetingsRoutes(app: AppInstance, opts: { meetings: MeetingsService }) {
@@ -175,7 +166,7 @@ function eventAndOutcomeRoutes(app: AppInstance, meetings: MeetingsService) {
     },
     async (req) => {
       const limit = req.query.limit ?? 50;
-      const rows = await meetings.listEvents(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, before: readCursor(req.query.cursor) });
+      const rows = await meetings.listEvents(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, before: readTimeCursor(req.query.cursor) });
       const page = rows.slice(0, limit);
       return {
         events: page.map((r) => ({
@@ -191,7 +182,7 @@ function eventAndOutcomeRoutes(app: AppInstance, meetings: MeetingsService) {
           status: r.status as never,
           receivedAt: r.received_at.toISOString(),
         })),
-        nextCursor: rows.length > limit ? cursorOf(page[page.length - 1]) : null,
+        nextCursor: rows.length > limit ? timeCursorOf(page[page.length - 1].received_at, page[page.length - 1].id) : null,
       };
     },
   );

@@ -147,6 +147,12 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
     return { id: keyId, revoked: true };
   }
 
+  /** The home workspace of a key (revoked or not), or null. */
+  async function keyWorkspace(keyId: string): Promise<string | null> {
+    if (!isUuid(keyId)) return null;
+    return (await repo.findApiKey(db, keyId.toLowerCase()))?.workspace_id ?? null;
+  }
+
   async function addTeamLink(input: { ownerWorkspaceId: string; clientWorkspaceId: string; role: Role }) {
     for (const id of [input.ownerWorkspaceId, input.clientWorkspaceId]) {
       if (!isUuid(id) || !(await repo.findWorkspace(db, id))) throw notFound('workspace');
@@ -188,6 +194,7 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
     createWorkspace,
     createApiKey,
     revokeApiKey,
+    keyWorkspace,
     addTeamLink,
     workspaceSettingsChanged,
     /** The in-process auth cache (tests and the HTTP edge start and stop its listener). */

@@ -12,6 +12,7 @@ import type { Role } from '../../../src/domain/vocabulary.js';
 // every form of the console and every MCP tool is run as member, admin and owner.
 const API: Record<string, Role> = {
   'GET /api/v1/activity': 'member',
+  'GET /api/v1/audit': 'admin',
   'GET /api/v1/events/stream': 'member',
   'POST /api/v1/events/trigger': 'admin',
   'GET /api/v1/leads': 'member',
@@ -113,6 +114,9 @@ const CONSOLE_ADMIN = [
   '/console/webhooks',
   '/console/webhooks/{id}/delete',
   '/console/webhooks/{id}/ping',
+  '/console/people/invite',
+  '/console/people/{id}/role',
+  '/console/people/{id}/remove',
   '/console/sign-out-everywhere',
 ];
 const CONSOLE_MEMBER = [

@@ -1,0 +1,11 @@
+// The people module's public face: code outside src/modules/people imports from here only.
+export {
+  createPeopleService,
+  personActor,
+  JOIN_PATH,
+  INVITATION_TTL_MS,
+  PERSON_SIGN_IN_TTL_MS,
+  type PeopleService,
+  type PeopleActor,
+  type PeopleCommand,
+} from './people.service.js';
