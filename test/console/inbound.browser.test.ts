@@ -169,7 +169,7 @@ describe.runIf(hasChromium)('inbound mail and the suppression list in Chromium (
     expect(await table.count()).toBe(2);
     expect(await page.getByLabel('Address or @domain').inputValue()).toBe('@contoso.example');
     const removal = await t.db.selectFrom('suppression_removals').select(['address', 'removed_by']).executeTakeFirstOrThrow();
-    expect(removal).toEqual({ address: 'tomas.okafor@contoso.example', removed_by: 'console' });
+    expect(removal).toEqual({ address: 'tomas.okafor@contoso.example', removed_by: `console:${ws.keyId}` });
     expect(await axeSeriousOrCritical(page)).toEqual([]);
     expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
   });

@@ -289,14 +289,14 @@ describe('inbound mail and the suppression list in the console', { timeout: 60_0
     expect(after.body).toContain('role="status"');
     expect(rowsOf(after.body).map((r) => r.split(' ')[0])).toEqual(['kim@contoso.example']);
     const removal = await t.db.selectFrom('suppression_removals').selectAll().where('address', '=', 'tomas@contoso.example').executeTakeFirstOrThrow();
-    expect(removal).toMatchObject({ workspace_id: ws.workspaceId, reason: 'bounced_hard', lead_id: tomas, removed_by: 'console' });
+    expect(removal).toMatchObject({ workspace_id: ws.workspaceId, reason: 'bounced_hard', lead_id: tomas, removed_by: `console:${ws.keyId}` });
     const entry = await t.db
       .selectFrom('activity')
       .select(['action', 'detail'])
       .where('lead_id', '=', tomas)
       .where('action', '=', 'manual_override')
       .executeTakeFirstOrThrow();
-    expect(JSON.parse(String(entry.detail))).toMatchObject({ op: 'suppression_removed', reason: 'bounced_hard', by: 'console' });
+    expect(JSON.parse(String(entry.detail))).toMatchObject({ op: 'suppression_removed', reason: 'bounced_hard', by: `console:${ws.keyId}` });
     // The other workspace's entry for the same address is untouched.
     const theirs = await suppressedRow(other.workspaceId, 'tomas@contoso.example');
     expect(theirs).toBeDefined();

@@ -46,7 +46,7 @@ describe('console replies /console/replies (issue 15 §3)', () => {
     expect([done.statusCode, done.headers.location]).toEqual([303, '/console/replies?notice=send']);
     expect(w.deliveredTo(leadId).map((d) => d.text)).toEqual(['edited before sending']);
     expect((await w.replyRow(replyId)).decision).toBe('send');
-    expect((await w.replyRow(replyId)).decided_by).toBe('console');
+    expect((await w.replyRow(replyId)).decided_by).toBe(`console:${w.a.keyId}`);
 
     // The same confirmed form submitted twice replays the first answer: nothing is sent again.
     const again = await c.post(`/console/replies/${replyId}/decide`, { decision: 'send', text: 'edited before sending', attempt: 'a1', confirmed: 'yes' });

@@ -103,7 +103,7 @@ describe('review page /review/plays/{id}', () => {
     expect(res.body).toContain('Rejected');
     const row = await candidateRow(b.id);
     expect(row.review_decision).toBe('not_a_good_fit');
-    expect(row.reviewed_by).toBe(acme.keyId);
+    expect(row.reviewed_by).toBe(`console:${acme.keyId}`);
     expect(await leadsOf(s.play.id)).toEqual([]);
   });
 

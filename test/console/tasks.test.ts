@@ -160,10 +160,10 @@ describe('the console task queue', () => {
     await c.get('/console/tasks');
     const res = await c.post(`/console/tasks/${task.id}/complete`);
     expect([res.statusCode, res.headers.location]).toEqual([303, '/console/tasks']);
-    expect(await taskRow(task.id)).toMatchObject({ status: 'done', closed_by: 'console' });
+    expect(await taskRow(task.id)).toMatchObject({ status: 'done', closed_by: `console:${acme.keyId}` });
     const entries = await ledger(ada);
     expect(entries.map((e) => [e.action, e.outcome])).toEqual([['invite', 'ok']]);
-    expect(JSON.parse(entries[0].detail)).toMatchObject({ via: 'task', taskId: task.id, by: 'console' });
+    expect(JSON.parse(entries[0].detail)).toMatchObject({ via: 'task', taskId: task.id, by: `console:${acme.keyId}` });
     expect((await t.db.selectFrom('leads').select('stage').where('id', '=', ada).executeTakeFirstOrThrow()).stage).toBe('invited');
     const page = await c.get('/console/tasks');
     expect(page.body).toContain('Done: recorded as the step, and the sequence goes on.');
@@ -185,7 +185,7 @@ describe('the console task queue', () => {
     expect(res.body).toContain('Skipped: nothing was sent, and the sequence goes on.');
     // The count is redrawn in place (htmx out-of-band swap): it no longer counts the skipped task.
     expect(res.body).toMatch(/<p id="tasks-count" role="status" hx-swap-oob="true">0 open tasks in the workspace/);
-    expect(await taskRow(task.id)).toMatchObject({ status: 'skipped', closed_by: 'console' });
+    expect(await taskRow(task.id)).toMatchObject({ status: 'skipped', closed_by: `console:${acme.keyId}` });
     expect((await ledger(grace)).map((e) => [e.action, e.outcome])).toEqual([['invite', 'skipped']]);
     expect((await c.get('/console')).body).toContain('<a href="/console/tasks">Open tasks: 0</a>');
   });

@@ -106,13 +106,13 @@ describe('uncertain sends in the console', () => {
     expect((await taskRow(task.id)).status).toBe('open');
     const res = await c.post(`/console/tasks/${task.id}/mark-sent`);
     expect([res.statusCode, res.headers.location]).toEqual([303, '/console/tasks']);
-    expect(await taskRow(task.id)).toMatchObject({ status: 'done', closed_by: 'console' });
+    expect(await taskRow(task.id)).toMatchObject({ status: 'done', closed_by: `console:${acme.keyId}` });
     const entries = await ledger(id);
     expect(entries.map((e) => [e.action, e.outcome])).toEqual([
       ['email_sent', 'failed'],
       ['email_sent', 'ok'],
     ]);
-    expect(JSON.parse(entries[1].detail)).toMatchObject({ recovered: 'marked_sent', by: 'console' });
+    expect(JSON.parse(entries[1].detail)).toMatchObject({ recovered: 'marked_sent', by: `console:${acme.keyId}` });
     expect((await c.get('/console/tasks')).body).toContain('Marked as sent');
   });
 
@@ -123,7 +123,7 @@ describe('uncertain sends in the console', () => {
     expect(res.statusCode).toBe(200);
     expect(res.body).toMatch(new RegExp(`^<article class="reply task closed" id="task-${sent.task.id}"`));
     expect(res.body).toContain('Sent again with a fresh Message-ID');
-    expect(JSON.parse((await ledger(sent.id))[1].detail)).toMatchObject({ recovered: 'sent_anyway', by: 'console' });
+    expect(JSON.parse((await ledger(sent.id))[1].detail)).toMatchObject({ recovered: 'sent_anyway', by: `console:${acme.keyId}` });
 
     const left = await uncertain(emailSeq);
     expect((await t.db.selectFrom('leads').select('last_error').where('id', '=', left.id).executeTakeFirstOrThrow()).last_error).toBe('uncertain_delivery');

@@ -245,6 +245,241 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit trail: sign-ins, people, keys, connects, webhooks, approvals and activations, newest first (extension)
+         * @description Append-only, in its own record (the activity ledger’s list of actions is the spec’s). Filters combine with AND; keyset pages: pass `nextCursor` as `cursor`. Needs the admin role. Honors X-Workspace-Client.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description one action, e.g. `person.invited`, `sequences.set_status` */
+                    action?: string;
+                    /** @description a person’s or key’s id */
+                    actor?: string;
+                    cursor?: string;
+                    /** @description ISO 8601 time, inclusive */
+                    from?: string;
+                    limit?: number;
+                    /** @description ISO 8601 time, exclusive */
+                    to?: string;
+                };
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "entries": [
+                         *         {
+                         *           "id": "019a8f3e-5c7d-7e21-9b4a-3f2d1c0b9a88",
+                         *           "at": "2026-11-30T10:14:03.000Z",
+                         *           "actor": {
+                         *             "kind": "person",
+                         *             "id": "5b1f7c2e-8d3a-4e6f-9a0b-1c2d3e4f5a6b",
+                         *             "label": "Ana Lima <ana@acme.example>"
+                         *           },
+                         *           "action": "sequences.set_status",
+                         *           "subject": "3c9e1a2b-4d5f-4a6b-8c7d-9e0f1a2b3c4d",
+                         *           "detail": {
+                         *             "route": "POST /console/sequences/:id/status",
+                         *             "status": "active"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "019a8f3d-1a2b-7c3d-8e4f-5a6b7c8d9e0f",
+                         *           "at": "2026-11-30T10:02:41.000Z",
+                         *           "actor": {
+                         *             "kind": "operator",
+                         *             "id": null,
+                         *             "label": "operator"
+                         *           },
+                         *           "action": "person.invited",
+                         *           "subject": "dana@acme.example",
+                         *           "detail": {
+                         *             "role": "member"
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            entries: {
+                                action: string;
+                                actor: {
+                                    id: string | null;
+                                    kind: "person" | "key" | "operator" | "engine";
+                                    label: string;
+                                };
+                                /** Format: date-time */
+                                at: string;
+                                detail: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                subject: string | null;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{channel}/inbound": {
         parameters: {
             query?: never;

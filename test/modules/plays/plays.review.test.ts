@@ -243,6 +243,7 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'DELETE /api/v1/meetings/endpoints/{id}',
       'DELETE /api/v1/meetings/endpoints/{id}/subscription',
       'DELETE /api/v1/suppressions/{address}',
+      'GET /api/v1/audit',
       'GET /api/v1/events/stream',
       'GET /api/v1/leads/twins',
       'GET /api/v1/mailboxes/{mailbox}/inbound',
