@@ -341,7 +341,7 @@ export interface ConsoleSessionsTable {
   /** The client workspace a Team owner switched to; NULL means the home workspace. */
   selected_workspace_id: string | null;
   /** The person signed in (an invitation or a person's sign-in link); NULL for key and operator sessions. */
-  person_id: Generated<string | null>;
+  person_id: string | null;
   created_at: CreatedAt;
   expires_at: Timestamp;
 }

@@ -79,10 +79,11 @@ describe('the console task queue', () => {
     expect(page.body).toContain(`aria-label="Switch Dana to Sandbox (simulated)"`);
     expect(page.body).not.toContain(`aria-label="Switch Dana to Tasks"`);
 
-    // Without a gateway configured, linking is refused on the page with the service's words; nothing changes.
+    // A typed gateway account id is the operator's act (security probe M2): a key's session is refused; nothing changes.
+    expect(page.body).toContain('is an operator act');
     const link = await c.post(`/console/accounts/linkedin/${account}/gateway`, { gatewayAccountId: 'gw_1' });
-    expect(link.statusCode).toBe(503);
-    expect(link.body).toContain('OUTREACH_LINKEDIN_GATEWAY_URL');
+    expect(link.statusCode).toBe(403);
+    expect(link.body).toContain('outreach linkedin connect');
     expect((await t.services.linkedin.get(acme.workspaceId, account)).delivery).toBe('tasks');
   });
 

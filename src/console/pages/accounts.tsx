@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { actorOf } from '../../domain/auth-context.js';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { AppInstance } from '../../app/types.js';
@@ -50,7 +51,13 @@ function sendingDeliveryOf(
 }
 
 /** Each LinkedIn account's delivery, with the forms that switch it (the same service as `outreach linkedin …`). */
-function LinkedinDeliveryPanel(props: { accounts: { id: string; name: string; mode: string }[]; linkedin: LinkedinAccountView[]; csrfToken: string }) {
+function LinkedinDeliveryPanel(props: {
+  accounts: { id: string; name: string; mode: string }[];
+  linkedin: LinkedinAccountView[];
+  csrfToken: string;
+  /** The operator's session (a login link): the only console session that may type a gateway account id. */
+  operator: boolean;
+}) {
   const rows = props.accounts.filter((a) => a.mode === 'linkedin');
   if (rows.length === 0) return '';
   return (
@@ -107,16 +114,23 @@ function LinkedinDeliveryPanel(props: { accounts: { id: string; name: string; mo
                 ''
               )}
             </div>
-            <form method="post" action={`${base}/gateway`}>
-              <CsrfField token={props.csrfToken} />
-              <label for={`gw-${a.id}`}>
-                Gateway account id<span class="visually-hidden" safe>{` for ${a.name}`}</span>
-              </label>{' '}
-              <input id={`gw-${a.id}`} name="gatewayAccountId" required maxlength="200" autocomplete="off" value={v?.gatewayAccountId ?? ''} />{' '}
-              <button type="submit">
-                Link to the LinkedIn gateway<span class="visually-hidden" safe>{` (${a.name})`}</span>
-              </button>
-            </form>
+            {props.operator ? (
+              <form method="post" action={`${base}/gateway`}>
+                <CsrfField token={props.csrfToken} />
+                <label for={`gw-${a.id}`}>
+                  Gateway account id<span class="visually-hidden" safe>{` for ${a.name}`}</span>
+                </label>{' '}
+                <input id={`gw-${a.id}`} name="gatewayAccountId" required maxlength="200" autocomplete="off" value={v?.gatewayAccountId ?? ''} />{' '}
+                <button type="submit">
+                  Link to the LinkedIn gateway<span class="visually-hidden" safe>{` (${a.name})`}</span>
+                </button>
+              </form>
+            ) : (
+              <p class="hint">
+                Linking to the LinkedIn gateway by its account id is an operator act: <code safe>{`outreach linkedin connect --account ${a.id}`}</code> on the
+                server.
+              </p>
+            )}
           </article>
         );
       })}
@@ -196,7 +210,12 @@ export async function renderAccountsPage(deps: ConsoleDeps, req: FastifyRequest,
           />
         </section>
         <PausedMailboxes paused={paused} csrfToken={ctx.csrfToken} />
-        <LinkedinDeliveryPanel accounts={accounts} linkedin={linkedin} csrfToken={ctx.csrfToken} />
+        <LinkedinDeliveryPanel
+          accounts={accounts}
+          linkedin={linkedin}
+          csrfToken={ctx.csrfToken}
+          operator={actorOf(req.consoleSession!.auth).kind === 'operator'}
+        />
         <AccountBookingLinks links={bookingLinks} csrfToken={ctx.csrfToken} />
         <section aria-labelledby="x-accounts" id="x-accounts-section">
           <h2 id="x-accounts">X accounts</h2>
@@ -260,6 +279,10 @@ export function accountsPages(app: AppInstance, deps: ConsoleDeps) {
     '/console/accounts/linkedin/:accountId/gateway',
     { schema: { hide: true, params: AccountParams, body: GatewayBody } },
     async (req, reply) => {
+      // A typed id proves nothing about who owns the LinkedIn account (security probe M2): only the operator types one.
+      if (actorOf(req.consoleSession!.auth).kind !== 'operator') {
+        throw new AppError(403, 'operator_only', 'linking by a typed gateway account id is an operator act: run `outreach linkedin connect` on the server');
+      }
       try {
         await deps.services.linkedin.linkGateway(req.consoleSession!.auth.workspaceId, req.params.accountId, req.body.gatewayAccountId ?? '');
       } catch (err) {

@@ -53,7 +53,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       actor_label text NOT NULL,
       action text NOT NULL,
       subject text,
-      detail jsonb NOT NULL DEFAULT '{}',
+      detail jsonb NOT NULL,
       PRIMARY KEY (workspace_id, id)
     );
     CREATE INDEX audit_events_at ON audit_events (workspace_id, at DESC, id DESC);

@@ -329,5 +329,13 @@ describe('Console: every form as member and admin', () => {
     await c.get('/console');
     const allowed = await c.post(fill('/console/webhooks/{id}/ping'), {});
     expect(allowed.body).not.toContain('needs the admin role');
+    // Only the operator types a LinkedIn gateway account id (security probe M2); an owner key's session may not.
+    const typed = await c.post(fill('/console/accounts/linkedin/{id}/gateway'), { gatewayAccountId: 'gw_1' });
+    expect(typed.body).not.toContain('is an operator act');
+    const owner = new ConsoleClient(t);
+    await owner.signIn(keys.owner.key);
+    const refused = await owner.post(fill('/console/accounts/linkedin/{id}/gateway'), { gatewayAccountId: 'gw_1' });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('is an operator act');
   });
 });
