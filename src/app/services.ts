@@ -16,7 +16,7 @@ import { createRepliesService } from '../modules/replies/index.js';
 import { createAuthoringService } from '../modules/authoring/index.js';
 import { OPERATOR } from '../domain/auth-context.js';
 import { createAuditService } from '../modules/audit/index.js';
-import { createPeopleService } from '../modules/people/index.js';
+import { createPasskeysService, createPeopleService } from '../modules/people/index.js';
 import { createConsoleSessionsService } from '../modules/console-sessions/index.js';
 import { createTasksService } from '../modules/tasks/index.js';
 import { createInboundService } from '../modules/inbound/index.js';
@@ -105,6 +105,7 @@ export function createServices(deps: ServiceDeps) {
   const authoring = createAuthoringService(deps);
   const audit = createAuditService(deps);
   const people = createPeopleService({ ...deps, audit });
+  const passkeys = createPasskeysService({ ...deps, audit });
   const consoleSessions = createConsoleSessionsService({ ...deps, workspaces, people, audit });
   // Revoking a key ends the console sessions it opened at once (docs/console.md), whoever revokes it: the admin
   // route, the CLI or the console; a session the key opened is also refused at its next request if this is missed.
@@ -163,6 +164,7 @@ export function createServices(deps: ServiceDeps) {
     /** The audit trail (docs/roles.md) and the people who sign in as themselves. */
     audit,
     people,
+    passkeys,
     mailboxes,
     mailboxConnect,
     mailboxDomains,

@@ -66,6 +66,9 @@ export const CONSOLE_ACTIONS: Record<string, Action> = {
   'POST /console/people/:id/role': 'people.manage',
   'POST /console/people/:id/remove': 'people.manage',
   'GET /console/audit': 'audit.read',
+  // a person's own passkey (the handler needs a person's session)
+  'POST /console/passkeys/register/options': 'read',
+  'POST /console/passkeys/register': 'read',
 };
 
 /**

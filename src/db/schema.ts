@@ -65,6 +65,25 @@ export interface PersonLinksTable {
   used_at: Timestamp | null;
 }
 
+export interface PasskeysTable {
+  id: string;
+  person_id: string;
+  workspace_id: string;
+  public_key: string;
+  counter: Int8;
+  transports: string[];
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+}
+
+export interface WebauthnChallengesTable {
+  ticket_hash: string;
+  challenge: string;
+  person_id: string | null;
+  workspace_id: string | null;
+  expires_at: Timestamp;
+}
+
 export interface AuditEventsTable {
   workspace_id: string;
   id: string;
@@ -382,6 +401,8 @@ export interface DB {
   workspace_members: WorkspaceMembersTable;
   person_links: PersonLinksTable;
   audit_events: AuditEventsTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
   x_accounts: XAccountsTable;
   x_account_oauth: delivery.XAccountOauthTable;
   oauth_states: delivery.OauthStatesTable;

@@ -56,10 +56,13 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
     await join(new URL(link!, b.base).pathname, 'Dana Reyes');
     expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · member');
     await page.goto(b.url('/console/replies'));
-    await page.getByRole('button', { name: /^Dismiss/ }).first().click();
-    await expect.poll(async () => (await t.db.selectFrom('replies').select('decided_by').where('id', '=', replyId).executeTakeFirst())?.decided_by).toBe(
-      'Dana Reyes <dana@northwind.example>',
-    );
+    await page
+      .getByRole('button', { name: /^Dismiss/ })
+      .first()
+      .click();
+    await expect
+      .poll(async () => (await t.db.selectFrom('replies').select('decided_by').where('id', '=', replyId).executeTakeFirst())?.decided_by)
+      .toBe('Dana Reyes <dana@northwind.example>');
     await page.goto(b.url('/console/audit'));
     await page.getByRole('heading', { level: 1, name: 'Not allowed for your role' }).waitFor();
   });
@@ -80,8 +83,39 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
     await page.goto(b.url('/console/audit'));
     await page.getByRole('heading', { level: 1, name: 'Audit trail' }).waitFor();
     const text = await page.locator('table').textContent();
-    for (const expected of ['person.invited', 'person.joined', 'Dana Reyes <dana@northwind.example>', 'Ana Lima <ana@northwind.example>']) expect(text).toContain(expected);
+    for (const expected of ['person.invited', 'person.joined', 'Dana Reyes <dana@northwind.example>', 'Ana Lima <ana@northwind.example>'])
+      expect(text).toContain(expected);
     expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/audit.png', fullPage: true });
+  });
+
+  it('a person registers a passkey (a virtual authenticator) and signs in with it, no link needed', async () => {
+    // WebAuthn wants a host name, not an IP address: the same server, addressed as localhost.
+    const base = b.base.replace('127.0.0.1', 'localhost');
+    await page.context().clearCookies();
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    const link = await t.services.people.signInLink(workspaceId, 'dana@northwind.example', operator);
+    await page.goto(`${base}${link.path}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    await page.goto(`${base}/console/people`);
+    await page.getByRole('button', { name: 'Register a passkey' }).click();
+    await page.getByText('Passkey registered. Next time, sign in with it.').waitFor();
+    const stored = await t.db.selectFrom('passkeys').select(['person_id', 'workspace_id']).execute();
+    expect(stored).toHaveLength(1);
+
+    await page.context().clearCookies();
+    await page.goto(`${base}/console/sign-in`);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · member');
+    const entries = await t.services.audit.list(workspaceId, { actor: stored[0].person_id });
+    expect(entries.entries.map((e) => `${e.action} ${JSON.stringify(e.detail)}`)).toEqual(
+      expect.arrayContaining(['person.passkey_added {}', 'person.signed_in {"with":"passkey"}']),
+    );
   });
 });

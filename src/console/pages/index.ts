@@ -9,6 +9,7 @@ import { webhooksPages } from './webhooks.js';
 import { peoplePages } from './people.js';
 import { auditPages } from './audit.js';
 import { joinPages } from './join.js';
+import { passkeysPages } from './passkeys.js';
 import type { FastifyReply } from 'fastify';
 import { sequencesPages } from './sequences.js';
 import { leadsActivityPages } from './leads-activity.js';
@@ -38,6 +39,7 @@ export async function registerConsolePages(
 ): Promise<void> {
   // A person's invitation or sign-in link (docs/roles.md "People").
   joinPages(app, deps, setSessionCookie);
+  passkeysPages(app, deps, setSessionCookie);
   dashboardPage(app, deps);
   playsPages(app, deps);
   reviewPages(app, deps);

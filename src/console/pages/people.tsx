@@ -8,6 +8,7 @@ import type { ConsoleDeps } from '../deps.js';
 import { CsrfField, PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, NoticeBox, plural, When, type Notice } from '../ui.js';
+import { YourPasskeys } from './passkeys.js';
 
 const Form = Type.Object(
   { _csrf: Type.Optional(Type.String()), email: Type.Optional(Type.String()), role: Type.Optional(Type.String()), name: Type.Optional(Type.String()) },
@@ -88,6 +89,7 @@ export function peoplePages(app: AppInstance, deps: ConsoleDeps) {
               </tr>
             )}
           />
+          <YourPasskeys deps={deps} personId={mine} />
           <section aria-labelledby="invite">
             <h2 id="invite">Invite someone</h2>
             <form method="post" action="/console/people/invite">

@@ -65,6 +65,11 @@ export function createConsoleSessionsService(deps: {
    * A person's invitation or sign-in link (docs/roles.md "People"): spends it and opens a session as that person, with
    * their role. Answers null for a link that is unknown, used, expired, or whose person is no longer a member.
    */
+  /** Opens a session for a person a passkey (or another verified ceremony) named, in that workspace. */
+  async function startPersonSession(person: { id: string }, workspaceId: string) {
+    return start(workspaceId, null, person.id);
+  }
+
   async function signInPerson(token: string, name?: string) {
     const redeemed = await people.redeem(token, name);
     if (!redeemed) return null;
@@ -211,6 +216,7 @@ export function createConsoleSessionsService(deps: {
     signInWithKey,
     signInWithLink,
     signInPerson,
+    startPersonSession,
     createLoginLink,
     resume,
     end,

@@ -9,3 +9,4 @@ export {
   type PeopleActor,
   type PeopleCommand,
 } from './people.service.js';
+export { createPasskeysService, WEBAUTHN_CHALLENGE_TTL_MS, type PasskeysService } from './passkeys.js';

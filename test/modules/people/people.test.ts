@@ -175,4 +175,46 @@ describe('people', () => {
       .executeTakeFirstOrThrow();
     expect(seen.length).toBe(Number(total.n));
   });
+
+  it('passkeys: a ceremony needs its ticket, an unknown passkey is refused without saying why, and a key has none', async () => {
+    const json = (c: ConsoleClient, url: string, body: unknown = {}) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: {
+          cookie: Object.entries(c.cookies)
+            .filter(([, v]) => v !== '')
+            .map(([k, v]) => `${k}=${v}`)
+            .join('; '),
+          'content-type': 'application/json',
+          'x-csrf-token': c.csrf,
+        },
+        payload: JSON.stringify(body),
+      });
+    const visitor = new ConsoleClient(t);
+    await visitor.get('/console/sign-in');
+    const options = await json(visitor, '/console/passkeys/sign-in/options');
+    expect(options.statusCode).toBe(200);
+    expect(options.json().options.rpId).toBe('localhost');
+    expect(String(options.headers['set-cookie'])).toMatch(/outreach_webauthn=[A-Za-z0-9_-]{43}; Max-Age=300; Path=\/; HttpOnly; SameSite=Strict/);
+    const ticket = /outreach_webauthn=([^;]+)/.exec(String(options.headers['set-cookie']))![1];
+    visitor.cookies.outreach_webauthn = ticket;
+    const forged = {
+      id: 'AAAA',
+      rawId: 'AAAA',
+      type: 'public-key',
+      response: { clientDataJSON: 'e30', authenticatorData: 'AA', signature: 'AA' },
+      clientExtensionResults: {},
+    };
+    const refused = await json(visitor, '/console/passkeys/sign-in', { response: forged });
+    expect(refused.statusCode).toBe(401);
+    // The ticket was spent by that attempt: the same one again is refused too.
+    expect((await json(visitor, '/console/passkeys/sign-in', { response: forged })).statusCode).toBe(401);
+
+    const keySession = new ConsoleClient(t);
+    await keySession.signIn(adminKey);
+    const noPerson = await json(keySession, '/console/passkeys/register/options');
+    expect(noPerson.statusCode).toBe(400);
+    expect(noPerson.body).toContain('a passkey belongs to a person');
+  });
 });
