@@ -110,7 +110,7 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
 
     await page.context().clearCookies();
     await page.goto(`${base}/console/sign-in`);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
     expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · member');
     const entries = await t.services.audit.list(workspaceId, { actor: stored[0].person_id });

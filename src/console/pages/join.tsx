@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app/types.js';
 import { JOIN_PATH } from '../../modules/people/index.js';
 import type { ConsoleDeps } from '../deps.js';
@@ -13,25 +13,28 @@ import { pageContext, sendPage } from '../render.js';
 export function joinPages(app: AppInstance, deps: ConsoleDeps, signIn: (reply: FastifyReply, sessionId: string) => void) {
   const { people, consoleSessions } = deps.services;
 
-  app.get<{ Params: { token: string } }>(`${JOIN_PATH}/:token`, { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
+  async function linkNotValid(req: FastifyRequest, reply: FastifyReply, status: number, why: string) {
     const ctx = await pageContext(req, reply, consoleSessions);
+    return sendPage(
+      reply,
+      { ...ctx, session: null },
+      {
+        title: 'Link not valid',
+        status,
+        body: (
+          <section class="error-page">
+            <h1>This link does not work</h1>
+            <p safe>{why}</p>
+          </section>
+        ),
+      },
+    );
+  }
+
+  app.get<{ Params: { token: string } }>(`${JOIN_PATH}/:token`, { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
     const link = await people.describeLink(req.params.token);
-    if (!link) {
-      return sendPage(
-        reply,
-        { ...ctx, session: null },
-        {
-          title: 'Link not valid',
-          status: 404,
-          body: (
-            <section class="error-page">
-              <h1>This link does not work</h1>
-              <p>It was used already, has expired, or was never made. Ask whoever invited you for a new one.</p>
-            </section>
-          ),
-        },
-      );
-    }
+    if (!link) return linkNotValid(req, reply, 404, 'It was used already, has expired, or was never made. Ask whoever invited you for a new one.');
+    const ctx = await pageContext(req, reply, consoleSessions);
     const invite = link.purpose === 'invite';
     const heading = invite ? `Join ${link.workspaceName}` : `Sign in to ${link.workspaceName}`;
     return sendPage(
@@ -71,21 +74,7 @@ export function joinPages(app: AppInstance, deps: ConsoleDeps, signIn: (reply: F
   app.post<{ Body: { token?: string; name?: string } }>(JOIN_PATH, { schema: { hide: true }, config: { consolePublic: true } }, async (req, reply) => {
     const started = req.body.token ? await consoleSessions.signInPerson(req.body.token, req.body.name) : null;
     if (!started) {
-      const ctx = await pageContext(req, reply, consoleSessions);
-      return sendPage(
-        reply,
-        { ...ctx, session: null },
-        {
-          title: 'Link not valid',
-          status: 401,
-          body: (
-            <section class="error-page">
-              <h1>This link does not work</h1>
-              <p>It was used already, has expired, or you are no longer a member. Ask an admin of the workspace for a new one.</p>
-            </section>
-          ),
-        },
-      );
+      return linkNotValid(req, reply, 401, 'It was used already, has expired, or you are no longer a member. Ask an admin of the workspace for a new one.');
     }
     signIn(reply, started.sessionId);
     return reply.redirect('/console', 303);

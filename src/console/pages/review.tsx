@@ -217,6 +217,20 @@ function ReviewBody(props: {
 export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
   const { plays } = deps.services;
 
+  /** Enrolls candidates with the form's revisions, as the signed-in role may (a live sequence needs admin). */
+  const enrollFromForm = (req: FastifyRequest<{ Body: FormFields }>, playId: string, candidateIds: string[]) =>
+    plays.enroll(
+      req.consoleSession!.auth.workspaceId,
+      playId,
+      {
+        expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
+        sequenceId: req.body.sequenceId ?? '',
+        sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
+        candidateIds,
+      },
+      { role: req.consoleSession!.auth.role },
+    );
+
   const requirePlayId = (id: string) => {
     if (!isUuid(id)) throw notFound('play');
     return id.toLowerCase();
@@ -287,17 +301,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
       const candidateId = req.params.candidateId.toLowerCase();
       let result: RowResult;
       try {
-        const done = await plays.enroll(
-          req.consoleSession!.auth.workspaceId,
-          playId,
-          {
-            expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
-            sequenceId: req.body.sequenceId ?? '',
-            sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
-            candidateIds: [candidateId],
-          },
-          { role: req.consoleSession!.auth.role },
-        );
+        const done = await enrollFromForm(req, playId, [candidateId]);
         result = outcomeResult(done.results[0].result);
       } catch (err) {
         result = refusalResult(err);
@@ -341,17 +345,7 @@ export function reviewPages(app: AppInstance, deps: ConsoleDeps) {
     else if (ids.length > 200 || !ids.every(isUuid)) notice = 'too_many_selected';
     else {
       try {
-        const done = await plays.enroll(
-          req.consoleSession!.auth.workspaceId,
-          playId,
-          {
-            expectedRevision: revisionField(req.body.expectedRevision, 'expectedRevision'),
-            sequenceId: req.body.sequenceId ?? '',
-            sequenceRevision: revisionField(req.body.sequenceRevision, 'sequenceRevision'),
-            candidateIds: [...new Set(ids.map((id) => id.toLowerCase()))],
-          },
-          { role: req.consoleSession!.auth.role },
-        );
+        const done = await enrollFromForm(req, playId, [...new Set(ids.map((id) => id.toLowerCase()))]);
         for (const r of done.results) {
           const code = OUTCOME_NOTICES[r.result];
           if (code) tally.set(code, (tally.get(code) ?? 0) + 1);

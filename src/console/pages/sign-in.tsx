@@ -21,7 +21,7 @@ export function SignInBody(props: { csrfToken: string; next: string; error?: str
       </form>
       <p>
         <button type="button" data-passkey="sign-in" data-status="passkey-sign-in-status">
-          Sign in with a passkey
+          Use a passkey
         </button>{' '}
         <span id="passkey-sign-in-status" role="status"></span>
       </p>
