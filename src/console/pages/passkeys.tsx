@@ -91,13 +91,23 @@ export async function YourPasskeys(props: { deps: ConsoleDeps; personId: string 
       ) : (
         ''
       )}
+      <PasskeyButton ceremony="register" label="Register a passkey" />
+    </section>
+  );
+}
+
+/** A passkey ceremony's button, the line that says how it went, and the script that runs it (assets/passkeys.js). */
+export function PasskeyButton(props: { ceremony: 'register' | 'sign-in'; label: string }) {
+  const status = `passkey-${props.ceremony}-status`;
+  return (
+    <>
       <p>
-        <button type="button" data-passkey="register" data-status="passkey-status">
-          Register a passkey
+        <button type="button" data-passkey={props.ceremony} data-status={status} safe>
+          {props.label}
         </button>{' '}
-        <span id="passkey-status" role="status"></span>
+        <span id={status} role="status"></span>
       </p>
       <script src="/console/assets/passkeys.js" defer></script>
-    </section>
+    </>
   );
 }

@@ -1,3 +1,4 @@
+import { PasskeyButton } from './passkeys.js';
 import { CsrfField } from '../layout.js';
 
 /** The sign-in form. The key field is a plain textbox (screen readers and tests find it by that role), masked by CSS. */
@@ -19,13 +20,7 @@ export function SignInBody(props: { csrfToken: string; next: string; error?: str
         <input id="workspace-key" name="key" type="text" class="secret" autocomplete="off" spellcheck="false" required />
         <button type="submit">Sign in</button>
       </form>
-      <p>
-        <button type="button" data-passkey="sign-in" data-status="passkey-sign-in-status">
-          Use a passkey
-        </button>{' '}
-        <span id="passkey-sign-in-status" role="status"></span>
-      </p>
-      <script src="/console/assets/passkeys.js" defer></script>
+      <PasskeyButton ceremony="sign-in" label="Use a passkey" />
       <p class="hint">
         The key stays on the server: the browser keeps only a session cookie. An operator can also print a one-time link with{' '}
         <code>npx outreach login-link --workspace ID</code>.
