@@ -18,12 +18,13 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
   let page: Page;
   let workspaceId: string;
   let replyId: string;
+  let leadId: string;
   const operator = { actor: OPERATOR, role: 'owner' as const };
 
   beforeAll(async () => {
     t = await buildTestApp({ realClock: true });
     workspaceId = (await t.services.workspaces.createWorkspace({ name: 'Northwind' })).id;
-    const leadId = await insertLead(t.db, workspaceId, { person: 'Maria Lopez', company: 'Fabrikam', email: 'maria.lopez@fabrikam.example' });
+    leadId = await insertLead(t.db, workspaceId, { person: 'Maria Lopez', company: 'Fabrikam', email: 'maria.lopez@fabrikam.example' });
     replyId = await insertReply(t.db, t.cipher, workspaceId, { leadId, classification: 'not_interested', theirMessage: 'Not for us, thanks.' });
     b = await launchConsoleBrowser(t);
     page = b.page;
@@ -47,6 +48,7 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
 
     await page.goto(b.url('/console/people'));
     await page.getByRole('textbox', { name: 'E-mail' }).fill('dana@northwind.example');
+    await page.getByRole('combobox', { name: 'Role', exact: true }).selectOption('admin');
     await page.getByRole('button', { name: 'Create invitation link' }).click();
     const link = await page.locator('.secret-once code').textContent();
     expect(link).toMatch(/\/console\/join\/[A-Za-z0-9_-]{43}$/);
@@ -54,7 +56,7 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
 
     await page.context().clearCookies();
     await join(new URL(link!, b.base).pathname, 'Dana Reyes');
-    expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · member');
+    expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · admin');
     await page.goto(b.url('/console/replies'));
     await page
       .getByRole('button', { name: /^Dismiss/ })
@@ -63,8 +65,12 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
     await expect
       .poll(async () => (await t.db.selectFrom('replies').select('decided_by').where('id', '=', replyId).executeTakeFirst())?.decided_by)
       .toBe('Dana Reyes <dana@northwind.example>');
+    // She finds her name on the decision (the lead's page) and in the audit trail.
+    await page.goto(b.url(`/console/leads/${leadId}`));
+    await page.getByText('decided dismiss by Dana Reyes <dana@northwind.example>').waitFor();
     await page.goto(b.url('/console/audit'));
-    await page.getByRole('heading', { level: 1, name: 'Not allowed for your role' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Audit trail' }).waitFor();
+    expect(await page.locator('table').textContent()).toContain('Dana Reyes <dana@northwind.example>person.joined');
   });
 
   it('the owner finds the names on the People and Audit pages', async () => {
@@ -112,7 +118,7 @@ describe.runIf(hasChromium)('people in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${base}/console/sign-in`);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
-    expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · member');
+    expect(await page.locator('.signed-in-as').textContent()).toBe('Dana Reyes · admin');
     const entries = await t.services.audit.list(workspaceId, { actor: stored[0].person_id });
     expect(entries.entries.map((e) => `${e.action} ${JSON.stringify(e.detail)}`)).toEqual(
       expect.arrayContaining(['person.passkey_added {}', 'person.signed_in {"with":"passkey"}']),

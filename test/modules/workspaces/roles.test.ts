@@ -120,17 +120,32 @@ const CONSOLE_ADMIN = [
   '/console/sign-out-everywhere',
 ];
 const CONSOLE_MEMBER = [
+  '/console/workspace',
   '/console/replies/{id}/decide',
   '/console/replies/{id}/mark-handled',
   '/console/tasks/{id}/complete',
   '/console/tasks/{id}/skip',
+  '/console/tasks/{id}/mark-sent',
+  '/console/tasks/{id}/perform',
+  '/console/tasks/{id}/send-anyway',
   '/console/leads/{id}/stop',
+  '/console/leads/{id}/opt-out',
   '/console/leads/{id}/meeting',
   '/console/leads/new',
+  '/console/leads/enroll',
+  '/console/leads/import/preview',
+  '/console/leads/import/run',
   '/console/leads/twins/merge',
+  '/console/leads/twins/distinct',
   '/console/plays/new',
+  '/console/plays/{id}/edit',
   '/console/sequences/new',
+  '/console/sequences/{id}/steps',
   '/review/plays/{id}/candidates/{id}/good-fit',
+  '/review/plays/{id}/candidates/{id}/not-a-good-fit',
+  '/review/plays/{id}/enroll',
+  '/console/passkeys/register/options',
+  '/console/passkeys/register',
 ];
 
 const ROLES_LOW_TO_HIGH: Role[] = ['member', 'admin', 'owner'];
