@@ -1,3 +1,4 @@
+import { requiredRole, roleAllows, type Action } from '../domain/roles.js';
 import type { ConsoleSession } from './types.js';
 
 /** The console's sections, in navigation order. `key` marks the current page (aria-current). */
@@ -26,6 +27,24 @@ export interface PageContext {
   csrfToken: string;
   /** The workspaces a Team owner's session can switch between (just the home workspace for others). */
   workspaces: { id: string; name: string; role: string }[];
+}
+
+/**
+ * Whether this page's session may take `action` (src/domain/roles.ts): pages leave out the forms a role would be
+ * refused, and say who may act instead. The forms' routes check again whatever the page showed.
+ */
+export function may(ctx: PageContext, action: Action): boolean {
+  return ctx.session !== null && roleAllows(ctx.session.auth.role, action);
+}
+
+/** The line a page shows where a form is left out for the session's role. */
+export function NeedsRole(props: { ctx: PageContext; action: Action; what: string }) {
+  const role = props.ctx.session?.auth.role ?? 'member';
+  return (
+    <p class="hint" safe>
+      {`${props.what} needs the ${requiredRole(props.action)} role; you are signed in as ${role === 'admin' ? 'an' : 'a'} ${role}.`}
+    </p>
+  );
 }
 
 /** The hidden CSRF field every form carries. */

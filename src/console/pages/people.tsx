@@ -5,7 +5,7 @@ import { actorOf } from '../../domain/auth-context.js';
 import { AppError } from '../../lib/errors.js';
 import { ROLES } from '../../domain/vocabulary.js';
 import type { ConsoleDeps } from '../deps.js';
-import { CsrfField, PostButton, Table } from '../layout.js';
+import { CsrfField, may, NeedsRole, PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, NoticeBox, plural, When, type Notice } from '../ui.js';
 import { YourPasskeys } from './passkeys.js';
@@ -61,30 +61,34 @@ export function peoplePages(app: AppInstance, deps: ConsoleDeps) {
                   <When at={p.since} />
                 </td>
                 <td>
-                  <div class="actions">
-                    <form method="post" action={`/console/people/${p.id}/role`} class="inline">
-                      <CsrfField token={ctx.csrfToken} />
-                      <label for={`role-${p.id}`} class="visually-hidden" safe>{`Role of ${p.name}`}</label>
-                      <select id={`role-${p.id}`} name="role">
-                        {ROLES.map((r) => (
-                          <option value={r} selected={r === p.role} safe>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                      <button type="submit" aria-label={`Change the role of ${p.name}`}>
-                        Change role
-                      </button>
-                    </form>
-                    <PostButton
-                      action={`/console/people/${p.id}/remove`}
-                      csrfToken={ctx.csrfToken}
-                      label="Remove"
-                      ariaLabel={`Remove ${p.name}`}
-                      variant="danger"
-                      confirm={`Remove ${p.name} from this workspace? They are signed out at once.`}
-                    />
-                  </div>
+                  {may(ctx, 'people.manage') ? (
+                    <div class="actions">
+                      <form method="post" action={`/console/people/${p.id}/role`} class="inline">
+                        <CsrfField token={ctx.csrfToken} />
+                        <label for={`role-${p.id}`} class="visually-hidden" safe>{`Role of ${p.name}`}</label>
+                        <select id={`role-${p.id}`} name="role">
+                          {ROLES.map((r) => (
+                            <option value={r} selected={r === p.role} safe>
+                              {r}
+                            </option>
+                          ))}
+                        </select>
+                        <button type="submit" aria-label={`Change the role of ${p.name}`}>
+                          Change role
+                        </button>
+                      </form>
+                      <PostButton
+                        action={`/console/people/${p.id}/remove`}
+                        csrfToken={ctx.csrfToken}
+                        label="Remove"
+                        ariaLabel={`Remove ${p.name}`}
+                        variant="danger"
+                        confirm={`Remove ${p.name} from this workspace? They are signed out at once.`}
+                      />
+                    </div>
+                  ) : (
+                    ''
+                  )}
                 </td>
               </tr>
             )}
@@ -92,28 +96,32 @@ export function peoplePages(app: AppInstance, deps: ConsoleDeps) {
           <YourPasskeys deps={deps} personId={mine} />
           <section aria-labelledby="invite">
             <h2 id="invite">Invite someone</h2>
-            <form method="post" action="/console/people/invite">
-              <CsrfField token={ctx.csrfToken} />
-              <p>
-                <label for="invite-email">E-mail</label>
-                <input id="invite-email" name="email" type="email" required autocomplete="off" />
-              </p>
-              <p>
-                <label for="invite-role">Role</label>
-                <select id="invite-role" name="role">
-                  {ROLES.map((r) => (
-                    <option value={r} selected={r === 'member'} safe>
-                      {r}
-                    </option>
-                  ))}
-                </select>
-              </p>
-              <p>
-                <button type="submit" class="primary">
-                  Create invitation link
-                </button>
-              </p>
-            </form>
+            {!may(ctx, 'people.manage') ? (
+              <NeedsRole ctx={ctx} action="people.manage" what="Inviting someone" />
+            ) : (
+              <form method="post" action="/console/people/invite">
+                <CsrfField token={ctx.csrfToken} />
+                <p>
+                  <label for="invite-email">E-mail</label>
+                  <input id="invite-email" name="email" type="email" required autocomplete="off" />
+                </p>
+                <p>
+                  <label for="invite-role">Role</label>
+                  <select id="invite-role" name="role">
+                    {ROLES.map((r) => (
+                      <option value={r} selected={r === 'member'} safe>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                </p>
+                <p>
+                  <button type="submit" class="primary">
+                    Create invitation link
+                  </button>
+                </p>
+              </form>
+            )}
           </section>
         </>
       ),

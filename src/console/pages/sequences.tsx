@@ -4,7 +4,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { ExecutionBlockReason, Step, StepChange } from '../../modules/sequences/index.js';
 import type { ConsoleDeps } from '../deps.js';
-import { CsrfField, PostButton, Table } from '../layout.js';
+import { CsrfField, may, NeedsRole, PostButton, Table, type PageContext } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { channelName } from '../../domain/vocabulary.js';
 import { Badge, EmptyState, NoticeBox, takeNotice, plural, PrimaryLink, When, redirectWithNotice, type Notice } from '../ui.js';
@@ -63,7 +63,7 @@ const STALE_HINT =
 type SequenceForReview = Awaited<ReturnType<ConsoleDeps['services']['sequences']['getSequenceForReview']>>;
 
 /** The missing-sender warning, the status and revisions line, and the allowed status changes of one sequence. */
-function SequenceSummary(props: { seq: SequenceForReview; csrfToken: string }) {
+function SequenceSummary(props: { seq: SequenceForReview; csrfToken: string; ctx: PageContext }) {
   const { seq } = props;
   // A channel of its steps with no sender in the workspace: warned here, and approving is refused until it has one.
   const withoutSender = seq.channelsWithoutSender;
@@ -86,7 +86,9 @@ function SequenceSummary(props: { seq: SequenceForReview; csrfToken: string }) {
         <span safe>{` · ${plural(seq.leadCount, 'lead')}`}</span>
         <span safe>{seq.sendInLeadHours ? " · sends in each lead's own hours (when known)" : " · sends in the account's hours"}</span>
       </p>
-      {actions.length > 0 ? (
+      {actions.length > 0 && !may(props.ctx, 'sequences.set_status') ? (
+        <NeedsRole ctx={props.ctx} action="sequences.set_status" what="Activating or pausing a sequence" />
+      ) : actions.length > 0 ? (
         <p>
           {actions.map((a) => (
             <>
@@ -146,11 +148,12 @@ function ChangesSection(props: { seq: SequenceForReview }) {
 }
 
 /** Approve this exact revision, or why it cannot be (archived, already approved, no steps). */
-function ApproveSection(props: { seq: SequenceForReview; csrfToken: string }) {
+function ApproveSection(props: { seq: SequenceForReview; csrfToken: string; ctx: PageContext }) {
   const { seq } = props;
   if (seq.status === 'archived') return <p>An archived sequence is read-only.</p>;
   if (isApproved(seq)) return '';
   if (seq.steps.length === 0) return <p>A sequence without steps cannot be approved.</p>;
+  if (!may(props.ctx, 'sequences.approve')) return <NeedsRole ctx={props.ctx} action="sequences.approve" what={`Approving revision ${seq.revision}`} />;
   return (
     <form method="post" action={`/console/sequences/${seq.id}/approve`}>
       <CsrfField token={props.csrfToken} />
@@ -167,7 +170,7 @@ function ApproveSection(props: { seq: SequenceForReview; csrfToken: string }) {
 type SequenceListItem = Awaited<ReturnType<ConsoleDeps['services']['sequences']['listSequences']>>[number];
 
 /** The list page: each sequence with its status, revisions, leads, what blocks or holds it, and its status changes. */
-function SequencesList(props: { list: SequenceListItem[]; heldText: (id: string) => string; notice: Notice | null; csrfToken: string }) {
+function SequencesList(props: { list: SequenceListItem[]; heldText: (id: string) => string; notice: Notice | null; csrfToken: string; canSetStatus: boolean }) {
   const { list, heldText, notice } = props;
   return (
     <>
@@ -203,7 +206,7 @@ function SequencesList(props: { list: SequenceListItem[]; heldText: (id: string)
             <td safe>{s.executionBlockReason ? BLOCK_REASON_TEXT[s.executionBlockReason] : heldText(s.id)}</td>
             <td>
               {s.status === 'archived' ? 'read-only' : ''}
-              {allowedActions(s).map((a) => (
+              {(props.canSetStatus ? allowedActions(s) : []).map((a) => (
                 <PostButton
                   action={`/console/sequences/${s.id}/status`}
                   csrfToken={props.csrfToken}
@@ -246,7 +249,7 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
       title: 'Sequences',
       nav: 'sequences',
       status,
-      body: <SequencesList list={list} heldText={heldText} notice={notice} csrfToken={ctx.csrfToken} />,
+      body: <SequencesList list={list} heldText={heldText} notice={notice} csrfToken={ctx.csrfToken} canSetStatus={may(ctx, 'sequences.set_status')} />,
     });
   }
 
@@ -271,9 +274,9 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
           <BackToSequences />
           <h1 safe>{seq.name}</h1>
           <NoticeBox notice={extra.notice} />
-          <SequenceSummary seq={seq} csrfToken={ctx.csrfToken} />
+          <SequenceSummary seq={seq} csrfToken={ctx.csrfToken} ctx={ctx} />
           <ChangesSection seq={seq} />
-          <ApproveSection seq={seq} csrfToken={ctx.csrfToken} />
+          <ApproveSection seq={seq} csrfToken={ctx.csrfToken} ctx={ctx} />
           {editable ? (
             <section aria-labelledby="edit-steps">
               <h2 id="edit-steps">Edit steps</h2>

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { AppError } from '../../lib/errors.js';
 import type { ConsoleDeps } from '../deps.js';
-import { CsrfField, PostButton, Table } from '../layout.js';
+import { CsrfField, may, NeedsRole, PostButton, Table } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
 import { Badge, EmptyState, NoticeBox, plural, When } from '../ui.js';
 
@@ -77,22 +77,26 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
                       <When at={w.createdAt} />
                     </td>
                     <td>
-                      <div class="actions">
-                        <PostButton
-                          action={`/console/webhooks/${w.id}/ping`}
-                          csrfToken={ctx.csrfToken}
-                          label="Send test ping"
-                          ariaLabel={`Send test ping to ${w.url}`}
-                        />
-                        <PostButton
-                          action={`/console/webhooks/${w.id}/delete`}
-                          csrfToken={ctx.csrfToken}
-                          label="Delete"
-                          ariaLabel={`Delete ${w.url}`}
-                          variant="danger"
-                          confirm={`Delete the webhook to ${w.url}? It stops receiving events at once; its signing secret cannot be brought back.`}
-                        />
-                      </div>
+                      {may(ctx, 'webhooks.manage') ? (
+                        <div class="actions">
+                          <PostButton
+                            action={`/console/webhooks/${w.id}/ping`}
+                            csrfToken={ctx.csrfToken}
+                            label="Send test ping"
+                            ariaLabel={`Send test ping to ${w.url}`}
+                          />
+                          <PostButton
+                            action={`/console/webhooks/${w.id}/delete`}
+                            csrfToken={ctx.csrfToken}
+                            label="Delete"
+                            ariaLabel={`Delete ${w.url}`}
+                            variant="danger"
+                            confirm={`Delete the webhook to ${w.url}? It stops receiving events at once; its signing secret cannot be brought back.`}
+                          />
+                        </div>
+                      ) : (
+                        ''
+                      )}
                     </td>
                   </tr>
                 )}
@@ -101,26 +105,30 @@ export function webhooksPages(app: AppInstance, deps: ConsoleDeps) {
           </section>
           <section aria-labelledby="new-webhook">
             <h2 id="new-webhook">New webhook</h2>
-            <form method="post" action="/console/webhooks">
-              <CsrfField token={ctx.csrfToken} />
-              <p>
-                <label for="webhook-url">Receiver URL</label>
-                <input id="webhook-url" name="url" type="url" required placeholder="https://example.com/hooks/outreach" value={form.url ?? ''} />
-              </p>
-              <fieldset>
-                <legend>Events</legend>
-                {events.map((e) => (
-                  <label class="check">
-                    <input type="checkbox" name="events" value={e} checked={chosen.has(e)} /> <span>{e}</span>
-                  </label>
-                ))}
-              </fieldset>
-              <p>
-                <button type="submit" class="primary">
-                  Create webhook
-                </button>
-              </p>
-            </form>
+            {!may(ctx, 'webhooks.manage') ? (
+              <NeedsRole ctx={ctx} action="webhooks.manage" what="Creating a webhook" />
+            ) : (
+              <form method="post" action="/console/webhooks">
+                <CsrfField token={ctx.csrfToken} />
+                <p>
+                  <label for="webhook-url">Receiver URL</label>
+                  <input id="webhook-url" name="url" type="url" required placeholder="https://example.com/hooks/outreach" value={form.url ?? ''} />
+                </p>
+                <fieldset>
+                  <legend>Events</legend>
+                  {events.map((e) => (
+                    <label class="check">
+                      <input type="checkbox" name="events" value={e} checked={chosen.has(e)} /> <span>{e}</span>
+                    </label>
+                  ))}
+                </fieldset>
+                <p>
+                  <button type="submit" class="primary">
+                    Create webhook
+                  </button>
+                </p>
+              </form>
+            )}
           </section>
         </>
       ),

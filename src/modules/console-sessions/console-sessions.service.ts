@@ -127,8 +127,11 @@ export function createConsoleSessionsService(deps: {
         return null;
       }
       const { role, ...person } = member;
-      const auth = { keyId: `person:${person.id}`, homeWorkspaceId: row.workspace_id, workspaceId: row.workspace_id, role, homeRole: role, person };
-      return { idHash, auth, homeWorkspaceId: row.workspace_id };
+      // In a Team's client workspace a person acts with the lesser of their role and the Team link's, as a key does.
+      const caller: Caller = { keyId: `person:${person.id}`, homeWorkspaceId: row.workspace_id, role };
+      const selected = row.selected_workspace_id ?? undefined;
+      const auth = await workspaces.selectWorkspace(caller, selected).catch(() => workspaces.selectWorkspace(caller, undefined));
+      return { idHash, auth: { ...auth, person }, homeWorkspaceId: row.workspace_id };
     }
     // The key row exists while the session does (ON DELETE CASCADE); its revocation or expiry ends every session
     // it opened, not only this one.
@@ -202,7 +205,7 @@ export function createConsoleSessionsService(deps: {
   /** Switches to a client workspace with X-Workspace-Client's rules (400/403 as the API answers). */
   async function switchWorkspace(session: ConsoleSession, workspaceId: string) {
     const key: Caller = { keyId: session.auth.keyId, homeWorkspaceId: session.homeWorkspaceId, role: session.auth.homeRole };
-    const auth = await workspaces.selectWorkspace(key, workspaceId);
+    const auth = { ...(await workspaces.selectWorkspace(key, workspaceId)), ...(session.auth.person && { person: session.auth.person }) };
     await repo.setSelectedWorkspace(db, session.idHash, auth.workspaceId === session.homeWorkspaceId ? null : auth.workspaceId);
     return auth;
   }

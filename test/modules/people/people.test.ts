@@ -217,4 +217,20 @@ describe('people', () => {
     expect(noPerson.statusCode).toBe(400);
     expect(noPerson.body).toContain('a passkey belongs to a person');
   });
+
+  it('in a Team client workspace a person acts with the lesser of their role and the Team link’s', async () => {
+    const client = await t.services.workspaces.createWorkspace({ name: 'Client Co' });
+    await t.services.workspaces.addTeamLink({ ownerWorkspaceId: workspaceId, clientWorkspaceId: client.id, role: 'member' });
+    await ana.get('/console/people');
+    const switched = await ana.post('/console/workspace', { workspaceId: client.id });
+    expect(switched.statusCode).toBe(303);
+    const page = await ana.get('/console/people');
+    expect(page.body).toContain('Ana Lima · member');
+    const refused = await ana.post('/console/people/invite', { email: 'zoe@client.example', role: 'member' });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('needs the admin role');
+    await ana.get('/console/people');
+    await ana.post('/console/workspace', { workspaceId });
+    expect((await ana.get('/console/people')).body).toContain('Ana Lima · owner');
+  });
 });

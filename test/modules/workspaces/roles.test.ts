@@ -335,6 +335,21 @@ describe('Console: every form as member and admin', () => {
     }
   }, 60_000);
 
+  it('pages leave out the forms a role would be refused, and say who may act', async () => {
+    const draft = await insertSequence(t.db, workspaceId, { status: 'draft', name: 'Unapproved', approvedRevision: null });
+    const member = await signedIn('member');
+    const admin = await signedIn('admin');
+    const asMember = (await member.get(`/console/sequences/${draft}`)).body;
+    expect(asMember).toContain('Approving revision 1 needs the admin role; you are signed in as a member.');
+    expect(asMember).not.toContain(`/console/sequences/${draft}/approve`);
+    expect((await admin.get(`/console/sequences/${draft}`)).body).toContain(`/console/sequences/${draft}/approve`);
+    const people = (await member.get('/console/people')).body;
+    expect(people).toContain('Inviting someone needs the admin role');
+    expect(people).not.toContain('action="/console/people/invite"');
+    expect((await member.get('/console/webhooks')).body).toContain('Creating a webhook needs the admin role');
+    expect((await admin.get('/console/webhooks')).body).toContain('action="/console/webhooks"');
+  });
+
   it('a login link’s session is the operator’s: an owner', async () => {
     const link = await t.services.consoleSessions.createLoginLink(workspaceId);
     const c = new ConsoleClient(t);
