@@ -103,6 +103,6 @@ export function registerConsoleRoles(app: FastifyInstance, audit: AuditService):
   app.addHook('onResponse', async (req, reply) => {
     const action = req.routeOptions.config?.action;
     if (!action || !req.consoleSession || req.method === 'GET' || reply.statusCode >= 400 || req.consoleRefused) return;
-    await audit.recordAct({ auth: req.consoleSession.auth, action, route: `POST ${req.routeOptions.url ?? ''}`, params: req.params, body: req.body });
+    await audit.recordAct({ auth: req.consoleSession.auth, action, route: `${req.method} ${req.routeOptions.url ?? ''}`, params: req.params, body: req.body });
   });
 }

@@ -1,3 +1,4 @@
+import { actorOf } from '../domain/auth-context.js';
 import { requiredRole, roleAllows, type Action } from '../domain/roles.js';
 import type { ConsoleSession } from './types.js';
 
@@ -130,8 +131,9 @@ export function Table<T>(props: {
 /** Who this session is and their role: a person's name, a key, or the operator (docs/roles.md). */
 function SignedInAs({ ctx }: { ctx: PageContext }) {
   if (!ctx.session) return '';
-  const { person, keyId, role } = ctx.session.auth;
-  const who = person ? person.name : keyId === 'console' ? 'Operator' : `Key ${keyId.slice(0, 8)}`;
+  const actor = actorOf(ctx.session.auth);
+  const who = actor.kind === 'person' ? ctx.session.auth.person!.name : actor.kind === 'key' ? `Key ${actor.id.slice(0, 8)}` : 'Operator';
+  const role = ctx.session.auth.role;
   return (
     <span class="signed-in-as" safe>
       {`${who} · ${role}`}

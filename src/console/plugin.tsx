@@ -1,5 +1,6 @@
 import './types.js';
 import { registerConsoleRoles } from './actions.js';
+import { consoleCookie, CSRF_COOKIE, SESSION_COOKIE } from './cookies.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -19,17 +20,7 @@ import type { ConsoleDeps } from './deps.js';
 
 export type { ConsoleDeps } from './deps.js';
 
-export const SESSION_COOKIE = 'outreach_console';
-export const CSRF_COOKIE = 'outreach_csrf';
-/**
- * The cookies' names: `__Host-`-prefixed when the console is served over https (OUTREACH_PUBLIC_URL), so a browser
- * accepts them only with Secure, Path=/ and no Domain, and no sibling subdomain can set or shadow them. Plain
- * http (a laptop's localhost) keeps the bare names: browsers refuse a `__Host-` cookie without Secure.
- */
-export function consoleCookieNames(secure: boolean) {
-  const prefix = secure ? '__Host-' : '';
-  return { session: `${prefix}${SESSION_COOKIE}`, csrf: `${prefix}${CSRF_COOKIE}` };
-}
+export { SESSION_COOKIE } from './cookies.js';
 /** Failed sign-ins (key form and login links) per client address per minute; the next attempt gets 429. */
 export const SIGN_IN_FAILURES_PER_MINUTE = 10;
 
@@ -63,7 +54,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   const { services, config } = deps;
   const sessions = services.consoleSessions;
   const secure = (config.publicUrl ?? '').toLowerCase().startsWith('https:');
-  const cookieNames = consoleCookieNames(secure);
+  const sessionCookie = consoleCookie(SESSION_COOKIE, secure);
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: 256 * 1024 });
@@ -71,8 +62,8 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   // session, or from before a sign-in, is refused (403) even with the same CSRF secret cookie.
   await app.register(csrf, {
     sessionPlugin: '@fastify/cookie',
-    cookieKey: cookieNames.csrf,
-    cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure },
+    cookieKey: consoleCookie(CSRF_COOKIE, secure).name,
+    cookieOpts: consoleCookie(CSRF_COOKIE, secure).options,
     getUserInfo: (req) => req.consoleCsrfBinding,
     csrfOpts: { hmacKey: sessions.csrfHmacKey() },
   });
@@ -111,7 +102,7 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   // cookie's value (its hash), so an ended session's page can still sign out, and nothing else can.
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.url?.startsWith('/console/assets/')) return;
-    const sessionId = req.cookies[cookieNames.session];
+    const sessionId = req.cookies[sessionCookie.name];
     req.consoleCsrfBinding = sessionId ? `session:${sha256Hex(sessionId)}` : 'no-session';
     req.consoleSession = await sessions.resume(sessionId);
   });
@@ -140,11 +131,11 @@ export async function consolePlugin(app: AppInstance, deps: ConsoleDeps) {
   }
 
   function setSessionCookie(reply: FastifyReply, sessionId: string) {
-    reply.setCookie(cookieNames.session, sessionId, { path: '/', httpOnly: true, sameSite: 'lax', secure, maxAge: CONSOLE_SESSION_TTL_MS / 1000 });
+    reply.setCookie(sessionCookie.name, sessionId, { ...sessionCookie.options, maxAge: CONSOLE_SESSION_TTL_MS / 1000 });
   }
 
   function clearSessionCookie(reply: FastifyReply) {
-    reply.clearCookie(cookieNames.session, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+    reply.clearCookie(sessionCookie.name, sessionCookie.options);
   }
 
   // The sign-in limit counts failures per client address (req.ip: the socket's peer, or the client a proxy in

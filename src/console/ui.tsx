@@ -1,5 +1,6 @@
 // The console's shared look (issue 27 §7): badges, empty states, numbers and dates for people, notices, buttons.
 // Pages use these instead of writing their own, so one change restyles every page. Styles: assets/console.css.
+import { consoleCookie, NOTICE_COOKIE } from './cookies.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** How a status or stage looks: a colour family. The text always says the value too (colour is never the only cue). */
@@ -164,17 +165,10 @@ export function NoticeBox(props: { notice: Notice | null | undefined; children?:
  * crafted link can then never put words on a console page in the console's own voice (phishing), and reloading the
  * page does not show the notice again.
  */
-export const NOTICE_COOKIE = 'outreach_notice';
 const NOTICE_MAX_AGE_SECONDS = 120;
 
-/**
- * The notice cookie's name and attributes. Under https (OUTREACH_PUBLIC_URL) it is `Secure` with the `__Host-` prefix
- * like the session cookie, so neither a plain-http page nor a sibling subdomain can set or read it (RFC 6265bis §4.1.3.2).
- */
-function noticeCookie(req: FastifyRequest) {
-  const secure = req.consoleSecureCookies;
-  return { name: `${secure ? '__Host-' : ''}${NOTICE_COOKIE}`, options: { path: '/', httpOnly: true, sameSite: 'lax' as const, secure } };
-}
+/** The notice cookie, `__Host-` and Secure under https like the session cookie (cookies.ts). */
+const noticeCookie = (req: FastifyRequest) => consoleCookie(NOTICE_COOKIE, req.consoleSecureCookies);
 
 /** Redirects (303) to `path`, where takeNotice shows `notice` once. */
 export function redirectWithNotice(reply: FastifyReply, path: string, notice: Notice): FastifyReply {

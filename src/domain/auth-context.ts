@@ -38,11 +38,16 @@ export const OPERATOR: Actor = { kind: 'operator', id: null, label: 'operator' }
 /** The key id a login-link (operator) session carries in place of a key. */
 export const OPERATOR_SESSION_KEY = 'console';
 
+/** A person as the audit trail names them: `Name <address>`. */
+export const personActor = (p: Person): Actor => ({ kind: 'person', id: p.id, label: `${p.name} <${p.email}>` });
+
+/** A key as the audit trail names it: `key <id>`. */
+export const keyActor = (keyId: string): Actor => ({ kind: 'key', id: keyId, label: `key ${keyId}` });
+
 /** The actor behind a request: its person, else its key, else the operator (a login-link session). */
 export function actorOf(auth: AuthContext): Actor {
-  if (auth.person) return { kind: 'person', id: auth.person.id, label: `${auth.person.name} <${auth.person.email}>` };
-  if (auth.keyId === OPERATOR_SESSION_KEY) return OPERATOR;
-  return { kind: 'key', id: auth.keyId, label: `key ${auth.keyId}` };
+  if (auth.person) return personActor(auth.person);
+  return auth.keyId === OPERATOR_SESSION_KEY ? OPERATOR : keyActor(auth.keyId);
 }
 
 /** A key (or a console session standing for one) before the workspace selector is applied. */

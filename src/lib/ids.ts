@@ -15,6 +15,11 @@ export function newTimeOrderedId(): string {
 export const newMessagingAccountId = (): string => `onb_${randomUUID()}`;
 export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
+/**
+ * Whether `value` has the shape of a one-time token randomToken made (base64url, 20 to 100 characters): checked before
+ * it is hashed and looked up, so nothing else reaches the query.
+ */
+export const isTokenShaped = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{20,100}$/.test(value);
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const uuidRe = new RegExp(UUID_PATTERN);

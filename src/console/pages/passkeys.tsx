@@ -4,6 +4,7 @@ import { AppError, badRequest } from '../../lib/errors.js';
 import { WEBAUTHN_CHALLENGE_TTL_MS } from '../../modules/people/index.js';
 import type { ConsoleDeps } from '../deps.js';
 import { When } from '../ui.js';
+import { consoleCookie, WEBAUTHN_COOKIE } from '../cookies.js';
 
 type PasskeyBody = { response?: unknown };
 
@@ -16,10 +17,7 @@ export function passkeysPages(app: AppInstance, deps: ConsoleDeps, setSessionCoo
   const { passkeys, consoleSessions } = deps.services;
   const publicOrigin = deps.config.publicUrl ? new URL(deps.config.publicUrl).origin : null;
   const originOf = (req: FastifyRequest) => publicOrigin ?? `${req.protocol}://${req.host}`;
-  const ticketCookie = (req: FastifyRequest) => ({
-    name: `${req.consoleSecureCookies ? '__Host-' : ''}outreach_webauthn`,
-    options: { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: req.consoleSecureCookies },
-  });
+  const ticketCookie = (req: FastifyRequest) => consoleCookie(WEBAUTHN_COOKIE, req.consoleSecureCookies, 'strict');
   const keepTicket = (req: FastifyRequest, reply: FastifyReply, ticket: string) => {
     const c = ticketCookie(req);
     reply.setCookie(c.name, ticket, { ...c.options, maxAge: WEBAUTHN_CHALLENGE_TTL_MS / 1000 });

@@ -1,10 +1,10 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
-import { isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
+import { isTokenShaped, isUuid, randomToken, sha256Hex } from '../../lib/ids.js';
 import { notFound } from '../../lib/errors.js';
 import type { AuthContext, WorkspacesService } from '../workspaces/index.js';
-import { OPERATOR, OPERATOR_SESSION_KEY, type Caller } from '../../domain/auth-context.js';
+import { keyActor, OPERATOR, OPERATOR_SESSION_KEY, type Caller } from '../../domain/auth-context.js';
 import type { PeopleService } from '../people/index.js';
 import type { AuditService } from '../audit/index.js';
 import * as repo from './console-sessions.repository.js';
@@ -61,19 +61,19 @@ export function createConsoleSessionsService(deps: {
     return { sessionId, expiresAt };
   }
 
-  /**
-   * A person's invitation or sign-in link (docs/roles.md "People"): spends it and opens a session as that person, with
-   * their role. Answers null for a link that is unknown, used, expired, or whose person is no longer a member.
-   */
   /** Opens a session for a person a passkey (or another verified ceremony) named, in that workspace. */
   async function startPersonSession(person: { id: string }, workspaceId: string) {
     return start(workspaceId, null, person.id);
   }
 
+  /**
+   * A person's invitation or sign-in link (docs/roles.md "People"): spends it and opens a session as that person, with
+   * their role. Answers null for a link that is unknown, used, expired, or whose person is no longer a member.
+   */
   async function signInPerson(token: string, name?: string) {
     const redeemed = await people.redeem(token, name);
     if (!redeemed) return null;
-    return { ...(await start(redeemed.workspaceId, null, redeemed.person.id)), person: redeemed.person };
+    return { ...(await startPersonSession(redeemed.person, redeemed.workspaceId)), person: redeemed.person };
   }
 
   /** A key typed into the sign-in form; answers null for any key the API would refuse (the caller shows 401). */
@@ -82,10 +82,7 @@ export function createConsoleSessionsService(deps: {
     if (!key) return null;
     // Now and then, forget ended sessions (no separate sweeper for a table this small).
     await repo.deleteDeadSessions(db, clock.now());
-    await audit.record(key.homeWorkspaceId, { kind: 'key', id: key.keyId, label: `key ${key.keyId}` }, 'console.signed_in', null, {
-      with: 'key',
-      role: key.role,
-    });
+    await audit.record(key.homeWorkspaceId, keyActor(key.keyId), 'console.signed_in', null, { with: 'key', role: key.role });
     return start(key.homeWorkspaceId, key.keyId);
   }
 
@@ -101,7 +98,7 @@ export function createConsoleSessionsService(deps: {
 
   /** Redeems a login link once; answers null when it is unknown, used or expired. */
   async function signInWithLink(token: string) {
-    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    if (!isTokenShaped(token)) return null;
     const link = await repo.consumeLoginLink(db, sha256Hex(token), clock.now());
     if (!link) return null;
     await audit.record(link.workspace_id, OPERATOR, 'console.signed_in', null, { with: 'login_link' });
@@ -119,33 +116,38 @@ export function createConsoleSessionsService(deps: {
       await repo.deleteSession(db, idHash);
       return null;
     }
-    // A person's session carries their role in the workspace, read afresh: removed, they are signed out here.
+    const who = await callerOf(row, now);
+    if (!who) return null;
+    // The X-Workspace-Client rules: the home workspace, or a client workspace the Team link still allows, where the
+    // caller acts with the lesser of its role and the link's.
+    const { caller, person } = who;
+    const auth = await workspaces.selectWorkspace(caller, row.selected_workspace_id ?? undefined).catch(() => workspaces.selectWorkspace(caller, undefined));
+    return { idHash, auth: person ? { ...auth, person } : auth, homeWorkspaceId: row.workspace_id };
+  }
+
+  /**
+   * Who a live session stands for, read afresh on every request; null (and the sessions deleted) when that is gone:
+   * - a person: their role in the workspace; removed, they are signed out here;
+   * - a key: the key's role; its revocation or expiry ends every session it opened, not only this one (the key row
+   *   exists while the session does, ON DELETE CASCADE);
+   * - a login link's session: the operator's, an owner (docs/roles.md).
+   */
+  async function callerOf(row: NonNullable<Awaited<ReturnType<typeof repo.findSessionWithKey>>>, now: number) {
     if (row.person_id !== null) {
       const member = await people.membership(row.workspace_id, row.person_id);
       if (!member) {
-        await repo.deleteSession(db, idHash);
+        await repo.deleteSession(db, row.id_hash);
         return null;
       }
       const { role, ...person } = member;
-      // In a Team's client workspace a person acts with the lesser of their role and the Team link's, as a key does.
-      const caller: Caller = { keyId: `person:${person.id}`, homeWorkspaceId: row.workspace_id, role };
-      const selected = row.selected_workspace_id ?? undefined;
-      const auth = await workspaces.selectWorkspace(caller, selected).catch(() => workspaces.selectWorkspace(caller, undefined));
-      return { idHash, auth: { ...auth, person }, homeWorkspaceId: row.workspace_id };
+      return { caller: { keyId: `person:${person.id}`, homeWorkspaceId: row.workspace_id, role } satisfies Caller, person };
     }
-    // The key row exists while the session does (ON DELETE CASCADE); its revocation or expiry ends every session
-    // it opened, not only this one.
-    if (row.key_id !== null) {
-      if (row.key_revoked_at || (row.key_expires_at && row.key_expires_at.getTime() <= now)) {
-        await repo.deleteKeySessions(db, row.key_id);
-        return null;
-      }
+    if (row.key_id !== null && (row.key_revoked_at || (row.key_expires_at && row.key_expires_at.getTime() <= now))) {
+      await repo.deleteKeySessions(db, row.key_id);
+      return null;
     }
-    // A key's session carries the key's role; a login link's is the operator's, an owner (docs/roles.md).
-    const key: Caller = { keyId: row.key_id ?? LINK_SESSION_REVIEWER, homeWorkspaceId: row.workspace_id, role: row.key_role ?? 'owner' };
-    // The X-Workspace-Client rules: the home workspace, or a client workspace the Team link still allows.
-    const auth = await workspaces.selectWorkspace(key, row.selected_workspace_id ?? undefined).catch(() => workspaces.selectWorkspace(key, undefined));
-    return { idHash, auth, homeWorkspaceId: row.workspace_id };
+    const caller: Caller = { keyId: row.key_id ?? LINK_SESSION_REVIEWER, homeWorkspaceId: row.workspace_id, role: row.key_role ?? 'owner' };
+    return { caller, person: undefined };
   }
 
   async function end(session: ConsoleSession) {

@@ -1,7 +1,6 @@
 // The people module's public face: code outside src/modules/people imports from here only.
 export {
   createPeopleService,
-  personActor,
   JOIN_PATH,
   INVITATION_TTL_MS,
   PERSON_SIGN_IN_TTL_MS,

@@ -9,10 +9,9 @@ import {
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../lib/errors.js';
-import { randomToken, sha256Hex } from '../../lib/ids.js';
-import type { Person } from '../../domain/auth-context.js';
+import { isTokenShaped, randomToken, sha256Hex } from '../../lib/ids.js';
+import { personActor, type Person } from '../../domain/auth-context.js';
 import type { AuditService } from '../audit/index.js';
-import { personActor } from './people.service.js';
 
 /** A ceremony's challenge lives 5 minutes and is spent once. */
 export const WEBAUTHN_CHALLENGE_TTL_MS = 5 * 60 * 1000;
@@ -48,7 +47,7 @@ export function createPasskeysService(deps: { db: Database; clock: Clock; audit:
   }
 
   async function spendChallenge(ticket: string | undefined) {
-    if (!ticket || !/^[A-Za-z0-9_-]{20,100}$/.test(ticket)) return undefined;
+    if (!isTokenShaped(ticket)) return undefined;
     return db
       .deleteFrom('webauthn_challenges')
       .where('ticket_hash', '=', sha256Hex(ticket))

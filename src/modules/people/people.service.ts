@@ -1,10 +1,10 @@
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js';
-import { isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
+import { isTokenShaped, isUuid, newId, randomToken, sha256Hex } from '../../lib/ids.js';
 import { assertRoleAllows } from '../../domain/roles.js';
 import { ROLES, inWords, isRole, type Role } from '../../domain/vocabulary.js';
-import { OPERATOR, type Actor, type Person } from '../../domain/auth-context.js';
+import { OPERATOR, personActor, type Actor, type Person } from '../../domain/auth-context.js';
 import type { AuditService } from '../audit/index.js';
 import * as repo from './people.repository.js';
 
@@ -54,6 +54,25 @@ export function createPeopleService(deps: { db: Database; clock: Clock; audit: A
 
   const manageAction = (...roles: (Role | null | undefined)[]) => (roles.every((r) => !r || r === 'member') ? 'people.manage' : 'people.manage_admins');
 
+  /**
+   * A one-time link (an invitation for 7 days, a sign-in for 15 minutes): `{token, path, expiresAt}`; only the token's
+   * SHA-256 is stored.
+   */
+  async function issueLink(q: Database, l: { purpose: 'invite' | 'sign_in'; workspaceId: string; email: string; role: Role | null; by: PeopleActor }) {
+    const token = randomToken(32);
+    const expiresAt = new Date(clock.now().getTime() + (l.purpose === 'invite' ? INVITATION_TTL_MS : PERSON_SIGN_IN_TTL_MS));
+    await repo.insertLink(q, {
+      token_hash: sha256Hex(token),
+      purpose: l.purpose,
+      workspace_id: l.workspaceId,
+      email: l.email,
+      role: l.role,
+      created_by: l.by.actor.label,
+      expires_at: expiresAt,
+    });
+    return { token, path: `${JOIN_PATH}/${token}`, expiresAt: expiresAt.toISOString() };
+  }
+
   async function memberOrThrow(trx: Database, workspaceId: string, personId: string) {
     const m = isUuid(personId) ? await repo.findMember(trx, workspaceId, personId.toLowerCase()) : undefined;
     if (!m) throw notFound('person');
@@ -74,19 +93,9 @@ export function createPeopleService(deps: { db: Database; clock: Clock; audit: A
       if (person && (await repo.findMember(trx, workspaceId, person.id))) {
         throw conflict('already_member', `${email} is already a member of this workspace; change their role instead`);
       }
-      const token = randomToken(32);
-      const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_MS);
-      await repo.insertLink(trx, {
-        token_hash: sha256Hex(token),
-        purpose: 'invite',
-        workspace_id: workspaceId,
-        email,
-        role,
-        created_by: by.actor.label,
-        expires_at: expiresAt,
-      });
+      const link = await issueLink(trx, { purpose: 'invite', workspaceId, email, role, by });
       await audit.record(workspaceId, by.actor, 'person.invited', email, { role }, trx);
-      return { email, role, token, path: `${JOIN_PATH}/${token}`, expiresAt: expiresAt.toISOString() };
+      return { email, role, ...link };
     });
   }
 
@@ -94,25 +103,12 @@ export function createPeopleService(deps: { db: Database; clock: Clock; audit: A
   async function signInLink(workspaceId: string, email: string, by: PeopleActor) {
     const person = await repo.findPersonByEmail(db, checkEmail(email));
     if (!person || !(await repo.findMember(db, workspaceId, person.id))) throw notFound('person');
-    const token = randomToken(32);
-    const expiresAt = new Date(clock.now().getTime() + PERSON_SIGN_IN_TTL_MS);
-    await repo.insertLink(db, {
-      token_hash: sha256Hex(token),
-      purpose: 'sign_in',
-      workspace_id: workspaceId,
-      email: person.email,
-      role: null,
-      created_by: by.actor.label,
-      expires_at: expiresAt,
-    });
-    return { email: person.email, token, path: `${JOIN_PATH}/${token}`, expiresAt: expiresAt.toISOString() };
+    return { email: person.email, ...(await issueLink(db, { purpose: 'sign_in', workspaceId, email: person.email, role: null, by })) };
   }
-
-  const validToken = (token: string) => /^[A-Za-z0-9_-]{20,100}$/.test(token);
 
   /** What a link's landing page says (who, where, which role) without spending it; null when unknown, used or expired. */
   async function describeLink(token: string) {
-    if (!validToken(token)) return null;
+    if (!isTokenShaped(token)) return null;
     const link = await repo.peekLink(db, sha256Hex(token), clock.now());
     return link ? { purpose: link.purpose, email: link.email, role: link.role, workspaceName: link.workspace_name } : null;
   }
@@ -123,7 +119,7 @@ export function createPeopleService(deps: { db: Database; clock: Clock; audit: A
    * expired link, or a person no longer a member.
    */
   async function redeem(token: string, name?: string): Promise<{ person: Person; workspaceId: string } | null> {
-    if (!validToken(token)) return null;
+    if (!isTokenShaped(token)) return null;
     return db.transaction().execute(async (trx) => {
       const link = await repo.consumeLink(trx, sha256Hex(token), clock.now());
       if (!link) return null;
@@ -238,8 +234,5 @@ export function createPeopleService(deps: { db: Database; clock: Clock; audit: A
 
 const lastOwner = (email: string) =>
   new AppError(409, 'last_owner', `${email} is the workspace's last owner: make someone else an owner first`, { field: 'role' });
-
-/** The audit trail's name for a person. */
-export const personActor = (p: Person): Actor => ({ kind: 'person', id: p.id, label: `${p.name} <${p.email}>` });
 
 export type PeopleService = ReturnType<typeof createPeopleService>;
