@@ -73,6 +73,8 @@ export const LANE_COLUMNS = [
   'observe_next_at',
   'observe_until',
   'last_message_channel',
+  'branch_at',
+  'branch_allowed',
 ];
 
 // Import-boundary helpers for the layer blocks below. `group` patterns are gitignore-style: `!` re-allows a path

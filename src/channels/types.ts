@@ -281,6 +281,8 @@ export interface PassSummary {
   discovered: number;
   /** Steps the platform policy gave to a person as tasks this pass (docs/tasks.md); absent when none. */
   tasksOpened?: number;
+  /** Leads that took an edge of a branching step this pass (docs/sequences-and-leads.md "Branches"); absent when none. */
+  branched?: number;
   /**
    * Per channel, per account polled or sent from this pass: the channel's counts (e-mail: MailboxPassCounts per
    * mailbox; X: XAccountPassCounts per X user id; LinkedIn: LinkedinAccountPassCounts per messaging account id). A

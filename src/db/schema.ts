@@ -17,6 +17,10 @@ import type * as meetings from './schema-meetings.js';
 
 // The channels' and delivery tables live in schema-delivery.ts; everything imports them from here.
 export type * from './schema-delivery.js';
+export type * from './schema-paths.js';
+import type { LeadPathsTable } from './schema-paths.js';
+export type * from './schema-people.js';
+import type { PeopleTable, WorkspaceMembersTable, PersonLinksTable, PasskeysTable, WebauthnChallengesTable, AuditEventsTable } from './schema-people.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -37,63 +41,6 @@ export interface TeamLinksTable {
   client_workspace_id: string;
   role: Role;
   created_at: CreatedAt;
-}
-
-export interface PeopleTable {
-  id: string;
-  email: string;
-  name: string;
-  created_at: CreatedAt;
-}
-
-export interface WorkspaceMembersTable {
-  workspace_id: string;
-  person_id: string;
-  role: Role;
-  created_at: CreatedAt;
-}
-
-export interface PersonLinksTable {
-  token_hash: string;
-  purpose: 'invite' | 'sign_in';
-  workspace_id: string;
-  email: string;
-  role: Role | null;
-  created_by: string;
-  created_at: CreatedAt;
-  expires_at: Timestamp;
-  used_at: Timestamp | null;
-}
-
-export interface PasskeysTable {
-  id: string;
-  person_id: string;
-  workspace_id: string;
-  public_key: string;
-  counter: Int8;
-  transports: string[];
-  created_at: CreatedAt;
-  last_used_at: Timestamp | null;
-}
-
-export interface WebauthnChallengesTable {
-  ticket_hash: string;
-  challenge: string;
-  person_id: string | null;
-  workspace_id: string | null;
-  expires_at: Timestamp;
-}
-
-export interface AuditEventsTable {
-  workspace_id: string;
-  id: string;
-  at: Timestamp;
-  actor_kind: 'person' | 'key' | 'operator' | 'engine';
-  actor_id: string | null;
-  actor_label: string;
-  action: string;
-  subject: string | null;
-  detail: Json<Record<string, unknown>>;
 }
 
 export interface ApiKeysTable {
@@ -153,6 +100,10 @@ export interface SequenceStepRow {
   actions: { type: string; count: number | null; reaction: string | null }[];
   variants: { key: string; weight: number; messageTmpl: string }[] | null;
   tool: string | null;
+  /** Branches (x-extensions; domain/branches.ts): the step's id, its ordered edges, its `else`. */
+  id?: string;
+  next?: { if: Record<string, unknown>; withinDays?: number; goto: string }[];
+  else?: string;
 }
 
 export interface SequencesTable {
@@ -288,8 +239,11 @@ export interface LeadsTable {
   step_attempts: Generated<number>;
   /** Tries of the current step that only waited on the sending side (migration 0020). */
   step_waits: Generated<number>;
-  /** `accept`: a message step waits for the invitation's acceptance; `task`: a person's task holds the lane. */
-  waiting_for: 'accept' | 'task' | null;
+  /** `accept`: waits for an acceptance; `task`: for a person's task; `branch`: for its edges (domain/branches.ts). */
+  waiting_for: 'accept' | 'task' | 'branch' | null;
+  /** When it left the branching step it waits at, and whether the engine could do that step (0049; lanes/branch.ts). */
+  branch_at: Timestamp | null;
+  branch_allowed: boolean | null;
   /** LinkedIn's id of the person (the gateway's `provider_id`) and the gateway chat with them (migration 0027). */
   linkedin_provider_id: string | null;
   linkedin_chat_id: string | null;
@@ -402,6 +356,7 @@ export interface DB {
   person_links: PersonLinksTable;
   audit_events: AuditEventsTable;
   passkeys: PasskeysTable;
+  lead_paths: LeadPathsTable;
   webauthn_challenges: WebauthnChallengesTable;
   x_accounts: XAccountsTable;
   x_account_oauth: delivery.XAccountOauthTable;

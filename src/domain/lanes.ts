@@ -13,7 +13,8 @@ import type { LeadsTable } from '../db/schema.js';
  * - the engine's step pass: `markInflight`, `reschedule`, `waitForAccept`, `holdForTask`, `advance` (the outcomes);
  * - what is heard: `rewatchSql` (the watch claim), `watchAfterContact` and `snooze` (reply decisions), `markAccepted`,
  *   `markFollowedBack`, `markFirstContact`, `markReplied`, `snoozeForAutoReply`;
- * - the end of a lane: `stop`, `optOut`, `stopForLeaver`, `failBounced`.
+ * - the end of a lane: `stop`, `optOut`, `stopForLeaver`, `failBounced`;
+ * - a branch: `takeEdges`, `holdAtBranch` (the engine's claim), `releaseBranch` (a dismissed reply).
  *
  * Closing the open tasks of a lane that no longer applies stays the database trigger `leads_cancel_tasks` (migration
  * 0027): it reacts to `sequence_id`, `automation_stopped`, `replied_at` and `opted_out_at`, all written here.
@@ -56,6 +57,8 @@ export const LANE_COLUMNS = [
   'observe_next_at',
   'observe_until',
   'last_message_channel',
+  'branch_at',
+  'branch_allowed',
 ] as const satisfies readonly (keyof LeadsTable)[];
 
 export type LaneColumn = (typeof LANE_COLUMNS)[number];
@@ -74,3 +77,4 @@ export {
   watchAfterContact,
 } from './lanes/hear.js';
 export { failBounced, optOut, stop, stopForLeaver } from './lanes/end.js';
+export { holdAtBranch, recordBookingGoal, recordEndOfRun, releaseBranch, takeEdges, type EdgeTaken } from './lanes/branch.js';

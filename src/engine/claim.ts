@@ -17,6 +17,7 @@ import {
   type PlannedSend,
 } from './outcomes.js';
 import { deliveryOf } from '../domain/policy.js';
+import { fallsThrough } from '../domain/branches.js';
 import type { TextCipher } from '../lib/crypto.js';
 import {
   releaseReservations,
@@ -28,6 +29,7 @@ import {
   type ClaimBudgets,
 } from './pacing.js';
 import { recordOutcomes } from './record.js';
+import { decideBranches } from './branching.js';
 import type { PassSummary } from '../channels/types.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow, WorkspaceEnergyRow } from './sql/rows.js';
@@ -129,7 +131,12 @@ function classifyClaimed(
         const delivery = deliveryOf(step.kind, ch.channel, row.delivery);
         // The hours are read in the lead's zone or the account's (admission.ts `sendingZone`), and so is the retry.
         const zone = { accountTimeZone: row.time_zone, leadTimeZone: row.lead_time_zone, sendInLeadHours: row.send_in_lead_hours };
-        if (delivery.by === 'person') out.local.push(taskOutcome(prepared.send, delivery.reason, now));
+        // A step with an `allowed` edge (domain/branches.ts) falls through to that edge rather than becoming a task.
+        if (delivery.by === 'person' && fallsThrough(step))
+          out.local.push(
+            localOutcome(ch, row, step, 'skipped', { step: row.current_step, kind: step.kind, channel: ch.channel, reason: delivery.reason }, now),
+          );
+        else if (delivery.by === 'person') out.local.push(taskOutcome(prepared.send, delivery.reason, now));
         else if (!sendsAtThisHour({ step, ...zone }, admission))
           out.deferred.push({ id: row.id, at: sendingWindowRetryAt(config.pacing, sendingZone(zone), now).toISOString() });
         else {
@@ -344,7 +351,16 @@ export async function claimBatch(
     if (rows.length === 0) return { claimed: 0, sends: [], checks: [], recorded: [] };
     // A lead without a sender keeps the one the claim gave it (domain/claim-layout.ts).
     await sql.assignSenders(trx, rows);
-    const { checks, local, waits, deferred, candidates } = classifyClaimed(rows, { drivers, registry: deps.channels }, config, admission);
+    // Leads waiting at a branching step take an edge or keep waiting (engine/branching.ts); the rest have a step due.
+    const atBranch = (r: ClaimedRow) => r.waiting_for === 'branch' && !r.inflight_key;
+    const branched = await decideBranches(
+      trx,
+      rows.filter((r) => atBranch(r)).map((r) => ({ ...r, steps: storedSteps(r.steps) as typeof r.steps })),
+      now,
+    );
+    summary.branched = (summary.branched ?? 0) + branched.taken.length;
+    const due = rows.filter((r) => !atBranch(r));
+    const { checks, local, waits, deferred, candidates } = classifyClaimed(due, { drivers, registry: deps.channels }, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);
     const budgets = await reserveChannelBudgets(trx, pacing.paced, now, deps.budgets);
     const energy = await chargeEnergy(trx, budgets.paced, units, now);

@@ -1,3 +1,4 @@
+import { settleReplyGoal } from './branching.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { enqueueEvent, sealText } from '../webhooks/outbox.js';
@@ -252,6 +253,8 @@ export function createObserver(deps: ObserverDeps) {
       ...(verdict.needsReview && { detail: { needsReview: true, confidence: verdict.confidence } }),
     });
     if (optsOut) await optOut(trx, row, obs, now, replyId);
+    // A lead frozen at a branch whose first holding edge is this reply's edge to the goal ends with it at once.
+    else if (!verdict.needsReview) await settleReplyGoal(trx, channels, { workspaceId: row.workspace_id, leadId: row.id, now });
     const eventText = clipUtf8(obs.text, EVENT_TEXT_BYTES);
     await enqueueEvent(trx, {
       workspaceId: row.workspace_id,

@@ -1,19 +1,16 @@
 import type { EngineConfig } from '../config/config.js';
 import { isUncontacted } from '../domain/uncontacted.js';
-import type { ActionResult, DeliveryCheck, OutboundAction } from '../channels/types.js';
+import type { ActionResult, DeliveryCheck } from '../channels/types.js';
 import type { PacingRelease } from './pacing.js';
-import { recipientOf } from '../channels/recipients.js';
 import type { ClaimedRow, LeadRecord } from './sql/rows.js';
 import type { StepAction, StepDetail, StepNote } from '../domain/ledger.js';
 import type { ActivityOutcome, Channel } from '../domain/vocabulary.js';
 import type { ChannelDescriptor, StepEvent } from '../channels/descriptor.js';
 import { activityActionOf, bucketOf, contacts, delayMs, eventOf, invites, isMessageStep, sendsAsAccountUser, stageAfter, type Step } from './steps.js';
-import { renderTemplate, type RenderResult } from '../domain/templates.js';
 import { localDay, safeZone } from '../domain/time.js';
-import type { Sender } from '../domain/budgets.js';
-import { pickVariant } from './variants.js';
 import { profileUrlOf, UNCERTAIN_DELIVERY, uncertainTaskKey, type NewTask } from '../domain/tasks.js';
 import { newId } from '../lib/ids.js';
+import { fallsThrough, isBranching } from '../domain/branches.js';
 
 // What the engine decides for one claimed lead, as plain values: the send it prepares and the record each
 // result leads to. No I/O here; the claim and record steps (claim.ts, record.ts) write what these decide.
@@ -22,18 +19,6 @@ type Row = ClaimedRow;
 
 /** The settings an outcome depends on. */
 export type OutcomeRules = Pick<EngineConfig, 'observeIntervalSeconds' | 'observeDays' | 'maxAttempts' | 'retryMinutes'>;
-
-export interface PlannedSend {
-  row: Row;
-  step: Step;
-  key: string;
-  variantKey: string | null;
-  units: number;
-  release: PacingRelease | null;
-  action: OutboundAction;
-  /** The step's channel (channels/descriptor.ts). */
-  channel: ChannelDescriptor;
-}
 
 export interface Outcome {
   row: Row;
@@ -77,11 +62,32 @@ function steadyRecord(row: Row): LeadRecord {
     observe_until: null,
     last_message_channel: null,
     last_activity_at: null,
+    waiting_for: null,
+    branch_at: null,
+    branch_allowed: null,
   };
 }
 
-/** Moves past step `index`: the next one is due its delayDays later; after the last, the sequence is done. */
-function advanced(row: Row, index: number, now: Date, stage = row.stage): Partial<LeadRecord> {
+/**
+ * Moves past step `index`: the next one is due its delayDays later; after the last, the sequence is done. A branching
+ * step (domain/branches.ts) is left for its edges instead: the lead waits at it from `now`, decided by the next claim
+ * (engine/branching.ts), with `allowed` (whether the engine could do the step for this person) kept for its edges.
+ */
+function advanced(row: Row, index: number, now: Date, stage = row.stage, allowed: boolean | null = null): Partial<LeadRecord> {
+  if (isBranching(row.steps[index])) {
+    const at = now.toISOString();
+    return {
+      current_step: index,
+      next_action_at: at,
+      automation_stopped: false,
+      step_attempts: 0,
+      step_waits: 0,
+      stage,
+      waiting_for: 'branch',
+      branch_at: at,
+      branch_allowed: allowed,
+    };
+  }
   const next = row.steps[index + 1];
   const done = next === undefined;
   return {
@@ -94,104 +100,12 @@ function advanced(row: Row, index: number, now: Date, stage = row.stage): Partia
   };
 }
 
+export { prepareSend, senderOf, type PlannedSend } from './prepare.js';
+import { prepareSend, type PlannedSend } from './prepare.js';
+
 /** The messaging account a step's ledger entry and task name: none for a step sent as a platform account. */
 function accountFor(ch: ChannelDescriptor, row: Row): string | null {
   return sendsAsAccountUser(ch) ? null : row.account_id;
-}
-
-/**
- * Why a step's text cannot go to this lead, for the skipped step's ledger detail: `missing_template_value` and
- * `unknown_placeholder` name the `field`; `broken_placeholder` (issue 39 §3: text still holding another tool's
- * placeholder, an unclosed one, or one brought in by the lead's data) also names the `token`. The step is skipped, never
- * sent with it, like a missing value (claim.ts records every refusal of prepareSend as a skipped step; the tasks of
- * docs/tasks.md are for steps a platform keeps from the engine, and would carry the same broken text).
- */
-function renderFailure(r: Exclude<RenderResult, { ok: true }>): Pick<StepDetail, 'reason' | 'field' | 'token'> {
-  return r.reason === 'broken_placeholder' ? { reason: r.reason, field: r.field, token: r.token } : { reason: r.reason, field: r.field };
-}
-
-/** The sender a claimed lead's step goes out through (domain/budgets.ts Sender). */
-export function senderOf(row: Row): Sender {
-  return {
-    workspaceId: row.workspace_id,
-    accountId: row.account_id,
-    accountUserId: row.x_account_user_id,
-    timeZone: row.time_zone,
-    warmupStartedAt: row.warmup_started_at ? new Date(row.warmup_started_at) : null,
-    delivery: row.delivery,
-  };
-}
-
-/** The send this step makes for the lead (templates rendered, variant picked), or why it is skipped. */
-export function prepareSend(
-  ch: ChannelDescriptor,
-  row: Row,
-  step: Step,
-  now: Date,
-): { ok: true; send: Omit<PlannedSend, 'units' | 'release'> } | { ok: false; detail: StepDetail } {
-  const base = { step: row.current_step, kind: step.kind };
-  const recipient = recipientOf(row);
-  const missing = ch.missingAddress?.(recipient) ?? null;
-  if (missing) return { ok: false, detail: { ...base, reason: missing } };
-  const fields = {
-    person: row.person,
-    company: row.company,
-    title: row.title,
-    email: row.email,
-    username: row.username,
-    linkedinUrl: row.linkedin_url,
-    custom: row.custom,
-  };
-  let variantKey: string | null = null;
-  let template = step.message ?? null;
-  if (Array.isArray(step.variants) && step.variants.length > 0) {
-    const v = pickVariant(step.variants, row.id, row.sequence_id, row.variant_key);
-    if (v) {
-      variantKey = v.key;
-      template = v.messageTmpl;
-    }
-  }
-  if (isMessageStep(ch, step) && !template?.trim()) return { ok: false, detail: { ...base, reason: 'empty_message' } };
-  let text: string | null = null;
-  if (template) {
-    const r = renderTemplate(template, fields);
-    if (!r.ok) return { ok: false, detail: { ...base, ...renderFailure(r), ...(variantKey && { variant: variantKey }) } };
-    text = r.text;
-  }
-  let subject: string | null = null;
-  if (ch.subject && step.subject) {
-    const r = renderTemplate(step.subject, fields);
-    if (!r.ok) return { ok: false, detail: { ...base, ...renderFailure(r), in: 'subject' } };
-    subject = r.text;
-  }
-  // Per lead, sequence and step: a follow-up sequence's step 0 is a new action, not a repeat of the first sequence's.
-  const key = `${row.id}:${row.sequence_id}:${row.current_step}`;
-  const asUser = sendsAsAccountUser(ch);
-  return {
-    ok: true,
-    send: {
-      row,
-      step,
-      key,
-      variantKey,
-      channel: ch,
-      action: {
-        workspaceId: row.workspace_id,
-        accountId: asUser ? null : row.account_id,
-        accountUserId: asUser ? row.x_account_user_id : null,
-        kind: step.kind,
-        channel: ch.channel,
-        recipient,
-        subject,
-        text,
-        actions: Array.isArray(step.actions) ? step.actions : [],
-        idempotencyKey: key,
-        at: now,
-        // Every try of this step so far, waits included (the sandbox's scripted rate limits count them).
-        attempt: row.step_attempts + row.step_waits,
-      },
-    },
-  };
 }
 
 export function localOutcome(
@@ -209,7 +123,8 @@ export function localOutcome(
   } else if (kind === 'done') {
     record = { ...base, stage: isUncontacted(row) ? 'skipped' : row.stage, automation_stopped: true, next_action_at: null };
   } else {
-    record = { ...base, ...advanced(row, row.current_step, now) };
+    // A skipped step is one the engine could not do for this person (the `allowed` condition reads false).
+    record = { ...base, ...advanced(row, row.current_step, now, row.stage, kind === 'skipped' ? false : null) };
   }
   const activity =
     kind === 'done' || !step || !ch
@@ -226,6 +141,11 @@ export function localOutcome(
 
 export function resultOutcome(config: OutcomeRules, send: SendRecord, result: ActionResult, now: Date, note: StepNote = {}): Outcome {
   const { row, step, channel: ch } = send;
+  if (result.outcome === 'needs_person' && fallsThrough(step)) {
+    // A step with an `allowed` edge falls through instead of becoming a task: skipped, its charge and reservation back.
+    const o = localOutcome(ch, row, step, 'skipped', { step: row.current_step, kind: step.kind, channel: ch.channel, reason: result.reason }, now);
+    return { ...o, record: { ...o.record, expect_key: send.key, expect_at: now.toISOString() }, refundUnits: send.units, release: send.release };
+  }
   if (result.outcome === 'needs_person') {
     // Nothing left: the reservation and the energy go back, and the step waits for a person (the driver found that
     // the platform's rules need one, e.g. an X DM to someone who never wrote to the account).
@@ -246,7 +166,7 @@ export function resultOutcome(config: OutcomeRules, send: SendRecord, result: Ac
     const invited = invites(ch, step) ? ch.invitedColumn : undefined;
     const record: LeadRecord = {
       ...base,
-      ...advanced(row, index, now, stageAfter(ch, step, row.stage, already)),
+      ...advanced(row, index, now, stageAfter(ch, step, row.stage, already), true),
       invited_at: invited === 'invited_at' ? now.toISOString() : null,
       messaged_at: message ? now.toISOString() : null,
       followed_at: invited === 'followed_at' ? now.toISOString() : null,

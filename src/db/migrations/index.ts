@@ -42,6 +42,7 @@ import * as m0045 from './0045_gateway_account_unique.js';
 import * as m0046 from './0046_key_roles.js';
 import * as m0047 from './0047_people_and_audit.js';
 import * as m0048 from './0048_passkeys.js';
+import * as m0049 from './0049_branches.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -154,4 +155,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0046_key_roles': m0046,
   '0047_people_and_audit': m0047,
   '0048_passkeys': m0048,
+  '0049_branches': m0049,
 };

@@ -20,6 +20,7 @@ export async function stop(trx: Database, workspaceId: string, leadIds: string[]
     .set({
       automation_stopped: true,
       next_action_at: null,
+      branch_at: null,
       stage: sql<LeadStage>`CASE WHEN ${uncontactedQueued} THEN 'skipped' ELSE stage END`,
       updated_at: now,
     })
@@ -44,6 +45,7 @@ export async function optOut(trx: Database, p: { workspaceId: string; leadIds: s
       automation_stopped: true,
       next_action_at: null,
       observe_next_at: null,
+      branch_at: null,
       stage: sql<LeadStage>`CASE WHEN ${uncontactedSql()} THEN 'skipped' ELSE stage END`,
       updated_at: p.now,
     })
@@ -62,7 +64,7 @@ export async function stopForLeaver(trx: Database, p: { leadId: string; at: Date
   const at = p.at.toISOString();
   const { rows } = await sql<{ id: string }>`
     UPDATE leads l SET stage = 'failed', last_error = 'left_company', automation_stopped = true, next_action_at = NULL,
-      waiting_for = NULL, observe_next_at = NULL, snoozed_until = NULL,
+      waiting_for = NULL, observe_next_at = NULL, snoozed_until = NULL, branch_at = NULL,
       ${touchedAt(at, p.now)}
     WHERE l.id = ${p.leadId}::uuid AND NOT ${FROZEN_BY_ANSWER}
       AND ${noReplySince(at)}
@@ -70,14 +72,35 @@ export async function stopForLeaver(trx: Database, p: { leadId: string; at: Date
   return rows.length > 0;
 }
 
-/** A hard bounce: the lead fails for good with `lastError: "bounced"`; false when it had already failed so. */
-export async function failBounced(trx: Database, p: { workspaceId: string; leadId: string; now: Date }): Promise<boolean> {
-  const res = await trx
-    .updateTable('leads')
-    .set({ stage: 'failed', last_error: 'bounced', automation_stopped: true, next_action_at: null, observe_next_at: null, updated_at: p.now })
-    .where('workspace_id', '=', p.workspaceId)
-    .where('id', '=', p.leadId)
-    .where((eb) => eb.or([eb('stage', '<>', 'failed'), eb('last_error', 'is', null), eb('last_error', '<>', 'bounced')]))
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows ?? 0) > 0;
+/**
+ * The lead waits at a branching step one of whose edges looks for a bounce (domain/branches.ts): a bounce routes it
+ * instead of failing it. SQL over the leads row `l`.
+ */
+const ROUTES_BOUNCE = sql<boolean>`(l.waiting_for = 'branch' AND EXISTS (SELECT 1 FROM sequences s,
+  jsonb_array_elements(CASE WHEN jsonb_typeof(s.steps -> l.current_step -> 'next') = 'array' THEN s.steps -> l.current_step -> 'next' ELSE '[]'::jsonb END) e
+  WHERE s.id = l.sequence_id AND jsonb_typeof(e -> 'if') = 'object' AND (e -> 'if') ? 'bounced'))`;
+
+/**
+ * A hard bounce. The lead fails for good with `lastError: "bounced"` (`failed`), unless it waits at a branch that looks
+ * for a bounce: then it keeps `lastError: "bounced"` as the fact its edges read and is decided at once (`routed`).
+ * Null when it had already failed so (or was already routed).
+ */
+export async function failBounced(trx: Database, p: { workspaceId: string; leadId: string; now: Date }): Promise<'failed' | 'routed' | null> {
+  const now = p.now.toISOString();
+  const { rows } = await sql<{ routed: boolean }>`
+    UPDATE leads l SET
+      stage = CASE WHEN x.routes THEN l.stage ELSE 'failed' END,
+      last_error = 'bounced',
+      automation_stopped = CASE WHEN x.routes THEN l.automation_stopped ELSE true END,
+      next_action_at = CASE WHEN x.routes AND NOT l.automation_stopped THEN ${now}::timestamptz ELSE NULL END,
+      observe_next_at = NULL,
+      branch_at = CASE WHEN x.routes THEN l.branch_at ELSE NULL END,
+      updated_at = ${now}::timestamptz
+    FROM (SELECT ${ROUTES_BOUNCE} AS routes FROM leads l WHERE l.workspace_id = ${p.workspaceId}::uuid AND l.id = ${p.leadId}::uuid) x
+    WHERE l.workspace_id = ${p.workspaceId}::uuid AND l.id = ${p.leadId}::uuid
+      AND (l.stage <> 'failed' OR l.last_error IS NULL OR l.last_error <> 'bounced')
+      AND NOT (x.routes AND l.last_error IS NOT DISTINCT FROM 'bounced')
+    RETURNING x.routes AS routed`.execute(trx);
+  if (rows.length === 0) return null;
+  return rows[0].routed ? 'routed' : 'failed';
 }

@@ -11,6 +11,9 @@ export interface EnteringLane {
   current_step: 0;
   next_action_at: Date;
   automation_stopped: false;
+  /** No branch is pending in a sequence just entered (domain/lanes/branch.ts). */
+  branch_at: null;
+  waiting_for: null;
 }
 
 /**
@@ -19,7 +22,7 @@ export interface EnteringLane {
  * (modules/leads import, modules/plays enrollment); an existing one through `enterSequence` or `switchSequence`.
  */
 export function enteringLane(sequenceId: string, at: Date): EnteringLane {
-  return { sequence_id: sequenceId, current_step: 0, next_action_at: at, automation_stopped: false };
+  return { sequence_id: sequenceId, current_step: 0, next_action_at: at, automation_stopped: false, branch_at: null, waiting_for: null };
 }
 
 /**

@@ -80,12 +80,15 @@ export async function snooze(trx: Database, p: { workspaceId: string; leadId: st
     .executeTakeFirstOrThrow();
 }
 
-/** The invite was accepted: a message step waiting for it is due at once. Undefined when already on record. */
+/**
+ * The invite was accepted: a message step waiting for it is due at once, and so is a branch waiting on its edges (an
+ * `accepted` edge may now hold: domain/branches.ts). Undefined when already on record.
+ */
 export async function markAccepted(trx: Database, leadId: string, at: Date, now: Date): Promise<LaneLead | undefined> {
   const { rows } = await sql<LaneLead>`
     UPDATE leads SET connected_at = ${at.toISOString()}::timestamptz,
       stage = CASE WHEN stage IN ('queued', 'resolving', 'invited') THEN 'accepted' ELSE stage END,
-      next_action_at = CASE WHEN waiting_for = 'accept' AND NOT automation_stopped THEN ${now.toISOString()}::timestamptz ELSE next_action_at END,
+      next_action_at = CASE WHEN waiting_for IN ('accept', 'branch') AND NOT automation_stopped THEN ${now.toISOString()}::timestamptz ELSE next_action_at END,
       waiting_for = CASE WHEN waiting_for = 'accept' THEN NULL ELSE waiting_for END, last_activity_at = ${at.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
     WHERE id = ${leadId}::uuid AND connected_at IS NULL
     RETURNING id, person, company, title, email, linkedin_url, account_id, sequence_id, stage`.execute(trx);
@@ -97,6 +100,7 @@ export async function markFollowedBack(trx: Database, leadId: string, at: Date, 
   const { rows } = await sql<LaneLead>`
     UPDATE leads SET followed_back_at = ${at.toISOString()}::timestamptz,
       stage = CASE WHEN stage IN ('queued', 'resolving', 'invited') THEN 'accepted' ELSE stage END,
+      next_action_at = CASE WHEN waiting_for = 'branch' AND NOT automation_stopped THEN ${now.toISOString()}::timestamptz ELSE next_action_at END,
       last_activity_at = ${at.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
     WHERE id = ${leadId}::uuid AND followed_back_at IS NULL
     RETURNING id, person, company, title, email, linkedin_url, account_id, sequence_id, stage`.execute(trx);

@@ -31,6 +31,9 @@ export type StepRecord = OnTheWire<
     | 'observe_until'
     | 'last_message_channel'
     | 'last_activity_at'
+    | 'waiting_for'
+    | 'branch_at'
+    | 'branch_allowed'
   >
 > & {
   /** The in-flight mark this record belongs to: its key and claim time. A worker whose claim was superseded
@@ -85,7 +88,8 @@ export async function holdForTask(trx: Database, leadIds: string[], now: Date): 
  * Applies step outcomes (the lane advances, retries, waits, fails or ends), but only to leads still holding the
  * in-flight key the caller claimed (a lead reclaimed by another worker after its lease is that worker's to record).
  * What happened meanwhile wins: a stop keeps automation stopped, a detected reply keeps the lead frozen in `replied`.
- * The in-flight mark and any wait (`waiting_for`) are cleared. Answers the leads it changed.
+ * The in-flight mark is cleared, and `waiting_for` is the record's (null, or `branch` for a branching step left).
+ * Answers the leads it changed.
  */
 export async function advance(trx: Database, records: StepRecord[], now: Date): Promise<LaneLead[]> {
   if (records.length === 0) return [];
@@ -108,7 +112,8 @@ export async function advance(trx: Database, records: StepRecord[], now: Date): 
         ELSE COALESCE(v.last_error, l.last_error) END,
       step_attempts = v.step_attempts,
       step_waits = v.step_waits,
-      waiting_for = NULL,
+      -- A branching step left: the lead waits at it for its edges (domain/branches.ts); otherwise no wait remains.
+      waiting_for = v.waiting_for, branch_at = v.branch_at, branch_allowed = v.branch_allowed,
       observe_next_at = CASE WHEN l.automation_stopped AND l.replied_at IS NOT NULL THEN NULL ELSE COALESCE(l.observe_next_at, v.observe_next_at) END,
       observe_until = GREATEST(l.observe_until, v.observe_until),
       last_message_channel = COALESCE(v.last_message_channel, l.last_message_channel),
@@ -118,7 +123,8 @@ export async function advance(trx: Database, records: StepRecord[], now: Date): 
     FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS v(
       id uuid, expect_key text, expect_at timestamptz, stage text, current_step int, next_action_at timestamptz, automation_stopped boolean,
       invited_at timestamptz, messaged_at timestamptz, followed_at timestamptz, last_error text, step_attempts int, step_waits int,
-      observe_next_at timestamptz, observe_until timestamptz, last_message_channel text, last_activity_at timestamptz)
+      observe_next_at timestamptz, observe_until timestamptz, last_message_channel text, last_activity_at timestamptz,
+      waiting_for text, branch_at timestamptz, branch_allowed boolean)
     WHERE l.id = v.id AND l.inflight_key IS NOT DISTINCT FROM v.expect_key AND l.inflight_at IS NOT DISTINCT FROM v.expect_at
     RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);
   return rows;

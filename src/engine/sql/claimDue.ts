@@ -36,6 +36,8 @@ export const claimedLeadColumns = (
       l.time_zone AS lead_time_zone, s.send_in_lead_hours,
       -- The lead's custom fields, for {{custom.<name>}} (domain/custom-fields.ts).
       l.custom,
+      -- A branching step's edges (domain/branches.ts) read these saved facts.
+      l.waiting_for, l.branch_at, l.branch_allowed, l.meeting_booked_at, l.last_error,
       -- The platform policy (domain/policy.ts) reads how the step's sender reaches its platform.
       ${delivery} AS delivery`;
 

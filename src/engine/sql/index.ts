@@ -9,6 +9,7 @@ export * from './existingCandidateIds.js';
 export * from './insertDiscoveryBatch.js';
 export * from './insertReply.js';
 export * from './lockWorkspaceEnergy.js';
+export * from './readBranchReplies.js';
 export * from './readTaskLead.js';
 export * from './refundEnergy.js';
 export type * from './rows.js';
@@ -20,6 +21,9 @@ export * from './readPacingAccounts.js';
 // one writer of the lane columns; the engine calls them here with the rest of its SQL.
 export {
   advance,
+  holdAtBranch,
+  recordEndOfRun,
+  takeEdges,
   markAccepted,
   markFirstContact,
   markFollowedBack,

@@ -55,7 +55,22 @@ export type LeadContactRow = Pick<
 };
 
 export type ClaimedRow = LeadContactRow &
-  Pick<Lead, 'stage' | 'current_step' | 'variant_key' | 'inflight_key' | 'inflight_step' | 'inflight_at' | 'step_attempts' | 'step_waits'> & {
+  Pick<
+    Lead,
+    | 'stage'
+    | 'current_step'
+    | 'variant_key'
+    | 'inflight_key'
+    | 'inflight_step'
+    | 'inflight_at'
+    | 'step_attempts'
+    | 'step_waits'
+    | 'waiting_for'
+    | 'branch_at'
+    | 'branch_allowed'
+    | 'meeting_booked_at'
+    | 'last_error'
+  > & {
     /** Only leads in a sequence are claimed. */
     sequence_id: NonNullable<Lead['sequence_id']>;
     /** The lead had no account and the claim gave it the workspace's only one for this step (domain/claim-layout.ts). */

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Nullable, OneOf, Timestamp, UserId, Uuid } from '../../app/schemas.js';
 import { PLAY_STATUSES, SEQUENCE_STATUSES } from '../../domain/vocabulary.js';
 import { Play } from '../plays/index.js';
-import { StepKind } from '../sequences/index.js';
+import { StepBranchProperties, StepKind } from '../sequences/index.js';
 
 // Authoring inputs are the spec's step object exactly, with every field present: what an author writes is
 // what GET /sequences later answers, so no field is left for the server to guess.
@@ -54,12 +54,13 @@ export const AuthoringStep = Type.Object(
     actions: Type.Array(StepAction, { maxItems: 10, description: 'for example a like-last-post action' }),
     variants: Nullable(Type.Array(StepVariant, { minItems: 1, maxItems: 10, description: 'weighted message variants (A/B arms)' })),
     tool: Nullable(Type.String({ minLength: 1, maxLength: 100 })),
+    ...StepBranchProperties,
   },
   {
     additionalProperties: false,
     description:
       'Every field is required (null where nullable). message, email, x_dm and instagram_dm steps carry exactly one of message or variants; ' +
-      'other kinds at most one; engage and x_engage need at least one action.',
+      'other kinds at most one; engage and x_engage need at least one action. id, next and else (x-extensions) make the sequence branch.',
   },
 );
 export type AuthoringStepInput = Static<typeof AuthoringStep>;
@@ -159,6 +160,7 @@ const StoredStep = Type.Object(
     actions: Type.Array(Type.Object({ type: Type.String(), count: Nullable(Type.Integer()), reaction: Nullable(Type.String()) })),
     variants: Nullable(Type.Array(Type.Object({ key: Type.String(), weight: Type.Number(), messageTmpl: Type.String() }))),
     tool: Nullable(Type.String()),
+    ...StepBranchProperties,
   },
   { additionalProperties: false },
 );

@@ -18,6 +18,7 @@ import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';
 import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, channelName, inWords, type PlayStatus } from '../../domain/vocabulary.js';
 import * as repo from './authoring.repository.js';
+import { graphProblems, type BranchStep } from '../../domain/branches.js';
 import { AuthoringStep, MAX_STEPS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
 
 export interface CreateSequenceArgs {
@@ -124,6 +125,8 @@ export function stepProblems(steps: AuthoringStepInput[]): string[] {
     template(`${at}.message`, s.message);
     template(`${at}.subject`, s.subject);
   });
+  // A branching sequence's graph (domain/branches.ts): targets, reachability, cycles, conditions that cannot hold.
+  if (problems.length === 0) problems.push(...graphProblems(steps as unknown as BranchStep[]));
   return problems;
 }
 
@@ -143,6 +146,11 @@ function toStepRow(s: AuthoringStepInput): SequenceStepRow {
     actions: s.actions.map((a) => ({ type: a.type, count: a.count, reaction: a.reaction })),
     variants: s.variants ? s.variants.map((v) => ({ key: v.key, weight: v.weight, messageTmpl: v.messageTmpl })) : null,
     tool: s.tool,
+    // Branches (x-extensions): kept only when the author wrote them, so a linear step is stored as before.
+    ...(s.id !== undefined && { id: s.id }),
+    ...(s.next !== undefined &&
+      s.next.length > 0 && { next: s.next.map((e) => ({ if: e.if, ...(e.withinDays !== undefined && { withinDays: e.withinDays }), goto: e.goto })) }),
+    ...(s.else !== undefined && { else: s.else }),
   };
 }
 

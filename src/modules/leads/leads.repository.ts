@@ -81,3 +81,16 @@ export async function listLeads(db: Database, workspaceId: string, f: LeadFilter
 }
 
 export type CrmLeadRow = Awaited<ReturnType<typeof listLeads>>[number];
+
+/** The edges these leads took in branching sequences (lead_paths), oldest first: one indexed read for a page. */
+export async function listLeadPaths(db: Database, workspaceId: string, leadIds: string[]) {
+  if (leadIds.length === 0) return [];
+  return db
+    .selectFrom('lead_paths')
+    .select(['lead_id', 'sequence_id', 'from_step', 'edge', 'goto', 'to_step', 'outcome', 'values', 'taken_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('lead_id', 'in', leadIds)
+    .orderBy('lead_id')
+    .orderBy('ordinal')
+    .execute();
+}

@@ -77,6 +77,28 @@ export const CrossChannelLead = Type.Object({
       },
     ),
   ),
+  path: Type.Optional(
+    Type.Array(
+      Type.Object({
+        fromStep: Type.Integer({ description: 'the index of the step the lead left' }),
+        edge: Nullable(Type.Integer({ description: "the edge taken (its index in the step's next); null: else, or a booking's goal" })),
+        goto: Type.String({ description: 'the target as written: a step id, goal, exit (or done past the last step)' }),
+        toStep: Nullable(Type.Integer({ description: 'the index of the step it went to; null: the run ended' })),
+        values: Type.Record(Type.String(), Type.Unknown(), { description: 'the saved facts that decided it' }),
+        takenAt: Timestamp(),
+      }),
+      {
+        'x-extension': true,
+        description: 'present only for a lead of a branching sequence that took an edge: the edges taken, oldest first (docs/sequences-and-leads.md)',
+      },
+    ),
+  ),
+  outcome: Type.Optional(
+    Type.Union([Type.Literal('goal'), Type.Literal('exit')], {
+      'x-extension': true,
+      description: 'present only when the run of a branching sequence ended at goal or exit (sequenceDone is true then)',
+    }),
+  ),
 });
 
 export const LeadsResponse = Type.Object({

@@ -42,6 +42,37 @@ export interface ListLeadsInput {
   limit?: number;
 }
 
+/**
+ * The edges each lead took in the sequence it is in, oldest first, and the outcome its run ended with (goal, exit):
+ * only leads with a path have an entry, so a linear sequence's lead reads as the spec's object.
+ */
+export async function pathsOf(db: Database, workspaceId: string, leads: { id: string; sequence_id: string | null }[]) {
+  const out = new Map<string, { path: LeadPathView[]; outcome?: 'goal' | 'exit' }>();
+  const rows = await repo.listLeadPaths(
+    db,
+    workspaceId,
+    leads.map((l) => l.id),
+  );
+  const seqOf = new Map(leads.map((l) => [l.id, l.sequence_id]));
+  for (const r of rows) {
+    if (r.sequence_id !== seqOf.get(r.lead_id)) continue;
+    const entry = out.get(r.lead_id) ?? { path: [] };
+    entry.path.push({ fromStep: r.from_step, edge: r.edge, goto: r.goto, toStep: r.to_step, values: r.values, takenAt: r.taken_at.toISOString() });
+    if (r.outcome) entry.outcome = r.outcome;
+    out.set(r.lead_id, entry);
+  }
+  return out;
+}
+
+export interface LeadPathView {
+  fromStep: number;
+  edge: number | null;
+  goto: string;
+  toStep: number | null;
+  values: Record<string, unknown>;
+  takenAt: string;
+}
+
 export function createLeadsService(deps: { db: Database; clock: Clock; cipher: TextCipher; config: Pick<Config, 'engine'> }) {
   const { db, clock } = deps;
   const held = createHeldLeads(deps);
@@ -57,13 +88,13 @@ export function createLeadsService(deps: { db: Database; clock: Clock; cipher: T
     };
     const rows = await repo.listLeads(db, workspaceId, filters, input.limit ?? 200);
     // Why a due lead waits (leads.held.ts), answered only for a held lead: any other reads as the spec's object.
-    const heldBy = await held.heldByLeads(
-      workspaceId,
-      rows.map((r) => r.id),
-    );
+    const ids = rows.map((r) => r.id);
+    // A branching sequence's path and outcome (docs/sequences-and-leads.md "Branches"): one read for the page.
+    const [heldBy, paths] = await Promise.all([held.heldByLeads(workspaceId, ids), pathsOf(db, workspaceId, rows)]);
     const leads = rows.map((r) => {
       const reason = heldBy.get(r.id);
-      return reason ? { ...toCrossChannelLeadView(r), heldBy: reason } : toCrossChannelLeadView(r);
+      const view = { ...toCrossChannelLeadView(r), ...paths.get(r.id) };
+      return reason ? { ...view, heldBy: reason } : view;
     });
     return { count: Number(rows[0]?.total ?? 0), returned: rows.length, leads };
   }

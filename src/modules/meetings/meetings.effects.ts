@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
 import { appendLedger, type LedgerEntry, type MeetingDetail, type MeetingSyncDetail } from '../../domain/ledger.js';
-import { stop } from '../../domain/lanes.js';
+import { recordBookingGoal, stop } from '../../domain/lanes.js';
 import { lockPersonLanes } from '../../domain/opt-out.js';
 import { toEventLead } from '../../domain/lead-views.js';
 import { enqueueEvent } from '../../webhooks/outbox.js';
@@ -132,6 +132,8 @@ async function book(
   const lanes = await lockPersonLanes(trx, { workspaceId: r.workspaceId, leadId: lead.id, email: lead.email });
   const ids = lanes.map((l) => l.id);
   const stopped = (await stop(trx, r.workspaceId, ids, r.now)).map((l) => l.id).sort();
+  // In a branching sequence the booking is the goal: each lane's path records it (docs/sequences-and-leads.md).
+  await recordBookingGoal(trx, { workspaceId: r.workspaceId, leadIds: ids, now: r.now });
   const closed = await closeRepliesByBooking(trx, r.workspaceId, ids, r.by, r.now);
   const updated = await repo.setMeetingFields(trx, r.workspaceId, lead.id, {
     meeting_booked_at: r.at,

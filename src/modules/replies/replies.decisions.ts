@@ -8,7 +8,7 @@ import { enqueueEvent } from '../../webhooks/outbox.js';
 import { recipientIdentityOf } from '../../channels/recipients.js';
 import { toEventLead } from '../../domain/lead-views.js';
 import { isChannel } from '../../domain/vocabulary.js';
-import { snooze as snoozeLane, switchSequence, watchAfterContact } from '../../domain/lanes.js';
+import { recordBookingGoal, releaseBranch, snooze as snoozeLane, switchSequence, watchAfterContact } from '../../domain/lanes.js';
 import { optOutPerson } from '../../domain/opt-out.js';
 import { accountDeliveryOf, deliveryOf } from '../../domain/policy.js';
 import { profileUrlOf } from '../../domain/tasks.js';
@@ -303,11 +303,20 @@ const startSequence: Handler = async (s) => {
 
 const meetingBooked: Handler = async (s) => {
   const lead = await repo.updateLead(s.trx, s.workspaceId, s.lead.id, { meeting_booked_at: s.now, last_activity_at: s.now, updated_at: s.now });
+  // In a branching sequence the booking is the goal of the lead's run.
+  await recordBookingGoal(s.trx, { workspaceId: s.workspaceId, leadIds: [s.lead.id], now: s.now });
   await enqueueEvent(s.trx, { workspaceId: s.workspaceId, event: 'lead.meeting_booked', data: { lead: toEventLead(lead) }, createdAt: s.now });
   return { lead, entries: [{ ...entry(s, 'ok'), action: 'meeting_booked', detail: decided(s) }] };
 };
 
-const dismiss: Handler = async (s) => ({ lead: s.lead, entries: [{ ...entry(s, 'ok'), action: 'reply_dismissed', detail: decided(s) }] });
+/**
+ * The reply leaves the queue. A lead it froze at a branching step is released: its edges are decided at once with the
+ * reply on record (docs/sequences-and-leads.md "Branches"); any other lead stays as it is.
+ */
+const dismiss: Handler = async (s) => {
+  const released = await releaseBranch(s.trx, { workspaceId: s.workspaceId, leadId: s.lead.id, now: s.now });
+  return { lead: s.lead, entries: [{ ...entry(s, 'ok'), action: 'reply_dismissed', detail: { ...decided(s), ...(released && { resumed: 'branch' }) } }] };
+};
 
 /**
  * Opts the person out through the one opt-out (domain/opt-out.ts): every lane of the person (same e-mail, LinkedIn

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable, OneOf, Timestamp, Uuid } from '../../app/schemas.js';
 import { SEQUENCE_STATUSES, STEP_KINDS } from '../../domain/vocabulary.js';
+import { StepBranchProperties } from './branch.schemas.js';
 
 export const SETTABLE_STATUSES = ['active', 'paused', 'draft'] as const;
 
@@ -29,6 +30,7 @@ export const SequenceStep = Type.Object({
   }),
   variants: Nullable(Type.Array(Type.Object({ key: Type.String(), weight: Type.Number(), messageTmpl: Type.String() }))),
   tool: Nullable(Type.String()),
+  ...StepBranchProperties,
 });
 
 export const Sequence = Type.Object(

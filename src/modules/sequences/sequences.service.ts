@@ -134,7 +134,21 @@ export function toStep(raw: StoredStep, position: number) {
         }))
       : null,
     tool: str(raw.tool),
+    // A branching step's x-extensions (docs/sequences-and-leads.md "Branches"), answered only when the step has them.
+    ...branchPropertiesOf(raw),
   };
+}
+
+/** The branch properties of a stored step as the API answers them; a linear step has none. */
+function branchPropertiesOf(raw: StoredStep): { id?: string; next?: NonNullable<SequenceStepRow['next']>; else?: string } {
+  const out: { id?: string; next?: NonNullable<SequenceStepRow['next']>; else?: string } = {};
+  if (typeof raw.id === 'string') out.id = raw.id;
+  if (Array.isArray(raw.next))
+    out.next = raw.next
+      .filter((e) => typeof e === 'object' && e !== null && typeof e.goto === 'string' && typeof e.if === 'object' && e.if !== null)
+      .map((e) => ({ if: e.if, ...(typeof e.withinDays === 'number' && { withinDays: e.withinDays }), goto: e.goto }));
+  if (typeof raw.else === 'string') out.else = raw.else;
+  return out;
 }
 
 export type Step = ReturnType<typeof toStep>;

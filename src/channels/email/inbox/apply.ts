@@ -139,9 +139,11 @@ export function createInboundApplier(deps: { db: Database; cipher: TextCipher })
     // The message failed for good: the lead fails while that is still its address (a corrected address keeps it going).
     // Compared by identity key (domain/identity.ts): `XN--…` and `…example.com.` are still its address.
     const stillItsAddress = !address || emailKey(lead.email ?? '') === emailKey(address);
-    if (stillItsAddress && (await failBounced(trx, { workspaceId: mb.workspaceId, leadId: lead.id, now: ctx.now }))) {
+    // A lead waiting at a branch that looks for a bounce is routed by it instead (docs/sequences-and-leads.md "Branches").
+    const lane = stillItsAddress ? await failBounced(trx, { workspaceId: mb.workspaceId, leadId: lead.id, now: ctx.now }) : null;
+    if (lane) {
       await recordReport('bounced', { severity: r.severity, bounceReason: r.reason });
-      effects.unshift('lead_failed');
+      effects.unshift(lane === 'routed' ? 'lead_routed' : 'lead_failed');
     }
     // The mailbox that sent it counts a hard bounce, and pauses past its guard's threshold.
     if (r.severity === 'hard' && v.tie.ourMessageId && (await afterHardBounce(trx, { workspaceId: mb.workspaceId, messageId: v.tie.ourMessageId, at })))

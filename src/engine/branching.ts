@@ -1,0 +1,113 @@
+import type { ChannelRegistry } from '../channels/descriptor.js';
+import type { Database } from '../db/database.js';
+import { storedSteps } from '../domain/stored-steps.js';
+import { decideBranch, type BranchFacts, type BranchStep, type ReplyFact } from '../domain/branches.js';
+import type { EdgeTaken } from '../domain/lanes.js';
+import { delayMs } from './steps.js';
+import * as sql from './sql/index.js';
+import type { ClaimedRow } from './sql/rows.js';
+
+// The claim's branch pass: a lead waiting at a branching step (domain/branches.ts) is decided from saved facts, never
+// a live provider call. It takes an edge (to a step, due its delayDays after the edge; or to the end of its run), or
+// waits until the first open window closes. The edges taken are the lead's path (lead_paths, GET /leads `path`).
+
+const iso = (d: Date | string | null | undefined) => (d ? new Date(d) : null);
+
+/** The facts a claimed lead's branch is decided from, its replies read apart (readBranchReplies). */
+export function branchFactsOf(row: ClaimedRow, replies: readonly ReplyFact[], now: Date): BranchFacts {
+  const custom = row.custom ?? {};
+  return {
+    leadId: row.id,
+    sequenceId: row.sequence_id,
+    acceptedAt: iso(row.connected_at) ?? iso(row.followed_back_at),
+    replies,
+    // A bounce routed to a waiting lead is decided at once (domain/lanes/end.ts failBounced): it counts as of now.
+    bouncedAt: row.last_error === 'bounced' ? now : null,
+    meetingBookedAt: iso(row.meeting_booked_at),
+    addresses: { email: !!row.email?.trim(), linkedin: !!row.linkedin_url?.trim(), x: !!(row.x_user_id ?? row.username) },
+    fields: {
+      person: row.person,
+      company: row.company,
+      title: row.title,
+      email: row.email,
+      linkedinUrl: row.linkedin_url,
+      username: row.username,
+      timeZone: row.lead_time_zone,
+      ...Object.fromEntries(Object.entries(custom).map(([k, v]) => [`custom.${k}`, v])),
+    },
+    allowed: row.branch_allowed,
+  };
+}
+
+/**
+ * Decides the claimed leads waiting at a branch, and writes what was decided in the claim's transaction: the edges
+ * taken (domain/lanes.ts takeEdges) and the waits (holdAtBranch). Answers how many took an edge.
+ */
+export async function decideBranches(trx: Database, rows: ClaimedRow[], now: Date): Promise<{ taken: EdgeTaken[]; waiting: number }> {
+  if (rows.length === 0) return { taken: [], waiting: 0 };
+  const replies = new Map<string, ReplyFact[]>();
+  for (const r of await sql.readBranchReplies(trx, rows)) {
+    const list = replies.get(r.lead_id) ?? [];
+    list.push({ at: new Date(r.replied_at), channel: r.channel, classification: r.classification, needsReview: r.needs_review });
+    replies.set(r.lead_id, list);
+  }
+  const taken: EdgeTaken[] = [];
+  const waits: { id: string; at: string }[] = [];
+  for (const row of rows) {
+    const steps = row.steps as unknown as BranchStep[];
+    const arrived = iso(row.branch_at) ?? now;
+    const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies.get(row.id) ?? [], now), arrived, now);
+    if (d.kind === 'wait') {
+      waits.push({ id: row.id, at: d.until.toISOString() });
+      continue;
+    }
+    const target = d.to === null ? undefined : row.steps[d.to];
+    taken.push({
+      leadId: row.id,
+      workspaceId: row.workspace_id,
+      sequenceId: row.sequence_id,
+      fromStep: row.current_step,
+      edge: d.edge,
+      goto: d.goto,
+      toStep: d.to,
+      outcome: d.outcome,
+      values: d.reason ? { ...d.values, reason: d.reason } : d.values,
+      nextAt: target ? new Date(now.getTime() + delayMs(target)).toISOString() : null,
+    });
+  }
+  await sql.takeEdges(trx, taken, now);
+  await sql.holdAtBranch(trx, waits);
+  return { taken, waiting: waits.length };
+}
+
+/**
+ * A reply just froze a lead waiting at a branch: an edge to `goal` that the reply makes the first to hold takes effect
+ * at once (the run ends with the outcome goal, recorded in the lead's path). Any other reply edge waits for a person's
+ * decision to release the lead (a dismissed reply: domain/lanes.ts releaseBranch). True when the goal was taken.
+ */
+export async function settleReplyGoal(trx: Database, channels: ChannelRegistry, p: { workspaceId: string; leadId: string; now: Date }): Promise<boolean> {
+  const row = await sql.readTaskLead(trx, channels, p.workspaceId, p.leadId);
+  if (!row?.branch_at || !row.sequence_id) return false;
+  const steps = storedSteps(row.steps) as unknown as BranchStep[];
+  const replies = (await sql.readBranchReplies(trx, [row])).map((r) => ({
+    at: new Date(r.replied_at),
+    channel: r.channel,
+    classification: r.classification,
+    needsReview: r.needs_review,
+  }));
+  const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies, p.now), new Date(row.branch_at), p.now);
+  if (d.kind !== 'take' || d.outcome !== 'goal' || d.edge === null || !('replied' in (steps[row.current_step].next?.[d.edge]?.if ?? {}))) return false;
+  const edge: EdgeTaken = {
+    leadId: row.id,
+    workspaceId: row.workspace_id,
+    sequenceId: row.sequence_id,
+    fromStep: row.current_step,
+    edge: d.edge,
+    goto: d.goto,
+    toStep: null,
+    outcome: 'goal',
+    values: d.values,
+    nextAt: null,
+  };
+  return (await sql.recordEndOfRun(trx, [edge], p.now)).length > 0;
+}

@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
+import { insertLead, insertSequence } from '../helpers/factories.js';
+import { splitDraw } from '../../src/domain/branches.js';
+import type { SequenceStepRow } from '../../src/db/schema.js';
+import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
+
+// Sequences that branch (docs/sequences-and-leads.md "Branches"), through the engine on a real database: each
+// condition true, false, not yet known and timed out, with the path each lead took read back through GET /leads.
+
+const T0 = new Date('2026-11-02T09:00:00.000Z');
+const H = 3_600_000;
+const DAY = 24 * H;
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString() });
+});
+afterAll(async () => t?.close());
+
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const pass = (ms: number) => t.services.engine.runPass({ now: at(ms) });
+const lead = (id: string) => t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+type Branchy = SequenceStepRow;
+
+async function world(name: string, list: Branchy[]) {
+  const ws = await createWorkspaceWithKey(t, name);
+  const account = await insertAccount(t.db, ws.workspaceId);
+  const seq = await insertSequence(t.db, ws.workspaceId, { channels: ['linkedin', 'email'], steps: steps(...list) });
+  const add = (f: { person: string; email?: string | null; title?: string; sandbox?: object }) =>
+    insertLead(t.db, ws.workspaceId, {
+      person: f.person,
+      title: f.title ?? null,
+      email: f.email === undefined ? `${f.person.split(' ')[0].toLowerCase()}@example.com` : f.email,
+      linkedin_url: `https://www.linkedin.com/in/${f.person.split(' ')[0].toLowerCase()}`,
+      account_id: account,
+      sequence_id: seq,
+      next_action_at: T0,
+      ...(f.sandbox && { sandbox: JSON.stringify(f.sandbox) }),
+    });
+  return { ws, seq, add };
+}
+
+/** The lead as GET /leads answers it (path and outcome are x-extensions there). */
+async function viewOf(auth: { authorization: string }, id: string) {
+  const res = await t.app.inject({ method: 'GET', url: '/api/v1/leads?limit=500', headers: auth });
+  expect(res.statusCode, res.body).toBe(200);
+  return (res.json().leads as Record<string, any>[]).find((l) => l.id === id)!;
+}
+
+/** LinkedIn first; an invitation accepted within 3 days gets a LinkedIn message, otherwise the lead goes to e-mail. */
+const LINKEDIN_THEN_EMAIL: Branchy[] = [
+  step('connect', { id: 'invite', message: 'Hi {{firstName}}', next: [{ if: { accepted: true }, withinDays: 3, goto: 'li' }], else: 'mail' }),
+  step('message', { id: 'li', delayDays: 1, message: 'Thanks for connecting, {{firstName}}', else: 'exit' }),
+  step('email', { id: 'mail', subject: 'Hello', message: 'Hello {{firstName}}' }),
+];
+
+describe('accepted within N days', () => {
+  it('not yet known: the lead waits at the branch until the window closes; then accepted: the LinkedIn edge, the wait counted from the edge', async () => {
+    const w = await world('Accepts', LINKEDIN_THEN_EMAIL);
+    const id = await w.add({ person: 'Ada Accept', sandbox: { acceptsInviteAfterHours: 30 } });
+
+    await pass(0);
+    let l = await lead(id);
+    expect(l).toMatchObject({ current_step: 0, waiting_for: 'branch', stage: 'invited', automation_stopped: false });
+    expect(l.next_action_at?.toISOString()).toBe(at(3 * DAY).toISOString());
+    expect(l.branch_at?.toISOString()).toBe(T0.toISOString());
+
+    // Accepted at +30h: the acceptance wakes the branch and the edge is taken in the same pass.
+    await pass(31 * H);
+    l = await lead(id);
+    expect(l).toMatchObject({ current_step: 1, waiting_for: null, branch_at: null });
+    // The message step's delayDays counts from the moment the edge was taken.
+    expect(l.next_action_at?.toISOString()).toBe(at(31 * H + DAY).toISOString());
+
+    await pass(31 * H + DAY);
+    l = await lead(id);
+    expect(l).toMatchObject({ automation_stopped: true, stage: 'messaged', next_action_at: null });
+    expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['invite:ok', 'accepted:ok', 'message:ok']);
+
+    const view = await viewOf(w.ws.auth, id);
+    expect(view.sequenceDone).toBe(true);
+    expect(view.outcome).toBe('exit');
+    expect(view.path).toMatchObject([
+      { fromStep: 0, edge: 0, goto: 'li', toStep: 1, values: { accepted: true, at: at(30 * H).toISOString(), withinDays: 3 } },
+      { fromStep: 1, edge: null, goto: 'exit', toStep: null, values: {} },
+    ]);
+  });
+
+  it('timed out: never accepted within 3 days, the lead takes else to e-mail and the e-mail goes at once', async () => {
+    const w = await world('Never accepts', LINKEDIN_THEN_EMAIL);
+    const id = await w.add({ person: 'Nils Never' });
+    await pass(0);
+    await pass(2 * DAY);
+    expect(await lead(id)).toMatchObject({ current_step: 0, waiting_for: 'branch' });
+    await pass(3 * DAY + H);
+    const l = await lead(id);
+    expect(l).toMatchObject({ current_step: 3, automation_stopped: true });
+    expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['invite:ok', 'email_sent:ok']);
+    const view = await viewOf(w.ws.auth, id);
+    expect(view.path).toMatchObject([{ fromStep: 0, edge: null, goto: 'mail', toStep: 2 }]);
+    // Past the last step without `else` the run is done as a linear one: no outcome of its own.
+    expect(view.outcome).toBeUndefined();
+  });
+
+  it('accepted before the step was left counts, and a linear sequence beside it records no path', async () => {
+    const w = await world('Linear beside', [step('connect', { message: 'Hi' }), step('email', { subject: 'S', message: 'M' })]);
+    const id = await w.add({ person: 'Lena Linear' });
+    await pass(0);
+    await pass(H);
+    expect(await lead(id)).toMatchObject({ automation_stopped: true, current_step: 2, waiting_for: null, branch_at: null });
+    const view = await viewOf(w.ws.auth, id);
+    expect(view).not.toHaveProperty('path');
+    expect(view).not.toHaveProperty('outcome');
+  });
+});
+
+describe('conditions read at once: addresses, fields, the split, the platform rules', () => {
+  const ROUTER: Branchy[] = [
+    step('email', {
+      subject: 'Hi',
+      message: 'Hi {{firstName}}',
+      next: [
+        { if: { lacksAddress: 'email' }, goto: 'exit' },
+        { if: { field: 'title', contains: 'founder' }, goto: 'goal' },
+        { if: { split: 50 }, goto: 'a' },
+      ],
+      else: 'b',
+    }),
+    step('email', { id: 'a', subject: 'A', message: 'Arm A', else: 'exit' }),
+    step('email', { id: 'b', subject: 'B', message: 'Arm B', else: 'exit' }),
+  ];
+
+  it('no address: the skipped e-mail falls to the exit edge; a founder title to the goal; the rest split by their fixed draw', async () => {
+    const w = await world('Router', ROUTER);
+    const none = await w.add({ person: 'Nora None', email: null });
+    const founder = await w.add({ person: 'Fay Founder', title: 'Co-Founder & CEO' });
+    const others = await Promise.all(Array.from({ length: 12 }, (_, i) => w.add({ person: `Sam${i} Split` })));
+    await pass(0);
+
+    const noneView = await viewOf(w.ws.auth, none);
+    expect(noneView).toMatchObject({ outcome: 'exit', sequenceDone: true, stage: 'skipped' });
+    expect(noneView.path).toMatchObject([{ edge: 0, goto: 'exit', values: { lacksAddress: false } }]);
+    expect((await activityOf(t.db, none)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['email_sent:skipped']);
+
+    const founderView = await viewOf(w.ws.auth, founder);
+    expect(founderView).toMatchObject({ outcome: 'goal', sequenceDone: true });
+    expect(founderView.path).toMatchObject([{ edge: 1, goto: 'goal', values: { title: 'Co-Founder & CEO' } }]);
+
+    const arms = new Set<string>();
+    for (const id of others) {
+      const view = await viewOf(w.ws.auth, id);
+      const draw = splitDraw(id, w.seq, 0);
+      const expected = draw < 50 ? 'a' : 'b';
+      arms.add(expected);
+      expect(view.path[0]).toMatchObject({ fromStep: 0, goto: expected, edge: draw < 50 ? 2 : null });
+      if (draw < 50) expect(view.path[0].values).toEqual({ split: draw });
+      // Each arm's own e-mail went in the same pass, then its else ended the run.
+      expect(view).toMatchObject({ outcome: 'exit', sequenceDone: true });
+      expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['email_sent:ok', 'email_sent:ok']);
+    }
+    expect(arms.size).toBe(2);
+  });
+
+  it('a step the platform rules give to a person falls through its allowed:false edge to e-mail, and no task opens', async () => {
+    const w = await world('Falls through', [
+      step('instagram_dm', { message: 'Hi {{firstName}}', next: [{ if: { allowed: false }, goto: 'mail' }], else: 'exit' }),
+      step('email', { id: 'mail', subject: 'Hello', message: 'Hello {{firstName}}' }),
+    ]);
+    const id = await w.add({ person: 'Ines Insta' });
+    // An account whose people act by hand (LinkedIn delivery `tasks`): Instagram never takes a cold DM from the engine.
+    await t.db.updateTable('messaging_accounts').set({ linkedin_delivery: 'tasks' }).where('workspace_id', '=', w.ws.workspaceId).execute();
+    await pass(0);
+    const acts = await activityOf(t.db, id);
+    expect(acts.map((a) => `${a.action}:${a.outcome}`)).toEqual(['message:skipped', 'email_sent:ok']);
+    expect(JSON.parse(acts[0].detail)).toMatchObject({ step: 0, reason: 'instagram_no_cold_dm' });
+    const tasks = await t.db.selectFrom('tasks').select('id').where('lead_id', '=', id).execute();
+    expect(tasks).toHaveLength(0);
+    const view = await viewOf(w.ws.auth, id);
+    expect(view.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'mail', toStep: 1, values: { allowed: false } }]);
+  });
+});
+
+describe('replies and bookings', () => {
+  const REPLY_ROUTES: Branchy[] = [
+    step('email', {
+      subject: 'Hi',
+      message: 'Hi {{firstName}}',
+      next: [
+        { if: { replied: true, intent: 'positive' }, withinDays: 5, goto: 'goal' },
+        { if: { replied: true, intent: 'negative' }, withinDays: 5, goto: 'exit' },
+      ],
+      else: 'bump',
+    }),
+    step('email', { id: 'bump', subject: 'Re: Hi', message: 'Bumping this, {{firstName}}' }),
+  ];
+
+  it('a positive reply takes the goal edge at once; the lead stays frozen in replied', async () => {
+    const w = await world('Reply goal', REPLY_ROUTES);
+    const id = await w.add({ person: 'Gina Goal', sandbox: { replyAfterHours: 5, replyText: 'Sounds good, can we meet Tuesday?' } });
+    await pass(0);
+    expect((await lead(id)).next_action_at?.toISOString()).toBe(at(5 * DAY).toISOString());
+    await pass(6 * H);
+    const view = await viewOf(w.ws.auth, id);
+    expect(view).toMatchObject({ stage: 'replied', sequenceDone: true, outcome: 'goal' });
+    expect(view.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'goal', values: { replied: true, withinDays: 5 } }]);
+    // Nothing is sent after it, not even at the window's end.
+    await pass(6 * DAY);
+    expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'reply_detected']);
+  });
+
+  it('a negative reply freezes the lead until a person dismisses it; then its edge is decided (exit)', async () => {
+    const w = await world('Reply dismissed', REPLY_ROUTES);
+    const id = await w.add({ person: 'Ned Nope', sandbox: { replyAfterHours: 5, replyText: 'Not interested, thanks.' } });
+    await pass(0);
+    await pass(6 * H);
+    let view = await viewOf(w.ws.auth, id);
+    expect(view).toMatchObject({ stage: 'replied', sequenceDone: true });
+    expect(view).not.toHaveProperty('path');
+    const reply = await t.db.selectFrom('replies').select(['id', 'classification']).where('lead_id', '=', id).executeTakeFirstOrThrow();
+    expect(reply.classification).toBe('negative');
+    t.clock.set(at(7 * H));
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/replies/${reply.id}/decide`, headers: w.ws.auth, payload: { decision: 'dismiss' } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await lead(id)).toMatchObject({ waiting_for: 'branch', automation_stopped: false });
+    await pass(7 * H);
+    view = await viewOf(w.ws.auth, id);
+    expect(view).toMatchObject({ outcome: 'exit', sequenceDone: true });
+    expect(view.path).toMatchObject([{ fromStep: 0, edge: 1, goto: 'exit', values: { replied: true } }]);
+    expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'reply_detected', 'reply_dismissed']);
+  });
+
+  it('no reply within the window: else (the bump) goes at the window end', async () => {
+    const w = await world('No reply', REPLY_ROUTES);
+    const id = await w.add({ person: 'Quinn Quiet' });
+    await pass(0);
+    await pass(4 * DAY);
+    expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent']);
+    await pass(5 * DAY);
+    expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'email_sent']);
+    expect((await viewOf(w.ws.auth, id)).path).toMatchObject([{ edge: null, goto: 'bump', toStep: 1 }]);
+  });
+
+  it('a booking is the goal of a branching sequence: the run ends with it, from wherever the lead stood', async () => {
+    const w = await world('Booked', REPLY_ROUTES);
+    const id = await w.add({ person: 'Bea Booked' });
+    await pass(0);
+    t.clock.set(at(DAY));
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/leads/${id}/meeting`,
+      headers: w.ws.auth,
+      payload: { bookedAt: at(3 * DAY).toISOString() },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const view = await viewOf(w.ws.auth, id);
+    expect(view).toMatchObject({ sequenceDone: true, outcome: 'goal' });
+    expect(view.path).toMatchObject([{ fromStep: 0, edge: null, goto: 'goal', values: { meetingBooked: true, reason: 'meeting_booked' } }]);
+    await pass(6 * DAY);
+    expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'meeting_booked']);
+  });
+});
