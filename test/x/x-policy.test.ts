@@ -148,6 +148,31 @@ describe('X under the platform policy', () => {
     expect(lead).toMatchObject({ next_action_at: null, messaged_at: null });
   });
 
+  it('an x_dm X forbids falls through its allowed:false edge to e-mail: no task, nothing reaches X, the path says why', async () => {
+    const dmThenMail = await insertSequence(t.db, workspaceId, {
+      channels: ['x', 'email'],
+      steps: steps(
+        step('x_dm', { message: 'Hello {{firstName}}', id: 'dm', next: [{ if: { allowed: false }, goto: 'mail' }], else: 'exit' }),
+        step('email', { id: 'mail', subject: 'Hello', message: 'Hello {{firstName}}, by e-mail' }),
+      ),
+    });
+    const olga = person('Olga');
+    const leadId = await xLead('Olga', olga, dmThenMail);
+    await t.db.updateTable('leads').set({ email: 'olga@example.com' }).where('id', '=', leadId).execute();
+    const posts = count('POST /2/dm_conversations');
+    await tick();
+    await tick();
+    expect(count('POST /2/dm_conversations')).toBe(posts);
+    expect(await tasksOf(leadId)).toEqual([]);
+    const dm = (await ledger(leadId)).find((a) => a.action === 'x_dm');
+    expect(dm).toMatchObject({ outcome: 'skipped', detail: { step: 0, reason: 'x_dm_not_invited' } });
+    // The lane is at the e-mail step now (the workspace has no mailbox here, so it waits there for a sender).
+    const lead = await t.db.selectFrom('leads').select(['current_step', 'waiting_for']).where('id', '=', leadId).executeTakeFirstOrThrow();
+    expect(lead).toMatchObject({ current_step: 1, waiting_for: null });
+    const path = await t.db.selectFrom('lead_paths').select(['from_step', 'edge', 'goto', 'to_step', 'values']).where('lead_id', '=', leadId).execute();
+    expect(path).toEqual([{ from_step: 0, edge: 0, goto: 'mail', to_step: 1, values: { allowed: false } }]);
+  });
+
   it('after the person DMs the account first (the watcher records the sender), the next x_dm goes alone', async () => {
     const olga = person('Olga');
     // She writes before she is anyone's lead: not a reply, but X now allows this account's DMs to her.

@@ -1259,6 +1259,23 @@ export interface paths {
                                 messagedAt: string | null;
                                 nextActionAt: string | null;
                                 optedOutAt: string | null;
+                                /** @description present only when the run of a branching sequence ended at goal or exit (sequenceDone is true then) */
+                                outcome?: "goal" | "exit";
+                                /** @description present only for a lead of a branching sequence that took an edge: the edges taken, oldest first (docs/sequences-and-leads.md) */
+                                path?: {
+                                    edge: number | null;
+                                    /** @description the index of the step the lead left */
+                                    fromStep: number;
+                                    /** @description the target as written: a step id, goal, exit (or done past the last step) */
+                                    goto: string;
+                                    /** Format: date-time */
+                                    takenAt: string;
+                                    toStep: number | null;
+                                    /** @description the saved facts that decided it */
+                                    values: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
                                 person: string | null;
                                 repliedAt: string | null;
                                 replySentiment: string | null;
@@ -1537,6 +1554,23 @@ export interface paths {
                                 messagedAt: string | null;
                                 nextActionAt: string | null;
                                 optedOutAt: string | null;
+                                /** @description present only when the run of a branching sequence ended at goal or exit (sequenceDone is true then) */
+                                outcome?: "goal" | "exit";
+                                /** @description present only for a lead of a branching sequence that took an edge: the edges taken, oldest first (docs/sequences-and-leads.md) */
+                                path?: {
+                                    edge: number | null;
+                                    /** @description the index of the step the lead left */
+                                    fromStep: number;
+                                    /** @description the target as written: a step id, goal, exit (or done past the last step) */
+                                    goto: string;
+                                    /** Format: date-time */
+                                    takenAt: string;
+                                    toStep: number | null;
+                                    /** @description the saved facts that decided it */
+                                    values: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
                                 person: string | null;
                                 repliedAt: string | null;
                                 replySentiment: string | null;
@@ -8483,9 +8517,49 @@ export interface paths {
                                     }[];
                                     /** @description counted from the previous step */
                                     delayDays: number;
+                                    /** @description where a lead goes when no edge holds (absent: the next step in the list) */
+                                    else?: string;
+                                    /** @description the step id edges name; unique in the sequence */
+                                    id?: string;
                                     index: number;
                                     kind: "connect" | "message" | "engage" | "email" | "x_dm" | "x_engage" | "instagram_dm";
                                     message: string | null;
+                                    /** @description ordered edges to the step that follows this one */
+                                    next?: {
+                                        /** @description a step id of this sequence, or `goal` / `exit` (the run ends with that outcome) */
+                                        goto: string;
+                                        /** @description A branch condition: exactly one of these objects */
+                                        if: {
+                                            accepted: boolean;
+                                        } | {
+                                            channel?: "linkedin" | "email" | "x";
+                                            /** @description a classifier label, or a sentiment: positive, negative, neutral */
+                                            intent?: "unsubscribe" | "left_company" | "out_of_office" | "wrong_person" | "negative" | "meeting_intent" | "question" | "positive" | "other" | "neutral";
+                                            replied: boolean;
+                                        } | {
+                                            outOfOffice: boolean;
+                                        } | {
+                                            bounced: boolean;
+                                        } | {
+                                            meetingBooked: boolean;
+                                        } | {
+                                            hasAddress: "linkedin" | "email" | "x";
+                                        } | {
+                                            lacksAddress: "linkedin" | "email" | "x";
+                                        } | {
+                                            allowed: boolean;
+                                        } | {
+                                            contains?: string;
+                                            equals?: string;
+                                            exists?: boolean;
+                                            /** @description person, company, title, email, linkedinUrl, username, timeZone, or custom.<name> */
+                                            field: string;
+                                        } | {
+                                            split: number;
+                                        };
+                                        /** @description wait up to this many days for the condition (only accepted, replied, outOfOffice, bounced, meetingBooked) */
+                                        withinDays?: number;
+                                    }[];
                                     subject: string | null;
                                     tool: string | null;
                                     variants: {

@@ -50,6 +50,10 @@ function toolStep(detailed: boolean) {
       actions: optional(step.actions, 'default []; e.g. like_last_post', { default: [] }),
       variants: optional(step.variants, 'weighted message variants (A/B arms); default null', { default: null }),
       tool: optional(step.tool, 'default null', { default: null }),
+      // Branches (docs/sequences-and-leads.md "Branches"): the same wire form as GET /sequences answers.
+      id: step.id,
+      next: step.next,
+      else: step.else,
     },
     {
       additionalProperties: false,
@@ -75,6 +79,9 @@ function completeSteps(steps: Static<ReturnType<typeof toolStep>>[]): AuthoringS
     actions: s.actions ?? [],
     variants: s.variants ?? null,
     tool: s.tool ?? null,
+    ...(s.id !== undefined && { id: s.id }),
+    ...(s.next !== undefined && { next: s.next }),
+    ...(s.else !== undefined && { else: s.else }),
   }));
 }
 
@@ -97,7 +104,7 @@ export const authoringTools = [
     title: 'Create a sequence (draft)',
     description:
       'Creates a sequence as a draft at revision 1, unapproved, optionally with its steps (kind, delayDays, message; the rest ' +
-      'has defaults). Invalid steps: 400 invalid_steps listing every problem. Next: approve_sequence, then set_sequence_status ' +
+      'has defaults; id, next and else make it branch: docs/sequences-and-leads.md). Invalid steps: 400 invalid_steps listing every problem. Next: approve_sequence, then set_sequence_status ' +
       `active. ${SAFETY}`,
     input: CreateInput,
     output: SequenceResult,
