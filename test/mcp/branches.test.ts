@@ -77,7 +77,8 @@ describe('a branching sequence through MCP and the API', () => {
       name: 'Broken',
       steps: [{ kind: 'email', delayDays: 0, subject: 'S', message: 'M', next: [{ if: { colour: 'red' }, goto: 'exit' }] }],
     });
-    expect(badShape).toMatchObject({ httpStatus: 400 });
+    // tools/list sketches the condition; the service checks it against the full schema (Condition) and names where.
+    expect(badShape).toMatchObject({ error: 'invalid_steps', httpStatus: 400 });
     expect(JSON.stringify(badShape)).toMatch(/next\/0\/if/);
     expect(await t.db.selectFrom('sequences').select('id').execute()).toHaveLength(before.length);
   });

@@ -50,10 +50,33 @@ function toolStep(detailed: boolean) {
       actions: optional(step.actions, 'default []; e.g. like_last_post', { default: [] }),
       variants: optional(step.variants, 'weighted message variants (A/B arms); default null', { default: null }),
       tool: optional(step.tool, 'default null', { default: null }),
-      // Branches (docs/sequences-and-leads.md "Branches"): the same wire form as GET /sequences answers.
-      id: step.id,
-      next: step.next,
-      else: step.else,
+      // Branches (docs/sequences-and-leads.md "Branches"): the same wire form as GET /sequences answers. The condition
+      // is sketched here to keep tools/list small; the service checks it against the full schema (Condition).
+      id: Type.Optional(Type.String({ maxLength: 40 })),
+      next: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              if: Type.Object(
+                {},
+                {
+                  additionalProperties: true,
+                  ...(detailed && {
+                    description:
+                      'e.g. {"accepted":false} {"replied":true,"intent":"negative"} {"bounced":true} {"hasAddress":"email"} {"allowed":false} ' +
+                      '{"field":"title","contains":"ceo"} {"meetingBooked":true} {"split":30}',
+                  }),
+                },
+              ),
+              withinDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
+              goto: Type.String({ maxLength: 40 }),
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: 10, ...(detailed && { description: 'edges; first holding wins; goto: step id, goal, exit' }) },
+        ),
+      ),
+      else: Type.Optional(Type.String({ maxLength: 40 })),
     },
     {
       additionalProperties: false,
@@ -80,7 +103,7 @@ function completeSteps(steps: Static<ReturnType<typeof toolStep>>[]): AuthoringS
     variants: s.variants ?? null,
     tool: s.tool ?? null,
     ...(s.id !== undefined && { id: s.id }),
-    ...(s.next !== undefined && { next: s.next }),
+    ...(s.next !== undefined && { next: s.next as AuthoringStepInput['next'] }),
     ...(s.else !== undefined && { else: s.else }),
   }));
 }
@@ -120,10 +143,9 @@ export const authoringTools = [
     action: 'drafts.write',
     title: 'Replace the steps of a draft sequence',
     description:
-      'Replaces all steps of a draft sequence and bumps its revision; the new revision is unapproved. Only drafts are editable: an ' +
-      'active or paused sequence answers 409 sequence_not_draft (return it to draft with set_sequence_status first), an archived ' +
-      'one 409 archived_sequence_is_read_only. expectedRevision must be the current revision (409 stale_sequence_revision). ' +
-      'Invalid steps answer 400 invalid_steps listing every problem. Identical steps change nothing (changed: false). ' +
+      'Replaces all steps of a draft (revision + 1, unapproved). 409 sequence_not_draft when active or paused (set_sequence_status ' +
+      'draft first), archived_sequence_is_read_only, stale_sequence_revision; 400 invalid_steps lists every problem. Identical ' +
+      'steps: changed false. ' +
       SAFETY,
     input: ReplaceInput,
     output: SequenceResult,
@@ -138,10 +160,9 @@ export const authoringTools = [
     action: 'sequences.approve',
     title: 'Approve an exact sequence revision',
     description:
-      'Records expectedRevision as the approved revision (approvedRevision, approvedAt). The revision must be the current one ' +
-      '(409 stale_sequence_revision with currentRevision otherwise); a sequence without steps answers 409 sequence_has_no_steps; ' +
-      'archived 409 archived_sequence_is_read_only. Approving the already approved revision changes nothing. Approval never ' +
-      `changes the status: an approved draft still needs set_sequence_status active to run. ${SAFETY}`,
+      'Approves expectedRevision, which must be the current one (409 stale_sequence_revision with currentRevision); 409 ' +
+      'sequence_has_no_steps, archived_sequence_is_read_only, no_sender_for_channel. Never changes the status: a draft still ' +
+      `needs set_sequence_status active. ${SAFETY}`,
     input: ApproveSequenceInput,
     output: SequenceResult,
     dryRun: 'service',
@@ -155,10 +176,9 @@ export const authoringTools = [
     action: 'drafts.write',
     title: 'Create a Play',
     description:
-      'Creates an active Play at revision 1: kind followers (people who follow the connected account), the sequence enrolled leads ' +
-      'go to, the connected X account (accountUserId, see list_x_accounts), manual review (autopilot false, default) or autopilot, ' +
-      'and the review API (default on). 404 sequence not found for a sequence outside the workspace; 409 ' +
-      `archived_sequence_is_read_only, account_not_connected, sequence_has_no_step_for_play (no X step). ${SAFETY}`,
+      'Creates an active Play at revision 1: kind followers (who follow the account), the sequence its leads go to, the connected ' +
+      'X account (accountUserId: list_x_accounts), manual review (default) or autopilot, the review API (default on). 404 ' +
+      `sequence not found; 409 archived_sequence_is_read_only, account_not_connected, sequence_has_no_step_for_play. ${SAFETY}`,
     input: CreatePlayInput,
     output: PlayResult,
     dryRun: 'service',

@@ -68,14 +68,12 @@ export const playsTools = [
     action: 'leads.enroll_draft',
     title: 'Enroll reviewed candidates into the Play’s sequence',
     description:
-      'Marks 1 to 200 candidates good fit and queues a lead for each identity without a lead, atomically. Needs the exact Play and ' +
-      'sequence revisions and the Play’s own sequence (from list_candidates). Existing leads keep their state and sequence; ' +
-      'not-a-good-fit candidates stay rejected. 409 play_archived, play_autopilot, stale_play_revision, sequence_mismatch, ' +
-      'archived_sequence_is_read_only, stale_sequence_revision, no_connected_sender. ' +
+      'Marks 1 to 200 candidates good fit and queues a lead per identity without one, atomically, with the exact Play and ' +
+      'sequence revisions (list_candidates). Existing leads keep their state. 409 play_archived, play_autopilot, ' +
+      'stale_play_revision, sequence_mismatch, archived_sequence_is_read_only, stale_sequence_revision, no_connected_sender. ' +
       PLAY_404 +
-      ' Safety: contacts a prospect: no, not by itself; but a lead enrolled into an active, approved sequence can be messaged by ' +
-      'the engine on its next run. Never activates, approves or changes the sequence. dryRun: true runs the real enrollment, ' +
-      'answers each result and saves nothing.',
+      ' Safety: contacts a prospect: no, not by itself; an active, approved sequence may message its new leads on the next run. ' +
+      'dryRun: true runs the real enrollment and saves nothing.',
     input: EnrollInput,
     output: Op.enroll.response,
     dryRun: 'service',
@@ -89,13 +87,11 @@ export const playsTools = [
     action: 'candidates.review',
     title: 'Record review decisions for candidates of a Play',
     description:
-      'Saves good_fit or not_a_good_fit for 1 to 200 candidates, atomically, recorded as decided by this key. Repeating a saved ' +
-      'decision changes nothing (already_reviewed); a candidate that already has the other decision answers 409 review_conflict ' +
-      'and nothing is saved. Answers each candidate as saved and the Play’s counts. 409 play_archived, play_autopilot, ' +
-      'stale_play_revision; 404 candidate not found. ' +
+      'Saves good_fit or not_a_good_fit for 1 to 200 candidates, atomically, as decided by this key. A repeat changes nothing ' +
+      '(already_reviewed); the other decision already saved: 409 review_conflict, nothing saved. 409 play_archived, ' +
+      'play_autopilot, stale_play_revision; 404 candidate not found. ' +
       PLAY_404 +
-      ' Safety: contacts a prospect: no. Never enrolls, queues a lead or sends: a good-fit decision only records the decision ' +
-      '(enroll_candidates enrolls). dryRun: true runs every check, answers what would be saved and saves nothing.',
+      ' Safety: contacts a prospect: no. Never enrolls or sends (enroll_candidates enrolls). dryRun: true saves nothing.',
     input: ReviewInput,
     output: Op.review.response,
     dryRun: 'service',

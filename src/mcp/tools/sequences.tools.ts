@@ -35,10 +35,9 @@ export const sequencesTools = [
     title: 'Activate, pause or return a sequence to draft',
     description:
       'active needs the current revision approved (409 sequence_approval_required); active → paused; active or paused → draft ' +
-      '(then its steps can be replaced); archived answers 409 archived_sequence_is_read_only; anything else 409 invalid_transition. ' +
-      'Affects every lead of the sequence. Never edits or approves content. Safety: contacts a prospect: no, not by itself; but ' +
-      'activating lets the engine message the sequence’s leads on its next run, subject to approval, billing, budget and ' +
-      'provider controls. Pausing does not recall dispatched actions. dryRun: true runs the real transition, answers it and changes nothing.',
+      '(editable); 409 archived_sequence_is_read_only, invalid_transition. Never edits or approves content. Safety: contacts a ' +
+      'prospect: no, not by itself; activating lets the engine message its leads on the next run. Pausing recalls nothing sent. ' +
+      'dryRun: true changes nothing.',
     input: SetStatusInput,
     output: SetSequenceStatusResponse,
     dryRun: 'service',
