@@ -7,6 +7,7 @@ import { webhooksRoutes } from '../modules/webhook-subscriptions/index.js';
 import { playsRoutes } from '../modules/plays/index.js';
 import { xLeadsRoutes } from '../modules/x-leads/index.js';
 import { sequencesRoutes } from '../modules/sequences/index.js';
+import { forecastRoutes } from '../modules/forecast/index.js';
 import { publicDataRoutes } from '../modules/publicdata/index.js';
 import { progressRoutes } from '../modules/progress/index.js';
 import { reportsRoutes } from '../modules/reports/index.js';
@@ -31,6 +32,7 @@ export async function registerApiRoutes(api: AppInstance, deps: AppDeps, limits:
   await api.register(playsRoutes, { plays: services.plays });
   await api.register(xLeadsRoutes, { xLeads: services.xLeads });
   await api.register(sequencesRoutes, { sequences: services.sequences });
+  await api.register(forecastRoutes, { forecast: services.forecast });
   await api.register(publicDataRoutes, { publicData: services.publicData, readiness: services.readiness });
   await api.register(progressRoutes, { progress: services.progress });
   await api.register(reportsRoutes, { reports: services.reports });

@@ -6,6 +6,7 @@ import { createWebhooksService } from '../modules/webhook-subscriptions/index.js
 import { createPlaysService } from '../modules/plays/index.js';
 import { createXLeadsService } from '../modules/x-leads/index.js';
 import { createSequencesService } from '../modules/sequences/index.js';
+import { createForecastService } from '../modules/forecast/index.js';
 import { createEnergyService } from '../modules/energy/index.js';
 import { createConfiguredProvider, createPublicDataService, createReadinessService } from '../modules/publicdata/index.js';
 import { createActivityService } from '../modules/activity/index.js';
@@ -71,6 +72,7 @@ export function createServices(deps: ServiceDeps) {
   const plays = createPlaysService(deps);
   const xLeads = createXLeadsService(deps);
   const sequences = createSequencesService(deps);
+  const forecast = createForecastService(deps);
   const energy = createEnergyService(deps);
   const provider = deps.publicData ?? createConfiguredProvider(deps);
   const publicData = createPublicDataService({ ...deps, energy, provider });
@@ -140,6 +142,7 @@ export function createServices(deps: ServiceDeps) {
     plays,
     xLeads,
     sequences,
+    forecast,
     energy,
     publicData,
     readiness,

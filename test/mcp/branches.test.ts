@@ -27,7 +27,14 @@ afterAll(async () => {
 
 const BRANCHED = [
   { kind: 'connect', delayDays: 0, message: 'Hi {{firstName}}', id: 'invite', next: [{ if: { accepted: true }, withinDays: 7, goto: 'thanks' }], else: 'mail' },
-  { kind: 'message', delayDays: 1, message: 'Thanks for connecting', id: 'thanks', next: [{ if: { replied: true, intent: 'positive' }, withinDays: 5, goto: 'goal' }], else: 'exit' },
+  {
+    kind: 'message',
+    delayDays: 1,
+    message: 'Thanks for connecting',
+    id: 'thanks',
+    next: [{ if: { replied: true, intent: 'positive' }, withinDays: 5, goto: 'goal' }],
+    else: 'exit',
+  },
   { kind: 'email', delayDays: 0, subject: 'Hello', message: 'Hello {{firstName}}', id: 'mail' },
 ];
 
