@@ -102,6 +102,7 @@ try {
   await call('GET', '/api/v1/activity', `${v1}/activity?action=invite&outcome=ok&limit=2`);
   const replies = await call('GET', '/api/v1/replies', `${v1}/replies?limit=2`);
   await call('POST', '/api/v1/replies/{id}/decide', `${v1}/replies/${(replies.replies as Json[])[0].id}/decide`, { decision: 'snooze', days: 3 });
+  await call('POST', '/api/v1/sequences/{id}/forecast', `${v1}/sequences/${sequence.id}/forecast`, { days: 3 });
   await call('PATCH', '/api/v1/sequences/{id}/status', `${v1}/sequences/${sequence.id}/status`, { status: 'paused' });
   await call('POST', '/api/v1/x/leads/{id}/stop', `${v1}/x/leads/${xLead.id}/stop`);
   await call('POST', '/api/v1/events/trigger', `${v1}/events/trigger`, { event: 'lead.invited' });

@@ -72,7 +72,8 @@ export function createServices(deps: ServiceDeps) {
   const plays = createPlaysService(deps);
   const xLeads = createXLeadsService(deps);
   const sequences = createSequencesService(deps);
-  const forecast = createForecastService(deps);
+  // The forecast runs the engine itself on its copy of a sequence's leads (modules/forecast).
+  const forecast = createForecastService({ ...deps, engine: createEngine });
   const energy = createEnergyService(deps);
   const provider = deps.publicData ?? createConfiguredProvider(deps);
   const publicData = createPublicDataService({ ...deps, energy, provider });

@@ -71,7 +71,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(tool.outputSchema, tool.name).toBeUndefined();
       expect(tool.name, 'one naming scheme: verb_noun').toMatch(
-        /^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide|mark|complete|skip)_[a-z]+(_[a-z]+)*$/,
+        /^(list|get|create|replace|approve|edit|set|resolve|check|stop|lookup|import|enroll|review|decide|mark|complete|skip|forecast)_[a-z]+(_[a-z]+)*$/,
       );
       expect(tool.description, tool.name).toMatch(/contacts a prospect: (no|YES)/);
       const contacts = /contacts a prospect: YES/.test(tool.description!);

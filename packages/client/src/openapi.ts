@@ -1139,11 +1139,11 @@ export interface paths {
                     engaged?: "1" | "0";
                     /** @description page size, 1 to 500 (default 200) */
                     limit?: number;
-                    /** @description case-insensitive substring of person, company or title; % and _ are literal; no control characters; empty: no filter */
+                    /** @description case-insensitive substring of person, company or title; % and _ literal; empty: no filter */
                     q?: string;
                     /** @description engaged within the last N days (1 to 365); implies engaged=1 */
                     sinceDays?: number;
-                    /** @description cumulative: the lead reached this stage or a later one in the order queued, resolving, invited, accepted, messaged, followed_up, replied (a saved milestone counts even when the stage moved on to failed or skipped); failed and skipped match exactly */
+                    /** @description cumulative: reached this stage or a later one (queued, resolving, invited, accepted, messaged, followed_up, replied; a saved milestone counts even after failed or skipped); failed and skipped match exactly */
                     stage?: "queued" | "resolving" | "invited" | "accepted" | "messaged" | "followed_up" | "replied" | "failed" | "skipped";
                 };
                 header?: {
@@ -8706,6 +8706,316 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sequences/{id}/forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a launch: the engine run on a copy of the enrolled leads in the sandbox world, per step and per day (extension)
+         * @description Changes nothing. The sequence (any status, its current revision) runs from now for `days` days, one pass every `passMinutes`, under today’s caps, windows and platform rules, against the sandbox’s answers (a pure function of the seed and each lead’s script). On the same seed and schedule the engine does exactly this, lead by lead; with real senders it is an estimate (`estimate: true`). 404 for a foreign sequence; 409 sequence_has_no_steps; 400 too_many_leads for includeLeads past 2000 leads.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Selects an authorized Team workspace (uuid). Without it the key’s home workspace is used. */
+                    "x-workspace-client"?: string;
+                };
+                path: {
+                    /** @description Sequence uuid */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        days: number;
+                        /**
+                         * @description each lead's course (≤ 2000 leads)
+                         * @default false
+                         */
+                        includeLeads?: boolean;
+                        /**
+                         * @description between simulated passes
+                         * @default 60
+                         */
+                        passMinutes?: number;
+                        /** @description default: OUTREACH_SANDBOX_SEED */
+                        seed?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: number;
+                            /** @description true when the workspace has real senders: the sandbox imitates their people, so this is an estimate */
+                            estimate: boolean;
+                            /** @description with includeLeads: each lead, by id */
+                            leadCourses?: {
+                                currentStep: number;
+                                /** Format: uuid */
+                                id: string;
+                                outcome: "goal" | "exit" | null;
+                                path: {
+                                    day: number;
+                                    edge: number | null;
+                                    fromStep: number;
+                                    goto: string;
+                                    toStep: number | null;
+                                }[];
+                                sequenceDone: boolean;
+                                stage: string;
+                                steps: {
+                                    action: string;
+                                    day: number;
+                                    outcome: string;
+                                    step: number;
+                                }[];
+                            }[];
+                            /** @description enrolled leads simulated */
+                            leads: number;
+                            /** @description simulated passes that had work (idle ones are skipped: they change nothing) */
+                            passes: number;
+                            passMinutes: number;
+                            revision: number;
+                            seed: string;
+                            /** Format: uuid */
+                            sequenceId: string;
+                            /** Format: date-time */
+                            startsAt: string;
+                            steps: {
+                                days: {
+                                    /** @description leads that reached the step (its first attempt or its task) */
+                                    arrivals: number;
+                                    /** @description 0: the first day from now */
+                                    day: number;
+                                    exits: number;
+                                    /** @description skipped steps the lead moved on from (no address, a platform rule) */
+                                    fallThroughs: number;
+                                    goals: number;
+                                    /** @description attempts that went out */
+                                    sends: number;
+                                    /** @description steps given to a person */
+                                    tasks: number;
+                                    /** @description leads at the step as the day ends */
+                                    waits: number;
+                                }[];
+                                index: number;
+                            }[];
+                            /** @description over every step and day; waits: as the last day ends */
+                            totals: {
+                                /** @description leads that reached the step (its first attempt or its task) */
+                                arrivals: number;
+                                exits: number;
+                                /** @description skipped steps the lead moved on from (no address, a platform rule) */
+                                fallThroughs: number;
+                                goals: number;
+                                /** @description attempts that went out */
+                                sends: number;
+                                /** @description steps given to a person */
+                                tasks: number;
+                                /** @description leads at the step as the day ends */
+                                waits: number;
+                            };
+                        };
+                    };
+                };
+                /** @description invalid input: bad enum value, body, pattern or bound */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description missing, invalid, unknown, revoked or expired key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description workspace mismatch or channel disabled */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description resource not in this workspace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description revision, identity or state conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request body larger than the limit (1 MiB) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request URL longer than the limit (8 KiB) */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description rate limit; respect Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request headers larger than the limit (16 KiB) */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description request failed */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description dependency unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            message?: string;
+                            reason?: string;
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

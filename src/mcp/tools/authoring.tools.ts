@@ -62,9 +62,7 @@ function toolStep(detailed: boolean) {
                 {
                   additionalProperties: true,
                   ...(detailed && {
-                    description:
-                      'e.g. {"accepted":false} {"replied":true,"intent":"negative"} {"bounced":true} {"hasAddress":"email"} {"allowed":false} ' +
-                      '{"field":"title","contains":"ceo"} {"meetingBooked":true} {"split":30}',
+                    description: 'e.g. {"accepted":false} {"replied":true,"intent":"negative"} {"hasAddress":"email"} {"allowed":false} {"split":30}',
                   }),
                 },
               ),
@@ -126,9 +124,9 @@ export const authoringTools = [
     action: 'drafts.write',
     title: 'Create a sequence (draft)',
     description:
-      'Creates a sequence as a draft at revision 1, unapproved, optionally with its steps (kind, delayDays, message; the rest ' +
-      'has defaults; id, next and else make it branch: docs/sequences-and-leads.md). Invalid steps: 400 invalid_steps listing every problem. Next: approve_sequence, then set_sequence_status ' +
-      `active. ${SAFETY}`,
+      'Creates an unapproved draft at revision 1, optionally with steps (kind, delayDays, message; the rest has defaults; id, ' +
+      'next and else make it branch). 400 invalid_steps lists every problem. Next: forecast_sequence, approve_sequence, ' +
+      `set_sequence_status active. ${SAFETY}`,
     input: CreateInput,
     output: SequenceResult,
     dryRun: 'service',
@@ -192,9 +190,8 @@ export const authoringTools = [
     action: 'drafts.write',
     title: 'Edit a Play',
     description:
-      'Changes any of name, sequenceId, accountUserId, autopilot and bumps the Play revision (only when something changes). ' +
-      'expectedRevision must be the current revision (409 stale_play_revision with currentRevision); an archived Play answers ' +
-      '409 play_archived. Leads already enrolled keep their sequence. The kind is fixed at creation. ' +
+      'Changes any of name, sequenceId, accountUserId, autopilot; the revision goes up when something changes. 409 ' +
+      'stale_play_revision (with currentRevision), play_archived. Enrolled leads keep their sequence. ' +
       SAFETY,
     input: EditPlayInput,
     output: PlayResult,
@@ -208,9 +205,8 @@ export const authoringTools = [
     action: 'plays.set_status',
     title: 'Set a Play status',
     description:
-      'Sets active, paused or archived and bumps the Play revision. archived is final: every later change answers 409 ' +
-      'play_archived. expectedRevision must be the current revision (409 stale_play_revision). The Play’s sequence is not ' +
-      `touched. ${SAFETY}`,
+      'Sets active, paused or archived (final: later changes answer 409 play_archived); revision + 1. 409 ' +
+      `stale_play_revision. The sequence is not touched. ${SAFETY}`,
     input: SetPlayStatusInput,
     output: PlayResult,
     dryRun: 'service',
@@ -223,9 +219,8 @@ export const authoringTools = [
     action: 'plays.set_status',
     title: 'Enable or disable a Play’s review API',
     description:
-      'Turns candidate review, import, lookup and enrollment through the API on or off and bumps the Play revision. With it off, ' +
-      'those operations answer 404 play not found. expectedRevision must be the current revision (409 stale_play_revision); ' +
-      `archived Plays answer 409 play_archived. ${SAFETY}`,
+      'Turns candidate review, import, lookup and enrollment through the API on or off (off: they answer 404); revision + 1. ' +
+      `409 stale_play_revision, play_archived. ${SAFETY}`,
     input: SetPlayReviewApiInput,
     output: PlayResult,
     dryRun: 'service',

@@ -47,12 +47,11 @@ export const playsTools = [
     action: 'candidates.review',
     title: 'Import external leads as review candidates',
     description:
-      'Stages 1 to 100 leads (unique xUserIds) as review candidates, atomically. requestId is an idempotency key per Play: the same ' +
-      'payload replays the stored answer, a changed one answers 409 request_id_reused. Existing candidates keep their review state. ' +
-      '409 play_archived, play_autopilot, stale_play_revision. ' +
+      'Stages 1 to 100 leads (unique xUserIds) as review candidates, atomically. requestId is an idempotency key per Play (a ' +
+      'changed payload: 409 request_id_reused). Candidates keep their review state. 409 play_archived, play_autopilot, ' +
+      'stale_play_revision. ' +
       PLAY_404 +
-      ' Safety: contacts a prospect: no. Never enrolls, verifies followers, changes a sequence or sends; dryRun: true runs the ' +
-      'real import, answers which leads would be new and saves nothing.',
+      ' Safety: contacts a prospect: no. Never enrolls or sends; dryRun: true saves nothing.',
     input: ImportInput,
     output: Op.import.response,
     dryRun: 'service',
@@ -68,8 +67,8 @@ export const playsTools = [
     action: 'leads.enroll_draft',
     title: 'Enroll reviewed candidates into the Play’s sequence',
     description:
-      'Marks 1 to 200 candidates good fit and queues a lead per identity without one, atomically, with the exact Play and ' +
-      'sequence revisions (list_candidates). Existing leads keep their state. 409 play_archived, play_autopilot, ' +
+      'Marks 1 to 200 candidates good fit and queues a lead per identity without one, atomically (exact Play and sequence ' +
+      'revisions: list_candidates). 409 play_archived, play_autopilot, ' +
       'stale_play_revision, sequence_mismatch, archived_sequence_is_read_only, stale_sequence_revision, no_connected_sender. ' +
       PLAY_404 +
       ' Safety: contacts a prospect: no, not by itself; an active, approved sequence may message its new leads on the next run. ' +

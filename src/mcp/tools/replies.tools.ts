@@ -49,12 +49,11 @@ export const repliesTools = [
     action: 'replies.decide',
     title: 'Decide a pending reply (can message the prospect)',
     description:
-      'Applies one decision from the reply’s allowedDecisions: send (text replaces the draft), invite, booking_link, snooze (days, ' +
-      '1 to 90), start_sequence, meeting_booked, dismiss, opt_out. 409 decision_not_allowed or reply_already_decided when it no ' +
-      'longer applies, answered_on_x for an X reply (see mark_reply_handled); 404 reply not found. idempotencyKey makes a retry return the first answer. ' +
-      'Safety: contacts a prospect: YES. send, invite and booking_link message the prospect immediately, from their account; this ' +
-      'is the only tool that contacts a prospect. opt_out is permanent. Use dryRun: true first: it answers what would happen and ' +
-      'sends nothing.',
+      'Applies one of the reply’s allowedDecisions: send (text replaces the draft), invite, booking_link, snooze (days 1 to 90), ' +
+      'start_sequence, meeting_booked, dismiss, opt_out. 409 decision_not_allowed, reply_already_decided, answered_on_x (see ' +
+      'mark_reply_handled); 404 reply not found. idempotencyKey: a retry answers the first answer. Safety: contacts a prospect: ' +
+      'YES. send, invite and booking_link message the prospect at once; the only tool that does. opt_out is permanent. Use ' +
+      'dryRun: true first: it sends nothing.',
     input: DecideInput,
     output: Op.decide.response,
     dryRun: 'preview',

@@ -58,9 +58,8 @@ export const reportingTools = [
     action: 'read',
     title: 'Read the activity ledger',
     description:
-      'The append-only ledger, newest first, with an exact count. Filters: account (onb_ id), action (comma-separated), outcome, ' +
-      'sinceDays, limit (default 200, max 1000). Confirmed X sends: action x_dm, outcome ok. Connections sent in a period: action ' +
-      `invite, outcome ok, sinceDays n, read count. ${READ_ONLY_SAFETY}`,
+      'The append-only ledger, newest first, with an exact count. Filters: account, action (comma-separated), outcome, sinceDays, ' +
+      `limit. Invitations sent in n days: action invite, outcome ok, sinceDays n, read count. ${READ_ONLY_SAFETY}`,
     input: ActivityInput,
     output: ActivityResponse,
     contactsProspects: false,

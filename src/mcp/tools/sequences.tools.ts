@@ -6,9 +6,11 @@ import {
   SetSequenceStatusResponse,
   type SequencesService,
 } from '../../modules/sequences/index.js';
+import { ForecastBody, ForecastResponse, type ForecastService } from '../../modules/forecast/index.js';
 import { DryRunFlag, READ_ONLY_SAFETY, defineTool } from './types.js';
 
 const Empty = Type.Object({}, { additionalProperties: false });
+const ForecastInput = Type.Object({ sequenceId: SequenceIdParams.properties.id, ...ForecastBody.properties }, { additionalProperties: false });
 const SetStatusInput = Type.Object(
   { sequenceId: SequenceIdParams.properties.id, ...SetSequenceStatusBody.properties, dryRun: DryRunFlag },
   { additionalProperties: false },
@@ -46,5 +48,19 @@ export const sequencesTools = [
     idempotent: true,
     mirrors: { method: 'PATCH', url: '/api/v1/sequences/:id/status', params: { id: 'sequenceId' } },
     run: ({ services, auth }, { sequenceId, status, dryRun }) => services.sequences.setStatus(auth.workspaceId, sequenceId, status, { dryRun }),
+  }),
+  defineTool<{ forecast: ForecastService }, typeof ForecastInput>({
+    name: 'forecast_sequence',
+    action: 'read',
+    title: 'Preview a sequence launch',
+    description:
+      'The engine run on a copy of the leads in the sandbox world: per step and day, arrivals, sends, waits, fall-throughs, ' +
+      `goals, exits, tasks (estimate: true with real senders). ${READ_ONLY_SAFETY}`,
+    input: ForecastInput,
+    output: ForecastResponse,
+    contactsProspects: false,
+    readOnly: true,
+    mirrors: { method: 'POST', url: '/api/v1/sequences/:id/forecast', params: { id: 'sequenceId' } },
+    run: ({ services, auth }, { sequenceId, ...body }) => services.forecast.forecast(auth.workspaceId, sequenceId, body),
   }),
 ];

@@ -5,10 +5,10 @@ import { MAX_FORECAST_DAYS, MAX_FORECAST_LEAD_DETAIL, type ForecastService } fro
 
 export const ForecastBody = Type.Object(
   {
-    days: Type.Integer({ minimum: 1, maximum: MAX_FORECAST_DAYS, description: 'how many days from now to simulate' }),
-    seed: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "the sandbox seed; default: the installation's OUTREACH_SANDBOX_SEED" })),
-    passMinutes: Type.Optional(Type.Integer({ minimum: 5, maximum: 1440, default: 60, description: 'minutes between two simulated engine passes' })),
-    includeLeads: Type.Optional(Type.Boolean({ default: false, description: `answer each lead's course too (at most ${MAX_FORECAST_LEAD_DETAIL} leads)` })),
+    days: Type.Integer({ minimum: 1, maximum: MAX_FORECAST_DAYS }),
+    seed: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'default: OUTREACH_SANDBOX_SEED' })),
+    passMinutes: Type.Optional(Type.Integer({ minimum: 5, maximum: 1440, default: 60, description: 'between simulated passes' })),
+    includeLeads: Type.Optional(Type.Boolean({ default: false, description: `each lead's course (≤ ${MAX_FORECAST_LEAD_DETAIL} leads)` })),
   },
   { additionalProperties: false },
 );

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
-import { createChannelDrivers, createChannelRegistry } from '../../channels/index.js';
-import { createEngine } from '../../engine/index.js';
+import { createChannelDrivers, createChannelRegistry, type ChannelRegistry } from '../../channels/index.js';
+import type { ChannelDrivers } from '../../channels/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { fixedClock } from '../../lib/clock.js';
 import type { TextCipher } from '../../lib/crypto.js';
@@ -60,7 +60,18 @@ interface LeadCourse {
   sequenceDone: boolean;
 }
 
-export function createForecastService(deps: { db: Database; config: Config; clock: Clock; cipher: TextCipher }) {
+/** What the forecast runs the engine with: its own database, config, clock and drivers (app/services.ts gives the engine). */
+export interface SimulatedEngineDeps {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  cipher: TextCipher;
+  drivers: ChannelDrivers;
+  registry: ChannelRegistry;
+}
+export type SimulatedEngine = (deps: SimulatedEngineDeps) => { runPass(opts: { now: Date }): Promise<unknown> };
+
+export function createForecastService(deps: { db: Database; config: Config; clock: Clock; cipher: TextCipher; engine: SimulatedEngine }) {
   const { db, config } = deps;
 
   /**
@@ -102,7 +113,7 @@ export function createForecastService(deps: { db: Database; config: Config; cloc
       };
       const registry = createChannelRegistry();
       const drivers = createChannelDrivers(simConfig, { registry });
-      const engine = createEngine({ db: scratch.db, config: simConfig, clock: fixedClock(start), cipher: deps.cipher, drivers, registry });
+      const engine = deps.engine({ db: scratch.db, config: simConfig, clock: fixedClock(start), cipher: deps.cipher, drivers, registry });
       const waits: number[][] = [];
       let passes = 0;
       // Passes at start + k × interval while before the end; a pass with nothing due changes nothing and is skipped.

@@ -10,15 +10,15 @@ export const LeadsQuery = Type.Object(
     stage: Type.Optional(
       Type.Enum([...LEAD_STAGES], {
         description:
-          `cumulative: the lead reached this stage or a later one in the order ${PROGRESS_STAGES.join(', ')} ` +
-          '(a saved milestone counts even when the stage moved on to failed or skipped); failed and skipped match exactly',
+          `cumulative: reached this stage or a later one (${PROGRESS_STAGES.join(', ')}; a saved milestone counts even after ` +
+          'failed or skipped); failed and skipped match exactly',
       }),
     ),
     q: Type.Optional(
       Type.String({
         maxLength: 200,
         pattern: '^[^\\x00-\\x1f\\x7f]*$',
-        description: 'case-insensitive substring of person, company or title; % and _ are literal; no control characters; empty: no filter',
+        description: 'case-insensitive substring of person, company or title; % and _ literal; empty: no filter',
       }),
     ),
     engaged: Type.Optional(Flag('1: only leads with any outreach activity (a contact milestone or a recorded activity time)')),

@@ -262,6 +262,7 @@ describe('POST /plays/{id}/candidates/review in the OpenAPI document', () => {
       'POST /api/v1/meetings/endpoints/{id}/subscription',
       'POST /api/v1/plays/{id}/candidates/review',
       'POST /api/v1/replies/{id}/handled',
+      'POST /api/v1/sequences/{id}/forecast',
       'POST /api/v1/tasks/{id}/complete',
       'POST /api/v1/tasks/{id}/mark-sent',
       'POST /api/v1/tasks/{id}/send-anyway',

@@ -43,6 +43,7 @@ const API: Record<string, Role> = {
   'GET /api/v1/reports/funnel': 'member',
   'GET /api/v1/sequences': 'member',
   'PATCH /api/v1/sequences/{id}/status': 'admin',
+  'POST /api/v1/sequences/{id}/forecast': 'member',
   'GET /api/v1/suppressions': 'member',
   'DELETE /api/v1/suppressions/{address}': 'admin',
   'GET /api/v1/tasks': 'member',
