@@ -111,14 +111,18 @@ for (let i = 0; i < LEADS; i += 2000) {
     .execute();
 }
 
+const phase = (what: string) => console.error(`[${new Date().toISOString()}] ${what}`);
+phase(`${LEADS} leads written`);
 const clock = fixedClock(now);
 const forecasts = createForecastService({ db, config, clock, cipher, engine: createEngine });
 // The schema the forecast builds once per process, built before the clock starts.
 await forecasts.forecast(ws, seq, { days: 1, passMinutes: 1440 });
+phase('schema built');
 const f0 = performance.now();
 const forecast = await forecasts.forecast(ws, seq, { days: DAYS, passMinutes: PASS_MINUTES });
 const forecastMs = performance.now() - f0;
 
+phase('forecast done');
 await db.updateTable('sequences').set({ status: 'active', approved_revision: 1 }).where('id', '=', seq).execute();
 const registry = createChannelRegistry();
 const engine = createEngine({ db, config, clock, cipher, drivers: createChannelDrivers(config, { registry }), registry });

@@ -70,6 +70,12 @@ export interface Config {
     readonly clientId: string | null;
     readonly clientSecret: string | null;
     readonly timeoutMs: number;
+    /**
+     * OUTREACH_X_ENGAGE_API=1: the connected X app's tier still has the follow and like endpoints, so a person's click on
+     * a follow or like task acts through the API. X removed them from the self-serve tiers on 2026-04-20 (docs/policy.md);
+     * by default the task opens the profile and the person acts on X, then presses Done.
+     */
+    readonly engageApi: boolean;
   };
   /** Calendly API v2 base URL (OUTREACH_CALENDLY_API_URL), where an endpoint's webhook subscription is made (docs/meetings.md). */
   readonly calendlyApiUrl: string;
@@ -341,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       clientId: e.OUTREACH_X_CLIENT_ID ?? null,
       clientSecret: e.OUTREACH_X_CLIENT_SECRET ?? null,
       timeoutMs: e.OUTREACH_X_TIMEOUT_MS,
+      engageApi: e.OUTREACH_X_ENGAGE_API === '1',
     }),
     calendlyApiUrl: e.OUTREACH_CALENDLY_API_URL.replace(/\/+$/, ''),
     linkedin: Object.freeze({

@@ -70,6 +70,7 @@ export const EnvSchema = Type.Object({
   OUTREACH_X_CLIENT_ID: Type.Optional(Type.String()),
   OUTREACH_X_CLIENT_SECRET: Type.Optional(Type.String()),
   OUTREACH_X_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  OUTREACH_X_ENGAGE_API: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
   OUTREACH_CALENDLY_API_URL: Type.String({ pattern: '^https?://', default: 'https://api.calendly.com' }),
   ...MAIL_OAUTH_ENV,
   ...OBSERVABILITY_ENV,

@@ -215,7 +215,7 @@ describe('the console task queue', () => {
     await c.get('/console/tasks');
     const res = await c.post(`/console/tasks/${task.id}/perform`);
     expect(res.statusCode).toBe(303);
-    expect((await c.get('/console/tasks')).body).toContain('This task is not an X task');
+    expect((await c.get('/console/tasks')).body).toContain('This is not done from here');
     expect((await taskRow(task.id)).status).toBe('open');
   });
 

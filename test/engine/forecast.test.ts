@@ -25,6 +25,8 @@ beforeAll(async () => {
       OUTREACH_SANDBOX_REPLY_RATE: 0.25,
       OUTREACH_PACING_INVITE_CAP: 60,
       OUTREACH_PACING_MESSAGE_CAP: 120,
+      // A whole batch of leads at a branch at once (a long row list once crashed the embedded database).
+      OUTREACH_ENGINE_BATCH_SIZE: 500,
     },
     now: T0.toISOString(),
   });

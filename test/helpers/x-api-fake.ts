@@ -505,6 +505,8 @@ export function xAppEnv(x: XApiFake) {
     OUTREACH_X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
     OUTREACH_X_CLIENT_ID: x.clientId,
     OUTREACH_X_CLIENT_SECRET: x.clientSecret,
+    // The fake serves the follow and like endpoints, as a tier that still has them (docs/policy.md).
+    OUTREACH_X_ENGAGE_API: '1' as const,
   };
 }
 

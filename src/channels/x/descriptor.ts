@@ -1,3 +1,4 @@
+import { X_DM_DAILY_LIMIT } from './dm-sends.repository.js';
 import { sql } from 'kysely';
 import { BUDGET_WINDOWS, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
 import type { ChannelDescriptor, Step } from '../descriptor.js';
@@ -31,7 +32,12 @@ export const xChannel: ChannelDescriptor = {
     const fallback = createSandboxDriver('x', engine.sandbox);
     if (!x) return fallback;
     return {
-      ...createXDriver({ ...x, fallback, caps: { dmsPerDay: engine.pacing.messageCap, followsPerDay: engine.pacing.inviteCap } }),
+      ...createXDriver({
+        ...x,
+        fallback,
+        caps: { dmsPerDay: Math.min(engine.pacing.messageCap, X_DM_DAILY_LIMIT), followsPerDay: engine.pacing.inviteCap },
+        engageApi: config.x.engageApi,
+      }),
       watch: createXWatcher({ ...x, config: { pollIntervalSeconds: engine.xPollSeconds, observeDays: engine.observeDays } }).watch,
     };
   },
@@ -55,7 +61,9 @@ export const xChannel: ChannelDescriptor = {
       budgets: a.connected ? X_BUDGETS.map((b) => xAccountBudgetKey(workspaceId, a.accountUserId, b, at)) : [],
     }));
   },
-  budgetCap: (key, config) => (key.budget === 'dms' ? config.engine.pacing.messageCap : key.budget === 'follows' ? config.engine.pacing.inviteCap : null),
+  // X allows 1,440 DMs per user per 24 hours (docs/policy.md): the day's DM cap never exceeds it.
+  budgetCap: (key, config) =>
+    key.budget === 'dms' ? Math.min(config.engine.pacing.messageCap, X_DM_DAILY_LIMIT) : key.budget === 'follows' ? config.engine.pacing.inviteCap : null,
   missingAddress: (recipient) => (recipient.xUserId ? null : 'missing_x_user_id'),
   sendsFrom: 'account_user',
   invites: isFollow,

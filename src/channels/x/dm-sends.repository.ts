@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 
 /**
@@ -45,4 +46,26 @@ export async function dmSendOf(q: Database, workspaceId: string, key: string): P
     answeredAt: row.answered_at ? new Date(row.answered_at) : null,
     dmEventId: row.dm_event_id,
   };
+}
+
+/**
+ * X's limit on DM creation, per user: 15 per 15 minutes (and 1,440 per 24 hours, which the daily DM cap keeps:
+ * descriptor.ts). Source: X API rate limits, POST /2/dm_conversations/with/:participant_id/messages, read 2026-11-29
+ * (docs/policy.md).
+ */
+export const X_DM_WINDOW_LIMIT = 15;
+export const X_DM_WINDOW_SECONDS = 15 * 60;
+export const X_DM_DAILY_LIMIT = 1440;
+
+/**
+ * The DMs account `accountUserId` began in the 15 minutes before `at` (their marks, x_dm_sends), and in how many
+ * seconds the oldest of them leaves the window (at least 1).
+ */
+export async function dmWindow(q: Database, p: { workspaceId: string; accountUserId: string; at: Date }): Promise<{ used: number; retryAfterSeconds: number }> {
+  const since = new Date(p.at.getTime() - X_DM_WINDOW_SECONDS * 1000).toISOString();
+  const { rows } = await sql<{ used: number; oldest: Date | null }>`SELECT count(*)::int AS used, min(started_at) AS oldest FROM x_dm_sends
+    WHERE workspace_id = ${p.workspaceId}::uuid AND account_user_id = ${p.accountUserId} AND started_at > ${since}::timestamptz`.execute(q);
+  const used = Number(rows[0]?.used ?? 0);
+  const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : p.at.getTime();
+  return { used, retryAfterSeconds: Math.max(1, Math.ceil((oldest + X_DM_WINDOW_SECONDS * 1000 - p.at.getTime()) / 1000)) };
 }

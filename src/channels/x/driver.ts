@@ -2,7 +2,7 @@ import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
 import { hasWrittenFirst, rememberDmSender, rememberLeadXUserId } from './watch.repository.js';
-import { dmSendOf, markDmAnswered, markDmLeaving } from './dm-sends.repository.js';
+import { dmSendOf, dmWindow, markDmAnswered, markDmLeaving, X_DM_WINDOW_LIMIT } from './dm-sends.repository.js';
 import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budgets.js';
 import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
@@ -22,6 +22,12 @@ export interface XDriverDeps {
    * OUTREACH_PACING_INVITE_CAP say.
    */
   caps: { dmsPerDay: number; followsPerDay: number };
+  /**
+   * Whether the connected app's tier has the follow and like endpoints (OUTREACH_X_ENGAGE_API). Without them a follow
+   * or like task is done by the person on X (`needs_person`, `x_engage_not_in_tier`); X removed them from the
+   * self-serve tiers on 2026-04-20 (docs/policy.md).
+   */
+  engageApi?: boolean;
 }
 
 /** A disconnected account is not the lead's fault: its steps wait this long, then look again (readiness names it). */
@@ -88,6 +94,9 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (earlier?.status === 'sent') return { outcome: 'ok', externalId: earlier.externalId };
       if (earlier === null || earlier.status === 'unknown') return { outcome: 'failed', error: 'x_dm_unconfirmed', retryable: true };
     }
+    // X's own limit on DM creation (docs/policy.md): 15 per 15 minutes per user. A DM past it waits for the window.
+    const window = await dmWindow(q, { workspaceId: action.workspaceId, accountUserId: me, at });
+    if (window.used >= X_DM_WINDOW_LIMIT) return { outcome: 'rate_limited', retryAfterSeconds: window.retryAfterSeconds };
     // Every read and check is behind us; the token is made fresh now (a refresh is a crash window too), so the mark
     // is the last thing before the request: a step whose key has no mark never reached X (`confirm`).
     await tokens.accessToken(action.workspaceId, me, q);
@@ -273,6 +282,8 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
       if (action.kind === 'x_engage') {
         // Automated follows and any automated like are prohibited by X (docs/policy.md): only a person's click.
         if (!action.byPerson) return { outcome: 'needs_person', reason: 'x_engage_by_person' };
+        // No follow or like endpoint on the app's tier: the person follows or likes on X and presses Done.
+        if (!deps.engageApi) return { outcome: 'needs_person', reason: 'x_engage_not_in_tier' };
         const follows = action.actions.some((a) => isFollow((a?.type ?? '').toLowerCase()));
         const go = () => run(action, q, (call) => engage(call, q, me, action));
         return follows ? withDayUnit(q, action, 'follows', go) : go();

@@ -39,7 +39,7 @@ export const TASK_NOTICES = noticeTable({
     task_closed: 'This task is no longer open (done, skipped or cancelled elsewhere); nothing changed.',
     x_rate_limited: 'X is rate limiting this account right now. Nothing was sent; the task stays open, try again later.',
     x_refused: 'X did not take it. Nothing was recorded; the task stays open.',
-    not_performable: 'This task is not an X task: do it on the platform, then press Done.',
+    not_performable: 'This is not done from here: open the profile, do it on the platform, then press Done.',
     send_failed: 'The mail server refused it for good: recorded as failed, and the task left the queue.',
     send_later: 'The e-mail did not go this time. Nothing was recorded; the task stays open, try again later.',
     not_sendable: 'Only an uncertain e-mail can be sent again; mark it as sent or leave it.',
@@ -137,7 +137,7 @@ const personOf = (t: TaskView) => `${t.lead.person ?? 'Unknown person'}${t.lead.
 /** The account a task is grouped under: its messaging account, or its X account. */
 const groupKeyOf = (t: TaskView) => t.account ?? t.xAccount ?? '';
 
-function TaskButtons(props: { t: TaskView; csrf: string }) {
+function TaskButtons(props: { t: TaskView; csrf: string; engageApi: boolean }) {
   const { t, csrf } = props;
   const who = personOf(t);
   const form = (path: string, label: string, action: string, variant?: string) => (
@@ -167,7 +167,8 @@ function TaskButtons(props: { t: TaskView; csrf: string }) {
       </div>
     );
   // An X task is performed by its button (never marked Done by hand: the click is what acts); Skip moves its sequence on.
-  if (t.channel === 'x')
+  // A follow or like on an app tier without those endpoints (OUTREACH_X_ENGAGE_API off) is done on X, like a LinkedIn task.
+  if (t.channel === 'x' && (t.kind !== 'x_engage' || props.engageApi))
     return (
       <div class="actions">
         {form('perform', xButtonLabel(t), 'done', 'primary')}
@@ -197,7 +198,7 @@ function TaskButtons(props: { t: TaskView; csrf: string }) {
   );
 }
 
-function TaskCard(props: { t: TaskView; csrf: string; now: Date; notice?: Notice }) {
+function TaskCard(props: { t: TaskView; csrf: string; now: Date; notice?: Notice; engageApi: boolean }) {
   const { t, csrf, now } = props;
   return (
     <article class="reply task" id={`task-${t.id}`} data-task={t.id} tabindex="-1" aria-labelledby={`task-h-${t.id}`}>
@@ -247,7 +248,7 @@ function TaskCard(props: { t: TaskView; csrf: string; now: Date; notice?: Notice
         ''
       )}
       <NoticeBox notice={props.notice} />
-      <TaskButtons t={t} csrf={csrf} />
+      <TaskButtons t={t} csrf={csrf} engageApi={props.engageApi} />
     </article>
   );
 }
@@ -360,7 +361,7 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
                   {groupName(key, list[0])}
                 </h2>
                 {list.map((t) => (
-                  <TaskCard t={t} csrf={ctx.csrfToken} now={now} />
+                  <TaskCard t={t} csrf={ctx.csrfToken} now={now} engageApi={deps.config.x.engageApi} />
                 ))}
               </section>
             ))}
@@ -379,7 +380,7 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
     if (!(err instanceof AppError) || err.statusCode === 404) throw err;
     if (err.code === 'task_closed') return 'task_closed';
     if (err.code === 'channel_rate_limited') return 'x_rate_limited';
-    if (err.code === 'task_not_performable') return 'not_performable';
+    if (err.code === 'task_not_performable' || err.code === 'do_it_on_platform') return 'not_performable';
     if (err.code === 'channel_send_failed') return 'x_refused';
     throw err;
   }
@@ -409,7 +410,7 @@ export function tasksPages(app: AppInstance, deps: ConsoleDeps) {
       );
     }
     const ctx = await pageContext(req, reply, deps.services.consoleSessions);
-    return sendFragment(reply, <TaskCard t={task} csrf={ctx.csrfToken} now={new Date()} notice={notice} />);
+    return sendFragment(reply, <TaskCard t={task} csrf={ctx.csrfToken} now={new Date()} notice={notice} engageApi={deps.config.x.engageApi} />);
   }
 
   const taskId = (id: string) => {

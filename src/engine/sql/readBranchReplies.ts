@@ -12,13 +12,14 @@ export interface BranchReplyRow {
 
 /**
  * Every reply on record of the leads waiting at a branch (each read by its workspace and lead: the `replies_lead`
- * index). One read per claimed batch.
+ * index). One read per claimed batch; the batch travels as one jsonb document (a long row-IN list would nest deeply).
  */
 export async function readBranchReplies(trx: Database, leads: { workspace_id: string; id: string }[]): Promise<BranchReplyRow[]> {
   if (leads.length === 0) return [];
   const { rows } = await sql<BranchReplyRow>`
-    SELECT r.lead_id, r.replied_at, r.channel, r.classification, r.needs_review FROM replies r
-    WHERE (r.workspace_id, r.lead_id) IN (${sql.join(leads.map((l) => sql`(${l.workspace_id}::uuid, ${l.id}::uuid)`))})
+    SELECT r.lead_id, r.replied_at, r.channel, r.classification, r.needs_review
+    FROM jsonb_to_recordset(${JSON.stringify(leads.map((l) => ({ workspace_id: l.workspace_id, id: l.id })))}::jsonb) AS v(workspace_id uuid, id uuid)
+    JOIN replies r ON r.workspace_id = v.workspace_id AND r.lead_id = v.id
     ORDER BY r.lead_id, r.replied_at`.execute(trx);
   return rows;
 }

@@ -392,10 +392,12 @@ export function createTasksService(deps: TasksServiceDeps) {
     };
     const result: ActionResult = await deps.drivers.forChannel(channel.channel).perform(action, { db: trx });
     if (result.outcome === 'ok') return result.externalId;
+    // The platform leaves this act to the person (an X follow or like on a tier without the endpoint): they do it there.
+    if (result.outcome === 'needs_person')
+      throw conflict('do_it_on_platform', `${name} leaves this to you: open the profile, do it on ${name}, then press Done`, { reason: result.reason });
     if (result.outcome === 'rate_limited')
       throw tooManyRequests('channel_rate_limited', result.retryAfterSeconds, `${name} is rate limiting this account; the task stays open`);
-    const error = result.outcome === 'needs_person' ? result.reason : result.error;
-    throw unavailable('channel_send_failed', `${name} did not take it; the task stays open`, { reason: error });
+    throw unavailable('channel_send_failed', `${name} did not take it; the task stays open`, { reason: result.error });
   }
 
   return {
