@@ -35,6 +35,8 @@ export const CONSOLE_ACTIONS: Record<string, Action> = {
   'POST /review/plays/:id/enroll': 'leads.enroll_draft',
   // sending to many, and what the workspace sends through: admin
   'POST /console/sequences/:id/approve': 'sequences.approve',
+  // Preview launch reads and simulates; nothing of the workspace changes.
+  'POST /console/sequences/:id/forecast': 'read',
   'POST /console/sequences/:id/status': 'sequences.set_status',
   'POST /console/plays/:id/review-api': 'plays.set_status',
   'POST /console/plays/:id/status': 'plays.set_status',

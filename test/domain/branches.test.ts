@@ -54,7 +54,7 @@ describe('event conditions: true, false, not yet known, timed out', () => {
       // Too late for the window: decided false when it closed, whatever came after.
       expect(where(c.cond, c.late, at(5), 3)).toBe('no');
       // The negation holds exactly when the positive does not.
-      const negated = { ...c.cond, [Object.keys(c.cond)[0]]: false } as Condition;
+      const negated = { ...c.cond, [Object.keys(c.cond)[0]]: false };
       expect(where(negated, c.happened, at(2), 3)).toBe('no');
       expect(where(negated, {}, at(2), 3)).toBe(`wait:${at(3).toISOString()}`);
       expect(where(negated, {}, at(3), 3)).toBe('yes');

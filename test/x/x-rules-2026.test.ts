@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
+import type { TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertPlay, insertSequence } from '../helpers/factories.js';
 import { worldOauth, type XApiFake } from '../helpers/x-api-fake.js';
 import { engineTick } from '../helpers/worlds/common.js';
@@ -49,7 +49,7 @@ describe('X under the rules re-read on 2026-11-29 (the app tier without follow a
     await x?.close();
   });
 
-  const tick = (advanceMs = 61_000) => engineTick(t as TestApp, (clock += advanceMs), { setClock: true });
+  const tick = (advanceMs = 61_000) => engineTick(t, (clock += advanceMs), { setClock: true });
   const person = (name: string) => {
     const id = String(++userSeq);
     x.addUser({ id, username: `${name.toLowerCase()}_x`, name });

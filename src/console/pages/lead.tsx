@@ -1,3 +1,4 @@
+import { LeadPath } from './sequence-branches.js';
 import { Type, type Static } from 'typebox';
 import type { AppInstance } from '../../app/types.js';
 import { Uuid } from '../../app/schemas.js';
@@ -302,10 +303,11 @@ export function leadPages(app: AppInstance, deps: ConsoleDeps) {
       const workspaceId = req.consoleSession!.auth.workspaceId;
       const lead = await leadDetail.getLead(workspaceId, req.params.id); // 404 page for an unknown or foreign id
       const { before, after } = req.query;
-      const [timeline, leadReplies, twins] = await Promise.all([
+      const [timeline, leadReplies, twins, path] = await Promise.all([
         activity.pageActivity(workspaceId, { limit: TIMELINE_PAGE }, { leadId: lead.id, before, after }),
         replies.listForLead(workspaceId, lead.id),
         deps.services.leads.twinsOfLead(workspaceId, lead.id),
+        deps.services.leads.leadPath(workspaceId, { id: lead.id, sequenceId: lead.sequenceId }),
       ]);
       const ctx = await pageContext(req, reply, deps.services.consoleSessions);
       const name = leadName(lead);
@@ -355,6 +357,7 @@ export function leadPages(app: AppInstance, deps: ConsoleDeps) {
             <Lanes lead={lead} />
             <h2>Stage, sequence and account</h2>
             <Run lead={lead} />
+            <LeadPath path={path} />
             <MeetingBlock lead={lead} csrfToken={ctx.csrfToken} level={2} from="lead" />
             <h2>Replies</h2>
             <Replies replies={leadReplies} />

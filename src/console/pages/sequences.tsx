@@ -1,3 +1,4 @@
+import { BranchOutline, ForecastSection, branches, type ForecastView } from './sequence-branches.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
@@ -257,13 +258,22 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
     req: FastifyRequest,
     reply: FastifyReply,
     sequenceId: string,
-    extra: { notice?: Notice | null; status?: number; editor?: EditorState; preview?: PreviewView | null; editedRevision?: number } = {},
+    extra: {
+      notice?: Notice | null;
+      status?: number;
+      editor?: EditorState;
+      preview?: PreviewView | null;
+      editedRevision?: number;
+      forecast?: ForecastView | null;
+    } = {},
   ) {
     const [ctx, seq] = await Promise.all([
       pageContext(req, reply, deps.services.consoleSessions),
       sequences.getSequenceForReview(workspaceOf(req), sequenceId),
     ]);
-    const editable = seq.status === 'draft';
+    // A branching sequence is authored through the agent tools or the API: the step editor would drop its edges.
+    const branched = branches(seq.steps);
+    const editable = seq.status === 'draft' && !branched;
     const leads = editable ? await leadOptions(deps, workspaceOf(req)) : [];
     return sendPage(reply, ctx, {
       title: seq.name,
@@ -277,6 +287,17 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
           <SequenceSummary seq={seq} csrfToken={ctx.csrfToken} ctx={ctx} />
           <ChangesSection seq={seq} />
           <ApproveSection seq={seq} csrfToken={ctx.csrfToken} ctx={ctx} />
+          <BranchOutline steps={seq.steps} />
+          {seq.steps.length > 0 ? (
+            <ForecastSection
+              sequenceId={seq.id}
+              csrfToken={ctx.csrfToken}
+              forecast={extra.forecast ?? null}
+              stepNames={seq.steps.map((s) => `${s.index}: ${s.kind}${s.id ? ` “${s.id}”` : ''}`)}
+            />
+          ) : (
+            ''
+          )}
           {editable ? (
             <section aria-labelledby="edit-steps">
               <h2 id="edit-steps">Edit steps</h2>
@@ -299,6 +320,8 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
             </section>
           ) : seq.status === 'archived' ? (
             ''
+          ) : branched ? (
+            <p>This sequence branches: edit it through the agent tools or the API (docs/sequences-and-leads.md), where its edges are kept.</p>
           ) : (
             <p>Only a draft can be edited: “Back to draft” stops it from sending until it is approved and activated again.</p>
           )}
@@ -328,6 +351,20 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
 
   app.get<{ Params: { id: string } }>('/console/sequences/:id', { schema: { hide: true } }, async (req, reply) =>
     renderOne(req, reply, requireSequenceId(req.params.id), { notice: takeNotice(req, reply) }),
+  );
+
+  // Preview launch (docs/sequences-and-leads.md "Forecast"): the forecast shown on the sequence's page; nothing changes.
+  app.post<{ Params: { id: string }; Body: { days?: string } }>(
+    '/console/sequences/:id/forecast',
+    { schema: { hide: true, body: FormBody } },
+    async (req, reply) => {
+      const id = requireSequenceId(req.params.id);
+      const days = Math.min(60, Math.max(1, Number.parseInt(req.body.days ?? '14', 10) || 14));
+      return attempt(
+        async () => renderOne(req, reply, id, { forecast: await deps.services.forecast.forecast(workspaceOf(req), id, { days }) }),
+        (notice, status) => renderOne(req, reply, id, { notice, status }),
+      );
+    },
   );
 
   app.post<{ Params: { id: string }; Body: StatusForm }>('/console/sequences/:id/status', { schema: { hide: true, body: FormBody } }, async (req, reply) => {

@@ -101,7 +101,13 @@ export function createLeadsService(deps: { db: Database; clock: Clock; cipher: T
 
   // Importing leads and enrolling them into a sequence, and deciding on two leads that are one person (leads.twins.ts):
   // one home for the console, the API and the CLI.
-  return { listLeads, heldSummary: held.heldSummary, ...createLeadImports(deps), ...createLeadTwins(deps) };
+  /** One lead's path in the branching sequence it is in, and its outcome (the lead page); empty for a linear one. */
+  async function leadPath(workspaceId: string, lead: { id: string; sequenceId: string | null }) {
+    const paths = await pathsOf(db, workspaceId, [{ id: lead.id, sequence_id: lead.sequenceId }]);
+    return paths.get(lead.id) ?? { path: [] };
+  }
+
+  return { listLeads, leadPath, heldSummary: held.heldSummary, ...createLeadImports(deps), ...createLeadTwins(deps) };
 }
 
 export type LeadsService = ReturnType<typeof createLeadsService>;
