@@ -4,16 +4,8 @@ import type { Channel, StepKind } from '../domain/vocabulary.js';
 
 export type { Channel, StepKind };
 
-/** Which channel carries each step kind. */
-export const CHANNEL_OF_STEP: Record<StepKind, Channel> = {
-  connect: 'linkedin',
-  message: 'linkedin',
-  engage: 'linkedin',
-  email: 'email',
-  x_dm: 'x',
-  x_engage: 'x',
-  instagram_dm: 'instagram',
-};
+/** Which channel carries each step kind (its one home: domain/vocabulary.ts). */
+export { CHANNEL_OF_STEP } from '../domain/vocabulary.js';
 
 export interface Recipient {
   leadId: string;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CLASSIFICATIONS, type Classification } from './classify-rules/types.js';
 import { sentimentOf } from './classify.js';
+import { CHANNEL_OF_STEP } from './vocabulary.js';
 
 // A sequence that branches (docs/sequences-and-leads.md "Branches"): the grammar of a step's edges, the checks a
 // graph must pass before it is saved, and the one evaluator the engine and the forecast share. Pure: no I/O, no clock.
@@ -80,15 +81,7 @@ export const routesBounce = (step: { next?: unknown } | undefined) =>
 
 // ---------------------------------------------------------------- the graph
 
-const STEP_CHANNEL: Record<string, BranchChannel | 'instagram'> = {
-  connect: 'linkedin',
-  message: 'linkedin',
-  engage: 'linkedin',
-  email: 'email',
-  x_dm: 'x',
-  x_engage: 'x',
-  instagram_dm: 'instagram',
-};
+const STEP_CHANNEL: Record<string, string | undefined> = CHANNEL_OF_STEP;
 
 /** Index of a target in the flat list; null for goal/exit; undefined when it names no step. */
 function indexOf(steps: readonly BranchStep[], target: BranchTarget): number | null | undefined {
@@ -223,14 +216,14 @@ function impossibleConditions(steps: readonly BranchStep[]): string[] {
     if (!s.next?.length) return;
     const before = [...stepsBefore(steps, i)].map((k) => steps[k]);
     const kinds = new Set(before.map((b) => b.kind));
-    const channels = new Set(before.map((b) => STEP_CHANNEL[b.kind]));
+    const channels = new Set<string | undefined>(before.map((b) => STEP_CHANNEL[b.kind]));
     s.next.forEach((e, j) => {
       const at = `steps[${i}].next[${j}].if`;
       const c = e.if as Record<string, unknown>;
       if ('accepted' in c && c.accepted === true && !kinds.has('connect'))
         problems.push(`${at}: "accepted" cannot become true: no connect step comes before it`);
       if ('bounced' in c && c.bounced === true && !kinds.has('email')) problems.push(`${at}: "bounced" cannot become true: no email step comes before it`);
-      if ('replied' in c && c.replied === true && typeof c.channel === 'string' && !channels.has(c.channel as BranchChannel))
+      if ('replied' in c && c.replied === true && typeof c.channel === 'string' && !channels.has(c.channel))
         problems.push(`${at}: a reply on ${c.channel} cannot come: no ${c.channel} step comes before it`);
     });
   });

@@ -12,6 +12,17 @@ export type StepKind = (typeof STEP_KINDS)[number];
 export const isStepKind = (value: string): value is StepKind => (STEP_KINDS as readonly string[]).includes(value);
 
 /** Kinds that deliver text to the prospect; each carries either `message` or `variants`. */
+/** Which channel carries each step kind. */
+export const CHANNEL_OF_STEP: Record<StepKind, Channel> = {
+  connect: 'linkedin',
+  message: 'linkedin',
+  engage: 'linkedin',
+  email: 'email',
+  x_dm: 'x',
+  x_engage: 'x',
+  instagram_dm: 'instagram',
+};
+
 export const MESSAGE_KINDS = ['message', 'email', 'x_dm', 'instagram_dm'] as const satisfies readonly StepKind[];
 export const isMessageKind = (kind: string) => (MESSAGE_KINDS as readonly string[]).includes(kind);
 /** Kinds whose whole point is their actions (likes, views), so an empty action list is refused. */

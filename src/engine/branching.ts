@@ -1,7 +1,7 @@
 import type { ChannelRegistry } from '../channels/descriptor.js';
 import type { Database } from '../db/database.js';
 import { storedSteps } from '../domain/stored-steps.js';
-import { decideBranch, type BranchFacts, type BranchStep, type ReplyFact } from '../domain/branches.js';
+import { decideBranch, type BranchDecision, type BranchFacts, type BranchStep, type ReplyFact } from '../domain/branches.js';
 import type { EdgeTaken } from '../domain/lanes.js';
 import { delayMs } from './steps.js';
 import * as sql from './sql/index.js';
@@ -12,6 +12,30 @@ import type { ClaimedRow } from './sql/rows.js';
 // waits until the first open window closes. The edges taken are the lead's path (lead_paths, GET /leads `path`).
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d) : null);
+
+/** A reply as a branch reads it (domain/branches.ts ReplyFact). */
+const replyFactOf = (r: sql.BranchReplyRow): ReplyFact => ({
+  at: new Date(r.replied_at),
+  channel: r.channel,
+  classification: r.classification,
+  needsReview: r.needs_review,
+});
+
+/** The edge a lead takes, as the lane transitions write it; `nextAt`: when its target step is due (null: the run ends). */
+function edgeTakenOf(row: ClaimedRow, d: Extract<BranchDecision, { kind: 'take' }>, nextAt: string | null): EdgeTaken {
+  return {
+    leadId: row.id,
+    workspaceId: row.workspace_id,
+    sequenceId: row.sequence_id,
+    fromStep: row.current_step,
+    edge: d.edge,
+    goto: d.goto,
+    toStep: d.to,
+    outcome: d.outcome,
+    values: d.reason ? { ...d.values, reason: d.reason } : d.values,
+    nextAt,
+  };
+}
 
 /** The facts a claimed lead's branch is decided from, its replies read apart (readBranchReplies). */
 export function branchFactsOf(row: ClaimedRow, replies: readonly ReplyFact[], now: Date): BranchFacts {
@@ -48,7 +72,7 @@ export async function decideBranches(trx: Database, rows: ClaimedRow[], now: Dat
   const replies = new Map<string, ReplyFact[]>();
   for (const r of await sql.readBranchReplies(trx, rows)) {
     const list = replies.get(r.lead_id) ?? [];
-    list.push({ at: new Date(r.replied_at), channel: r.channel, classification: r.classification, needsReview: r.needs_review });
+    list.push(replyFactOf(r));
     replies.set(r.lead_id, list);
   }
   const taken: EdgeTaken[] = [];
@@ -62,18 +86,7 @@ export async function decideBranches(trx: Database, rows: ClaimedRow[], now: Dat
       continue;
     }
     const target = d.to === null ? undefined : row.steps[d.to];
-    taken.push({
-      leadId: row.id,
-      workspaceId: row.workspace_id,
-      sequenceId: row.sequence_id,
-      fromStep: row.current_step,
-      edge: d.edge,
-      goto: d.goto,
-      toStep: d.to,
-      outcome: d.outcome,
-      values: d.reason ? { ...d.values, reason: d.reason } : d.values,
-      nextAt: target ? new Date(now.getTime() + delayMs(target)).toISOString() : null,
-    });
+    taken.push(edgeTakenOf(row, d, target ? new Date(now.getTime() + delayMs(target)).toISOString() : null));
   }
   await sql.takeEdges(trx, taken, now);
   await sql.holdAtBranch(trx, waits);
@@ -89,25 +102,8 @@ export async function settleReplyGoal(trx: Database, channels: ChannelRegistry, 
   const row = await sql.readTaskLead(trx, channels, p.workspaceId, p.leadId);
   if (!row?.branch_at || !row.sequence_id) return false;
   const steps = storedSteps(row.steps) as unknown as BranchStep[];
-  const replies = (await sql.readBranchReplies(trx, [row])).map((r) => ({
-    at: new Date(r.replied_at),
-    channel: r.channel,
-    classification: r.classification,
-    needsReview: r.needs_review,
-  }));
+  const replies = (await sql.readBranchReplies(trx, [row])).map(replyFactOf);
   const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies, p.now), new Date(row.branch_at), p.now);
   if (d.kind !== 'take' || d.outcome !== 'goal' || d.edge === null || !('replied' in (steps[row.current_step].next?.[d.edge]?.if ?? {}))) return false;
-  const edge: EdgeTaken = {
-    leadId: row.id,
-    workspaceId: row.workspace_id,
-    sequenceId: row.sequence_id,
-    fromStep: row.current_step,
-    edge: d.edge,
-    goto: d.goto,
-    toStep: null,
-    outcome: 'goal',
-    values: d.values,
-    nextAt: null,
-  };
-  return (await sql.recordEndOfRun(trx, [edge], p.now)).length > 0;
+  return (await sql.recordEndOfRun(trx, [edgeTakenOf(row, d, null)], p.now)).length > 0;
 }
