@@ -358,7 +358,7 @@ export async function claimBatch(
       rows.filter((r) => atBranch(r)).map((r) => ({ ...r, steps: storedSteps(r.steps) as typeof r.steps })),
       now,
     );
-    summary.branched = (summary.branched ?? 0) + branched.taken.length;
+    if (branched.taken.length > 0) summary.branched = (summary.branched ?? 0) + branched.taken.length;
     const due = rows.filter((r) => !atBranch(r));
     const { checks, local, waits, deferred, candidates } = classifyClaimed(due, { drivers, registry: deps.channels }, config, admission);
     const pacing = await reservePacingFor(trx, config.pacing, candidates, now);

@@ -74,11 +74,12 @@ describe('a branching sequence in the console', { timeout: 120_000 }, () => {
     // The step editor is not offered for a branching draft: saving through it would drop the edges.
     expect(await page.locator('form.sequence-form').count()).toBe(0);
 
-    await page.getByLabel('Days').fill('5');
-    await page.getByRole('button', { name: 'Preview launch' }).click();
+    await page.getByLabel('Days').fill('2');
+    // The form posts and the page comes back with the forecast (the engine's passes on a copy: seconds, not instant).
+    await page.getByRole('button', { name: 'Preview launch' }).click({ timeout: 90_000 });
     const status = page.locator('section[aria-labelledby="forecast"] [role="status"]');
     await status.waitFor();
-    await expect(status.textContent()).resolves.toMatch(/^2 leads over 5 days: \d+ sent, 1 at the goal, 0 exited/);
+    await expect(status.textContent()).resolves.toMatch(/^2 leads over 2 days: \d+ sent, 1 at the goal, 0 exited/);
     expect(await axeSeriousOrCritical(page)).toEqual([]);
     expect(await phoneScrollWidth(page)).toBeLessThanOrEqual(390);
     // The forecast changed nothing: no ledger entry, both leads still at their first step.

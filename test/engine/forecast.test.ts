@@ -27,6 +27,9 @@ beforeAll(async () => {
       OUTREACH_PACING_MESSAGE_CAP: 120,
       // A whole batch of leads at a branch at once (a long row list once crashed the embedded database).
       OUTREACH_ENGINE_BATCH_SIZE: 500,
+      // One claim loop: with several, which of the leads competing for a cap's last slots goes first depends on
+      // which loop's claim commits first on PostgreSQL (docs/sequences-and-leads.md "Forecast").
+      OUTREACH_ENGINE_CONCURRENCY: 1,
     },
     now: T0.toISOString(),
   });

@@ -519,16 +519,11 @@ describe('OpenAPI description of the sequence operations', () => {
     // The one field beyond the spec's (issue 39 §5): optional, marked as an extension.
     expect(seq.properties.sendInLeadHours['x-extension']).toBe(true);
     expect(seq.required).not.toContain('sendInLeadHours');
-    expect(Object.keys(seq.properties.steps.items.properties).sort()).toEqual([
-      'actions',
-      'delayDays',
-      'index',
-      'kind',
-      'message',
-      'subject',
-      'tool',
-      'variants',
-    ]);
+    // The spec's step fields, all required, and the branch properties (id, next, else), optional x-extensions.
+    const step = seq.properties.steps.items;
+    expect(Object.keys(step.properties).sort()).toEqual(['actions', 'delayDays', 'else', 'id', 'index', 'kind', 'message', 'next', 'subject', 'tool', 'variants']);
+    expect([...step.required].sort()).toEqual(['actions', 'delayDays', 'index', 'kind', 'message', 'subject', 'tool', 'variants']);
+    for (const k of ['id', 'next', 'else']) expect(step.properties[k]['x-extension'], k).toBe(true);
     const body = patchOp.requestBody.content['application/json'].schema;
     expect(body.additionalProperties).toBe(false);
     expect(body.required).toEqual(['status']);
