@@ -27,7 +27,14 @@ beforeAll(async () => {
   x.addUser({ id: ME, username: 'acme_hq' });
   t = await buildTestApp({
     now: new Date(clock).toISOString(),
-    env: { ...ENGINE_ENV, OUTREACH_X_API_URL: x.url, OUTREACH_PACING_MESSAGE_CAP: 2, OUTREACH_PACING_INVITE_CAP: 1, OUTREACH_X_POLL_INTERVAL: 3600, OUTREACH_X_ENGAGE_API: '1' },
+    env: {
+      ...ENGINE_ENV,
+      OUTREACH_X_API_URL: x.url,
+      OUTREACH_PACING_MESSAGE_CAP: 2,
+      OUTREACH_PACING_INVITE_CAP: 1,
+      OUTREACH_X_POLL_INTERVAL: 3600,
+      OUTREACH_X_ENGAGE_API: '1',
+    },
   });
   ({ workspaceId, key } = await createWorkspaceWithKey(t, 'Capped X'));
   await t.db.updateTable('workspaces').set({ energy_balance: 1_000 }).where('id', '=', workspaceId).execute();

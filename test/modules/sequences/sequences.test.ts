@@ -521,7 +521,19 @@ describe('OpenAPI description of the sequence operations', () => {
     expect(seq.required).not.toContain('sendInLeadHours');
     // The spec's step fields, all required, and the branch properties (id, next, else), optional x-extensions.
     const step = seq.properties.steps.items;
-    expect(Object.keys(step.properties).sort()).toEqual(['actions', 'delayDays', 'else', 'id', 'index', 'kind', 'message', 'next', 'subject', 'tool', 'variants']);
+    expect(Object.keys(step.properties).sort()).toEqual([
+      'actions',
+      'delayDays',
+      'else',
+      'id',
+      'index',
+      'kind',
+      'message',
+      'next',
+      'subject',
+      'tool',
+      'variants',
+    ]);
     expect([...step.required].sort()).toEqual(['actions', 'delayDays', 'index', 'kind', 'message', 'subject', 'tool', 'variants']);
     for (const k of ['id', 'next', 'else']) expect(step.properties[k]['x-extension'], k).toBe(true);
     const body = patchOp.requestBody.content['application/json'].schema;
