@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { insertLead, insertSequence } from '../helpers/factories.js';
+import { insertLead, insertReply, insertSequence } from '../helpers/factories.js';
 import { splitDraw } from '../../src/domain/branches.js';
 import type { SequenceStepRow } from '../../src/db/schema.js';
 import { activityOf, ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
@@ -259,5 +259,70 @@ describe('replies and bookings', () => {
     expect(view.path).toMatchObject([{ fromStep: 0, edge: null, goto: 'goal', values: { meetingBooked: true, reason: 'meeting_booked' } }]);
     await pass(6 * DAY);
     expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'meeting_booked']);
+  });
+});
+
+describe('a lane stopped while its branching step is in flight', () => {
+  it('is not put at the branch, so dismissing a reply later cannot set it going again', async () => {
+    // A driver that holds the send until the test lets it go, then answers ok.
+    let entered!: () => void;
+    const inFlight = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const drivers = {
+      forChannel: (channel: string) => ({
+        channel,
+        async perform() {
+          entered();
+          await gate;
+          return { outcome: 'ok' as const, externalId: 'held-1' };
+        },
+      }),
+    };
+    const app = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: drivers as never });
+    try {
+      const ws = await createWorkspaceWithKey(app, 'Stopped in flight');
+      const account = await insertAccount(app.db, ws.workspaceId);
+      const seq = await insertSequence(app.db, ws.workspaceId, {
+        channels: ['email'],
+        steps: steps(
+          step('email', { subject: 'Hi', message: 'Hi', next: [{ if: { replied: true }, withinDays: 5, goto: 'goal' }], else: 'bump' }),
+          step('email', { id: 'bump', subject: 'Re: Hi', message: 'Bump' }),
+        ),
+      });
+      const id = await insertLead(app.db, ws.workspaceId, {
+        person: 'Sid Stopped',
+        email: 'sid@example.com',
+        account_id: account,
+        sequence_id: seq,
+        next_action_at: T0,
+      });
+      const pass = app.services.engine.runPass({ now: T0 });
+      await inFlight;
+      // Meanwhile the person answers and someone presses Stop.
+      const stopped = await app.app.inject({ method: 'POST', url: `/api/v1/x/leads/${id}/stop`, headers: ws.auth });
+      expect(stopped.statusCode, stopped.body).toBe(200);
+      await app.db
+        .updateTable('leads')
+        .set({ replied_at: at(H) })
+        .where('id', '=', id)
+        .execute();
+      const replyId = await insertReply(app.db, app.cipher, ws.workspaceId, { leadId: id, classification: 'question', theirMessage: 'What is it?' });
+      release();
+      await pass;
+      expect(await app.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow()).toMatchObject({
+        automation_stopped: true,
+        waiting_for: null,
+        branch_at: null,
+      });
+      const dismissed = await app.app.inject({ method: 'POST', url: `/api/v1/replies/${replyId}/decide`, headers: ws.auth, payload: { decision: 'dismiss' } });
+      expect(dismissed.statusCode, dismissed.body).toBe(200);
+      expect(await app.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow()).toMatchObject({
+        automation_stopped: true,
+        next_action_at: null,
+      });
+    } finally {
+      await app.close();
+    }
   });
 });

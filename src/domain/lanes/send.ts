@@ -112,8 +112,11 @@ export async function advance(trx: Database, records: StepRecord[], now: Date): 
         ELSE COALESCE(v.last_error, l.last_error) END,
       step_attempts = v.step_attempts,
       step_waits = v.step_waits,
-      -- A branching step left: the lead waits at it for its edges (domain/branches.ts); otherwise no wait remains.
-      waiting_for = v.waiting_for, branch_at = v.branch_at, branch_allowed = v.branch_allowed,
+      -- A branching step left: the lead waits at it for its edges (domain/branches.ts); otherwise no wait remains. A lane
+      -- stopped while the send was in flight (a Stop, an answer) is not put at a branch: nothing may release it later.
+      waiting_for = CASE WHEN l.automation_stopped THEN NULL ELSE v.waiting_for END,
+      branch_at = CASE WHEN l.automation_stopped THEN NULL ELSE v.branch_at END,
+      branch_allowed = CASE WHEN l.automation_stopped THEN NULL ELSE v.branch_allowed END,
       observe_next_at = CASE WHEN l.automation_stopped AND l.replied_at IS NOT NULL THEN NULL ELSE COALESCE(l.observe_next_at, v.observe_next_at) END,
       observe_until = GREATEST(l.observe_until, v.observe_until),
       last_message_channel = COALESCE(v.last_message_channel, l.last_message_channel),
