@@ -279,7 +279,7 @@ describe('a lane stopped while its branching step is in flight', () => {
         },
       }),
     };
-    const app = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: drivers as never });
+    const app = await buildTestApp({ env: ENGINE_ENV, now: T0.toISOString(), drivers: drivers });
     try {
       const ws = await createWorkspaceWithKey(app, 'Stopped in flight');
       const account = await insertAccount(app.db, ws.workspaceId);
