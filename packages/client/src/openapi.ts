@@ -8740,6 +8740,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "days": 3
+                     *     }
+                     */
                     "application/json": {
                         days: number;
                         /**
@@ -8764,6 +8769,80 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "sequenceId": "85f50235-181d-4b7e-89bd-3b66d68475a7",
+                         *       "revision": 2,
+                         *       "startsAt": "2026-11-30T22:48:05.906Z",
+                         *       "days": 3,
+                         *       "seed": "outreach-sandbox",
+                         *       "passMinutes": 60,
+                         *       "passes": 72,
+                         *       "leads": 40,
+                         *       "estimate": false,
+                         *       "totals": {
+                         *         "arrivals": 36,
+                         *         "sends": 35,
+                         *         "waits": 13,
+                         *         "fallThroughs": 0,
+                         *         "goals": 0,
+                         *         "exits": 0,
+                         *         "tasks": 0
+                         *       },
+                         *       "steps": [
+                         *         {
+                         *           "index": 0,
+                         *           "days": [
+                         *             {
+                         *               "day": 0,
+                         *               "arrivals": 10,
+                         *               "sends": 10,
+                         *               "waits": 0,
+                         *               "fallThroughs": 0,
+                         *               "goals": 0,
+                         *               "exits": 0,
+                         *               "tasks": 0
+                         *             },
+                         *             {
+                         *               "day": 1,
+                         *               "arrivals": 0,
+                         *               "sends": 0,
+                         *               "waits": 0,
+                         *               "fallThroughs": 0,
+                         *               "goals": 0,
+                         *               "exits": 0,
+                         *               "tasks": 0
+                         *             }
+                         *           ]
+                         *         },
+                         *         {
+                         *           "index": 1,
+                         *           "days": [
+                         *             {
+                         *               "day": 0,
+                         *               "arrivals": 5,
+                         *               "sends": 5,
+                         *               "waits": 10,
+                         *               "fallThroughs": 0,
+                         *               "goals": 0,
+                         *               "exits": 0,
+                         *               "tasks": 0
+                         *             },
+                         *             {
+                         *               "day": 1,
+                         *               "arrivals": 10,
+                         *               "sends": 9,
+                         *               "waits": 0,
+                         *               "fallThroughs": 0,
+                         *               "goals": 0,
+                         *               "exits": 0,
+                         *               "tasks": 0
+                         *             }
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             days: number;
                             /** @description true when the workspace has real senders: the sandbox imitates their people, so this is an estimate */
