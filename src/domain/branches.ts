@@ -15,6 +15,9 @@ export type EndTarget = (typeof END_TARGETS)[number];
 export const BRANCH_CHANNELS = ['linkedin', 'email', 'x'] as const;
 export type BranchChannel = (typeof BRANCH_CHANNELS)[number];
 
+/** The recipient field holding the lead's address on each channel a condition can name (`hasAddress`). */
+export const ADDRESS_FIELD = { linkedin: 'linkedinUrl', email: 'email', x: 'xUserId' } as const satisfies Record<BranchChannel, string>;
+
 /** What `{"replied": true, "intent": …}` may name: a classifier label, or a sentiment (positive, negative, neutral). */
 export const REPLY_INTENTS = [...CLASSIFICATIONS, 'neutral'] as const;
 

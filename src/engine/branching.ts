@@ -1,7 +1,17 @@
 import type { ChannelRegistry } from '../channels/descriptor.js';
 import type { Database } from '../db/database.js';
 import { storedSteps } from '../domain/stored-steps.js';
-import { decideBranch, type BranchDecision, type BranchFacts, type BranchStep, type ReplyFact } from '../domain/branches.js';
+import {
+  ADDRESS_FIELD,
+  BRANCH_CHANNELS,
+  decideBranch,
+  type BranchChannel,
+  type BranchDecision,
+  type BranchFacts,
+  type BranchStep,
+  type ReplyFact,
+} from '../domain/branches.js';
+import { recipientOf } from '../channels/recipients.js';
 import type { EdgeTaken } from '../domain/lanes.js';
 import { delayMs } from './steps.js';
 import * as sql from './sql/index.js';
@@ -37,8 +47,21 @@ function edgeTakenOf(row: ClaimedRow, d: Extract<BranchDecision, { kind: 'take' 
   };
 }
 
+/**
+ * Which channels the lead has an address on: each channel's own rule for a step it would skip (its descriptor's
+ * `missingAddress`, as prepareSend asks it), or, for a channel without one, its address field on record.
+ */
+function addressesOf(channels: ChannelRegistry, row: ClaimedRow): Record<BranchChannel, boolean> {
+  const recipient = recipientOf(row);
+  const has = (c: BranchChannel) => {
+    const missing = channels.ofChannel(c)?.missingAddress?.(recipient);
+    return missing === undefined ? !!recipient[ADDRESS_FIELD[c]]?.trim() : missing === null;
+  };
+  return Object.fromEntries(BRANCH_CHANNELS.map((c) => [c, has(c)])) as Record<BranchChannel, boolean>;
+}
+
 /** The facts a claimed lead's branch is decided from, its replies read apart (readBranchReplies). */
-export function branchFactsOf(row: ClaimedRow, replies: readonly ReplyFact[], now: Date): BranchFacts {
+export function branchFactsOf(row: ClaimedRow, replies: readonly ReplyFact[], now: Date, channels: ChannelRegistry): BranchFacts {
   const custom = row.custom ?? {};
   return {
     leadId: row.id,
@@ -48,7 +71,7 @@ export function branchFactsOf(row: ClaimedRow, replies: readonly ReplyFact[], no
     // A bounce routed to a waiting lead is decided at once (domain/lanes/end.ts failBounced): it counts as of now.
     bouncedAt: row.last_error === 'bounced' ? now : null,
     meetingBookedAt: iso(row.meeting_booked_at),
-    addresses: { email: !!row.email?.trim(), linkedin: !!row.linkedin_url?.trim(), x: !!(row.x_user_id ?? row.username) },
+    addresses: addressesOf(channels, row),
     fields: {
       person: row.person,
       company: row.company,
@@ -67,7 +90,12 @@ export function branchFactsOf(row: ClaimedRow, replies: readonly ReplyFact[], no
  * Decides the claimed leads waiting at a branch, and writes what was decided in the claim's transaction: the edges
  * taken (domain/lanes.ts takeEdges) and the waits (holdAtBranch). Answers how many took an edge.
  */
-export async function decideBranches(trx: Database, rows: ClaimedRow[], now: Date): Promise<{ taken: EdgeTaken[]; waiting: number }> {
+export async function decideBranches(
+  trx: Database,
+  channels: ChannelRegistry,
+  rows: ClaimedRow[],
+  now: Date,
+): Promise<{ taken: EdgeTaken[]; waiting: number }> {
   if (rows.length === 0) return { taken: [], waiting: 0 };
   const replies = new Map<string, ReplyFact[]>();
   for (const r of await sql.readBranchReplies(trx, rows)) {
@@ -80,7 +108,7 @@ export async function decideBranches(trx: Database, rows: ClaimedRow[], now: Dat
   for (const row of rows) {
     const steps = row.steps as unknown as BranchStep[];
     const arrived = iso(row.branch_at) ?? now;
-    const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies.get(row.id) ?? [], now), arrived, now);
+    const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies.get(row.id) ?? [], now, channels), arrived, now);
     if (d.kind === 'wait') {
       waits.push({ id: row.id, at: d.until.toISOString() });
       continue;
@@ -88,9 +116,10 @@ export async function decideBranches(trx: Database, rows: ClaimedRow[], now: Dat
     const target = d.to === null ? undefined : row.steps[d.to];
     taken.push(edgeTakenOf(row, d, target ? new Date(now.getTime() + delayMs(target)).toISOString() : null));
   }
-  await sql.takeEdges(trx, taken, now);
+  // Only the leads still at their branch move (takeEdges answers them); those are the edges taken.
+  const moved = new Set(await sql.takeEdges(trx, taken, now));
   await sql.holdAtBranch(trx, waits);
-  return { taken, waiting: waits.length };
+  return { taken: taken.filter((e) => moved.has(e.leadId)), waiting: waits.length };
 }
 
 /**
@@ -103,7 +132,7 @@ export async function settleReplyGoal(trx: Database, channels: ChannelRegistry, 
   if (!row?.branch_at || !row.sequence_id) return false;
   const steps = storedSteps(row.steps) as unknown as BranchStep[];
   const replies = (await sql.readBranchReplies(trx, [row])).map(replyFactOf);
-  const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies, p.now), new Date(row.branch_at), p.now);
+  const d = decideBranch(steps, row.current_step, branchFactsOf(row, replies, p.now, channels), new Date(row.branch_at), p.now);
   if (d.kind !== 'take' || d.outcome !== 'goal' || d.edge === null || !('replied' in (steps[row.current_step].next?.[d.edge]?.if ?? {}))) return false;
   return (await sql.recordEndOfRun(trx, [edgeTakenOf(row, d, null)], p.now)).length > 0;
 }

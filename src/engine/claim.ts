@@ -355,6 +355,7 @@ export async function claimBatch(
     const atBranch = (r: ClaimedRow) => r.waiting_for === 'branch' && !r.inflight_key;
     const branched = await decideBranches(
       trx,
+      deps.channels,
       rows.filter((r) => atBranch(r)).map((r) => ({ ...r, steps: storedSteps(r.steps) as typeof r.steps })),
       now,
     );
