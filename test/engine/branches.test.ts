@@ -180,6 +180,37 @@ describe('conditions read at once: addresses, fields, the split, the platform ru
     const view = await viewOf(w.ws.auth, id);
     expect(view.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'mail', toStep: 1, values: { allowed: false } }]);
   });
+  it('a custom field equals (any case), and a field that does not exist: each edge records the value it read', async () => {
+    const w = await world('Fields', [
+      step('email', {
+        subject: 'Hi',
+        message: 'Hi {{firstName}}',
+        next: [
+          { if: { field: 'custom.plan', equals: 'Enterprise' }, goto: 'goal' },
+          { if: { field: 'company', exists: false }, goto: 'exit' },
+        ],
+        else: 'b',
+      }),
+      step('email', { id: 'b', subject: 'B', message: 'Arm B', else: 'exit' }),
+    ]);
+    const big = await w.add({ person: 'Ella Enterprise' });
+    const bare = await w.add({ person: 'Nico Nocompany' });
+    const plain = await w.add({ person: 'Pia Plain' });
+    await t.db
+      .updateTable('leads')
+      .set({ custom: JSON.stringify({ plan: ' enterprise ' }) as never, company: 'Acme' })
+      .where('id', '=', big)
+      .execute();
+    await t.db
+      .updateTable('leads')
+      .set({ company: 'Initech', custom: JSON.stringify({ plan: 'starter' }) as never })
+      .where('id', '=', plain)
+      .execute();
+    await pass(0);
+    expect((await viewOf(w.ws.auth, big)).path).toMatchObject([{ edge: 0, goto: 'goal', values: { 'custom.plan': 'enterprise' } }]);
+    expect((await viewOf(w.ws.auth, bare)).path).toMatchObject([{ edge: 1, goto: 'exit', values: { company: false } }]);
+    expect((await viewOf(w.ws.auth, plain)).path).toMatchObject([{ edge: null, goto: 'b' }, { goto: 'exit' }]);
+  });
 });
 
 describe('replies and bookings', () => {
@@ -240,6 +271,21 @@ describe('replies and bookings', () => {
     await pass(5 * DAY);
     expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'email_sent']);
     expect((await viewOf(w.ws.auth, id)).path).toMatchObject([{ edge: null, goto: 'bump', toStep: 1 }]);
+  });
+
+  it('no booking within 2 days (meetingBooked: false): waits while not yet known, then takes the edge when the window closes', async () => {
+    const w = await world('Not booked', [
+      step('email', { subject: 'Hi', message: 'Hi {{firstName}}', next: [{ if: { meetingBooked: false }, withinDays: 2, goto: 'nudge' }], else: 'exit' }),
+      step('email', { id: 'nudge', subject: 'Re: Hi', message: 'A time that suits you, {{firstName}}?' }),
+    ]);
+    const id = await w.add({ person: 'Una Unbooked' });
+    await pass(0);
+    await pass(DAY);
+    expect(await lead(id)).toMatchObject({ waiting_for: 'branch', current_step: 0 });
+    expect((await viewOf(w.ws.auth, id)).path).toBeUndefined();
+    await pass(2 * DAY);
+    expect((await viewOf(w.ws.auth, id)).path).toMatchObject([{ edge: 0, goto: 'nudge', toStep: 1, values: { meetingBooked: false, withinDays: 2 } }]);
+    expect((await activityOf(t.db, id)).map((a) => a.action)).toEqual(['email_sent', 'email_sent']);
   });
 
   it('a booking is the goal of a branching sequence: the run ends with it, from wherever the lead stood', async () => {

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dovecotAvailable } from '../helpers/dovecot.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { deliveryReport, insertSendingLead, raw, startMailboxWorld, SENDING_ENV, type MailboxWorld } from '../helpers/worlds/mailbox.js';
+import { step, steps } from '../engine/helpers.js';
+
+// The two branch conditions only the inbox can make true (docs/sequences-and-leads.md "Branches"): `bounced` and
+// `outOfOffice`, each heard from a real message in a real Dovecot INBOX after the engine sent the first e-mail over
+// SMTP, then decided by the engine, and the lead's path read back through GET /leads. Each is also checked not yet
+// known (the lead waits at the branch) and timed out (the else edge).
+
+const DAY = 86_400_000;
+const RESUME_DAYS = 2;
+
+/** Bounced: the run ends (exit). Out of office: a "welcome back" e-mail once they are back. Else: a bump. */
+const BRANCHING = steps(
+  step('email', {
+    id: 'first',
+    subject: 'Quick question',
+    message: 'Hi {{firstName}}',
+    next: [
+      { if: { bounced: true }, withinDays: 3, goto: 'exit' },
+      { if: { outOfOffice: true }, withinDays: 3, goto: 'back' },
+    ],
+    else: 'bump',
+  }),
+  step('email', { id: 'bump', subject: null, message: 'Following up, {{firstName}}', else: 'exit' }),
+  step('email', { id: 'back', subject: null, message: 'Welcome back, {{firstName}}' }),
+);
+
+describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real Dovecot and SMTP)', () => {
+  let w: MailboxWorld;
+  // The mailbox is due for its first read from when it was added, so the clock starts at the real time.
+  let clock = Date.now();
+
+  beforeAll(async () => {
+    w = await startMailboxWorld({
+      env: { ...SENDING_ENV, OUTREACH_INBOX_POLL_INTERVAL: 60, OUTREACH_ENGINE_OOO_RESUME_DAYS: RESUME_DAYS },
+      energy: 1_000,
+      steps: BRANCHING,
+    });
+  }, 60_000);
+  afterAll(async () => w?.close());
+
+  const tick = (advanceMs = 120_000) => engineTick(w.t, (clock += advanceMs));
+  const lead = (id: string) => w.t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const view = async (id: string) => {
+    const res = await w.t.app.inject({ method: 'GET', url: '/api/v1/leads?limit=500', headers: w.ws.auth });
+    expect(res.statusCode, res.body).toBe(200);
+    return (res.json().leads as Record<string, any>[]).find((l) => l.id === id)!;
+  };
+  const bodiesTo = (email: string) => w.smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.raw.toString());
+
+  /** A lead the engine e-mails now (step "first", over SMTP); answers it with the Message-ID that e-mail carried. */
+  async function emailed(local: string) {
+    const email = `${local}@initech.example`;
+    const id = await insertSendingLead(w, email, new Date(clock));
+    await tick();
+    const sent = await w.t.db.selectFrom('email_messages').select('message_id').where('lead_id', '=', id).where('direction', '=', 'out').execute();
+    expect(sent).toHaveLength(1);
+    expect(await lead(id)).toMatchObject({ current_step: 0, waiting_for: 'branch' });
+    return { id, email, messageId: sent[0].message_id };
+  }
+
+  it('bounced: a 5.x.x DSN routes the waiting lead to its exit edge; the address is suppressed and nothing more goes', async () => {
+    const { id, email, messageId } = await emailed('gone');
+    await w.dovecot.deliver('dana', deliveryReport({ original: messageId, recipient: email, status: '5.1.1' }));
+    expect((await tick()).mailboxes?.[w.mailboxId]).toMatchObject({ bounces: 1 });
+    const v = await view(id);
+    expect(v).toMatchObject({ sequenceDone: true, outcome: 'exit' });
+    expect(v.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'exit', toStep: null, values: { bounced: true, withinDays: 3 } }]);
+    const sup = await w.t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute();
+    expect(sup).toMatchObject([{ reason: 'bounced_hard' }]);
+    await tick(4 * DAY);
+    expect(bodiesTo(email)).toHaveLength(1);
+  });
+
+  it('out of office: the lead waits until they are back, then takes the outOfOffice edge (not the bump)', async () => {
+    const { id, email, messageId } = await emailed('away');
+    await w.dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: email,
+          To: 'dana@acme.example',
+          Subject: 'Automatic reply: Quick question',
+          'Auto-Submitted': 'auto-replied',
+          'In-Reply-To': messageId,
+          'Message-ID': `<ooo-${id}@initech.example>`,
+          Date: new Date(clock).toUTCString(),
+        },
+        'I am out of the office until next week, with limited access to e-mail.',
+      ),
+    );
+    expect((await tick()).mailboxes?.[w.mailboxId]).toMatchObject({ outOfOffice: 1, replies: 0 });
+    const snoozed = await lead(id);
+    expect(snoozed).toMatchObject({ waiting_for: 'branch', automation_stopped: false });
+    expect(new Date(snoozed.next_action_at!).getTime()).toBeGreaterThanOrEqual(clock + RESUME_DAYS * DAY - 5 * 60_000);
+    // Not yet back: nothing is decided and nothing goes.
+    await tick(DAY);
+    expect((await view(id)).path ?? []).toEqual([]);
+    await tick(RESUME_DAYS * DAY);
+    const v = await view(id);
+    expect(v.path).toMatchObject([{ fromStep: 0, edge: 1, goto: 'back', toStep: 2, values: { outOfOffice: true, withinDays: 3 } }]);
+    expect(bodiesTo(email).map((b) => b.includes('Welcome back'))).toEqual([false, true]);
+  });
+
+  it('neither within 3 days: the lead waits at the branch (not yet known), then takes else (the bump) when the window closes', async () => {
+    const { id, email } = await emailed('quiet');
+    await tick(2 * DAY);
+    expect(await lead(id)).toMatchObject({ current_step: 0, waiting_for: 'branch' });
+    expect(bodiesTo(email)).toHaveLength(1);
+    await tick(DAY + 60_000);
+    // The bump goes, and its else ends the run (exit).
+    expect(await view(id)).toMatchObject({ sequenceDone: true, outcome: 'exit' });
+    expect((await view(id)).path).toMatchObject([
+      { fromStep: 0, edge: null, goto: 'bump', toStep: 1, values: {} },
+      { fromStep: 1, edge: null, goto: 'exit', toStep: null, values: {} },
+    ]);
+    expect(bodiesTo(email).map((b) => b.includes('Following up'))).toEqual([false, true]);
+  });
+});
