@@ -205,3 +205,16 @@ export function PrimaryLink(props: { href: string; label: string }) {
     </a>
   );
 }
+
+/**
+ * A submit button named `op` of a form that posts itself back for a structural change (the sequence editor's "Add
+ * step", "Remove edge"…): `label` is what it shows, `context` (visually hidden) tells a screen reader which part it acts on.
+ */
+export function OpButton(props: { op: string; label: string; context: string; variant?: 'danger' }) {
+  return (
+    <button type="submit" name="op" value={props.op} class={props.variant}>
+      <span safe>{props.label}</span>
+      <span class="visually-hidden" safe>{` ${props.context}`}</span>
+    </button>
+  );
+}

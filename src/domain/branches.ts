@@ -64,6 +64,23 @@ export function conditionKey(c: Condition): string {
   return 'unknown';
 }
 
+/** The keys a condition may carry besides its own, in the order the wire form writes them. */
+const QUALIFIERS = ['channel', 'intent', 'equals', 'contains', 'exists'] as const;
+
+/**
+ * A condition with its keys in one order: its own key, then its qualifiers (channel, intent; equals, contains,
+ * exists). The database's JSON keeps no key order (PostgreSQL's jsonb sorts keys), so a step read back is compared and
+ * answered in this order: the same condition written twice is the same text, and an unchanged save is no new revision.
+ */
+export function canonicalCondition<C extends object>(c: C): C {
+  const key = conditionKey(c as Condition);
+  const raw = c as Record<string, unknown>;
+  const out: Record<string, unknown> = key in raw ? { [key]: raw[key] } : {};
+  for (const q of QUALIFIERS) if (q in raw) out[q] = raw[q];
+  for (const [k, v] of Object.entries(raw)) if (!(k in out)) out[k] = v;
+  return out as C;
+}
+
 const isEvent = (c: Condition): boolean => (EVENT_KEYS as readonly string[]).includes(conditionKey(c));
 
 /** True when the step carries branch properties: the engine decides its successor by them (engine/branching.ts). */

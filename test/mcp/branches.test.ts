@@ -58,6 +58,16 @@ describe('a branching sequence through MCP and the API', () => {
     expect(Object.keys(linear.sequence.steps[0]).sort()).toEqual(['actions', 'delayDays', 'index', 'kind', 'message', 'subject', 'tool', 'variants']);
   });
 
+  it('the same steps written again, the keys of a condition in another order, are no new revision (the database keeps no key order)', async () => {
+    const created = await ok(client, 'create_sequence', { name: 'Same again', steps: BRANCHED });
+    // `intent` before `replied` this time: the same condition.
+    const again = BRANCHED.map((s) => (s.id === 'thanks' ? { ...s, next: [{ goto: 'goal', withinDays: 5, if: { intent: 'positive', replied: true } }] } : s));
+    const replaced = await ok(client, 'replace_sequence_steps', { sequenceId: created.sequence.id, expectedRevision: 1, steps: again });
+    expect(replaced).toMatchObject({ changed: false, sequence: { revision: 1 } });
+    // Answered in one order: the condition's own key first, then its qualifiers.
+    expect(Object.keys(replaced.sequence.steps[1].next[0].if)).toEqual(['replied', 'intent']);
+  });
+
   it('a graph that cannot run is refused, naming each problem, and nothing is saved', async () => {
     const before = await t.db.selectFrom('sequences').select('id').execute();
     const error = await fails(client, 'create_sequence', {

@@ -2,8 +2,8 @@ import { CsrfField, Table } from '../layout.js';
 import { plural } from '../ui.js';
 
 // A branching sequence in the console (docs/sequences-and-leads.md "Branches", "Forecast"): its outline (each step
-// with its id and its edges in words), a lead's path, and Preview launch. Read-only: a branching sequence is authored
-// through the agent tools or the API, and the console's step editor is not offered for it, so it cannot drop edges.
+// with its id and its edges in words), a lead's path, and Preview launch. The edges are edited in the step editor's
+// branch blocks (sequence-branch-editor.tsx).
 
 interface BranchEdgeView {
   if: Record<string, unknown>;
@@ -22,6 +22,9 @@ interface OutlineStep {
 /** True when a step of the sequence carries branch properties. */
 export const branches = (steps: readonly OutlineStep[]) => steps.some((s) => (s.next?.length ?? 0) > 0 || typeof s.else === 'string');
 
+/** A channel's address with its article, as a sentence says it. */
+const ADDRESS_WORDS: Record<string, string> = { email: 'an e-mail', linkedin: 'a LinkedIn', x: 'an X' };
+
 /** A condition in words: `{"accepted": false}` → "the invitation was not accepted". */
 export function conditionText(c: Record<string, unknown>): string {
   const not = (v: unknown) => (v === false ? ' not' : '');
@@ -34,8 +37,8 @@ export function conditionText(c: Record<string, unknown>): string {
   if ('outOfOffice' in c) return c.outOfOffice === false ? 'no out-of-office reply' : 'an out-of-office reply';
   if ('bounced' in c) return c.bounced === false ? 'the e-mail did not bounce' : 'the e-mail bounced';
   if ('meetingBooked' in c) return c.meetingBooked === false ? 'no meeting booked' : 'a meeting is booked';
-  if ('hasAddress' in c) return `the lead has an ${String(c.hasAddress)} address`;
-  if ('lacksAddress' in c) return `the lead has no ${String(c.lacksAddress)} address`;
+  if ('hasAddress' in c) return `the lead has ${ADDRESS_WORDS[String(c.hasAddress)] ?? `a ${String(c.hasAddress)}`} address`;
+  if ('lacksAddress' in c) return `the lead has no ${(ADDRESS_WORDS[String(c.lacksAddress)] ?? String(c.lacksAddress)).replace(/^an? /, '')} address`;
   if ('allowed' in c) return c.allowed === false ? 'the platform rules keep the engine from this step' : 'the engine could do this step';
   if ('field' in c) {
     const f = String(c.field);
@@ -55,7 +58,7 @@ export function BranchOutline(props: { steps: readonly OutlineStep[] }) {
   return (
     <section aria-labelledby="branches">
       <h2 id="branches">Branches</h2>
-      <p>After each step a lead takes the first edge that holds. Authored through the agent tools or the API; shown here as an outline.</p>
+      <p>After each step a lead takes the first edge that holds.</p>
       <ol class="branch-outline">
         {props.steps.map((s, i) => (
           <li>

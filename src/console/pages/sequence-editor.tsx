@@ -7,7 +7,8 @@ import type { AuthoringService } from '../../modules/authoring/index.js';
 import type { ConsoleDeps } from '../deps.js';
 import { CsrfField } from '../layout.js';
 import { pageContext, sendPage } from '../render.js';
-import { NoticeBox, redirectWithNotice, type Notice } from '../ui.js';
+import { NoticeBox, OpButton, redirectWithNotice, type Notice } from '../ui.js';
+import { BranchFieldset, StepTargets } from './sequence-branch-editor.js';
 import {
   applyEditorOp,
   emptyStep,
@@ -122,15 +123,6 @@ function PreviewBox(props: { preview: PreviewView }) {
   );
 }
 
-function OpButton(props: { op: string; label: string; context: string; variant?: 'danger' }) {
-  return (
-    <button type="submit" name="op" value={props.op} class={props.variant}>
-      <span safe>{props.label}</span>
-      <span class="visually-hidden" safe>{` ${props.context}`}</span>
-    </button>
-  );
-}
-
 function StepFieldset(props: { i: number; step: FormStep; canPreview: boolean; preview: PreviewView | null }) {
   const { i, step } = props;
   const p = `s${i}_`;
@@ -228,6 +220,7 @@ function StepFieldset(props: { i: number; step: FormStep; canPreview: boolean; p
         {props.canPreview ? <OpButton op={`preview:${i}`} label="Preview" context={stepName} /> : ''}{' '}
         <OpButton op={`remove_step:${i}`} label="Remove step" context={String(i + 1)} variant="danger" />
       </p>
+      <BranchFieldset i={i} branch={step.branch} />
       {props.preview && props.preview.step === i ? <PreviewBox preview={props.preview} /> : ''}
     </fieldset>
   );
@@ -275,6 +268,7 @@ export function StepsEditor(props: { state: EditorState; leads: LeadOption[]; pr
           day.
         </span>
       </p>
+      <StepTargets steps={state.steps} />
       {state.steps.length === 0 ? <p>No step yet: add one.</p> : ''}
       {state.steps.map((s, i) => (
         <StepFieldset i={i} step={s} canPreview={leads.length > 0} preview={props.preview} />

@@ -6,6 +6,7 @@ import { badRequest } from '../../lib/errors.js';
 import { ENGAGE_KINDS, STEP_KINDS } from '../../domain/vocabulary.js';
 import type { AuthoringStepInput } from '../../modules/authoring/index.js';
 import type { Step } from '../../modules/sequences/index.js';
+import { applyEdgeOp, branchFromStep, readBranchForm, toBranchProperties, type FormBranch } from './sequence-branch-form.js';
 
 export const MAX_FORM_STEPS = 50;
 export const MAX_FORM_VARIANTS = 10;
@@ -43,6 +44,8 @@ export interface FormStep {
   variants: FormVariant[];
   /** Kept as written by an agent, like an action's reaction. */
   tool: string;
+  /** The step's id, edges and else (sequence-branch-form.ts); empty on a linear step. */
+  branch: FormBranch;
 }
 export interface EditorState {
   name: string;
@@ -61,6 +64,8 @@ export type EditorOp =
   | { kind: 'add_variant'; step: number }
   | { kind: 'remove_variant'; step: number; variant: number }
   | { kind: 'add_action'; step: number }
+  | { kind: 'add_edge'; step: number }
+  | { kind: 'remove_edge'; step: number; edge: number }
   | { kind: 'preview'; step: number };
 
 type Body = Record<string, unknown>;
@@ -80,7 +85,7 @@ function count(body: Body, name: string, max: number): number {
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 export function emptyStep(): FormStep {
-  return { kind: 'message', delay: '0', subject: '', message: '', actions: [], variants: [], tool: '' };
+  return { kind: 'message', delay: '0', subject: '', message: '', actions: [], variants: [], tool: '', branch: { id: '', edges: [], else: '' } };
 }
 
 /** The editor as the form posted it: every value a string, exactly as typed. */
@@ -104,6 +109,7 @@ export function readEditorForm(raw: unknown): EditorState {
         weight: field(body, `${p}v${j}_weight`),
         message: field(body, `${p}v${j}_message`),
       })),
+      branch: readBranchForm((name) => field(body, name), p, count(body, `${p}edge_count`, Number.MAX_SAFE_INTEGER)),
     };
   });
   // A checkbox posts its value only when checked.
@@ -124,11 +130,12 @@ export function editorFromSteps(name: string, steps: Step[], sendInLeadHours = f
       tool: s.tool ?? '',
       actions: s.actions.map((a) => ({ type: a.type, count: a.count === null ? '' : String(a.count), reaction: a.reaction ?? '' })),
       variants: (s.variants ?? []).map((v) => ({ key: v.key, weight: String(v.weight), message: v.messageTmpl })),
+      branch: branchFromStep(s),
     })),
   };
 }
 
-const OP_PATTERN = /^(save|add_step|refresh|remove_step|add_variant|remove_variant|add_action|preview)(?::(\d{1,2}))?(?::(\d{1,2}))?$/;
+const OP_PATTERN = /^(save|add_step|refresh|remove_step|add_variant|remove_variant|add_action|add_edge|remove_edge|preview)(?::(\d{1,2}))?(?::(\d{1,2}))?$/;
 
 /** Which button was pressed; a step or variant it names must exist in the posted form. */
 export function readOp(raw: unknown, state: EditorState): EditorOp {
@@ -144,6 +151,11 @@ export function readOp(raw: unknown, state: EditorState): EditorOp {
     const variant = Number(m[3]);
     if (m[3] === undefined || variant >= state.steps[step].variants.length) throw bad();
     return { kind, step, variant };
+  }
+  if (kind === 'remove_edge') {
+    const edge = Number(m[3]);
+    if (m[3] === undefined || edge >= state.steps[step].branch.edges.length) throw bad();
+    return { kind, step, edge };
   }
   return { kind, step };
 }
@@ -182,6 +194,10 @@ export function applyEditorOp(state: EditorState, op: EditorOp): EditorState {
       if (s.variants.length === 0 && s.message === '') s.message = removed.message;
       break;
     }
+    case 'add_edge':
+    case 'remove_edge':
+      steps[op.step] = { ...steps[op.step], branch: applyEdgeOp(steps[op.step].branch, op) };
+      break;
     case 'add_action':
       if (steps[op.step].actions.length < MAX_FORM_ACTIONS) steps[op.step].actions.push({ type: '', count: '', reaction: '' });
       break;
@@ -233,11 +249,22 @@ export function toAuthoringSteps(state: EditorState): AuthoringStepInput[] {
       actions,
       variants: variants.length > 0 ? variants : null,
       tool: orNull(s.tool),
+      ...toBranchProperties(s.branch, at),
     };
   });
 }
 
-/** The service's `steps[1].message: …` as people read the form: `Step 2 message: …`. */
+/**
+ * The service's field paths as people read the form: `steps[1].message: …` is `Step 2 message: …`, and a branch's
+ * `steps[0].next[1].goto "x" …` is `Step 1, edge 2, Go to "x" …` (`.if` the edge's If, `.else` Otherwise go to).
+ */
 export function forPeople(message: string): string {
-  return message.replace(/steps\[(\d+)\]\.?/g, (_m, i: string) => `Step ${Number(i) + 1} `).replace(/ :/g, ':');
+  return message
+    .replace(/steps\[(\d+)\]\.next\[(\d+)\](\.\w+)?/g, (_m, i: string, j: string, part?: string) => {
+      const label = { '.goto': ', Go to', '.if': ', If', '.withinDays': ', Within (days)' }[part ?? ''] ?? '';
+      return `Step ${Number(i) + 1}, edge ${Number(j) + 1}${label}`;
+    })
+    .replace(/steps\[(\d+)\]\.else/g, (_m, i: string) => `Step ${Number(i) + 1}, Otherwise go to`)
+    .replace(/steps\[(\d+)\]\.?/g, (_m, i: string) => `Step ${Number(i) + 1} `)
+    .replace(/ :/g, ':');
 }

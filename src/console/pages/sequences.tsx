@@ -1,4 +1,4 @@
-import { BranchOutline, ForecastSection, branches, type ForecastView } from './sequence-branches.js';
+import { BranchOutline, ForecastSection, type ForecastView } from './sequence-branches.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app/types.js';
 import { AppError, notFound } from '../../lib/errors.js';
@@ -271,9 +271,8 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
       pageContext(req, reply, deps.services.consoleSessions),
       sequences.getSequenceForReview(workspaceOf(req), sequenceId),
     ]);
-    // A branching sequence is authored through the agent tools or the API: the step editor would drop its edges.
-    const branched = branches(seq.steps);
-    const editable = seq.status === 'draft' && !branched;
+    // The step editor carries each step's branch block (id, edges, else), so a branching draft is edited here too.
+    const editable = seq.status === 'draft';
     const leads = editable ? await leadOptions(deps, workspaceOf(req)) : [];
     return sendPage(reply, ctx, {
       title: seq.name,
@@ -320,8 +319,6 @@ export function sequencesPages(app: AppInstance, deps: ConsoleDeps) {
             </section>
           ) : seq.status === 'archived' ? (
             ''
-          ) : branched ? (
-            <p>This sequence branches: edit it through the agent tools or the API (docs/sequences-and-leads.md), where its edges are kept.</p>
           ) : (
             <p>Only a draft can be edited: “Back to draft” stops it from sending until it is approved and activated again.</p>
           )}

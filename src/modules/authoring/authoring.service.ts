@@ -18,7 +18,7 @@ import { iso } from '../../domain/iso.js';
 import { toPlayView } from '../../domain/play-view.js';
 import { ENGAGE_KINDS, MESSAGE_KINDS, PLAY_STATUSES, channelName, inWords, type PlayStatus } from '../../domain/vocabulary.js';
 import * as repo from './authoring.repository.js';
-import { graphProblems, type BranchStep } from '../../domain/branches.js';
+import { canonicalCondition, graphProblems, type BranchStep } from '../../domain/branches.js';
 import { AuthoringStep, MAX_STEPS, PLAY_KINDS, type AuthoringStepInput } from './authoring.schemas.js';
 
 export interface CreateSequenceArgs {
@@ -149,7 +149,9 @@ function toStepRow(s: AuthoringStepInput): SequenceStepRow {
     // Branches (x-extensions): kept only when the author wrote them, so a linear step is stored as before.
     ...(s.id !== undefined && { id: s.id }),
     ...(s.next !== undefined &&
-      s.next.length > 0 && { next: s.next.map((e) => ({ if: e.if, ...(e.withinDays !== undefined && { withinDays: e.withinDays }), goto: e.goto })) }),
+      s.next.length > 0 && {
+        next: s.next.map((e) => ({ if: canonicalCondition(e.if), ...(e.withinDays !== undefined && { withinDays: e.withinDays }), goto: e.goto })),
+      }),
     ...(s.else !== undefined && { else: s.else }),
   };
 }

@@ -10,6 +10,7 @@ import { blockingRules, type AdmissionContext, type AdmissionFacts, type Admissi
 import { CHANNEL_OF_STEP } from '../../channels/types.js';
 import * as repo from './sequences.repository.js';
 import { isStepKind, type SequenceStatus } from '../../domain/vocabulary.js';
+import { canonicalCondition } from '../../domain/branches.js';
 import type { EXECUTION_BLOCK_REASONS, SETTABLE_STATUSES } from './sequences.schemas.js';
 
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
@@ -146,7 +147,7 @@ function branchPropertiesOf(raw: StoredStep): { id?: string; next?: NonNullable<
   if (Array.isArray(raw.next))
     out.next = raw.next
       .filter((e) => typeof e === 'object' && e !== null && typeof e.goto === 'string' && typeof e.if === 'object' && e.if !== null)
-      .map((e) => ({ if: e.if, ...(typeof e.withinDays === 'number' && { withinDays: e.withinDays }), goto: e.goto }));
+      .map((e) => ({ if: canonicalCondition(e.if), ...(typeof e.withinDays === 'number' && { withinDays: e.withinDays }), goto: e.goto }));
   if (typeof raw.else === 'string') out.else = raw.else;
   return out;
 }
