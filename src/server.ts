@@ -15,7 +15,7 @@ import { randomToken } from './lib/ids.js';
 import { resolveTextCipher, verifyEncryptionKey } from './lib/encryption-key.js';
 import { readControlFile, removeControlFile, writeControlFile } from './lib/control-file.js';
 import { createOutboxSignal } from './webhooks/outbox.js';
-import { startEngineLoop } from './engine/loop.js';
+import { startEngineLoop, startEngineLoops } from './engine/loop.js';
 import { tracingLoggerOptions } from './lib/tracing.js';
 import { readWorkerLock, startWorker, type RunningWorker } from './worker.js';
 import { startMetricsPort } from './app/metrics.js';
@@ -135,7 +135,7 @@ export async function startServer(config: Config, opts: { print?: (line: string)
     ? startWorker({ db: handle.db, config, clock: systemClock, cipher, signal: outboxSignal, logger: logger.child({ component: 'webhook-worker' }) })
     : null;
 
-  const engineLoop = startEngineLoop(services.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
+  const engineLoop = startEngineLoops(services.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
   const retentionLoop = startEngineLoop(
     {
       runPass: async () => {

@@ -7,8 +7,8 @@ import type { AppInstance } from './types.js';
 
 /**
  * `/readyz` (docs/deploy.md "Probes"): whether this process should get traffic. 200 when the database answers, every
- * migration this code ships is applied and, in a process that runs the engine loop, the loop's last pass ended within
- * three intervals; otherwise 503 with the first failing reason. `/healthz` (alive) stays a constant answer.
+ * migration this code ships is applied and, in a process that runs the engine's loops, each loop beat within three
+ * intervals (a loop beats as its pass moves on and when it ends: engine/heartbeat.ts); otherwise 503 with the first failing reason. `/healthz` (alive) stays a constant answer.
  */
 export type Readiness =
   | { ok: true; database: 'reachable'; migrations: 'current'; worker: 'fresh' | 'not_in_this_process' }
@@ -20,7 +20,9 @@ export type Readiness =
       database: 'reachable';
       migrations: 'current';
       worker: 'stalled';
-      /** When the stalled engine loop of this process last ended a pass (or started). */
+      /** Which loop: `engine pass` (sending) or `inbox watch`. */
+      loop: string;
+      /** When the stalled loop of this process last beat (started, moved on in a pass, or ended one). */
       lastHeartbeat: string;
       heartbeatAgeSeconds: number;
       /** Three engine intervals (OUTREACH_ENGINE_INTERVAL). */
@@ -101,6 +103,7 @@ export function createReadinessProbe(opts: ReadinessOptions): () => Promise<Read
           database: 'reachable',
           migrations: 'current',
           worker: 'stalled',
+          loop: loop.label,
           lastHeartbeat: new Date(loop.lastBeatAt).toISOString(),
           heartbeatAgeSeconds: Math.round(ageMs / 100) / 10,
           allowedAgeSeconds: allowedMs / 1000,

@@ -191,6 +191,13 @@ export type ApplyInvitationAnswer = (trx: Database, answer: InvitationAnswer, no
 /** What a watch pass is lent: the time of the pass, its summary, and the engine's observation path. */
 export interface WatchContext {
   now: Date;
+  /**
+   * An account whose next poll falls on or before this time is due (absent: `now`). A loop's pass looks half its
+   * interval ahead, so an account due a moment after the pass is polled now rather than a whole interval late.
+   */
+  dueBy?: Date;
+  /** Called after each account polled: the watch loop's heartbeat (engine/heartbeat.ts). */
+  progress?: () => void;
   summary: PassSummary;
   apply: ApplyObservation;
   /** Where an answer to our calendar invitation goes; absent, such an answer is ignored. */

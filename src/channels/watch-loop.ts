@@ -16,8 +16,11 @@ type Counts = Record<string, number | string | boolean | undefined>;
 
 /** One channel's side of the shared watcher loop: which accounts are due, and how one is polled. */
 export interface WatchSpec<A, C extends object> {
-  /** Claims up to `limit` accounts whose poll is due, leasing them for `leaseSeconds` (SKIP LOCKED across workers). */
-  claimDue(input: { now: Date; limit: number; leaseSeconds: number }): Promise<A[]>;
+  /**
+   * Claims up to `limit` accounts whose next poll is at or before `dueBy`, leasing them for `leaseSeconds` from `now`
+   * (SKIP LOCKED across workers).
+   */
+  claimDue(input: { now: Date; dueBy: Date; limit: number; leaseSeconds: number }): Promise<A[]>;
   /** The account's key in the pass summary (and in the loop's "already polled this pass" set). */
   keyOf(account: A): string;
   /** The account's identity across workspaces, where the summary key alone is not unique (default: keyOf). */
@@ -74,6 +77,7 @@ export async function runWatchLoop<A, C extends object>(spec: WatchSpec<A, C>, c
     spec.poll(a, ctx).then(
       (counts) => {
         polls.inc({ channel, result: pollResultLabel(counts) });
+        ctx.progress?.();
         return counts;
       },
       (err: unknown) => {
@@ -81,8 +85,9 @@ export async function runWatchLoop<A, C extends object>(spec: WatchSpec<A, C>, c
         throw err;
       },
     );
+  const dueBy = ctx.dueBy && ctx.dueBy > ctx.now ? ctx.dueBy : ctx.now;
   for (let guard = 0; guard < 10_000; guard++) {
-    const claimed = (await spec.claimDue({ now: ctx.now, limit: spec.batchSize, leaseSeconds: WATCH_LEASE_SECONDS })).filter((a) => !seen.has(idOf(a)));
+    const claimed = (await spec.claimDue({ now: ctx.now, dueBy, limit: spec.batchSize, leaseSeconds: WATCH_LEASE_SECONDS })).filter((a) => !seen.has(idOf(a)));
     if (claimed.length === 0) return;
     const results = await mapLimit(claimed, spec.concurrency, poll);
     claimed.forEach((a, i) => {

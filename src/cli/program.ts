@@ -10,7 +10,7 @@ import { CliError, openAdminBackend, type AdminBackend } from './admin-backend.j
 import { createServices } from '../app/services.js';
 import { systemClock } from '../lib/clock.js';
 import { ROLES, inWords, isRole } from '../domain/vocabulary.js';
-import { startEngineLoop } from '../engine/loop.js';
+import { startEngineLoops } from '../engine/loop.js';
 import { startMetricsPort } from '../app/metrics.js';
 import { startTracing } from '../lib/tracing.js';
 import { announceTarget, requireKnownDatabase } from './target.js';
@@ -157,7 +157,7 @@ function registerServerCommands(program: Command) {
         logger.warn('OUTREACH_WEBHOOKS_ALLOW_INSECURE=1: http and loopback webhook receivers are allowed; never use this in production');
       const worker = startWorker({ db: handle.db, config, cipher, logger: logger.child({ component: 'webhook-worker' }) });
       const engineServices = createServices({ db: handle.db, config, clock: systemClock, cipher });
-      const engineLoop = startEngineLoop(engineServices.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
+      const engineLoop = startEngineLoops(engineServices.engine, config.engineIntervalSeconds, logger.child({ component: 'engine' }));
       // A worker has no API port: OUTREACH_METRICS_PORT is how its engine and delivery series are read (docs/metrics.md).
       const metricsPort = await startMetricsPort({ config: config.metrics, db: handle.db, clock: systemClock });
       if (metricsPort) logger.info({ host: config.metrics.host, port: metricsPort.port }, 'metrics served on /metrics');

@@ -1,7 +1,8 @@
 /**
  * The heartbeats of the pass loops running in this process (src/engine/loop.ts), for `/readyz` (src/app/probes.ts).
- * A loop beats when it starts and each time a pass ends (succeeded or failed: a failing pass is the database's or a
- * provider's problem, reported elsewhere; a pass that never ends is the loop's). Kept in memory: the probe answers for
+ * A loop beats when it starts, as a pass moves on (each account polled, each batch of steps) and each time a pass
+ * ends (succeeded or failed: a failing pass is the database's or a provider's problem, reported elsewhere; a pass
+ * that stops moving is the loop's). So a busy loop is not called stalled for a long pass. Kept in memory: the probe answers for
  * its own process, and a process whose loop has stopped beating is the one to take out of rotation or restart.
  * Wall-clock time on purpose: the engine's clock may be fixed (tests) or replayed (`engine tick --now`).
  */
@@ -13,8 +14,12 @@ export interface LoopHeartbeat {
   lastBeatAt: number;
 }
 
-/** The label of the sending engine's loop, the one readiness watches. */
+/** The label of the sending engine's loop, one of the loops readiness watches. */
 export const ENGINE_PASS_LABEL = 'engine pass';
+/** The label of the engine's inbox loop (every watching channel), the other loop readiness watches. */
+export const WATCH_PASS_LABEL = 'inbox watch';
+/** The loops whose heartbeat decides readiness (the hourly retention loop is not one). */
+export const READINESS_LOOPS: readonly string[] = [ENGINE_PASS_LABEL, WATCH_PASS_LABEL];
 
 const running = new Set<LoopHeartbeat>();
 
@@ -31,7 +36,7 @@ export function registerLoop(label: string, intervalSeconds: number, now = Date.
   };
 }
 
-/** The running loops with this label (empty: this process does not run it). */
-export function loopHeartbeats(label = ENGINE_PASS_LABEL): LoopHeartbeat[] {
-  return [...running].filter((h) => h.label === label);
+/** The running loops with one of these labels (empty: this process runs none of them). */
+export function loopHeartbeats(labels: readonly string[] = READINESS_LOOPS): LoopHeartbeat[] {
+  return [...running].filter((h) => labels.includes(h.label));
 }

@@ -54,6 +54,21 @@ export function passReport(channels: ChannelRegistry, summary: PassSummary): Pas
  * once, then due Play discovery. The engine knows the channels only through channels/types.ts and the registry.
  * Passes may overlap, in one process or many.
  */
+/** What a pass does: read the inboxes (`watch`), and run the observations, steps and discovery (`send`). */
+interface PassParts {
+  watch: boolean;
+  send: boolean;
+}
+
+/** How a pass runs: as of `now`; accounts due within `dueWithinSeconds` polled now; `progress` its heartbeat. */
+export interface PassOptions {
+  now?: Date;
+  /** A loop's pass polls accounts due up to this far ahead (half its interval): each is read at its own period. */
+  dueWithinSeconds?: number;
+  /** Called as the pass moves on (each account polled, each batch of steps): the loop's heartbeat. */
+  progress?: () => void;
+}
+
 export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
   const channels = deps.registry ?? createChannelRegistry();
@@ -71,25 +86,35 @@ export function createEngine(deps: EngineDeps) {
 
   // engine.pass: a span around each pass, its watches, channel calls and SQL statements its children (src/lib/tracing.ts).
   // The one place the summary leaves the engine: in its wire form (passReport).
-  const runPass = (opts: { now?: Date } = {}): Promise<PassReport> =>
-    withSpan('engine.pass', undefined, async (span) => {
-      const summary = await pass(opts);
-      span.setAttributes({ 'outreach.pass.actions': summary.actions, 'outreach.pass.failed': summary.failed, 'outreach.pass.deferred': summary.deferred });
-      return passReport(channels, summary);
-    });
+  const traced =
+    (parts: PassParts, name: string) =>
+    (opts: PassOptions = {}): Promise<PassReport> =>
+      withSpan(name, undefined, async (span) => {
+        const summary = await pass(opts, parts);
+        span.setAttributes({ 'outreach.pass.actions': summary.actions, 'outreach.pass.failed': summary.failed, 'outreach.pass.deferred': summary.deferred });
+        return passReport(channels, summary);
+      });
 
-  async function pass(opts: { now?: Date } = {}): Promise<PassSummary> {
+  async function pass(opts: PassOptions, parts: PassParts): Promise<PassSummary> {
     const now = opts.now ?? deps.clock.now();
     const summary = emptySummary();
     // outreach_engine_pass_duration_seconds: wall time of the pass, a failed one included.
     const timed = metrics().enginePassDuration.startTimer();
     try {
-      const answerInvitation = deps.answerInvitation ?? undefined;
-      for (const watcher of watchers) await watcher.watch?.({ now, summary, apply: observer.applyIn, ...(answerInvitation && { answerInvitation }) });
-      await observer.runObservations(now, summary);
-      // Each batch claims at its own time on the engine's clock; a pass run "as of" a given time keeps that time.
-      await scheduler.runSteps(opts.now ? () => now : () => deps.clock.now(), summary);
-      await discovery.runDiscovery(now, summary);
+      if (parts.watch) {
+        const answerInvitation = deps.answerInvitation ?? undefined;
+        const dueBy = opts.dueWithinSeconds ? new Date(now.getTime() + opts.dueWithinSeconds * 1000) : now;
+        for (const watcher of watchers) {
+          await watcher.watch?.({ now, dueBy, summary, apply: observer.applyIn, progress: opts.progress, ...(answerInvitation && { answerInvitation }) });
+        }
+      }
+      if (parts.send) {
+        await observer.runObservations(now, summary);
+        opts.progress?.();
+        // Each batch claims at its own time on the engine's clock; a pass run "as of" a given time keeps that time.
+        await scheduler.runSteps(opts.now ? () => now : () => deps.clock.now(), summary, opts.progress);
+        await discovery.runDiscovery(now, summary);
+      }
     } finally {
       timed();
     }
@@ -97,7 +122,12 @@ export function createEngine(deps: EngineDeps) {
   }
 
   return {
-    runPass,
+    /** One whole pass: the watchers, then the steps (the tick route, the forecast, the tests). */
+    runPass: traced({ watch: true, send: true }, 'engine.pass'),
+    /** The watchers alone (the inbox loop, engine/loop.ts): replies, bounces and followers heard. */
+    runWatchPass: traced({ watch: true, send: false }, 'engine.watch'),
+    /** The rest of a pass alone (the sending loop): observations, due steps, discovery; never behind an inbox sweep. */
+    runSendPass: traced({ watch: false, send: true }, 'engine.send'),
     /** Pacing of one messaging account as the engine enforces it (GET /progress); null for an unknown id. */
     accountPacing: pacing.accountPacing,
     /** Pacing of every messaging account of a workspace, keyed by account id. */

@@ -62,15 +62,18 @@ export function createScheduler(deps: SchedulerDeps) {
    * Works through every due lead; several loops share the work through SKIP LOCKED. `clock` gives each batch its
    * time: the claim's in-flight mark is its lease (OUTREACH_ENGINE_INFLIGHT_LEASE), so it must be when the batch was
    * claimed, not when a long pass began, or another worker would find a claim made late in the pass already stale and
-   * check it over while its send is still on the way (docs/engine.md "Leases").
+   * check it over while its send is still on the way (docs/engine.md "Leases"). `progress` is called after each batch.
    */
-  async function runSteps(clock: () => Date, summary: PassSummary) {
+  async function runSteps(clock: () => Date, summary: PassSummary, progress?: () => void) {
     const maxBatches = 100_000;
     let batches = 0;
     const loop = async () => {
       while (batches < maxBatches) {
         batches += 1;
-        if ((await processBatch(clock(), summary)) === 0) return;
+        const done = await processBatch(clock(), summary);
+        // A batch done is the loop's heartbeat (engine/heartbeat.ts): a long pass that moves on is not stalled.
+        progress?.();
+        if (done === 0) return;
       }
     };
     await Promise.all(Array.from({ length: config.concurrency }, loop));

@@ -12,7 +12,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-test-app.js';
 import { createTestDatabase, dbEngine } from '../helpers/test-database.js';
 
 // /readyz (src/app/probes.ts): 200 only when the database answers, every shipped migration is applied and this process's
-// engine loop (if it runs one) ended a pass within three intervals; otherwise 503 with the reason, never a 500.
+// engine loops (if it runs them) each beat within three intervals (a pass beats as it moves on and when it ends); otherwise 503 with the reason, never a 500.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const silent = { error: () => undefined };
@@ -89,6 +89,7 @@ describe('/readyz: database, migrations and the engine loop', () => {
         database: 'reachable',
         migrations: 'current',
         worker: 'stalled',
+        loop: 'engine pass',
         allowedAgeSeconds: 0.6,
       });
       const beat = Date.parse(String(stalled.body.lastHeartbeat));
@@ -108,6 +109,39 @@ describe('/readyz: database, migrations and the engine loop', () => {
       await loop.stop();
     }
     expect((await readyz(t)).body).toMatchObject({ ok: true, worker: 'not_in_this_process' });
+  });
+
+  it('a long pass that moves on (each mailbox polled, each batch sent) is busy, not stalled; one that stops moving is', async () => {
+    let moving = true;
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    // One pass that lasts about 1.5 s (over seven intervals of 0.2 s) and reports progress every 50 ms while moving.
+    const loop = startEngineLoop(
+      {
+        runPass: async (o) => {
+          for (let i = 0; i < 30 && moving; i++) {
+            await sleep(50);
+            o?.progress?.();
+          }
+          await blocked;
+        },
+      },
+      0.2,
+      silent,
+      'inbox watch',
+    );
+    try {
+      for (let i = 0; i < 6; i++) {
+        await sleep(200);
+        expect((await readyz(t)).body).toMatchObject({ ok: true, worker: 'fresh' });
+      }
+      moving = false;
+      await sleep(800);
+      expect((await readyz(t)).body).toMatchObject({ ok: false, reason: 'worker_stalled', loop: 'inbox watch' });
+    } finally {
+      release();
+      await loop.stop();
+    }
   });
 
   it('a failing pass still beats (its failure is the database\u2019s or a provider\u2019s to report); only the engine loop counts', async () => {

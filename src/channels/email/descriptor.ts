@@ -31,7 +31,7 @@ export const emailChannel: ChannelDescriptor = {
       watch: createInboxWatcher({
         ...mailboxes,
         tokens,
-        config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes },
+        config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes, concurrency: engine.inboxConcurrency },
       }).watch,
     };
     return driver;

@@ -148,14 +148,15 @@ export interface WatchedLinkedinAccount {
   state: LinkedinWatchState | null;
 }
 
-/** Takes the gateway accounts whose poll is due, leasing them (SKIP LOCKED: workers share them, none reads one twice). */
-export async function claimDueAccounts(db: Database, p: { now: Date; limit: number; leaseSeconds: number }): Promise<WatchedLinkedinAccount[]> {
+/** Takes the gateway accounts whose poll is due by `dueBy` (default `now`), leasing them (SKIP LOCKED: workers share them, none reads one twice). */
+export async function claimDueAccounts(db: Database, p: { now: Date; dueBy?: Date; limit: number; leaseSeconds: number }): Promise<WatchedLinkedinAccount[]> {
   const now = p.now.toISOString();
+  const dueBy = (p.dueBy ?? p.now).toISOString();
   const { rows } = await sql<{ workspace_id: string; id: string; linkedin_gateway_account_id: string; linkedin_watch_state: unknown }>`
     WITH due AS (
       SELECT workspace_id, id FROM messaging_accounts
       WHERE linkedin_delivery = 'gateway' AND linkedin_gateway_account_id IS NOT NULL AND linkedin_gateway_error IS NULL
-        AND (linkedin_next_poll_at IS NULL OR linkedin_next_poll_at <= ${now}::timestamptz)
+        AND (linkedin_next_poll_at IS NULL OR linkedin_next_poll_at <= ${dueBy}::timestamptz)
         AND (linkedin_poll_lease_until IS NULL OR linkedin_poll_lease_until <= ${now}::timestamptz)
       ORDER BY linkedin_next_poll_at NULLS FIRST, workspace_id, id LIMIT ${p.limit} FOR UPDATE SKIP LOCKED
     )

@@ -13,13 +13,14 @@ export interface WatchedXAccount {
   followersDue: boolean;
 }
 
-/** Takes the accounts whose poll is due, leasing them (SKIP LOCKED: several workers share them, none reads one twice). */
-export async function claimDueXAccounts(db: Database, p: { now: Date; limit: number; leaseSeconds: number }): Promise<WatchedXAccount[]> {
+/** Takes the accounts whose poll is due by `dueBy` (default `now`), leasing them (SKIP LOCKED: several workers share them, none reads one twice). */
+export async function claimDueXAccounts(db: Database, p: { now: Date; dueBy?: Date; limit: number; leaseSeconds: number }): Promise<WatchedXAccount[]> {
   const now = p.now.toISOString();
+  const dueBy = (p.dueBy ?? p.now).toISOString();
   const { rows } = await sql<{ workspace_id: string; user_id: string; dm_newest_event_id: string | null; connected_at: Date; followers_due: boolean }>`
     WITH due AS (
       SELECT workspace_id, user_id FROM x_account_oauth
-      WHERE disconnected_at IS NULL AND next_poll_at <= ${now}::timestamptz
+      WHERE disconnected_at IS NULL AND next_poll_at <= ${dueBy}::timestamptz
       ORDER BY next_poll_at, workspace_id, user_id LIMIT ${p.limit} FOR UPDATE SKIP LOCKED
     )
     UPDATE x_account_oauth a SET next_poll_at = ${now}::timestamptz + make_interval(secs => ${p.leaseSeconds})

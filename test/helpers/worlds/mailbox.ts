@@ -67,6 +67,8 @@ export interface MailboxWorldOptions {
   mailbox?: { displayName?: string; sentFolder?: string; trustedAuthservId?: string; imapUrl?: (d: Dovecot) => string };
   /** The e-mail sequence's steps; SEND_STEPS by default. */
   steps?: unknown[];
+  /** The app on the wall clock (for tests that run the engine's own loops) instead of the test clock. */
+  realClock?: boolean;
 }
 
 /** Starts Dovecot and the SMTP receiver, builds the app and adds the workspace, its e-mail account, mailbox and sequence. */
@@ -75,6 +77,7 @@ export async function startMailboxWorld(o: MailboxWorldOptions = {}): Promise<Ma
   const smtp = await startSmtpReceiver(o.smtp);
   const t = await buildTestApp({
     env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_PACING_DAYS: 'sun-sat', OUTREACH_PACING_HOURS: '00:00-24:00', ...o.env },
+    ...(o.realClock && { realClock: true }),
   });
   const ws = await createWorkspaceWithKey(t, o.workspaceName ?? 'Mailers');
   if (o.energy !== undefined) await t.db.updateTable('workspaces').set({ energy_balance: o.energy }).where('id', '=', ws.workspaceId).execute();

@@ -28,11 +28,16 @@ export interface PollMailbox {
 }
 
 /**
- * Takes up to `limit` mailboxes whose poll is due and pushes their next poll `leaseSeconds` ahead, so another
+ * Takes up to `limit` mailboxes whose poll is due by `dueBy` (default `now`) and pushes their next poll `leaseSeconds` ahead of `now`, so another
  * worker skips them while this one reads (SKIP LOCKED; a crashed poll is retried once the lease ends).
  */
-export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { now: Date; limit: number; leaseSeconds: number }): Promise<PollMailbox[]> {
+export async function claimDueMailboxes(
+  db: Database,
+  cipher: TextCipher,
+  p: { now: Date; dueBy?: Date; limit: number; leaseSeconds: number },
+): Promise<PollMailbox[]> {
   const now = p.now.toISOString();
+  const dueBy = (p.dueBy ?? p.now).toISOString();
   const { rows } = await sql<{
     id: string;
     workspace_id: string;
@@ -48,7 +53,7 @@ export async function claimDueMailboxes(db: Database, cipher: TextCipher, p: { n
     oauth_provider: string | null;
   }>`
     WITH due AS (
-      SELECT id FROM mailboxes WHERE next_poll_at <= ${now}::timestamptz
+      SELECT id FROM mailboxes WHERE next_poll_at <= ${dueBy}::timestamptz
       ORDER BY next_poll_at, id LIMIT ${p.limit} FOR UPDATE SKIP LOCKED
     )
     UPDATE mailboxes m SET next_poll_at = ${now}::timestamptz + make_interval(secs => ${p.leaseSeconds})

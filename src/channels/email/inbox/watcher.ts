@@ -29,7 +29,9 @@ export interface InboxConfig {
   pollIntervalSeconds: number;
   /** Messages handled per mailbox per pass; more wait for the next pass (due at once). */
   maxMessagesPerPoll?: number;
-  /** Mailboxes claimed per round. */
+  /** Mailboxes read at once (OUTREACH_INBOX_CONCURRENCY); default 4. */
+  concurrency?: number;
+  /** Mailboxes claimed per round; default twice the concurrency, at least 16. */
   batchSize?: number;
   /** Of one message, at most this many bytes are downloaded (OUTREACH_INBOX_MAX_MESSAGE_BYTES); default 2 MB. */
   maxMessageBytes?: number;
@@ -54,7 +56,8 @@ export interface InboxDeps {
 export function createInboxWatcher(deps: InboxDeps) {
   const { db, cipher, config } = deps;
   const maxMessages = config.maxMessagesPerPoll ?? 200;
-  const batchSize = config.batchSize ?? 16;
+  const concurrency = config.concurrency ?? 4;
+  const batchSize = config.batchSize ?? Math.max(16, 2 * concurrency);
   const maxBytes = config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
 
   const applier = createInboundApplier({ db, cipher });
@@ -292,7 +295,7 @@ export function createInboxWatcher(deps: InboxDeps) {
         poll: pollMailbox,
         slot: 'mailboxes',
         batchSize,
-        concurrency: 4,
+        concurrency,
       },
       ctx,
     );
