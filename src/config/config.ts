@@ -54,6 +54,8 @@ export interface Config {
    * and the most messages one mailbox sends one recipient domain in a local day (0: no cap).
    */
   readonly emailGuards: { readonly addressChecks: boolean; readonly mailboxDomainDailyCap: number };
+  /** The idle SMTP connections one process keeps for reuse, all mailboxes together (OUTREACH_SMTP_IDLE_CONNECTIONS). */
+  readonly smtpIdleConnections: number;
   /**
    * OUTREACH_MAILBOX_ALLOW_PRIVATE=1: mailbox servers entered in the console may be on loopback or a private network
    * (lab and test servers); otherwise they must resolve to public addresses (src/lib/public-address.ts, docs/email.md).
@@ -341,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: parseTrustProxy(e.OUTREACH_TRUST_PROXY),
     smtpUrl: e.SMTP_URL ?? null,
     dnsServers: parseDnsServers(e.OUTREACH_DNS_SERVERS),
+    smtpIdleConnections: e.OUTREACH_SMTP_IDLE_CONNECTIONS,
     emailGuards: Object.freeze({ addressChecks: e.OUTREACH_ADDRESS_CHECKS === '1', mailboxDomainDailyCap: e.OUTREACH_MAILBOX_DOMAIN_DAILY_CAP }),
     mailboxAllowPrivate: e.OUTREACH_MAILBOX_ALLOW_PRIVATE === '1',
     mailOauth: mailOauthConfigOf(e),

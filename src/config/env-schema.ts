@@ -39,6 +39,7 @@ export const EnvSchema = Type.Object({
   OUTREACH_ENGINE_OOO_RESUME_DAYS: Type.Integer({ minimum: 1, maximum: 90, default: 7 }),
   OUTREACH_INBOX_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 60 }),
   OUTREACH_INBOX_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+  OUTREACH_SMTP_IDLE_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 100_000, default: 256 }),
   OUTREACH_INBOX_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 65_536, default: 2_097_152 }),
   OUTREACH_MAILBOX_ALLOW_PLAINTEXT: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),
   OUTREACH_MAILBOX_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0' }),

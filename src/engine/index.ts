@@ -84,7 +84,8 @@ export function createEngine(deps: EngineDeps) {
   const pacing = createPacingReader({ db: deps.db, rules: cfg.pacing, channels, budgetCapOf });
   const watchers = deps.drivers.watchers?.() ?? [];
 
-  // engine.pass: a span around each pass, its watches, channel calls and SQL statements its children (src/lib/tracing.ts).
+  // engine.pass: a span around each pass (engine.watch: the inbox loop's), its watches, channel calls and SQL
+  // statements its children (src/lib/tracing.ts).
   // The one place the summary leaves the engine: in its wire form (passReport).
   const traced =
     (parts: PassParts, name: string) =>
@@ -127,7 +128,7 @@ export function createEngine(deps: EngineDeps) {
     /** The watchers alone (the inbox loop, engine/loop.ts): replies, bounces and followers heard. */
     runWatchPass: traced({ watch: true, send: false }, 'engine.watch'),
     /** The rest of a pass alone (the sending loop): observations, due steps, discovery; never behind an inbox sweep. */
-    runSendPass: traced({ watch: false, send: true }, 'engine.send'),
+    runSendPass: traced({ watch: false, send: true }, 'engine.pass'),
     /** Pacing of one messaging account as the engine enforces it (GET /progress); null for an unknown id. */
     accountPacing: pacing.accountPacing,
     /** Pacing of every messaging account of a workspace, keyed by account id. */

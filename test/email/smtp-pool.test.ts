@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSmtpPool } from '../../src/channels/email/send/smtp-pool.js';
+import { createIdleBudget, createSmtpPool } from '../../src/channels/email/send/smtp-pool.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 
 // The mailbox connection pool (src/channels/email/send/smtp-pool.ts) against a real smtp-server receiver: sends at once
@@ -30,6 +30,32 @@ describe('a mailbox SMTP pool', () => {
     expect(ids).toHaveLength(300);
     expect(started).toBe(300);
     expect(new Set(smtp.messages.slice(before).map((m) => m.connection)).size).toBeLessThanOrEqual(6); // 100 messages a connection
+  });
+
+  it('the idle connections of all pools stay under the budget: the oldest idle one closes at once, of whichever mailbox', async () => {
+    const envelope = { from: 'dana@acme.example', to: ['bob@initech.example'] };
+    const none = { transactionStarted: async () => undefined };
+    const connectionOf = (i: number) => smtp.messages.find((m) => m.messageId === `<pool-${i}@acme.example>`)!.connection;
+    const run = async (budget: number, base: number) => {
+      const idleBudget = createIdleBudget(budget);
+      const opts = { host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, maxConnections: 2, idleBudget };
+      const a = createSmtpPool(opts);
+      const b = createSmtpPool(opts);
+      const settle = () => new Promise((r) => setImmediate(r));
+      await a.send(envelope, raw(base + 1), none);
+      await settle();
+      await b.send(envelope, raw(base + 2), none);
+      await settle();
+      const held = idleBudget.size;
+      await a.send(envelope, raw(base + 3), none);
+      a.close();
+      b.close();
+      return { reused: connectionOf(base + 3) === connectionOf(base + 1), held };
+    };
+    // Room for two: mailbox A's connection waits idle while B sends, and A's next message reuses it.
+    expect(await run(2, 3000)).toEqual({ reused: true, held: 2 });
+    // Room for one: B's idle connection pushed A's out, so A opens a new one.
+    expect(await run(1, 3100)).toEqual({ reused: false, held: 1 });
   });
 
   it("a person's send has a connection of its own: it goes while the engine's two are held; waiting has a deadline; close() ends the waits", async () => {

@@ -8,7 +8,7 @@ import type { MailboxSecretRow } from '../mailboxes/mailboxes.repository.js';
 import { isSuppressed } from '../../../domain/opt-out.js';
 import { setMailboxHealth } from '../mailboxes/mailboxes.repository.js';
 import { resolveSendingMailbox, smtpTransportOptions } from '../mailboxes/mailboxes.service.js';
-import { createSmtpPool, type SmtpAccepted, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
+import { createIdleBudget, createSmtpPool, type SmtpAccepted, type SmtpPool, type SmtpSendError } from './smtp-pool.js';
 import { createSentFolder } from './sent-folder.js';
 import * as sent from './sent-messages.repository.js';
 import { mailtoUnsubscribe, unsubscribeToken } from './unsubscribe-token.js';
@@ -66,6 +66,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
   const { db, cipher, config, fallback } = deps;
   const tokens = deps.tokens ?? createMailboxTokens({ db, cipher, config });
   const pools = new Map<string, SmtpPool>();
+  // The process's idle connections, all mailboxes together, under a budget of descriptors (docs/email.md).
+  const idleBudget = createIdleBudget(config.smtpIdleConnections);
   const addresses = createAddressChecker(config);
   const guards = config.emailGuards;
   const { appendToSent, searchSentFolder } = createSentFolder(tokens);
@@ -90,7 +92,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
           pools.delete(k);
         }
       const { pool: _pooled, ...options } = smtpTransportOptions(mailbox.smtpUrl, true, accessToken);
-      pools.set(key, (pool = createSmtpPool(options)));
+      pools.set(key, (pool = createSmtpPool({ ...options, idleBudget })));
     }
     return pool;
   }

@@ -13,7 +13,36 @@ export interface SmtpPoolOptions extends SMTPConnectionOptions {
   auth?: { type: 'OAuth2'; user: string; accessToken: string } | { user: string; pass: string };
   /** The connections the mailbox may hold at once: the bound on its messages in flight. */
   maxConnections: number;
+  /** The idle connections of all the pools of one process, kept under a budget (createIdleBudget); none: no bound. */
+  idleBudget?: IdleBudget;
 }
+
+/**
+ * The idle connections of every mailbox pool of a process, oldest first, kept at most `max` (docs/email.md "File
+ * descriptors"): an idle connection is kept 20 s for the mailbox's next message, but one past the budget closes the
+ * oldest idle one at once, of whichever mailbox. A worker of thousands of mailboxes then holds its busy connections
+ * and a bounded number of idle ones, not two sockets per mailbox for 20 s after each burst.
+ */
+export function createIdleBudget(max: number) {
+  const order: { key: object; drop: () => void }[] = [];
+  return {
+    /** `key` just went idle; `drop` closes it when the budget needs the room. */
+    add(key: object, drop: () => void) {
+      order.push({ key, drop });
+      while (order.length > max) order.shift()!.drop();
+    },
+    /** `key` is idle no more (reused, timed out, or its pool closed). */
+    remove(key: object) {
+      const i = order.findIndex((e) => e.key === key);
+      if (i >= 0) order.splice(i, 1);
+    },
+    /** How many idle connections the process holds. */
+    get size() {
+      return order.length;
+    },
+  };
+}
+export type IdleBudget = ReturnType<typeof createIdleBudget>;
 
 export interface SmtpSendHooks {
   /**
@@ -101,7 +130,7 @@ class MessageAfterData extends Readable {
 }
 
 export function createSmtpPool(options: SmtpPoolOptions) {
-  const { auth, maxConnections, ...connectionOptions } = options;
+  const { auth, maxConnections, idleBudget, ...connectionOptions } = options;
   const idle: Conn[] = [];
   const limit: Record<SmtpLane, number> = { engine: maxConnections, person: PERSON_CONNECTIONS };
   const busy: Record<SmtpLane, number> = { engine: 0, person: 0 };
@@ -112,6 +141,7 @@ export function createSmtpPool(options: SmtpPoolOptions) {
   function retire(conn: Conn) {
     conn.alive = false;
     clearTimeout(conn.idleTimer);
+    idleBudget?.remove(conn);
     try {
       conn.smtp.quit();
     } catch {
@@ -185,6 +215,11 @@ export function createSmtpPool(options: SmtpPoolOptions) {
         }, IDLE_CLOSE_MS);
         conn.idleTimer.unref();
         idle.push(conn);
+        idleBudget?.add(conn, () => {
+          const i = idle.indexOf(conn);
+          if (i >= 0) idle.splice(i, 1);
+          retire(conn);
+        });
       } else if (conn.alive) retire(conn);
     }
     const next = waiters[lane].shift();
@@ -247,7 +282,10 @@ export function createSmtpPool(options: SmtpPoolOptions) {
       const attempt = async (): Promise<SmtpAccepted> => {
         for (let tries = 0; ; tries++) {
           const reused = idle.pop() ?? null;
-          if (reused) clearTimeout(reused.idleTimer);
+          if (reused) {
+            clearTimeout(reused.idleTimer);
+            idleBudget?.remove(reused);
+          }
           const conn = (held.conn = reused && reused.alive ? reused : await open());
           try {
             return await transact(conn, envelope, raw, hooks);
