@@ -11,6 +11,10 @@
  *   into the route histogram, and OpenTelemetry tracing started with a 1 % parent-based sampler exporting to an
  *   unreachable collector (OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9, nothing listens there).
  *
+ * - `outreach serve`: what users get, measured from outside: the compiled server (`node dist/main.js`, built by
+ *   `npm run build`) in its own process with the production API settings (OUTREACH_ENGINE_INTERVAL=0,
+ *   OUTREACH_WORKER_IN_PROCESS=0, LOG_LEVEL=warn), its rate limit raised out of the way, metrics and tracing off.
+ *
  * Each server runs in its own child process; autocannon drives them from this process. It prints requests/s and
  * p99 of every round, the medians, and each service's ratio to the floor (target >= 1.0). Not a test: it asserts
  * nothing.
@@ -158,9 +162,44 @@ async function seed(): Promise<{ key: string; leadIds: string[] }> {
   return { key, leadIds };
 }
 
-type Role = 'floor' | 'service' | 'service-obs';
+type Role = 'floor' | 'service' | 'service-obs' | 'serve';
+
+/** `outreach serve` as deployed: the compiled entry point in a process of its own, ready once /healthz answers. */
+async function startServe(): Promise<{ child: ChildProcess; port: number }> {
+  const entry = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+  if (!fs.existsSync(entry)) throw new Error('dist/main.js is missing: run `npm run build` first');
+  const port = 20_000 + Math.floor(Math.random() * 10_000);
+  const child = spawn(process.execPath, [entry], {
+    env: {
+      ...process.env,
+      DATABASE_URL: DB_URL,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      OUTREACH_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      OUTREACH_DB_POOL_SIZE: String(POOL_SIZE),
+      OUTREACH_SEED_DEMO: '0',
+      OUTREACH_ENGINE_INTERVAL: '0',
+      OUTREACH_WORKER_IN_PROCESS: '0',
+      OUTREACH_RATE_LIMIT_PER_MINUTE: '1000000000',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`outreach serve exited with ${child.exitCode}`);
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return { child, port };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error('outreach serve did not answer /healthz within 60 s');
+}
 
 function startChild(role: Role): Promise<{ child: ChildProcess; port: number }> {
+  if (role === 'serve') return startServe();
   // BENCH_PROFILE=dir writes a CPU profile of each server there when it stops.
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}/${role}`] : [];
   const child = spawn(process.execPath, [...profile, ...process.execArgv, fileURLToPath(import.meta.url), `--role=${role}`], {
@@ -219,7 +258,7 @@ async function main() {
       .join(' ')}`,
   );
   const { key, leadIds } = await seed();
-  const roles: Role[] = ['floor', 'service', 'service-obs'];
+  const roles: Role[] = ['floor', 'service', 'service-obs', 'serve'];
   const servers = new Map<Role, { child: ChildProcess; port: number }>();
   try {
     for (const role of roles) servers.set(role, await startChild(role));
@@ -239,7 +278,7 @@ async function main() {
       console.log(
         `round ${r + 1}: ` +
           roles.map((role) => `${role} ${round[role].rps.toFixed(0)} req/s p99 ${round[role].p99} ms ${round[role].cpuUs} µs CPU/req`).join(' | ') +
-          ` | ratios ${(round.service.rps / round.floor.rps).toFixed(2)}, ${(round['service-obs'].rps / round.floor.rps).toFixed(2)}`,
+          ` | ratios ${(round.service.rps / round.floor.rps).toFixed(2)}, ${(round['service-obs'].rps / round.floor.rps).toFixed(2)}, ${(round.serve.rps / round.floor.rps).toFixed(2)}`,
       );
     }
     const med = (role: Role, f: (x: Result) => number) => median(rounds.map((r) => f(r[role])));

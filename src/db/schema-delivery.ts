@@ -262,6 +262,14 @@ export interface EmailMessagesTable {
   delivery: 'started' | 'accepted' | 'marked_sent' | null;
   accepted_at: Timestamp | null;
   smtp_queue_id: string | null;
+  /** The mailbox's sent folder copy (migration 0050): null none owed, `owed` until filed over IMAP, then `filed`. */
+  sent_copy: 'owed' | 'filed' | null;
+  /** The exact bytes sent (base64), encrypted; kept from the start record until the copy is filed. */
+  sent_copy_raw: string | null;
+  sent_copy_attempts: Generated<number>;
+  sent_copy_next_at: Timestamp | null;
+  /** Why the last filing failed (`imap_unreachable`, `append_failed`, …); never a message or a server's words. */
+  sent_copy_error: string | null;
 }
 
 /** An INBOX message already handled, so each is processed once across restarts and workers. */

@@ -132,6 +132,7 @@ export interface Metrics {
   readonly steps: Counter<'channel' | 'outcome'>;
   readonly webhookDeliveries: Counter<'outcome'>;
   readonly watcherPolls: Counter<'channel' | 'result'>;
+  readonly sentCopies: Counter<'result'>;
   /** A recorder for requests of `route` (a route template, or UNMATCHED_ROUTE). */
   routeObserver(route: string): RouteObserver;
   /** Points the database gauges at `sources` (the last caller wins); the returned function lets go of them. */
@@ -171,6 +172,13 @@ export function createMetrics(): Metrics {
     name: 'outreach_watcher_polls_total',
     help: 'Inbox polls of connected accounts (mailboxes, X accounts, LinkedIn gateway accounts), by channel and result',
     labelNames: ['channel', 'result'] as const,
+    registers: [registry],
+  });
+
+  const sentCopies = new Counter({
+    name: 'outreach_sent_copies_total',
+    help: 'Sent-folder copies of sent e-mail filed over IMAP, by result (filed, already_there, failed: retried later)',
+    labelNames: ['result'] as const,
     registers: [registry],
   });
 
@@ -221,6 +229,7 @@ export function createMetrics(): Metrics {
     steps,
     webhookDeliveries,
     watcherPolls,
+    sentCopies,
     routeObserver(route) {
       // One cell per method and status class of this route, made on first use.
       const byMethod = new Map<string, HistogramCell[]>();

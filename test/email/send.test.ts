@@ -27,7 +27,7 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
 
   const { now, tick, lead, to } = sendingClock(() => w);
 
-  it('the first e-mail carries a stored Message-ID, List-Unsubscribe (https and mailto) with one-click, and lands in the sent folder', async () => {
+  it('the first e-mail carries a stored Message-ID, List-Unsubscribe (https and mailto) with one-click, and its copy is filed in the sent folder', async () => {
     const leadId = await lead('bob@initech.example');
     await tick();
     const [first] = to('bob@initech.example');
@@ -46,8 +46,12 @@ describe.skipIf(!dovecotAvailable())('sending from a mailbox', () => {
     expect(unsubscribe).toContain(`<mailto:dana@acme.example?subject=unsubscribe%20${url![2]}>`);
     expect(stored.map((r) => r.recipient)).toEqual(['bob@initech.example']);
     expect(first.header('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
-    const sentFolder = await w.dovecot.status('dana', 'Sent');
-    expect(sentFolder.messages).toBe(1);
+    // The copy is owed from the acceptance on, and filed by the inbox loop's next pass, never on the send's path.
+    expect(stored.map((r) => r.sent_copy)).toEqual(['owed']);
+    await tick();
+    expect((await w.dovecot.status('dana', 'Sent')).messages).toBe(1);
+    const filed = await t.db.selectFrom('email_messages').select(['sent_copy', 'sent_copy_raw']).where('lead_id', '=', leadId).execute();
+    expect(filed).toEqual([{ sent_copy: 'filed', sent_copy_raw: null }]);
   });
 
   it('a follow-up continues the thread: In-Reply-To and References point to the first, subject "Re: <first subject>"', async () => {

@@ -137,6 +137,18 @@ describe.skipIf(skip)('e-mail crash test: two workers SIGKILLed mid-pass while s
       return rows[0].n === 0;
     };
     await until('every lead to finish its sequence', finished, 150_000, () => live.map((w) => `${w.name}: ${w.output().slice(-1500)}`).join('\n'), 500);
+    // The Sent copies the accepted messages owe are filed by the workers' inbox loops (docs/email.md "Sent folder").
+    let owedNow = '';
+    const owedNone = async () => {
+      const { rows } = await sql<{ n: number; error: string | null; attempts: number }>`SELECT count(*)::int AS n, sent_copy_error AS error,
+        max(sent_copy_attempts)::int AS attempts FROM email_messages WHERE workspace_id = ${WS}::uuid AND sent_copy = 'owed' GROUP BY sent_copy_error`.execute(
+        t.db,
+      );
+      owedNow = JSON.stringify(rows);
+      return rows.length === 0;
+    };
+    const owedReport = () => `owed: ${owedNow}\n` + live.map((w) => `${w.name}: ${w.output().slice(-1500)}`).join('\n');
+    await until('every owed Sent copy to be filed', owedNone, 120_000, owedReport, 500);
     for (const w of live) await w.kill('SIGTERM');
     await sleep(300);
 
@@ -194,6 +206,34 @@ describe.skipIf(skip)('e-mail crash test: two workers SIGKILLed mid-pass while s
 
   it('rule 1 — 0 duplicates: no recipient received the same step twice', () => {
     expect(result.duplicates, 'rule 1 (0 duplicates): recipient|step received more than once').toEqual([]);
+  });
+
+  it('rule 6 — every message recorded as accepted has exactly one Sent copy; no Sent folder holds a Message-ID twice', async () => {
+    const copies = new Map<string, number>();
+    for (let m = 0; m < MAILBOXES; m++) {
+      const client = await dovecot.client(`sender${m}`);
+      try {
+        const lock = await client.getMailboxLock('Sent');
+        try {
+          for await (const msg of client.fetch('1:*', { envelope: true })) {
+            const id = msg.envelope?.messageId ?? '';
+            copies.set(id, (copies.get(id) ?? 0) + 1);
+          }
+        } finally {
+          lock.release();
+        }
+      } finally {
+        await client.logout();
+      }
+    }
+    const { rows } = await sql<{ message_id: string; delivery: string }>`SELECT message_id, delivery FROM email_messages
+      WHERE workspace_id = ${WS}::uuid AND direction = 'out' AND delivery IN ('accepted', 'marked_sent')`.execute(t.db);
+    const missing = rows.filter((r) => (copies.get(r.message_id) ?? 0) === 0).map((r) => r.message_id);
+    const twice = [...copies].filter(([, n]) => n > 1).map(([id]) => id);
+    console.log(`email crash test: ${rows.length} messages recorded accepted, ${copies.size} Sent copies, ${missing.length} missing, ${twice.length} twice`);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(missing, 'rule 6: accepted messages without a Sent copy').toEqual([]);
+    expect(twice, 'rule 6: Message-IDs filed twice').toEqual([]);
   });
 
   it('rule 2 — 0 lost: every step the ledger calls sent arrived at the receiver exactly once', () => {

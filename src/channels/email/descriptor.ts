@@ -7,6 +7,7 @@ import { createInboxWatcher } from './inbox/watcher.js';
 import { createMailboxTokens } from './mailboxes/oauth-tokens.js';
 import { createMailboxEmailDriver } from './send/driver.js';
 import { createSmtpEmailDriver } from './send/smtp-driver.js';
+import { createSentCopies } from './send/sent-copies.js';
 import { emailSendBudgetsOn, type MailboxBudgetDay } from './send/send-budgets.js';
 import { mailboxBudgetDay, sendingMailboxesOf } from './mailboxes/mailboxes.service.js';
 import { workspacesWithMailboxes } from './mailboxes/mailboxes.repository.js';
@@ -26,13 +27,19 @@ export const emailChannel: ChannelDescriptor = {
     if (!mailboxes) return globalEmail;
     // One token service for the driver and the watcher: an OAuth mailbox's refresh is shared by both.
     const tokens = createMailboxTokens({ ...mailboxes, config });
+    const inbox = createInboxWatcher({
+      ...mailboxes,
+      tokens,
+      config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes, concurrency: engine.inboxConcurrency },
+    });
+    const copies = createSentCopies({ ...mailboxes, tokens });
     const driver: ChannelDriver = {
       ...createMailboxEmailDriver({ ...mailboxes, config, fallback: globalEmail, tokens }),
-      watch: createInboxWatcher({
-        ...mailboxes,
-        tokens,
-        config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes, concurrency: engine.inboxConcurrency },
-      }).watch,
+      // The inbox loop reads the INBOXes, then files the sent-folder copies owed (never on a send's path).
+      watch: async (ctx) => {
+        await inbox.watch(ctx);
+        await copies.fileOwed(ctx.now, ctx.progress);
+      },
     };
     return driver;
   },

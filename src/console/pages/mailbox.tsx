@@ -13,7 +13,7 @@ import {
 import { CsrfField, PostButton, Table } from '../layout.js';
 import type { ConsoleDeps } from '../deps.js';
 import { pageContext, sendPage } from '../render.js';
-import { Badge, exactTime, formatNumber, NoticeBox, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
+import { Badge, exactTime, formatNumber, NoticeBox, plural, redirectWithNotice, takeNotice, type Notice, type Tone } from '../ui.js';
 import { mailboxAuthText } from './mailbox-connect-parts.js';
 import { InboundFilterQuery, InboundSection, type InboundFilter } from './mailbox-inbound.js';
 
@@ -241,6 +241,14 @@ function MailboxSettings(props: { detail: MailboxDetail; base: string; csrfToken
         <dd>
           <Badge value={`health_${view.health}`} label={h.label} tone={h.tone} />
           {view.healthDetail ? <span class="muted" safe>{` ${view.healthDetail}`}</span> : ''}
+        </dd>
+        <dt>Sent folder</dt>
+        <dd safe>
+          {view.sentFolder === null
+            ? 'no copies kept'
+            : props.detail.sentCopies.owed === 0
+              ? `every copy filed in ${view.sentFolder}`
+              : `${plural(props.detail.sentCopies.owed, 'copy', 'copies')} to file in ${view.sentFolder}${props.detail.sentCopies.failing > 0 ? ` (${formatNumber(props.detail.sentCopies.failing)} failed at least once; retried)` : ''}`}
         </dd>
         <dt>Sending</dt>
         <dd>

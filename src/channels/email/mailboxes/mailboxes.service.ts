@@ -1,6 +1,7 @@
 import type { Database } from '../../../db/database.js';
 import { newId, newMessagingAccountId } from '../../../lib/ids.js';
 import * as repo from './mailboxes.repository.js';
+import { owedCopiesOf } from '../send/sent-messages.repository.js';
 import { pausedMailboxes, resumeMailbox } from '../deliverability/reputation.js';
 import { createMailboxTokens, revokeMailboxGrant } from './oauth-tokens.js';
 import { pinPublicHost, systemHostResolver } from '../../../lib/public-address.js';
@@ -202,13 +203,16 @@ export interface MailboxDetail {
   imap: (ServerFields & { username: string }) | null;
   pause: { pausedAt: Date; reason: 'bounces' | 'complaints' | 'manual'; detail: string | null } | null;
   today: MailboxDay | null;
+  /** Sent-folder copies still owed (docs/email.md "Sent folder"), and how many of them failed at least once. */
+  sentCopies: { owed: number; failing: number };
 }
 
 export async function mailboxDetail(deps: MailboxDeps, workspaceId: string, id: string): Promise<MailboxDetail> {
   const m = await repo.getMailbox(deps.db, deps.cipher, workspaceId, id);
   if (!m) throw new MailboxError('mailbox_not_found', `mailbox ${id} not found in this workspace`);
-  const [pause, days] = await Promise.all([repo.readPause(deps.db, workspaceId, id), mailboxDays(deps, workspaceId)]);
-  return { view: toView(m), smtp: serverFieldsOf(m.smtpUrl), imap: serverFieldsOf(m.imapUrl), pause, today: days.get(id) ?? null };
+  const [pause, days, copies] = await Promise.all([repo.readPause(deps.db, workspaceId, id), mailboxDays(deps, workspaceId), owedCopiesOf(deps.db, [m.id])]);
+  const sentCopies = copies.get(m.id) ?? { owed: 0, failing: 0 };
+  return { view: toView(m), smtp: serverFieldsOf(m.smtpUrl), imap: serverFieldsOf(m.imapUrl), pause, today: days.get(id) ?? null, sentCopies };
 }
 
 /** An edit from the console: absent fields are kept; `password` empty keeps the stored one. */

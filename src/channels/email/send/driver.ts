@@ -70,7 +70,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
   const idleBudget = createIdleBudget(config.smtpIdleConnections);
   const addresses = createAddressChecker(config);
   const guards = config.emailGuards;
-  const { appendToSent, searchSentFolder } = createSentFolder(tokens);
+  const { searchSentFolder } = createSentFolder(tokens);
 
   /**
    * An `email` step to an address that cannot receive mail fails once, for good (docs/deliverability.md); only real
@@ -353,6 +353,8 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
               subject,
               recipient: to,
               at: action.at,
+              // The exact bytes, encrypted, when the mailbox keeps a sent folder: its copy is owed once accepted.
+              sentCopyRaw: mailbox.sentFolder && mailbox.imapUrl ? cipher.encrypt(raw.toString('base64')) : null,
             },
             ctx?.claim,
           );
@@ -371,7 +373,7 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
         if ((err as SmtpSendError).afterAcceptance) throw err;
         return failedSend(err, q, action, mailbox, giveBack, claimLost);
       }
-      await appendToSent(mailbox, raw);
+      // The sent-folder copy is owed from the acceptance record on; the inbox loop files it (sent-copies.ts).
       return { outcome: 'ok', externalId: messageId, sentFrom: mailbox.id, ...sentInvitation };
     },
 

@@ -6,8 +6,8 @@ import type { MailboxTokens } from '../mailboxes/oauth-tokens.js';
 const IMAP_TIMEOUT_MS = 15_000;
 
 /**
- * A mailbox's sent folder over IMAP (docs/email.md), for the e-mail driver: `appendToSent(mailbox, raw)` files a copy
- * of a sent message (never throws), `searchSentFolder(mailbox, messageId)` answers whether a Message-ID is there
+ * A mailbox's sent folder over IMAP (docs/email.md): `fileCopies(mailbox, copies)` files copies of sent messages
+ * (sent-copies.ts, never twice), `searchSentFolder(mailbox, messageId)` answers whether a Message-ID is there
  * (true / false, or null when the folder could not be searched). Each call opens one connection (15 s connect and
  * greeting timeouts) and logs out after.
  */
@@ -27,21 +27,46 @@ export function createSentFolder(tokens: MailboxTokens) {
   }
 
   /**
-   * The sent folder keeps a copy, as a person's mail client would, when the mailbox names one (the contract: "where a
-   * copy of each sent message is appended"; Gmail's SMTP files its own copy, so there it stays unset). A failure here
-   * never undoes the send.
+   * Files copies in the mailbox's sent folder over one connection (sent-copies.ts): each Message-ID is searched first
+   * (`SEARCH HEADER Message-ID`) and appended (`\Seen`) only when the folder does not hold it, so a copy filed before a
+   * crash is never filed twice; the folder is created when missing. Answers, per Message-ID, `filed`,
+   * `already_there`, or why it was not filed: `imap_unreachable` (no login), `sent_folder_unreadable`, `append_failed`.
    */
-  async function appendToSent(mailbox: MailboxSecretRow, raw: Buffer) {
-    if (!mailbox.imapUrl || !mailbox.sentFolder) return;
+  async function fileCopies(mailbox: MailboxSecretRow, copies: readonly { messageId: string; raw: Buffer }[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
     const folder = mailbox.sentFolder;
-    await withImap(mailbox, async (client) => {
-      try {
-        await client.append(folder, raw, ['\\Seen']);
-      } catch {
-        await client.mailboxCreate(folder).catch(() => undefined);
-        await client.append(folder, raw, ['\\Seen']);
-      }
-    }).catch(() => undefined);
+    if (!mailbox.imapUrl || !folder) {
+      for (const c of copies) out.set(c.messageId, 'no_sent_folder');
+      return out;
+    }
+    try {
+      await withImap(mailbox, async (client) => {
+        const lock = await client.getMailboxLock(folder).catch(async () => {
+          await client.mailboxCreate(folder).catch(() => undefined);
+          return client.getMailboxLock(folder);
+        });
+        try {
+          for (const c of copies) {
+            try {
+              const uids = await client.search({ header: { 'message-id': c.messageId } }, { uid: true });
+              if (Array.isArray(uids) && uids.length > 0) out.set(c.messageId, 'already_there');
+              else {
+                await client.append(folder, c.raw, ['\\Seen']);
+                out.set(c.messageId, 'filed');
+              }
+            } catch {
+              out.set(c.messageId, 'append_failed');
+            }
+          }
+        } finally {
+          lock.release();
+        }
+      });
+    } catch {
+      const why = out.size === 0 ? 'imap_unreachable' : 'sent_folder_unreadable';
+      for (const c of copies) if (!out.has(c.messageId)) out.set(c.messageId, why);
+    }
+    return out;
   }
 
   /** true / false when the mailbox's sent folder could be searched for the Message-ID; null when it could not. */
@@ -63,5 +88,5 @@ export function createSentFolder(tokens: MailboxTokens) {
     }
   }
 
-  return { appendToSent, searchSentFolder };
+  return { fileCopies, searchSentFolder };
 }

@@ -27,6 +27,8 @@ export async function recordTransactionStarted(
     subject: string | null;
     at: Date;
     recipient?: string | null;
+    /** The exact bytes sent, encrypted, when the mailbox keeps a sent folder: the copy owed once it is accepted. */
+    sentCopyRaw?: string | null;
   },
   claim?: { at: Date },
 ): Promise<boolean> {
@@ -41,6 +43,7 @@ export async function recordTransactionStarted(
     sent_at: row.at,
     recipient: row.recipient?.trim().toLowerCase() ?? null,
     delivery: 'started' as const,
+    sent_copy_raw: row.sentCopyRaw ?? null,
   };
   if (!claim) {
     await db
@@ -51,9 +54,9 @@ export async function recordTransactionStarted(
     return true;
   }
   const { rows } = await sql<{ written: number }>`
-    INSERT INTO email_messages (workspace_id, message_id, lead_id, mailbox_id, idempotency_key, subject, direction, sent_at, recipient, delivery)
+    INSERT INTO email_messages (workspace_id, message_id, lead_id, mailbox_id, idempotency_key, subject, direction, sent_at, recipient, delivery, sent_copy_raw)
     SELECT ${values.workspace_id}::uuid, ${values.message_id}::text, ${values.lead_id}::uuid, ${values.mailbox_id}::text, ${values.idempotency_key}::text,
-      ${values.subject}::text, 'out', ${values.sent_at.toISOString()}::timestamptz, ${values.recipient}::text, 'started'
+      ${values.subject}::text, 'out', ${values.sent_at.toISOString()}::timestamptz, ${values.recipient}::text, 'started', ${values.sent_copy_raw}::text
     WHERE EXISTS (
       SELECT 1 FROM leads l WHERE l.id = ${values.lead_id}::uuid AND l.workspace_id = ${values.workspace_id}::uuid
         AND l.inflight_key = ${values.idempotency_key} AND l.inflight_at = ${claim.at.toISOString()}::timestamptz
@@ -63,22 +66,28 @@ export async function recordTransactionStarted(
   return rows.length > 0;
 }
 
-/** The server answered the message with 250 (its queue id when it named one): the message is ours no more. */
+/** A copy is owed to the sent folder when the start record kept the bytes (the mailbox names a sent folder); due at once (no next try yet). */
+const OWES_COPY = sql<'owed' | null>`CASE WHEN sent_copy_raw IS NOT NULL AND sent_copy IS NULL THEN 'owed' ELSE sent_copy END`;
+
+/**
+ * The server answered the message with 250 (its queue id when it named one): the message is ours no more. In the same
+ * UPDATE its sent-folder copy becomes owed (sent-copies.ts files it), so no crash can lose the debt.
+ */
 export async function recordAccepted(db: Database, workspaceId: string, idempotencyKey: string, at: Date, queueId: string | null): Promise<void> {
   await db
     .updateTable('email_messages')
-    .set({ delivery: 'accepted', accepted_at: at, smtp_queue_id: queueId })
+    .set({ delivery: 'accepted', accepted_at: at, smtp_queue_id: queueId, sent_copy: OWES_COPY })
     .where('workspace_id', '=', workspaceId)
     .where('idempotency_key', '=', idempotencyKey)
     .where('direction', '=', 'out')
     .execute();
 }
 
-/** A person said the interrupted message arrived ("Mark as sent"): later steps thread on it. */
+/** A person said the interrupted message arrived ("Mark as sent"): later steps thread on it, and its copy is owed. */
 export async function recordMarkedSent(db: Database, workspaceId: string, idempotencyKey: string): Promise<void> {
   await db
     .updateTable('email_messages')
-    .set({ delivery: 'marked_sent' })
+    .set({ delivery: 'marked_sent', sent_copy: OWES_COPY })
     .where('workspace_id', '=', workspaceId)
     .where('idempotency_key', '=', idempotencyKey)
     .where('direction', '=', 'out')
@@ -146,4 +155,69 @@ export async function mailboxPacing(db: Database, workspaceId: string, accountId
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', accountId)
     .executeTakeFirst();
+}
+
+/** A sent-folder copy owed and claimed for filing (sent-copies.ts). */
+export interface OwedCopy {
+  workspaceId: string;
+  messageId: string;
+  mailboxId: string;
+  /** The encrypted bytes (null: lost, e.g. the key changed; the copy cannot be filed). */
+  rawEnc: string | null;
+  attempts: number;
+}
+
+/**
+ * Claims up to `limit` owed copies that are due, oldest first, pushing their next try `leaseSeconds` ahead so another
+ * worker skips them while this one files them (SKIP LOCKED; a crashed filing is retried when the lease ends).
+ */
+export async function claimOwedCopies(db: Database, p: { now: Date; limit: number; leaseSeconds: number }): Promise<OwedCopy[]> {
+  const now = p.now.toISOString();
+  const { rows } = await sql<{ workspace_id: string; message_id: string; mailbox_id: string; sent_copy_raw: string | null; sent_copy_attempts: number }>`
+    WITH due AS (
+      SELECT workspace_id, message_id FROM email_messages
+      WHERE sent_copy = 'owed' AND (sent_copy_next_at IS NULL OR sent_copy_next_at <= ${now}::timestamptz)
+      ORDER BY sent_copy_next_at NULLS FIRST LIMIT ${p.limit} FOR UPDATE SKIP LOCKED
+    )
+    UPDATE email_messages m SET sent_copy_next_at = ${now}::timestamptz + make_interval(secs => ${p.leaseSeconds})
+    FROM due WHERE m.workspace_id = due.workspace_id AND m.message_id = due.message_id AND m.direction = 'out'
+    RETURNING m.workspace_id, m.message_id, m.mailbox_id, m.sent_copy_raw, m.sent_copy_attempts`.execute(db);
+  return rows
+    .filter((r) => r.mailbox_id !== null)
+    .map((r) => ({ workspaceId: r.workspace_id, messageId: r.message_id, mailboxId: r.mailbox_id, rawEnc: r.sent_copy_raw, attempts: r.sent_copy_attempts }));
+}
+
+/** The copy is in the sent folder: the debt is paid and the bytes are dropped. */
+export async function markCopyFiled(db: Database, workspaceId: string, messageId: string): Promise<void> {
+  await db
+    .updateTable('email_messages')
+    .set({ sent_copy: 'filed', sent_copy_raw: null, sent_copy_error: null, sent_copy_next_at: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('message_id', '=', messageId)
+    .where('direction', '=', 'out')
+    .execute();
+}
+
+/** Filing failed: tried again at `nextAt`, the reason kept as a code. */
+export async function markCopyFailed(db: Database, p: { workspaceId: string; messageId: string; nextAt: Date; error: string }): Promise<void> {
+  await db
+    .updateTable('email_messages')
+    .set((eb) => ({ sent_copy_attempts: eb('sent_copy_attempts', '+', 1), sent_copy_next_at: p.nextAt, sent_copy_error: p.error }))
+    .where('workspace_id', '=', p.workspaceId)
+    .where('message_id', '=', p.messageId)
+    .where('direction', '=', 'out')
+    .execute();
+}
+
+/** How many copies a mailbox still owes, and how many of them failed at least once (its health: GET /mailboxes). */
+export async function owedCopiesOf(db: Database, mailboxIds: string[]): Promise<Map<string, { owed: number; failing: number }>> {
+  if (mailboxIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('email_messages')
+    .select(['mailbox_id', sql<number>`count(*)::int`.as('owed'), sql<number>`count(*) FILTER (WHERE sent_copy_attempts > 0)::int`.as('failing')])
+    .where('sent_copy', '=', 'owed')
+    .where('mailbox_id', 'in', mailboxIds)
+    .groupBy('mailbox_id')
+    .execute();
+  return new Map(rows.map((r) => [r.mailbox_id!, { owed: r.owed, failing: r.failing }]));
 }
