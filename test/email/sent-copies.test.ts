@@ -85,4 +85,24 @@ describe.skipIf(!dovecotAvailable())('sent-folder copies', () => {
     expect((await world.dovecot.status('dana', 'Sent')).messages).toBe(1);
     expect((await (await signedInConsole(world.t, world.ws.key)).get(`/console/mailboxes/${world.mailboxId}`)).body).toContain('every copy filed in Sent');
   });
+
+  it('a mailbox whose sent folder is unset later (its provider files its own copies) owes nothing more: its debts are waived', async () => {
+    w = await startSendingWorld();
+    const world = w;
+    const clock = sendingClock(() => world);
+    const leadId = await clock.lead('dave@initech.example');
+    await clock.tick();
+    expect((await rowsOf(world, leadId))[0].sent_copy).toBe('owed');
+    await world.t.services.mailboxes.add({
+      workspaceId: world.ws.workspaceId,
+      accountId: world.account,
+      address: 'dana@acme.example',
+      smtpUrl: world.smtp.url(),
+      imapUrl: world.dovecot.url('dana'),
+      skipCheck: true,
+    });
+    await clock.tick();
+    expect(await rowsOf(world, leadId)).toMatchObject([{ sent_copy: null, sent_copy_raw: null }]);
+    expect((await world.dovecot.status('dana', 'Sent').catch(() => ({ messages: 0 }))).messages).toBe(0);
+  });
 });

@@ -45,6 +45,11 @@ export function createSentCopies(deps: { db: Database; cipher: TextCipher; token
       });
     };
     const mailbox = await getMailbox(db, cipher, copies[0].workspaceId, copies[0].mailboxId);
+    if (mailbox && !mailbox.sentFolder) {
+      // Its owner unset the sent folder since (a provider that files its own copy): nothing is owed any more.
+      for (const c of copies) await repo.waiveCopy(db, c.workspaceId, c.messageId);
+      return { filed, failed };
+    }
     const readable: { copy: repo.OwedCopy; raw: Buffer }[] = [];
     for (const c of copies) {
       const b64 = cipher.decrypt(c.rawEnc);

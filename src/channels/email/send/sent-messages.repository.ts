@@ -198,6 +198,17 @@ export async function markCopyFiled(db: Database, workspaceId: string, messageId
     .execute();
 }
 
+/** The mailbox keeps no sent folder any more (its owner unset it, e.g. Gmail files its own): nothing is owed. */
+export async function waiveCopy(db: Database, workspaceId: string, messageId: string): Promise<void> {
+  await db
+    .updateTable('email_messages')
+    .set({ sent_copy: null, sent_copy_raw: null, sent_copy_next_at: null, sent_copy_error: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('message_id', '=', messageId)
+    .where('direction', '=', 'out')
+    .execute();
+}
+
 /** Filing failed: tried again at `nextAt`, the reason kept as a code. */
 export async function markCopyFailed(db: Database, p: { workspaceId: string; messageId: string; nextAt: Date; error: string }): Promise<void> {
   await db
