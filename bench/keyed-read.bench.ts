@@ -13,7 +13,8 @@
  *
  * - `outreach serve`: what users get, measured from outside: the compiled server (`node dist/main.js`, built by
  *   `npm run build`) in its own process with the production API settings (OUTREACH_ENGINE_INTERVAL=0,
- *   OUTREACH_WORKER_IN_PROCESS=0, LOG_LEVEL=warn), its rate limit raised out of the way, metrics and tracing off.
+ *   OUTREACH_WORKER_IN_PROCESS=0, LOG_LEVEL=warn), its rate limit raised out of the way, with `/metrics` on and 1 %
+ *   tracing to a closed collector, as an operator runs it.
  *
  * Each server runs in its own child process; autocannon drives them from this process. It prints requests/s and
  * p99 of every round, the medians, and each service's ratio to the floor (target >= 1.0). Not a test: it asserts
@@ -182,6 +183,12 @@ async function startServe(): Promise<{ child: ChildProcess; port: number }> {
       OUTREACH_WORKER_IN_PROCESS: '0',
       OUTREACH_RATE_LIMIT_PER_MINUTE: '1000000000',
       LOG_LEVEL: 'warn',
+      // Observability on, as an operator runs it: /metrics (every request timed) and 1 % tracing to a closed collector.
+      OUTREACH_METRICS_TOKEN: 'bench-metrics-token-0123456789',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_SERVICE_NAME: 'outreach-bench',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.01',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

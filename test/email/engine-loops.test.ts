@@ -52,6 +52,7 @@ describe.skipIf(!dovecotAvailable())('the sending loop and the inbox loop', () =
       await sleep(50);
     }
     const gaps = seen.slice(1).map((at, i) => at - seen[i]);
+    console.log(`engine loops: a mailbox set to 2 s read at gaps of ${gaps.join(', ')} ms`);
     expect(gaps.length, JSON.stringify(gaps)).toBeGreaterThanOrEqual(5);
     // The first gap may include start-up; every later one is the period.
     for (const gap of gaps.slice(1)) {
