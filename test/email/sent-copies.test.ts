@@ -24,13 +24,28 @@ describe.skipIf(!dovecotAvailable())('sent-folder copies', () => {
       .select(['message_id', 'sent_copy', 'sent_copy_raw', 'sent_copy_attempts', 'sent_copy_error', 'sent_copy_next_at'])
       .where('lead_id', '=', leadId)
       .execute();
+  /** A sending world (its options over the defaults) whose mailbox just sent one e-mail to `email` (one engine pass). */
+  const sentOne = async (email: string, opts: Parameters<typeof startSendingWorld>[0] = {}) => {
+    const world = (w = await startSendingWorld(opts));
+    const clock = sendingClock(() => world);
+    const leadId = await clock.lead(email);
+    await clock.tick();
+    return { world, clock, leadId };
+  };
+  /** The mailbox added again, as an operator corrects it: the world's servers, with or without a sent folder. */
+  const addAgain = (world: MailboxWorld, sentFolder?: string) =>
+    world.t.services.mailboxes.add({
+      workspaceId: world.ws.workspaceId,
+      accountId: world.account,
+      address: 'dana@acme.example',
+      smtpUrl: world.smtp.url(),
+      imapUrl: world.dovecot.url('dana'),
+      ...(sentFolder && { sentFolder }),
+      skipCheck: true,
+    });
 
   it('a copy already in the folder (filed before a crash lost its record) is found, not filed twice; then nothing more is owed', async () => {
-    w = await startSendingWorld();
-    const world = w;
-    const clock = sendingClock(() => world);
-    const leadId = await clock.lead('bob@initech.example');
-    await clock.tick();
+    const { world, clock, leadId } = await sentOne('bob@initech.example');
     const [row] = await rowsOf(world, leadId);
     expect(row).toMatchObject({ sent_copy: 'owed', sent_copy_attempts: 0 });
     expect(row.sent_copy_raw).not.toBeNull();
@@ -53,11 +68,9 @@ describe.skipIf(!dovecotAvailable())('sent-folder copies', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const deadPort = (closed.address() as net.AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    w = await startSendingWorld({ mailbox: { sentFolder: 'Sent', imapUrl: () => `imap://dana:dana-pw-5521@127.0.0.1:${deadPort}` } });
-    const world = w;
-    const clock = sendingClock(() => world);
-    const leadId = await clock.lead('carol@initech.example');
-    await clock.tick();
+    const { world, clock, leadId } = await sentOne('carol@initech.example', {
+      mailbox: { sentFolder: 'Sent', imapUrl: () => `imap://dana:dana-pw-5521@127.0.0.1:${deadPort}` },
+    });
     const failedBefore = await sentCopiesFailed();
     await clock.tick();
     const [row] = await rowsOf(world, leadId);
@@ -71,15 +84,7 @@ describe.skipIf(!dovecotAvailable())('sent-folder copies', () => {
     await clock.tick(30_000);
     expect((await rowsOf(world, leadId))[0].sent_copy_attempts).toBe(1);
     // The server is back (the mailbox's IMAP URL corrected): the next due pass files it.
-    await world.t.services.mailboxes.add({
-      workspaceId: world.ws.workspaceId,
-      accountId: world.account,
-      address: 'dana@acme.example',
-      smtpUrl: world.smtp.url(),
-      imapUrl: world.dovecot.url('dana'),
-      sentFolder: 'Sent',
-      skipCheck: true,
-    });
+    await addAgain(world, 'Sent');
     await clock.tick(60_000);
     expect(await rowsOf(world, leadId)).toMatchObject([{ sent_copy: 'filed', sent_copy_raw: null }]);
     expect((await world.dovecot.status('dana', 'Sent')).messages).toBe(1);
@@ -87,20 +92,9 @@ describe.skipIf(!dovecotAvailable())('sent-folder copies', () => {
   });
 
   it('a mailbox whose sent folder is unset later (its provider files its own copies) owes nothing more: its debts are waived', async () => {
-    w = await startSendingWorld();
-    const world = w;
-    const clock = sendingClock(() => world);
-    const leadId = await clock.lead('dave@initech.example');
-    await clock.tick();
+    const { world, clock, leadId } = await sentOne('dave@initech.example');
     expect((await rowsOf(world, leadId))[0].sent_copy).toBe('owed');
-    await world.t.services.mailboxes.add({
-      workspaceId: world.ws.workspaceId,
-      accountId: world.account,
-      address: 'dana@acme.example',
-      smtpUrl: world.smtp.url(),
-      imapUrl: world.dovecot.url('dana'),
-      skipCheck: true,
-    });
+    await addAgain(world);
     await clock.tick();
     expect(await rowsOf(world, leadId)).toMatchObject([{ sent_copy: null, sent_copy_raw: null }]);
     expect((await world.dovecot.status('dana', 'Sent').catch(() => ({ messages: 0 }))).messages).toBe(0);
