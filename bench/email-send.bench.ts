@@ -7,7 +7,9 @@
  * - before: the driver up to issue 30: nodemailer's pool and one INSERT before the hand-off;
  * - after: the driver now: its own pool (src/channels/email/send/smtp-pool.ts, 2 connections), one INSERT when the SMTP
  *   transaction takes the message (after RCPT TO and DATA) and one UPDATE at the 250
- *   (src/channels/email/send/sent-messages.repository.ts).
+ *   (src/channels/email/send/sent-messages.repository.ts);
+ * - sent folder: the same for a mailbox with a sent folder: the message's bytes, encrypted, ride on the INSERT and the
+ *   UPDATE makes its copy owed (the inbox loop files it later, off the send's path: sent-copies.ts).
  *
  * It prints the time per message of every round (wall time of the round / messages), the medians, and the ratio of
  * each to the floor. Not a test: it asserts nothing.
@@ -51,7 +53,8 @@ async function main() {
   await db.insertInto('messaging_accounts').values({ id: account, workspace_id: ws, name: 'Dana', mode: 'email' }).execute();
   const mailboxId = `mbx_${newId()}`;
   const smtpUrl = `smtp://127.0.0.1:${receiver.port}`;
-  await upsertMailbox(db, createTextCipher(randomBytes(32)), {
+  const cipher = createTextCipher(randomBytes(32));
+  await upsertMailbox(db, cipher, {
     id: mailboxId,
     workspaceId: ws,
     accountId: account,
@@ -91,6 +94,17 @@ async function main() {
       'after: own pool + INSERT at RCPT/DATA + UPDATE at 250',
       async (key) => {
         const accepted = await pool.send(envelope, raw(key), { transactionStarted: async () => void (await sent.recordTransactionStarted(db, row(key))) });
+        await sent.recordAccepted(db, ws, key, new Date(), accepted.queueId);
+      },
+    ],
+    [
+      'sent folder: + the copy bytes, encrypted, in the INSERT',
+      async (key) => {
+        const bytes = raw(key);
+        const sentCopyRaw = cipher.encrypt(bytes.toString('base64'));
+        const accepted = await pool.send(envelope, bytes, {
+          transactionStarted: async () => void (await sent.recordTransactionStarted(db, { ...row(key), sentCopyRaw })),
+        });
         await sent.recordAccepted(db, ws, key, new Date(), accepted.queueId);
       },
     ],
