@@ -339,11 +339,31 @@ export interface ChannelDriver {
   /** Reads the provider's inbox of every account due (replies, bounces, follow-backs) and hands each to `ctx.apply`. */
   watch?(ctx: WatchContext): Promise<void>;
   /**
+   * Hears the provider push what arrived (IMAP IDLE), beside the watch loop, until stopped; the watch loop then polls
+   * the accounts held only as a slow reconciliation. Absent: the channel is polled only.
+   */
+  listen?(ctx: ListenContext): Listening;
+  /**
    * Before a person's click performs inside a transaction (a task): what must commit on its own first. X: an expiring
    * access token is refreshed now, since X rotates refresh tokens (a rolled-back refresh would lose the new one) and
    * PGlite's one connection cannot run the refresh's own transaction beside the caller's.
    */
   prepare?(account: { workspaceId: string; accountUserId: string }): Promise<void>;
+}
+
+/** What a push listener (IMAP IDLE: channels/email/inbox/idle.ts) needs from the engine. */
+export interface ListenContext {
+  /** A fresh watch context for one read as of `now` (a summary of its own). */
+  context(now: Date): WatchContext;
+  log: { warn(obj: unknown, msg: string): void };
+  /** Called after each renewal of the listener's shard: its heartbeat. */
+  progress?: () => void;
+}
+
+/** A running listener: the accounts it holds a live connection for, and its stop (lets go of them at once). */
+export interface Listening {
+  held(): string[];
+  stop(): Promise<void>;
 }
 
 export interface ChannelDrivers {

@@ -138,6 +138,12 @@ export interface EngineConfig {
   readonly inboxPollSeconds: number;
   /** Mailboxes one worker reads at once (OUTREACH_INBOX_CONCURRENCY; default: 8 per CPU, 4 to 64). */
   readonly inboxConcurrency: number;
+  /** Listen with IMAP IDLE (OUTREACH_INBOX_IDLE): replies heard in seconds; polls become a slow reconciliation. */
+  readonly inboxIdle: boolean;
+  /** Seconds between two reconciliation polls of a mailbox held in IDLE (OUTREACH_INBOX_RECONCILE_INTERVAL). */
+  readonly inboxReconcileSeconds: number;
+  /** Seconds a worker's hold on its IDLE mailboxes lasts unrenewed (OUTREACH_INBOX_IDLE_LEASE): a crashed worker's are taken over after it. */
+  readonly inboxIdleLeaseSeconds: number;
   /** Of one INBOX message, at most this many bytes are downloaded; past it, it is read from its headers and first parts. */
   readonly inboxMaxMessageBytes: number;
   /** Seconds between two DM polls of one connected X account (docs/x-channel.md). */
@@ -207,6 +213,9 @@ function engineConfigOf(e: Env): EngineConfig {
     inboxPollSeconds: e.OUTREACH_INBOX_POLL_INTERVAL,
     // A poll waits on the network far more than it computes (about 3 ms of CPU against tens of round trips).
     inboxConcurrency: e.OUTREACH_INBOX_CONCURRENCY ?? Math.min(64, Math.max(4, 8 * availableParallelism())),
+    inboxIdle: e.OUTREACH_INBOX_IDLE === '1',
+    inboxReconcileSeconds: e.OUTREACH_INBOX_RECONCILE_INTERVAL,
+    inboxIdleLeaseSeconds: e.OUTREACH_INBOX_IDLE_LEASE,
     inboxMaxMessageBytes: e.OUTREACH_INBOX_MAX_MESSAGE_BYTES,
     xPollSeconds: e.OUTREACH_X_POLL_INTERVAL,
     pacing: Object.freeze({

@@ -229,6 +229,16 @@ export interface MailboxesTable {
   oauth_provider: 'google' | 'microsoft' | null;
   oauth_tokens_enc: string | null;
   oauth_expires_at: Timestamp | null;
+  /** IMAP IDLE (migration 0051): the listener holding the mailbox in IDLE, until when, and false once the server lacks IDLE. */
+  idle_owner: string | null;
+  idle_until: Timestamp | null;
+  imap_idle: boolean | null;
+}
+
+/** A worker listening to IMAP IDLE (migration 0051), alive while `seen_at` is within the lease. */
+export interface InboxListenersTable {
+  id: string;
+  seen_at: Timestamp;
 }
 
 /** A mailbox's latest sending-domain check (migration 0028; src/channels/email/deliverability/domain-checks.ts). */

@@ -388,6 +388,7 @@ export interface DB {
   x_profiles: XProfilesTable;
   engine_discovery: EngineDiscoveryTable;
   mailboxes: delivery.MailboxesTable;
+  inbox_listeners: delivery.InboxListenersTable;
   mailbox_domain_checks: delivery.MailboxDomainChecksTable;
   email_messages: delivery.EmailMessagesTable;
   x_dm_sends: delivery.XDmSendsTable;

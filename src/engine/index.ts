@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
-import type { ApplyInvitationAnswer, ChannelDrivers } from '../channels/types.js';
+import type { ApplyInvitationAnswer, ChannelDrivers, Listening } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
 import { createPacingReader, type BudgetCapOf, type ClaimBudgets } from './pacing.js';
@@ -69,6 +69,8 @@ export interface PassOptions {
   progress?: () => void;
 }
 
+type ListenLog = { warn(obj: unknown, msg: string): void };
+
 export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
   const channels = deps.registry ?? createChannelRegistry();
@@ -122,7 +124,18 @@ export function createEngine(deps: EngineDeps) {
     return summary;
   }
 
+  /**
+   * Starts every watching channel's push listener (IMAP IDLE) in this process, beside the loops (engine/loop.ts); each
+   * read it makes goes through the same observation path as a pass. Answers the running listeners, to stop.
+   */
+  function startListening(log: ListenLog, progress?: () => void): Listening[] {
+    const answerInvitation = deps.answerInvitation ?? undefined;
+    const context = (now: Date) => ({ now, summary: emptySummary(), apply: observer.applyIn, ...(answerInvitation && { answerInvitation }) });
+    return watchers.flatMap((w) => (w.listen ? [w.listen({ context, log, progress })] : []));
+  }
+
   return {
+    startListening,
     /** One whole pass: the watchers, then the steps (the tick route, the forecast, the tests). */
     runPass: traced({ watch: true, send: true }, 'engine.pass'),
     /** The watchers alone (the inbox loop, engine/loop.ts): replies, bounces and followers heard. */

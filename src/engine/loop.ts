@@ -1,4 +1,5 @@
 import { ENGINE_PASS_LABEL, registerLoop, WATCH_PASS_LABEL } from './heartbeat.js';
+import type { Listening } from '../channels/types.js';
 import type { PassOptions } from './index.js';
 
 /**
@@ -54,10 +55,15 @@ export function startEngineLoop(
  * not every second one. Each loop beats on its own (engine/heartbeat.ts).
  */
 export function startEngineLoops(
-  engine: { runSendPass(opts?: PassOptions): Promise<unknown>; runWatchPass(opts?: PassOptions): Promise<unknown> },
+  engine: {
+    runSendPass(opts?: PassOptions): Promise<unknown>;
+    runWatchPass(opts?: PassOptions): Promise<unknown>;
+    startListening?(log: { warn(obj: unknown, msg: string): void }): Listening[];
+  },
   intervalSeconds: number,
-  log: { error(obj: unknown, msg: string): void },
+  log: { error(obj: unknown, msg: string): void; warn?(obj: unknown, msg: string): void },
 ): { stop(): Promise<void> } {
+  if (intervalSeconds <= 0) return { stop: async () => undefined };
   const sending = startEngineLoop({ runPass: (o) => engine.runSendPass(o) }, intervalSeconds, log, ENGINE_PASS_LABEL);
   const watching = startEngineLoop(
     { runPass: (o) => engine.runWatchPass({ ...o, dueWithinSeconds: intervalSeconds / 2 }) },
@@ -65,9 +71,11 @@ export function startEngineLoops(
     log,
     WATCH_PASS_LABEL,
   );
+  // Push listeners (IMAP IDLE) beside the loops, when the channel has one and it is on (OUTREACH_INBOX_IDLE).
+  const listening = engine.startListening?.({ warn: (o, m) => (log.warn ?? log.error).call(log, o, m) }) ?? [];
   return {
     async stop() {
-      await Promise.all([sending.stop(), watching.stop()]);
+      await Promise.all([sending.stop(), watching.stop(), ...listening.map((l) => l.stop())]);
     },
   };
 }

@@ -133,6 +133,10 @@ export interface Metrics {
   readonly webhookDeliveries: Counter<'outcome'>;
   readonly watcherPolls: Counter<'channel' | 'result'>;
   readonly sentCopies: Counter<'result'>;
+  readonly inboxIdleConnections: Gauge;
+  readonly inboxIdleReconnects: Counter;
+  readonly inboxIdleOldestSeconds: Gauge;
+  readonly inboxPushSeconds: Histogram;
   /** A recorder for requests of `route` (a route template, or UNMATCHED_ROUTE). */
   routeObserver(route: string): RouteObserver;
   /** Points the database gauges at `sources` (the last caller wins); the returned function lets go of them. */
@@ -183,6 +187,28 @@ export function createMetrics(): Metrics {
   });
 
   let sources: MetricsSources | null = null;
+  // IMAP IDLE (channels/email/inbox/idle.ts): what the listeners of this process hold, and how fast a push is applied.
+  const inboxIdleConnections = new Gauge({
+    name: 'outreach_inbox_idle_connections',
+    help: 'IMAP connections this process holds in IDLE on a mailbox INBOX',
+    registers: [registry],
+  });
+  const inboxIdleReconnects = new Counter({
+    name: 'outreach_inbox_idle_reconnects_total',
+    help: 'IDLE connections lost or refused and tried again later (with backoff and jitter)',
+    registers: [registry],
+  });
+  const inboxIdleOldestSeconds = new Gauge({
+    name: 'outreach_inbox_idle_oldest_seconds',
+    help: 'Age of the oldest IDLE connection this process holds (set at each shard renewal)',
+    registers: [registry],
+  });
+  const inboxPushSeconds = new Histogram({
+    name: 'outreach_inbox_push_seconds',
+    help: 'From the IMAP server announcing new mail (EXISTS) to the read that applied it having ended',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [registry],
+  });
   // Both outbox gauges come from one query: the registry collects every series at once, so the second collect()
   // finds the first one's query still in flight and shares it.
   let outboxRead: Promise<{ pending: number; oldestAgeSeconds: number }> | null = null;
@@ -230,6 +256,10 @@ export function createMetrics(): Metrics {
     webhookDeliveries,
     watcherPolls,
     sentCopies,
+    inboxIdleConnections,
+    inboxIdleReconnects,
+    inboxIdleOldestSeconds,
+    inboxPushSeconds,
     routeObserver(route) {
       // One cell per method and status class of this route, made on first use.
       const byMethod = new Map<string, HistogramCell[]>();

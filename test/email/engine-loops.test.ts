@@ -36,7 +36,7 @@ describe.skipIf(!dovecotAvailable())('the sending loop and the inbox loop', () =
   }, 60_000);
 
   it('a mailbox set to 2 s is read every 2 s (±10 %), not every 4 s', async () => {
-    w = await startMailboxWorld({ realClock: true, env: { ...SENDING_ENV, OUTREACH_INBOX_POLL_INTERVAL: 2 } });
+    w = await startMailboxWorld({ realClock: true, env: { ...SENDING_ENV, OUTREACH_INBOX_POLL_INTERVAL: 2, OUTREACH_INBOX_IDLE: '0' } });
     const world = w;
     // Each poll writes the mailbox's next poll one interval after it; a claim writes a 5-minute lease, left out here.
     const seen: number[] = [];

@@ -76,6 +76,12 @@ export interface DovecotOptions {
    * address as `user`. Password logins keep working for every user.
    */
   oauth2?: { introspectionUrl: string };
+  /**
+   * IMAP sessions one `imap` process serves (Dovecot's `service imap { client_limit }`; 1 by default). Many IDLE clients
+   * then share a few processes, and so a few inotify instances (`fs.inotify.max_user_instances`, 128 on most hosts):
+   * the test IDLE worlds set it instead of touching the machine's settings.
+   */
+  clientsPerProcess?: number;
 }
 
 export async function startDovecot(users: DovecotUser[], opts: DovecotOptions = {}): Promise<Dovecot> {
@@ -139,6 +145,8 @@ default_login_user = ${loginUser}
 first_valid_uid = ${Math.min(mailOwner.uid, 1)}
 first_valid_gid = 0
 mail_location = maildir:~/Maildir
+# IDLE: without inotify (or past its limits) Dovecot looks for new mail this often; the default is 30 s.
+mailbox_idle_check_interval = 1 secs
 mail_privileged_group =
 namespace inbox {
   inbox = yes
@@ -176,7 +184,19 @@ service auth {
   unix_listener auth-userdb {
     mode = 0666
   }
+}${
+    opts.clientsPerProcess && opts.clientsPerProcess > 1
+      ? `
+service imap {
+  client_limit = ${opts.clientsPerProcess}
 }
+service stats {
+  client_limit = 10000
+}
+default_client_limit = 10000
+`
+      : ''
+  }
 `;
   const confPath = path.join(dir, 'dovecot.conf');
   fs.writeFileSync(confPath, conf);

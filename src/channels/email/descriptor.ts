@@ -3,6 +3,7 @@ import { suppress } from '../../domain/suppression.js';
 import type { ChannelDescriptor, ResolvedBudget } from '../descriptor.js';
 import { emptyMailboxCounts, type ChannelDriver } from '../types.js';
 import { createSandboxDriver } from '../sandbox/driver.js';
+import { createIdleListener } from './inbox/idle.js';
 import { createInboxWatcher } from './inbox/watcher.js';
 import { createMailboxTokens } from './mailboxes/oauth-tokens.js';
 import { createMailboxEmailDriver } from './send/driver.js';
@@ -30,7 +31,18 @@ export const emailChannel: ChannelDescriptor = {
     const inbox = createInboxWatcher({
       ...mailboxes,
       tokens,
-      config: { pollIntervalSeconds: engine.inboxPollSeconds, maxMessageBytes: engine.inboxMaxMessageBytes, concurrency: engine.inboxConcurrency },
+      config: {
+        pollIntervalSeconds: engine.inboxPollSeconds,
+        reconcileSeconds: engine.inboxReconcileSeconds,
+        maxMessageBytes: engine.inboxMaxMessageBytes,
+        concurrency: engine.inboxConcurrency,
+      },
+    });
+    const idle = createIdleListener({
+      ...mailboxes,
+      tokens,
+      config: { leaseSeconds: engine.inboxIdleLeaseSeconds, concurrency: engine.inboxConcurrency },
+      read: inbox.pollMailbox,
     });
     const copies = createSentCopies({ ...mailboxes, tokens });
     const driver: ChannelDriver = {
@@ -40,6 +52,8 @@ export const emailChannel: ChannelDescriptor = {
         await inbox.watch(ctx);
         await copies.fileOwed(ctx.now, ctx.progress);
       },
+      // IMAP IDLE beside the inbox loop (OUTREACH_INBOX_IDLE): each mailbox read as soon as its server announces mail.
+      ...(engine.inboxIdle && { listen: (ctx) => idle.listen(ctx) }),
     };
     return driver;
   },

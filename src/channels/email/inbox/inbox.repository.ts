@@ -25,6 +25,8 @@ export interface PollMailbox {
   trustedAuthservId: string | null;
   /** Connected with OAuth: IMAP logs in with XOAUTH2 and a token from oauth-tokens.ts. */
   oauth: boolean;
+  /** A listener holds it in IDLE (idle.ts): polls are only the slow reconciliation then. */
+  idleHeld: boolean;
 }
 
 /**
@@ -38,30 +40,51 @@ export async function claimDueMailboxes(
 ): Promise<PollMailbox[]> {
   const now = p.now.toISOString();
   const dueBy = (p.dueBy ?? p.now).toISOString();
-  const { rows } = await sql<{
-    id: string;
-    workspace_id: string;
-    account_id: string;
-    address: string;
-    imap_url_enc: string;
-    health: MailboxHealth;
-    health_detail: string | null;
-    imap_uidvalidity: string | null;
-    imap_last_uid: string;
-    created_at: Date;
-    trusted_authserv_id: string | null;
-    oauth_provider: string | null;
-  }>`
+  const { rows } = await sql<PollMailboxRow>`
     WITH due AS (
       SELECT id FROM mailboxes WHERE next_poll_at <= ${dueBy}::timestamptz
       ORDER BY next_poll_at, id LIMIT ${p.limit} FOR UPDATE SKIP LOCKED
     )
     UPDATE mailboxes m SET next_poll_at = ${now}::timestamptz + make_interval(secs => ${p.leaseSeconds})
     FROM due WHERE m.id = due.id
-    RETURNING m.id, m.workspace_id, m.account_id, m.address, m.imap_url_enc, m.health, m.health_detail,
+    RETURNING ${POLL_COLUMNS}, m.idle_until > ${now}::timestamptz AS idle_held`.execute(db);
+  return rows.map((r) => toPollMailbox(cipher, r));
+}
+
+/**
+ * One mailbox as a poll reads it, whatever its schedule: an IDLE listener's read after the server announced new mail
+ * (idle.ts). No lease is taken: the once-only claim of each message and the forward-only position (saveLastUid) keep
+ * a read that overlaps a poll of another worker harmless. Null when the mailbox is gone.
+ */
+export async function loadPollMailbox(db: Database, cipher: TextCipher, mailboxId: string, now: Date): Promise<PollMailbox | null> {
+  const { rows } = await sql<PollMailboxRow>`
+    SELECT ${POLL_COLUMNS}, m.idle_until > ${now.toISOString()}::timestamptz AS idle_held
+    FROM mailboxes m WHERE m.id = ${mailboxId}`.execute(db);
+  return rows[0] ? toPollMailbox(cipher, rows[0]) : null;
+}
+
+interface PollMailboxRow {
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  address: string;
+  imap_url_enc: string;
+  health: MailboxHealth;
+  health_detail: string | null;
+  imap_uidvalidity: string | null;
+  imap_last_uid: string;
+  created_at: Date;
+  trusted_authserv_id: string | null;
+  oauth_provider: string | null;
+  idle_held: boolean | null;
+}
+
+const POLL_COLUMNS = sql.raw(`m.id, m.workspace_id, m.account_id, m.address, m.imap_url_enc, m.health, m.health_detail,
       m.imap_uidvalidity::text AS imap_uidvalidity, m.imap_last_uid::text AS imap_last_uid, m.created_at,
-      m.trusted_authserv_id, m.oauth_provider`.execute(db);
-  return rows.map((r) => ({
+      m.trusted_authserv_id, m.oauth_provider`);
+
+function toPollMailbox(cipher: TextCipher, r: PollMailboxRow): PollMailbox {
+  return {
     id: r.id,
     workspaceId: r.workspace_id,
     accountId: r.account_id,
@@ -74,16 +97,16 @@ export async function claimDueMailboxes(
     createdAt: new Date(r.created_at),
     trustedAuthservId: r.trusted_authserv_id,
     oauth: r.oauth_provider !== null,
-  }));
+    idleHeld: r.idle_held === true,
+  };
 }
 
-/** Where the next poll starts, and when it is due. */
+/**
+ * Where the next poll starts, and when it is due. The position only moves forward within one UIDVALIDITY (a poll and
+ * an IDLE listener's read may overlap); a new UIDVALIDITY replaces it.
+ */
 export async function savePollPosition(db: Database, p: { mailboxId: string; uidValidity: bigint; lastUid: number; nextPollAt: Date }): Promise<void> {
-  await db
-    .updateTable('mailboxes')
-    .set({ imap_uidvalidity: p.uidValidity.toString(), imap_last_uid: String(p.lastUid), next_poll_at: p.nextPollAt as never })
-    .where('id', '=', p.mailboxId)
-    .execute();
+  await sql`UPDATE mailboxes SET ${positionSet(p)}, next_poll_at = ${p.nextPollAt.toISOString()}::timestamptz WHERE id = ${p.mailboxId}`.execute(db);
 }
 
 /**
@@ -91,11 +114,13 @@ export async function savePollPosition(db: Database, p: { mailboxId: string; uid
  * poll that stops half-way resumes after the last message it finished, never before it.
  */
 export async function saveLastUid(db: Database, p: { mailboxId: string; uidValidity: bigint; lastUid: number }): Promise<void> {
-  await db
-    .updateTable('mailboxes')
-    .set({ imap_uidvalidity: p.uidValidity.toString(), imap_last_uid: String(p.lastUid) })
-    .where('id', '=', p.mailboxId)
-    .execute();
+  await sql`UPDATE mailboxes SET ${positionSet(p)} WHERE id = ${p.mailboxId}`.execute(db);
+}
+
+function positionSet(p: { uidValidity: bigint; lastUid: number }) {
+  const v = p.uidValidity.toString();
+  return sql`imap_last_uid = CASE WHEN imap_uidvalidity = ${v}::bigint THEN GREATEST(imap_last_uid, ${p.lastUid}::bigint) ELSE ${p.lastUid}::bigint END,
+    imap_uidvalidity = ${v}::bigint`;
 }
 
 export async function setNextPoll(db: Database, mailboxId: string, nextPollAt: Date): Promise<void> {

@@ -29,6 +29,8 @@ export interface InboxConfig {
   pollIntervalSeconds: number;
   /** Messages handled per mailbox per pass; more wait for the next pass (due at once). */
   maxMessagesPerPoll?: number;
+  /** Seconds between two polls of a mailbox held in IDLE (the reconciliation); default: pollIntervalSeconds. */
+  reconcileSeconds?: number;
   /** Mailboxes read at once (OUTREACH_INBOX_CONCURRENCY); default 4. */
   concurrency?: number;
   /** Mailboxes claimed per round; default twice the concurrency, at least 16. */
@@ -193,6 +195,8 @@ export function createInboxWatcher(deps: InboxDeps) {
     const { now } = ctx;
     const counts = emptyMailboxCounts();
     const later = (s: number) => new Date(now.getTime() + s * 1000);
+    // A mailbox held in IDLE is heard when mail arrives; its polls are the slow reconciliation.
+    const period = mb.idleHeld ? (config.reconcileSeconds ?? config.pollIntervalSeconds) : config.pollIntervalSeconds;
     if (!mb.imapUrl) {
       counts.error = 'mailbox_unreadable';
       await repo.setNextPoll(db, mb.id, later(AUTH_FAILED_BACKOFF_SECONDS));
@@ -240,7 +244,7 @@ export function createInboxWatcher(deps: InboxDeps) {
         if (known && mb.uidValidity === uidValidity) {
           // Nothing new: one SELECT, no FETCH, whatever the INBOX holds.
           if (uidNext > 0 && uidNext - 1 <= mb.lastUid) {
-            await repo.savePollPosition(db, { mailboxId: mb.id, uidValidity, lastUid: mb.lastUid, nextPollAt: later(config.pollIntervalSeconds) });
+            await repo.savePollPosition(db, { mailboxId: mb.id, uidValidity, lastUid: mb.lastUid, nextPollAt: later(period) });
             return counts;
           }
           const found = await client.search({ uid: `${mb.lastUid + 1}:*` }, { uid: true });
@@ -278,7 +282,7 @@ export function createInboxWatcher(deps: InboxDeps) {
         mailboxId: mb.id,
         uidValidity,
         lastUid,
-        nextPollAt: more ? new Date(now.getTime() + 1) : later(config.pollIntervalSeconds),
+        nextPollAt: more ? new Date(now.getTime() + 1) : later(period),
       });
       return counts;
     } finally {

@@ -1,4 +1,4 @@
-import { ImapFlow } from 'imapflow';
+import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { Database } from '../../../db/database.js';
 import { isAuthError } from '../inbox/inbox-rules.js';
 import { imapClientOptions } from './mailboxes.service.js';
@@ -14,7 +14,8 @@ export async function openImap(p: {
   mailbox: { id: string; oauth: boolean };
   tokens?: MailboxTokens;
   db?: Database;
-  timeouts?: { connectionTimeout: number; greetingTimeout: number };
+  /** Over the connection's defaults: timeouts, and for a listener IDLE's own (idle.ts). */
+  options?: Partial<ImapFlowOptions>;
 }): Promise<ImapFlow> {
   let accessToken: string | undefined;
   if (p.mailbox.oauth) {
@@ -22,7 +23,7 @@ export async function openImap(p: {
     accessToken = await p.tokens.accessToken(p.mailbox.id, p.db);
   }
   const connect = async (token: string | undefined) => {
-    const client = new ImapFlow({ ...imapClientOptions(p.imapUrl, token), ...p.timeouts });
+    const client = new ImapFlow({ ...imapClientOptions(p.imapUrl, token), ...p.options });
     client.on('error', () => {
       /* surfaced by the awaited calls */
     });

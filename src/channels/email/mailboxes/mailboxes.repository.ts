@@ -111,6 +111,10 @@ export async function upsertMailbox(
     health_checked_at: health === 'unknown' ? null : new Date(),
     // Saved again (a fixed password, say): its INBOX is read on the next pass, not after a failure's back-off.
     next_poll_at: new Date() as never,
+    // Its IDLE listener lets go on its next renewal, and a listener opens it again with what was saved (idle.ts).
+    idle_owner: null,
+    idle_until: null,
+    imap_idle: null,
   };
   const saved = await db
     .insertInto('mailboxes')

@@ -17,7 +17,7 @@ export function createSentFolder(tokens: MailboxTokens) {
       imapUrl: mailbox.imapUrl!,
       mailbox: { id: mailbox.id, oauth: mailbox.oauth !== null },
       tokens,
-      timeouts: { connectionTimeout: IMAP_TIMEOUT_MS, greetingTimeout: IMAP_TIMEOUT_MS },
+      options: { connectionTimeout: IMAP_TIMEOUT_MS, greetingTimeout: IMAP_TIMEOUT_MS },
     });
     try {
       return await run(client);
