@@ -142,6 +142,8 @@ export interface EngineConfig {
   readonly inboxIdle: boolean;
   /** Seconds between two reconciliation polls of a mailbox held in IDLE (OUTREACH_INBOX_RECONCILE_INTERVAL). */
   readonly inboxReconcileSeconds: number;
+  /** The most mailboxes one worker holds in IDLE (OUTREACH_INBOX_IDLE_MAX); past it they are polled. */
+  readonly inboxIdleMax: number;
   /** Seconds a worker's hold on its IDLE mailboxes lasts unrenewed (OUTREACH_INBOX_IDLE_LEASE): a crashed worker's are taken over after it. */
   readonly inboxIdleLeaseSeconds: number;
   /** Of one INBOX message, at most this many bytes are downloaded; past it, it is read from its headers and first parts. */
@@ -216,6 +218,7 @@ function engineConfigOf(e: Env): EngineConfig {
     inboxIdle: e.OUTREACH_INBOX_IDLE === '1',
     inboxReconcileSeconds: e.OUTREACH_INBOX_RECONCILE_INTERVAL,
     inboxIdleLeaseSeconds: e.OUTREACH_INBOX_IDLE_LEASE,
+    inboxIdleMax: e.OUTREACH_INBOX_IDLE_MAX,
     inboxMaxMessageBytes: e.OUTREACH_INBOX_MAX_MESSAGE_BYTES,
     xPollSeconds: e.OUTREACH_X_POLL_INTERVAL,
     pacing: Object.freeze({

@@ -41,6 +41,7 @@ export const EnvSchema = Type.Object({
   OUTREACH_INBOX_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
   OUTREACH_INBOX_IDLE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '1' }),
   OUTREACH_INBOX_RECONCILE_INTERVAL: Type.Integer({ minimum: 1, default: 900 }),
+  OUTREACH_INBOX_IDLE_MAX: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
   OUTREACH_INBOX_IDLE_LEASE: Type.Integer({ minimum: 3, maximum: 3600, default: 60 }),
   OUTREACH_SMTP_IDLE_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 100_000, default: 256 }),
   OUTREACH_INBOX_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 65_536, default: 2_097_152 }),

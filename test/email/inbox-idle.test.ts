@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { dovecotAvailable } from '../helpers/dovecot.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { clientPidsByPort, startOutreach, until, type OutreachProcess } from '../helpers/worker-process.js';
@@ -90,6 +90,83 @@ describe.skipIf(!dovecotAvailable())('IMAP IDLE: 200 mailboxes on one worker', (
     expect(still).toEqual([]);
     expect((await connections.get()).values[0]?.value).toBe(before);
   }, 180_000);
+});
+
+describe.skipIf(!dovecotAvailable())('IMAP IDLE: a dropped connection, and a server without IDLE', () => {
+  let w: IdleWorld | undefined;
+  let listening: Listening[] = [];
+  afterEach(async () => {
+    await Promise.all(listening.map((l) => l.stop()));
+    listening = [];
+    await w?.close();
+    w = undefined;
+  });
+
+  it('connections dropped by the network come back (counted), and a reply that came while they were down is read on their return', async () => {
+    w = await startIdleWorld({ mailboxes: 3, proxy: true, env: { OUTREACH_INBOX_IDLE_LEASE: 6 } });
+    const world = w;
+    listening = world.t.services.engine.startListening(silent);
+    await until('3 mailboxes in IDLE', () => listening[0].held().length === 3, 30_000);
+    const reconnects = async () => (await metrics().inboxIdleReconnects.get()).values[0]?.value ?? 0;
+    const before = await reconnects();
+    const lead = await world.emailedLead(world.boxes[1]);
+    world.proxy!.cut();
+    // Delivered straight to Dovecot while the listener has no connection to announce it.
+    await world.reply(world.boxes[1], lead);
+    expect(listening[0].held().length).toBeLessThan(3);
+    const started = Date.now();
+    await until('the reply read after the reconnect', async () => (await world.replied([lead.leadId])).size === 1, 10_000);
+    console.log(`IDLE: a reply sent while the connections were down read ${Date.now() - started} ms after the cut`);
+    await until('3 mailboxes in IDLE again', () => listening[0].held().length === 3, 10_000);
+    expect(await reconnects()).toBeGreaterThanOrEqual(before + 3);
+    // And they listen again: a reply now is heard by IDLE.
+    const [again] = await replyAndTime(world, [world.boxes[2]], 1);
+    expect(again).toBeLessThanOrEqual(5000);
+  }, 60_000);
+
+  it('a server that does not announce IDLE is marked, let go, and polled at the poll interval', async () => {
+    w = await startIdleWorld({
+      mailboxes: 2,
+      dovecot: { capability: 'IMAP4rev1 LITERAL+ SASL-IR LOGIN-REFERRALS ID ENABLE UIDPLUS ESEARCH' },
+      env: { OUTREACH_INBOX_IDLE_LEASE: 6, OUTREACH_INBOX_POLL_INTERVAL: 60 },
+    });
+    const world = w;
+    listening = world.t.services.engine.startListening(silent);
+    const marked = () => world.t.db.selectFrom('mailboxes').select(['id', 'imap_idle', 'idle_owner']).where('workspace_id', '=', world.workspaceId).execute();
+    await until('both mailboxes marked without IDLE', async () => (await marked()).every((m) => m.imap_idle === false), 20_000);
+    expect((await marked()).map((m) => m.idle_owner)).toEqual([null, null]);
+    await sleep(2500);
+    expect(listening[0].held()).toEqual([]);
+    // Polled: a reply is heard by the inbox loop's pass, and the next poll is one poll interval later (no reconciliation).
+    const lead = await world.emailedLead(world.boxes[0]);
+    await world.reply(world.boxes[0], lead);
+    const at = Date.now();
+    await world.t.services.engine.runWatchPass({ now: new Date(at) });
+    expect((await world.replied([lead.leadId])).size).toBe(1);
+    const row = await world.t.db.selectFrom('mailboxes').select('next_poll_at').where('id', '=', world.boxes[0].id).executeTakeFirstOrThrow();
+    expect(Math.round((new Date(row.next_poll_at).getTime() - at) / 1000)).toBe(60);
+  }, 60_000);
+
+  it('saving a mailbox again lets its listener go, and a listener opens it again with what was saved', async () => {
+    w = await startIdleWorld({ mailboxes: 1, env: { OUTREACH_INBOX_IDLE_LEASE: 3 } });
+    const world = w;
+    listening = world.t.services.engine.startListening(silent);
+    await until('the mailbox in IDLE', () => listening[0].held().length === 1, 20_000);
+    const [box] = world.boxes;
+    await world.t.services.mailboxes.add({
+      workspaceId: world.workspaceId,
+      accountId: box.accountId,
+      address: box.address,
+      smtpUrl: 'smtp://127.0.0.1:2525',
+      imapUrl: world.dovecot.url(box.user),
+      skipCheck: true,
+    });
+    const owner = async () => (await world.t.db.selectFrom('mailboxes').select('idle_owner').where('id', '=', box.id).executeTakeFirstOrThrow()).idle_owner;
+    expect(await owner()).toBeNull();
+    await until('held again', async () => (await owner()) !== null && listening[0].held().length === 1, 10_000);
+    const [heard] = await replyAndTime(world, [box], 1);
+    expect(heard).toBeLessThanOrEqual(5000);
+  }, 60_000);
 });
 
 // Two `outreach worker` processes share the database: PostgreSQL only.

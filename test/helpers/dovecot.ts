@@ -82,6 +82,8 @@ export interface DovecotOptions {
    * the test IDLE worlds set it instead of touching the machine's settings.
    */
   clientsPerProcess?: number;
+  /** The capabilities announced after login (`imap_capability`), to stand for a server without some of them (IDLE). */
+  capability?: string;
 }
 
 export async function startDovecot(users: DovecotUser[], opts: DovecotOptions = {}): Promise<Dovecot> {
@@ -147,7 +149,7 @@ first_valid_gid = 0
 mail_location = maildir:~/Maildir
 # IDLE: without inotify (or past its limits) Dovecot looks for new mail this often; the default is 30 s.
 mailbox_idle_check_interval = 1 secs
-mail_privileged_group =
+${opts.capability ? `imap_capability = ${opts.capability}\n` : ''}mail_privileged_group =
 namespace inbox {
   inbox = yes
   separator = /

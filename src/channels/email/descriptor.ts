@@ -41,7 +41,7 @@ export const emailChannel: ChannelDescriptor = {
     const idle = createIdleListener({
       ...mailboxes,
       tokens,
-      config: { leaseSeconds: engine.inboxIdleLeaseSeconds, concurrency: engine.inboxConcurrency },
+      config: { leaseSeconds: engine.inboxIdleLeaseSeconds, concurrency: engine.inboxConcurrency, maxHeld: engine.inboxIdleMax },
       read: inbox.pollMailbox,
     });
     const copies = createSentCopies({ ...mailboxes, tokens });

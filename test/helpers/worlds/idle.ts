@@ -1,6 +1,7 @@
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../build-test-app.js';
 import { insertLead, insertMessagingAccount, insertSequence } from '../factories.js';
-import { startDovecot, type Dovecot } from '../dovecot.js';
+import { startDovecot, type Dovecot, type DovecotOptions } from '../dovecot.js';
+import { startDelayProxy } from '../delay-proxy.js';
 import { ADMIN } from '../world-fixtures.js';
 import { DAY, INBOX_STEPS, raw } from './mailbox.js';
 import type { Env } from '../../../src/config/config.js';
@@ -21,6 +22,8 @@ export interface IdleBox {
 export interface IdleWorld {
   t: TestApp;
   dovecot: Dovecot;
+  /** With `proxy`: the mailboxes' IMAP goes through it (no delay), and `cut()` drops every connection at once. */
+  proxy?: { cut(): void };
   workspaceId: string;
   boxes: IdleBox[];
   /** A lead e-mailed a day ago from `box` (step 0 on record with its Message-ID). */
@@ -32,9 +35,17 @@ export interface IdleWorld {
   close(): Promise<void>;
 }
 
-export async function startIdleWorld(o: { mailboxes: number; env?: Partial<Env>; cipher?: TextCipher }): Promise<IdleWorld> {
+export async function startIdleWorld(o: {
+  mailboxes: number;
+  env?: Partial<Env>;
+  cipher?: TextCipher;
+  dovecot?: DovecotOptions;
+  proxy?: boolean;
+}): Promise<IdleWorld> {
   const users = Array.from({ length: o.mailboxes }, (_, i) => ({ user: `box${i}`, pass: `box${i}-imap-pw-${i}3` }));
-  const dovecot = await startDovecot(users, { clientsPerProcess: 50 });
+  const dovecot = await startDovecot(users, { clientsPerProcess: 50, ...o.dovecot });
+  const proxy = o.proxy ? await startDelayProxy(dovecot.port, 0) : null;
+  const imapUrl = (user: string) => (proxy ? dovecot.url(user).replace(`:${dovecot.port}`, `:${proxy.port}`) : dovecot.url(user));
   const t = await buildTestApp({
     env: { OUTREACH_ADMIN_TOKEN: ADMIN, OUTREACH_INBOX_POLL_INTERVAL: 3600, OUTREACH_INBOX_RECONCILE_INTERVAL: 3600, ...o.env },
     realClock: true,
@@ -51,7 +62,7 @@ export async function startIdleWorld(o: { mailboxes: number; env?: Partial<Env>;
       accountId,
       address,
       smtpUrl: 'smtp://127.0.0.1:2525',
-      imapUrl: dovecot.url(u.user),
+      imapUrl: imapUrl(u.user),
       skipCheck: true,
     });
     boxes.push({ id: view.id, accountId, user: u.user, address });
@@ -60,6 +71,7 @@ export async function startIdleWorld(o: { mailboxes: number; env?: Partial<Env>;
   return {
     t,
     dovecot,
+    ...(proxy && { proxy }),
     workspaceId: ws.workspaceId,
     boxes,
     async emailedLead(box) {
@@ -118,6 +130,7 @@ export async function startIdleWorld(o: { mailboxes: number; env?: Partial<Env>;
     },
     async close() {
       await t.close();
+      await proxy?.close();
       await dovecot.stop();
     },
   };

@@ -21,6 +21,8 @@ export interface IdleConfig {
   leaseSeconds: number;
   /** Connections opened, and mailboxes read, at once (OUTREACH_INBOX_CONCURRENCY). */
   concurrency: number;
+  /** The most mailboxes one listener holds (OUTREACH_INBOX_IDLE_MAX), whatever its share; the rest are polled. */
+  maxHeld?: number;
 }
 
 export interface IdleDeps {
@@ -28,12 +30,20 @@ export interface IdleDeps {
   cipher: TextCipher;
   tokens?: MailboxTokens;
   config: IdleConfig;
-  /** Today's read path (watcher.ts pollMailbox): what arrived since the saved position, one message at a time. */
-  read(mailbox: PollMailbox, ctx: WatchContext): Promise<MailboxPassCounts>;
+  /**
+   * Today's read path (watcher.ts pollMailbox): what arrived since the saved position, one message at a time, over
+   * `via` (the mailbox's IDLE connection, INBOX selected) when it is open.
+   */
+  read(mailbox: PollMailbox, ctx: WatchContext, via?: ImapFlow): Promise<MailboxPassCounts>;
 }
 
 /** RFC 2177: a client re-issues IDLE at least every 29 minutes; this one does at 25. */
 export const IDLE_REISSUE_MS = 25 * 60_000;
+/**
+ * IDLE starts this long after the connection's last command: a read's commands (SEARCH, FETCH, with database work
+ * between them) do not each pay a DONE round trip, and mail that arrives meanwhile is announced when IDLE starts.
+ */
+export const IDLE_AFTER_MS = 200;
 /** A connection that failed is tried again after 1 s, 2 s, 4 s… up to this, each with ±50 % jitter. */
 export const IDLE_RECONNECT_MAX_MS = 300_000;
 
@@ -118,7 +128,8 @@ export function createIdleListener(deps: IdleDeps) {
           h.pushedAt = null;
           const mb = await loadPollMailbox(db, cipher, h.id, new Date());
           if (!mb || h.dropped) return;
-          const counts = await deps.read(mb, ctx.context(new Date()));
+          // Over the IDLE connection itself (imapflow leaves IDLE for the commands and enters it again after): no login.
+          const counts = await deps.read(mb, ctx.context(new Date()), h.client ?? undefined);
           m.watcherPolls.inc({ channel: 'email', result: pollResultLabel(counts) });
           if (pushedAt !== null) m.inboxPushSeconds.observe((Date.now() - pushedAt) / 1000);
         } while (h.again && !h.dropped && !stopped);
@@ -146,7 +157,7 @@ export function createIdleListener(deps: IdleDeps) {
             mailbox: mb,
             tokens: deps.tokens,
             db,
-            options: { autoIdleDelay: 0, maxIdleTime: IDLE_REISSUE_MS, connectionTimeout: 30_000, greetingTimeout: 16_000 },
+            options: { autoIdleDelay: IDLE_AFTER_MS, maxIdleTime: IDLE_REISSUE_MS, connectionTimeout: 30_000, greetingTimeout: 16_000 },
           });
         } catch (e) {
           // A refused login is the poll path's to report (it marks the mailbox's health, which lets it out of IDLE).
@@ -202,7 +213,7 @@ export function createIdleListener(deps: IdleDeps) {
     async function rebalance() {
       const now = new Date();
       const alive = await shard.beat(db, me, now, holdSeconds);
-      const target = Math.ceil((await shard.countListenable(db)) / alive);
+      const target = Math.min(config.maxHeld ?? Infinity, Math.ceil((await shard.countListenable(db)) / alive));
       const still = await shard.renewHeld(db, me, now, holdSeconds);
       const kept = new Set(still);
       // Held here but no more in the database (its lease ran out and another listener took it).

@@ -191,7 +191,12 @@ export function createInboxWatcher(deps: InboxDeps) {
     else if (o === 'unmatched' || o === 'ignored' || o === 'delivery_report') c.unmatched += 1;
   }
 
-  async function pollMailbox(mb: repo.PollMailbox, ctx: WatchContext): Promise<MailboxPassCounts> {
+  /**
+   * Reads what arrived in one mailbox's INBOX since its saved position, and saves the position and the next poll.
+   * `via`: a connection already logged in with INBOX selected (an IDLE listener's, idle.ts), used instead of a login of
+   * its own and left open; without it the poll logs in, and logs out after.
+   */
+  async function pollMailbox(mb: repo.PollMailbox, ctx: WatchContext, via?: ImapFlow): Promise<MailboxPassCounts> {
     const { now } = ctx;
     const counts = emptyMailboxCounts();
     const later = (s: number) => new Date(now.getTime() + s * 1000);
@@ -213,7 +218,7 @@ export function createInboxWatcher(deps: InboxDeps) {
     };
     try {
       try {
-        client = await openImap({ imapUrl: url, mailbox: mb, tokens: deps.tokens, db });
+        client = via ?? (await openImap({ imapUrl: url, mailbox: mb, tokens: deps.tokens, db }));
       } catch (e) {
         // A refused OAuth refresh has marked the mailbox (reconnect it); a provider out of reach is tried later.
         if (e instanceof MailboxOauthRefusedError || e instanceof MailboxOauthUnavailableError) {
@@ -238,12 +243,15 @@ export function createInboxWatcher(deps: InboxDeps) {
       let uids: number[];
       const known = mb.uidValidity !== null;
       try {
-        const box = await client.mailboxOpen('INBOX', { readOnly: true });
+        // A borrowed connection has INBOX selected already; its UIDNEXT is as of that SELECT, so it always searches.
+        const selected = via?.mailbox && via.mailbox.path === 'INBOX' ? via.mailbox : null;
+        if (via && !selected) throw new ConnectionLost('INBOX not selected');
+        const box = selected ?? (await client.mailboxOpen('INBOX', { readOnly: true }));
         uidValidity = BigInt(box.uidValidity);
         uidNext = Number(box.uidNext ?? 0);
         if (known && mb.uidValidity === uidValidity) {
           // Nothing new: one SELECT, no FETCH, whatever the INBOX holds.
-          if (uidNext > 0 && uidNext - 1 <= mb.lastUid) {
+          if (!selected && uidNext > 0 && uidNext - 1 <= mb.lastUid) {
             await repo.savePollPosition(db, { mailboxId: mb.id, uidValidity, lastUid: mb.lastUid, nextPollAt: later(period) });
             return counts;
           }
@@ -275,7 +283,7 @@ export function createInboxWatcher(deps: InboxDeps) {
         lastUid = Math.max(lastUid, uid);
         await repo.saveLastUid(db, { mailboxId: mb.id, uidValidity, lastUid });
       }
-      await client.logout().catch(() => undefined);
+      if (!via) await client.logout().catch(() => undefined);
       if (!sameBox && uids.length === 0) lastUid = Math.max(0, uidNext - 1);
       const more = uids.length > batch.length;
       await repo.savePollPosition(db, {
@@ -286,7 +294,7 @@ export function createInboxWatcher(deps: InboxDeps) {
       });
       return counts;
     } finally {
-      (client as ImapFlow | undefined)?.close();
+      if (!via) (client as ImapFlow | undefined)?.close();
     }
   }
 
