@@ -52,7 +52,8 @@ export function startEngineLoop(
  * (observations, due steps, discovery) and the inbox loop (every watching channel's accounts that are due). Apart, a
  * due send never waits behind a sweep of many mailboxes, and a slow IMAP server slows only the inbox loop. The inbox
  * loop's pass polls each account due within half an interval, so an account is read every configured interval and
- * not every second one. Each loop beats on its own (engine/heartbeat.ts).
+ * not every second one. Each loop beats on its own (engine/heartbeat.ts). Beside them run the channels' push
+ * listeners (IMAP IDLE: channels/email/inbox/idle.ts), stopped with the loops.
  */
 export function startEngineLoops(
   engine: {
