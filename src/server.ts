@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { ConfigError, describeDatabase, type Config } from './config/config.js';
 import { createDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { initialSnapshotFor } from './db/initial-snapshot.js';
+import { unpackInitialSnapshot } from './db/initial-snapshot.js';
 import { systemClock } from './lib/clock.js';
 import { randomToken } from './lib/ids.js';
 import { resolveTextCipher, verifyEncryptionKey } from './lib/encryption-key.js';
@@ -54,7 +54,7 @@ export async function openDatabase(config: Config, logger?: { warn(obj: object, 
   }
 }
 
-function createDatabaseFor(config: Config, logger?: { warn(obj: object, msg: string): void }): Promise<DatabaseHandle> {
+async function createDatabaseFor(config: Config, logger?: { warn(obj: object, msg: string): void }): Promise<DatabaseHandle> {
   if (config.database.kind === 'postgres') {
     return createDatabase({
       kind: 'postgres',
@@ -64,7 +64,9 @@ function createDatabaseFor(config: Config, logger?: { warn(obj: object, msg: str
         logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection dropped; it will be replaced'),
     });
   }
-  return createDatabase({ kind: 'pglite', dataDir: config.database.dataDir, loadDataDir: initialSnapshotFor(config.database.dataDir) });
+  // A new data directory starts from the build's snapshot, unpacked to disk; PGlite then opens it as on a restart.
+  await unpackInitialSnapshot(config.database.dataDir);
+  return createDatabase({ kind: 'pglite', dataDir: config.database.dataDir });
 }
 
 async function createRateLimitStore(config: Config): Promise<RateLimitStore> {

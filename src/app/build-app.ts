@@ -11,7 +11,7 @@ import { newId } from '../lib/ids.js';
 import { AppError } from '../lib/errors.js';
 import { createAuthHook, requireRouteAction } from './plugins/auth.js';
 import { drainRefusedBody, handleClientError, checkRequestUrl, serializeRequest } from './plugins/http-edge.js';
-import { formatSchemaErrors, validatorCompiler } from './validation.js';
+import { buildLazySerializer, formatSchemaErrors, validatorCompiler } from './validation.js';
 import { registerDeprecationHeaders } from './plugins/deprecation.js';
 import { createMemoryRateLimitStore } from './plugins/rate-limit.js';
 import { registerDocs } from './plugins/docs.js';
@@ -67,6 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<AppInstance> {
     // which the console's sign-in limit keys on); from anyone else it is ignored.
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
     schemaErrorFormatter: formatSchemaErrors,
+    schemaController: { compilersFactory: { buildSerializer: buildLazySerializer } },
     // Node's parser refusals (URL or headers over 16 KiB, malformed requests) get the project's JSON error body.
     clientErrorHandler: handleClientError,
     // Every request log line serializes the request through here, so credential query parameters never reach a log.

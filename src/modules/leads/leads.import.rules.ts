@@ -89,9 +89,10 @@ export function valuesOf(cells: Record<string, string>, columns: Record<LeadFiel
 // The world file's rules for these fields (its lead object), so an imported lead and a seeded one obey the same.
 const worldField = (name: keyof typeof WorldLeadSchema.properties) => compileStrict(Type.Object({ v: WorldLeadSchema.properties[name] }));
 const CHECKS: Record<LeadField, { valid: (v: string) => boolean; what: string }> = (() => {
+  // Each compiled when an import first checks the field, not at start-up.
   const check = (name: keyof typeof WorldLeadSchema.properties) => {
-    const validate = worldField(name);
-    return (v: string) => validate({ v }) === true;
+    let validate: ReturnType<typeof worldField> | null = null;
+    return (v: string) => (validate ??= worldField(name))({ v }) === true;
   };
   const text = check('person');
   const email = check('email');
