@@ -28,35 +28,45 @@ const BRANCHING = steps(
   step('email', { id: 'back', subject: null, message: 'Welcome back, {{firstName}}' }),
 );
 
-describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real Dovecot and SMTP)', () => {
+/**
+ * A mailbox world running `branching` (its own Dovecot and SMTP receiver for the describe block), an engine clock of
+ * its own, and readers of a lead: its row, its view in GET /leads (path, outcome) and the bodies sent to an address.
+ */
+function useBranchWorld(branching: unknown[]) {
   let w: MailboxWorld;
   // The mailbox is due for its first read from when it was added, so the clock starts at the real time.
   let clock = Date.now();
-
   beforeAll(async () => {
     w = await startMailboxWorld({
       env: { ...SENDING_ENV, OUTREACH_INBOX_POLL_INTERVAL: 60, OUTREACH_ENGINE_OOO_RESUME_DAYS: RESUME_DAYS },
       energy: 1_000,
-      steps: BRANCHING,
+      steps: branching,
     });
   }, 60_000);
   afterAll(async () => w?.close());
-
-  const tick = (advanceMs = 120_000) => engineTick(w.t, (clock += advanceMs));
-  const lead = (id: string) => w.t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const view = async (id: string) => {
-    const res = await w.t.app.inject({ method: 'GET', url: '/api/v1/leads?limit=500', headers: w.ws.auth });
-    expect(res.statusCode, res.body).toBe(200);
-    return (res.json().leads as Record<string, any>[]).find((l) => l.id === id)!;
+  return {
+    world: () => w,
+    now: () => clock,
+    tick: (advanceMs = 120_000) => engineTick(w.t, (clock += advanceMs)),
+    lead: (id: string) => w.t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    view: async (id: string) => {
+      const res = await w.t.app.inject({ method: 'GET', url: '/api/v1/leads?limit=500', headers: w.ws.auth });
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json().leads as Record<string, any>[]).find((l) => l.id === id)!;
+    },
+    bodiesTo: (email: string) => w.smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.raw.toString()),
   };
-  const bodiesTo = (email: string) => w.smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.raw.toString());
+}
+
+describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real Dovecot and SMTP)', () => {
+  const { world, now, tick, lead, view, bodiesTo } = useBranchWorld(BRANCHING);
 
   /** A lead the engine e-mails now (step "first", over SMTP); answers it with the Message-ID that e-mail carried. */
   async function emailed(local: string) {
     const email = `${local}@initech.example`;
-    const id = await insertSendingLead(w, email, new Date(clock));
+    const id = await insertSendingLead(world(), email, new Date(now()));
     await tick();
-    const sent = await w.t.db.selectFrom('email_messages').select('message_id').where('lead_id', '=', id).where('direction', '=', 'out').execute();
+    const sent = await world().t.db.selectFrom('email_messages').select('message_id').where('lead_id', '=', id).where('direction', '=', 'out').execute();
     expect(sent).toHaveLength(1);
     expect(await lead(id)).toMatchObject({ current_step: 0, waiting_for: 'branch' });
     return { id, email, messageId: sent[0].message_id };
@@ -64,12 +74,12 @@ describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real
 
   it('bounced: a 5.x.x DSN routes the waiting lead to its exit edge; the address is suppressed and nothing more goes', async () => {
     const { id, email, messageId } = await emailed('gone');
-    await w.dovecot.deliver('dana', deliveryReport({ original: messageId, recipient: email, status: '5.1.1' }));
-    expect((await tick()).mailboxes?.[w.mailboxId]).toMatchObject({ bounces: 1 });
+    await world().dovecot.deliver('dana', deliveryReport({ original: messageId, recipient: email, status: '5.1.1' }));
+    expect((await tick()).mailboxes?.[world().mailboxId]).toMatchObject({ bounces: 1 });
     const v = await view(id);
     expect(v).toMatchObject({ sequenceDone: true, outcome: 'exit' });
     expect(v.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'exit', toStep: null, values: { bounced: true, withinDays: 3 } }]);
-    const sup = await w.t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute();
+    const sup = await world().t.db.selectFrom('suppressed_addresses').select('reason').where('address', '=', email).execute();
     expect(sup).toMatchObject([{ reason: 'bounced_hard' }]);
     await tick(4 * DAY);
     expect(bodiesTo(email)).toHaveLength(1);
@@ -77,7 +87,7 @@ describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real
 
   it('out of office: the lead waits until they are back, then takes the outOfOffice edge (not the bump)', async () => {
     const { id, email, messageId } = await emailed('away');
-    await w.dovecot.deliver(
+    await world().dovecot.deliver(
       'dana',
       raw(
         {
@@ -87,15 +97,15 @@ describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real
           'Auto-Submitted': 'auto-replied',
           'In-Reply-To': messageId,
           'Message-ID': `<ooo-${id}@initech.example>`,
-          Date: new Date(clock).toUTCString(),
+          Date: new Date(now()).toUTCString(),
         },
         'I am out of the office until next week, with limited access to e-mail.',
       ),
     );
-    expect((await tick()).mailboxes?.[w.mailboxId]).toMatchObject({ outOfOffice: 1, replies: 0 });
+    expect((await tick()).mailboxes?.[world().mailboxId]).toMatchObject({ outOfOffice: 1, replies: 0 });
     const snoozed = await lead(id);
     expect(snoozed).toMatchObject({ waiting_for: 'branch', automation_stopped: false });
-    expect(new Date(snoozed.next_action_at!).getTime()).toBeGreaterThanOrEqual(clock + RESUME_DAYS * DAY - 5 * 60_000);
+    expect(new Date(snoozed.next_action_at!).getTime()).toBeGreaterThanOrEqual(now() + RESUME_DAYS * DAY - 5 * 60_000);
     // Not yet back: nothing is decided and nothing goes.
     await tick(DAY);
     expect((await view(id)).path ?? []).toEqual([]);
@@ -118,5 +128,105 @@ describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real
       { fromStep: 1, edge: null, goto: 'exit', toStep: null, values: {} },
     ]);
     expect(bodiesTo(email).map((b) => b.includes('Following up'))).toEqual([false, true]);
+  });
+});
+
+/** The same two conditions asked the other way: `bounced: false` and `outOfOffice: false`, each within 2 days. */
+const NEGATED = steps(
+  step('email', {
+    id: 'first',
+    subject: 'Quick question',
+    message: 'Hi {{firstName}}',
+    next: [{ if: { bounced: false }, withinDays: 2, goto: 'check' }],
+    else: 'exit',
+  }),
+  step('email', {
+    id: 'check',
+    subject: null,
+    message: 'Still there, {{firstName}}?',
+    next: [{ if: { outOfOffice: false }, withinDays: 2, goto: 'last' }],
+    else: 'exit',
+  }),
+  step('email', { id: 'last', subject: null, message: 'Last note, {{firstName}}' }),
+);
+
+describe.skipIf(!dovecotAvailable())('bounced: false and outOfOffice: false, heard in the inbox (real Dovecot and SMTP)', () => {
+  const { world, now, tick, lead, view, bodiesTo } = useBranchWorld(NEGATED);
+  const lastMessageId = async (id: string) =>
+    (
+      await world()
+        .t.db.selectFrom('email_messages')
+        .select('message_id')
+        .where('lead_id', '=', id)
+        .where('direction', '=', 'out')
+        .orderBy('sent_at', 'desc')
+        .executeTakeFirstOrThrow()
+    ).message_id;
+
+  it('no bounce, then no out-of-office: each false edge waits out its window (not yet known), then holds (timed out), to the last step', async () => {
+    const email = 'steady@initech.example';
+    const id = await insertSendingLead(world(), email, new Date(now()));
+    await tick();
+    await tick(DAY);
+    expect(await lead(id)).toMatchObject({ current_step: 0, waiting_for: 'branch' });
+    expect((await view(id)).path ?? []).toEqual([]);
+    await tick(DAY + 60_000);
+    await tick();
+    expect((await view(id)).path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'check', toStep: 1, values: { bounced: false, withinDays: 2 } }]);
+    await tick(2 * DAY + 60_000);
+    await tick();
+    const v = await view(id);
+    expect(v.path).toMatchObject([
+      { fromStep: 0, edge: 0, goto: 'check' },
+      { fromStep: 1, edge: 0, goto: 'last', toStep: 2, values: { outOfOffice: false, withinDays: 2 } },
+    ]);
+    expect(bodiesTo(email).map((b) => (b.includes('Last note') ? 'last' : b.includes('Still there') ? 'check' : 'first'))).toEqual(['first', 'check', 'last']);
+  });
+
+  it('a bounce within the window: bounced: false cannot hold, so else ends the run (exit) at once, and the address is suppressed', async () => {
+    const email = 'bounces@initech.example';
+    const id = await insertSendingLead(world(), email, new Date(now()));
+    await tick();
+    await world().dovecot.deliver('dana', deliveryReport({ original: await lastMessageId(id), recipient: email, status: '5.1.1' }));
+    expect((await tick()).mailboxes?.[world().mailboxId]).toMatchObject({ bounces: 1 });
+    const v = await view(id);
+    expect(v).toMatchObject({ sequenceDone: true, outcome: 'exit' });
+    expect(v.path).toMatchObject([{ fromStep: 0, edge: null, goto: 'exit', toStep: null }]);
+    await tick(3 * DAY);
+    expect(bodiesTo(email)).toHaveLength(1);
+  });
+
+  it('an out-of-office at the second step: outOfOffice: false cannot hold; once they are back, else ends the run (exit)', async () => {
+    const email = 'traveler@initech.example';
+    const id = await insertSendingLead(world(), email, new Date(now()));
+    await tick();
+    await tick(2 * DAY + 60_000);
+    await tick();
+    expect(await lead(id)).toMatchObject({ current_step: 1, waiting_for: 'branch' });
+    await world().dovecot.deliver(
+      'dana',
+      raw(
+        {
+          From: email,
+          To: 'dana@acme.example',
+          Subject: 'Automatic reply: Quick question',
+          'Auto-Submitted': 'auto-replied',
+          'In-Reply-To': await lastMessageId(id),
+          'Message-ID': `<ooo-neg-${id}@initech.example>`,
+          Date: new Date(now()).toUTCString(),
+        },
+        'I am out of the office until next week, with limited access to e-mail.',
+      ),
+    );
+    expect((await tick()).mailboxes?.[world().mailboxId]).toMatchObject({ outOfOffice: 1 });
+    await tick(RESUME_DAYS * DAY + 60_000);
+    await tick();
+    const v = await view(id);
+    expect(v).toMatchObject({ sequenceDone: true, outcome: 'exit' });
+    expect(v.path).toMatchObject([
+      { fromStep: 0, edge: 0, goto: 'check' },
+      { fromStep: 1, edge: null, goto: 'exit', toStep: null },
+    ]);
+    expect(bodiesTo(email).some((b) => b.includes('Last note'))).toBe(false);
   });
 });

@@ -77,7 +77,8 @@ export interface DovecotOptions {
    */
   oauth2?: { introspectionUrl: string };
   /**
-   * IMAP sessions one `imap` process serves (Dovecot's `service imap { client_limit }`; 1 by default). Many IDLE clients
+   * IMAP sessions one `imap` process serves (Dovecot's `service imap { client_limit }` with `service_count = 0`; 1 by
+   * default, and at most 1,024 processes). Many IDLE clients
    * then share a few processes, and so a few inotify instances (`fs.inotify.max_user_instances`, 128 on most hosts):
    * the test IDLE worlds set it instead of touching the machine's settings.
    */
@@ -191,6 +192,9 @@ service auth {
       ? `
 service imap {
   client_limit = ${opts.clientsPerProcess}
+  # 1 (the default) ends a process after its first session, which leaves client_limit without effect.
+  service_count = 0
+  process_limit = 1024
 }
 service stats {
   client_limit = 10000
