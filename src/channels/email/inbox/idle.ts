@@ -110,7 +110,7 @@ export function createIdleListener(deps: IdleDeps) {
       h.attempts += 1;
       m.inboxIdleReconnects.inc();
       const base = Math.min(IDLE_RECONNECT_MAX_MS, 1000 * 2 ** Math.min(h.attempts - 1, 20));
-      h.timer = setTimeout(() => void open(h), base * (0.5 + Math.random()));
+      h.timer = setTimeout(() => opened(h), base * (0.5 + Math.random()));
       h.timer.unref?.();
     }
 
@@ -138,6 +138,14 @@ export function createIdleListener(deps: IdleDeps) {
         .finally(() => {
           h.reading = null;
         });
+    }
+
+    /** Opens the mailbox's connection; a failure of our own side (the database away) is tried again like a lost one. */
+    function opened(h: Held) {
+      open(h).catch((e: unknown) => {
+        warn(e, 'inbox idle open failed');
+        reconnectLater(h);
+      });
     }
 
     async function open(h: Held): Promise<void> {
@@ -206,7 +214,7 @@ export function createIdleListener(deps: IdleDeps) {
       const h: Held = { id, client: null, since: 0, attempts: 0, timer: null, reading: null, again: false, pushedAt: null, dropped: false };
       held.set(id, h);
       // Spread the logins of a large claim over up to a second, so a worker that starts does not storm the server.
-      h.timer = setTimeout(() => void open(h), Math.random() * Math.min(1000, tickMs));
+      h.timer = setTimeout(() => opened(h), Math.random() * Math.min(1000, tickMs));
       h.timer.unref?.();
     }
 
