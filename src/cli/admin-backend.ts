@@ -12,7 +12,7 @@ import type { PassReport as PassSummary } from '../engine/index.js';
 import type { Role } from '../domain/vocabulary.js';
 import type { PeopleCommand } from '../modules/people/index.js';
 import type { SeedResult } from '../modules/world/index.js';
-import type { InboundPage, InboundVerdict, MailboxView, ResumeResult } from '../channels/email/index.js';
+import type { InboundPage, InboundVerdict, MailboxListItem, MailboxView, ResumeResult } from '../channels/email/index.js';
 import type { SuppressionView } from '../modules/inbound/index.js';
 import type { SuppressionReason } from '../domain/suppression.js';
 import { DomainCheckError, MailboxError, type AddMailboxRequest, type MailboxDomainReport } from '../channels/email/index.js';
@@ -105,7 +105,7 @@ export interface AdminBackend {
   revokeSessions(input: { workspaceId: string; keyId?: string; person?: string }): Promise<RevokedSessions>;
   /** Checks SMTP and IMAP before saving; a failure names the connection. Answers never carry a secret. */
   addMailbox(input: Omit<AddMailboxRequest, 'skipCheck'>): Promise<MailboxView>;
-  listMailboxes(input: { workspaceId: string }): Promise<MailboxView[]>;
+  listMailboxes(input: { workspaceId: string }): Promise<MailboxListItem[]>;
   /** Removes a mailbox; an OAuth mailbox's grant is revoked at its provider first where it can be (Google). */
   removeMailbox(input: { workspaceId: string; mailbox: string }): Promise<MailboxRemoved>;
   /** Starts "Connect Google/Microsoft 365 mailbox": the authorize URL a person opens in a browser, good once for 10 minutes. */
@@ -285,7 +285,7 @@ function serverBackend(control: ControlInfo): AdminBackend {
     createLoginLink: async (input) => ({ ...(await call<LoginLink>('/login-links', input)), serverUrl: control.url }),
     revokeSessions: (input) => call<RevokedSessions>('/sessions/revoke', input),
     addMailbox: (input) => call<MailboxView>('/mailboxes', input),
-    listMailboxes: (input) => call<MailboxView[]>('/mailboxes/list', input),
+    listMailboxes: (input) => call<MailboxListItem[]>('/mailboxes/list', input),
     removeMailbox: (input) => call<MailboxRemoved>('/mailboxes/remove', input),
     startMailboxConnect: (input) => call<MailboxConnectStart>('/mailboxes/connect', input),
     resumeMailbox: (input) => call<ResumeResult>('/mailboxes/resume', input),

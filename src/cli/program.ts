@@ -356,6 +356,9 @@ function registerMailboxCommands(program: Command) {
         out(!!opts.json, view, () => `Mailbox ${view.id} <${view.address}> on account ${view.accountId}: SMTP and IMAP ok`);
       },
     );
+  /** The Sent-folder copies a mailbox still owes, for its list line (nothing when it owes none). */
+  const copiesOwed = (c: { owed: number; failing: number } | undefined) =>
+    c && c.owed > 0 ? `  ${c.owed} sent ${c.owed === 1 ? 'copy' : 'copies'} to file${c.failing ? ` (${c.failing} failing, retried)` : ''}` : '';
   mailbox
     .command('list')
     .description("list a workspace's mailboxes with their health; credentials are never printed")
@@ -369,7 +372,7 @@ function registerMailboxCommands(program: Command) {
           : list
               .map(
                 (m) =>
-                  `${m.id}  ${m.address}  ${mailboxAuthLabel(m.auth)}  ${m.health}${m.healthDetail ? ` (${m.healthDetail})` : ''}  account ${m.accountId}  smtp ${m.smtp}  imap ${m.imap}`,
+                  `${m.id}  ${m.address}  ${mailboxAuthLabel(m.auth)}  ${m.health}${m.healthDetail ? ` (${m.healthDetail})` : ''}  account ${m.accountId}  smtp ${m.smtp}  imap ${m.imap}${copiesOwed(m.sentCopies)}`,
               )
               .join('\n'),
       );

@@ -5,6 +5,7 @@ import type { startServer } from '../../src/server.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { runCli, startCliServer } from '../helpers/cli-process.js';
+import { insertLead } from '../helpers/factories.js';
 
 const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
 
@@ -86,8 +87,29 @@ describe.runIf(dbEngine() === 'pglite')('npx outreach mailbox', { timeout: 300_0
     expect(list.stdout).not.toContain('secret-1');
     const rows = JSON.parse(list.stdout) as { id: string; address: string; health: string; smtp: string }[];
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ address: 'lee@acme.example', health: 'unknown' });
+    expect(rows[0]).toMatchObject({ address: 'lee@acme.example', health: 'unknown', sentCopies: { owed: 0, failing: 0 } });
     expect(rows[0].smtp).toContain('***');
+    expect((await cli(['mailbox', 'list', '--workspace', ws.id], env)).stdout).not.toMatch(/to file/);
+
+    // Two Sent-folder copies still owed, one of them already failed once (docs/email.md "Sent folder").
+    const leadId = await insertLead(server!.handle.db, ws.id, { person: 'Pat Owed', email: 'pat@initech.example' });
+    const owed = (n: number, attempts: number) => ({
+      workspace_id: ws.id,
+      lead_id: leadId,
+      message_id: `<owed${n}@acme.example>`,
+      mailbox_id: rows[0].id,
+      idempotency_key: `owed-${n}`,
+      direction: 'out',
+      delivery: 'accepted',
+      sent_copy: 'owed',
+      sent_copy_attempts: attempts,
+    });
+    await server!.handle.db
+      .insertInto('email_messages')
+      .values([owed(1, 0), owed(2, 1)] as never)
+      .execute();
+    const text = await cli(['mailbox', 'list', '--workspace', ws.id], env);
+    expect(text.stdout).toMatch(/lee@acme\.example .* 2 sent copies to file \(1 failing, retried\)/);
 
     const removed = await cli(['mailbox', 'remove', '--workspace', ws.id, 'lee@acme.example'], env);
     expect(removed.code).toBe(0);

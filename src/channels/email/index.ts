@@ -7,6 +7,7 @@ export {
   listMailboxViews,
   removeMailbox,
   type AddMailboxRequest,
+  type MailboxListItem,
   type MailboxesService,
 } from './mailboxes/mailboxes.service.js';
 export { mailboxInputProblem, redactSecrets, type MailboxHealth, type MailboxInput, type MailboxView } from './mailboxes/mailboxes.schemas.js';

@@ -159,6 +159,20 @@ export async function listMailboxViews(deps: MailboxDeps, workspaceId: string): 
   return (await repo.listMailboxes(deps.db, deps.cipher, workspaceId)).map(toView);
 }
 
+/** A mailbox as `outreach mailbox list` shows it: its view and the Sent-folder copies it still owes (docs/email.md). */
+export type MailboxListItem = MailboxView & { sentCopies: { owed: number; failing: number } };
+
+/** The workspace's mailboxes, each with the copies it still owes (two reads, whatever the number of mailboxes). */
+export async function listMailboxesWithCopies(deps: MailboxDeps, workspaceId: string): Promise<MailboxListItem[]> {
+  const views = await listMailboxViews(deps, workspaceId);
+  const copies = await owedCopiesOf(
+    deps.db,
+    workspaceId,
+    views.map((v) => v.id),
+  );
+  return views.map((v) => ({ ...v, sentCopies: copies.get(v.id) ?? { owed: 0, failing: 0 } }));
+}
+
 /**
  * Removes a mailbox. An OAuth mailbox's grant is revoked first where its provider supports it (`revokedAtProvider`:
  * true when confirmed, false when not or not possible, null for a password mailbox); its tokens go with the row.
@@ -210,7 +224,11 @@ export interface MailboxDetail {
 export async function mailboxDetail(deps: MailboxDeps, workspaceId: string, id: string): Promise<MailboxDetail> {
   const m = await repo.getMailbox(deps.db, deps.cipher, workspaceId, id);
   if (!m) throw new MailboxError('mailbox_not_found', `mailbox ${id} not found in this workspace`);
-  const [pause, days, copies] = await Promise.all([repo.readPause(deps.db, workspaceId, id), mailboxDays(deps, workspaceId), owedCopiesOf(deps.db, [m.id])]);
+  const [pause, days, copies] = await Promise.all([
+    repo.readPause(deps.db, workspaceId, id),
+    mailboxDays(deps, workspaceId),
+    owedCopiesOf(deps.db, workspaceId, [m.id]),
+  ]);
   const sentCopies = copies.get(m.id) ?? { owed: 0, failing: 0 };
   return { view: toView(m), smtp: serverFieldsOf(m.smtpUrl), imap: serverFieldsOf(m.imapUrl), pause, today: days.get(id) ?? null, sentCopies };
 }
@@ -312,7 +330,7 @@ export async function testMailbox(deps: MailboxDeps, workspaceId: string, id: st
 export function createMailboxesService(deps: MailboxDeps) {
   return {
     add: (req: AddMailboxRequest) => addMailbox(deps, req),
-    list: (workspaceId: string) => listMailboxViews(deps, workspaceId),
+    list: (workspaceId: string) => listMailboxesWithCopies(deps, workspaceId),
     remove: (workspaceId: string, idOrAddress: string) => removeMailbox(deps, workspaceId, idOrAddress),
     resolveSending: (lead: { workspaceId: string; leadId: string; accountId: string | null }) => resolveSendingMailbox(deps, lead),
     /**

@@ -220,11 +220,15 @@ export async function markCopyFailed(db: Database, p: { workspaceId: string; mes
     .execute();
 }
 
-/** How many copies a mailbox still owes, and how many of them failed at least once (its health: GET /mailboxes). */
-export async function owedCopiesOf(db: Database, mailboxIds: string[]): Promise<Map<string, { owed: number; failing: number }>> {
+/**
+ * How many copies each of a workspace's mailboxes still owes, and how many of them failed at least once (the mailbox
+ * page, `outreach mailbox list`): one grouped read for all of them.
+ */
+export async function owedCopiesOf(db: Database, workspaceId: string, mailboxIds: string[]): Promise<Map<string, { owed: number; failing: number }>> {
   if (mailboxIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('email_messages')
+    .where('workspace_id', '=', workspaceId)
     .select(['mailbox_id', sql<number>`count(*)::int`.as('owed'), sql<number>`count(*) FILTER (WHERE sent_copy_attempts > 0)::int`.as('failing')])
     .where('sent_copy', '=', 'owed')
     .where('mailbox_id', 'in', mailboxIds)
