@@ -8,14 +8,14 @@
  */
 import { createRequire } from 'node:module';
 import type * as Tinyld from 'tinyld';
+import { AUTO_REPLY_SUBJECTS, CLASSIFICATIONS, REPLY_RULES, STOP_WORDS, type Classification, type ReplyRule } from './classify-rules.js';
+
+export { CLASSIFICATIONS, type Classification } from './classify-rules.js';
 
 /** tinyld loads its language profiles (about 100 ms) when a reply is first classified, not at start-up. */
 const requireCjs = createRequire(import.meta.url);
 let tinyld: typeof Tinyld | null = null;
 const detectAll = (text: string) => (tinyld ??= requireCjs('tinyld') as typeof Tinyld).detectAll(text);
-import { AUTO_REPLY_SUBJECTS, CLASSIFICATIONS, REPLY_RULES, STOP_WORDS, type Classification, type ReplyRule } from './classify-rules.js';
-
-export { CLASSIFICATIONS, type Classification } from './classify-rules.js';
 
 /** One piece of what decided a verdict. */
 export interface ReplyEvidence {

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { TextCipher } from '../lib/crypto.js';
 import type { PublicDataProvider } from '../providers/publicdata/index.js';
-import type { ApplyInvitationAnswer, ChannelDrivers, Listening } from '../channels/types.js';
+import type { ApplyInvitationAnswer, ChannelDrivers, Listening, WatchContext } from '../channels/types.js';
 import { createDiscovery, type DiscoveryEnergy, type DiscoveryEnrollment } from './discovery.js';
 import { createObserver } from './observe.js';
 import { createPacingReader, type BudgetCapOf, type ClaimBudgets } from './pacing.js';
@@ -47,13 +47,6 @@ export function passReport(channels: ChannelRegistry, summary: PassSummary): Pas
   return out as PassReport;
 }
 
-/**
- * The sending engine. A pass: every watching channel reads its provider's inbox through the shared watcher loop
- * (mailbox INBOXes: replies, bounces, out-of-office, unsubscribes; connected X accounts: DMs and followers), the
- * sandbox's scripted observations are recorded (acceptances, follow-backs, replies), every due step runs exactly
- * once, then due Play discovery. The engine knows the channels only through channels/types.ts and the registry.
- * Passes may overlap, in one process or many.
- */
 /** What a pass does: read the inboxes (`watch`), and run the observations, steps and discovery (`send`). */
 interface PassParts {
   watch: boolean;
@@ -71,6 +64,13 @@ export interface PassOptions {
 
 type ListenLog = { warn(obj: unknown, msg: string): void };
 
+/**
+ * The sending engine. A pass: every watching channel reads its provider's inbox through the shared watcher loop (or, pushed, its listener)
+ * (mailbox INBOXes: replies, bounces, out-of-office, unsubscribes; connected X accounts: DMs and followers), the
+ * sandbox's scripted observations are recorded (acceptances, follow-backs, replies), every due step runs exactly
+ * once, then due Play discovery. The engine knows the channels only through channels/types.ts and the registry.
+ * Passes may overlap, in one process or many.
+ */
 export function createEngine(deps: EngineDeps) {
   const cfg = deps.config.engine;
   const channels = deps.registry ?? createChannelRegistry();
@@ -98,6 +98,15 @@ export function createEngine(deps: EngineDeps) {
         return passReport(channels, summary);
       });
 
+  /** What a watcher's read needs of the engine, for a pass's sweep and a listener's push alike: the one observation path. */
+  const answerInvitation = deps.answerInvitation ?? undefined;
+  const watchContext = (now: Date, summary: PassSummary): WatchContext => ({
+    now,
+    summary,
+    apply: observer.applyIn,
+    ...(answerInvitation && { answerInvitation }),
+  });
+
   async function pass(opts: PassOptions, parts: PassParts): Promise<PassSummary> {
     const now = opts.now ?? deps.clock.now();
     const summary = emptySummary();
@@ -105,11 +114,8 @@ export function createEngine(deps: EngineDeps) {
     const timed = metrics().enginePassDuration.startTimer();
     try {
       if (parts.watch) {
-        const answerInvitation = deps.answerInvitation ?? undefined;
         const dueBy = opts.dueWithinSeconds ? new Date(now.getTime() + opts.dueWithinSeconds * 1000) : now;
-        for (const watcher of watchers) {
-          await watcher.watch?.({ now, dueBy, summary, apply: observer.applyIn, progress: opts.progress, ...(answerInvitation && { answerInvitation }) });
-        }
+        for (const watcher of watchers) await watcher.watch?.({ ...watchContext(now, summary), dueBy, progress: opts.progress });
       }
       if (parts.send) {
         await observer.runObservations(now, summary);
@@ -129,8 +135,7 @@ export function createEngine(deps: EngineDeps) {
    * read it makes goes through the same observation path as a pass. Answers the running listeners, to stop.
    */
   function startListening(log: ListenLog, progress?: () => void): Listening[] {
-    const answerInvitation = deps.answerInvitation ?? undefined;
-    const context = (now: Date) => ({ now, summary: emptySummary(), apply: observer.applyIn, ...(answerInvitation && { answerInvitation }) });
+    const context = (now: Date) => watchContext(now, emptySummary());
     return watchers.flatMap((w) => (w.listen ? [w.listen({ context, log, progress })] : []));
   }
 

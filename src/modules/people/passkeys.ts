@@ -1,13 +1,13 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Database } from '../../db/database.js';
-
-/** @simplewebauthn/server and its X.509 and ASN.1 stack (about 80 ms to load), loaded by the first passkey act, not at start-up. */
-const webauthn = () => import('@simplewebauthn/server');
 import type { Clock } from '../../lib/clock.js';
 import { badRequest } from '../../lib/errors.js';
 import { isTokenShaped, randomToken, sha256Hex } from '../../lib/ids.js';
 import { personActor, type Person } from '../../domain/auth-context.js';
 import type { AuditService } from '../audit/index.js';
+
+/** @simplewebauthn/server and its X.509 and ASN.1 stack (about 80 ms to load), loaded by the first passkey act, not at start-up. */
+const webauthn = () => import('@simplewebauthn/server');
 
 /** A ceremony's challenge lives 5 minutes and is spent once. */
 export const WEBAUTHN_CHALLENGE_TTL_MS = 5 * 60 * 1000;
@@ -56,9 +56,8 @@ export function createPasskeysService(deps: { db: Database; clock: Clock; audit:
   async function registrationOptions(person: Person, workspaceId: string, origin: string) {
     const existing = await db.selectFrom('passkeys').select(['id', 'transports']).where('person_id', '=', person.id).execute();
     if (existing.length >= MAX_PASSKEYS) throw badRequest('too_many_passkeys', `a person may have at most ${MAX_PASSKEYS} passkeys`);
-    const options = await (
-      await webauthn()
-    ).generateRegistrationOptions({
+    const { generateRegistrationOptions } = await webauthn();
+    const options = await generateRegistrationOptions({
       rpName: 'Outreach console',
       rpID: rpID(origin),
       userName: person.email,
@@ -76,17 +75,14 @@ export function createPasskeysService(deps: { db: Database; clock: Clock; audit:
     const held = await spendChallenge(ticket);
     if (!held || held.person_id !== person.id || !held.workspace_id)
       throw badRequest('passkey_not_verified', 'the passkey ceremony expired or was not started here; try again');
-    const verification = await (
-      await webauthn()
-    )
-      .verifyRegistrationResponse({
-        response: response as RegistrationResponseJSON,
-        expectedChallenge: held.challenge,
-        expectedOrigin: new URL(origin).origin,
-        expectedRPID: rpID(origin),
-        requireUserVerification: false,
-      })
-      .catch(() => ({ verified: false as const, registrationInfo: undefined }));
+    const { verifyRegistrationResponse } = await webauthn();
+    const verification = await verifyRegistrationResponse({
+      response: response as RegistrationResponseJSON,
+      expectedChallenge: held.challenge,
+      expectedOrigin: new URL(origin).origin,
+      expectedRPID: rpID(origin),
+      requireUserVerification: false,
+    }).catch(() => ({ verified: false as const, registrationInfo: undefined }));
     if (!verification.verified || !verification.registrationInfo) throw badRequest('passkey_not_verified', 'the browser’s passkey could not be verified');
     const c = verification.registrationInfo.credential;
     await db
@@ -106,7 +102,8 @@ export function createPasskeysService(deps: { db: Database; clock: Clock; audit:
 
   /** The options of a sign-in with any passkey of this host (discoverable credentials), and the ticket. */
   async function signInOptions(origin: string) {
-    const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rpID(origin), userVerification: 'preferred' });
+    const { generateAuthenticationOptions } = await webauthn();
+    const options = await generateAuthenticationOptions({ rpID: rpID(origin), userVerification: 'preferred' });
     return { options, ticket: await keepChallenge(options.challenge, null) };
   }
 
@@ -126,23 +123,20 @@ export function createPasskeysService(deps: { db: Database; clock: Clock; audit:
       .where('k.id', '=', r.id)
       .executeTakeFirst();
     if (!key) return null;
-    const verification = await (
-      await webauthn()
-    )
-      .verifyAuthenticationResponse({
-        response: r,
-        expectedChallenge: held.challenge,
-        expectedOrigin: new URL(origin).origin,
-        expectedRPID: rpID(origin),
-        credential: {
-          id: key.id,
-          publicKey: new Uint8Array(Buffer.from(key.public_key, 'base64url')),
-          counter: Number(key.counter),
-          transports: key.transports,
-        },
-        requireUserVerification: false,
-      })
-      .catch(() => null);
+    const { verifyAuthenticationResponse } = await webauthn();
+    const verification = await verifyAuthenticationResponse({
+      response: r,
+      expectedChallenge: held.challenge,
+      expectedOrigin: new URL(origin).origin,
+      expectedRPID: rpID(origin),
+      credential: {
+        id: key.id,
+        publicKey: new Uint8Array(Buffer.from(key.public_key, 'base64url')),
+        counter: Number(key.counter),
+        transports: key.transports,
+      },
+      requireUserVerification: false,
+    }).catch(() => null);
     if (!verification?.verified) return null;
     await db.updateTable('passkeys').set({ counter: verification.authenticationInfo.newCounter, last_used_at: clock.now() }).where('id', '=', key.id).execute();
     const person = { id: key.person_id, email: key.email, name: key.name };

@@ -81,7 +81,9 @@ export function createSentCopies(deps: { db: Database; cipher: TextCipher; token
       const byMailbox = new Map<string, repo.OwedCopy[]>();
       for (const c of owed) {
         const key = `${c.workspaceId}/${c.mailboxId}`;
-        byMailbox.set(key, [...(byMailbox.get(key) ?? []), c]);
+        const list = byMailbox.get(key);
+        if (list) list.push(c);
+        else byMailbox.set(key, [c]);
       }
       for (const done of await mapLimit([...byMailbox.values()], MAILBOXES_AT_ONCE, async (copies) => {
         const r = await fileMailbox(now, copies);

@@ -5,6 +5,12 @@ import type { MailboxTokens } from '../mailboxes/oauth-tokens.js';
 
 const IMAP_TIMEOUT_MS = 15_000;
 
+/** Whether the folder the client holds open has a message with this Message-ID (`UID SEARCH HEADER Message-ID`). */
+async function holdsMessageId(client: ImapFlow, messageId: string): Promise<boolean> {
+  const uids = await client.search({ header: { 'message-id': messageId } }, { uid: true });
+  return Array.isArray(uids) && uids.length > 0;
+}
+
 /**
  * A mailbox's sent folder over IMAP (docs/email.md): `fileCopies(mailbox, copies)` files copies of sent messages
  * (sent-copies.ts, never twice), `searchSentFolder(mailbox, messageId)` answers whether a Message-ID is there
@@ -48,8 +54,7 @@ export function createSentFolder(tokens: MailboxTokens) {
         try {
           for (const c of copies) {
             try {
-              const uids = await client.search({ header: { 'message-id': c.messageId } }, { uid: true });
-              if (Array.isArray(uids) && uids.length > 0) out.set(c.messageId, 'already_there');
+              if (await holdsMessageId(client, c.messageId)) out.set(c.messageId, 'already_there');
               else {
                 await client.append(folder, c.raw, ['\\Seen']);
                 out.set(c.messageId, 'filed');
@@ -77,8 +82,7 @@ export function createSentFolder(tokens: MailboxTokens) {
       return await withImap(mailbox, async (client) => {
         const lock = await client.getMailboxLock(folder);
         try {
-          const uids = await client.search({ header: { 'message-id': messageId } }, { uid: true });
-          return Array.isArray(uids) && uids.length > 0;
+          return await holdsMessageId(client, messageId);
         } finally {
           lock.release();
         }

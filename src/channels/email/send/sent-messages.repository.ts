@@ -189,34 +189,22 @@ export async function claimOwedCopies(db: Database, p: { now: Date; limit: numbe
 
 /** The copy is in the sent folder: the debt is paid and the bytes are dropped. */
 export async function markCopyFiled(db: Database, workspaceId: string, messageId: string): Promise<void> {
-  await db
-    .updateTable('email_messages')
-    .set({ sent_copy: 'filed', sent_copy_raw: null, sent_copy_error: null, sent_copy_next_at: null })
-    .where('workspace_id', '=', workspaceId)
-    .where('message_id', '=', messageId)
-    .where('direction', '=', 'out')
-    .execute();
+  await sentMessage(db, workspaceId, messageId).set({ sent_copy: 'filed', sent_copy_raw: null, sent_copy_error: null, sent_copy_next_at: null }).execute();
 }
+
+/** An UPDATE of one message we sent, by its Message-ID (the sent-folder copy's state). */
+const sentMessage = (db: Database, workspaceId: string, messageId: string) =>
+  db.updateTable('email_messages').where('workspace_id', '=', workspaceId).where('message_id', '=', messageId).where('direction', '=', 'out');
 
 /** The mailbox keeps no sent folder any more (its owner unset it, e.g. Gmail files its own): nothing is owed. */
 export async function waiveCopy(db: Database, workspaceId: string, messageId: string): Promise<void> {
-  await db
-    .updateTable('email_messages')
-    .set({ sent_copy: null, sent_copy_raw: null, sent_copy_next_at: null, sent_copy_error: null })
-    .where('workspace_id', '=', workspaceId)
-    .where('message_id', '=', messageId)
-    .where('direction', '=', 'out')
-    .execute();
+  await sentMessage(db, workspaceId, messageId).set({ sent_copy: null, sent_copy_raw: null, sent_copy_next_at: null, sent_copy_error: null }).execute();
 }
 
 /** Filing failed: tried again at `nextAt`, the reason kept as a code. */
 export async function markCopyFailed(db: Database, p: { workspaceId: string; messageId: string; nextAt: Date; error: string }): Promise<void> {
-  await db
-    .updateTable('email_messages')
+  await sentMessage(db, p.workspaceId, p.messageId)
     .set((eb) => ({ sent_copy_attempts: eb('sent_copy_attempts', '+', 1), sent_copy_next_at: p.nextAt, sent_copy_error: p.error }))
-    .where('workspace_id', '=', p.workspaceId)
-    .where('message_id', '=', p.messageId)
-    .where('direction', '=', 'out')
     .execute();
 }
 
