@@ -36,6 +36,7 @@ function useBranchWorld(branching: unknown[]) {
   let w: MailboxWorld;
   // The mailbox is due for its first read from when it was added, so the clock starts at the real time.
   let clock = Date.now();
+  let autoReplies = 0;
   beforeAll(async () => {
     w = await startMailboxWorld({
       env: { ...SENDING_ENV, OUTREACH_INBOX_POLL_INTERVAL: 60, OUTREACH_ENGINE_OOO_RESUME_DAYS: RESUME_DAYS },
@@ -55,11 +56,28 @@ function useBranchWorld(branching: unknown[]) {
       return (res.json().leads as Record<string, any>[]).find((l) => l.id === id)!;
     },
     bodiesTo: (email: string) => w.smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.raw.toString()),
+    /** An auto-reply from `email` to the message `inReplyTo`, delivered to dana's INBOX now. */
+    outOfOffice: (email: string, inReplyTo: string) =>
+      w.dovecot.deliver(
+        'dana',
+        raw(
+          {
+            From: email,
+            To: 'dana@acme.example',
+            Subject: 'Automatic reply: Quick question',
+            'Auto-Submitted': 'auto-replied',
+            'In-Reply-To': inReplyTo,
+            'Message-ID': `<ooo-${++autoReplies}.${clock}@initech.example>`,
+            Date: new Date(clock).toUTCString(),
+          },
+          'I am out of the office until next week, with limited access to e-mail.',
+        ),
+      ),
   };
 }
 
 describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real Dovecot and SMTP)', () => {
-  const { world, now, tick, lead, view, bodiesTo } = useBranchWorld(BRANCHING);
+  const { world, now, tick, lead, view, bodiesTo, outOfOffice } = useBranchWorld(BRANCHING);
 
   /** A lead the engine e-mails now (step "first", over SMTP); answers it with the Message-ID that e-mail carried. */
   async function emailed(local: string) {
@@ -87,21 +105,7 @@ describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real
 
   it('out of office: the lead waits until they are back, then takes the outOfOffice edge (not the bump)', async () => {
     const { id, email, messageId } = await emailed('away');
-    await world().dovecot.deliver(
-      'dana',
-      raw(
-        {
-          From: email,
-          To: 'dana@acme.example',
-          Subject: 'Automatic reply: Quick question',
-          'Auto-Submitted': 'auto-replied',
-          'In-Reply-To': messageId,
-          'Message-ID': `<ooo-${id}@initech.example>`,
-          Date: new Date(now()).toUTCString(),
-        },
-        'I am out of the office until next week, with limited access to e-mail.',
-      ),
-    );
+    await outOfOffice(email, messageId);
     expect((await tick()).mailboxes?.[world().mailboxId]).toMatchObject({ outOfOffice: 1, replies: 0 });
     const snoozed = await lead(id);
     expect(snoozed).toMatchObject({ waiting_for: 'branch', automation_stopped: false });
@@ -151,7 +155,7 @@ const NEGATED = steps(
 );
 
 describe.skipIf(!dovecotAvailable())('bounced: false and outOfOffice: false, heard in the inbox (real Dovecot and SMTP)', () => {
-  const { world, now, tick, lead, view, bodiesTo } = useBranchWorld(NEGATED);
+  const { world, now, tick, lead, view, bodiesTo, outOfOffice } = useBranchWorld(NEGATED);
   const lastMessageId = async (id: string) =>
     (
       await world()
@@ -203,21 +207,7 @@ describe.skipIf(!dovecotAvailable())('bounced: false and outOfOffice: false, hea
     await tick(2 * DAY + 60_000);
     await tick();
     expect(await lead(id)).toMatchObject({ current_step: 1, waiting_for: 'branch' });
-    await world().dovecot.deliver(
-      'dana',
-      raw(
-        {
-          From: email,
-          To: 'dana@acme.example',
-          Subject: 'Automatic reply: Quick question',
-          'Auto-Submitted': 'auto-replied',
-          'In-Reply-To': await lastMessageId(id),
-          'Message-ID': `<ooo-neg-${id}@initech.example>`,
-          Date: new Date(now()).toUTCString(),
-        },
-        'I am out of the office until next week, with limited access to e-mail.',
-      ),
-    );
+    await outOfOffice(email, await lastMessageId(id));
     expect((await tick()).mailboxes?.[world().mailboxId]).toMatchObject({ outOfOffice: 1 });
     await tick(RESUME_DAYS * DAY + 60_000);
     await tick();

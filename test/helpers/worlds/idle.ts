@@ -1,9 +1,9 @@
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../build-test-app.js';
-import { insertLead, insertMessagingAccount, insertSequence } from '../factories.js';
+import { insertMessagingAccount, insertSequence } from '../factories.js';
 import { startDovecot, type Dovecot, type DovecotOptions } from '../dovecot.js';
 import { startDelayProxy } from '../delay-proxy.js';
 import { ADMIN } from '../world-fixtures.js';
-import { DAY, INBOX_STEPS, raw } from './mailbox.js';
+import { INBOX_STEPS, insertEmailedLead, raw } from './mailbox.js';
 import type { Env } from '../../../src/config/config.js';
 import type { TextCipher } from '../../../src/lib/crypto.js';
 import { newId } from '../../../src/lib/ids.js';
@@ -67,47 +67,13 @@ export async function startIdleWorld(o: {
     });
     boxes.push({ id: view.id, accountId, user: u.user, address });
   }
-  let n = 0;
   return {
     t,
     dovecot,
     ...(proxy && { proxy }),
     workspaceId: ws.workspaceId,
     boxes,
-    async emailedLead(box) {
-      const k = ++n;
-      const email = `lee${k}.${newId().slice(0, 6)}@initech.example`;
-      const sentAt = new Date(Date.now() - DAY);
-      const leadId = await insertLead(t.db, ws.workspaceId, {
-        person: `Lee Number${k}`,
-        email,
-        account_id: box.accountId,
-        sequence_id: sequenceId,
-        stage: 'messaged',
-        current_step: 1,
-        messaged_at: sentAt,
-        last_message_channel: 'email',
-        last_activity_at: sentAt,
-        next_action_at: new Date(Date.now() + 3 * DAY),
-        mailbox_id: box.id,
-      } as never);
-      const messageId = `<step0.${k}.${newId().slice(0, 8)}@acme.example>`;
-      await t.db
-        .insertInto('email_messages')
-        .values({
-          workspace_id: ws.workspaceId,
-          message_id: messageId,
-          lead_id: leadId,
-          mailbox_id: box.id,
-          idempotency_key: `${leadId}:${sequenceId}:0`,
-          subject: 'Quick question',
-          direction: 'out',
-          delivery: 'accepted',
-          sent_at: sentAt as never,
-        } as never)
-        .execute();
-      return { leadId, email, messageId };
-    },
+    emailedLead: (box) => insertEmailedLead({ t, ws, account: box.accountId, sequenceId, mailboxId: box.id }, Date.now()),
     async reply(box, lead) {
       const text = raw(
         {

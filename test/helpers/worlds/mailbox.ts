@@ -120,12 +120,15 @@ export const raw = (headers: Record<string, string>, body: string) =>
   body.replace(/\r?\n/g, '\r\n');
 
 let emailed = 0;
+/** Where an e-mailed lead lives: a workspace, its e-mail account and mailbox, and the sequence that e-mailed it. */
+export type EmailedFrom = Pick<MailboxWorld, 't' | 'account' | 'sequenceId' | 'mailboxId'> & { ws: { workspaceId: string } };
+
 /**
  * A lead the world's mailbox e-mailed a day before `now` (epoch milliseconds; step 0 sent, step 1 due in 3 days), with
  * the Message-ID of that e-mail on record. `email`: the lead's address (a fresh one by default); `recipient`: the address
  * that e-mail went to, as the driver records it (absent: a row from before migration 0024, the lead's address stands).
  */
-export async function insertEmailedLead(w: MailboxWorld, now: number, f: { email?: string; recipient?: string | null } = {}) {
+export async function insertEmailedLead(w: EmailedFrom, now: number, f: { email?: string; recipient?: string | null } = {}) {
   const n = ++emailed;
   const email = f.email ?? `bob${n}.${newId().slice(0, 6)}@initech.example`;
   const sentAt = new Date(now - DAY);
