@@ -289,6 +289,13 @@ export interface RepliesTable {
   confidence: number | null;
   /** Below the confidence floor: it waits for a person, nothing automatic happened (docs/email.md). */
   needs_review: Generated<boolean>;
+  /**
+   * The step whose message the reply answers (migration 0052): its sequence, its index, and how it was found (by the
+   * e-mail thread, the channel's conversation, or the latest step sent). Null: it answers no step.
+   */
+  answers_sequence_id: string | null;
+  answers_step: number | null;
+  answer_match: 'thread' | 'conversation' | 'latest_step' | null;
 }
 
 export interface PublicdataUsersTable {

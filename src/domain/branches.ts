@@ -258,6 +258,11 @@ export interface ReplyFact {
   channel: string;
   classification: string;
   needsReview: boolean;
+  /**
+   * The step whose message the reply answers, and how that was found (replies.answers_*: by the e-mail thread, the
+   * channel's conversation, or the latest step sent). Null: no step. Only replies answering the branching step count.
+   */
+  answers: { sequenceId: string; step: number; match: string } | null;
 }
 
 /** The saved facts a branch is decided from (never a live provider call). */
@@ -298,23 +303,29 @@ function intentMatches(intent: string | undefined, classification: string): bool
 
 /**
  * When the thing an event condition names happened (`at`, null: not on record), and whether it can no longer happen
- * (`never`): a reply condition with an intent is decided by the person's first reply on that channel, so a first reply
- * of another intent settles it as not happened.
+ * (`never`). A reply (and an out-of-office) counts only when it answers step `stepIndex` of the lead's sequence: a
+ * reply routes by the message it answers (docs/sequences-and-leads.md "Which step a reply answers"). A reply condition
+ * with an intent is decided by the first such reply on that channel, so a first reply of another intent settles it as
+ * not happened. `match` says how the deciding reply was tied to the step.
  */
-function happenedAt(c: Condition, f: BranchFacts): { at: Date | null; never: boolean } {
+function happenedAt(c: Condition, f: BranchFacts, stepIndex: number): { at: Date | null; never: boolean; match?: string } {
   const first = (list: readonly ReplyFact[]) => list.reduce<ReplyFact | null>((m, r) => (m === null || r.at < m.at ? r : m), null);
   const on = (at: Date | null) => ({ at, never: false });
+  const answering = () => f.replies.filter((r) => r.answers !== null && r.answers.sequenceId === f.sequenceId && r.answers.step === stepIndex);
   if ('accepted' in c) return on(f.acceptedAt);
   if ('bounced' in c) return on(f.bouncedAt);
   if ('meetingBooked' in c) return on(f.meetingBookedAt);
-  if ('outOfOffice' in c) return on(first(f.replies.filter((r) => r.classification === 'out_of_office'))?.at ?? null);
+  if ('outOfOffice' in c) {
+    const away = first(answering().filter((r) => r.classification === 'out_of_office'));
+    return away ? { at: away.at, never: false, match: away.answers!.match } : on(null);
+  }
   if ('replied' in c) {
     // A reply a person must still read never matches (docs/sequences-and-leads.md); nor does an out-of-office one.
     const answer = first(
-      f.replies.filter((r) => !r.needsReview && r.classification !== 'out_of_office' && (c.channel === undefined || r.channel === c.channel)),
+      answering().filter((r) => !r.needsReview && r.classification !== 'out_of_office' && (c.channel === undefined || r.channel === c.channel)),
     );
     if (answer === null) return on(null);
-    return intentMatches(c.intent, answer.classification) ? on(answer.at) : { at: null, never: true };
+    return intentMatches(c.intent, answer.classification) ? { at: answer.at, never: false, match: answer.answers!.match } : { at: null, never: true };
   }
   return on(null);
 }
@@ -365,7 +376,7 @@ export function decideBranch(steps: readonly BranchStep[], stepIndex: number, fa
     const key = conditionKey(c);
     if ((EVENT_KEYS as readonly string[]).includes(key)) {
       const deadline = new Date(arrivedAt.getTime() + (e.withinDays ?? 0) * DAY);
-      const { at, never } = happenedAt(c, facts);
+      const { at, never, match } = happenedAt(c, facts, stepIndex);
       const happened = at !== null && at <= deadline && at <= now;
       const decided = happened || never || now >= deadline;
       if (!decided) {
@@ -373,7 +384,12 @@ export function decideBranch(steps: readonly BranchStep[], stepIndex: number, fa
         break;
       }
       if (happened === eventValue(c)) {
-        const values: DecidedValues = { [key]: happened, ...(at && { at: at.toISOString() }), ...(e.withinDays !== undefined && { withinDays: e.withinDays }) };
+        const values: DecidedValues = {
+          [key]: happened,
+          ...(at && { at: at.toISOString() }),
+          ...(e.withinDays !== undefined && { withinDays: e.withinDays }),
+          ...(happened && match && { matchedBy: match }),
+        };
         return { kind: 'take', edge: j, goto: e.goto, ...end(e.goto), values };
       }
       continue;

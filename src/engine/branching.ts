@@ -29,6 +29,10 @@ const replyFactOf = (r: sql.BranchReplyRow): ReplyFact => ({
   channel: r.channel,
   classification: r.classification,
   needsReview: r.needs_review,
+  answers:
+    r.answers_sequence_id !== null && r.answers_step !== null
+      ? { sequenceId: r.answers_sequence_id, step: Number(r.answers_step), match: r.answer_match ?? 'latest_step' }
+      : null,
 });
 
 /** The edge a lead takes, as the lane transitions write it; `nextAt`: when its target step is due (null: the run ends). */

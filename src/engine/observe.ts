@@ -89,6 +89,13 @@ export function createObserver(deps: ObserverDeps) {
     // Cut on a code point: a lone high surrogate left at the end is dropped.
     const text = truncated ? obs.text!.slice(0, THEIR_MESSAGE_CHARS).replace(/[\uD800-\uDBFF]$/, '') : obs.text;
     const replyId = newId();
+    const answers = await repo.answeredStep(trx, {
+      workspaceId: row.workspace_id,
+      leadId: row.id,
+      channel: obs.channel,
+      at: obs.at,
+      ourMessageId: obs.ourMessageId,
+    });
     await repo.insertReply(trx, {
       id: replyId,
       workspaceId: row.workspace_id,
@@ -103,6 +110,7 @@ export function createObserver(deps: ObserverDeps) {
       settled: r.settled,
       confidence: r.confidence ?? null,
       needsReview: r.needsReview ?? false,
+      answers,
     });
     await appendLedger(trx, [
       {

@@ -33,11 +33,13 @@ const where = (cond: Condition, f: Partial<BranchFacts>, now: Date, withinDays?:
 };
 
 describe('event conditions: true, false, not yet known, timed out', () => {
-  const reply = (classification: string, days: number, more: { channel?: string; needsReview?: boolean } = {}) => ({
+  // A reply answering step 0 of the lead's sequence (how it was tied: `match`), unless `step` names another.
+  const reply = (classification: string, days: number, more: { channel?: string; needsReview?: boolean; step?: number; sequenceId?: string } = {}) => ({
     at: at(days),
     channel: more.channel ?? 'email',
     classification,
     needsReview: more.needsReview ?? false,
+    answers: { sequenceId: more.sequenceId ?? facts().sequenceId, step: more.step ?? 0, match: 'thread' },
   });
   const cases: { name: string; cond: Condition; happened: Partial<BranchFacts>; late: Partial<BranchFacts> }[] = [
     { name: 'accepted', cond: { accepted: true }, happened: { acceptedAt: at(1) }, late: { acceptedAt: at(4) } },
@@ -71,6 +73,19 @@ describe('event conditions: true, false, not yet known, timed out', () => {
     expect(where({ replied: true }, { replies: [reply('out_of_office', 1)] }, at(1), 5)).toBe(`wait:${at(5).toISOString()}`);
     expect(where({ replied: true, channel: 'linkedin' }, { replies: [reply('positive', 1, { channel: 'email' })] }, at(5), 5)).toBe('no');
     expect(where({ replied: true, intent: 'unsubscribe' }, { replies: [reply('unsubscribe', 1)] }, at(1), 5)).toBe('yes');
+  });
+
+  it('a reply routes by the message it answers: one answering another step, another sequence or no step never counts', () => {
+    const cond: Condition = { replied: true };
+    const earlier = reply('positive', 1, { step: 3 });
+    expect(where(cond, { replies: [earlier] }, at(2), 3)).toBe(`wait:${at(3).toISOString()}`);
+    expect(where(cond, { replies: [earlier] }, at(3), 3)).toBe('no');
+    expect(where(cond, { replies: [reply('positive', 1, { sequenceId: '00000000-0000-4000-8000-000000000009' })] }, at(3), 3)).toBe('no');
+    expect(where(cond, { replies: [{ ...reply('positive', 1), answers: null }] }, at(3), 3)).toBe('no');
+    // The one answering this step decides, though another reply came first; the path says how it was tied.
+    const d = decideBranch(graph(cond, 3), 0, facts({ replies: [reply('negative', 0.5, { step: 2 }), reply('question', 1)] }), T0, at(2));
+    expect(d).toMatchObject({ kind: 'take', goto: 'yes', values: { replied: true, at: at(1).toISOString(), matchedBy: 'thread' } });
+    expect(where({ replied: true, intent: 'positive' }, { replies: [reply('negative', 0.5, { step: 2 }), reply('positive', 1)] }, at(2), 3)).toBe('yes');
   });
 
   it('the first edge that holds wins; an earlier edge not yet known holds the lead', () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dovecotAvailable } from '../helpers/dovecot.js';
-import { engineTick } from '../helpers/worlds/common.js';
-import { deliveryReport, insertSendingLead, raw, startMailboxWorld, SENDING_ENV, type MailboxWorld } from '../helpers/worlds/mailbox.js';
+import { deliveryReport, insertSendingLead } from '../helpers/worlds/mailbox.js';
+import { RESUME_DAYS, useBranchWorld } from '../helpers/worlds/branch-mail.js';
 import { step, steps } from '../engine/helpers.js';
 
 // The two branch conditions only the inbox can make true (docs/sequences-and-leads.md "Branches"): `bounced` and
@@ -10,7 +10,6 @@ import { step, steps } from '../engine/helpers.js';
 // known (the lead waits at the branch) and timed out (the else edge).
 
 const DAY = 86_400_000;
-const RESUME_DAYS = 2;
 
 /** Bounced: the run ends (exit). Out of office: a "welcome back" e-mail once they are back. Else: a bump. */
 const BRANCHING = steps(
@@ -27,54 +26,6 @@ const BRANCHING = steps(
   step('email', { id: 'bump', subject: null, message: 'Following up, {{firstName}}', else: 'exit' }),
   step('email', { id: 'back', subject: null, message: 'Welcome back, {{firstName}}' }),
 );
-
-/**
- * A mailbox world running `branching` (its own Dovecot and SMTP receiver for the describe block), an engine clock of
- * its own, and readers of a lead: its row, its view in GET /leads (path, outcome) and the bodies sent to an address.
- */
-function useBranchWorld(branching: unknown[]) {
-  let w: MailboxWorld;
-  // The mailbox is due for its first read from when it was added, so the clock starts at the real time.
-  let clock = Date.now();
-  let autoReplies = 0;
-  beforeAll(async () => {
-    w = await startMailboxWorld({
-      env: { ...SENDING_ENV, OUTREACH_INBOX_POLL_INTERVAL: 60, OUTREACH_ENGINE_OOO_RESUME_DAYS: RESUME_DAYS },
-      energy: 1_000,
-      steps: branching,
-    });
-  }, 60_000);
-  afterAll(async () => w?.close());
-  return {
-    world: () => w,
-    now: () => clock,
-    tick: (advanceMs = 120_000) => engineTick(w.t, (clock += advanceMs)),
-    lead: (id: string) => w.t.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
-    view: async (id: string) => {
-      const res = await w.t.app.inject({ method: 'GET', url: '/api/v1/leads?limit=500', headers: w.ws.auth });
-      expect(res.statusCode, res.body).toBe(200);
-      return (res.json().leads as Record<string, any>[]).find((l) => l.id === id)!;
-    },
-    bodiesTo: (email: string) => w.smtp.messages.filter((m) => m.to.includes(email)).map((m) => m.raw.toString()),
-    /** An auto-reply from `email` to the message `inReplyTo`, delivered to dana's INBOX now. */
-    outOfOffice: (email: string, inReplyTo: string) =>
-      w.dovecot.deliver(
-        'dana',
-        raw(
-          {
-            From: email,
-            To: 'dana@acme.example',
-            Subject: 'Automatic reply: Quick question',
-            'Auto-Submitted': 'auto-replied',
-            'In-Reply-To': inReplyTo,
-            'Message-ID': `<ooo-${++autoReplies}.${clock}@initech.example>`,
-            Date: new Date(clock).toUTCString(),
-          },
-          'I am out of the office until next week, with limited access to e-mail.',
-        ),
-      ),
-  };
-}
 
 describe.skipIf(!dovecotAvailable())('branch conditions heard in the inbox (real Dovecot and SMTP)', () => {
   const { world, now, tick, lead, view, bodiesTo, outOfOffice } = useBranchWorld(BRANCHING);

@@ -45,6 +45,7 @@ import * as m0048 from './0048_passkeys.js';
 import * as m0049 from './0049_branches.js';
 import * as m0050 from './0050_sent_copies.js';
 import * as m0051 from './0051_inbox_idle.js';
+import * as m0052 from './0052_reply_answers.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -160,4 +161,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0049_branches': m0049,
   '0050_sent_copies': m0050,
   '0051_inbox_idle': m0051,
+  '0052_reply_answers': m0052,
 };

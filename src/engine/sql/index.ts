@@ -1,6 +1,7 @@
 // The engine's SQL, one statement family a file; these files are the only engine code that writes SQL.
 // Bulk writes go through jsonb_to_recordset so a batch of leads is one statement. The send budget ledger's SQL,
 // which the channel drivers share, is src/domain/budgets.repository.ts.
+export * from './answeredStep.js';
 export * from './assignSenders.js';
 export * from './claimDue.js';
 export * from './claimDueDiscovery.js';

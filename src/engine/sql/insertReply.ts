@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database.js';
+import type { ReplyAnswer } from './answeredStep.js';
 
 /** Replies the engine settles itself (out-of-office) are stored decided, so they never enter the pending queue. */
 export interface SettledReply {
@@ -25,6 +26,8 @@ export async function insertReply(
     /** The classifier's confidence (0..1) and whether the reply waits for a person (below the floor). */
     confidence?: number | null;
     needsReview?: boolean;
+    /** The step whose message it answers (answeredStep); null: none. */
+    answers?: ReplyAnswer | null;
   },
 ) {
   await trx
@@ -42,6 +45,7 @@ export async function insertReply(
       created_at: r.now,
       confidence: r.confidence ?? null,
       ...(r.needsReview && { needs_review: true }),
+      ...(r.answers && { answers_sequence_id: r.answers.sequenceId, answers_step: r.answers.step, answer_match: r.answers.match }),
       ...(r.settled && {
         state: 'decided' as const,
         decision: r.settled.decision,

@@ -311,6 +311,53 @@ describe('a fifth channel registered at run time (pigeon)', () => {
     expect(await leadView(w.auth, w.leads[0])).toMatchObject({ nextActionAt: null, messagedAt: null });
   });
 
+  it('a reply routes by the message it answers, across channels: its conversation first, else the latest step sent', async () => {
+    // Pigeon then e-mail (sandbox), the e-mail waiting 3 days for a reply: a pigeon answer that comes after the e-mail
+    // answers the pigeon message (its conversation), so it is no reply to the e-mail.
+    const routed = [
+      stepRow({ index: 0, kind: PIGEON_DM, message: 'Coo, {{person}}!' }),
+      {
+        ...stepRow({ index: 1, kind: 'email', delayDays: 1, subject: 'Hi', message: 'Hi {{person}}' }),
+        id: 'mail',
+        next: [{ if: { replied: true }, withinDays: 3, goto: 'goal' }],
+        else: 'exit',
+      },
+    ];
+    const w = await world('Pigeon routed', [{ person: 'Gus', email: 'gus@loft.example' }], routed);
+    await tick(T0);
+    await tick(new Date('2026-12-02T10:00:00.000Z'));
+    t.clock.set(new Date('2026-12-02T12:30:00.000Z'));
+    const pushed = await push(w.workspaceId, [
+      { from: 'gus@loft.example', text: 'Sounds good, can we talk on Tuesday?', at: new Date('2026-12-02T12:00:00.000Z') },
+    ]);
+    expect(pushed.json()).toMatchObject({ applied: 1 });
+    const reply = (leadId: string) =>
+      t.db.selectFrom('replies').select(['answers_step', 'answer_match']).where('lead_id', '=', leadId).executeTakeFirstOrThrow();
+    expect(await reply(w.leads[0])).toEqual({ answers_step: 0, answer_match: 'conversation' });
+    expect(await leadView(w.auth, w.leads[0])).toMatchObject({ stage: 'replied', sequenceDone: true });
+    expect((await leadView(w.auth, w.leads[0])).path).toBeUndefined();
+
+    // E-mail alone, waiting for a reply: a pigeon answer (no pigeon message was sent) answers the latest step sent,
+    // the e-mail, and its goal edge is taken at once.
+    const mailOnly = [{ ...routed[1], index: 0, delayDays: 0 }];
+    const v = await world('Pigeon fallback', [{ person: 'Hal', email: 'hal@loft.example' }], mailOnly);
+    await tick(T0);
+    t.clock.set(new Date('2026-12-01T12:30:00.000Z'));
+    expect(
+      (
+        await push(v.workspaceId, [{ from: 'hal@loft.example', text: 'Sounds good, can we talk on Tuesday?', at: new Date('2026-12-01T12:00:00.000Z') }])
+      ).json(),
+    ).toMatchObject({
+      applied: 1,
+    });
+    expect(await reply(v.leads[0])).toEqual({ answers_step: 0, answer_match: 'latest_step' });
+    expect(await leadView(v.auth, v.leads[0])).toMatchObject({
+      outcome: 'goal',
+      path: [expect.objectContaining({ fromStep: 0, edge: 0, goto: 'goal', values: expect.objectContaining({ matchedBy: 'latest_step' }) })],
+    });
+    t.clock.set(T0);
+  });
+
   it('on the wire the step kinds stay the spec’s: authoring refuses pigeon_dm, and the published step kinds do not list it', async () => {
     const w = await world('Pigeon wire', []);
     // A stored pigeon sequence is listed with the spec's step kinds only.
