@@ -79,7 +79,8 @@ export interface CalendarInvitation {
 export type ActionResult =
   /** `sentFrom`: the mailbox that sent it (the pass summary counts sends per mailbox). */
   /** `invitationUid`: the iCalendar UID the action's invitation went out under (absent: none went). */
-  | { outcome: 'ok'; externalId: string | null; sentFrom?: string; invitationUid?: string }
+  /** `noteOmitted`: it went without its note, and why (a LinkedIn invitation past the notes a month: `linkedin_note_limit`). */
+  | { outcome: 'ok'; externalId: string | null; sentFrom?: string; invitationUid?: string; noteOmitted?: string }
   /**
    * `waitSeconds`: the sending account cannot act now (disconnected, its login refused) through no fault of the lead:
    * the step is due again after this long and the answer does not count as one of the lead's attempts.

@@ -93,6 +93,8 @@ export interface Config {
     readonly pollIntervalSeconds: number;
     readonly invitesPerWeek: number;
     readonly messagesPerDay: number;
+    /** Invitations with a note per gateway account in any 30 days (LinkedIn's free members: 5 a month); past it, none. */
+    readonly notesPerMonth: number;
   };
 }
 
@@ -377,6 +379,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       pollIntervalSeconds: e.OUTREACH_LINKEDIN_POLL_INTERVAL,
       invitesPerWeek: e.OUTREACH_LINKEDIN_INVITES_PER_WEEK,
       messagesPerDay: e.OUTREACH_LINKEDIN_MESSAGES_PER_DAY,
+      notesPerMonth: e.OUTREACH_LINKEDIN_NOTES_PER_MONTH,
     }),
   });
 }

@@ -86,6 +86,7 @@ export const EnvSchema = Type.Object({
   OUTREACH_LINKEDIN_POLL_INTERVAL: Type.Integer({ minimum: 1, default: 300 }),
   OUTREACH_LINKEDIN_INVITES_PER_WEEK: Type.Integer({ minimum: 0, default: 100 }),
   OUTREACH_LINKEDIN_MESSAGES_PER_DAY: Type.Integer({ minimum: 0, default: 50 }),
+  OUTREACH_LINKEDIN_NOTES_PER_MONTH: Type.Integer({ minimum: 0, default: 5 }),
   LOG_LEVEL: Type.Union(
     [
       Type.Literal('fatal'),

@@ -15,6 +15,7 @@ import { localDay, localDaysBetween, safeZone } from './time.js';
  * | `mailbox`    | mailbox id            | `emails`                        | local day | message cap, ramped during warm-up    |
  * | `x_account`  | X user id             | `dms`, `follows`                | UTC day   | message cap, invite cap               |
  * | `linkedin_gateway` | messaging account id | `invites` / `messages`     | rolling week / UTC day | gateway's weekly invites, daily messages |
+ * | `linkedin_gateway` | messaging account id | `notes` (an invitation's note) | rolling month (30 local days) | notes a month |
  *
  * Local days are the messaging account's `time_zone` (a mailbox follows its account's). Reserved by one conditional
  * upsert that never passes the cap whatever the concurrency, and given back when the step is not performed.
@@ -31,8 +32,8 @@ export type PacingRules = EngineConfig['pacing'];
  * budgets and their windows are the channel's (its descriptor's `budgetWindows`).
  */
 export type BudgetScope = 'account' | 'mailbox' | 'x_account' | 'mailbox_domain' | 'linkedin_gateway' | 'channel';
-export type BudgetName = 'invites' | 'messages' | 'actions' | 'emails' | 'dms' | 'follows';
-export type BudgetWindow = 'local_day' | 'utc_day' | 'rolling_week';
+export type BudgetName = 'invites' | 'messages' | 'notes' | 'actions' | 'emails' | 'dms' | 'follows';
+export type BudgetWindow = 'local_day' | 'utc_day' | 'rolling_week' | 'rolling_month';
 
 /** One row of the ledger. `windowStart` is a calendar day, `YYYY-MM-DD`. */
 export interface BudgetKey {
@@ -42,12 +43,12 @@ export interface BudgetKey {
   /** A built-in budget, or one a channel names in its own scope (`channel`). */
   budget: BudgetName | (string & {});
   window: BudgetWindow;
-  /** The day the row counts: the local or UTC day; for `rolling_week`, the local day the units landed on. */
+  /** The day the row counts: the local or UTC day; for a rolling window, the local day the units landed on. */
   windowStart: string;
 }
 
-/** How many days (rows) one cap counts, ending with the key's own day: 1 for a day, 7 for a rolling week. */
-export const WINDOW_DAYS: Readonly<Record<BudgetWindow, number>> = { local_day: 1, utc_day: 1, rolling_week: 7 };
+/** How many days (rows) one cap counts, ending with the key's own day: 1 for a day, 7 for a rolling week, 30 for a month. */
+export const WINDOW_DAYS: Readonly<Record<BudgetWindow, number>> = { local_day: 1, utc_day: 1, rolling_week: 7, rolling_month: 30 };
 
 /** The engine's budgets of a messaging account, reserved at claim. */
 export type AccountBudget = 'invites' | 'messages' | 'actions';
@@ -60,7 +61,7 @@ export const BUDGET_WINDOWS = {
   mailbox: { emails: 'local_day' },
   mailbox_domain: { emails: 'local_day' },
   x_account: { dms: 'utc_day', follows: 'utc_day' },
-  linkedin_gateway: { invites: 'rolling_week', messages: 'utc_day' },
+  linkedin_gateway: { invites: 'rolling_week', messages: 'utc_day', notes: 'rolling_month' },
 } as const satisfies Partial<Record<BudgetScope, Partial<Record<BudgetName, BudgetWindow>>>>;
 
 /** The day a window containing `at` counts under: the local day in `timeZone`, or the UTC day. */
@@ -93,9 +94,16 @@ export function xAccountBudgetKey(workspaceId: string, userId: string, budget: X
 
 /**
  * A LinkedIn gateway account's budget (channels/linkedin/driver.ts reserves it at send time): the week's invitations
- * (rolling seven local days in `timeZone`) or the UTC day's messages, windows as BUDGET_WINDOWS.linkedin_gateway says.
+ * (rolling seven local days in `timeZone`), the UTC day's messages, or the invitation notes of the last 30 local days,
+ * windows as BUDGET_WINDOWS.linkedin_gateway says.
  */
-export function gatewayBudgetKey(workspaceId: string, accountId: string, budget: 'invites' | 'messages', at: Date, timeZone: string | null): BudgetKey {
+export function gatewayBudgetKey(
+  workspaceId: string,
+  accountId: string,
+  budget: 'invites' | 'messages' | 'notes',
+  at: Date,
+  timeZone: string | null,
+): BudgetKey {
   const window = BUDGET_WINDOWS.linkedin_gateway[budget];
   return { workspaceId, scope: 'linkedin_gateway', scopeId: accountId, budget, window, windowStart: windowStartOf(window, at, timeZone) };
 }

@@ -25,7 +25,8 @@ export type StepAction =
 /**
  * A step's entry (engine/outcomes.ts; engine/tasks.ts for a person's answer to an uncertain send). `step` is the
  * step's index in its sequence, `kind` its step kind, `channel` its channel; `variant` the A/B variant sent.
- * - sent (`ok`): `{step, kind, channel, variant?}`, then a StepNote; its units are what the send cost.
+ * - sent (`ok`): `{step, kind, channel, variant?, noteOmitted?}`, then a StepNote; its units are what the send cost.
+ *   `noteOmitted`: a LinkedIn invitation went without its note (`linkedin_note_limit`, docs/linkedin.md).
  * - failed: the same, then `reason` (the driver's error, `rate_limited`, `interrupted`, `uncertain_delivery`),
  *   `attempt` (tries so far, waits included), and `final: true` or the `retryAt` timestamp; `confirmed: 'not_sent'`
  *   when a crashed send's driver said it never left.
@@ -47,6 +48,7 @@ export interface StepDetail extends StepNote {
   final?: boolean;
   retryAt?: string;
   confirmed?: 'not_sent';
+  noteOmitted?: string;
 }
 
 /**

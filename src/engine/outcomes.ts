@@ -178,7 +178,7 @@ export function resultOutcome(config: OutcomeRules, send: SendRecord, result: Ac
     return {
       row,
       record,
-      activity: { action, outcome: 'ok', units: send.units, detail, accountId },
+      activity: { action, outcome: 'ok', units: send.units, detail: result.noteOmitted ? { ...detail, noteOmitted: result.noteOmitted } : detail, accountId },
       event: eventOf(ch, step),
       refundUnits: 0,
       release: null,

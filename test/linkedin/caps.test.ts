@@ -32,7 +32,12 @@ describe('LinkedIn gateway caps and who acts', () => {
     ({ gw, t, ws, account } = await startLinkedinWorld({
       now: () => clock,
       gatewayAccounts: [GW],
-      env: { OUTREACH_LINKEDIN_INVITES_PER_WEEK: 2, OUTREACH_LINKEDIN_MESSAGES_PER_DAY: 1, OUTREACH_LINKEDIN_POLL_INTERVAL: 86_400 },
+      env: {
+        OUTREACH_LINKEDIN_INVITES_PER_WEEK: 2,
+        OUTREACH_LINKEDIN_MESSAGES_PER_DAY: 1,
+        OUTREACH_LINKEDIN_NOTES_PER_MONTH: 2,
+        OUTREACH_LINKEDIN_POLL_INTERVAL: 86_400,
+      },
       workspaceName: 'Capped LinkedIn',
     }));
     workspaceId = ws.workspaceId;
@@ -84,6 +89,7 @@ describe('LinkedIn gateway caps and who acts', () => {
     expect(entry.budgets.filter((b: { scope: string }) => b.scope === 'linkedin_gateway')).toEqual([
       { scope: 'linkedin_gateway', scopeId: account, budget: 'invites', window: 'rolling_week', windowStart: '2026-11-23', used: 2, cap: 2 },
       { scope: 'linkedin_gateway', scopeId: account, budget: 'messages', window: 'utc_day', windowStart: '2026-11-23', used: 0, cap: 1 },
+      { scope: 'linkedin_gateway', scopeId: account, budget: 'notes', window: 'rolling_month', windowStart: '2026-11-23', used: 0, cap: 2 },
     ]);
     // The next days of the same week still have no room.
     await tick(DAY);
@@ -119,6 +125,43 @@ describe('LinkedIn gateway caps and who acts', () => {
     expect(new Date(waiting[0].next_action_at!).toISOString()).toBe('2026-12-01T00:00:00.000Z');
     await tick(DAY);
     expect(sent()).toBe(2);
+  });
+
+  it('notes: past the notes a month an invitation goes without its note and the ledger says so; one that did not go gives its note back', async () => {
+    // A fresh week for the invitations (the first test used this week's), the clock on from the messages test.
+    clock = Date.parse('2026-12-08T10:00:00.000Z');
+    const NOTE = 'Hi Person, glad to connect.';
+    const withNote = await insertSequence(t.db, workspaceId, { steps: steps(step('connect', { message: 'Hi {{firstName}}, glad to connect.' })) });
+    const mine = () => gw.invitations.filter((i) => i.accountId === GW && i.at >= '2026-12-08');
+    const notesUsed = async () =>
+      (await t.db.selectFrom('send_budgets').select('used').where('budget', '=', 'notes').execute()).reduce((n, r) => n + Number(r.used), 0);
+    // The gateway down as the first invitation goes: it did not go, so its note is not used; it goes, noted, later.
+    const [first] = await leads(1, withNote);
+    gw.failNext('POST /api/v1/users/invite', { status: 503 });
+    await tick();
+    expect(mine()).toEqual([]);
+    expect(await notesUsed()).toBe(0);
+    await tick(10 * 60_000);
+    expect(mine().map((i) => i.message)).toEqual([NOTE]);
+    // A week on, two more: one note is left of the two in 30 days, so one of them goes without its note.
+    clock = Date.parse('2026-12-15T10:00:00.000Z');
+    const pair = await leads(2, withNote);
+    await tick();
+    expect(
+      mine()
+        .map((i) => i.message)
+        .sort(),
+    ).toEqual([NOTE, NOTE, null].sort());
+    const ledger = await t.db.selectFrom('activity').select(['lead_id', 'detail']).where('action', '=', 'invite').where('outcome', '=', 'ok').execute();
+    const detailOf = (id: string) => JSON.parse(String(ledger.find((a) => a.lead_id === id)!.detail));
+    expect(pair.map((id) => detailOf(id).noteOmitted ?? null).sort()).toEqual(['linkedin_note_limit', null].sort());
+    expect(detailOf(first)).not.toHaveProperty('noteOmitted');
+    for (const id of [first, ...pair]) expect((await row(id)).stage).toBe('invited');
+    // Thirty local days after the first note, it is free again.
+    clock = Date.parse('2027-01-07T10:00:00.000Z');
+    await leads(1, withNote);
+    await tick();
+    expect(mine().at(-1)?.message).toBe(NOTE);
   });
 
   it('a tasks account answers needs_person; a gateway engage is a person’s; a sandbox account stays simulated', async () => {

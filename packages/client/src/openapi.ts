@@ -7031,7 +7031,7 @@ export interface paths {
                                 accountScore: number | null;
                                 /** @description every send budget of the account today as the engine enforces it: its invites, messages and actions, then each of its mailboxes' e-mails, then a gateway account's LinkedIn invitations (rolling week) and messages (UTC day). X accounts belong to no messaging account: see `platformAccounts` */
                                 budgets: {
-                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name */
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `notes` (at the gateway, invitations sent with a note), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name */
                                     budget: string;
                                     cap: number | null;
                                     /** @description `account` (this messaging account), `mailbox` (one of its mailboxes), `linkedin_gateway` (the account at the LinkedIn gateway), `x_account` (an X account, in `platformAccounts`) or `channel` (a channel's own, its scope id `<channel>:<owner>`) */
@@ -7040,11 +7040,11 @@ export interface paths {
                                     scopeId: string;
                                     /** @description units reserved in the window (every day it counts): sent, or going out now */
                                     used: number;
-                                    /** @description `local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it */
+                                    /** @description `local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it; `rolling_month`: the local day and the 29 before it */
                                     window: string;
                                     /**
                                      * Format: date
-                                     * @description the day counted, YYYY-MM-DD (of a rolling week, its last day: today)
+                                     * @description the day counted, YYYY-MM-DD (of a rolling window, its last day: today)
                                      */
                                     windowStart: string;
                                 }[];
@@ -7111,7 +7111,7 @@ export interface paths {
                                 /** @description the platform's id of the account (X user id) */
                                 accountUserId: string;
                                 budgets: {
-                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name */
+                                    /** @description `invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `notes` (at the gateway, invitations sent with a note), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name */
                                     budget: string;
                                     cap: number | null;
                                     /** @description `account` (this messaging account), `mailbox` (one of its mailboxes), `linkedin_gateway` (the account at the LinkedIn gateway), `x_account` (an X account, in `platformAccounts`) or `channel` (a channel's own, its scope id `<channel>:<owner>`) */
@@ -7120,11 +7120,11 @@ export interface paths {
                                     scopeId: string;
                                     /** @description units reserved in the window (every day it counts): sent, or going out now */
                                     used: number;
-                                    /** @description `local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it */
+                                    /** @description `local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it; `rolling_month`: the local day and the 29 before it */
                                     window: string;
                                     /**
                                      * Format: date
-                                     * @description the day counted, YYYY-MM-DD (of a rolling week, its last day: today)
+                                     * @description the day counted, YYYY-MM-DD (of a rolling window, its last day: today)
                                      */
                                     windowStart: string;
                                 }[];

@@ -30,7 +30,7 @@ function accountBudgetOf(step: Step): AccountBudget {
 }
 
 /** A gateway account's budgets (domain/budgets.ts `gatewayBudgetKey`), of `budgets`; none for any other account. */
-function gatewayKeys(sender: Sender, at: Date, budgets: readonly ('invites' | 'messages')[]): BudgetKey[] {
+function gatewayKeys(sender: Sender, at: Date, budgets: readonly ('invites' | 'messages' | 'notes')[]): BudgetKey[] {
   if (sender.delivery !== 'gateway' || !sender.accountId) return [];
   return budgets.map((b) => gatewayBudgetKey(sender.workspaceId, sender.accountId!, b, at, safeZone(sender.timeZone)));
 }
@@ -68,9 +68,12 @@ export const linkedinChannel: ChannelDescriptor = {
   // A gateway account's invitations and messages also draw the gateway's own caps (rolling week, UTC day), reserved
   // at claim with the account's pacing and given back with it when LinkedIn did not act.
   budgetsOf: (step, sender, at) => [...accountBudgetKeys(sender, accountBudgetOf(step), at), ...gatewayKeysOf(step, sender, at)],
-  accountBudgets: (sender, at) => gatewayKeys(sender, at, ['invites', 'messages']),
-  budgetCap: (key, config) =>
-    key.scope !== 'linkedin_gateway' ? null : key.budget === 'invites' ? config.linkedin.invitesPerWeek : config.linkedin.messagesPerDay,
+  // The notes are the driver's to take at send time (an invitation goes without its note past them): listed, not claimed.
+  accountBudgets: (sender, at) => gatewayKeys(sender, at, ['invites', 'messages', 'notes']),
+  budgetCap: (key, config) => {
+    if (key.scope !== 'linkedin_gateway') return null;
+    return key.budget === 'invites' ? config.linkedin.invitesPerWeek : key.budget === 'notes' ? config.linkedin.notesPerMonth : config.linkedin.messagesPerDay;
+  },
   // The canonical profile address, never the URL as typed (domain/linkedin-profile.ts).
   profileUrl: (lead) => linkedinCanonicalUrlOf(lead.linkedin_url),
   invites: (step) => step.kind === 'connect',

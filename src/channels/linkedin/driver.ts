@@ -22,6 +22,8 @@ export const UNAVAILABLE_WAIT_SECONDS = 300;
 export const AUTH_FAILED = 'linkedin_gateway_auth_failed';
 /** Unipile's "Send an invitation": the note is at most 300 characters. */
 export const INVITE_NOTE_MAX = 300;
+/** An invitation sent without its note: the account's notes of the last 30 days are used up (docs/policy.md). */
+export const NOTE_LIMIT = 'linkedin_note_limit';
 /** A retry (or confirm) reads this many of the chat's latest messages for the one an earlier try may have sent. */
 const CONFIRM_MESSAGES = 50;
 const CONFIRM_SKEW_MS = 120_000;
@@ -76,17 +78,36 @@ export function createLinkedinDriver(deps: LinkedinDriverDeps): ChannelDriver {
     return { providerId };
   }
 
+  /**
+   * An invitation, with its note while the account has notes left: LinkedIn gives free members a note on 5
+   * invitations a month (OUTREACH_LINKEDIN_NOTES_PER_MONTH, counted over 30 local days). Past it the invitation goes
+   * without the note, as LinkedIn itself would let a free member send it, and says so (`noteOmitted`). A note's unit is
+   * given back when the invitation did not go.
+   */
   async function invite(q: Database, gw: GatewayCall, acc: repo.LinkedinAccountRow, action: OutboundAction): Promise<ActionResult> {
-    const note = action.text?.trim() ?? '';
-    if (note.length > INVITE_NOTE_MAX) return { outcome: 'failed', error: 'linkedin_invite_note_too_long', retryable: false };
+    const written = action.text?.trim() ?? '';
+    if (written.length > INVITE_NOTE_MAX) return { outcome: 'failed', error: 'linkedin_invite_note_too_long', retryable: false };
     const ids = await repo.leadLinkedinIds(q, action.workspaceId, action.recipient.leadId);
     const who = await providerIdOf(q, gw, acc, action, ids.providerId);
     if (who.failure) return who.failure;
-    const answer = await gw<{ invitation_id?: string }>('POST', '/api/v1/users/invite', {
-      json: { provider_id: who.providerId, account_id: acc.gatewayAccountId, ...(note && { message: note }) },
-    });
-    if (answer.status === 200 || answer.status === 201) return { outcome: 'ok', externalId: answer.body?.invitation_id ?? null };
-    return { outcome: 'failed', error: refusalCode(answer.status, answer.body), retryable: false };
+    const noteKey = written ? gatewayBudgetKey(action.workspaceId, acc.id, 'notes', action.at, safeZone(acc.timeZone)) : null;
+    const withNote = noteKey ? await reserveBudget(q, { key: noteKey, n: 1, cap: caps.notesPerMonth, at: action.at }) : false;
+    const note = withNote ? written : '';
+    let result: ActionResult;
+    try {
+      const answer = await gw<{ invitation_id?: string }>('POST', '/api/v1/users/invite', {
+        json: { provider_id: who.providerId, account_id: acc.gatewayAccountId, ...(note && { message: note }) },
+      });
+      result =
+        answer.status === 200 || answer.status === 201
+          ? { outcome: 'ok', externalId: answer.body?.invitation_id ?? null, ...(written && !withNote && { noteOmitted: NOTE_LIMIT }) }
+          : { outcome: 'failed', error: refusalCode(answer.status, answer.body), retryable: false };
+    } catch (err) {
+      if (withNote) await releaseBudget(q, noteKey!).catch(() => undefined);
+      throw err;
+    }
+    if (withNote && result.outcome !== 'ok') await releaseBudget(q, noteKey!);
+    return result;
   }
 
   /** The account's own message with this text in the chat, sent no earlier than `since`; not_sent once past it. */

@@ -19,12 +19,13 @@ export const PacingBudget = Type.Object({
   scopeId: Type.String({ description: 'the messaging account id, the mailbox id, the X user id, or `<channel>:<owner>`' }),
   budget: Type.String({
     description:
-      "`invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name",
+      "`invites` (connection requests), `messages` (messages and e-mails of the account; at the gateway, LinkedIn messages), `notes` (at the gateway, invitations sent with a note), `actions` (every paced step), `emails` (one mailbox), `dms` and `follows` (an X account), or a channel's own name",
   }),
   window: Type.String({
-    description: '`local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it',
+    description:
+      '`local_day`: the calendar day in the pacing time zone; `utc_day`: the UTC day; `rolling_week`: the local day and the six before it; `rolling_month`: the local day and the 29 before it',
   }),
-  windowStart: Type.String({ format: 'date', description: 'the day counted, YYYY-MM-DD (of a rolling week, its last day: today)' }),
+  windowStart: Type.String({ format: 'date', description: 'the day counted, YYYY-MM-DD (of a rolling window, its last day: today)' }),
   used: Type.Integer({ minimum: 0, description: 'units reserved in the window (every day it counts): sent, or going out now' }),
   cap: Nullable(Type.Integer({ minimum: 0, description: "the window's cap today; null when uncapped (`actions` only carry the spacing)" })),
 });
