@@ -337,6 +337,12 @@ export interface ChannelDriver {
   acknowledge?(input: { workspaceId: string; idempotencyKey: string }, ctx?: DriverContext): Promise<void>;
   /** Observations due up to `now` for the given leads (sandbox: scripted; real: provider inbox). */
   observe?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]>;
+  /**
+   * For the given leads this driver simulates (the sandbox's scripted people): when it next has something to report
+   * after `now`, as far as the history passed in decides (null: nothing until the engine reaches the person again). A
+   * lead absent from the answer is one it cannot tell (a real provider's): watched at the engine's interval.
+   */
+  nextObservations?(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<Map<string, Date | null>>;
   /** Reads the provider's inbox of every account due (replies, bounces, follow-backs) and hands each to `ctx.apply`. */
   watch?(ctx: WatchContext): Promise<void>;
   /**

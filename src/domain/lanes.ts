@@ -11,7 +11,7 @@ import type { LeadsTable } from '../db/schema.js';
  * - entering a sequence: `enteringLane` (every caller), `enterSequence` (enroll), `switchSequence` (reply decision
  *   `start_sequence`);
  * - the engine's step pass: `markInflight`, `reschedule`, `waitForAccept`, `holdForTask`, `advance` (the outcomes);
- * - what is heard: `rewatchSql` (the watch claim), `watchAfterContact` and `snooze` (reply decisions), `markAccepted`,
+ * - what is heard: `rewatchSql` (the watch claim) and `postponeWatch` (its sandbox people quiet till later), `watchAfterContact` and `snooze` (reply decisions), `markAccepted`,
  *   `markFollowedBack`, `markFirstContact`, `markReplied`, `snoozeForAutoReply`;
  * - the end of a lane: `stop`, `optOut`, `stopForLeaver`, `failBounced`;
  * - a branch: `takeEdges`, `holdAtBranch` (the engine's claim), `releaseBranch` (a dismissed reply).
@@ -71,6 +71,7 @@ export {
   markFirstContact,
   markFollowedBack,
   markReplied,
+  postponeWatch,
   rewatchSql,
   snooze,
   snoozeForAutoReply,

@@ -343,11 +343,18 @@ export function createObserver(deps: ObserverDeps) {
         }
       }
       const observations: InboundObservation[] = [];
+      // When each lead's simulated people next have something to say, per channel asked (absent: cannot tell).
+      const quiet = new Map<string, { channels: number; at: Date | null }>();
       for (const g of groups.values()) {
         const driver = drivers.forChannel(g.channel);
         if (!driver.observe) continue;
         try {
-          observations.push(...(await driver.observe({ workspaceId: g.workspaceId, leads: g.rows.map(recipientOf), now })));
+          const input = { workspaceId: g.workspaceId, leads: g.rows.map(recipientOf), now };
+          observations.push(...(await driver.observe(input)));
+          for (const [id, at] of (await driver.nextObservations?.(input)) ?? []) {
+            const q = quiet.get(id) ?? { channels: 0, at: null };
+            quiet.set(id, { channels: q.channels + 1, at: q.at === null ? at : at === null ? q.at : new Date(Math.min(q.at.getTime(), at.getTime())) });
+          }
         } catch {
           // An inbox that cannot be read now is read on the lead's next watch.
         }
@@ -361,7 +368,27 @@ export function createObserver(deps: ObserverDeps) {
         if (obs.type === 'reply' && row.last_reply_at && obs.at.getTime() <= new Date(row.last_reply_at).getTime()) continue;
         await apply(obs, row, now, summary);
       }
+      await postponeQuiet(rows, quiet, now);
     }
+  }
+
+  /**
+   * A lead whose every watched channel is simulated and quiet until later is next looked at then, not at every
+   * interval before it (nothing could be heard in between); with nothing to come, its watch ends until the engine
+   * reaches the person again. The sandbox's people are so heard at the first pass after they act.
+   */
+  async function postponeQuiet(rows: repo.WatchedRow[], quiet: Map<string, { channels: number; at: Date | null }>, now: Date) {
+    const bumped = now.getTime() + config.observeIntervalSeconds * 1000;
+    const later = rows.flatMap((row) => {
+      const q = quiet.get(row.id);
+      const asked = channelsOf(channels, row).length;
+      if (!q || asked === 0 || q.channels < asked || (q.at !== null && q.at.getTime() <= bumped)) return [];
+      return [{ id: row.id, at: q.at }];
+    });
+    if (later.length === 0) return;
+    await withTxRetry(() =>
+      db.transaction().execute((trx) => repo.postponeWatch(trx, { claimedAt: now, intervalSeconds: config.observeIntervalSeconds, leads: later })),
+    );
   }
 
   return { runObservations, applyIn };

@@ -1,3 +1,4 @@
+import { simulatedThrough } from '../simulated.js';
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import { gatewayBudgetKey, nextUtcDay } from '../../domain/budgets.js';
@@ -6,7 +7,7 @@ import { addLocalDays, safeZone, zonedTime } from '../../domain/time.js';
 import { gatewayTime, publicIdentifierOf, refusalCode } from './api.js';
 import { enc, GatewayCallFailed, gatewayCaller, gatewaySettingsOf, type GatewayCall } from './client.js';
 import * as repo from './accounts.repository.js';
-import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from '../types.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
 export interface LinkedinDriverDeps {
   db: Database;
@@ -256,15 +257,13 @@ export function createLinkedinDriver(deps: LinkedinDriverDeps): ChannelDriver {
     },
 
     /** Leads of gateway accounts are heard by the gateway watcher (chats, relations); the rest by the sandbox. */
-    async observe(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]> {
-      if (!fallback.observe) return [];
+    ...simulatedThrough(fallback, async (input) => {
       const real = await repo.gatewayLeadIds(
         db,
         input.workspaceId,
         input.leads.map((l) => l.leadId),
       );
-      const simulated = input.leads.filter((l) => !real.has(l.leadId));
-      return simulated.length > 0 ? fallback.observe({ ...input, leads: simulated }) : [];
-    },
+      return input.leads.filter((l) => !real.has(l.leadId));
+    }),
   };
 }

@@ -97,28 +97,36 @@ export function createSandboxDriver(channel: Channel, opts: SandboxOptions): Cha
     },
     async observe({ leads, now }) {
       const out: InboundObservation[] = [];
-      for (const lead of leads) out.push(...observeOne(channel, opts, lead, now));
+      for (const lead of leads) out.push(...scriptedEvents(channel, opts, lead).filter((o) => o.at.getTime() <= now.getTime()));
       return out;
+    },
+    async nextObservations({ leads, now }) {
+      const next = new Map<string, Date | null>();
+      for (const lead of leads) {
+        const later = scriptedEvents(channel, opts, lead).filter((o) => o.at.getTime() > now.getTime());
+        next.set(lead.leadId, later.length === 0 ? null : new Date(Math.min(...later.map((o) => o.at.getTime()))));
+      }
+      return next;
     },
   };
 }
 
-function observeOne(channel: Channel, opts: SandboxOptions, lead: Recipient, now: Date): InboundObservation[] {
+/**
+ * Everything the lead's script (or the configured rates) has the person do on `channel`, at its time, past or future,
+ * given the history the engine passed in: `observe` reports those due, `nextObservations` the first still to come.
+ */
+function scriptedEvents(channel: Channel, opts: SandboxOptions, lead: Recipient): InboundObservation[] {
   const h = lead.history;
   if (!h) return [];
   const script: Script = lead.sandbox ?? {};
   const out: InboundObservation[] = [];
-  const due = (from: Date, hours: number | null) => {
-    if (hours === null) return null;
-    const at = new Date(from.getTime() + hours * HOUR);
-    return at.getTime() <= now.getTime() ? at : null;
-  };
+  const after = (from: Date, hours: number | null) => (hours === null ? null : new Date(from.getTime() + hours * HOUR));
   if (channel === 'linkedin' && h.invitedAt && !h.connectedAt) {
-    const at = due(h.invitedAt, delayHours(opts, lead.leadId, 'accept', num(script.acceptsInviteAfterHours), opts.acceptRate, opts.acceptMaxHours));
+    const at = after(h.invitedAt, delayHours(opts, lead.leadId, 'accept', num(script.acceptsInviteAfterHours), opts.acceptRate, opts.acceptMaxHours));
     if (at) out.push({ type: 'invite_accepted', leadId: lead.leadId, at });
   }
   if (channel === 'x' && h.followedAt && !h.followedBackAt) {
-    const at = due(h.followedAt, delayHours(opts, lead.leadId, 'followback', num(script.followsBackAfterHours), opts.followBackRate, opts.acceptMaxHours));
+    const at = after(h.followedAt, delayHours(opts, lead.leadId, 'followback', num(script.followsBackAfterHours), opts.followBackRate, opts.acceptMaxHours));
     if (at) out.push({ type: 'followed_back', leadId: lead.leadId, at });
   }
   // An inbox holds every message, old ones too: each poll reports all that are due, and the engine keeps what it
@@ -126,14 +134,14 @@ function observeOne(channel: Channel, opts: SandboxOptions, lead: Recipient, now
   if (h.messagedAt && h.lastMessageChannel === channel) {
     const scriptedText = typeof script.replyText === 'string' ? script.replyText : null;
     const hours = delayHours(opts, lead.leadId, 'reply', num(script.replyAfterHours), opts.replyRate, opts.replyMaxHours, scriptedText !== null);
-    const at = due(h.messagedAt, hours);
+    const at = after(h.messagedAt, hours);
     if (at) {
       const text = scriptedText ?? DEFAULT_REPLIES[Math.floor(unitHash(opts.seed, 'replyText', lead.leadId) * DEFAULT_REPLIES.length)];
       out.push({ type: 'reply', leadId: lead.leadId, channel, text, at });
     }
     for (const later of Array.isArray(script.laterReplies) ? script.laterReplies : []) {
       const { afterHours, text } = (later ?? {}) as { afterHours?: unknown; text?: unknown };
-      const laterAt = typeof text === 'string' ? due(h.messagedAt, num(afterHours) ?? null) : null;
+      const laterAt = typeof text === 'string' ? after(h.messagedAt, num(afterHours) ?? null) : null;
       if (laterAt) out.push({ type: 'reply', leadId: lead.leadId, channel, text: text as string, at: laterAt });
     }
   }

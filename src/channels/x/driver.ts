@@ -1,3 +1,4 @@
+import { simulatedThrough } from '../simulated.js';
 import type { Database } from '../../db/database.js';
 import { problemText, secondsUntil, XTransportError, type XApiSettings } from './api.js';
 import { xAccountCaller, XCallFailed, type XAccountCall } from './account-client.js';
@@ -7,7 +8,7 @@ import { nextUtcDay, xAccountBudgetKey, type XBudget } from '../../domain/budget
 import { releaseBudget, reserveBudget } from '../../domain/budgets.repository.js';
 import type { XOauthRepository } from './oauth.repository.js';
 import { XAccountDisconnectedError, type XTokensService } from './tokens.service.js';
-import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, InboundObservation, OutboundAction, Recipient } from '../types.js';
+import type { ActionResult, ChannelDriver, DeliveryCheck, DriverContext, OutboundAction } from '../types.js';
 
 export interface XDriverDeps {
   db: Database;
@@ -340,13 +341,11 @@ export function createXDriver(deps: XDriverDeps): ChannelDriver {
     },
 
     /** Leads of connected accounts are heard by the X watcher (DM events, followers); the rest by the sandbox. */
-    async observe(input: { workspaceId: string; leads: Recipient[]; now: Date }): Promise<InboundObservation[]> {
-      if (!fallback.observe) return [];
+    ...simulatedThrough(fallback, async (input) => {
       const accountIds = [...new Set(input.leads.map((l) => l.xAccountUserId).filter((v): v is string => !!v))];
       const real = await repo.connectedUserIds(db, input.workspaceId, accountIds);
-      const simulated = input.leads.filter((l) => !l.xAccountUserId || !real.has(l.xAccountUserId));
-      return simulated.length > 0 ? fallback.observe({ ...input, leads: simulated }) : [];
-    },
+      return input.leads.filter((l) => !l.xAccountUserId || !real.has(l.xAccountUserId));
+    }),
   };
 }
 

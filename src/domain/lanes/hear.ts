@@ -42,6 +42,23 @@ export function rewatchSql(p: { now: Date; intervalSeconds: number }): RawBuilde
 }
 
 /**
+ * The watch claim's postponement: a lead whose simulated people have nothing to report before `at` is next looked at
+ * then (null: no more, until the engine reaches the person again and watches anew), but only while its watch is still
+ * the one the claim at `claimedAt` set (`claimedAt` + `intervalSeconds`), so a contact made since keeps its own; and
+ * never past `observe_until`, where the watch ends. One statement for the batch. Answers how many leads it moved.
+ */
+export async function postponeWatch(trx: Database, p: { claimedAt: Date; intervalSeconds: number; leads: { id: string; at: Date | null }[] }): Promise<number> {
+  if (p.leads.length === 0) return 0;
+  const doc = JSON.stringify(p.leads.map((l) => ({ id: l.id, at: l.at?.toISOString() ?? null })));
+  const { rows } = await sql<{ id: string }>`UPDATE leads l SET observe_next_at = CASE
+        WHEN v.at IS NULL OR l.observe_until IS NULL OR v.at > l.observe_until THEN NULL ELSE v.at END
+      FROM jsonb_to_recordset(${doc}::jsonb) AS v(id uuid, at timestamptz)
+      WHERE l.id = v.id AND l.observe_next_at = ${p.claimedAt.toISOString()}::timestamptz + make_interval(secs => ${p.intervalSeconds})
+      RETURNING l.id`.execute(trx);
+  return rows.length;
+}
+
+/**
  * A person's message went out (a reply decision sent, or its task done by hand): the lead is messaged (the first time
  * kept), active at `at`, and watched for the answer on `channel` from `next` until `until` (as the engine watches
  * after its own sends). Answers the lead's row; throws when the lead is not in the workspace.

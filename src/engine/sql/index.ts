@@ -30,6 +30,7 @@ export {
   markFollowedBack,
   markInflight,
   markReplied,
+  postponeWatch,
   reschedule,
   snoozeForAutoReply,
   stopForLeaver,

@@ -1,4 +1,5 @@
 // A step whose mailbox refused the login waits as long as the watcher does: a person has to fix the password.
+import { simulatedThrough } from '../../simulated.js';
 import { AUTH_FAILED_BACKOFF_SECONDS } from '../../watch-loop.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { Config } from '../../../config/config.js';
@@ -415,17 +416,14 @@ export function createMailboxEmailDriver(deps: MailboxEmailDeps): ChannelDriver 
      * Only the leads the fallback carries are observed through it: a lead a real mailbox wrote to is heard by that
      * mailbox's INBOX watcher alone, so the sandbox never invents a reply, an acceptance or a bounce for it.
      */
-    observe: fallback.observe
-      ? async (input) => {
-          const viaMailbox = await sent.leadsMailedFromMailboxes(
-            db,
-            input.workspaceId,
-            input.leads.map((l) => l.leadId),
-          );
-          const leads = input.leads.filter((l) => !viaMailbox.has(l.leadId));
-          return leads.length > 0 ? fallback.observe!({ ...input, leads }) : [];
-        }
-      : undefined,
+    ...simulatedThrough(fallback, async (input) => {
+      const viaMailbox = await sent.leadsMailedFromMailboxes(
+        db,
+        input.workspaceId,
+        input.leads.map((l) => l.leadId),
+      );
+      return input.leads.filter((l) => !viaMailbox.has(l.leadId));
+    }),
 
     close() {
       for (const pool of pools.values()) pool.close();

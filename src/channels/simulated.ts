@@ -1,0 +1,28 @@
+import type { ChannelDriver, Recipient } from './types.js';
+
+type ObserveInput = { workspaceId: string; leads: Recipient[]; now: Date };
+
+/**
+ * A real channel's `observe` and `nextObservations` for the leads its fallback (the sandbox) simulates: `simulatedOf`
+ * picks them from the input (a lead a real account reached is heard by that account's watcher alone, so the sandbox
+ * never invents anything about it). Both answer nothing for the rest.
+ */
+export function simulatedThrough(
+  fallback: ChannelDriver,
+  simulatedOf: (input: ObserveInput) => Promise<Recipient[]>,
+): Pick<ChannelDriver, 'observe' | 'nextObservations'> {
+  return {
+    ...(fallback.observe && {
+      async observe(input: ObserveInput) {
+        const leads = await simulatedOf(input);
+        return leads.length > 0 ? fallback.observe!({ ...input, leads }) : [];
+      },
+    }),
+    ...(fallback.nextObservations && {
+      async nextObservations(input: ObserveInput) {
+        const leads = await simulatedOf(input);
+        return leads.length > 0 ? fallback.nextObservations!({ ...input, leads }) : new Map<string, Date | null>();
+      },
+    }),
+  };
+}
