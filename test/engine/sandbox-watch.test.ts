@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertSequence } from '../helpers/factories.js';
+import { engineTick } from '../helpers/worlds/common.js';
+import { ADMIN } from '../helpers/world-fixtures.js';
 import { ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 // The watch of a simulated person (docs/engine.md "Watching"): the sandbox says when its scripted people next act,
@@ -10,24 +12,14 @@ import { ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
 
 const T0 = new Date('2026-12-01T09:00:00.000Z');
 const H = 3_600_000;
-const CONTROL = 'sandbox-watch-control';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ env: ENGINE_ENV, controlToken: CONTROL, now: T0.toISOString() });
+  t = await buildTestApp({ env: ENGINE_ENV, controlToken: ADMIN, now: T0.toISOString() });
 });
 afterAll(async () => t?.close());
 
-async function tick(hours: number) {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/admin/v1/engine/tick',
-    headers: { authorization: `Bearer ${CONTROL}` },
-    payload: { now: new Date(T0.getTime() + hours * H).toISOString() },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json();
-}
+const tick = (hours: number) => engineTick(t, T0.getTime() + hours * H);
 const watch = async (id: string) =>
   (await t.db.selectFrom('leads').select(['observe_next_at', 'replied_at', 'stage']).where('id', '=', id).executeTakeFirstOrThrow()) as {
     observe_next_at: Date | null;
