@@ -72,7 +72,8 @@ export const linkedinChannel: ChannelDescriptor = {
   accountBudgets: (sender, at) => gatewayKeys(sender, at, ['invites', 'messages', 'notes']),
   budgetCap: (key, config) => {
     if (key.scope !== 'linkedin_gateway') return null;
-    return key.budget === 'invites' ? config.linkedin.invitesPerWeek : key.budget === 'notes' ? config.linkedin.notesPerMonth : config.linkedin.messagesPerDay;
+    const caps: Record<string, number> = { invites: config.linkedin.invitesPerWeek, notes: config.linkedin.notesPerMonth };
+    return caps[key.budget] ?? config.linkedin.messagesPerDay;
   },
   // The canonical profile address, never the URL as typed (domain/linkedin-profile.ts).
   profileUrl: (lead) => linkedinCanonicalUrlOf(lead.linkedin_url),
