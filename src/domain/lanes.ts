@@ -67,6 +67,7 @@ export { enteringLane, enterSequence, switchSequence, type EnteringLane } from '
 export { advance, holdForTask, markInflight, reschedule, waitForAccept, type LaneLead, type StepRecord } from './lanes/send.js';
 export {
   FROZEN_BY_ANSWER,
+  type HeardAnswer,
   markAccepted,
   markFirstContact,
   markFollowedBack,

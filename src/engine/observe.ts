@@ -1,7 +1,7 @@
 import { settleReplyGoal } from './branching.js';
 import type { EngineConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { enqueueEvent, sealText } from '../webhooks/outbox.js';
+import { enqueueEvent, enqueueEvents, sealText } from '../webhooks/outbox.js';
 import { toEventLead } from '../domain/lead-views.js';
 import type { TextCipher } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
@@ -38,6 +38,12 @@ function channelsOf(channels: ChannelRegistry, row: repo.WatchedRow): string[] {
 const sendsFromAccount = (ch: ChannelDescriptor | undefined) => ch?.sendsFrom !== 'account_user';
 
 const DAY = 86_400_000;
+
+/** An answer to an invitation and the lead it was heard for. */
+interface HeardItem {
+  obs: Extract<InboundObservation, { type: 'invite_accepted' | 'followed_back' }>;
+  row: ObservedLead;
+}
 
 /**
  * A long e-mail reply (quoted thread included) must not push its event past the outbox's size bound: the event
@@ -171,27 +177,55 @@ export function createObserver(deps: ObserverDeps) {
     now: Date,
     summary: PassSummary,
   ): Promise<ObservationResult> {
-    const ch = answering(obs.type);
-    if (!ch?.answered) return null;
-    const lead = obs.type === 'invite_accepted' ? await repo.markAccepted(trx, row.id, obs.at, now) : await repo.markFollowedBack(trx, row.id, obs.at, now);
-    if (!lead) return null;
-    const { action, event, eventData } = ch.answered;
-    await appendLedger(trx, [
-      {
-        id: newId(),
-        workspaceId: row.workspace_id,
-        at: obs.at,
-        action,
-        outcome: 'ok',
-        units: 0,
-        detail: { channel: ch.channel },
-        accountId: sendsFromAccount(ch) ? row.account_id : null,
-        leadId: row.id,
-      },
-    ]);
-    await enqueueEvent(trx, { workspaceId: row.workspace_id, event, data: eventData ? eventData(row) : { lead: toEventLead(lead) }, createdAt: obs.at });
-    summary.observations += 1;
-    return 'observed';
+    const heard = await applyAnswers(trx, [{ obs, row }], now);
+    summary.observations += heard;
+    return heard > 0 ? 'observed' : null;
+  }
+
+  /**
+   * Answers to invitations, many leads at once in the caller's transaction: per kind of answer one lane write
+   * (domain/lanes markAccepted, markFollowedBack), one ledger write and one outbox write. `items` are oldest first; a
+   * lead answered twice keeps its first answer, as one at a time would. Answers how many were recorded (an answer
+   * already on record changes nothing).
+   */
+  async function applyAnswers(trx: Database, items: HeardItem[], now: Date): Promise<number> {
+    let heard = 0;
+    for (const type of ['invite_accepted', 'followed_back'] as const) {
+      const ch = answering(type);
+      const first = new Map<string, HeardItem>();
+      for (const it of items) if (it.obs.type === type && !first.has(it.row.id)) first.set(it.row.id, it);
+      if (!ch?.answered || first.size === 0) continue;
+      const answers = [...first.values()].map((it) => ({ leadId: it.row.id, at: it.obs.at }));
+      const leads = type === 'invite_accepted' ? await repo.markAccepted(trx, answers, now) : await repo.markFollowedBack(trx, answers, now);
+      // Oldest first, as one at a time would write them.
+      const changed = leads.map((lead) => ({ lead, ...first.get(lead.id)! })).sort((a, b) => a.obs.at.getTime() - b.obs.at.getTime());
+      const { action, event, eventData } = ch.answered;
+      await appendLedger(
+        trx,
+        changed.map(({ obs, row }) => ({
+          id: newId(),
+          workspaceId: row.workspace_id,
+          at: obs.at,
+          action,
+          outcome: 'ok' as const,
+          units: 0,
+          detail: { channel: ch.channel },
+          accountId: sendsFromAccount(ch) ? row.account_id : null,
+          leadId: row.id,
+        })),
+      );
+      await enqueueEvents(
+        trx,
+        changed.map(({ obs, row, lead }) => ({
+          workspaceId: row.workspace_id,
+          event,
+          data: eventData ? eventData(row) : { lead: toEventLead(lead) },
+          createdAt: obs.at,
+        })),
+      );
+      heard += changed.length;
+    }
+    return heard;
   }
 
   /** A reply: classified (unless the watcher did), then snoozed, stopped or recorded for a person, opting out when it asks to stop. */
@@ -359,15 +393,33 @@ export function createObserver(deps: ObserverDeps) {
           // An inbox that cannot be read now is read on the lead's next watch.
         }
       }
-      // Oldest first, so an acceptance is on record before a reply that followed it.
+      // Oldest first, so an acceptance is on record before a reply that followed it. Answers to invitations are
+      // recorded together, in one transaction, before the next reply of one of their leads (or at the end): each
+      // lead's own order is kept, and a thousand acceptances are a few statements, not a thousand transactions.
       observations.sort((a, b) => a.at.getTime() - b.at.getTime());
+      let answers: HeardItem[] = [];
+      const answered = new Set<string>();
+      const flush = async () => {
+        if (answers.length === 0) return;
+        const items = answers;
+        answers = [];
+        answered.clear();
+        summary.observations += await withTxRetry(() => db.transaction().execute((trx) => applyAnswers(trx, items, now)));
+      };
       for (const obs of observations) {
         const row = byId.get(obs.leadId);
         if (!row) continue;
+        if (obs.type !== 'reply') {
+          answers.push({ obs, row });
+          answered.add(row.id);
+          continue;
+        }
         // Already on record (an auto-reply re-reported): skip it here rather than in a transaction that changes nothing.
-        if (obs.type === 'reply' && row.last_reply_at && obs.at.getTime() <= new Date(row.last_reply_at).getTime()) continue;
+        if (row.last_reply_at && obs.at.getTime() <= new Date(row.last_reply_at).getTime()) continue;
+        if (answered.has(row.id)) await flush();
         await apply(obs, row, now, summary);
       }
+      await flush();
       await postponeQuiet(rows, quiet, now);
     }
   }

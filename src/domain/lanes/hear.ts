@@ -97,31 +97,48 @@ export async function snooze(trx: Database, p: { workspaceId: string; leadId: st
     .executeTakeFirstOrThrow();
 }
 
-/**
- * The invite was accepted: a message step waiting for it is due at once, and so is a branch waiting on its edges (an
- * `accepted` edge may now hold: domain/branches.ts). Undefined when already on record.
- */
-export async function markAccepted(trx: Database, leadId: string, at: Date, now: Date): Promise<LaneLead | undefined> {
-  const { rows } = await sql<LaneLead>`
-    UPDATE leads SET connected_at = ${at.toISOString()}::timestamptz,
-      stage = CASE WHEN stage IN ('queued', 'resolving', 'invited') THEN 'accepted' ELSE stage END,
-      next_action_at = CASE WHEN waiting_for IN ('accept', 'branch') AND NOT automation_stopped THEN ${now.toISOString()}::timestamptz ELSE next_action_at END,
-      waiting_for = CASE WHEN waiting_for = 'accept' THEN NULL ELSE waiting_for END, last_activity_at = ${at.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
-    WHERE id = ${leadId}::uuid AND connected_at IS NULL
-    RETURNING id, person, company, title, email, linkedin_url, account_id, sequence_id, stage`.execute(trx);
-  return rows[0];
+/** An answer to an invitation heard for one lead: the lead, and when the person answered. */
+export interface HeardAnswer {
+  leadId: string;
+  at: Date;
 }
 
-/** The person followed the X account back: an early lane counts as `accepted`. Undefined when already on record. */
-export async function markFollowedBack(trx: Database, leadId: string, at: Date, now: Date): Promise<LaneLead | undefined> {
+const answersDoc = (answers: HeardAnswer[]) => JSON.stringify(answers.map((a) => ({ id: a.leadId, at: a.at.toISOString() })));
+
+/**
+ * The invites were accepted, each at its own `at`: a message step waiting for it is due at once (`now`), and so is a
+ * branch waiting on its edges (an `accepted` edge may now hold: domain/branches.ts). One statement for the batch; a
+ * lead named twice takes its first answer. Answers the leads changed (those already on record are left out).
+ */
+export async function markAccepted(trx: Database, answers: HeardAnswer[], now: Date): Promise<LaneLead[]> {
+  if (answers.length === 0) return [];
   const { rows } = await sql<LaneLead>`
-    UPDATE leads SET followed_back_at = ${at.toISOString()}::timestamptz,
-      stage = CASE WHEN stage IN ('queued', 'resolving', 'invited') THEN 'accepted' ELSE stage END,
-      next_action_at = CASE WHEN waiting_for = 'branch' AND NOT automation_stopped THEN ${now.toISOString()}::timestamptz ELSE next_action_at END,
-      last_activity_at = ${at.toISOString()}::timestamptz, updated_at = ${now.toISOString()}::timestamptz
-    WHERE id = ${leadId}::uuid AND followed_back_at IS NULL
-    RETURNING id, person, company, title, email, linkedin_url, account_id, sequence_id, stage`.execute(trx);
-  return rows[0];
+    UPDATE leads l SET connected_at = v.at,
+      stage = CASE WHEN l.stage IN ('queued', 'resolving', 'invited') THEN 'accepted' ELSE l.stage END,
+      next_action_at = CASE WHEN l.waiting_for IN ('accept', 'branch') AND NOT l.automation_stopped THEN ${now.toISOString()}::timestamptz ELSE l.next_action_at END,
+      waiting_for = CASE WHEN l.waiting_for = 'accept' THEN NULL ELSE l.waiting_for END, last_activity_at = v.at, updated_at = ${now.toISOString()}::timestamptz
+    FROM (SELECT DISTINCT ON (id) id, at FROM jsonb_to_recordset(${answersDoc(answers)}::jsonb) AS x(id uuid, at timestamptz) ORDER BY id, at) v
+    WHERE l.id = v.id AND l.connected_at IS NULL
+    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);
+  return rows;
+}
+
+/**
+ * The people followed the X account back, each at its own `at`: an early lane counts as `accepted`, and a branch
+ * waiting on its edges is due at once (`now`). One statement for the batch; a lead named twice takes its first
+ * answer. Answers the leads changed (those already on record are left out).
+ */
+export async function markFollowedBack(trx: Database, answers: HeardAnswer[], now: Date): Promise<LaneLead[]> {
+  if (answers.length === 0) return [];
+  const { rows } = await sql<LaneLead>`
+    UPDATE leads l SET followed_back_at = v.at,
+      stage = CASE WHEN l.stage IN ('queued', 'resolving', 'invited') THEN 'accepted' ELSE l.stage END,
+      next_action_at = CASE WHEN l.waiting_for = 'branch' AND NOT l.automation_stopped THEN ${now.toISOString()}::timestamptz ELSE l.next_action_at END,
+      last_activity_at = v.at, updated_at = ${now.toISOString()}::timestamptz
+    FROM (SELECT DISTINCT ON (id) id, at FROM jsonb_to_recordset(${answersDoc(answers)}::jsonb) AS x(id uuid, at timestamptz) ORDER BY id, at) v
+    WHERE l.id = v.id AND l.followed_back_at IS NULL
+    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);
+  return rows;
 }
 
 /**

@@ -26,6 +26,7 @@ export {
   recordEndOfRun,
   takeEdges,
   markAccepted,
+  type HeardAnswer,
   markFirstContact,
   markFollowedBack,
   markInflight,
