@@ -63,10 +63,13 @@ export function createScheduler(deps: SchedulerDeps) {
    * time: the claim's in-flight mark is its lease (OUTREACH_ENGINE_INFLIGHT_LEASE), so it must be when the batch was
    * claimed, not when a long pass began, or another worker would find a claim made late in the pass already stale and
    * check it over while its send is still on the way (docs/engine.md "Leases"). `progress` is called after each batch.
+   * One loop starts; another joins (up to OUTREACH_ENGINE_CONCURRENCY) each time a loop claims a full batch, so a
+   * pass with little due is not claimed over by every loop, each ending on an empty claim.
    */
   async function runSteps(clock: () => Date, summary: PassSummary, progress?: () => void) {
     const maxBatches = 100_000;
     let batches = 0;
+    const running: Promise<void>[] = [];
     const loop = async () => {
       while (batches < maxBatches) {
         batches += 1;
@@ -74,9 +77,18 @@ export function createScheduler(deps: SchedulerDeps) {
         // A batch done is the loop's heartbeat (engine/heartbeat.ts): a long pass that moves on is not stalled.
         progress?.();
         if (done === 0) return;
+        if (done >= config.batchSize && running.length < config.concurrency) start();
       }
     };
-    await Promise.all(Array.from({ length: config.concurrency }, loop));
+    // Every loop's failure is held by its promise (none goes unhandled); the first, in start order, is thrown.
+    const start = () => {
+      const p = loop();
+      p.catch(() => undefined);
+      running.push(p);
+    };
+    start();
+    // Loops that join later are in `running` before the one that started them ends.
+    for (let i = 0; i < running.length; i++) await running[i];
   }
 
   return { runSteps };

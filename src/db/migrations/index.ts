@@ -46,6 +46,7 @@ import * as m0049 from './0049_branches.js';
 import * as m0050 from './0050_sent_copies.js';
 import * as m0051 from './0051_inbox_idle.js';
 import * as m0052 from './0052_reply_answers.js';
+import * as m0053 from './0053_due_order.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -162,4 +163,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0050_sent_copies': m0050,
   '0051_inbox_idle': m0051,
   '0052_reply_answers': m0052,
+  '0053_due_order': m0053,
 };

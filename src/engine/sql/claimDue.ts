@@ -41,23 +41,70 @@ export const claimedLeadColumns = (
       -- The platform policy (domain/policy.ts) reads how the step's sender reaches its platform.
       ${delivery} AS delivery`;
 
+/** Lead `l` is due at `now` (ISO 8601) and not in flight, or in flight since before `staleBefore` (its lease ran out). */
+const dueNow = (now: string, staleBefore: string) =>
+  sql<boolean>`l.next_action_at IS NOT NULL AND l.next_action_at <= ${now}::timestamptz
+    AND (l.inflight_key IS NULL OR l.inflight_at < ${staleBefore}::timestamptz)`;
+
+/**
+ * The first `limit` due leads in claim order (next_action_at, id): those the claim's own due test lets through, before
+ * any admission rule. Reads the due index alone (leads_due, in its order), so it costs the window, not every lead
+ * waiting. `at` is the lead's next_action_at as text, exact to the microsecond, to go on after it.
+ */
+async function dueWindow(trx: Database, p: { now: string; staleBefore: string; limit: number }): Promise<{ id: string; at: string }[]> {
+  // automation_stopped = false: the due index's predicate (and the admission rule `stopped`), so the index is read.
+  const { rows } = await sql<{ id: string; at: string }>`SELECT l.id, l.next_action_at::text AS at FROM leads l
+    WHERE l.automation_stopped = false AND ${dueNow(p.now, p.staleBefore)}
+    ORDER BY l.next_action_at, l.id
+    LIMIT ${p.limit}`.execute(trx);
+  return rows;
+}
+
+/**
+ * Locks up to `limit` due leads that every `hold` rule lets through (see above), in claim order (next_action_at,
+ * id), skipping leads another worker holds. The first `limit` due leads are read from the due index, and the claim's
+ * full statement (the joins, the admission rules, FOR UPDATE SKIP LOCKED) runs on those leads only: a claim costs the
+ * leads it looks at, not every lead due (10,000 due leads are not joined and sorted for each batch of 500), and
+ * nothing due costs one small read. Only when some of them were held or locked and more are due does the full
+ * statement look past them, in claim order, for the rest: held leads never stand in front of the others, and a
+ * million held leads cost what they cost before, once.
+ */
 export async function claimDue(
   trx: Database,
   p: { now: Date; staleBefore: Date; limit: number; admission: AdmissionContext; channels?: ChannelRegistry },
 ): Promise<ClaimedRow[]> {
-  const now = p.now.toISOString();
+  const window = await dueWindow(trx, { now: p.now.toISOString(), staleBefore: p.staleBefore.toISOString(), limit: p.limit });
+  if (window.length === 0) return [];
+  const claimed = await claimAmong(trx, p, { ids: window.map((w) => w.id) });
+  if (window.length < p.limit || claimed.length >= p.limit) return claimed;
+  const last = window[window.length - 1];
+  return [...claimed, ...(await claimAmong(trx, p, { after: last, limit: p.limit - claimed.length }))];
+}
+
+/**
+ * The claim's full statement: among the leads `ids`, or the first `limit` after the lead `after` in claim order, those
+ * still due and let through by every hold rule, locked, in claim order.
+ */
+async function claimAmong(
+  trx: Database,
+  p: { now: Date; staleBefore: Date; admission: AdmissionContext; channels?: ChannelRegistry },
+  among: { ids: string[] } | { after: { at: string; id: string }; limit: number },
+): Promise<ClaimedRow[]> {
   const accountUser = LEAD_ACCOUNT_USER;
   const src = claimAdmissionSources(accountUser);
+  const which =
+    'ids' in among
+      ? sql`l.id = ANY(${`{${among.ids.join(',')}}`}::uuid[])`
+      : sql`(l.next_action_at, l.id) > (${among.after.at}::timestamptz, ${among.after.id}::uuid)`;
   const { rows } = await sql<ClaimedRow>`
     ${claimedLeadColumns(accountUser, senderDeliverySql(p.channels ?? createChannelRegistry(), accountUser))},
       ${admissionBlocksSql('identity_opted_out', src, p.admission)} AS identity_opted_out,
       ${admissionBlocksSql('address_suppressed', src, p.admission)} AS address_suppressed
     ${CLAIMED_LEAD_FROM}
-    WHERE l.next_action_at IS NOT NULL AND l.next_action_at <= ${now}::timestamptz
-      AND (l.inflight_key IS NULL OR l.inflight_at < ${p.staleBefore.toISOString()}::timestamptz)
+    WHERE ${which} AND ${dueNow(p.now.toISOString(), p.staleBefore.toISOString())}
       AND ${admissionHoldSql(src, p.admission)}
     ORDER BY l.next_action_at, l.id
-    LIMIT ${p.limit}
+    ${'limit' in among ? sql`LIMIT ${among.limit}` : sql``}
     FOR UPDATE OF l SKIP LOCKED`.execute(trx);
   return rows;
 }
