@@ -47,16 +47,19 @@ const dueNow = (now: string, staleBefore: string) =>
     AND (l.inflight_key IS NULL OR l.inflight_at < ${staleBefore}::timestamptz)`;
 
 /**
- * The first `limit` due leads in claim order (next_action_at, id): those the claim's own due test lets through, before
- * any admission rule. Reads the due index alone (leads_due, in its order), so it costs the window, not every lead
- * waiting. `at` is the lead's next_action_at as text, exact to the microsecond, to go on after it.
+ * The first `limit` due leads in claim order (next_action_at, id) that no other worker holds, locked: those the
+ * claim's own due test lets through, before any admission rule. Reads the due index alone (leads_due, in its order),
+ * so it costs the window, not every lead waiting; locked, so the windows of claims running at once do not overlap
+ * (a window another claim had just read would be all locked leads, and its claim would look past them). `at` is the
+ * lead's next_action_at as text, exact to the microsecond, to go on after it.
  */
 async function dueWindow(trx: Database, p: { now: string; staleBefore: string; limit: number }): Promise<{ id: string; at: string }[]> {
   // automation_stopped = false: the due index's predicate (and the admission rule `stopped`), so the index is read.
   const { rows } = await sql<{ id: string; at: string }>`SELECT l.id, l.next_action_at::text AS at FROM leads l
     WHERE l.automation_stopped = false AND ${dueNow(p.now, p.staleBefore)}
     ORDER BY l.next_action_at, l.id
-    LIMIT ${p.limit}`.execute(trx);
+    LIMIT ${p.limit}
+    FOR UPDATE OF l SKIP LOCKED`.execute(trx);
   return rows;
 }
 
