@@ -19,8 +19,15 @@ import { freePort } from '../helpers/free-port.js';
 const saveShots = process.env.UPDATE_SCREENSHOTS === '1';
 const FOUNDER = 'founder@northwind.example';
 const PASS = 'founder-app-password-4q9z';
-// Tuesday 1 December 2026, 10:00 UTC: inside the default sending hours and days.
-const PINNED = '2026-12-01T10:00:00.000Z';
+// The next weekday 10:00 UTC after the test starts: inside the default sending hours and days, and after the import
+// (a fixed date would fall behind the real clock, and the imported leads, due from their import, would not be due).
+const PINNED = nextWeekdayTen(new Date()).toISOString();
+
+function nextWeekdayTen(from: Date): Date {
+  const at = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate() + 1, 10));
+  while (at.getUTCDay() === 0 || at.getUTCDay() === 6) at.setUTCDate(at.getUTCDate() + 1);
+  return at;
+}
 const canRun = dovecotAvailable() && fs.existsSync(CHROMIUM_PATH);
 if (!canRun) console.warn(`test/console/founder.browser.test.ts skipped: ${DOVECOT_MISSING} or no ${CHROMIUM_PATH}`);
 
