@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dovecotAvailable, DOVECOT_MISSING } from '../helpers/dovecot.js';
-import { MAILBOX, raw, startLoadMeter, useInboxWorld } from '../helpers/worlds/mailbox.js';
+import { MAILBOX, raw, startLoadMeter, useInboxWorld, WARM_UP_REPLY } from '../helpers/worlds/mailbox.js';
 
 // Issue 26 part 2, "bounded work per message", measured: one engine pass over a mailbox whose INBOX holds an 8 MB
 // reply and then an ordinary one, while /healthz is asked every 20 ms over real HTTP. The ceilings: the event loop's
@@ -12,8 +12,6 @@ if (!dovecotAvailable()) console.warn(`test/email/inbox-load.test.ts skipped: ${
 const P99_CEILING_MS = 200;
 const RSS_CEILING_MB = 150;
 const MB = 1024 * 1024;
-// Over tinyld's 30 letters (src/domain/classify.ts), as ordinary replies are.
-const WARM_UP_REPLY = 'Thanks for the note, happy to speak again next week about the numbers.';
 
 describe.skipIf(!dovecotAvailable()).sequential('an inbox pass over an 8 MB message (serial measurement)', { timeout: 240_000 }, () => {
   const w = useInboxWorld();
@@ -25,10 +23,8 @@ describe.skipIf(!dovecotAvailable()).sequential('an inbox pass over an 8 MB mess
   });
 
   it('rule "bounded work per message": the API keeps answering (p99 loop delay < 200 ms, RSS growth < 150 MB); the reply after it is applied', async () => {
-    // A first pass over an ordinary reply, so what is measured is the big message, not the process's first pass. The
-    // reply is long enough for the classifier to ask tinyld its language, so tinyld's profiles (loaded at the first
-    // such reply, about 100 ms: src/domain/classify.ts) are loaded here: with a short warm-up reply they loaded inside
-    // the measured pass, and its p99 stood at 155-190 ms alone and 364 ms in CI, none of it the big message's work.
+    // A first pass over an ordinary reply (WARM_UP_REPLY says why its length), so what is measured is the big message,
+    // not the process's first pass.
     const warm = await w.emailedLead();
     await w.deliver(raw({ From: warm.email, To: MAILBOX, Subject: 'Re: Quick question', 'In-Reply-To': warm.messageId }, WARM_UP_REPLY));
     expect((await w.tick()).mailboxes?.[w.mailboxId]).toMatchObject({ replies: 1 });
