@@ -64,7 +64,7 @@ export const LANE_COLUMNS = [
 export type LaneColumn = (typeof LANE_COLUMNS)[number];
 
 export { enteringLane, enterSequence, switchSequence, type EnteringLane } from './lanes/enter.js';
-export { advance, holdForTask, markInflight, reschedule, waitForAccept, type LaneLead, type StepRecord } from './lanes/send.js';
+export { advance, holdForTask, markInflight, reschedule, waitForAccept, type AdvancedLead, type LaneLead, type StepRecord } from './lanes/send.js';
 export {
   FROZEN_BY_ANSWER,
   type HeardAnswer,

@@ -17,9 +17,11 @@ import { delayMs } from './steps.js';
 import * as sql from './sql/index.js';
 import type { ClaimedRow } from './sql/rows.js';
 
-// The claim's branch pass: a lead waiting at a branching step (domain/branches.ts) is decided from saved facts, never
-// a live provider call. It takes an edge (to a step, due its delayDays after the edge; or to the end of its run), or
-// waits until the first open window closes. The edges taken are the lead's path (lead_paths, GET /leads `path`).
+// The branch pass, run when a step's record leaves a lead at a branching step (engine/record.ts) and when a claim
+// finds one due there (its window closed, or an acceptance made it due). A lead waiting at a branching step
+// (domain/branches.ts) is decided from saved facts, never a live provider call. It takes an edge (to a step, due its
+// delayDays after the edge; or to the end of its run), or waits until the first open window closes. The edges taken
+// are the lead's path (lead_paths, GET /leads `path`).
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d) : null);
 

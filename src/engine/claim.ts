@@ -315,10 +315,11 @@ async function recordClaimDecisions(
   now: Date,
   summary: PassSummary,
   cipher: TextCipher,
+  channels: ChannelRegistry,
 ) {
   await sql.reschedule(trx, c.deferred);
   await sql.waitForAccept(trx, c.waits, now);
-  const recorded = await recordOutcomes(trx, c.local, now, summary, cipher);
+  const recorded = await recordOutcomes(trx, c.local, now, summary, cipher, channels);
   summary.deferred += c.deferred.length;
   return recorded;
 }
@@ -367,7 +368,7 @@ export async function claimBatch(
     const energy = await chargeEnergy(trx, budgets.paced, units, now);
     await markInFlight(trx, energy.sends, checks, now);
     const allDeferred = [...deferred, ...pacing.deferred, ...budgets.deferred, ...energy.deferred];
-    const recorded = await recordClaimDecisions(trx, { deferred: allDeferred, waits, local }, now, summary, deps.cipher);
+    const recorded = await recordClaimDecisions(trx, { deferred: allDeferred, waits, local }, now, summary, deps.cipher, deps.channels);
     // Skips decided by the claim itself (no driver): counted by the caller once this transaction has committed.
     return { claimed: rows.length, sends: energy.sends, checks, recorded };
   });

@@ -70,8 +70,9 @@ function steadyRecord(row: Row): LeadRecord {
 
 /**
  * Moves past step `index`: the next one is due its delayDays later; after the last, the sequence is done. A branching
- * step (domain/branches.ts) is left for its edges instead: the lead waits at it from `now`, decided by the next claim
- * (engine/branching.ts), with `allowed` (whether the engine could do the step for this person) kept for its edges.
+ * step (domain/branches.ts) is left for its edges instead: the lead waits at it from `now`, decided in the record's
+ * transaction (engine/record.ts, engine/branching.ts), with `allowed` (whether the engine could do the step for this
+ * person) kept for its edges.
  */
 function advanced(row: Row, index: number, now: Date, stage = row.stage, allowed: boolean | null = null): Partial<LeadRecord> {
   if (isBranching(row.steps[index])) {

@@ -10,13 +10,25 @@ import type { TextCipher } from '../lib/crypto.js';
 import { insertTasks } from '../domain/tasks.repository.js';
 import { holdForTask } from '../domain/lanes.js';
 import { appendLedger } from '../domain/ledger.js';
+import type { ChannelRegistry } from '../channels/descriptor.js';
+import { decideBranches } from './branching.js';
+import type { AdvancedLead } from '../domain/lanes.js';
 
 /**
  * Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. Only
  * leads still holding the claim an outcome was made under are applied (domain/lanes.ts `advance`); the rest change nothing.
+ * With `channels`, a lead the record left waiting at a branching step is decided at once, as the next claim would
+ * decide it (engine/branching.ts): it takes an edge or waits for its window, and is not claimed again only to learn that.
  * Answers the outcomes applied, which the caller counts (step-metrics.ts) once the transaction has committed.
  */
-export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Date, summary: PassSummary, cipher: TextCipher): Promise<Outcome[]> {
+export async function recordOutcomes(
+  trx: Database,
+  outcomes: Outcome[],
+  now: Date,
+  summary: PassSummary,
+  cipher: TextCipher,
+  channels?: ChannelRegistry,
+): Promise<Outcome[]> {
   if (outcomes.length === 0) return [];
   const recorded = await sql.advance(
     trx,
@@ -61,5 +73,49 @@ export async function recordOutcomes(trx: Database, outcomes: Outcome[], now: Da
   );
   await sql.refundEnergy(trx, refunds);
   for (const o of applied) if (o.tally) summary[o.tally] += 1;
+  if (channels) {
+    const held = new Set(tasks.map((t) => t.leadId));
+    await decideArrivals(
+      trx,
+      channels,
+      applied.filter((o) => !held.has(o.row.id)).map((o) => ({ row: o.row, now: byId.get(o.row.id)! })),
+      now,
+      summary,
+    );
+  }
   return applied;
+}
+
+/**
+ * The leads this record left at a branching step (it arrived there `now`, its run going on) are decided from their
+ * row as the record left it: the facts a branch reads (an acceptance, a booking, a bounce) as the update read them,
+ * so one heard while the send was on its way counts. Replies are read by decideBranches itself.
+ */
+async function decideArrivals(
+  trx: Database,
+  channels: ChannelRegistry,
+  leads: { row: Outcome['row']; now: AdvancedLead }[],
+  now: Date,
+  summary: PassSummary,
+): Promise<void> {
+  const arrived = leads.flatMap(({ row, now: l }) =>
+    l.waiting_for === 'branch' && !l.automation_stopped && l.branch_at !== null && new Date(l.branch_at).getTime() === now.getTime()
+      ? [
+          {
+            ...row,
+            current_step: l.current_step,
+            waiting_for: l.waiting_for,
+            branch_at: l.branch_at,
+            branch_allowed: l.branch_allowed,
+            connected_at: l.connected_at,
+            followed_back_at: l.followed_back_at,
+            meeting_booked_at: l.meeting_booked_at,
+            last_error: l.last_error,
+            inflight_key: null,
+          },
+        ]
+      : [],
+  );
+  const { taken } = await decideBranches(trx, channels, arrived, now);
+  if (taken.length > 0) summary.branched = (summary.branched ?? 0) + taken.length;
 }

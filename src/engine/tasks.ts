@@ -146,7 +146,7 @@ export function createTaskSteps(deps: { config: EngineConfig; cipher: TextCipher
     }
     // The lead holds no in-flight mark while its task is open: the record names none.
     const record = { ...outcome.record, expect_key: row.inflight_key, expect_at: row.inflight_at ? new Date(row.inflight_at).toISOString() : null };
-    await recordOutcomes(trx, [{ ...outcome, record }], now, emptySummary(), cipher);
+    await recordOutcomes(trx, [{ ...outcome, record }], now, emptySummary(), cipher, channels);
     return 'recorded';
   }
 

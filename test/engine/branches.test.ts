@@ -180,6 +180,31 @@ describe('conditions read at once: addresses, fields, the split, the platform ru
     const view = await viewOf(w.ws.auth, id);
     expect(view.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'mail', toStep: 1, values: { allowed: false } }]);
   });
+  it('a step a person did, recorded through the API, reads its edges in that request: no engine pass in between', async () => {
+    const w = await world('By hand', [
+      step('connect', { id: 'invite', message: 'Hi {{firstName}}', next: [{ if: { field: 'title', contains: 'founder' }, goto: 'goal' }], else: 'mail' }),
+      step('email', { id: 'mail', delayDays: 2, subject: 'Hello', message: 'Hello {{firstName}}' }),
+    ]);
+    // LinkedIn on tasks (docs/policy.md): the invitation is a person's task.
+    await t.db.updateTable('messaging_accounts').set({ linkedin_delivery: 'tasks' }).where('workspace_id', '=', w.ws.workspaceId).execute();
+    const founder = await w.add({ person: 'Fay Founder', title: 'Founder' });
+    const other = await w.add({ person: 'Otto Other', title: 'Engineer' });
+    await pass(0);
+    for (const id of [founder, other]) {
+      const task = await t.db.selectFrom('tasks').select('id').where('lead_id', '=', id).where('status', '=', 'open').executeTakeFirstOrThrow();
+      const res = await t.app.inject({ method: 'POST', url: `/api/v1/tasks/${task.id}/complete`, headers: w.ws.auth, payload: { by: 'sam' } });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    const founderView = await viewOf(w.ws.auth, founder);
+    expect(founderView).toMatchObject({ outcome: 'goal', sequenceDone: true });
+    expect(founderView.path).toMatchObject([{ edge: 0, goto: 'goal', values: { title: 'Founder' } }]);
+    const otherView = await viewOf(w.ws.auth, other);
+    expect(otherView.path).toMatchObject([{ edge: null, goto: 'mail', toStep: 1 }]);
+    expect(otherView).toMatchObject({ currentStep: 1, sequenceDone: false });
+    // The target's delayDays count from the edge, taken when the person's step was recorded.
+    expect((await lead(other)).next_action_at?.getTime()).toBeGreaterThanOrEqual(T0.getTime() + 2 * DAY);
+  });
+
   it('a custom field equals (any case), and a field that does not exist: each edge records the value it read', async () => {
     const w = await world('Fields', [
       step('email', {
@@ -210,6 +235,43 @@ describe('conditions read at once: addresses, fields, the split, the platform ru
     expect((await viewOf(w.ws.auth, big)).path).toMatchObject([{ edge: 0, goto: 'goal', values: { 'custom.plan': 'enterprise' } }]);
     expect((await viewOf(w.ws.auth, bare)).path).toMatchObject([{ edge: 1, goto: 'exit', values: { company: false } }]);
     expect((await viewOf(w.ws.auth, plain)).path).toMatchObject([{ edge: null, goto: 'b' }, { goto: 'exit' }]);
+  });
+
+  it('the edges are read as the step is recorded: a send that spent the last energy still ends at its goal, and an open window is set at once', async () => {
+    // Reading an edge spends nothing, so a workspace out of energy (the admission rule energy_exhausted, which holds a
+    // claim) does not leave a lead that just sent undecided. Read at the record, the founder's goal ends the run and the
+    // other lead's acceptance window is its next action, both in the pass that sent; a claim would have waited for energy.
+    const w = await world('Last energy', [
+      step('connect', {
+        id: 'invite',
+        message: 'Hi {{firstName}}',
+        next: [
+          { if: { field: 'title', contains: 'founder' }, goto: 'goal' },
+          { if: { accepted: true }, withinDays: 3, goto: 'mail' },
+        ],
+        else: 'exit',
+      }),
+      step('email', { id: 'mail', subject: 'Hello', message: 'Hello {{firstName}}' }),
+    ]);
+    await t.db
+      .updateTable('workspaces')
+      .set({ energy_balance: 2, energy_daily_refill: 0, energy_refilled_at: T0 })
+      .where('id', '=', w.ws.workspaceId)
+      .execute();
+    const founder = await w.add({ person: 'Fay Founder', title: 'Founder' });
+    const other = await w.add({ person: 'Otto Other', title: 'Engineer' });
+    await pass(0);
+
+    const energy = await t.db.selectFrom('workspaces').select('energy_balance').where('id', '=', w.ws.workspaceId).executeTakeFirstOrThrow();
+    expect(Number(energy.energy_balance)).toBe(0);
+    expect((await activityOf(t.db, founder)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['invite:ok']);
+    const founderView = await viewOf(w.ws.auth, founder);
+    expect(founderView).toMatchObject({ outcome: 'goal', sequenceDone: true });
+    expect(founderView.path).toMatchObject([{ edge: 0, goto: 'goal', values: { title: 'Founder' } }]);
+    const waiting = await lead(other);
+    expect(waiting).toMatchObject({ waiting_for: 'branch', current_step: 0, automation_stopped: false });
+    expect(waiting.next_action_at?.toISOString()).toBe(at(3 * DAY).toISOString());
+    expect((await viewOf(w.ws.auth, other)).path).toBeUndefined();
   });
 });
 

@@ -46,6 +46,25 @@ export type StepRecord = OnTheWire<
 export type LaneLead = Pick<Lead, 'id' | 'person' | 'company' | 'title' | 'email' | 'linkedin_url' | 'account_id' | 'sequence_id' | 'stage'>;
 
 /**
+ * What `advance` answers about a lead it moved: its event's fields, and where it now stands with the facts a branch
+ * is decided from (domain/branches.ts BranchFacts), as of this update: a lead that arrived at a branching step is
+ * decided in the same transaction (engine/record.ts).
+ */
+export type AdvancedLead = LaneLead &
+  Pick<
+    Lead,
+    | 'current_step'
+    | 'automation_stopped'
+    | 'waiting_for'
+    | 'branch_at'
+    | 'branch_allowed'
+    | 'connected_at'
+    | 'followed_back_at'
+    | 'meeting_booked_at'
+    | 'last_error'
+  >;
+
+/**
  * Marks claimed steps in flight: their idempotency key, step and claim time, the A/B arm drawn (a lane keeps the arm
  * it already has), and `release`, the pacing reservation the claim holds for the send (engine/pacing.ts
  * PacingRelease, stored as jsonb for crash recovery). One statement for the batch.
@@ -91,9 +110,9 @@ export async function holdForTask(trx: Database, leadIds: string[], now: Date): 
  * The in-flight mark is cleared, and `waiting_for` is the record's (null, or `branch` for a branching step left).
  * Answers the leads it changed.
  */
-export async function advance(trx: Database, records: StepRecord[], now: Date): Promise<LaneLead[]> {
+export async function advance(trx: Database, records: StepRecord[], now: Date): Promise<AdvancedLead[]> {
   if (records.length === 0) return [];
-  const { rows } = await sql<LaneLead>`
+  const { rows } = await sql<AdvancedLead>`
     UPDATE leads l SET
       stage = CASE WHEN l.replied_at IS NOT NULL THEN l.stage ELSE v.stage END,
       current_step = v.current_step,
@@ -129,6 +148,8 @@ export async function advance(trx: Database, records: StepRecord[], now: Date): 
       observe_next_at timestamptz, observe_until timestamptz, last_message_channel text, last_activity_at timestamptz,
       waiting_for text, branch_at timestamptz, branch_allowed boolean)
     WHERE l.id = v.id AND l.inflight_key IS NOT DISTINCT FROM v.expect_key AND l.inflight_at IS NOT DISTINCT FROM v.expect_at
-    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage`.execute(trx);
+    RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage,
+      l.current_step, l.automation_stopped, l.waiting_for, l.branch_at, l.branch_allowed, l.connected_at, l.followed_back_at,
+      l.meeting_booked_at, l.last_error`.execute(trx);
   return rows;
 }
