@@ -4,14 +4,40 @@ import { migrateToLatest } from '../../db/migrate.js';
 
 // The forecast's world (docs/sequences-and-leads.md "Forecast"): an in-memory embedded database at the current schema,
 // holding a copy of what the engine reads for one sequence's leads. The engine then runs on the copy, never on the
-// workspace's own data. The migrated schema is built once per process and loaded from its dump after that.
+// workspace's own data. The migrated schema is built once per process and loaded from its dump after that, without
+// the indexes only the workspace's own reads need (dropIndexesTheEngineDoesNotRead).
 
 let migrated: Promise<Blob> | null = null;
+
+/** The tables the engine writes for every lead it moves: a step's lane, its ledger entry, its event. */
+const WRITTEN_PER_LEAD = ['leads', 'activity', 'outbox_events'];
+/** Their indexes the engine reads: the due claim, the watch claim, a lead's ledger (each checked to exist). */
+const READ_BY_THE_ENGINE = ['leads_due', 'leads_observe_due', 'activity_by_lead'];
+
+/**
+ * Drops the indexes of WRITTEN_PER_LEAD that serve the workspace's own reads (pages, filters, identity lookups across
+ * many tenants) and that no engine statement reads on a copy of one sequence's leads. Every write of a lead, a ledger
+ * entry or an event pays each index (an update that moves `next_action_at` updates all of them), and the copy never
+ * answers those reads. Unique indexes stay: they are rules (a conflict target, one open task per key), not speed.
+ * Throws when one of READ_BY_THE_ENGINE is gone (a migration renamed it): the copy would be read without it.
+ */
+async function dropIndexesTheEngineDoesNotRead(db: Database): Promise<void> {
+  const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_index i
+      JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+    WHERE n.nspname = 'public' AND t.relname = ANY(${WRITTEN_PER_LEAD}::text[]) AND NOT i.indisunique
+    ORDER BY 1`.execute(db);
+  const names = new Set(rows.map((r) => r.name));
+  const missing = READ_BY_THE_ENGINE.filter((n) => !names.has(n));
+  if (missing.length > 0) throw new Error(`the forecast's copy lacks the engine's index ${missing.join(', ')} (renamed by a migration?)`);
+  // An index of a partitioned table (the ledger's) is dropped with its partitions' own.
+  for (const name of names) if (!READ_BY_THE_ENGINE.includes(name)) await sql`DROP INDEX ${sql.ref(name)}`.execute(db);
+}
 
 async function migratedDump(): Promise<Blob> {
   const handle = await createDatabase({ kind: 'pglite' });
   try {
     await migrateToLatest(handle.db);
+    await dropIndexesTheEngineDoesNotRead(handle.db);
     return await handle.dump!();
   } finally {
     await handle.close();
