@@ -237,6 +237,38 @@ function verdict(label: Classification, confidence: number, evidence: ReplyEvide
  * unsubscribe, negative or anything else.
  */
 export function classifyReplyText(text: string | null, opts: { subject?: string | null; autoReply?: boolean } = {}): ReplyVerdict {
+  if (text !== null && text.length > MAX_REMEMBERED_CHARS) return classifyAnew(text, opts);
+  const key = `${opts.autoReply ? 1 : 0}\u0000${opts.subject ?? ''}\u0000${text ?? ''}`;
+  const known = remembered.get(key);
+  if (known) return known;
+  const verdict = frozen(classifyAnew(text, opts));
+  if (remembered.size >= REMEMBERED_VERDICTS) remembered.delete(remembered.keys().next().value!);
+  remembered.set(key, verdict);
+  return verdict;
+}
+
+/**
+ * The last verdicts given, by text: the same words get the same verdict (the function is pure), and a reply seen
+ * many times (a sandbox's scripted replies, a forecast's, a template's auto-reply) is classified once, not once per
+ * lead (tinyld and every rule over it cost about 1 ms a reply). Short texts only, the oldest forgotten first; each
+ * verdict is frozen, as it is shared.
+ */
+const remembered = new Map<string, ReplyVerdict>();
+const REMEMBERED_VERDICTS = 512;
+const MAX_REMEMBERED_CHARS = 2_000;
+
+function frozen(v: ReplyVerdict): ReplyVerdict {
+  for (const e of v.evidence) Object.freeze(e);
+  Object.freeze(v.evidence);
+  if (v.replacement) {
+    Object.freeze(v.replacement.addresses);
+    Object.freeze(v.replacement.names);
+    Object.freeze(v.replacement);
+  }
+  return Object.freeze(v);
+}
+
+function classifyAnew(text: string | null, opts: { subject?: string | null; autoReply?: boolean }): ReplyVerdict {
   const normalized = text ? normalizeReplyText(text).slice(0, MAX_CLASSIFIED_CHARS) : '';
   const lower = normalized.toLowerCase();
   const language = normalized ? detectLanguage(normalized) : null;
