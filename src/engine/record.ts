@@ -17,8 +17,9 @@ import type { AdvancedLead } from '../domain/lanes.js';
 /**
  * Lead, ledger, outbox and reservation refunds of a set of outcomes: all in the caller's one transaction. Only
  * leads still holding the claim an outcome was made under are applied (domain/lanes.ts `advance`); the rest change nothing.
- * With `channels`, a lead the record left waiting at a branching step is decided at once, as the next claim would
- * decide it (engine/branching.ts): it takes an edge or waits for its window, and is not claimed again only to learn that.
+ * A lead the record left waiting at a branching step is decided at once, as the next claim would decide it
+ * (engine/branching.ts, `channels` naming each step's channel): it takes an edge or waits for its window, and is not
+ * claimed again only to learn that.
  * Answers the outcomes applied, which the caller counts (step-metrics.ts) once the transaction has committed.
  */
 export async function recordOutcomes(
@@ -27,7 +28,7 @@ export async function recordOutcomes(
   now: Date,
   summary: PassSummary,
   cipher: TextCipher,
-  channels?: ChannelRegistry,
+  channels: ChannelRegistry,
 ): Promise<Outcome[]> {
   if (outcomes.length === 0) return [];
   const recorded = await sql.advance(
@@ -73,23 +74,25 @@ export async function recordOutcomes(
   );
   await sql.refundEnergy(trx, refunds);
   for (const o of applied) if (o.tally) summary[o.tally] += 1;
-  if (channels) {
-    const held = new Set(tasks.map((t) => t.leadId));
-    await decideArrivals(
-      trx,
-      channels,
-      applied.filter((o) => !held.has(o.row.id)).map((o) => ({ row: o.row, now: byId.get(o.row.id)! })),
-      now,
-      summary,
-    );
-  }
+  const held = new Set(tasks.map((t) => t.leadId));
+  await decideArrivals(
+    trx,
+    channels,
+    applied.filter((o) => !held.has(o.row.id)).map((o) => ({ row: o.row, now: byId.get(o.row.id)! })),
+    now,
+    summary,
+  );
   return applied;
 }
 
 /**
- * The leads this record left at a branching step (it arrived there `now`, its run going on) are decided from their
- * row as the record left it: the facts a branch reads (an acceptance, a booking, a bounce) as the update read them,
- * so one heard while the send was on its way counts. Replies are read by decideBranches itself.
+ * The leads this record left at a branching step (it arrived there `now`, its run going on) are decided as the next
+ * claim would decide them, from their row as the record's own update left it: the lead's fields and the facts a
+ * branch reads (an acceptance, a booking, a bounce), so an edit or an answer recorded while the send was on its way
+ * counts. Replies are read by decideBranches itself. A lead is left due at its branch, for a claim to decide, when
+ * the record cannot decide it as that claim would: its sequence no longer runs the revision whose steps the record
+ * holds (paused, edited, or the lead moved to another sequence; a claim holds such a lead), or a fact it reads is
+ * dated after `now` (an acceptance heard after the claim: read at `now`, it would look not yet known).
  */
 async function decideArrivals(
   trx: Database,
@@ -98,11 +101,30 @@ async function decideArrivals(
   now: Date,
   summary: PassSummary,
 ): Promise<void> {
+  const after = (at: Date | string | null) => at !== null && new Date(at).getTime() > now.getTime();
   const arrived = leads.flatMap(({ row, now: l }) =>
-    l.waiting_for === 'branch' && !l.automation_stopped && l.branch_at !== null && new Date(l.branch_at).getTime() === now.getTime()
+    l.waiting_for === 'branch' &&
+    !l.automation_stopped &&
+    l.branch_at !== null &&
+    new Date(l.branch_at).getTime() === now.getTime() &&
+    l.sequence_id === row.sequence_id &&
+    l.running_revision !== null &&
+    l.running_revision === row.sequence_revision &&
+    !after(l.connected_at) &&
+    !after(l.followed_back_at) &&
+    !after(l.meeting_booked_at)
       ? [
           {
             ...row,
+            person: l.person,
+            company: l.company,
+            title: l.title,
+            email: l.email,
+            linkedin_url: l.linkedin_url,
+            username: l.username,
+            x_user_id: l.x_user_id,
+            custom: l.custom,
+            lead_time_zone: l.time_zone,
             current_step: l.current_step,
             waiting_for: l.waiting_for,
             branch_at: l.branch_at,

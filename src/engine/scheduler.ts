@@ -54,7 +54,10 @@ export function createScheduler(deps: SchedulerDeps) {
     });
     const outcomes = [...sends.map((s, i) => resultOutcome(config, s, results[i], now)), ...checks.map((c, i) => checkOutcome(config, c, verdicts[i], now))];
     // Counted after the commit, so a transaction retried after a deadlock counts its outcomes once.
-    countStepOutcomes(deps.channels, await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher, deps.channels))));
+    countStepOutcomes(
+      deps.channels,
+      await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher, deps.channels))),
+    );
     return claimed;
   }
 

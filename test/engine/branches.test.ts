@@ -205,6 +205,30 @@ describe('conditions read at once: addresses, fields, the split, the platform ru
     expect((await lead(other)).next_action_at?.getTime()).toBeGreaterThanOrEqual(T0.getTime() + 2 * DAY);
   });
 
+  it('a step a person did while the sequence is paused leaves the lead at its branch; the engine reads the edges once it runs again', async () => {
+    const w = await world('Paused by hand', [
+      step('connect', { id: 'invite', message: 'Hi {{firstName}}', next: [{ if: { field: 'title', contains: 'founder' }, goto: 'goal' }], else: 'exit' }),
+    ]);
+    await t.db.updateTable('messaging_accounts').set({ linkedin_delivery: 'tasks' }).where('workspace_id', '=', w.ws.workspaceId).execute();
+    const founder = await w.add({ person: 'Fay Founder', title: 'Founder' });
+    await pass(0);
+    const setStatus = async (status: string) => {
+      const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/sequences/${w.seq}/status`, headers: w.ws.auth, payload: { status } });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await setStatus('paused');
+    const task = await t.db.selectFrom('tasks').select('id').where('lead_id', '=', founder).where('status', '=', 'open').executeTakeFirstOrThrow();
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/tasks/${task.id}/complete`, headers: w.ws.auth, payload: { by: 'sam' } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await viewOf(w.ws.auth, founder)).path).toBeUndefined();
+    expect(await lead(founder)).toMatchObject({ waiting_for: 'branch', current_step: 0, automation_stopped: false });
+    await pass(H);
+    expect((await viewOf(w.ws.auth, founder)).path).toBeUndefined();
+    await setStatus('active');
+    await pass(2 * H);
+    expect(await viewOf(w.ws.auth, founder)).toMatchObject({ outcome: 'goal', sequenceDone: true, path: [{ edge: 0, goto: 'goal' }] });
+  });
+
   it('a custom field equals (any case), and a field that does not exist: each edge records the value it read', async () => {
     const w = await world('Fields', [
       step('email', {

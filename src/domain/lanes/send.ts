@@ -48,7 +48,8 @@ export type LaneLead = Pick<Lead, 'id' | 'person' | 'company' | 'title' | 'email
 /**
  * What `advance` answers about a lead it moved: its event's fields, and where it now stands with the facts a branch
  * is decided from (domain/branches.ts BranchFacts), as of this update: a lead that arrived at a branching step is
- * decided in the same transaction (engine/record.ts).
+ * decided in the same transaction (engine/record.ts). `running_revision` is its sequence's revision when the sequence
+ * runs (active, that revision approved), else null.
  */
 export type AdvancedLead = LaneLead &
   Pick<
@@ -62,7 +63,11 @@ export type AdvancedLead = LaneLead &
     | 'followed_back_at'
     | 'meeting_booked_at'
     | 'last_error'
-  >;
+    | 'custom'
+    | 'username'
+    | 'x_user_id'
+    | 'time_zone'
+  > & { running_revision: number | null };
 
 /**
  * Marks claimed steps in flight: their idempotency key, step and claim time, the A/B arm drawn (a lane keeps the arm
@@ -150,6 +155,8 @@ export async function advance(trx: Database, records: StepRecord[], now: Date): 
     WHERE l.id = v.id AND l.inflight_key IS NOT DISTINCT FROM v.expect_key AND l.inflight_at IS NOT DISTINCT FROM v.expect_at
     RETURNING l.id, l.person, l.company, l.title, l.email, l.linkedin_url, l.account_id, l.sequence_id, l.stage,
       l.current_step, l.automation_stopped, l.waiting_for, l.branch_at, l.branch_allowed, l.connected_at, l.followed_back_at,
-      l.meeting_booked_at, l.last_error`.execute(trx);
+      l.meeting_booked_at, l.last_error, l.custom, l.username, l.x_user_id, l.time_zone,
+      (SELECT s.revision FROM sequences s
+        WHERE s.id = l.sequence_id AND s.status = 'active' AND s.approved_revision = s.revision) AS running_revision`.execute(trx);
   return rows;
 }

@@ -31,7 +31,7 @@ export const claimedLeadColumns = (
       (l.account_user_id IS NULL AND p.account_user_id IS NULL AND ${accountUser} IS NOT NULL) AS account_user_assigned, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
-      s.steps, ma.time_zone, ma.warmup_started_at,
+      s.steps, s.revision AS sequence_revision, ma.time_zone, ma.warmup_started_at,
       -- The sending hours' zone (domain/admission.ts sendingZone): the lead's own when its sequence sends in it.
       l.time_zone AS lead_time_zone, s.send_in_lead_hours,
       -- The lead's custom fields, for {{custom.<name>}} (domain/custom-fields.ts).

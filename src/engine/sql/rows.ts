@@ -79,6 +79,8 @@ export type ClaimedRow = LeadContactRow &
     account_user_assigned?: boolean;
     inflight_release: PacingRelease | null;
     steps: Selectable<SequencesTable>['steps'];
+    /** The revision of the sequence whose `steps` these are (a record decides a branch only on that revision). */
+    sequence_revision: Selectable<SequencesTable>['revision'];
     /** The lead's messaging account's zone (null without one): its pacing day, and its sending hours by default. */
     time_zone: Selectable<MessagingAccountsTable>['time_zone'] | null;
     /** The lead's own zone and its sequence's choice to send in it (domain/admission.ts `sendingZone`). */
