@@ -38,6 +38,9 @@ async function migratedDump(): Promise<Blob> {
   try {
     await migrateToLatest(handle.db);
     await dropIndexesTheEngineDoesNotRead(handle.db);
+    // The copy keeps no webhook events: no subscription is copied, nothing delivers them, and nothing the engine
+    // decides reads them (their one writer, webhooks/jobs.repository.ts insertOutboxEvents, reads nothing back).
+    await sql`CREATE RULE forecast_keeps_no_events AS ON INSERT TO outbox_events DO INSTEAD NOTHING`.execute(handle.db);
     return await handle.dump!();
   } finally {
     await handle.close();
