@@ -4,7 +4,7 @@ import { mapLimit } from '../lib/map-limit.js';
 import { withTxRetry } from '../lib/tx-retry.js';
 import { confirmDelivery } from '../channels/confirm.js';
 import type { ChannelRegistry } from '../channels/descriptor.js';
-import type { ActionResult, ChannelDrivers, DeliveryCheck, PassSummary } from '../channels/types.js';
+import { emptySummary, type ActionResult, type ChannelDrivers, type DeliveryCheck, type PassSummary } from '../channels/types.js';
 import { claimBatch } from './claim.js';
 import type { ClaimBudgets } from './pacing.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
@@ -21,6 +21,15 @@ interface SchedulerDeps {
   channels: ChannelRegistry;
   /** What the claim reserves beyond the account's pacing (engine/pacing.ts ClaimBudgets). */
   budgets: ClaimBudgets;
+}
+
+/** Adds what a record counted (recordOutcomes: step tallies, tasks opened, edges taken) to the pass's summary. */
+function addRecordCounts(summary: PassSummary, counted: PassSummary): void {
+  summary.actions += counted.actions;
+  summary.skipped += counted.skipped;
+  summary.failed += counted.failed;
+  if (counted.tasksOpened) summary.tasksOpened = (summary.tasksOpened ?? 0) + counted.tasksOpened;
+  if (counted.branched) summary.branched = (summary.branched ?? 0) + counted.branched;
 }
 
 /** A batch: claim (one transaction), send through the drivers (no transaction), record (one transaction). */
@@ -53,11 +62,16 @@ export function createScheduler(deps: SchedulerDeps) {
       counts.sent = (counts.sent ?? 0) + 1;
     });
     const outcomes = [...sends.map((s, i) => resultOutcome(config, s, results[i], now)), ...checks.map((c, i) => checkOutcome(config, c, verdicts[i], now))];
-    // Counted after the commit, so a transaction retried after a deadlock counts its outcomes once.
-    countStepOutcomes(
-      deps.channels,
-      await withTxRetry(() => db.transaction().execute((trx) => recordOutcomes(trx, outcomes, now, summary, deps.cipher, deps.channels))),
+    // Counted after the commit, so a transaction retried after a deadlock counts its outcomes once: each try counts
+    // into a summary of its own, and only the one that committed is added to the pass's.
+    const { applied, counted } = await withTxRetry(() =>
+      db.transaction().execute(async (trx) => {
+        const counted = emptySummary();
+        return { applied: await recordOutcomes(trx, outcomes, now, counted, deps.cipher, deps.channels), counted };
+      }),
     );
+    countStepOutcomes(deps.channels, applied);
+    addRecordCounts(summary, counted);
     return claimed;
   }
 

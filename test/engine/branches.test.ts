@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
 import { insertLead, insertReply, insertSequence } from '../helpers/factories.js';
 import { splitDraw } from '../../src/domain/branches.js';
@@ -180,6 +181,39 @@ describe('conditions read at once: addresses, fields, the split, the platform ru
     const view = await viewOf(w.ws.auth, id);
     expect(view.path).toMatchObject([{ fromStep: 0, edge: 0, goto: 'mail', toStep: 1, values: { allowed: false } }]);
   });
+  it('a record retried after a serialization failure in its edges counts its step and its edge once in the pass', async () => {
+    const w = await world('Retried', [
+      step('email', { subject: 'Hi', message: 'Hi {{firstName}}', next: [{ if: { field: 'title', contains: 'founder' }, goto: 'goal' }], else: 'exit' }),
+    ]);
+    const founder = await w.add({ person: 'Fay Founder', title: 'Founder' });
+    // The first path written for this workspace fails as a serialization failure would (SQLSTATE 40001), once: a
+    // sequence counts the tries, as it is not rolled back with them. The record's transaction is tried again whole.
+    await sql`CREATE SEQUENCE branch_retry_tries`.execute(t.db);
+    await sql
+      .raw(
+        `CREATE FUNCTION branch_retry_fail_once() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.workspace_id = '${w.ws.workspaceId}' AND nextval('branch_retry_tries') = 1 THEN
+            RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001';
+          END IF;
+          RETURN NEW;
+        END $$`,
+      )
+      .execute(t.db);
+    await sql`CREATE TRIGGER branch_retry_fail_once BEFORE INSERT ON lead_paths FOR EACH ROW EXECUTE FUNCTION branch_retry_fail_once()`.execute(t.db);
+    try {
+      const report = (await pass(0)) as unknown as { actions: number; branched?: number };
+      expect(Number((await sql<{ n: string }>`SELECT last_value AS n FROM branch_retry_tries`.execute(t.db)).rows[0].n)).toBe(2);
+      expect(report).toMatchObject({ actions: 1, branched: 1 });
+    } finally {
+      await sql`DROP TRIGGER branch_retry_fail_once ON lead_paths`.execute(t.db);
+      await sql`DROP FUNCTION branch_retry_fail_once()`.execute(t.db);
+      await sql`DROP SEQUENCE branch_retry_tries`.execute(t.db);
+    }
+    expect((await activityOf(t.db, founder)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['email_sent:ok']);
+    expect(await viewOf(w.ws.auth, founder)).toMatchObject({ outcome: 'goal', path: [{ edge: 0, goto: 'goal' }] });
+  });
+
   it('a step a person did, recorded through the API, reads its edges in that request: no engine pass in between', async () => {
     const w = await world('By hand', [
       step('connect', { id: 'invite', message: 'Hi {{firstName}}', next: [{ if: { field: 'title', contains: 'founder' }, goto: 'goal' }], else: 'mail' }),
