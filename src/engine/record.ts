@@ -78,11 +78,23 @@ export async function recordOutcomes(
   await decideArrivals(
     trx,
     channels,
-    applied.filter((o) => !held.has(o.row.id)).map((o) => ({ row: o.row, now: byId.get(o.row.id)! })),
+    applied.filter((o) => !held.has(o.row.id)).map((o) => ({ row: o.row, updated: byId.get(o.row.id)! })),
     now,
     summary,
   );
   return applied;
+}
+
+/**
+ * Adds what recordOutcomes counted into `counted` (step tallies, tasks opened, edges taken) to the pass's `summary`:
+ * a caller that retries the record's transaction counts each try apart and adds the one that committed.
+ */
+export function addRecordCounts(summary: PassSummary, counted: PassSummary): void {
+  summary.actions += counted.actions;
+  summary.skipped += counted.skipped;
+  summary.failed += counted.failed;
+  if (counted.tasksOpened) summary.tasksOpened = (summary.tasksOpened ?? 0) + counted.tasksOpened;
+  if (counted.branched) summary.branched = (summary.branched ?? 0) + counted.branched;
 }
 
 /**
@@ -97,12 +109,12 @@ export async function recordOutcomes(
 async function decideArrivals(
   trx: Database,
   channels: ChannelRegistry,
-  leads: { row: Outcome['row']; now: AdvancedLead }[],
+  leads: { row: Outcome['row']; updated: AdvancedLead }[],
   now: Date,
   summary: PassSummary,
 ): Promise<void> {
   const after = (at: Date | string | null) => at !== null && new Date(at).getTime() > now.getTime();
-  const arrived = leads.flatMap(({ row, now: l }) =>
+  const arrived = leads.flatMap(({ row, updated: l }) =>
     l.waiting_for === 'branch' &&
     !l.automation_stopped &&
     l.branch_at !== null &&

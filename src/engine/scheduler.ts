@@ -8,7 +8,7 @@ import { emptySummary, type ActionResult, type ChannelDrivers, type DeliveryChec
 import { claimBatch } from './claim.js';
 import type { ClaimBudgets } from './pacing.js';
 import { checkOutcome, resultOutcome, type PlannedSend } from './outcomes.js';
-import { recordOutcomes } from './record.js';
+import { addRecordCounts, recordOutcomes } from './record.js';
 import { countStepOutcomes } from './step-metrics.js';
 import type { TextCipher } from '../lib/crypto.js';
 
@@ -21,15 +21,6 @@ interface SchedulerDeps {
   channels: ChannelRegistry;
   /** What the claim reserves beyond the account's pacing (engine/pacing.ts ClaimBudgets). */
   budgets: ClaimBudgets;
-}
-
-/** Adds what a record counted (recordOutcomes: step tallies, tasks opened, edges taken) to the pass's summary. */
-function addRecordCounts(summary: PassSummary, counted: PassSummary): void {
-  summary.actions += counted.actions;
-  summary.skipped += counted.skipped;
-  summary.failed += counted.failed;
-  if (counted.tasksOpened) summary.tasksOpened = (summary.tasksOpened ?? 0) + counted.tasksOpened;
-  if (counted.branched) summary.branched = (summary.branched ?? 0) + counted.branched;
 }
 
 /** A batch: claim (one transaction), send through the drivers (no transaction), record (one transaction). */
