@@ -4,6 +4,10 @@ import { insertLead, insertSequence } from '../helpers/factories.js';
 import { engineTick } from '../helpers/worlds/common.js';
 import { ADMIN } from '../helpers/world-fixtures.js';
 import { ENGINE_ENV, insertAccount, step, steps } from './helpers.js';
+import { sql } from 'kysely';
+import { parseSendingDays } from '../../src/config/config.js';
+import { claimDue, withSequenceSteps } from '../../src/engine/sql/claimDue.js';
+import type { ClaimedRow } from '../../src/engine/sql/rows.js';
 
 // The claim reads the first batch of due leads from the due index and runs its full statement on those only
 // (docs/engine.md "Exactly once"). Leads held by an admission rule that stand first in claim order must not keep the
@@ -58,5 +62,38 @@ describe('the claim’s window of due leads', () => {
     expect(await sent([later])).toEqual([]);
     const row = await t.db.selectFrom('leads').select(['next_action_at', 'updated_at']).where('id', '=', later).executeTakeFirstOrThrow();
     expect(row.next_action_at?.toISOString()).toBe(new Date(T0.getTime() + 48 * H).toISOString());
+  });
+
+  it('a batch reads its sequence’s steps once, shared and frozen; a lead whose sequence changed revision since its claim is left due', async () => {
+    const ws = await createWorkspaceWithKey(t, 'Claim window, steps once');
+    const account = await insertAccount(t.db, ws.workspaceId);
+    const text = 'A long message. '.repeat(200);
+    const seq = await insertSequence(t.db, ws.workspaceId, { steps: steps(step('connect', { message: 'Hi' }), step('message', { message: text })) });
+    const ids = await Promise.all(
+      [1, 2, 3].map((i) =>
+        insertLead(t.db, ws.workspaceId, { person: `Once Person${i}`, account_id: account, sequence_id: seq, next_action_at: new Date(T0.getTime() - i * H) }),
+      ),
+    );
+    const admission = { now: T0, unitsPerAction: 1, sendingWindow: { hoursStart: 0, hoursEnd: 24 * 60, days: parseSendingDays('sun-sat') } };
+    const outcome = await t.db
+      .transaction()
+      .execute(async (trx) => {
+        const rows = (await claimDue(trx, { now: T0, staleBefore: new Date(T0.getTime() - H), limit: 100, admission })).filter(
+          (r) => r.workspace_id === ws.workspaceId,
+        );
+        // Edited by someone else after the claim read the leads: the claim's steps are no longer the sequence's.
+        await sql`UPDATE sequences SET revision = revision + 1 WHERE id = ${seq}::uuid`.execute(trx);
+        const afterEdit = await withSequenceSteps(trx, rows);
+        throw Object.assign(new Error('rollback'), { rows, afterEdit });
+      })
+      .catch((e: { rows?: ClaimedRow[]; afterEdit?: ClaimedRow[] }) => e);
+    const { rows, afterEdit } = outcome as { rows: ClaimedRow[]; afterEdit: ClaimedRow[] };
+    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    expect(rows[1].steps).toBe(rows[0].steps);
+    const second = (rows[0].steps as unknown as { message: string }[])[1];
+    expect(second.message).toBe(text);
+    expect(Object.isFrozen(second)).toBe(true);
+    expect(() => Object.assign(second, { message: 'changed' })).toThrow(TypeError);
+    expect(afterEdit).toEqual([]);
   });
 });

@@ -19,11 +19,13 @@ export { CLAIMED_LEAD_FROM, LEAD_ACCOUNT_USER, claimAdmissionSources } from '../
 /**
  * The claim's columns (ClaimedRow without the admission `stop` columns): what a step needs to know about its lead.
  * `accountUser` is the platform account the lead's steps go through when its channel sends as one; `delivery` how the
- * step's sender reaches its platform (senders.ts).
+ * step's sender reaches its platform (senders.ts). `steps`: the sequence's steps in every row (one lead's read), or
+ * none (a batch's claim reads them once per sequence: withSequenceSteps).
  */
 export const claimedLeadColumns = (
   accountUser: RawBuilder<string | null>,
   delivery: RawBuilder<string>,
+  steps: 'each row' | 'none' = 'each row',
 ) => sql`SELECT l.id, l.workspace_id, l.person, l.company, l.title, l.email, l.linkedin_url, l.x_user_id, l.username,
       -- The account the step goes through: the lead's own, else the one the claim gives it (domain/claim-layout.ts).
       COALESCE(l.account_id, ma.id) AS account_id, ${accountUser} AS x_account_user_id,
@@ -31,7 +33,7 @@ export const claimedLeadColumns = (
       (l.account_user_id IS NULL AND p.account_user_id IS NULL AND ${accountUser} IS NOT NULL) AS account_user_assigned, l.sequence_id, l.stage, l.current_step, l.variant_key,
       l.invited_at, l.connected_at, l.messaged_at, l.followed_at, l.followed_back_at, l.replied_at, l.last_message_channel,
       l.inflight_key, l.inflight_step, l.inflight_at, l.inflight_release, l.step_attempts, l.step_waits, COALESCE(l.sandbox, c.sandbox) AS sandbox,
-      s.steps, s.revision AS sequence_revision, ma.time_zone, ma.warmup_started_at,
+      ${steps === 'each row' ? sql`s.steps,` : sql``} s.revision AS sequence_revision, ma.time_zone, ma.warmup_started_at,
       -- The sending hours' zone (domain/admission.ts sendingZone): the lead's own when its sequence sends in it.
       l.time_zone AS lead_time_zone, s.send_in_lead_hours,
       -- The lead's custom fields, for {{custom.<name>}} (domain/custom-fields.ts).
@@ -99,8 +101,8 @@ async function claimAmong(
     'ids' in among
       ? sql`l.id = ANY(${`{${among.ids.join(',')}}`}::uuid[])`
       : sql`(l.next_action_at, l.id) > (${among.after.at}::timestamptz, ${among.after.id}::uuid)`;
-  const { rows } = await sql<ClaimedRow>`
-    ${claimedLeadColumns(accountUser, senderDeliverySql(p.channels ?? createChannelRegistry(), accountUser))},
+  const { rows } = await sql<Omit<ClaimedRow, 'steps'>>`
+    ${claimedLeadColumns(accountUser, senderDeliverySql(p.channels ?? createChannelRegistry(), accountUser), 'none')},
       ${admissionBlocksSql('identity_opted_out', src, p.admission)} AS identity_opted_out,
       ${admissionBlocksSql('address_suppressed', src, p.admission)} AS address_suppressed
     ${CLAIMED_LEAD_FROM}
@@ -109,5 +111,35 @@ async function claimAmong(
     ORDER BY l.next_action_at, l.id
     ${'limit' in among ? sql`LIMIT ${among.limit}` : sql``}
     FOR UPDATE OF l SKIP LOCKED`.execute(trx);
-  return rows;
+  return withSequenceSteps(trx, rows);
+}
+
+/**
+ * Gives each claimed lead its sequence's steps, read once per sequence rather than in each of a batch's rows (a
+ * sequence's steps, its texts and variants, are often kilobytes, and a batch is hundreds of leads of a few
+ * sequences). The rows share one frozen copy per sequence: no reader may change a step. A lead whose sequence changed
+ * revision between the claim and this read (edited in between, by another transaction) is left out of the batch: its
+ * claim read the steps of the old revision, and it stays due, for the next claim to take with the new ones.
+ */
+export async function withSequenceSteps(trx: Database, rows: Omit<ClaimedRow, 'steps'>[]): Promise<ClaimedRow[]> {
+  if (rows.length === 0) return [];
+  const ids = [...new Set(rows.map((r) => r.sequence_id))];
+  const { rows: seqs } = await sql<{ id: string; revision: number; steps: ClaimedRow['steps'] }>`
+    SELECT s.id, s.revision, s.steps FROM sequences s WHERE s.id = ANY(${`{${ids.join(',')}}`}::uuid[])`.execute(trx);
+  const byId = new Map(seqs.map((s) => [s.id, s]));
+  for (const s of seqs) deepFreeze(s.steps);
+  const out: ClaimedRow[] = [];
+  for (const r of rows as ClaimedRow[]) {
+    const seq = byId.get(r.sequence_id);
+    if (!seq || seq.revision !== r.sequence_revision) continue;
+    r.steps = seq.steps;
+    out.push(r);
+  }
+  return out;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  for (const v of Object.values(value)) deepFreeze(v);
+  Object.freeze(value);
 }
