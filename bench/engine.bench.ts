@@ -1,4 +1,6 @@
 // One engine pass over 100,000 due leads on PostgreSQL. Run: npx tsx bench/engine.bench.ts
+// BENCH_STEP_TEXT (default 0): characters of text in each later step and variant (words, as compressible as prose), so
+// the sequence's stored steps weigh what a real one's do; BENCH_LEADS (default 100,000).
 // DATABASE_URL names the database (default postgres://root@127.0.0.1:5432/outreach_bench_engine); it is
 // dropped and re-created, so never point this at a database you care about.
 import { randomBytes } from 'node:crypto';
@@ -17,6 +19,18 @@ import { insertApprovedSequence } from './fresh-database.js';
 const url = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/outreach_bench_engine';
 const LEADS = Number(process.env.BENCH_LEADS ?? 100_000);
 const ACCOUNTS = 100;
+const TEXT = Number(process.env.BENCH_STEP_TEXT ?? 0);
+// 500 made-up words, drawn by a fixed generator: the same text each run.
+const WORDS = Array.from({ length: 500 }, (_, i) => ((i * 7919) % 100003).toString(36) + 'an'.repeat(i % 4));
+let draw = 1;
+const prose = (chars: number) => {
+  let text = '';
+  while (text.length < chars) {
+    draw = (draw * 48271) % 2147483647;
+    text += ' ' + WORDS[draw % WORDS.length];
+  }
+  return text;
+};
 
 const target = new URL(url);
 const dbName = target.pathname.slice(1);
@@ -81,10 +95,21 @@ const seq = await insertApprovedSequence(
       actions: [],
       tool: null,
       variants: [
-        { key: 'A', weight: 1, messageTmpl: 'A' },
-        { key: 'B', weight: 1, messageTmpl: 'B' },
+        { key: 'A', weight: 1, messageTmpl: 'A' + prose(TEXT) },
+        { key: 'B', weight: 1, messageTmpl: 'B' + prose(TEXT) },
       ],
     },
+    // With text, four e-mail steps more: a sequence of six steps, as real ones often are.
+    ...(TEXT > 0 ? [2, 3, 4, 5] : []).map((index) => ({
+      index,
+      kind: 'email',
+      delayDays: 3,
+      subject: 'Hello',
+      message: 'Hello' + prose(TEXT),
+      actions: [],
+      variants: null,
+      tool: null,
+    })),
   ],
   now,
 );

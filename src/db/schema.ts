@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 import type {
   ActivityOutcome,
   BillingStatus,
@@ -119,6 +119,8 @@ export interface SequencesTable {
   steps: ColumnType<SequenceStepRow[], string | undefined, string>;
   /** The approved revision's steps (migration 0017); NULL when never approved or approved before 0017. */
   approved_steps: Json<SequenceStepRow[]> | null;
+  /** Each step's `kind`, in order, kept by the database from `steps` (migration 0054); a step without one reads NULL. */
+  step_kinds: GeneratedAlways<string[]>;
   /** Send each step in the lead's own sending hours when the lead has a valid time zone (migration 0037). */
   send_in_lead_hours: Generated<boolean>;
   created_at: CreatedAt;

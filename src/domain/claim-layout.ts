@@ -19,8 +19,11 @@ import type { AdmissionSources } from './admission.js';
 export const LINKEDIN_STEP_KINDS = ['connect', 'message', 'engage'] as const;
 
 const list = (values: readonly string[]) => sql.join(values.map((v) => sql`${v}::text`));
-/** The kind of the lead's current step, in the claim's layout. */
-export const CLAIM_STEP_KIND = sql<string | null>`(s.steps -> l.current_step ->> 'kind')`;
+/**
+ * The kind of the lead's current step, in the claim's layout: from `step_kinds`, the steps' kinds the database keeps
+ * beside them (migration 0054), not from `steps`, whose every read decompresses all the sequence's texts.
+ */
+export const CLAIM_STEP_KIND = sql<string | null>`(s.step_kinds[l.current_step + 1])`;
 const STEP_KIND = CLAIM_STEP_KIND;
 
 /** The workspace's only messaging account of `mode` (NULL when it has none or several). */
@@ -77,7 +80,7 @@ export const claimAdmissionSources = (xAccount: RawBuilder<string | null> = LEAD
   workspace: 'w',
   account: 'ma',
   stepKind: STEP_KIND,
-  noStep: sql<boolean>`l.current_step >= jsonb_array_length(s.steps)`,
+  noStep: sql<boolean>`l.current_step >= cardinality(s.step_kinds)`,
   xAccount,
   mailboxPool: mailboxPoolSql(sql.ref('l.workspace_id')),
 });

@@ -47,6 +47,7 @@ import * as m0050 from './0050_sent_copies.js';
 import * as m0051 from './0051_inbox_idle.js';
 import * as m0052 from './0052_reply_answers.js';
 import * as m0053 from './0053_due_order.js';
+import * as m0054 from './0054_sequence_step_kinds.js';
 
 /**
  * Every migration, in the order they apply. Kysely's Migrator runs them in name order (and refuses a
@@ -164,4 +165,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0051_inbox_idle': m0051,
   '0052_reply_answers': m0052,
   '0053_due_order': m0053,
+  '0054_sequence_step_kinds': m0054,
 };
