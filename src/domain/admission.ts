@@ -72,6 +72,8 @@ export interface AdmissionFacts {
     x_user_id: string | null;
     /** The person's IANA time zone (absent or null: unknown). */
     time_zone?: string | null;
+    /** What the lead waits for at its step; 'branch': its next step is chosen by its edges (absent: nothing). */
+    waiting_for?: string | null;
   };
   /** The workspace's opt-outs and suppressions, for the lead rules. */
   people?: {
@@ -231,10 +233,12 @@ const rules: AdmissionRule[] = [
     name: 'energy_exhausted',
     effect: 'hold',
     scope: 'workspace',
-    means: "the workspace can afford one send (the refill owed today included); a crashed send's check was paid at its claim",
+    means:
+      "the workspace can afford one send (the refill owed today included); a crashed send's check was paid at its claim, and a lead waiting at a branch is due only to take an edge, which spends nothing",
     release: "wait for the daily energy refill (00:00 UTC), or raise the workspace's energy",
-    admits: (f, c) => (f.lead?.inflight_key ?? null) !== null || effectiveBalance(f.workspace, c.now) >= c.unitsPerAction,
-    sql: (s, c) => sql<boolean>`(${ref(s.lead, 'inflight_key')} IS NOT NULL OR ${effectiveBalanceSql(s.workspace, c.now)} >= ${c.unitsPerAction}::int)`,
+    admits: (f, c) => (f.lead?.inflight_key ?? null) !== null || f.lead?.waiting_for === 'branch' || effectiveBalance(f.workspace, c.now) >= c.unitsPerAction,
+    sql: (s, c) =>
+      sql<boolean>`(${ref(s.lead, 'inflight_key')} IS NOT NULL OR ${ref(s.lead, 'waiting_for')} IS NOT DISTINCT FROM 'branch' OR ${effectiveBalanceSql(s.workspace, c.now)} >= ${c.unitsPerAction}::int)`,
   },
   {
     name: 'x_channel_disabled',

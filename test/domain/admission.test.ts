@@ -90,6 +90,8 @@ beforeAll(async () => {
       { ...base, current_step: 1, email: ' Gone@Example.com ' },
       { ...base, current_step: 0, email: 'gone@example.com' },
       { ...base, inflight_key: 'k', inflight_at: DUE, inflight_step: 0 },
+      // Due only to take an edge at its branch, which spends no energy.
+      { ...base, waiting_for: 'branch' },
     );
     for (const f of leads) await insertLead(h.db, ws, f);
   }
@@ -168,7 +170,7 @@ async function judged(ctx: AdmissionContext): Promise<Row[]> {
       w.energy_refilled_at, w.x_channel_enabled, ${src.stepKind} AS kind, ${src.noStep} AS no_step, ma.stored_status, ma.time_zone,
       EXISTS (SELECT 1 FROM x_accounts xa WHERE xa.workspace_id = l.workspace_id AND xa.user_id = ${LEAD_X_ACCOUNT}) AS x_saved,
       ${LEAD_X_ACCOUNT} IS NOT NULL AS x_named, ${mailboxPoolSql(sql.ref('l.workspace_id'))} AS pool,
-      l.automation_stopped, l.opted_out_at, l.snoozed_until, l.inflight_key, l.email, l.linkedin_url, l.x_user_id,
+      l.automation_stopped, l.opted_out_at, l.snoozed_until, l.inflight_key, l.email, l.linkedin_url, l.x_user_id, l.waiting_for,
       ${sql.join(verdicts)}
     ${CLAIMED_LEAD_FROM}
     ORDER BY l.id`.execute(h.db);
@@ -214,6 +216,7 @@ function factsOf(r: Row, people: AdmissionFacts['people']): AdmissionFacts {
       email: r.email,
       linkedin_url: r.linkedin_url,
       x_user_id: r.x_user_id,
+      waiting_for: r.waiting_for,
     },
     people,
   };
@@ -266,6 +269,17 @@ describe('the admission list', () => {
       if (now === INSTANTS[0]) expect([...seen.get('outside_sending_hours')!].sort()).toEqual([false, true]);
     });
   }
+
+  it('energy holds no lead that is due only to take an edge at its branch (that spends nothing)', async () => {
+    const rows = await judged(ctxAt(INSTANTS[0]));
+    const atBranch = rows.filter((r) => r.waiting_for === 'branch');
+    expect(atBranch.length).toBeGreaterThan(0);
+    expect(atBranch.every((r) => r.energy_exhausted)).toBe(true);
+    // Beside them, in the same workspaces, leads with a step to send are held.
+    const held = rows.filter((r) => !r.energy_exhausted);
+    expect(held.length).toBeGreaterThan(0);
+    expect(held.every((r) => atBranch.some((b) => b.workspace_id === r.workspace_id))).toBe(true);
+  });
 
   it('the claim takes exactly the due leads that every hold rule admits (its SQL is built from them)', async () => {
     const now = INSTANTS[0];

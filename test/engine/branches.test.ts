@@ -331,6 +331,27 @@ describe('conditions read at once: addresses, fields, the split, the platform ru
     expect(waiting.next_action_at?.toISOString()).toBe(at(3 * DAY).toISOString());
     expect((await viewOf(w.ws.auth, other)).path).toBeUndefined();
   });
+
+  it('a window that closes while the workspace is out of energy: the edge is taken all the same, and the step it leads to waits for energy', async () => {
+    // The claim's energy rule holds a lead only when it has a step to send; at its branch it is due to take an edge.
+    const w = await world('Window without energy', LINKEDIN_THEN_EMAIL);
+    await t.db
+      .updateTable('workspaces')
+      .set({ energy_balance: 1, energy_daily_refill: 0, energy_refilled_at: T0 })
+      .where('id', '=', w.ws.workspaceId)
+      .execute();
+    const id = await w.add({ person: 'Nia Never', sandbox: { acceptsInviteAfterHours: null } });
+    await pass(0);
+    expect(await lead(id)).toMatchObject({ waiting_for: 'branch', current_step: 0 });
+
+    await pass(3 * DAY);
+    const l = await lead(id);
+    expect(l).toMatchObject({ waiting_for: null, current_step: 2, automation_stopped: false });
+    expect((await viewOf(w.ws.auth, id)).path).toMatchObject([{ fromStep: 0, edge: null, goto: 'mail', toStep: 2 }]);
+    // The e-mail needs energy: nothing went out, and it stays due.
+    expect((await activityOf(t.db, id)).map((a) => `${a.action}:${a.outcome}`)).toEqual(['invite:ok']);
+    expect(l.next_action_at!.getTime()).toBeLessThanOrEqual(at(3 * DAY).getTime());
+  });
 });
 
 describe('replies and bookings', () => {
