@@ -123,9 +123,12 @@ async function claimAmong(
  */
 export async function withSequenceSteps(trx: Database, rows: Omit<ClaimedRow, 'steps'>[]): Promise<ClaimedRow[]> {
   if (rows.length === 0) return [];
-  const ids = [...new Set(rows.map((r) => r.sequence_id))];
+  // Each sequence once, by its workspace and id (a batch spans workspaces).
+  const keys = [...new Map(rows.map((r) => [r.sequence_id, r.workspace_id])).entries()];
   const { rows: seqs } = await sql<{ id: string; revision: number; steps: ClaimedRow['steps'] }>`
-    SELECT s.id, s.revision, s.steps FROM sequences s WHERE s.id = ANY(${`{${ids.join(',')}}`}::uuid[])`.execute(trx);
+    SELECT s.id, s.revision, s.steps FROM sequences s
+    JOIN unnest(${`{${keys.map(([, w]) => w).join(',')}}`}::uuid[], ${`{${keys.map(([id]) => id).join(',')}}`}::uuid[]) AS k(workspace_id, id)
+      ON s.workspace_id = k.workspace_id AND s.id = k.id`.execute(trx);
   const byId = new Map(seqs.map((s) => [s.id, s]));
   for (const s of seqs) deepFreeze(s.steps);
   const out: ClaimedRow[] = [];
