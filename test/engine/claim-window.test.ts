@@ -96,4 +96,16 @@ describe('the claim’s window of due leads', () => {
     expect(() => Object.assign(second, { message: 'changed' })).toThrow(TypeError);
     expect(afterEdit).toEqual([]);
   });
+
+  it('steps stored as JSON text, not an array, read as no steps: the claim’s rules and the send agree, and nothing is sent', async () => {
+    // A damaged row (the array encoded twice). The admission rules read the steps' kinds from step_kinds, which sees no
+    // step there; the step sent must be the step they judged, so nobody is contacted on rules that never ran.
+    const ws = await createWorkspaceWithKey(t, 'Claim window, damaged steps');
+    const account = await insertAccount(t.db, ws.workspaceId);
+    const seq = await insertSequence(t.db, ws.workspaceId, { steps: steps(step('connect', { message: 'Hi' })) });
+    await sql`UPDATE sequences SET steps = to_jsonb(steps::text) WHERE id = ${seq}::uuid`.execute(t.db);
+    const id = await insertLead(t.db, ws.workspaceId, { person: 'Dana Damaged', account_id: account, sequence_id: seq, next_action_at: T0 });
+    await engineTick(t, T0.getTime());
+    expect(await sent([id])).toEqual([]);
+  });
 });

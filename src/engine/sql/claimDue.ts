@@ -125,8 +125,10 @@ export async function withSequenceSteps(trx: Database, rows: Omit<ClaimedRow, 's
   if (rows.length === 0) return [];
   // Each sequence once, by its workspace and id (a batch spans workspaces).
   const keys = [...new Map(rows.map((r) => [r.sequence_id, r.workspace_id])).entries()];
+  // Steps that are not a JSON array (a damaged row, JSON text stored as a string) read as none, as the claim's own
+  // rules read them (`step_kinds`, migration 0054): the step sent is always the step the rules judged.
   const { rows: seqs } = await sql<{ id: string; revision: number; steps: ClaimedRow['steps'] }>`
-    SELECT s.id, s.revision, s.steps FROM sequences s
+    SELECT s.id, s.revision, CASE WHEN jsonb_typeof(s.steps) = 'array' THEN s.steps ELSE '[]'::jsonb END AS steps FROM sequences s
     JOIN unnest(${`{${keys.map(([, w]) => w).join(',')}}`}::uuid[], ${`{${keys.map(([id]) => id).join(',')}}`}::uuid[]) AS k(workspace_id, id)
       ON s.workspace_id = k.workspace_id AND s.id = k.id`.execute(trx);
   const byId = new Map(seqs.map((s) => [s.id, s]));
