@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, closeBrowserAndApp } from '../helpers/browser.js';
+import { axeSeriousOrCritical, launchConsoleBrowser, closeBrowserAndApp } from '../helpers/browser.js';
 import { dbEngine } from '../helpers/test-database.js';
 
 // /docs reads nothing from the database: one run (PGlite) is enough.
@@ -19,10 +18,7 @@ describe.runIf(dbEngine() === 'pglite')('/docs in a real browser (issue 26)', { 
   /** What the browser refused under the page's CSP. */
   const cspViolations: string[] = [];
 
-  const axeSeriousOrCritical = async () => {
-    const result = await new AxeBuilder({ page }).analyze();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes[0]?.html})`);
-  };
+  const axeFindings = () => axeSeriousOrCritical(page, { firstNode: true });
 
   beforeAll(async () => {
     t = await buildTestApp({ realClock: true });
@@ -54,19 +50,19 @@ describe.runIf(dbEngine() === 'pglite')('/docs in a real browser (issue 26)', { 
       expect(await page.getByRole('button', { name }).count(), String(name)).toBe(0);
       expect(await page.getByRole('link', { name }).count(), String(name)).toBe(0);
     }
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeFindings()).toEqual([]);
 
     // Every tag's section drawn (all method colours, endpoint lists), then the "Test request" client.
     for (const group of ['plays', 'webhooks', 'x', 'sequences']) {
       await page.getByRole('button', { name: `Open Group - ${group}`, exact: true }).click();
     }
     await page.getByRole('heading', { name: 'plays', exact: true }).first().waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeFindings()).toEqual([]);
 
     await page.getByRole('button', { name: 'Test Request (get /api/v1/workspaces)' }).click();
     const token = page.getByPlaceholder('Token').last();
     await token.waitFor();
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeFindings()).toEqual([]);
     // The client sends the request to this server, with the key, and shows the answer.
     await token.fill(key);
     const [sent] = await Promise.all([
@@ -86,7 +82,7 @@ describe.runIf(dbEngine() === 'pglite')('/docs in a real browser (issue 26)', { 
     // Scalar's own toast after a request (its sonner list breaks axe's list rule while it shows) goes away by itself
     // in a few seconds; on a loaded machine it can still be up here, so the check waits for it to leave.
     await expect.poll(() => page.locator('[data-sonner-toast]').count(), { timeout: 20_000 }).toBe(0);
-    expect(await axeSeriousOrCritical()).toEqual([]);
+    expect(await axeFindings()).toEqual([]);
 
     expect(requests.length).toBeGreaterThan(3);
     expect(elsewhere).toEqual([]);

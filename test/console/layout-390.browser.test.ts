@@ -3,10 +3,9 @@
 // workspace, and asserts document.documentElement.scrollWidth <= 390 and no serious/critical axe-core violation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { launchConsoleBrowser, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
+import { axeSeriousOrCritical, launchConsoleBrowser, signInWithKey, closeBrowserAndApp } from '../helpers/browser.js';
 import { insertActivity, insertCandidates, insertLead, insertMessagingAccount, insertReply, insertReviewPlay, insertSequence } from '../helpers/factories.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { tableResolver } from '../webhooks/receiver.js';
@@ -222,8 +221,7 @@ describe.skipIf(!onPglite)('every console page at 390x844 (issue 27 §7)', { tim
         await page.goto(b.url(path));
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
         if (width > PHONE.width) failures.push(`${path}: scrollWidth ${width}`);
-        const axe = await new AxeBuilder({ page }).analyze();
-        for (const v of axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) failures.push(`${path}: axe ${v.id} (${v.help})`);
+        for (const v of await axeSeriousOrCritical(page)) failures.push(`${path}: axe ${v}`);
       }
       expect(failures, failures.join('\n')).toEqual([]);
     } finally {
@@ -240,8 +238,7 @@ describe.skipIf(!onPglite)('every console page at 390x844 (issue 27 §7)', { tim
       await phonePage.waitForLoadState('load');
       const width = await phonePage.evaluate(() => document.documentElement.scrollWidth);
       if (width > PHONE.width) failures.push(`${path}: scrollWidth ${width} (${(await widest(phonePage)).join(', ')})`);
-      const axe = await new AxeBuilder({ page: phonePage }).analyze();
-      for (const v of axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) failures.push(`${path}: axe ${v.id} (${v.help})`);
+      for (const v of await axeSeriousOrCritical(phonePage)) failures.push(`${path}: axe ${v}`);
     }
     expect(failures, failures.join('\n')).toEqual([]);
   });

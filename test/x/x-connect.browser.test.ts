@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
 import { buildTestApp, createWorkspaceWithKey, type TestApp } from '../helpers/build-test-app.js';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/browser.js';
+import { axeSeriousOrCritical, CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/browser.js';
 import { dbEngine } from '../helpers/test-database.js';
 import { ADMIN, admin } from '../helpers/world-fixtures.js';
 import { ConsoleClient, signedInConsole } from '../helpers/console.js';
@@ -67,8 +66,7 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     await page.getByRole('cell', { name: 'Connected to X' }).waitFor();
     expect(await page.getByText('not connected', { exact: false }).count()).toBe(0);
     expect(await page.getByText('Connected @northwind_hq (user id 4242) to the workspace “Northwind”.').count()).toBe(0);
-    const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(violations.map((v) => v.id)).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/x-connect.png', fullPage: true });
 
     // The authorize request carried PKCE S256 and every scope; the code was exchanged once.
@@ -163,8 +161,7 @@ describe('connecting an X account', { timeout: 120_000 }, () => {
     await page.goto(`${base}/console/accounts`);
     await page.getByRole('button', { name: 'Disconnect @northwind_hq' }).click();
     await page.getByRole('heading', { level: 1, name: 'Disconnect @northwind_hq?' }).waitFor();
-    const violations = (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(violations.map((v) => v.id)).toEqual([]);
+    expect(await axeSeriousOrCritical(page)).toEqual([]);
     if (saveShots) await page.screenshot({ path: 'docs/images/x-disconnect.png', fullPage: true });
     const row = await t.db.selectFrom('x_account_oauth').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
     const accessToken = t.cipher.decrypt(row.access_token)!;
